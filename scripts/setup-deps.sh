@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what wipeproof's build and tests need on Debian 12 (run as root). Idempotent: packages
+# already present are skipped, and nothing is fetched when all are there.
+# Usage: scripts/setup-deps.sh [--with-hip]   (--with-hip adds Debian's HIP 5.2 for the AMD compile check)
+set -euo pipefail
+
+packages=(cmake ninja-build pkg-config g++ libsodium-dev capnproto libcapnp-dev libgflags-dev
+          libgoogle-glog-dev libgtest-dev libgmock-dev googletest libsqlite3-dev sqlite3 libssl-dev
+          nlohmann-json3-dev)
+if [[ "${1:-}" == "--with-hip" || "${WIPEPROOF_WITH_HIP:-0}" == "1" ]]; then
+  packages+=(hipcc libamdhip64-dev rocm-device-libs)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "setup-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+if [[ $(id -u) -ne 0 ]]; then
+  echo "setup-deps: missing packages: ${missing[*]}; run as root or install them with apt-get" >&2
+  exit 1
+fi
+echo "setup-deps: installing ${missing[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
