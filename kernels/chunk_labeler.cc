@@ -11,6 +11,8 @@
 namespace wipeproof {
 namespace {
 constexpr uint32_t kZeroLabel[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+// Layers of 4..15 nodes are gathered into one batch: a 16-lane hash costs less than 4 scalar ones.
+constexpr uint32_t kMinGatheredWidth = 4;
 }  // namespace
 
 ChunkLabeler::ChunkLabeler(SimdLevel simd, Cv0Table cv0) : simd_(simd), hash16_(SelectHash16(simd)), cv0_(cv0) {}
@@ -65,6 +67,43 @@ void ChunkLabeler::HashScalar(uint64_t node, bool source, const uint32_t* p0, co
   NodeHash192FromCv0(cv0, p0, p1, p.block2, out);
 }
 
+void ChunkLabeler::RunGathered(const GraphOp& op) {
+  // Copy each node's predecessors into lane i of two batch groups, hash, copy lanes back.
+  alignas(64) uint32_t p0[kGroupWords] = {}, p1[kGroupWords] = {}, result[kGroupWords];
+  const uint32_t w = op.width, bit = 1u << op.log_bit;
+  auto put = [](uint32_t* group, uint32_t lane, const uint32_t* words) {
+    for (int k = 0; k < 8; ++k) group[k * kLanes + lane] = words[k];
+  };
+  uint32_t words[8];
+  for (uint32_t i = 0; i < w; ++i) {
+    switch (op.kind) {
+      case GraphOpKind::kSingle:
+        GetLabel(op.src + i, words);
+        put(p0, i, words);
+        break;
+      case GraphOpKind::kMerge:
+        GetLabel(op.src + i, words);
+        put(p0, i, words);
+        GetLabel(op.dst + i, words);
+        put(p1, i, words);
+        break;
+      default: {  // kButterfly: pred0 is the lower position
+        uint32_t lower = i & ~bit;
+        GetLabel(op.dst + lower, words);
+        put(p0, i, words);
+        GetLabel(op.dst + (lower | bit), words);
+        put(p1, i, words);
+        break;
+      }
+    }
+  }
+  hash16_(*params_, cv0_, p0, op.kind == GraphOpKind::kSingle ? nullptr : p1, 0, op.node_base, result);
+  for (uint32_t i = 0; i < w; ++i) {
+    for (int k = 0; k < 8; ++k) words[k] = result[k * kLanes + i];
+    SetLabel(op.dst + i, words);
+  }
+}
+
 void ChunkLabeler::Run(const GraphOp& op) {
   const uint32_t w = op.width;
   if (op.kind == GraphOpKind::kOutput) {
@@ -85,11 +124,11 @@ void ChunkLabeler::Run(const GraphOp& op) {
   if (w >= static_cast<uint32_t>(kLanes)) {
     switch (op.kind) {
       case GraphOpKind::kSingle:
-        for (uint32_t g = 0; g < w; g += kLanes) hash16_(*params_, cv0_, Group(op.src + g), nullptr, base + g, Group(op.dst + g));
+        for (uint32_t g = 0; g < w; g += kLanes) hash16_(*params_, cv0_, Group(op.src + g), nullptr, 0, base + g, Group(op.dst + g));
         return;
       case GraphOpKind::kMerge:
         for (uint32_t g = 0; g < w; g += kLanes)
-          hash16_(*params_, cv0_, Group(op.src + g), Group(op.dst + g), base + g, Group(op.dst + g));
+          hash16_(*params_, cv0_, Group(op.src + g), Group(op.dst + g), 0, base + g, Group(op.dst + g));
         return;
       case GraphOpKind::kButterfly: {
         const uint32_t bit = 1u << op.log_bit;
@@ -100,23 +139,15 @@ void ChunkLabeler::Run(const GraphOp& op) {
             if (g & bit) continue;
             uint32_t* lower = Group(op.dst + g);
             uint32_t* upper = Group(op.dst + g + bit);
-            hash16_(*params_, cv0_, lower, upper, base + g, lower_out);
-            hash16_(*params_, cv0_, lower, upper, base + g + bit, upper);
+            hash16_(*params_, cv0_, lower, upper, 0, base + g, lower_out);
+            hash16_(*params_, cv0_, lower, upper, 0, base + g + bit, upper);
             std::memcpy(lower, lower_out, sizeof lower_out);
           }
         } else {
           // Partners inside one group: lane l pairs with l^bit; pred0 is the lower lane.
-          alignas(64) uint32_t p0[kGroupWords], p1[kGroupWords];
           for (uint32_t g = 0; g < w; g += kLanes) {
             uint32_t* grp = Group(op.dst + g);
-            for (int word = 0; word < 8; ++word) {
-              for (int l = 0; l < kLanes; ++l) {
-                int lower = l & ~static_cast<int>(bit);
-                p0[word * kLanes + l] = grp[word * kLanes + lower];
-                p1[word * kLanes + l] = grp[word * kLanes + (lower | static_cast<int>(bit))];
-              }
-            }
-            hash16_(*params_, cv0_, p0, p1, base + g, grp);
+            hash16_(*params_, cv0_, grp, nullptr, bit, base + g, grp);
           }
         }
         return;
@@ -125,7 +156,11 @@ void ChunkLabeler::Run(const GraphOp& op) {
         break;
     }
   }
-  // Narrow layers (the recursion's leaves): scalar, reading every input before writing.
+  if (w >= kMinGatheredWidth && simd_ != SimdLevel::kPortable) {
+    RunGathered(op);
+    return;
+  }
+  // Narrowest layers (the recursion's leaves): scalar, reading every input before writing.
   switch (op.kind) {
     case GraphOpKind::kSource: {
       uint32_t label[8];

@@ -33,6 +33,7 @@ class ChunkLabeler {
 
  private:
   void Run(const GraphOp& op);
+  void RunGathered(const GraphOp& op);
   void HashScalar(uint64_t node, bool source, const uint32_t* p0, const uint32_t* p1, uint32_t* out) const;
   uint32_t* Group(uint32_t slot) { return slab_.data() + static_cast<size_t>(slot / kLanes) * kGroupWords; }
   void GetLabel(uint32_t slot, uint32_t* words) const;

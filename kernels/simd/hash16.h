@@ -34,13 +34,37 @@ struct Cv0Table {
 // Hashes nodes node_base .. node_base+15. Their message is pred0 = group `lo` and pred1 = group `hi`
 // (nullptr: zeros); the 16 labels go to group `out`, which may alias lo or hi (every input is read
 // before any output is written). All nodes are internal (not sources), as in every layer of >= 16.
+// With pair_bit != 0 (a butterfly inside one group, pair_bit < 16), lane l reads
+// pred0 = lo lane (l & ~pair_bit) and pred1 = lo lane (l | pair_bit); hi is ignored.
 using Hash16Fn = void (*)(const ChunkHashParams& params, const Cv0Table& cv0, const uint32_t* lo,
-                          const uint32_t* hi, uint64_t node_base, uint32_t* out);
+                          const uint32_t* hi, uint32_t pair_bit, uint64_t node_base, uint32_t* out);
 
 Hash16Fn SelectHash16(SimdLevel level);
 
-void Hash16Portable(const ChunkHashParams&, const Cv0Table&, const uint32_t*, const uint32_t*, uint64_t, uint32_t*);
-void Hash16Avx2(const ChunkHashParams&, const Cv0Table&, const uint32_t*, const uint32_t*, uint64_t, uint32_t*);
-void Hash16Avx512(const ChunkHashParams&, const Cv0Table&, const uint32_t*, const uint32_t*, uint64_t, uint32_t*);
+void Hash16Portable(const ChunkHashParams&, const Cv0Table&, const uint32_t*, const uint32_t*, uint32_t, uint64_t,
+                    uint32_t*);
+void Hash16Avx2(const ChunkHashParams&, const Cv0Table&, const uint32_t*, const uint32_t*, uint32_t, uint64_t,
+                uint32_t*);
+void Hash16Avx512(const ChunkHashParams&, const Cv0Table&, const uint32_t*, const uint32_t*, uint32_t, uint64_t,
+                  uint32_t*);
+
+// Lane-per-chunk batches (chunk_batch_labeler.h): 16 chunks of one graph, lane l = chunk l.
+struct ChunkBatchParams {
+  LabelFormat format = LabelFormat::kC1;
+  uint32_t key[8][kLanes];      // c1: each lane's chunk_key; 192: unused
+  uint32_t block2[16][kLanes];  // 192: each lane's block 2 (chunk_seed || descriptor)
+};
+
+// Hashes node `node` of all 16 chunks: lane l reads pred0 = lo lane l and pred1 = hi lane l
+// (nullptr: zeros) and writes out lane l (out may alias lo or hi). For 192, `cv0` is the node's
+// block-0 chaining value, the same in every lane (ignored for c1).
+using HashAcrossFn = void (*)(const ChunkBatchParams& params, const uint32_t cv0[8], const uint32_t* lo,
+                              const uint32_t* hi, uint64_t node, uint32_t* out);
+
+HashAcrossFn SelectHashAcross(SimdLevel level);
+
+void HashAcrossPortable(const ChunkBatchParams&, const uint32_t*, const uint32_t*, const uint32_t*, uint64_t, uint32_t*);
+void HashAcrossAvx2(const ChunkBatchParams&, const uint32_t*, const uint32_t*, const uint32_t*, uint64_t, uint32_t*);
+void HashAcrossAvx512(const ChunkBatchParams&, const uint32_t*, const uint32_t*, const uint32_t*, uint64_t, uint32_t*);
 
 }  // namespace wipeproof

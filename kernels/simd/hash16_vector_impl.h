@@ -80,11 +80,21 @@ inline void Compress16(const V cv[8], const V m[16], V counter_lo, V counter_hi,
 inline uint32_t Bswap(uint32_t w) { return __builtin_bswap32(w); }
 
 void Hash16Vector(const ChunkHashParams& params, const Cv0Table& cv0_table, const uint32_t* lo, const uint32_t* hi,
-                  uint64_t node_base, uint32_t* out) {
+                  uint32_t pair_bit, uint64_t node_base, uint32_t* out) {
   V m[16];
-  for (int w = 0; w < 8; ++w) {
-    m[w] = Load(lo + w * kLanes);
-    m[w + 8] = hi ? Load(hi + w * kLanes) : V{};
+  if (pair_bit != 0) {
+    const V lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const V lower = lane & ~Splat(pair_bit), upper = lane | Splat(pair_bit);
+    for (int w = 0; w < 8; ++w) {
+      V v = Load(lo + w * kLanes);
+      m[w] = __builtin_shuffle(v, lower);
+      m[w + 8] = __builtin_shuffle(v, upper);
+    }
+  } else {
+    for (int w = 0; w < 8; ++w) {
+      m[w] = Load(lo + w * kLanes);
+      m[w + 8] = hi ? Load(hi + w * kLanes) : V{};
+    }
   }
   const V lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   // Node numbers stay below 2^32 for every m <= 2^20 (4.03e8 nodes at most), but carry anyway.
@@ -116,6 +126,29 @@ void Hash16Vector(const ChunkHashParams& params, const Cv0Table& cv0_table, cons
     V cv1[8], block2[16];
     Compress16(cv, m, V{}, V{}, 64, kFlagKeyed, cv1);
     for (int i = 0; i < 16; ++i) block2[i] = Splat(params.block2[i]);
+    Compress16(cv1, block2, V{}, V{}, 64, kFlagKeyed | kFlagChunkEnd | kFlagRoot, result);
+  }
+  for (int w = 0; w < 8; ++w) Store(out + w * kLanes, result[w]);
+}
+
+void HashAcrossVector(const ChunkBatchParams& params, const uint32_t cv0[8], const uint32_t* lo, const uint32_t* hi,
+                      uint64_t node, uint32_t* out) {
+  V m[16];
+  for (int w = 0; w < 8; ++w) {
+    m[w] = Load(lo + w * kLanes);
+    m[w + 8] = hi ? Load(hi + w * kLanes) : V{};
+  }
+  const V node_lo = Splat(static_cast<uint32_t>(node)), node_hi = Splat(static_cast<uint32_t>(node >> 32));
+  V result[8];
+  if (params.format == LabelFormat::kC1) {
+    V key[8];
+    for (int i = 0; i < 8; ++i) key[i] = Load(params.key[i]);
+    Compress16(key, m, node_lo, node_hi, 64, kFlagChunkStart | kFlagChunkEnd | kFlagRoot | kFlagKeyed, result);
+  } else {
+    V cv[8], cv1[8], block2[16];
+    for (int i = 0; i < 8; ++i) cv[i] = Splat(cv0[i]);
+    Compress16(cv, m, V{}, V{}, 64, kFlagKeyed, cv1);
+    for (int i = 0; i < 16; ++i) block2[i] = Load(params.block2[i]);
     Compress16(cv1, block2, V{}, V{}, 64, kFlagKeyed | kFlagChunkEnd | kFlagRoot, result);
   }
   for (int w = 0; w < 8; ++w) Store(out + w * kLanes, result[w]);
