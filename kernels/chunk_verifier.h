@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "kernels/label_format.h"
+#include "kernels/region_labeler.h"
 #include "kernels/simd/hash16.h"
 
 namespace wipeproof {
@@ -24,5 +25,17 @@ struct ChunkOutputs {
 // Errors: INVALID_ARGUMENT when m is out of range or the chunk starts at or after region_end.
 StatusOr<ChunkOutputs> RecomputeChunk(LabelFormat format, const uint8_t seed[kSeedBytes], uint32_t chunk_labels,
                                       uint64_t chunk, uint64_t region_end, SimdLevel simd = BestSimdLevel());
+
+}  // namespace wipeproof
+
+namespace wipeproof {
+
+// Recomputes the labels at `n` global indices of a region (what a challenger expects), grouping
+// them by chunk and recomputing the chunks 16 at a time on `threads` threads (0 = all cores).
+// out receives n * 32 bytes in request order. Cost: one chunk graph per distinct chunk, truncated
+// after the highest rank requested in it.
+// Errors: INVALID_ARGUMENT for a bad region or an index outside [first, first + count).
+Status RecomputeLabels(const RegionSpec& region, const uint64_t* indices, size_t n, uint8_t* out, int threads = 0,
+                       SimdLevel simd = BestSimdLevel());
 
 }  // namespace wipeproof

@@ -84,6 +84,25 @@ TEST(ChunkVerifier, RecomputeMatchesRegion) {
   EXPECT_EQ(0, std::memcmp(chunk->labels.data(), labels.data() + 1024 * 32, 1024 * 32));
 }
 
+TEST(ChunkVerifier, RecomputeLabelsAtScatteredIndices) {
+  for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192}) {
+    RegionSpec spec = Spec(f, 64, 640, 64 * 40 + 9);  // 192: a trailing partial chunk of 9
+    std::vector<uint8_t> labels = Label(spec, 2);
+    std::vector<uint64_t> indices;
+    for (uint64_t k = 0; k < 60; ++k) indices.push_back(spec.first + (k * 2654435761u) % spec.count);
+    indices.push_back(spec.first + spec.count - 1);  // inside the partial chunk
+    indices.push_back(indices[3]);                  // a repeat
+    std::vector<uint8_t> got(indices.size() * 32);
+    ASSERT_TRUE(RecomputeLabels(spec, indices.data(), indices.size(), got.data(), 2).ok());
+    for (size_t i = 0; i < indices.size(); ++i) {
+      EXPECT_EQ(0, std::memcmp(got.data() + i * 32, labels.data() + (indices[i] - spec.first) * 32, 32))
+          << LabelFormatName(f) << " index " << indices[i];
+    }
+    uint64_t outside = spec.first + spec.count;
+    EXPECT_EQ(RecomputeLabels(spec, &outside, 1, got.data()).code(), StatusCode::kInvalidArgument);
+  }
+}
+
 TEST(RegionLabeler, RejectsBadRegions) {
   std::vector<uint8_t> out(32);
   EXPECT_EQ(LabelRegion(Spec(LabelFormat::kC1, 0, 0, 1), out.data()).code(), StatusCode::kInvalidArgument);
