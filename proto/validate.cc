@@ -1,0 +1,195 @@
+#include "proto/validate.h"
+
+#include <capnp/dynamic.h>
+#include <kj/exception.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proto/crypto.h"
+
+namespace wipeproof::proto {
+
+namespace {
+
+constexpr uint32_t kMaxChunkLabels = uint32_t{1} << 20;  // label-spec.md §2
+constexpr uint32_t kMaxDevices = 65536;                  // DeviceChallenge.deviceIndex is UInt16
+
+Status CheckSize(const char* field, capnp::Data::Reader data, size_t want) {
+  if (data.size() == want) return Status::Ok();
+  return InvalidArgumentError(std::string(field) + ": " + std::to_string(data.size()) + " bytes, want " +
+                              std::to_string(want));
+}
+
+// Digests that may be absent (no fill report yet, no session): empty or exactly 32 bytes.
+Status CheckOptionalSize(const char* field, capnp::Data::Reader data, size_t want) {
+  if (data.size() == 0) return Status::Ok();
+  return CheckSize(field, data, want);
+}
+
+void WalkStruct(capnp::DynamicStruct::Reader s);
+
+void WalkValue(capnp::DynamicValue::Reader value) {
+  switch (value.getType()) {
+    case capnp::DynamicValue::STRUCT:
+      WalkStruct(value.as<capnp::DynamicStruct>());
+      break;
+    case capnp::DynamicValue::LIST: {
+      capnp::DynamicList::Reader list = value.as<capnp::DynamicList>();
+      switch (list.getSchema().whichElementType()) {
+        case capnp::schema::Type::TEXT:
+        case capnp::schema::Type::DATA:
+        case capnp::schema::Type::LIST:
+        case capnp::schema::Type::STRUCT:
+          for (capnp::DynamicValue::Reader element : list) WalkValue(element);
+          break;
+        default:
+          break;  // primitives and enums: the list pointer itself was checked by get()
+      }
+      break;
+    }
+    default:
+      break;  // get() already read and bounds-checked text, data and primitives
+  }
+}
+
+void WalkStruct(capnp::DynamicStruct::Reader s) {
+  for (capnp::StructSchema::Field field : s.getSchema().getNonUnionFields()) {
+    if (field.getType().isInterface() || field.getType().isAnyPointer()) continue;
+    WalkValue(s.get(field));
+  }
+  KJ_IF_MAYBE (field, s.which()) {
+    WalkValue(s.get(*field));
+  }
+}
+
+}  // namespace
+
+Status WalkMessage(capnp::AnyStruct::Reader root, capnp::StructSchema schema) {
+  try {
+    WalkStruct(root.as<capnp::DynamicStruct>(schema));
+  } catch (const kj::Exception& e) {
+    return InvalidArgumentError(std::string("malformed: ") + e.getDescription().cStr());
+  }
+  return Status::Ok();
+}
+
+Status ValidateShape(WipeOrder::Reader order) {
+  if (order.getProtocolVersion() != PROTOCOL_VERSION) {
+    return InvalidArgumentError("protocolVersion " + std::to_string(order.getProtocolVersion()) + ", want " +
+                                std::to_string(PROTOCOL_VERSION));
+  }
+  WP_RETURN_IF_ERROR(CheckSize("sessionId", order.getSessionId(), kSessionIdBytes));
+  WP_RETURN_IF_ERROR(CheckSize("nodeKeyId", order.getNodeKeyId(), kKeyIdBytes));
+  WP_RETURN_IF_ERROR(CheckSize("seed", order.getSeed(), kSessionSeedBytes));
+  if (order.getExpiresAtUnixUs() <= order.getIssuedAtUnixUs()) {
+    return InvalidArgumentError("expiresAtUnixUs is not after issuedAtUnixUs");
+  }
+  const bool whole_chunks = order.getFormat() == LabelFormat::POSEDB_BLAKE3_N192;
+  if (!whole_chunks && order.getFormat() != LabelFormat::POSEDB_BLAKE3_C1) {
+    return InvalidArgumentError("format " + std::to_string(static_cast<int>(order.getFormat())) + " is unknown");
+  }
+  const uint64_t m = order.getChunkLabels();
+  if (m < 1 || m > kMaxChunkLabels) {
+    return InvalidArgumentError("chunkLabels " + std::to_string(m) + " is outside [1, 2^20]");
+  }
+  if (order.getRounds() < 1) return InvalidArgumentError("rounds must be >= 1");
+  if (order.getRoundDeadlineUs() == 0) return InvalidArgumentError("roundDeadlineUs must be > 0");
+  if (order.getFillDeadlineUs() == 0) return InvalidArgumentError("fillDeadlineUs must be > 0");
+  auto devices = order.getDevices();
+  if (devices.size() == 0) return InvalidArgumentError("devices: empty plan");
+  if (devices.size() > kMaxDevices) return InvalidArgumentError("devices: more than 65536 (deviceIndex is UInt16)");
+
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last] labels
+  for (uint32_t i = 0; i < devices.size(); ++i) {
+    DevicePlan::Reader d = devices[i];
+    const std::string where = "devices[" + std::to_string(i) + "]";
+    if (d.getSelector().size() == 0) return InvalidArgumentError(where + ": empty selector");
+    if (d.getLabelCount() == 0) return InvalidArgumentError(where + ": labelCount is 0");
+    if (d.getLabelsPerRound() == 0) return InvalidArgumentError(where + ": labelsPerRound is 0");
+    if (d.getFirstLabel() > UINT64_MAX - d.getLabelCount()) {
+      return InvalidArgumentError(where + ": label range overflows");
+    }
+    // Each round challenges labelsPerRound distinct chunks of the device's range.
+    const uint64_t chunks = (d.getFirstLabel() + d.getLabelCount() - 1) / m - d.getFirstLabel() / m + 1;
+    if (d.getLabelsPerRound() > chunks) {
+      return InvalidArgumentError(where + ": labelsPerRound " + std::to_string(d.getLabelsPerRound()) +
+                                  " exceeds the " + std::to_string(chunks) + " chunks of its range");
+    }
+    if (whole_chunks && (d.getFirstLabel() % m != 0 || d.getLabelCount() % m != 0)) {
+      return InvalidArgumentError(where + ": posedbBlake3N192 plans must cover whole chunks");
+    }
+    ranges.emplace_back(d.getFirstLabel(), d.getFirstLabel() + d.getLabelCount() - 1);
+  }
+  // Ranges are disjoint and no two devices share a chunk (label-spec.md §2).
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    if (ranges[i].first / m <= ranges[i - 1].second / m) {
+      return InvalidArgumentError("devices: label ranges overlap or share a chunk at label " +
+                                  std::to_string(ranges[i].first));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ValidateShape(FillReport::Reader report) {
+  WP_RETURN_IF_ERROR(CheckSize("sessionId", report.getSessionId(), kSessionIdBytes));
+  WP_RETURN_IF_ERROR(CheckSize("orderDigest", report.getOrderDigest(), kDigestBytes));
+  WP_RETURN_IF_ERROR(CheckSize("nodeKeyId", report.getNodeKeyId(), kKeyIdBytes));
+  if (report.getDevices().size() == 0) return InvalidArgumentError("devices: empty");
+  return Status::Ok();
+}
+
+Status ValidateShape(ChallengeRound::Reader round) {
+  WP_RETURN_IF_ERROR(CheckSize("sessionId", round.getSessionId(), kSessionIdBytes));
+  if (round.getDevices().size() == 0) return InvalidArgumentError("devices: empty");
+  return Status::Ok();
+}
+
+Status ValidateShape(RoundAnswer::Reader answer) {
+  WP_RETURN_IF_ERROR(CheckSize("sessionId", answer.getSessionId(), kSessionIdBytes));
+  if (answer.getLabels().size() % kLabelBytes != 0) {
+    return InvalidArgumentError("labels: " + std::to_string(answer.getLabels().size()) +
+                                " bytes is not a whole number of 32-byte labels");
+  }
+  return Status::Ok();
+}
+
+Status ValidateShape(TranscriptDigest::Reader transcript) {
+  WP_RETURN_IF_ERROR(CheckSize("sessionId", transcript.getSessionId(), kSessionIdBytes));
+  WP_RETURN_IF_ERROR(CheckSize("digest", transcript.getDigest(), kDigestBytes));
+  WP_RETURN_IF_ERROR(CheckSize("verdictDigest", transcript.getVerdictDigest(), kDigestBytes));
+  WP_RETURN_IF_ERROR(CheckSize("nodeKeyId", transcript.getNodeKeyId(), kKeyIdBytes));
+  return Status::Ok();
+}
+
+Status ValidateShape(Verdict::Reader verdict) {
+  WP_RETURN_IF_ERROR(CheckSize("sessionId", verdict.getSessionId(), kSessionIdBytes));
+  WP_RETURN_IF_ERROR(CheckSize("orderDigest", verdict.getOrderDigest(), kDigestBytes));
+  WP_RETURN_IF_ERROR(CheckOptionalSize("reportDigest", verdict.getReportDigest(), kDigestBytes));
+  if (verdict.getPass() != (verdict.getFailure().getReason() == FailureReason::NONE)) {
+    return InvalidArgumentError("pass and failure.reason disagree");
+  }
+  return Status::Ok();
+}
+
+Status ValidateShape(Receipt::Reader receipt) {
+  WP_RETURN_IF_ERROR(CheckSize("sessionId", receipt.getSessionId(), kSessionIdBytes));
+  WP_RETURN_IF_ERROR(CheckSize("orderDigest", receipt.getOrderDigest(), kDigestBytes));
+  WP_RETURN_IF_ERROR(CheckOptionalSize("reportDigest", receipt.getReportDigest(), kDigestBytes));
+  WP_RETURN_IF_ERROR(CheckSize("verdictDigest", receipt.getVerdictDigest(), kDigestBytes));
+  return Status::Ok();
+}
+
+Status ValidateShape(LedgerEntry::Reader entry) {
+  WP_RETURN_IF_ERROR(CheckSize("prevEntryDigest", entry.getPrevEntryDigest(), kDigestBytes));
+  WP_RETURN_IF_ERROR(CheckOptionalSize("sessionId", entry.getSessionId(), kSessionIdBytes));
+  if (entry.getKind() == LedgerRecordKind::UNKNOWN) return InvalidArgumentError("kind: unknown");
+  return Status::Ok();
+}
+
+Status ValidateShape(RoundLog::Reader log) { return CheckSize("sessionId", log.getSessionId(), kSessionIdBytes); }
+
+}  // namespace wipeproof::proto

@@ -1,0 +1,40 @@
+// Shape checks of received messages: the sizes of fixed-size fields and simple ranges that hold
+// for every well-formed message, whatever the session. Semantic checks (does the plan match this
+// node's devices, is a label right, is a round late) belong to the agent and the challenger.
+//
+// Each returns OK or INVALID_ARGUMENT naming the field, e.g. "sessionId: 15 bytes, want 16".
+// ParseMessage<T> (proto/codec.h) calls them; call them directly only on readers that did not
+// come through ParseMessage (RPC parameters), inside a try block or after proto::WalkMessage.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <capnp/any.h>
+#include <capnp/schema.h>
+
+#include "common/status.h"
+#include "proto/wipe.capnp.h"
+
+namespace wipeproof::proto {
+
+Status ValidateShape(WipeOrder::Reader order);  // version 1, 16/8/32-byte ids, m in [1, 2^20],
+                                                // >= 1 device, labelCount > 0, R >= 1
+Status ValidateShape(FillReport::Reader report);
+Status ValidateShape(ChallengeRound::Reader round);
+Status ValidateShape(RoundAnswer::Reader answer);  // labels a whole number of 32-byte labels
+Status ValidateShape(TranscriptDigest::Reader transcript);
+Status ValidateShape(Verdict::Reader verdict);
+Status ValidateShape(Receipt::Reader receipt);
+Status ValidateShape(LedgerEntry::Reader entry);
+Status ValidateShape(RoundLog::Reader log);
+
+// Reads every field of `root` (of struct type `schema`) once, recursively, so that any pointer of
+// the wrong type or out of bounds raises here. Errors: INVALID_ARGUMENT with capnp's description.
+// Use on RPC parameters (already bounded by RpcReaderOptions) before touching them.
+Status WalkMessage(capnp::AnyStruct::Reader root, capnp::StructSchema schema);
+template <typename Reader>
+Status WalkMessage(Reader root) {
+  return WalkMessage(capnp::AnyStruct::Reader(root), capnp::Schema::from<typename Reader::Reads>());
+}
+
+}  // namespace wipeproof::proto
