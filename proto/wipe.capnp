@@ -310,8 +310,8 @@ struct RoundLog {
 
 struct LedgerEntry {
   # Signed by the challenger. Entries form a hash chain: prevEntryDigest is BLAKE2b-256 of the
-  # previous entry's signed payload (the canonical LedgerEntry bytes), 32 zero bytes for
-  # sequence 0. The head (last entry's envelope) is what `ledger export` hands to auditors.
+  # previous entry's whole signed Envelope in canonical form (EncodeEnvelope), so the head digest
+  # commits to every entry and every signature before it; 32 zero bytes for sequence 0. The head (last entry's envelope) is what `ledger export` hands to auditors.
   sequence @0 :UInt64;           # 0, 1, 2, ... without gaps
   prevEntryDigest @1 :Data;      # 32 bytes
   kind @2 :LedgerRecordKind;
