@@ -78,6 +78,9 @@ class DeviceMemory {
   virtual Status Lookup(const uint64_t* global_indices, size_t n, uint8_t* out) const = 0;
   // Frees everything; idempotent. Called by the destructor.
   virtual void Release() = 0;
+  // Backend-specific figures of the last Fill as a JSON object (GPU: passes, team shape, scratch
+  // placement, memory left free after acquisition), for `bench`; "{}" when there are none.
+  virtual std::string FillDetailsJson() const { return "{}"; }
 };
 
 class Backend {
@@ -89,6 +92,14 @@ class Backend {
   // Takes memory on device `id`. Errors: NOT_FOUND (unknown id), RESOURCE_EXHAUSTED (not enough
   // memory, or a limit such as RLIMIT_MEMLOCK, named in the message), INTERNAL (runtime error).
   virtual StatusOr<std::unique_ptr<DeviceMemory>> Acquire(const std::string& id, const AcquireOptions& options) = 0;
+  // Compressions per second of the backend's own node-hash code on device `id`, run for about
+  // `seconds` without memory traffic: the roofline `bench` compares the fill rate with.
+  // Errors: FAILED_PRECONDITION where a backend does not measure it, NOT_FOUND for an unknown id.
+  virtual StatusOr<double> MeasureCompressionRate(const std::string& id, double seconds) {
+    (void)id;
+    (void)seconds;
+    return FailedPreconditionError(std::string(DeviceKindName(kind())) + " backend does not measure a raw rate");
+  }
 };
 
 }  // namespace wipeproof

@@ -1,0 +1,37 @@
+// wipeproof-challenger's subcommands. main.cc picks one from argv[1]; `ledger` goes to
+// cli_ledger.h's RunLedgerCommand (its own flag parsing); the others parse gflags (cli_flags.h)
+// and call their Run function, whose result is the exit code.
+// Output contract: results on stdout (summaries or JSON), logs and errors on stderr; an error is
+// one line, "wipeproof-challenger <subcommand>: <reason>".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace wipeproof {
+
+constexpr int kExitPass = 0;    // keygen done; wipe passed; serve: every session passed
+constexpr int kExitFail = 1;    // a verdict failed, or a verdict could not be fully recorded
+constexpr int kExitConfig = 2;  // no session ran: bad command line, inventory, profile, keys or ledger
+
+struct ChallengerSubcommand {
+  const char* name;
+  const char* synopsis;            // one line for the top-level usage
+  const char* help;                // shown by `wipeproof-challenger <name> --help`
+  std::vector<std::string> flags;  // the flags that apply to it, in help order
+  int (*run)();
+};
+
+const std::vector<ChallengerSubcommand>& ChallengerSubcommands();
+
+int RunKeygen();  // cli_keygen.cc
+int RunWipe();    // cli_wipe.cc
+int RunServe();   // cli_serve.cc
+
+// Print "wipeproof-challenger <subcommand>: <message>" on stderr; return kExitConfig / kExitFail.
+int ConfigError(const char* subcommand, const std::string& message);
+int ConfigError(const char* subcommand, const Status& status);
+
+}  // namespace wipeproof

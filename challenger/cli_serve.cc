@@ -1,0 +1,147 @@
+// `wipeproof-challenger serve --inventory=FILE ...` (cli.h): the wave schedule (scheduler.h), each
+// wave on its own thread, every run of a wave through RunWave (wave_run.h).
+#include <glog/logging.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "challenger/cli.h"
+#include "challenger/cli_flags.h"
+#include "challenger/ledger_record_sink.h"
+#include "challenger/outcome_report.h"
+#include "challenger/plan.h"
+#include "challenger/scheduler.h"
+#include "challenger/wave_run.h"
+#include "common/clock.h"
+
+namespace wipeproof {
+
+namespace {
+
+constexpr char kSub[] = "serve";
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnStopSignal(int) { g_stop.store(true); }
+
+// Sleeps `us` microseconds in short steps; false when told to stop meanwhile.
+bool SleepUnlessStopped(uint64_t us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (!g_stop.load()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) return true;
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(100)));
+  }
+  return false;
+}
+
+struct ServeState {
+  std::mutex mu;
+  uint64_t sessions = 0;
+  uint64_t failures = 0;
+};
+
+void ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, ServeState* state) {
+  std::lock_guard<std::mutex> lock(state->mu);
+  for (const WaveMemberResult& r : results) {
+    ++state->sessions;
+    if (!r.outcome.ok()) {
+      ++state->failures;
+      std::cerr << "wipeproof-challenger serve: wave " << wave.name << " node " << r.node
+                << ": no session: " << r.outcome.status().ToString() << "\n";
+      continue;
+    }
+    const SessionOutcome& o = *r.outcome;
+    if (!o.pass || !o.ledger.ok()) ++state->failures;
+    const std::string summary = OutcomeSummary(o, FLAGS_ledger);
+    if (FLAGS_json) {
+      std::cerr << summary;
+      std::cout << OutcomeJson(o, FLAGS_ledger).dump() << std::endl;
+    } else {
+      std::cout << summary << std::endl;
+    }
+  }
+}
+
+}  // namespace
+
+int RunServe() {
+  auto inventory = InventoryFromFlag();
+  if (!inventory.ok()) return ConfigError(kSub, inventory.status());
+  auto profile = ProfileFromFlag();
+  if (!profile.ok()) return ConfigError(kSub, profile.status().WithContext("--profile"));
+  auto threads = ThreadsFromFlag();
+  if (!threads.ok()) return ConfigError(kSub, threads.status());
+  auto connect_timeout = ConnectTimeoutUsFromFlag();
+  if (!connect_timeout.ok()) return ConfigError(kSub, connect_timeout.status());
+  auto keys = KeysFromFlags();
+  if (!keys.ok()) return ConfigError(kSub, keys.status());
+
+  std::vector<const Wave*> waves;
+  for (const Wave& w : inventory->waves) {
+    if (FLAGS_wave.empty() || w.name == FLAGS_wave) waves.push_back(&w);
+  }
+  if (waves.empty()) {
+    return ConfigError(kSub, FLAGS_wave.empty() ? "the inventory has no waves to schedule"
+                                                : "the inventory has no wave named '" + FLAGS_wave + "'");
+  }
+  // Every node of every scheduled wave must plan now, so a configuration error stops serve at start.
+  for (const Wave* w : waves) {
+    for (const std::string& node : w->nodes) {
+      auto plan = BuildPlan(*inventory, node, *profile, {}, SystemClock());
+      if (!plan.ok()) return ConfigError(kSub, plan.status().WithContext("wave " + w->name));
+    }
+  }
+  for (const InventoryNode& n : inventory->nodes) {
+    if (inventory->WaveOf(n.name) == nullptr) {
+      std::cerr << "wipeproof-challenger serve: node " << n.name << " is in no wave and is never wiped by serve\n";
+    }
+  }
+  auto ledger = LedgerFromFlag(keys->challenger);
+  if (!ledger.ok()) return ConfigError(kSub, ledger.status());
+  Status room = (*ledger)->CheckRoomForSession();
+  if (!room.ok()) return ConfigError(kSub, room);
+
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
+  LedgerRecordSink sink(ledger->get());
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  options.threads = *threads;
+  options.connect_timeout_us = *connect_timeout;
+  ServeState state;
+
+  auto schedule = [&](const Wave& wave) {
+    uint64_t delay = FLAGS_once ? 0 : FirstWaveDelayUs(wave.period_s);
+    for (;;) {
+      LOG(INFO) << "wave " << wave.name << ": next run in " << delay / 1e6 << " s";
+      if (!SleepUnlessStopped(delay)) return;
+      Status wave_room = (*ledger)->CheckRoomForSession(kSessionLedgerBytes * wave.nodes.size());
+      if (!wave_room.ok()) {
+        std::lock_guard<std::mutex> lock(state.mu);
+        ++state.failures;
+        std::cerr << "wipeproof-challenger serve: wave " << wave.name << " not run: " << wave_room.ToString() << "\n";
+      } else {
+        ReportWave(wave, RunWave(*inventory, wave, *profile, *keys, sink, options), &state);
+      }
+      {
+        std::lock_guard<std::mutex> lock(state.mu);
+        if (FLAGS_max_sessions > 0 && state.sessions >= FLAGS_max_sessions) g_stop.store(true);
+      }
+      if (FLAGS_once || g_stop.load()) return;
+      delay = NextWaveDelayUs(wave.period_s, wave.jitter_s);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (const Wave* w : waves) workers.emplace_back(schedule, std::cref(*w));
+  for (std::thread& t : workers) t.join();
+  std::cerr << "wipeproof-challenger serve: " << state.sessions << " session(s), " << state.failures << " failed\n";
+  return state.failures == 0 ? kExitPass : kExitFail;
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,91 @@
+// The authority's fleet inventory: nodes (address, node key, devices with model and declared
+// capacity), waves (groups of nodes wiped together on a schedule) and the allowed reserve per
+// device model. Read from a JSON file; every error names the field, e.g.
+// "inventory.json: nodes[1].devices[0].capacity_bytes: missing".
+//
+// JSON format (docs/operations.md "Inventory"):
+//   {
+//     "nodes": [
+//       {"name": "gpu-01",                        unique
+//        "address": "10.0.0.11:7700",             host:port of its wipeproof-prover serve
+//        "public_key": "<64 hex digits>",         the node key; or "public_key_file": "keys/gpu-01.pub"
+//                                                 (relative to the inventory file's folder)
+//        "no_nvme_in_reach": false,               optional: true only if the authority established
+//                                                 that no NVMe drive is reachable (or it is wiped
+//                                                 by other means); default false = unknown
+//        "devices": [
+//          {"selector": "host", "model": "host-dram", "capacity_bytes": 2147483648},
+//          {"selector": "GPU-8c6f...", "model": "NVIDIA H200", "capacity_bytes": 150754820096}]}
+//     ],
+//     "waves": [                                  optional
+//       {"name": "rack-1", "nodes": ["gpu-01", "gpu-02"],
+//        "period_s": 86400, "jitter_s": 21600,    seconds; 0 <= jitter_s <= period_s
+//        "complete": true}                        true = every node that can reach a member's
+//     ],                                          memory within a round deadline is in the wave
+//     "reserves": {"host-dram": 0, "NVIDIA H200": 536870912}   bytes per device model; required
+//   }                                                          for every model the nodes use
+//
+// Thread-safety: Inventory is a value, immutable after loading.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "proto/crypto.h"
+
+namespace wipeproof {
+
+// Selector of host memory (DevicePlan.selector, label of the host-memory assumption).
+inline constexpr char kHostSelector[] = "host";
+
+struct InventoryDevice {
+  std::string selector;         // "host" or a GPU UUID as the runtime reports it
+  std::string model;            // key into Inventory::reserve_bytes_by_model
+  uint64_t capacity_bytes = 0;  // declared capacity, bytes
+};
+
+struct InventoryNode {
+  std::string name;
+  std::string address;  // host:port
+  proto::PublicKey public_key{};
+  bool no_nvme_in_reach = false;
+  std::vector<InventoryDevice> devices;
+};
+
+struct Wave {
+  std::string name;
+  std::vector<std::string> nodes;
+  double period_s = 0;
+  double jitter_s = 0;
+  bool complete = false;
+};
+
+struct Inventory {
+  std::vector<InventoryNode> nodes;
+  std::vector<Wave> waves;
+  std::map<std::string, uint64_t> reserve_bytes_by_model;
+
+  // nullptr when absent.
+  const InventoryNode* FindNode(const std::string& name) const;
+  const Wave* FindWave(const std::string& name) const;
+  // The wave `node` belongs to (a node is in at most one), or nullptr.
+  const Wave* WaveOf(const std::string& node) const;
+  // Errors: NOT_FOUND naming the model when the table has no entry.
+  StatusOr<uint64_t> ReserveFor(const std::string& model) const;
+};
+
+// Parses and checks an inventory document. Relative key-file paths are resolved against
+// `base_dir` ("" = the working directory). `what` names the document in errors.
+StatusOr<Inventory> ParseInventoryJson(const std::string& text, const std::string& base_dir,
+                                       const std::string& what = "inventory");
+// Reads `path` and parses it with base_dir = the file's folder.
+StatusOr<Inventory> LoadInventory(const std::string& path);
+
+// Splits "host:port" (or "[v6]:port"). Errors: INVALID_ARGUMENT when the port is missing or not
+// in [1, 65535].
+Status CheckAddress(const std::string& address);
+
+}  // namespace wipeproof

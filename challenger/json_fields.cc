@@ -1,0 +1,131 @@
+#include "challenger/json_fields.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace wipeproof {
+
+namespace {
+
+constexpr uint64_t kMaxConfigFileBytes = uint64_t{16} << 20;
+
+std::string Shown(const nlohmann::json& value) {
+  std::string s = value.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+Status TypeError(const std::string& path, const char* want, const nlohmann::json& got) {
+  return InvalidArgumentError(path + ": want " + want + ", got " + Shown(got));
+}
+
+}  // namespace
+
+StatusOr<JsonObject> JsonObject::Of(const nlohmann::json& value, std::string path) {
+  if (!value.is_object()) return TypeError(path.empty() ? "document" : path, "an object", value);
+  return JsonObject(&value, std::move(path));
+}
+
+std::string JsonObject::PathOf(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+Status JsonObject::CheckKnownKeys(std::initializer_list<const char*> known) const {
+  for (auto it = json_->begin(); it != json_->end(); ++it) {
+    bool found = false;
+    for (const char* k : known) found = found || it.key() == k;
+    if (found) continue;
+    std::string list;
+    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    return InvalidArgumentError((path_.empty() ? std::string("document") : path_) + ": unknown field '" + it.key() +
+                                "' (known: " + list + ")");
+  }
+  return Status::Ok();
+}
+
+Status JsonObject::String(const std::string& key, std::string* out) const {
+  if (!Has(key)) return InvalidArgumentError(PathOf(key) + ": missing");
+  return OptionalString(key, out);
+}
+Status JsonObject::Uint64(const std::string& key, uint64_t* out) const {
+  if (!Has(key)) return InvalidArgumentError(PathOf(key) + ": missing");
+  return OptionalUint64(key, out);
+}
+Status JsonObject::Double(const std::string& key, double* out) const {
+  if (!Has(key)) return InvalidArgumentError(PathOf(key) + ": missing");
+  return OptionalDouble(key, out);
+}
+Status JsonObject::Bool(const std::string& key, bool* out) const {
+  if (!Has(key)) return InvalidArgumentError(PathOf(key) + ": missing");
+  return OptionalBool(key, out);
+}
+
+Status JsonObject::OptionalString(const std::string& key, std::string* out) const {
+  if (!Has(key)) return Status::Ok();
+  const nlohmann::json& v = Get(key);
+  if (!v.is_string()) return TypeError(PathOf(key), "a string", v);
+  *out = v.get<std::string>();
+  return Status::Ok();
+}
+
+Status JsonObject::OptionalUint64(const std::string& key, uint64_t* out) const {
+  if (!Has(key)) return Status::Ok();
+  const nlohmann::json& v = Get(key);
+  if (v.is_number_unsigned()) {
+    *out = v.get<uint64_t>();
+  } else if (v.is_number_integer() && v.get<int64_t>() >= 0) {
+    *out = static_cast<uint64_t>(v.get<int64_t>());
+  } else {
+    return TypeError(PathOf(key), "an unsigned integer", v);
+  }
+  return Status::Ok();
+}
+
+Status JsonObject::OptionalDouble(const std::string& key, double* out) const {
+  if (!Has(key)) return Status::Ok();
+  const nlohmann::json& v = Get(key);
+  if (!v.is_number()) return TypeError(PathOf(key), "a number", v);
+  *out = v.get<double>();
+  return Status::Ok();
+}
+
+Status JsonObject::OptionalBool(const std::string& key, bool* out) const {
+  if (!Has(key)) return Status::Ok();
+  const nlohmann::json& v = Get(key);
+  if (!v.is_boolean()) return TypeError(PathOf(key), "true or false", v);
+  *out = v.get<bool>();
+  return Status::Ok();
+}
+
+StatusOr<nlohmann::json> ParseJsonText(const std::string& text, const std::string& what) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return InvalidArgumentError(what + ": not valid JSON: " + e.what());
+  }
+}
+
+StatusOr<std::string> ReadTextFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    const std::string message = path + ": " + std::strerror(err);
+    if (err == ENOENT || err == ENOTDIR) return NotFoundError(message);
+    if (err == EACCES) return PermissionDeniedError(message);
+    return InternalError(message);
+  }
+  if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + ": not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxConfigFileBytes) {
+    return InvalidArgumentError(path + ": " + std::to_string(st.st_size) + " bytes, over the limit of 16 MiB");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return PermissionDeniedError(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return InternalError(path + ": read failed");
+  return text.str();
+}
+
+}  // namespace wipeproof

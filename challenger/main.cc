@@ -1,0 +1,155 @@
+// wipeproof-challenger: `wipeproof-challenger <keygen|wipe|serve|ledger> [flags]` (cli.h). Picks the
+// subcommand; `ledger` is handed its argv untouched (cli_ledger.h parses its own flags); the others
+// answer --help with their own flags, parse flags with gflags, reject flags that do not apply, and
+// run.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "challenger/cli.h"
+#include "challenger/cli_flags.h"
+#include "challenger/cli_ledger.h"
+#include "proto/crypto.h"
+
+namespace wipeproof {
+namespace {
+
+constexpr char kProgram[] = "wipeproof-challenger";
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out, "usage: %s <keygen|wipe|serve|ledger> [flags]\n\n", kProgram);
+  for (const auto& s : ChallengerSubcommands()) std::fprintf(out, "  %-7s %s\n", s.name, s.synopsis);
+  std::fprintf(out, "  %-7s %s\n", "ledger", "show, verify or export the ledger (`ledger --help`)");
+  std::fprintf(out,
+               "\n`%s <subcommand> --help` lists the subcommand's flags.\n"
+               "Exit codes: 0 pass (or done), 1 a verdict failed or was not fully recorded, 2 no session ran\n"
+               "(bad command line, inventory, profile, keys or ledger).\n",
+               kProgram);
+}
+
+void PrintSubcommandHelp(const ChallengerSubcommand& sub) {
+  std::printf("usage: %s %s [flags]\n\n%s: %s\n\n%s\n\nFlags:\n", kProgram, sub.name, sub.name, sub.synopsis, sub.help);
+  for (const auto& name : sub.flags) {
+    gflags::CommandLineFlagInfo info;
+    if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) std::printf("%s", gflags::DescribeOneFlag(info).c_str());
+  }
+  std::printf("\nLogging flags (glog) such as --v and --minloglevel are also accepted.\n");
+}
+
+bool IsHelpFlag(const char* arg) {
+  for (const char* h : {"--help", "-help", "--helpshort", "-helpshort", "-h"}) {
+    if (std::strcmp(arg, h) == 0) return true;
+  }
+  return false;
+}
+
+// A flag of ours (cli_flags.cc) set on the command line that `sub` does not take.
+std::string InapplicableFlag(const ChallengerSubcommand& sub) {
+  std::set<std::string> allowed(sub.flags.begin(), sub.flags.end());
+  std::vector<gflags::CommandLineFlagInfo> all;
+  gflags::GetAllFlags(&all);
+  for (const auto& f : all) {
+    const std::string& file = f.filename;
+    const std::string ours = "challenger/cli_flags.cc";
+    const bool mine = file.size() >= ours.size() && file.compare(file.size() - ours.size(), ours.size(), ours) == 0;
+    if (mine && !f.is_default && allowed.count(f.name) == 0) return f.name;
+  }
+  return "";
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return kExitConfig;
+  }
+  if (IsHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
+    PrintUsage(stdout);
+    return kExitPass;
+  }
+  if (std::strcmp(argv[1], "ledger") == 0) return RunLedgerCommand(argc, argv);
+  const ChallengerSubcommand* sub = nullptr;
+  for (const auto& s : ChallengerSubcommands()) {
+    if (s.name == std::string(argv[1])) sub = &s;
+  }
+  if (sub == nullptr) {
+    std::fprintf(stderr, "%s: unknown subcommand '%s'\n", kProgram, argv[1]);
+    PrintUsage(stderr);
+    return kExitConfig;
+  }
+  for (int i = 2; i < argc; ++i) {
+    if (IsHelpFlag(argv[i])) {
+      PrintSubcommandHelp(*sub);
+      return kExitPass;
+    }
+  }
+  std::vector<char*> args{argv[0]};
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  int n = static_cast<int>(args.size()) - 1;
+  char** v = args.data();
+  gflags::SetUsageMessage(std::string("usage: ") + kProgram + " " + sub->name + " [flags]");
+  FLAGS_logtostderr = true;
+  FLAGS_minloglevel = google::GLOG_WARNING;
+  gflags::ParseCommandLineFlags(&n, &v, /*remove_flags=*/true);
+  if (n > 1) return ConfigError(sub->name, std::string("unexpected argument '") + v[1] + "'");
+  const std::string stray = InapplicableFlag(*sub);
+  if (!stray.empty()) return ConfigError(sub->name, "--" + stray + " does not apply to " + sub->name);
+  google::InitGoogleLogging(argv[0]);
+  Status sodium = proto::InitSodium();
+  if (!sodium.ok()) return ConfigError(sub->name, sodium);
+  return sub->run();
+}
+
+}  // namespace
+
+const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
+  static const std::vector<ChallengerSubcommand> kSubcommands = {
+      {"keygen",
+       "write the authority and challenger key pairs",
+       "Writes PREFIX-authority.key/.pub (signs wipe orders) and PREFIX-challenger.key/.pub (signs\n"
+       "verdicts, receipts and ledger entries). Secret files get mode 0600, public ones 0644; existing\n"
+       "files are kept unless --overwrite. Copy both .pub files to every node's agent; the challenger's\n"
+       ".pub is also what auditors need for `ledger verify`. Prints the key ids.",
+       {"out", "overwrite"},
+       &RunKeygen},
+      {"wipe",
+       "run one wipe session with one node over TCP and print its verdict",
+       "Plans the node's devices from the inventory and the profile, sends the signed order, times the\n"
+       "fill and R challenge rounds, checks every label, signs the verdict, collects the agent's signed\n"
+       "transcript and records everything in the ledger. Prints a summary (stdout), or with --json the\n"
+       "verdict as JSON (stdout) and the summary on stderr. Exit 0 pass, 1 fail (or not fully recorded),\n"
+       "2 no session ran. A lone node of a larger wave is wiped without its neighbours: its verdict says\n"
+       "the wave-complete assumption did not hold (use serve, or a wave of one node).",
+       {"node", "inventory", "authority_key", "challenger_key", "ledger", "profile", "threads", "json",
+        "connect_timeout_s"},
+       &RunWipe},
+      {"serve",
+       "run the inventory's wave schedule: periodic wipes with random jitter",
+       "Every wave runs on its own schedule: first after a uniform delay in [0, period], then every\n"
+       "period - jitter + U[0, 2*jitter] seconds (libsodium CSPRNG), so a node cannot predict its next\n"
+       "wipe. All nodes of a wave are wiped at once and kept in step: no node's rounds start before every\n"
+       "node of the wave has filled, and none releases its memory before all rounds of the wave ended.\n"
+       "Stops on SIGINT/SIGTERM after the running wave, after --max_sessions, or with --once after one\n"
+       "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.",
+       {"inventory", "authority_key", "challenger_key", "ledger", "profile", "threads", "json", "connect_timeout_s",
+        "wave", "max_sessions", "once"},
+       &RunServe},
+  };
+  return kSubcommands;
+}
+
+int ConfigError(const char* subcommand, const std::string& message) {
+  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, message.c_str());
+  return kExitConfig;
+}
+
+int ConfigError(const char* subcommand, const Status& status) { return ConfigError(subcommand, status.ToString()); }
+
+}  // namespace wipeproof
+
+int main(int argc, char** argv) { return wipeproof::Main(argc, argv); }

@@ -1,0 +1,174 @@
+#include "challenger/profile.h"
+
+#include <cmath>
+
+#include "challenger/deadline_rule.h"
+#include "challenger/json_fields.h"
+
+namespace wipeproof {
+
+namespace {
+
+constexpr uint32_t kMaxChunkLabels = uint32_t{1} << 20;
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr uint64_t kMicrosPerSecond = 1'000'000;
+
+bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+Status CheckU32(const std::string& path, uint64_t value) {
+  if (value > UINT32_MAX) return InvalidArgumentError(path + ": " + std::to_string(value) + " is over 2^32-1");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Profile DefaultProfile() {
+  Profile p;
+  p.name = kDefaultProfileName;
+  p.chunk_labels = 4096;
+  p.format = LabelFormat::kC1;
+  p.rounds = 16;
+  p.labels_per_round = 64;
+  p.round_deadline_us = 50'000;
+  p.fill_deadline_us = 0;
+  p.fill_rate_bytes_per_s = 8 * kMiB;
+  p.fill_slack_us = 60 * kMicrosPerSecond;
+  p.adversary = {"commodity-cpu", 40'000, 2.0};
+  p.confidence = 0.99;
+  p.calibrated = false;
+  p.order_ttl_us = 300 * kMicrosPerSecond;
+  return p;
+}
+
+Status ValidateProfile(const Profile& p) {
+  if (p.name.empty()) return InvalidArgumentError("name: empty");
+  if (p.chunk_labels < 1 || p.chunk_labels > kMaxChunkLabels || !IsPowerOfTwo(p.chunk_labels)) {
+    return InvalidArgumentError("chunk_labels: " + std::to_string(p.chunk_labels) +
+                                " is not a power of two in [1, 2^20] (the deadline rule's depth 1.5*m is "
+                                "established for powers of two)");
+  }
+  if (p.rounds < 1) return InvalidArgumentError("rounds: must be >= 1");
+  if (p.labels_per_round < 1) return InvalidArgumentError("labels_per_round: must be >= 1");
+  for (const auto& [model, q] : p.labels_per_round_by_model) {
+    if (q < 1) return InvalidArgumentError("labels_per_round_by_model." + model + ": must be >= 1");
+  }
+  if (p.round_deadline_us < 1) return InvalidArgumentError("round_deadline_us: must be >= 1");
+  if (!(p.fill_rate_bytes_per_s > 0)) return InvalidArgumentError("fill_rate_mib_per_s: must be > 0");
+  if (p.adversary.name.empty()) return InvalidArgumentError("adversary.class: empty");
+  if (p.adversary.t_min_ps < 1) return InvalidArgumentError("adversary.t_min_ps: must be >= 1");
+  if (!(p.adversary.safety_factor >= 1.0) || !std::isfinite(p.adversary.safety_factor)) {
+    return InvalidArgumentError("adversary.safety_factor: must be a finite number >= 1");
+  }
+  if (!(p.confidence > 0 && p.confidence < 1)) return InvalidArgumentError("confidence: must be in (0, 1)");
+  if (p.order_ttl_us < kMicrosPerSecond) return InvalidArgumentError("order_ttl_s: must be >= 1");
+  return Status::Ok();
+}
+
+StatusOr<Profile> ParseProfileJson(const std::string& text, const std::string& what) {
+  WP_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJsonText(text, what));
+  auto wrap = [&](const Status& s) { return s.WithContext(what); };
+  auto root_or = JsonObject::Of(doc, "");
+  if (!root_or.ok()) return wrap(root_or.status());
+  const JsonObject& root = *root_or;
+  Status s =
+      root.CheckKnownKeys({"name", "chunk_labels", "format", "rounds", "labels_per_round", "labels_per_round_by_model",
+                           "round_deadline_us", "fill_deadline_ms", "fill_rate_mib_per_s", "fill_slack_s", "adversary",
+                           "confidence", "calibrated", "honest_round_p999_us", "calibrated_at_unix_us", "order_ttl_s"});
+  if (!s.ok()) return wrap(s);
+
+  Profile p = DefaultProfile();
+  uint64_t m = 0, rounds = 0, q = 0, fill_deadline_ms = 0, fill_slack_s = 60, order_ttl_s = 300;
+  double fill_rate_mib = 8;
+  std::string format = LabelFormatName(LabelFormat::kC1);
+  uint64_t calibrated_at = 0;
+  for (const Status& field : {
+           root.String("name", &p.name),
+           root.Uint64("chunk_labels", &m),
+           root.OptionalString("format", &format),
+           root.Uint64("rounds", &rounds),
+           root.Uint64("labels_per_round", &q),
+           root.Uint64("round_deadline_us", &p.round_deadline_us),
+           root.OptionalUint64("fill_deadline_ms", &fill_deadline_ms),
+           root.OptionalDouble("fill_rate_mib_per_s", &fill_rate_mib),
+           root.OptionalUint64("fill_slack_s", &fill_slack_s),
+           root.Double("confidence", &p.confidence),
+           root.Bool("calibrated", &p.calibrated),
+           root.OptionalUint64("honest_round_p999_us", &p.honest_round_p999_us),
+           root.OptionalUint64("calibrated_at_unix_us", &calibrated_at),
+           root.OptionalUint64("order_ttl_s", &order_ttl_s),
+           CheckU32("chunk_labels", m),
+           CheckU32("rounds", rounds),
+           CheckU32("labels_per_round", q),
+       }) {
+    if (!field.ok()) return wrap(field);
+  }
+  if (!ParseLabelFormat(format, &p.format)) {
+    return wrap(InvalidArgumentError("format: want posedb-blake3-c1 or posedb-blake3-192, got '" + format + "'"));
+  }
+  p.chunk_labels = static_cast<uint32_t>(m);
+  p.rounds = static_cast<uint32_t>(rounds);
+  p.labels_per_round = static_cast<uint32_t>(q);
+  p.fill_deadline_us = fill_deadline_ms * 1000;
+  p.fill_rate_bytes_per_s = fill_rate_mib * kMiB;
+  p.fill_slack_us = fill_slack_s * kMicrosPerSecond;
+  p.order_ttl_us = order_ttl_s * kMicrosPerSecond;
+  p.calibrated_at_unix_us = static_cast<int64_t>(calibrated_at);
+
+  if (root.Has("labels_per_round_by_model")) {
+    auto by_model = JsonObject::Of(root.Get("labels_per_round_by_model"), "labels_per_round_by_model");
+    if (!by_model.ok()) return wrap(by_model.status());
+    for (auto it = root.Get("labels_per_round_by_model").begin(); it != root.Get("labels_per_round_by_model").end();
+         ++it) {
+      uint64_t model_q = 0;
+      s = by_model->Uint64(it.key(), &model_q);
+      if (s.ok()) s = CheckU32(by_model->PathOf(it.key()), model_q);
+      if (!s.ok()) return wrap(s);
+      p.labels_per_round_by_model[it.key()] = static_cast<uint32_t>(model_q);
+    }
+  }
+  if (!root.Has("adversary")) return wrap(InvalidArgumentError("adversary: missing"));
+  auto adversary = JsonObject::Of(root.Get("adversary"), "adversary");
+  if (!adversary.ok()) return wrap(adversary.status());
+  for (const Status& field :
+       {adversary->CheckKnownKeys({"class", "t_min_ps", "safety_factor"}),
+        adversary->String("class", &p.adversary.name), adversary->Uint64("t_min_ps", &p.adversary.t_min_ps),
+        adversary->Double("safety_factor", &p.adversary.safety_factor)}) {
+    if (!field.ok()) return wrap(field);
+  }
+  s = ValidateProfile(p);
+  if (!s.ok()) return wrap(s);
+  return p;
+}
+
+StatusOr<Profile> LoadProfile(const std::string& path) {
+  WP_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseProfileJson(text, path);
+}
+
+uint32_t LabelsPerRoundFor(const Profile& profile, const std::string& model) {
+  auto it = profile.labels_per_round_by_model.find(model);
+  return it != profile.labels_per_round_by_model.end() ? it->second : profile.labels_per_round;
+}
+
+uint64_t FillDeadlineUs(const Profile& profile, uint64_t max_device_bytes) {
+  if (profile.fill_deadline_us > 0) return profile.fill_deadline_us;
+  const double seconds = static_cast<double>(max_device_bytes) / profile.fill_rate_bytes_per_s;
+  return static_cast<uint64_t>(std::ceil(seconds * 1e6)) + profile.fill_slack_us;
+}
+
+void WriteProfile(const Profile& profile, proto::ParameterProfile::Builder out) {
+  out.setName(profile.name);
+  out.setCalibrated(profile.calibrated);
+  out.setAdversaryClass(profile.adversary.name);
+  out.setTMinPs(profile.adversary.t_min_ps);
+  out.setSafetyFactor(profile.adversary.safety_factor);
+  out.setConfidence(profile.confidence);
+  out.setHonestRoundP999Us(profile.honest_round_p999_us);
+  const DeadlineRuleResult rule =
+      CheckDeadlineRule(profile.chunk_labels, profile.format, profile.adversary.t_min_ps,
+                        profile.adversary.safety_factor, profile.round_deadline_us, profile.adversary.name);
+  out.setRecomputeFloorUs(rule.floor_us);
+  out.setCalibratedAtUnixUs(profile.calibrated_at_unix_us);
+}
+
+}  // namespace wipeproof

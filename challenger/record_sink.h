@@ -1,0 +1,25 @@
+// Where a session's records go: the ledger in production (ledger_record_sink.h), a vector in
+// tests. Records are the bytes wipe.capnp LedgerRecordKind names (envelope bytes of the order,
+// fill report, verdict, transcript and receipt; canonical RoundLog bytes).
+//
+// Thread-safety: implementations shared by concurrent sessions (a wave run) must be thread-safe.
+#pragma once
+
+#include <cstdint>
+
+#include "common/status.h"
+#include "proto/crypto.h"
+#include "proto/wipe.capnp.h"
+
+namespace wipeproof {
+
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  // Appends one record of `session_id` (16 bytes) and returns its ledger sequence number.
+  // Errors: whatever the store reports; the session carries on and reports it (SessionOutcome).
+  virtual StatusOr<uint64_t> Append(proto::LedgerRecordKind kind, proto::ByteView record,
+                                    proto::ByteView session_id) = 0;
+};
+
+}  // namespace wipeproof

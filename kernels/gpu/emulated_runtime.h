@@ -1,0 +1,91 @@
+// A GpuRuntime that runs on the CPU: "device" memory is host memory, and the fill, cv0 and lookup
+// kernels run the very functions the GPU kernels run (team_executor.h), one block after another,
+// each block's threads stepped one op at a time with the barrier between ops made explicit.
+// Tests use it to check the whole GPU path (acquisition with back-off, slot mapping, scratch
+// placement, passes, partial chunks, lookup) byte for byte against the CPU labeler without a GPU,
+// and to inject allocation failures and odd shapes.
+//
+// Thread-safety: thread-safe (one mutex around the allocation table).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "kernels/gpu/gpu_runtime.h"
+
+namespace wipeproof {
+namespace gpu {
+
+enum class EmulatedThreadOrder : uint8_t {
+  kForward = 0,  // threads 0, 1, ..., G-1 between barriers
+  kReverse = 1,  // G-1, ..., 0: an order-dependent (racy) item split would give other bytes
+};
+
+struct EmulatedGpuConfig {
+  int devices = 1;
+  uint64_t total_bytes = 256ull << 20;
+  uint64_t runtime_overhead_bytes = 16ull << 20;  // reported as used, like a CUDA context
+  uint64_t max_allocation_bytes = 0;              // > 0: larger allocations are RESOURCE_EXHAUSTED
+  int fail_allocation_number = -1;                // >= 0: that allocation (0-based) fails with INTERNAL
+  int multiprocessors = 4;
+  int max_threads_per_multiprocessor = 2048;
+  int max_teams_per_multiprocessor = 32;
+  uint64_t shared_bytes_per_block = 99 * 1024;
+  EmulatedThreadOrder order = EmulatedThreadOrder::kForward;
+  // Plan only: allocations get fake addresses and hold no memory, copies and kernels do nothing.
+  // Shows what the driver would do on a big device (wipeproof-gpu-check --runtime=dry-run).
+  bool dry_run = false;
+};
+
+class EmulatedRuntime final : public GpuRuntime {
+ public:
+  explicit EmulatedRuntime(const EmulatedGpuConfig& config);
+  ~EmulatedRuntime() override;
+
+  const char* name() const override { return "emulated"; }
+  Status DeviceCount(int* count) override;
+  Status Properties(int ordinal, GpuDeviceProps* props) override;
+  Status MemoryInfo(int ordinal, uint64_t* free_bytes, uint64_t* total_bytes) override;
+  Status Allocate(int ordinal, uint64_t bytes, void** ptr) override;
+  void Free(int ordinal, void* ptr) override;
+  Status AllocateMappedHost(int ordinal, uint64_t bytes, void** host, void** device) override;
+  void FreeMappedHost(int ordinal, void* host) override;
+  Status RegisterHost(int ordinal, void* host, uint64_t bytes, void** device) override;
+  void UnregisterHost(int ordinal, void* host) override;
+  Status CopyToDevice(int ordinal, void* dst, const void* src, uint64_t bytes) override;
+  int live_registrations() const;
+  Status CopyToHost(int ordinal, void* dst, const void* src, uint64_t bytes) override;
+  Status FillTeamsPerMultiprocessor(int ordinal, uint32_t format, uint32_t threads_per_team, uint64_t shared_bytes,
+                                    int* teams) override;
+  Status RunFill(int ordinal, const FillLaunch& launch) override;
+  Status RunBuildCv0(int ordinal, const Cv0BuildArgs& args) override;
+  Status RunLookup(int ordinal, const LookupArgs& args) override;
+  Status MeasureCompressionRate(int ordinal, double seconds, double* per_second) override;
+
+  // Device allocations currently held (tests check that everything is released).
+  int live_allocations() const;
+  uint64_t allocated_bytes() const;
+  int live_mapped_host() const;
+  uint64_t fill_launches() const;
+
+ private:
+  Status CheckOrdinal(int ordinal) const;
+
+  const EmulatedGpuConfig config_;
+  mutable std::mutex mu_;
+  std::map<void*, uint64_t> allocations_;  // device allocations
+  std::map<void*, uint64_t> mapped_;       // mapped host allocations
+  std::map<void*, uint64_t> registered_;   // registered host ranges
+  uint64_t allocated_ = 0;
+  int allocation_calls_ = 0;
+  uint64_t fill_launches_ = 0;
+  uint64_t next_fake_ = 1ull << 44;  // dry run: fake device addresses
+};
+
+// Runs one fill launch on the CPU exactly as the kernel does (tests may call it directly).
+Status EmulateFill(const FillLaunch& launch, EmulatedThreadOrder order = EmulatedThreadOrder::kForward);
+
+}  // namespace gpu
+}  // namespace wipeproof

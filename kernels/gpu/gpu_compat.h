@@ -1,0 +1,129 @@
+// One kernel source for two runtimes: label_kernels.cu is written against the CUDA runtime API;
+// compiled as HIP (label_kernels.hip), this header maps the names it uses onto HIP with type
+// aliases, constants and inline wrappers (no macros), as sppark's cuda2hip.hpp and ggml's
+// vendors/hip.h do. Only what the kernel source uses is mapped; add names here, never #ifdefs
+// in the kernel source.
+//
+// Nothing here assumes a warp width: the kernels use block barriers only.
+// Include only from label_kernels.cu.
+#pragma once
+
+#include <string>
+
+#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
+
+#include <hip/hip_runtime.h>
+
+namespace wipeproof {
+namespace gpu {
+constexpr const char kRuntimeName[] = "hip";
+constexpr bool kRuntimeIsHip = true;
+}  // namespace gpu
+}  // namespace wipeproof
+
+using cudaError_t = hipError_t;
+using cudaEvent_t = hipEvent_t;
+using cudaDeviceProp = hipDeviceProp_t;
+using cudaMemcpyKind = hipMemcpyKind;
+using cudaDeviceAttr = hipDeviceAttribute_t;
+
+constexpr hipError_t cudaSuccess = hipSuccess;
+constexpr hipError_t cudaErrorMemoryAllocation = hipErrorOutOfMemory;
+constexpr hipError_t cudaErrorNoDevice = hipErrorNoDevice;
+constexpr hipError_t cudaErrorInsufficientDriver = hipErrorInsufficientDriver;
+constexpr hipMemcpyKind cudaMemcpyHostToDevice = hipMemcpyHostToDevice;
+constexpr hipMemcpyKind cudaMemcpyDeviceToHost = hipMemcpyDeviceToHost;
+constexpr unsigned cudaHostAllocMapped = hipHostMallocMapped;
+constexpr unsigned cudaHostRegisterMapped = hipHostRegisterMapped;
+constexpr unsigned cudaHostRegisterPortable = hipHostRegisterPortable;
+constexpr hipDeviceAttribute_t cudaDevAttrMaxSharedMemoryPerBlockOptin = hipDeviceAttributeSharedMemPerBlockOptin;
+
+inline const char* cudaGetErrorName(hipError_t e) { return hipGetErrorName(e); }
+inline const char* cudaGetErrorString(hipError_t e) { return hipGetErrorString(e); }
+inline hipError_t cudaGetLastError() { return hipGetLastError(); }
+inline hipError_t cudaGetDeviceCount(int* count) { return hipGetDeviceCount(count); }
+inline hipError_t cudaSetDevice(int device) { return hipSetDevice(device); }
+inline hipError_t cudaGetDeviceProperties(hipDeviceProp_t* prop, int device) {
+  return hipGetDeviceProperties(prop, device);
+}
+inline hipError_t cudaDeviceGetAttribute(int* value, hipDeviceAttribute_t attr, int device) {
+  return hipDeviceGetAttribute(value, attr, device);
+}
+inline hipError_t cudaDeviceGetPCIBusId(char* id, int len, int device) { return hipDeviceGetPCIBusId(id, len, device); }
+inline hipError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  return hipMemGetInfo(free_bytes, total_bytes);
+}
+inline hipError_t cudaMalloc(void** ptr, size_t bytes) { return hipMalloc(ptr, bytes); }
+inline hipError_t cudaFree(void* ptr) { return hipFree(ptr); }
+inline hipError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned flags) { return hipHostMalloc(ptr, bytes, flags); }
+inline hipError_t cudaFreeHost(void* ptr) { return hipHostFree(ptr); }
+inline hipError_t cudaHostRegister(void* host, size_t bytes, unsigned flags) {
+  return hipHostRegister(host, bytes, flags);
+}
+inline hipError_t cudaHostUnregister(void* host) { return hipHostUnregister(host); }
+inline hipError_t cudaHostGetDevicePointer(void** device, void* host, unsigned flags) {
+  return hipHostGetDevicePointer(device, host, flags);
+}
+inline hipError_t cudaMemcpy(void* dst, const void* src, size_t bytes, hipMemcpyKind kind) {
+  return hipMemcpy(dst, src, bytes, kind);
+}
+inline hipError_t cudaDeviceSynchronize() { return hipDeviceSynchronize(); }
+inline hipError_t cudaEventCreate(hipEvent_t* event) { return hipEventCreate(event); }
+inline hipError_t cudaEventRecord(hipEvent_t event) { return hipEventRecord(event, nullptr); }
+inline hipError_t cudaEventSynchronize(hipEvent_t event) { return hipEventSynchronize(event); }
+inline hipError_t cudaEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
+  return hipEventElapsedTime(ms, start, stop);
+}
+inline hipError_t cudaEventDestroy(hipEvent_t event) { return hipEventDestroy(event); }
+template <typename Kernel>
+inline hipError_t cudaFuncSetMaxDynamicSharedMemory(Kernel* kernel, int bytes) {
+  return hipFuncSetAttribute(reinterpret_cast<const void*>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+template <typename Kernel>
+inline hipError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Kernel kernel, int threads,
+                                                                size_t shared_bytes) {
+  return hipOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, shared_bytes);
+}
+// The device's stable id: HIP 5.2 has no reliable UUID on every board, so the PCI id is used.
+inline std::string GpuStableId(int device, const hipDeviceProp_t& /*prop*/) {
+  char bus[32] = {0};
+  if (hipDeviceGetPCIBusId(bus, sizeof bus, device) != hipSuccess) return "hip:" + std::to_string(device);
+  return bus;
+}
+inline std::string GpuArchName(const hipDeviceProp_t& prop) {
+  std::string arch = prop.gcnArchName;
+  return arch.substr(0, arch.find(':'));  // "gfx90a:sramecc+:xnack-" -> "gfx90a"
+}
+
+#else  // CUDA
+
+#include <cuda_runtime.h>
+
+namespace wipeproof {
+namespace gpu {
+constexpr const char kRuntimeName[] = "cuda";
+constexpr bool kRuntimeIsHip = false;
+}  // namespace gpu
+}  // namespace wipeproof
+
+template <typename Kernel>
+inline cudaError_t cudaFuncSetMaxDynamicSharedMemory(Kernel* kernel, int bytes) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints it.
+inline std::string GpuStableId(int /*device*/, const cudaDeviceProp& prop) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string id = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) id += '-';
+    const unsigned char b = static_cast<unsigned char>(prop.uuid.bytes[i]);
+    id += kHex[b >> 4];
+    id += kHex[b & 15];
+  }
+  return id;
+}
+inline std::string GpuArchName(const cudaDeviceProp& prop) {
+  return "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+}
+
+#endif

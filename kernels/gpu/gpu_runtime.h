@@ -1,0 +1,91 @@
+// The GPU runtime as seen from plain C++: device queries, memory, copies and the label kernels'
+// launchers. One implementation per runtime is compiled from the one kernel source
+// (label_kernels.cu as CUDA, label_kernels.hip as HIP), and emulated_runtime.h runs the same
+// kernel logic on the CPU for tests. No CUDA or HIP type appears here, so prover/ and the tests
+// compile with the host compiler only.
+//
+// Errors: every runtime failure is a Status naming the call, file:line and the runtime's error
+// string (INTERNAL; RESOURCE_EXHAUSTED for an allocation that does not fit; UNAVAILABLE when the
+// runtime or driver cannot start). Nothing exits the process.
+// Thread-safety: implementations are thread-safe; calls name the device they act on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "kernels/gpu/kernel_args.h"
+
+namespace wipeproof {
+namespace gpu {
+
+struct GpuDeviceProps {
+  int ordinal = 0;
+  std::string name;        // e.g. "NVIDIA H200"
+  std::string id;          // "GPU-<uuid>" (CUDA), PCI id "0000:c1:00.0" (HIP)
+  std::string pci_bus_id;  // "0000:c1:00.0"
+  std::string arch;        // "sm_90", "gfx90a"
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;
+  int multiprocessors = 0;  // SMs / CUs
+  int warp_size = 0;        // 32 (NVIDIA), 64 (AMD data-centre GPUs); informational only
+  int max_threads_per_block = 0;
+  int max_threads_per_multiprocessor = 0;
+  uint64_t shared_bytes_per_block = 0;  // largest dynamic shared memory a block can opt in to
+  uint64_t l2_bytes = 0;
+};
+
+// One launch of the fill kernel (team_executor.h): `teams` blocks of `threads_per_team` threads.
+struct FillLaunch {
+  FillWaveArgs args;
+  uint32_t teams = 0;
+  uint32_t threads_per_team = 0;
+};
+
+class GpuRuntime {
+ public:
+  virtual ~GpuRuntime() = default;
+
+  // "cuda", "hip" or "emulated".
+  virtual const char* name() const = 0;
+  // Errors: UNAVAILABLE when the runtime cannot start (no driver, no device: the reason is in the
+  // message; a count of 0 is returned as OK with *count = 0).
+  virtual Status DeviceCount(int* count) = 0;
+  virtual Status Properties(int ordinal, GpuDeviceProps* props) = 0;
+  virtual Status MemoryInfo(int ordinal, uint64_t* free_bytes, uint64_t* total_bytes) = 0;
+
+  // Device memory (never managed memory). RESOURCE_EXHAUSTED when it does not fit.
+  virtual Status Allocate(int ordinal, uint64_t bytes, void** ptr) = 0;
+  virtual void Free(int ordinal, void* ptr) = 0;
+  // Pinned host memory mapped into the device's address space (zero-copy).
+  virtual Status AllocateMappedHost(int ordinal, uint64_t bytes, void** host, void** device) = 0;
+  virtual void FreeMappedHost(int ordinal, void* host) = 0;
+  // Pins an existing host range (e.g. the host backend's locked memory) and maps it into the
+  // device's address space, so kernels write labels straight into host memory over the bus.
+  virtual Status RegisterHost(int ordinal, void* host, uint64_t bytes, void** device) = 0;
+  virtual void UnregisterHost(int ordinal, void* host) = 0;
+  virtual Status CopyToDevice(int ordinal, void* dst, const void* src, uint64_t bytes) = 0;
+  virtual Status CopyToHost(int ordinal, void* dst, const void* src, uint64_t bytes) = 0;
+
+  // Resident fill teams per multiprocessor for this shape (the occupancy calculator).
+  virtual Status FillTeamsPerMultiprocessor(int ordinal, uint32_t format, uint32_t threads_per_team,
+                                            uint64_t shared_bytes, int* teams) = 0;
+  // Runs one fill launch to completion.
+  virtual Status RunFill(int ordinal, const FillLaunch& launch) = 0;
+  virtual Status RunBuildCv0(int ordinal, const Cv0BuildArgs& args) = 0;
+  // Runs the lookup kernel (one thread per index) to completion.
+  virtual Status RunLookup(int ordinal, const LookupArgs& args) = 0;
+  // The raw compression rate of the fill kernel's own compression code (fast_compress.h): every
+  // thread of a full grid runs a dependent chain of c1 node hashes for about `seconds`.
+  // Returns compressions per second.
+  virtual Status MeasureCompressionRate(int ordinal, double seconds, double* per_second) = 0;
+};
+
+// The CUDA runtime (label_kernels.cu, built when WIPEPROOF_CUDA is on).
+std::unique_ptr<GpuRuntime> MakeCudaRuntime();
+// The HIP runtime (label_kernels.hip, built when WIPEPROOF_HIP is on).
+std::unique_ptr<GpuRuntime> MakeHipRuntime();
+
+}  // namespace gpu
+}  // namespace wipeproof

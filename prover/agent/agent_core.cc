@@ -1,0 +1,469 @@
+#include "prover/agent/agent_core.h"
+
+#include <capnp/message.h>
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "common/hex.h"
+#include "proto/codec.h"
+#include "proto/transcript.h"
+#include "prover/agent/device_fill.h"
+#include "prover/agent/device_plan.h"
+#include "prover/agent/fill_report.h"
+#include "prover/agent/order_checks.h"
+
+namespace wipeproof {
+
+struct AgentCore::Session {
+  Session(proto::Parsed<proto::WipeOrder> o, ConnectionId owner_id) : order(std::move(o)), owner(owner_id) {}
+
+  proto::Parsed<proto::WipeOrder> order;
+  ConnectionId owner;
+  SessionId id{};
+  std::string name;                                // "session <hex id>" for messages
+  std::vector<std::unique_ptr<DeviceSlot>> slots;  // plan order
+  std::atomic<bool> cancel{false};                 // stops the fill
+  Status end_status;                               // why the session is ending; set once, while filling
+  bool filled = false;                             // phase ready: the report was returned
+  proto::TranscriptHasher hasher;
+  uint32_t rounds_planned = 0;
+  uint32_t rounds_answered = 0;
+  int64_t arrived_us = 0;   // monotonic
+  uint64_t timeout_us = 0;  // microseconds after arrived_us
+};
+
+namespace {
+
+SessionId ToSessionId(proto::ByteView bytes) {
+  SessionId id{};
+  std::memcpy(id.data(), bytes.begin(), std::min(bytes.size(), id.size()));
+  return id;
+}
+
+bool SameBytes(proto::ByteView a, const SessionId& b) {
+  return a.size() == b.size() && std::memcmp(a.begin(), b.data(), b.size()) == 0;
+}
+
+LabelFormat ToLabelFormat(proto::LabelFormat format) {
+  return format == proto::LabelFormat::POSEDB_BLAKE3_N192 ? LabelFormat::k192 : LabelFormat::kC1;
+}
+
+const char* PhaseName(proto::AgentPhase phase) {
+  switch (phase) {
+    case proto::AgentPhase::IDLE:
+      return "idle";
+    case proto::AgentPhase::FILLING:
+      return "filling";
+    case proto::AgentPhase::READY:
+      return "ready";
+    case proto::AgentPhase::RELEASING:
+      return "releasing";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+AgentCore::AgentCore(AgentConfig config, BackendSet backends, const Clock& clock)
+    : config_(std::move(config)),
+      backends_(std::move(backends)),
+      clock_(clock),
+      start_unix_us_(clock.UnixMicros()),
+      node_key_id_(proto::KeyIdOf(config_.node_key.public_key)),
+      seen_(config_.replay_capacity) {
+  CHECK(!config_.node_name.empty()) << "AgentConfig.node_name is required";
+  phase_since_unix_us_ = start_unix_us_;
+  for (const std::string& line : backends_.disabled) LOG(WARNING) << line;
+}
+
+AgentCore::~AgentCore() { Shutdown("agent stopping"); }
+
+// ---------------------------------------------------------------------------------------------
+// State helpers.
+
+Status AgentCore::Refuse(const Status& status, const std::string& what) {
+  last_error_ = what + ": " + status.ToString();
+  LOG(WARNING) << last_error_;
+  return status;
+}
+
+proto::AgentPhase AgentCore::PhaseLocked() const {
+  if (!session_) return proto::AgentPhase::IDLE;
+  if (!session_->end_status.ok()) return proto::AgentPhase::RELEASING;
+  return session_->filled ? proto::AgentPhase::READY : proto::AgentPhase::FILLING;
+}
+
+void AgentCore::SetPhaseSinceLocked() { phase_since_unix_us_ = clock_.UnixMicros(); }
+
+void AgentCore::EndSessionLocked(const Status& why) {
+  Session& s = *session_;
+  if (s.filled) {
+    ReleaseSessionLocked(why, /*completed=*/false);
+    return;
+  }
+  if (!s.end_status.ok()) return;  // already ending
+  s.end_status = why;
+  s.cancel.store(true);
+  SetPhaseSinceLocked();
+  LOG(WARNING) << s.name << ": stopping the fill: " << why.ToString();
+}
+
+void AgentCore::ReleaseSessionLocked(const Status& why, bool completed) {
+  Session& s = *session_;
+  const int64_t t0 = clock_.MonotonicMicros();
+  const uint64_t bytes = ReleaseSlots(s.slots);
+  const int64_t release_us = clock_.MonotonicMicros() - t0;
+  if (completed) {
+    last_ended_ = s.name + " finished";
+    LOG(INFO) << s.name << ": finished after " << s.rounds_answered << " rounds; released " << bytes << " bytes in "
+              << release_us << " us";
+  } else {
+    last_ended_ = s.name + " ended: " + why.ToString();
+    last_error_ = last_ended_;
+    // A failed or stopped fill has already given its memory back (device_fill.h): bytes is 0 then.
+    LOG(WARNING) << last_ended_ << "; memory freed (" << bytes << " bytes released here in " << release_us << " us)";
+  }
+  session_.reset();
+  SetPhaseSinceLocked();
+  idle_cv_.notify_all();
+}
+
+// ---------------------------------------------------------------------------------------------
+// StartSession.
+
+StatusOr<proto::SignedEnvelope> AgentCore::StartSession(const proto::SignedEnvelope& order_envelope,
+                                                        ConnectionId owner) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const char* kRefused = "order refused";
+  if (session_) {
+    return Refuse(FailedPreconditionError(session_->name + " in progress (" + PhaseName(PhaseLocked()) + ")"),
+                  kRefused);
+  }
+  // The signature is verified over the bytes before anything parses them (proto/signing.h).
+  auto parsed = proto::VerifyAndParse<proto::WipeOrder>(order_envelope, config_.authority_key);
+  if (!parsed.ok()) return Refuse(parsed.status(), kRefused);
+  proto::WipeOrder::Reader order = parsed->root();
+  const SessionId id = ToSessionId(order.getSessionId());
+  const std::string name = "session " + HexEncode(id.data(), id.size());
+  const int64_t now = clock_.UnixMicros();
+
+  Status checked = CheckOrderAddress(order, config_.node_name, node_key_id_);
+  if (checked.ok()) {
+    OrderTimePolicy policy;
+    policy.clock_skew_us = config_.clock_skew_us;
+    policy.agent_start_unix_us = start_unix_us_;
+    policy.max_order_lifetime_us = config_.max_order_lifetime_us;
+    checked = CheckOrderTime(order, now, policy);
+  }
+  if (checked.ok()) {
+    // Remembered until the order could no longer be accepted anyway.
+    const int64_t expires = order.getExpiresAtUnixUs();
+    const int64_t forget_at = expires > INT64_MAX - config_.clock_skew_us ? INT64_MAX : expires + config_.clock_skew_us;
+    checked = seen_.Insert(id, forget_at, now);
+  }
+  if (!checked.ok()) return Refuse(checked, kRefused + (" " + name));
+
+  HostLimits host;
+  host.budget_bytes = config_.host_budget_bytes;
+  host.reserve_bytes = config_.host_reserve_bytes;
+  auto planned = MatchPlan(order, backends_, host);
+  if (!planned.ok()) return Refuse(planned.status(), kRefused + (" " + name));
+
+  session_ = std::make_unique<Session>(std::move(parsed).value(), owner);
+  Session* s = session_.get();
+  s->id = id;
+  s->name = name;
+  for (PlannedDevice& p : *planned) s->slots.push_back(std::make_unique<DeviceSlot>(std::move(p)));
+  s->rounds_planned = s->order.root().getRounds();
+  s->arrived_us = clock_.MonotonicMicros();
+  const uint64_t asked = s->order.root().getSessionTimeoutUs();
+  s->timeout_us = asked == 0 ? config_.session_timeout_us : std::min(asked, config_.session_timeout_us);
+  SetPhaseSinceLocked();
+  {
+    std::string devices;
+    for (const auto& slot : s->slots) {
+      devices += (devices.empty() ? "" : ", ") + slot->plan.selector + " " + std::to_string(slot->plan.label_count) +
+                 " labels";
+    }
+    LOG(INFO) << name << ": order accepted (node " << config_.node_name << ", m=" << order.getChunkLabels()
+              << ", rounds=" << s->rounds_planned << ", timeout " << s->timeout_us << " us): filling " << devices;
+  }
+
+  FillSettings settings;
+  settings.session.format = ToLabelFormat(order.getFormat());
+  std::memcpy(settings.session.seed, order.getSeed().begin(), kSeedBytes);
+  settings.session.chunk_labels = order.getChunkLabels();
+  settings.host_threads = config_.host_fill_threads;
+  settings.cancel = &s->cancel;
+  settings.clock = &clock_;
+
+  // The fill runs without the lock: status, abort, disconnect and timeouts act meanwhile. Nothing
+  // but this thread removes a session that is not filled, so `s` stays valid.
+  lock.unlock();
+  Status filled = AcquireAndFill(s->slots, settings);
+  lock.lock();
+
+  const uint64_t fill_us = static_cast<uint64_t>(clock_.MonotonicMicros() - s->arrived_us);
+  if (!s->end_status.ok() || !filled.ok()) {
+    // An ending (abort, disconnect, timeout) wins over the "cancelled" it caused in the fill; it
+    // is returned naming the session. Fill errors stay as they are ("device 'SEL' short ...").
+    const bool ended = !s->end_status.ok();
+    const Status why = ended ? s->end_status : filled;
+    s->filled = true;                                // no fill thread any more: release now
+    ReleaseSessionLocked(why, /*completed=*/false);  // destroys *s
+    return ended ? why.WithContext(name) : why;
+  }
+  auto report =
+      SignFillReport(s->order.bytes(), proto::AsView(s->id), s->slots, fill_us, clock_.UnixMicros(), config_.node_key);
+  Status hashed = report.ok() ? s->hasher.AddOrder(s->order.bytes()) : report.status();
+  if (hashed.ok()) hashed = s->hasher.AddReport(proto::AsView(report->payload));
+  s->filled = true;
+  if (!hashed.ok()) {
+    ReleaseSessionLocked(hashed.WithContext("signing the fill report"), /*completed=*/false);
+    return hashed;
+  }
+  last_fill_micros_ = fill_us;
+  SetPhaseSinceLocked();
+  LOG(INFO) << name << ": filled and reported in " << fill_us << " us; answering rounds";
+  return std::move(report).value();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rounds.
+
+Status AgentCore::AnswerRound(ConnectionId from, proto::ChallengeRound::Reader round,
+                              proto::RoundAnswer::Builder answer) {
+  const int64_t started_us = clock_.MonotonicMicros();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session_) {
+    return FailedPreconditionError("no session running" + (last_ended_.empty() ? "" : " (" + last_ended_ + ")"));
+  }
+  Session& s = *session_;
+  if (from != s.owner) return PermissionDeniedError(s.name + " belongs to another connection");
+  Status status = AnswerRoundLocked(s, round, answer, started_us);
+  if (!status.ok()) {
+    status = status.WithContext("round refused (protocol error; session ended)");
+    EndSessionLocked(status);
+  }
+  return status;
+}
+
+Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer,
+                                    int64_t started_us) {
+  if (!s.end_status.ok()) return FailedPreconditionError("session is ending: " + s.end_status.ToString());
+  if (!s.filled) return FailedPreconditionError("round before the fill report");
+  // A canonical copy, parsed with the same bounds as any received message (proto/codec.h): the
+  // RPC reader is untrusted, the copy is validated and cheap (q = 256: 2 KiB).
+  WP_ASSIGN_OR_RETURN(proto::Bytes bytes, proto::EncodeCanonical(round));
+  WP_ASSIGN_OR_RETURN(auto parsed, proto::ParseMessage<proto::ChallengeRound>(proto::AsView(bytes)));
+  proto::ChallengeRound::Reader r = parsed.root();
+  if (!SameBytes(r.getSessionId(), s.id)) {
+    return InvalidArgumentError("round for session " + HexEncode(r.getSessionId().begin(), r.getSessionId().size()));
+  }
+  if (r.getRoundIndex() != s.rounds_answered) {
+    return InvalidArgumentError("round index " + std::to_string(r.getRoundIndex()) + ", expected " +
+                                std::to_string(s.rounds_answered));
+  }
+  if (s.rounds_answered >= s.rounds_planned) {
+    return InvalidArgumentError("all " + std::to_string(s.rounds_planned) + " rounds were answered");
+  }
+  auto devices = r.getDevices();
+  std::vector<bool> seen(s.slots.size(), false);
+  std::vector<uint64_t> indices;
+  std::vector<size_t> device_of;  // slot per entry of `devices`
+  for (uint32_t i = 0; i < devices.size(); ++i) {
+    const uint32_t d = devices[i].getDeviceIndex();
+    if (d >= s.slots.size()) {
+      return InvalidArgumentError("devices[" + std::to_string(i) + "]: device index " + std::to_string(d) +
+                                  " out of range (the plan has " + std::to_string(s.slots.size()) + ")");
+    }
+    if (seen[d]) return InvalidArgumentError("device index " + std::to_string(d) + " challenged twice");
+    seen[d] = true;
+    device_of.push_back(d);
+    const PlannedDevice& p = s.slots[d]->plan;
+    for (uint64_t g : devices[i].getLabelIndices()) {
+      if (g < p.first_label || g - p.first_label >= p.label_count) {
+        return InvalidArgumentError("device '" + p.selector + "': label index " + std::to_string(g) +
+                                    " is outside its range [" + std::to_string(p.first_label) + ", " +
+                                    std::to_string(p.first_label + p.label_count) + ")");
+      }
+      indices.push_back(g);
+    }
+  }
+  for (size_t d = 0; d < seen.size(); ++d) {
+    if (!seen[d]) return InvalidArgumentError("device '" + s.slots[d]->plan.selector + "' is not challenged");
+  }
+  if (indices.size() > (proto::kMaxRoundAnswerBytes - 1024) / proto::kLabelBytes) {
+    return InvalidArgumentError(std::to_string(indices.size()) + " labels asked, more than one answer may carry");
+  }
+
+  answer.setSessionId(r.getSessionId());
+  answer.setRoundIndex(r.getRoundIndex());
+  auto labels = answer.initLabels(static_cast<unsigned>(indices.size() * proto::kLabelBytes));
+  size_t at = 0;
+  for (uint32_t i = 0; i < devices.size(); ++i) {
+    const size_t n = devices[i].getLabelIndices().size();
+    const DeviceSlot& slot = *s.slots[device_of[i]];
+    Status looked = slot.memory->Lookup(indices.data() + at, n, labels.begin() + at * proto::kLabelBytes);
+    if (!looked.ok()) return looked.WithContext("device '" + slot.plan.selector + "'");
+    at += n;
+  }
+  const int64_t elapsed = clock_.MonotonicMicros() - started_us;
+  answer.setAgentMicros(static_cast<uint32_t>(std::clamp<int64_t>(elapsed, 0, UINT32_MAX)));
+  WP_RETURN_IF_ERROR(s.hasher.AddRound(r, answer.asReader()));
+  ++s.rounds_answered;
+  last_round_micros_ = static_cast<uint32_t>(std::clamp<int64_t>(elapsed, 0, UINT32_MAX));
+  VLOG(1) << s.name << ": round " << r.getRoundIndex() << " answered, " << indices.size() << " labels in " << elapsed
+          << " us";
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finish.
+
+StatusOr<proto::SignedEnvelope> AgentCore::Finish(ConnectionId from, const proto::SignedEnvelope& verdict) {
+  return FinishDecoded(from, verdict);
+}
+
+StatusOr<proto::SignedEnvelope> AgentCore::Finish(ConnectionId from, proto::Envelope::Reader verdict) {
+  return FinishDecoded(from, proto::DecodeEnvelope(verdict));
+}
+
+StatusOr<proto::SignedEnvelope> AgentCore::FinishDecoded(ConnectionId from,
+                                                         const StatusOr<proto::SignedEnvelope>& verdict) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session_) {
+    return FailedPreconditionError("no session running" + (last_ended_.empty() ? "" : " (" + last_ended_ + ")"));
+  }
+  Session& s = *session_;
+  if (from != s.owner) return PermissionDeniedError(s.name + " belongs to another connection");
+  auto transcript = verdict.ok() ? FinishLocked(s, *verdict) : StatusOr<proto::SignedEnvelope>(verdict.status());
+  if (!transcript.ok()) {
+    Status status = transcript.status().WithContext("finish refused (protocol error; session ended)");
+    EndSessionLocked(status);
+    return status;
+  }
+  return transcript;
+}
+
+StatusOr<proto::SignedEnvelope> AgentCore::FinishLocked(Session& s, const proto::SignedEnvelope& verdict_envelope) {
+  if (!s.end_status.ok()) return FailedPreconditionError("session is ending: " + s.end_status.ToString());
+  if (!s.filled) return FailedPreconditionError("finish before the fill report");
+  WP_ASSIGN_OR_RETURN(auto verdict, proto::VerifyAndParse<proto::Verdict>(verdict_envelope, config_.challenger_key));
+  if (!SameBytes(verdict.root().getSessionId(), s.id)) {
+    auto other = verdict.root().getSessionId();
+    return InvalidArgumentError("verdict for session " + HexEncode(other.begin(), other.size()));
+  }
+  const proto::Digest order_digest = proto::Blake2b256(s.order.bytes());
+  if (verdict.root().getOrderDigest() != proto::AsView(order_digest)) {
+    return InvalidArgumentError("verdict names a different order (orderDigest differs)");
+  }
+  WP_ASSIGN_OR_RETURN(proto::Digest digest, s.hasher.Finish());
+  const proto::Digest verdict_digest = proto::Blake2b256(verdict.bytes());
+  capnp::MallocMessageBuilder message;
+  auto t = message.initRoot<proto::TranscriptDigest>();
+  t.setSessionId(proto::AsView(s.id));
+  t.setDigest(proto::AsView(digest));
+  t.setRoundCount(s.hasher.round_count());
+  t.setVerdictDigest(proto::AsView(verdict_digest));
+  t.setNodeKeyId(proto::AsView(node_key_id_));
+  t.setSignedAtUnixUs(clock_.UnixMicros());
+  WP_ASSIGN_OR_RETURN(proto::SignedEnvelope transcript, proto::SignMessage(t.asReader(), config_.node_key));
+  const bool pass = verdict.root().getPass();
+  LOG(INFO) << s.name << ": verdict " << (pass ? "pass" : "FAIL")
+            << (pass ? "" : std::string(" (") + verdict.root().getFailure().getText().cStr() + ")")
+            << "; transcript signed over " << s.hasher.round_count() << " rounds";
+  ++sessions_completed_;
+  ReleaseSessionLocked(Status::Ok(), /*completed=*/true);
+  return transcript;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ending sessions from outside.
+
+void AgentCore::Abort(proto::ByteView session_id, const std::string& reason_text) {
+  constexpr size_t kMaxReasonChars = 256;  // it comes from the wire and goes into logs
+  const std::string reason = reason_text.substr(0, kMaxReasonChars);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session_ || !SameBytes(session_id, session_->id)) {
+    LOG(INFO) << "abort of session " << HexEncode(session_id.begin(), session_id.size())
+              << " ignored: it is not running";
+    return;
+  }
+  EndSessionLocked(FailedPreconditionError("aborted: " + reason));
+}
+
+void AgentCore::OnDisconnect(ConnectionId connection) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session_ || session_->owner != connection) return;
+  EndSessionLocked(UnavailableError("the challenger disconnected"));
+}
+
+void AgentCore::CheckTimeouts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  seen_.Prune(clock_.UnixMicros());
+  if (!session_ || !session_->end_status.ok()) return;
+  const int64_t elapsed = clock_.MonotonicMicros() - session_->arrived_us;
+  if (elapsed >= 0 && static_cast<uint64_t>(elapsed) >= session_->timeout_us) {
+    EndSessionLocked(DeadlineExceededError("timed out: not finished " + std::to_string(elapsed) +
+                                           " us after the order arrived (timeout " +
+                                           std::to_string(session_->timeout_us) + " us)"));
+  }
+}
+
+void AgentCore::Shutdown(const std::string& reason) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (session_) EndSessionLocked(UnavailableError(reason));
+  idle_cv_.wait(lock, [this] { return session_ == nullptr; });
+}
+
+bool AgentCore::WaitUntilIdle(int64_t timeout_us) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_for(lock, std::chrono::microseconds(timeout_us), [this] { return session_ == nullptr; });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries.
+
+AgentStatusSnapshot AgentCore::GetStatus() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  AgentStatusSnapshot out;
+  out.phase = PhaseLocked();
+  out.phase_since_unix_us = phase_since_unix_us_;
+  out.fill_micros = last_fill_micros_;
+  out.last_round_micros = last_round_micros_;
+  out.sessions_completed = sessions_completed_;
+  out.last_error = last_error_;
+  if (session_) {
+    out.session_id.assign(session_->id.begin(), session_->id.end());
+    out.rounds_answered = session_->rounds_answered;
+    for (const auto& slot : session_->slots) {
+      DeviceProgress d;
+      d.selector = slot->plan.selector;
+      d.labels_filled = slot->labels_filled.load();
+      d.bytes_held = d.labels_filled * proto::kLabelBytes;
+      d.label_count = slot->plan.label_count;
+      out.devices.push_back(std::move(d));
+      out.bytes_acquired += slot->bytes_acquired.load();
+    }
+  }
+  return out;
+}
+
+NodeDescriptionInfo AgentCore::Describe() const {
+  NodeDescriptionInfo out;
+  out.node_key_id = node_key_id_;
+  out.node_public_key = config_.node_key.public_key;
+  out.agent_version = config_.agent_version;
+  out.devices = backends_.Devices();
+  out.disabled = backends_.disabled;
+  return out;
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,148 @@
+// The prover agent's session state machine (wipe.capnp ProverAgent, design-brief "Protocol v1"),
+// without RPC: the RPC layer (agent_rpc_server.h) and tests call it directly. Time comes from an
+// injected Clock, so expiry, skew and session timeouts are tested with FakeClock.
+//
+//   idle --StartSession ok--> filling --report signed--> ready --AnswerRound(i)--> ready
+//   ready --Finish--> idle (transcript signed, memory freed)
+//   filling|ready --Abort | OnDisconnect(owner) | CheckTimeouts | protocol error--> idle
+//   (a session ended while filling shows phase "releasing" until its fill threads stop)
+//
+// StartSession checks, in this order, each failure a typed refusal that holds no memory:
+//   1. no session running                 FAILED_PRECONDITION "session <id> in progress (filling)"
+//   2. envelope, signature, then payload  proto/signing.h: INVALID_ARGUMENT / PERMISSION_DENIED;
+//      (the signature is checked before    a tampered order fails here as a signature failure
+//      the payload is parsed)
+//   3. addressed to this node             PERMISSION_DENIED (order_checks.h)
+//   4. time: expiry, skew, agent start,   DEADLINE_EXCEEDED / FAILED_PRECONDITION /
+//      lifetime                           INVALID_ARGUMENT (order_checks.h)
+//   5. session id unseen                  ALREADY_EXISTS; from here on the id counts as seen, so a
+//                                         refused order cannot be replayed either (seen_sessions.h)
+//   6. plan names exactly this node's     NOT_FOUND (unknown device) / INVALID_ARGUMENT (omitted or
+//      devices, each with room           duplicate) / RESOURCE_EXHAUSTED "device 'SEL' short of
+//                                         capacity: ..." (device_plan.h)
+//   7. acquire + fill all devices         RESOURCE_EXHAUSTED (short), the backend's error naming the
+//      concurrently                       device, or the reason the session was ended meanwhile
+// Shortfall policy: refuse, never fill short (device_fill.h). The challenger maps a
+// RESOURCE_EXHAUSTED refusal whose message starts "device '" to FailureReason shortCapacity.
+//
+// Ending a session early (each frees all memory; the reason becomes status().last_error as
+// "session <id> ended: <reason>", and a pending StartSession fails with "session <id>: <reason>"):
+//   Abort(id, reason)            FAILED_PRECONDITION "aborted: <reason>"
+//   OnDisconnect(owner)          UNAVAILABLE "the challenger disconnected"
+//   CheckTimeouts()              DEADLINE_EXCEEDED "timed out: ..." once
+//                                sessionTimeoutUs (0 in the order: AgentConfig's; capped by it)
+//                                have passed since the order arrived (monotonic clock)
+//   protocol error (below)       the refusal itself
+// Protocol-error policy: a round or finish from the session's owner (the connection that started
+// it) that the agent refuses ends the session: wrong session id or round index, a device index or
+// label index out of range, a round before the report, a verdict that does not verify. The
+// challenger fails such a session with protocolError anyway; holding memory for it helps no one.
+// Calls from other connections (ConnectionId != owner) are refused with PERMISSION_DENIED and do
+// not touch the session; Abort is the exception, it needs only the session id.
+//
+// Thread-safety: all methods are thread-safe. StartSession blocks for the whole fill and must run
+// off the RPC event loop; the other methods return quickly (AnswerRound does the lookups; Finish,
+// Abort etc. may free memory, munmap of large host regions takes a moment).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "proto/signing.h"
+#include "proto/wipe.capnp.h"
+#include "prover/agent/agent_config.h"
+#include "prover/agent/agent_status.h"
+#include "prover/agent/seen_sessions.h"
+#include "prover/backend_factory.h"
+
+namespace wipeproof {
+
+// Identifies the connection a call came on (the RPC layer numbers them from 1). Tests use any value.
+using ConnectionId = uint64_t;
+
+class AgentCore {
+ public:
+  // REQUIRES: `clock` outlives the core; config keys are set and node_name is not empty.
+  AgentCore(AgentConfig config, BackendSet backends, const Clock& clock);
+  // Ends a running session ("agent stopping") and waits for its fill threads.
+  ~AgentCore();
+  AgentCore(const AgentCore&) = delete;
+  AgentCore& operator=(const AgentCore&) = delete;
+
+  // Checks the order (see top of file), fills every planned device and returns the node-signed
+  // FillReport envelope. Blocks until the fill is done or the session is ended.
+  StatusOr<proto::SignedEnvelope> StartSession(const proto::SignedEnvelope& order, ConnectionId owner);
+
+  // Answers `round` into `answer` (sessionId, roundIndex, labels in request order, agentMicros)
+  // and adds both to the transcript. `round` may be unvalidated RPC input. Errors that leave
+  // everything as it was: FAILED_PRECONDITION "no session running (...)", PERMISSION_DENIED (not
+  // the owner). Errors that end the session (protocol-error policy): FAILED_PRECONDITION (before
+  // the report), INVALID_ARGUMENT (malformed or oversized round, wrong session id or round index,
+  // device or label index out of range, naming the device and index), a device's lookup error.
+  Status AnswerRound(ConnectionId from, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer);
+
+  // Verifies the challenger-signed verdict (its sessionId and orderDigest must be this session's),
+  // signs the TranscriptDigest (with the verdict's digest), frees all memory and returns to idle.
+  // A failing verdict is accepted the same way: the transcript covers the rounds answered so far. Errors as
+  // AnswerRound, plus the verdict's decoding and verification errors (proto/signing.h), which end the session.
+  StatusOr<proto::SignedEnvelope> Finish(ConnectionId from, const proto::SignedEnvelope& verdict);
+  // The same for a wire envelope (RPC parameters): a malformed envelope is a protocol error too.
+  StatusOr<proto::SignedEnvelope> Finish(ConnectionId from, proto::Envelope::Reader verdict);
+
+  // Ends session `session_id` (16 bytes) if it is running; otherwise nothing happens.
+  void Abort(proto::ByteView session_id, const std::string& reason);
+  // The RPC layer reports a closed connection: ends the session it owns, if any.
+  void OnDisconnect(ConnectionId connection);
+  // Ends a session past its timeout and forgets expired session ids. Call periodically.
+  void CheckTimeouts();
+
+  // Ends any session with `reason` and waits until idle (fill threads stopped, memory freed).
+  void Shutdown(const std::string& reason);
+  // Waits until no session runs; false if `timeout_us` (microseconds, real time) passed first.
+  bool WaitUntilIdle(int64_t timeout_us);
+
+  AgentStatusSnapshot GetStatus() const;
+  NodeDescriptionInfo Describe() const;
+  const AgentConfig& config() const { return config_; }
+
+ private:
+  struct Session;
+
+  // REQUIRES: mu_ held. Each returns `status` after recording it as the last error.
+  Status Refuse(const Status& status, const std::string& what);
+  // REQUIRES: mu_ held and session_ set. Ends the session now if it is filled, otherwise asks the
+  // fill to stop (it ends the session when it returns).
+  void EndSessionLocked(const Status& why);
+  // REQUIRES: mu_ held, session_ set and not filling. Frees memory and returns to idle.
+  void ReleaseSessionLocked(const Status& why, bool completed);
+  Status AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer,
+                           int64_t started_us);
+  StatusOr<proto::SignedEnvelope> FinishDecoded(ConnectionId from, const StatusOr<proto::SignedEnvelope>& verdict);
+  StatusOr<proto::SignedEnvelope> FinishLocked(Session& s, const proto::SignedEnvelope& verdict);
+  proto::AgentPhase PhaseLocked() const;
+  void SetPhaseSinceLocked();
+
+  const AgentConfig config_;
+  const BackendSet backends_;
+  const Clock& clock_;
+  const int64_t start_unix_us_;
+  const proto::KeyId node_key_id_;
+
+  mutable std::mutex mu_;
+  std::condition_variable idle_cv_;   // signalled when session_ becomes null
+  std::unique_ptr<Session> session_;  // guarded by mu_
+  SeenSessions seen_;                 // guarded by mu_
+  int64_t phase_since_unix_us_ = 0;   // guarded by mu_
+  uint64_t last_fill_micros_ = 0;     // guarded by mu_
+  uint32_t last_round_micros_ = 0;    // guarded by mu_
+  uint64_t sessions_completed_ = 0;   // guarded by mu_
+  std::string last_error_;            // guarded by mu_
+  std::string last_ended_;            // guarded by mu_: "session <id> ended: <why>"
+};
+
+}  // namespace wipeproof

@@ -1,0 +1,36 @@
+// The agent's checks of a verified, shape-valid WipeOrder that do not involve its devices: is it
+// addressed to this node, and may it be accepted now. (Device checks: device_plan.h. Signature,
+// shape and version: proto/signing.h VerifyAndParse.)
+//
+// Time rule, all on the agent's wall clock `now` (Unix us), `skew` = allowed clock skew:
+//   now >= expiresAt + skew           -> DEADLINE_EXCEEDED  (expired)
+//   issuedAt > now + skew             -> FAILED_PRECONDITION (issued in the future: clocks differ
+//                                        by more than the skew allowed)
+//   issuedAt < agentStart - skew      -> FAILED_PRECONDITION (issued before this agent started: its
+//                                        replay set cannot know it, see seen_sessions.h)
+//   expiresAt - issuedAt > lifetime   -> INVALID_ARGUMENT   (valid for longer than the agent allows)
+// Address rule: nodeName and nodeKeyId must be this node's -> PERMISSION_DENIED otherwise.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "proto/crypto.h"
+#include "proto/wipe.capnp.h"
+
+namespace wipeproof {
+
+struct OrderTimePolicy {
+  int64_t clock_skew_us = 0;          // microseconds
+  int64_t agent_start_unix_us = 0;    // Unix us when the agent started
+  int64_t max_order_lifetime_us = 0;  // microseconds
+};
+
+Status CheckOrderTime(proto::WipeOrder::Reader order, int64_t now_unix_us, const OrderTimePolicy& policy);
+
+Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node_name, const proto::KeyId& node_key_id);
+
+}  // namespace wipeproof

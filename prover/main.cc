@@ -1,0 +1,167 @@
+// wipeproof-prover: `wipeproof-prover <labels|graph-info|bench|keygen|serve> [flags]` (cli.h). Picks the
+// subcommand, answers --help with that subcommand's flags only, parses flags with gflags, rejects
+// flags that do not apply, and runs it.
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <sodium.h>
+
+#include "prover/cli.h"
+#include "prover/cli_flags.h"
+
+namespace wipeproof {
+namespace {
+
+constexpr char kProgram[] = "wipeproof-prover";
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out, "usage: %s <", kProgram);
+  const auto& subs = Subcommands();
+  for (size_t i = 0; i < subs.size(); ++i) std::fprintf(out, "%s%s", i ? "|" : "", subs[i].name);
+  std::fprintf(out, "> [flags]\n\n");
+  for (const auto& s : subs) std::fprintf(out, "  %-11s %s\n", s.name, s.synopsis);
+  std::fprintf(out, "\n`%s <subcommand> --help` lists the subcommand's flags.\n", kProgram);
+}
+
+void PrintSubcommandHelp(const Subcommand& sub) {
+  std::printf("usage: %s %s [flags]\n\n%s: %s\n\n%s\n\nFlags:\n", kProgram, sub.name, sub.name, sub.synopsis,
+              sub.help);
+  for (const auto& name : sub.flags) {
+    gflags::CommandLineFlagInfo info;
+    if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) std::printf("%s", gflags::DescribeOneFlag(info).c_str());
+  }
+  std::printf("\nLogging flags (glog) such as --v and --minloglevel are also accepted.\n");
+}
+
+bool IsHelpFlag(const char* arg) {
+  for (const char* h : {"--help", "-help", "--helpshort", "-helpshort", "-h"}) {
+    if (std::strcmp(arg, h) == 0) return true;
+  }
+  return false;
+}
+
+// A flag of ours (cli_flags.cc) set on the command line that `sub` does not take.
+std::string InapplicableFlag(const Subcommand& sub) {
+  std::set<std::string> allowed(sub.flags.begin(), sub.flags.end());
+  std::vector<gflags::CommandLineFlagInfo> all;
+  gflags::GetAllFlags(&all);
+  for (const auto& f : all) {
+    const std::string& file = f.filename;
+    bool ours = file.size() >= 12 && file.compare(file.size() - 12, 12, "cli_flags.cc") == 0;
+    if (ours && !f.is_default && allowed.count(f.name) == 0) return f.name;
+  }
+  return "";
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return kExitUsage;
+  }
+  if (IsHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
+    PrintUsage(stdout);
+    return kExitOk;
+  }
+  const Subcommand* sub = nullptr;
+  for (const auto& s : Subcommands()) {
+    if (s.name == std::string(argv[1])) sub = &s;
+  }
+  if (sub == nullptr) {
+    std::fprintf(stderr, "%s: unknown subcommand '%s'\n", kProgram, argv[1]);
+    PrintUsage(stderr);
+    return kExitUsage;
+  }
+  for (int i = 2; i < argc; ++i) {
+    if (IsHelpFlag(argv[i])) {
+      PrintSubcommandHelp(*sub);
+      return kExitOk;
+    }
+  }
+  // gflags sees "wipeproof-prover <flags>": the subcommand is taken out.
+  std::vector<char*> args{argv[0]};
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  int n = static_cast<int>(args.size()) - 1;
+  char** v = args.data();
+  gflags::SetUsageMessage(std::string("usage: ") + kProgram + " " + sub->name + " [flags]");
+  FLAGS_logtostderr = true;  // no log files; defaults that the command line may still override
+  FLAGS_minloglevel = google::GLOG_WARNING;
+  gflags::ParseCommandLineFlags(&n, &v, /*remove_flags=*/true);
+  if (n > 1) return UsageError(sub->name, std::string("unexpected argument '") + v[1] + "'");
+  std::string stray = InapplicableFlag(*sub);
+  if (!stray.empty()) return UsageError(sub->name, "--" + stray + " does not apply to " + sub->name);
+  google::InitGoogleLogging(argv[0]);
+  if (sodium_init() < 0) return Failure(sub->name, InternalError("libsodium failed to initialise"));
+  return sub->run();
+}
+
+}  // namespace
+
+const std::vector<Subcommand>& Subcommands() {
+  static const std::vector<Subcommand> kSubcommands = {
+      {"labels", "print the labels of a global index range (one hex label per line, or their SHA-256)",
+       "Computes labels g = first .. first+count-1 of one session (label-spec.md) on all cores and prints\n"
+       "each as 64 lowercase hex digits on its own line, or with --sha256 only the SHA-256 of the\n"
+       "labels concatenated (the known-answer format of labels-public.json). For posedb-blake3-192 the\n"
+       "range is one region (its trailing partial chunk is the graph for m' = its size). Large ranges\n"
+       "are computed in chunk-aligned pieces, so memory stays bounded (~64 MiB + one chunk per thread).",
+       {"format", "seed", "chunk_labels", "first", "count", "sha256", "threads", "simd", "progress"},
+       &RunLabels},
+      {"graph-info", "print the metrics of the graph for m as JSON (label-spec.md §3 table)",
+       "Replays the graph schedule for m outputs and prints: nodes, nodes_per_output, nodes_hashed,\n"
+       "min/max output depth, peak live labels (the labeler's scratch) and schedule size. m = 2^17\n"
+       "takes about a second.",
+       {"chunk_labels"},
+       &RunGraphInfo},
+      {"bench", "measure labeler, verifier or fill rates after a known-answer check (JSON on stdout)",
+       "--what=labeler: repeated fills of whole chunks through the backend for --seconds; labels/s,\n"
+       "  bytes/s, node hashes/s and compressions/s in total and per core.\n"
+       "--what=verify: RecomputeChunk (the challenger's check) on one core; ms per chunk.\n"
+       "--what=fill: acquire --gib of device memory, fill it, spot-check --samples chunks against\n"
+       "  RecomputeChunk; bytes, seconds, GB/s, labels/s.\n"
+       "Every run first checks the SHA-256 of a labels-public.json case computed by the same path and\n"
+       "prints no rates when it does not match (exit 1). A backend that cannot start exits 1 with\n"
+       "\"disabled: <reason>\". docs/benchmarks.md explains the fields.",
+       {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
+        "samples", "progress"},
+       &RunBench},
+      {"keygen", "write this node's Ed25519 key pair: PREFIX.key (0600) and PREFIX.pub",
+       "Writes a fresh key pair as PREFIX.key (secret, mode 0600) and PREFIX.pub (public), and prints\n"
+       "secret-key-file, public-key-file, key-id and public-key as \"name: value\" lines for the\n"
+       "challenger's inventory. Refuses to overwrite existing files unless --force.",
+       {"out", "force"},
+       &RunKeygen},
+      {"serve", "run the prover agent: accept signed wipe orders over TCP, fill, answer rounds",
+       "Listens on --listen and serves the ProverAgent RPC (proto/wipe.capnp) until SIGINT/SIGTERM.\n"
+       "Accepts an order only if it verifies under --authority_key, names --node_name and this node's\n"
+       "key, is unexpired (within --clock_skew_us), has an unseen session id, and plans exactly this\n"
+       "node's devices with sizes it can hold; then fills all devices at once, reports, answers rounds\n"
+       "and frees all memory after the verdict (--challenger_key), on abort, on disconnect, or after the\n"
+       "session timeout. Prints \"listening on HOST:PORT\" on stdout once bound (port 0: any free\n"
+       "port); logs phases and timings on stderr. The node key file must be mode 0600.",
+       {"listen", "authority_key", "challenger_key", "node_key", "node_name", "host_budget_bytes", "host_budget_gib",
+        "host_reserve_bytes", "devices", "clock_skew_us", "session_timeout_us", "max_order_lifetime_us", "threads",
+        "simd"},
+       &RunServe},
+  };
+  return kSubcommands;
+}
+
+int UsageError(const char* subcommand, const std::string& message) {
+  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, message.c_str());
+  return kExitUsage;
+}
+
+int Failure(const char* subcommand, const Status& status) {
+  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, status.ToString().c_str());
+  return kExitFailure;
+}
+
+}  // namespace wipeproof
+
+int main(int argc, char** argv) { return wipeproof::Main(argc, argv); }

@@ -1,0 +1,39 @@
+// A progress line on stderr for long work (labels over a large range, a device fill): silent for
+// the first second, then at most one update a second (rewritten in place on a terminal, one line
+// every 10 s otherwise), e.g.
+//   fill: 41.2% 3.30/8.00 GiB, 1.52 GB/s, 4.7 M labels/s, eta 3 s
+// Thread-safety: Update() may be called from any thread; Finish() once, after the last Update().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace wipeproof {
+
+class ProgressLine {
+ public:
+  // `what` prefixes the line; `total_labels` is the work (32-byte labels); disabled: prints nothing.
+  ProgressLine(std::string what, uint64_t total_labels, bool enabled);
+  ~ProgressLine() { Finish(); }
+
+  void Update(uint64_t done_labels);
+  // Ends the line on a terminal if anything was printed; idempotent.
+  void Finish();
+
+ private:
+  void Print(uint64_t done, std::chrono::steady_clock::time_point now);
+
+  const std::string what_;
+  const uint64_t total_;
+  const bool enabled_;
+  const bool tty_;
+  const std::chrono::steady_clock::time_point start_;
+  std::mutex mu_;
+  std::chrono::steady_clock::time_point last_print_;
+  bool printed_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace wipeproof

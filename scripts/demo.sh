@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# A real wipe session on loopback: set-up, build, keys, a prover agent wiping host memory, one
+# session run by the challenger, the verdict, the ledger verified, the agent stopped.
+# Usage: scripts/demo.sh [--host-gib=G] [--dir=FOLDER]
+#   --host-gib  host memory the agent wipes, GiB (default 2)
+#   --dir       where keys, inventory, ledger and logs go (default build/demo)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+host_gib=2
+dir=build/demo
+for arg in "$@"; do
+  case "$arg" in
+    --host-gib=*) host_gib=${arg#*=} ;;
+    --dir=*) dir=${arg#*=} ;;
+    -h|--help) sed -n 2,6p "$0"; exit 0 ;;
+    *) echo "demo: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+[[ "$host_gib" =~ ^[0-9]+$ && "$host_gib" -ge 1 ]] || { echo "demo: --host-gib must be a whole number >= 1" >&2; exit 2; }
+
+build=${WIPEPROOF_BUILD_DIR:-build}
+step() { printf '\n== %s\n' "$*"; }
+
+step "set-up (apt packages)"
+scripts/setup-deps.sh
+
+step "build (wipeproof-prover, wipeproof-challenger)"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j "$(nproc)" --target wipeproof-prover wipeproof-challenger
+prover="$build/prover/wipeproof-prover"
+challenger="$build/challenger/wipeproof-challenger"
+
+step "keys (authority, challenger, node) in $dir"
+rm -rf "$dir"
+mkdir -p "$dir"
+"$challenger" keygen --out="$dir/inspect" >/dev/null
+"$prover" keygen --out="$dir/node" >/dev/null
+ls -l "$dir"
+
+step "prover agent on loopback, wiping ${host_gib} GiB of host memory"
+"$prover" serve --listen=127.0.0.1:0 --node_name=demo-node \
+  --authority_key="$dir/inspect-authority.pub" --challenger_key="$dir/inspect-challenger.pub" \
+  --node_key="$dir/node.key" --host_budget_gib="$host_gib" --devices=host \
+  >"$dir/agent.out" 2>"$dir/agent.log" &
+agent_pid=$!
+stop_agent() {
+  if kill -0 "$agent_pid" 2>/dev/null; then
+    kill -TERM "$agent_pid" 2>/dev/null || true
+    wait "$agent_pid" 2>/dev/null || true
+  fi
+}
+trap stop_agent EXIT
+for _ in $(seq 1 100); do
+  grep -q '^listening on ' "$dir/agent.out" 2>/dev/null && break
+  kill -0 "$agent_pid" 2>/dev/null || { echo "demo: the agent did not start:" >&2; tail -n 20 "$dir/agent.log" >&2; exit 1; }
+  sleep 0.1
+done
+address=$(sed -n 's/^listening on //p' "$dir/agent.out" | head -n 1)
+[[ -n "$address" ]] || { echo "demo: the agent did not report its address" >&2; exit 1; }
+echo "agent pid $agent_pid listening on $address (log: $dir/agent.log)"
+
+# The inventory: one node, its host memory declared at the budget; the authority allows no reserve.
+cat >"$dir/inventory.json" <<JSON
+{
+  "nodes": [
+    {"name": "demo-node", "address": "$address", "public_key_file": "node.pub",
+     "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": $((host_gib * 1024 * 1024 * 1024))}]}
+  ],
+  "waves": [{"name": "demo", "nodes": ["demo-node"], "period_s": 3600, "jitter_s": 600, "complete": true}],
+  "reserves": {"host-dram": 0}
+}
+JSON
+
+step "wipe session (challenger; built-in default profile, uncalibrated)"
+set +e
+"$challenger" wipe --node=demo-node --inventory="$dir/inventory.json" \
+  --authority_key="$dir/inspect-authority.key" --challenger_key="$dir/inspect-challenger.key" \
+  --ledger="$dir/ledger.db"
+verdict=$?
+set -e
+
+step "ledger: $dir/ledger.db"
+"$challenger" ledger verify --ledger="$dir/ledger.db" --challenger_key="$dir/inspect-challenger.pub"
+
+step "stopping the agent"
+stop_agent
+trap - EXIT
+echo "agent stopped; its log: $dir/agent.log"
+if [[ $verdict -eq 0 ]]; then
+  echo "demo: the session PASSED"
+else
+  echo "demo: the session FAILED (exit $verdict)" >&2
+fi
+exit $verdict
