@@ -1,6 +1,9 @@
 #include "prover/backend_factory.h"
 
 #include "prover/gpu_backends.h"
+#include "prover/gpu_host_fill.h"
+
+#include <memory>
 
 namespace wipeproof {
 
@@ -42,7 +45,22 @@ BackendSet CreateBackends(const BackendConfig& config) {
   // GPUs first: when one is present, the host backend may use it to label host memory.
   if (config.enable_cuda) add_gpu("cuda", MakeCudaBackend());
   if (config.enable_hip) add_gpu("hip", MakeHipBackend());
-  if (config.enable_host) set.backends.push_back(MakeCpuBackend(config.host));
+  if (config.enable_host) {
+    CpuBackendConfig host = config.host;
+    if (config.gpu_host_fill) {
+      auto filler = MakeGpuHostFiller();
+      if (filler.ok()) {
+        std::shared_ptr<GpuHostFiller> gpu(std::move(filler).value());
+        host.host_filler.name = gpu->device();
+        host.host_filler.fill = [gpu](uint8_t* memory, const FillPlan& plan, const FillOptions& options) {
+          return gpu->Fill(memory, plan, options);
+        };
+      } else {
+        set.disabled.push_back("host gpu-fill: disabled: " + filler.status().message());
+      }
+    }
+    set.backends.push_back(MakeCpuBackend(host));
+  }
   return set;
 }
 

@@ -16,6 +16,10 @@ struct BackendConfig {
   bool enable_host = true;
   bool enable_cuda = true;
   bool enable_hip = true;
+  // Label host memory with the first usable GPU (gpu_host_fill.h) instead of the CPU cores.
+  // Off by default: the filler needs GPU scratch, which a session that also wipes that GPU has
+  // already taken; use it for host-only wipes on GPU nodes. Falls back to the CPU on any error.
+  bool gpu_host_fill = false;
   CpuBackendConfig host;
 };
 

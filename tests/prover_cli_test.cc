@@ -16,35 +16,16 @@
 
 #include "common/hex.h"
 #include "kernels/region_labeler.h"
+#include "tests/run_binary.h"
 #include "tests/test_data.h"
 
 namespace wipeproof {
 namespace {
 
-struct ProverRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ProverRun = testing::BinaryRun;
 
 // Runs `wipeproof-prover <args>` (args are plain words, no shell quoting needed).
-ProverRun RunProver(const std::string& args) {
-  const std::string dir = ::testing::TempDir();
-  const std::string out = dir + "/prover_cli_out", err = dir + "/prover_cli_err";
-  const std::string command = std::string(WIPEPROOF_PROVER_BIN) + " " + args + " >" + out + " 2>" + err;
-  int status = std::system(command.c_str());
-  ProverRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = ReadFile(out);
-  run.err = ReadFile(err);
-  return run;
-}
+ProverRun RunProver(const std::string& args) { return testing::RunBinary(WIPEPROOF_PROVER_BIN, args); }
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
