@@ -68,40 +68,33 @@ void ChunkLabeler::HashScalar(uint64_t node, bool source, const uint32_t* p0, co
 }
 
 void ChunkLabeler::RunGathered(const GraphOp& op) {
-  // Copy each node's predecessors into lane i of two batch groups, hash, copy lanes back.
+  // A layer of 4..15 nodes starts at a multiple of its power-of-two width, so each operand is a
+  // run of lanes inside one group: copy those lane runs into batch lanes 0..w-1, hash, copy back.
   alignas(64) uint32_t p0[kGroupWords] = {}, p1[kGroupWords] = {}, result[kGroupWords];
   const uint32_t w = op.width, bit = 1u << op.log_bit;
-  auto put = [](uint32_t* group, uint32_t lane, const uint32_t* words) {
-    for (int k = 0; k < 8; ++k) group[k * kLanes + lane] = words[k];
-  };
-  uint32_t words[8];
-  for (uint32_t i = 0; i < w; ++i) {
+  const uint32_t* src = Group(op.src) + op.src % kLanes;
+  uint32_t* dst = Group(op.dst) + op.dst % kLanes;
+  for (int k = 0; k < 8; ++k) {
+    const uint32_t* src_row = src + k * kLanes;
+    const uint32_t* dst_row = dst + k * kLanes;
     switch (op.kind) {
       case GraphOpKind::kSingle:
-        GetLabel(op.src + i, words);
-        put(p0, i, words);
+        std::memcpy(p0 + k * kLanes, src_row, w * sizeof(uint32_t));
         break;
       case GraphOpKind::kMerge:
-        GetLabel(op.src + i, words);
-        put(p0, i, words);
-        GetLabel(op.dst + i, words);
-        put(p1, i, words);
+        std::memcpy(p0 + k * kLanes, src_row, w * sizeof(uint32_t));
+        std::memcpy(p1 + k * kLanes, dst_row, w * sizeof(uint32_t));
         break;
-      default: {  // kButterfly: pred0 is the lower position
-        uint32_t lower = i & ~bit;
-        GetLabel(op.dst + lower, words);
-        put(p0, i, words);
-        GetLabel(op.dst + (lower | bit), words);
-        put(p1, i, words);
+      default:  // kButterfly: pred0 is the lower position
+        for (uint32_t i = 0; i < w; ++i) {
+          p0[k * kLanes + i] = dst_row[i & ~bit];
+          p1[k * kLanes + i] = dst_row[i | bit];
+        }
         break;
-      }
     }
   }
   hash16_(*params_, cv0_, p0, op.kind == GraphOpKind::kSingle ? nullptr : p1, 0, op.node_base, result);
-  for (uint32_t i = 0; i < w; ++i) {
-    for (int k = 0; k < 8; ++k) words[k] = result[k * kLanes + i];
-    SetLabel(op.dst + i, words);
-  }
+  for (int k = 0; k < 8; ++k) std::memcpy(dst + k * kLanes, result + k * kLanes, w * sizeof(uint32_t));
 }
 
 void ChunkLabeler::Run(const GraphOp& op) {

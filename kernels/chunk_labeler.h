@@ -27,6 +27,7 @@ class ChunkLabeler {
              uint8_t* out);
 
   SimdLevel simd() const { return simd_; }
+  const Cv0Table& cv0() const { return cv0_; }
   // Node hashes evaluated by the last Label() call (less than the spec's node count when the tail
   // of copy B is not needed).
   uint64_t last_nodes_hashed() const { return last_nodes_hashed_; }

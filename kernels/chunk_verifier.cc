@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -30,8 +31,13 @@ StatusOr<ChunkOutputs> RecomputeChunk(LabelFormat format, const uint8_t seed[kSe
   result.labels.resize(static_cast<size_t>(result.graph_labels) * kLabelBytes);
   ChunkHashParams params = DeriveChunkHashParams(format, seed, chunk, chunk_labels, result.graph_labels);
   Cv0Table cv0 = format == LabelFormat::k192 ? Cv0TableFor(result.graph_labels) : Cv0Table{};
-  ChunkLabeler labeler(simd, cv0);
-  labeler.Label(params, result.graph_labels, 0, result.graph_labels, result.labels.data());
+  // One labeler per thread, kept between calls: its scratch and its copy of the schedule are
+  // reused, which matters to a verifier recomputing chunk after chunk.
+  thread_local std::unique_ptr<ChunkLabeler> labeler;
+  if (!labeler || labeler->simd() != simd || labeler->cv0().words != cv0.words) {
+    labeler = std::make_unique<ChunkLabeler>(simd, cv0);
+  }
+  labeler->Label(params, result.graph_labels, 0, result.graph_labels, result.labels.data());
   return result;
 }
 
