@@ -62,7 +62,10 @@ AssumptionResult Capacity(const AssumptionInputs& in) {
   for (size_t i = 0; i < plan.devices.size(); ++i) {
     const PlannedDevice& d = plan.devices[i];
     const uint64_t total = i < in.device_total_bytes.size() ? in.device_total_bytes[i] : 0;
-    if (total == 0) return {kCapacityAsDeclared, false, "unknown: device " + d.selector + " reported no total"};
+    if (total == 0) {
+      return {kCapacityAsDeclared, false,
+              "unknown: device " + d.selector + " reported no total (the node's own report is the only source)"};
+    }
     if (total > d.capacity_bytes) {
       return {kCapacityAsDeclared, false,
               "device " + d.selector + " reports " + std::to_string(total) + " bytes total, declared " +
@@ -70,7 +73,9 @@ AssumptionResult Capacity(const AssumptionInputs& in) {
                   " bytes are outside the plan"};
     }
   }
-  return {kCapacityAsDeclared, true, "every device reports at most its declared capacity"};
+  return {kCapacityAsDeclared, true,
+          "declared in the inventory and not contradicted: every device reports at most its declared capacity "
+          "(as reported by the node; not independently verified: a node that hides memory can report less)"};
 }
 
 }  // namespace

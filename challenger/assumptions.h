@@ -12,7 +12,11 @@
 //   physical-binding             never established in protocol v1: no attestation binds the
 //                                answers to the node's physical GPUs
 //   device-capacity-as-declared  every device's reported total is at most its declared capacity
-//                                (memory beyond the declaration is memory outside the plan)
+//                                (memory beyond the declaration is memory outside the plan). Like
+//                                no-nvme-in-reach it rests on a declaration, the inventory's; the
+//                                only check is the node's own report of its totals, which a
+//                                cheating node controls: it can refute the declaration (not held)
+//                                but never confirm it, and the detail says so when it holds
 //
 // Thread-safety: pure functions.
 #pragma once

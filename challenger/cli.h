@@ -29,6 +29,8 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands();
 int RunKeygen();  // cli_keygen.cc
 int RunWipe();    // cli_wipe.cc
 int RunServe();   // cli_serve.cc
+int RunCalibrate();  // cli_calibrate.cc: exit 1 when calibration refuses (nothing written)
+int RunPlan();       // cli_plan.cc: exit 1 when no class is feasible
 
 // Print "wipeproof-challenger <subcommand>: <message>" on stderr; return kExitConfig / kExitFail.
 int ConfigError(const char* subcommand, const std::string& message);

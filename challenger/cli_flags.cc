@@ -5,14 +5,18 @@
 #include "common/clock.h"
 #include "proto/key_files.h"
 
-DEFINE_string(out, "", "keygen: path prefix; writes PREFIX-authority.{key,pub} and PREFIX-challenger.{key,pub}");
+DEFINE_string(out, "",
+              "keygen: path prefix; writes PREFIX-authority.{key,pub} and PREFIX-challenger.{key,pub}; "
+              "calibrate: the parameter profile file to write");
 DEFINE_bool(overwrite, false, "keygen: replace existing key files");
-DEFINE_string(node, "", "wipe: inventory name of the node to wipe (required)");
+DEFINE_string(node, "", "wipe, calibrate: inventory name of the node (required)");
 DEFINE_string(inventory, "", "inventory JSON file: nodes, waves, allowed reserves (required)");
 DEFINE_string(authority_key, "", "authority secret key file (PREFIX-authority.key, mode 0600): signs orders");
 DEFINE_string(challenger_key, "",
               "challenger secret key file (PREFIX-challenger.key, mode 0600): signs verdicts, receipts, ledger");
-DEFINE_string(ledger, "", "ledger database file (SQLite); created if absent (required)");
+DEFINE_string(ledger, "",
+              "ledger database file (SQLite); created if absent (required; calibrate: optional, records its "
+              "probe sessions)");
 DEFINE_string(profile, "", "parameter profile JSON file; default the built-in uncalibrated profile");
 DEFINE_int32(threads, 0, "threads computing expected labels per session; 0 = all cores");
 DEFINE_bool(json, false, "print each verdict as one JSON object on stdout (the summary goes to stderr)");

@@ -61,7 +61,9 @@ void ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, 
     const std::string summary = OutcomeSummary(o, FLAGS_ledger);
     if (FLAGS_json) {
       std::cerr << summary;
-      std::cout << OutcomeJson(o, FLAGS_ledger).dump() << std::endl;
+      // Invalid UTF-8 is replaced, never thrown over (verdict text is sanitized already).
+      std::cout << OutcomeJson(o, FLAGS_ledger).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                << std::endl;
     } else {
       std::cout << summary << std::endl;
     }
@@ -127,7 +129,15 @@ int RunServe() {
         ++state.failures;
         std::cerr << "wipeproof-challenger serve: wave " << wave.name << " not run: " << wave_room.ToString() << "\n";
       } else {
-        ReportWave(wave, RunWave(*inventory, wave, *profile, *keys, sink, options), &state);
+        // A wave run that fails, however it fails, is counted and reported; the schedule (and the
+        // other waves) go on.
+        try {
+          ReportWave(wave, RunWave(*inventory, wave, *profile, *keys, sink, options), &state);
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(state.mu);
+          ++state.failures;
+          std::cerr << "wipeproof-challenger serve: wave " << wave.name << " run failed: " << e.what() << "\n";
+        }
       }
       {
         std::lock_guard<std::mutex> lock(state.mu);

@@ -47,7 +47,9 @@ int RunWipe() {
   const std::string summary = OutcomeSummary(*outcome, FLAGS_ledger);
   if (FLAGS_json) {
     std::cerr << summary;
-    std::cout << OutcomeJson(*outcome, FLAGS_ledger).dump(2) << std::endl;
+    std::cout
+        << OutcomeJson(*outcome, FLAGS_ledger).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+        << std::endl;
   } else {
     std::cout << summary << std::flush;
   }

@@ -11,7 +11,9 @@
 //
 // The brief's second condition (deadline above the honest p99.9 round time with margin) is about
 // liveness, not soundness: an honest node that is too slow fails its rounds, it never passes wrongly.
-// It is reported (HonestMarginMet) but does not decide DeadlineRuleResult::satisfied.
+// It does not decide DeadlineRuleResult::satisfied, but a verdict states a bound only when it holds
+// too, with margin kHonestRoundMargin (verdict.h): a profile whose honest round time was never
+// measured, or whose deadline leaves honest nodes no room, is not a calibrated one.
 //
 // Units: picoseconds for t_min and the floor (exact for every m <= 2^20 and t_min < 2^32 ps),
 // microseconds for deadlines. Thread-safety: pure functions.
@@ -43,5 +45,9 @@ DeadlineRuleResult CheckDeadlineRule(uint32_t chunk_labels, LabelFormat format, 
 // True when an honest p99.9 round time was measured (> 0) and the deadline exceeds it by at least
 // `margin` (a factor, e.g. 1.2). False when it was not measured.
 bool HonestMarginMet(uint64_t round_deadline_us, uint64_t honest_round_p999_us, double margin);
+
+// The margin a verdict requires before it states a bound: round deadline >= 1.2 * honest p99.9.
+// (`calibrate` with --margin m sets deadline = p99.9 * (1 + m), so m >= 0.2 meets it.)
+inline constexpr double kHonestRoundMargin = 1.2;
 
 }  // namespace wipeproof

@@ -1,6 +1,7 @@
 #include "challenger/inventory.h"
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "challenger/json_fields.h"
@@ -12,6 +13,18 @@ namespace {
 
 std::string Indexed(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
 
+// A name: non-empty and at most kMaxInventoryNameBytes.
+Status CheckName(const std::string& path, const std::string& value) {
+  if (value.empty()) return InvalidArgumentError(path + ": empty");
+  if (value.size() > kMaxInventoryNameBytes) {
+    return InvalidArgumentError(path + ": " + std::to_string(value.size()) + " bytes, over the limit of " +
+                                std::to_string(kMaxInventoryNameBytes));
+  }
+  return Status::Ok();
+}
+
+std::string PiB() { return std::to_string(kMaxDeviceCapacityBytes) + " (1 PiB)"; }
+
 StatusOr<InventoryDevice> ParseDevice(const nlohmann::json& value, const std::string& path) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
   InventoryDevice d;
@@ -19,9 +32,12 @@ StatusOr<InventoryDevice> ParseDevice(const nlohmann::json& value, const std::st
   WP_RETURN_IF_ERROR(obj.String("selector", &d.selector));
   WP_RETURN_IF_ERROR(obj.String("model", &d.model));
   WP_RETURN_IF_ERROR(obj.Uint64("capacity_bytes", &d.capacity_bytes));
-  if (d.selector.empty()) return InvalidArgumentError(obj.PathOf("selector") + ": empty");
-  if (d.model.empty()) return InvalidArgumentError(obj.PathOf("model") + ": empty");
-  if (d.capacity_bytes == 0) return InvalidArgumentError(obj.PathOf("capacity_bytes") + ": must be > 0");
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("selector"), d.selector));
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("model"), d.model));
+  if (d.capacity_bytes == 0 || d.capacity_bytes > kMaxDeviceCapacityBytes) {
+    return InvalidArgumentError(obj.PathOf("capacity_bytes") + ": must be > 0 and <= " + PiB() + ", got " +
+                                std::to_string(d.capacity_bytes));
+  }
   return d;
 }
 
@@ -36,7 +52,7 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
       obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "no_nvme_in_reach", "devices"}));
   InventoryNode n;
   WP_RETURN_IF_ERROR(obj.String("name", &n.name));
-  if (n.name.empty()) return InvalidArgumentError(obj.PathOf("name") + ": empty");
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), n.name));
   WP_RETURN_IF_ERROR(obj.String("address", &n.address));
   WP_RETURN_IF_ERROR(CheckAddress(n.address).WithContext(obj.PathOf("address")));
   WP_RETURN_IF_ERROR(obj.OptionalBool("no_nvme_in_reach", &n.no_nvme_in_reach));
@@ -62,6 +78,10 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   if (!devices.is_array() || devices.empty()) {
     return InvalidArgumentError(obj.PathOf("devices") + ": want a non-empty array");
   }
+  if (devices.size() > kMaxDevicesPerNode) {
+    return InvalidArgumentError(obj.PathOf("devices") + ": " + std::to_string(devices.size()) +
+                                " devices, over the limit of " + std::to_string(kMaxDevicesPerNode));
+  }
   std::set<std::string> selectors;
   for (size_t i = 0; i < devices.size(); ++i) {
     const std::string dpath = Indexed(obj.PathOf("devices"), i);
@@ -79,12 +99,15 @@ StatusOr<Wave> ParseWave(const nlohmann::json& value, const std::string& path) {
   WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "nodes", "period_s", "jitter_s", "complete"}));
   Wave w;
   WP_RETURN_IF_ERROR(obj.String("name", &w.name));
-  if (w.name.empty()) return InvalidArgumentError(obj.PathOf("name") + ": empty");
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), w.name));
   WP_RETURN_IF_ERROR(obj.Double("period_s", &w.period_s));
   WP_RETURN_IF_ERROR(obj.OptionalDouble("jitter_s", &w.jitter_s));
   WP_RETURN_IF_ERROR(obj.Bool("complete", &w.complete));
-  if (!(w.period_s > 0) || !std::isfinite(w.period_s)) {
-    return InvalidArgumentError(obj.PathOf("period_s") + ": must be > 0");
+  if (!(w.period_s > 0) || !(w.period_s <= kMaxWavePeriodS)) {
+    char got[40];
+    std::snprintf(got, sizeof(got), "%.10g", w.period_s);
+    return InvalidArgumentError(obj.PathOf("period_s") + ": must be > 0 and <= " +
+                                std::to_string(static_cast<uint64_t>(kMaxWavePeriodS)) + " (366 days), got " + got);
   }
   if (!(w.jitter_s >= 0 && w.jitter_s <= w.period_s)) {
     return InvalidArgumentError(obj.PathOf("jitter_s") + ": must be in [0, period_s]");
@@ -119,6 +142,10 @@ Status ParseInventoryInto(const nlohmann::json& doc, const std::string& base_dir
   for (auto it = root.Get("reserves").begin(); it != root.Get("reserves").end(); ++it) {
     uint64_t bytes = 0;
     WP_RETURN_IF_ERROR(reserves.Uint64(it.key(), &bytes));
+    if (bytes > kMaxDeviceCapacityBytes) {
+      return InvalidArgumentError(reserves.PathOf(it.key()) + ": must be <= " + PiB() + ", got " +
+                                  std::to_string(bytes));
+    }
     inv->reserve_bytes_by_model[it.key()] = bytes;
   }
   for (size_t i = 0; i < inv->nodes.size(); ++i) {

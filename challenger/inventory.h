@@ -6,24 +6,27 @@
 // JSON format (docs/operations.md "Inventory"):
 //   {
 //     "nodes": [
-//       {"name": "gpu-01",                        unique
+//       {"name": "gpu-01",                        unique, 1 to 256 bytes
 //        "address": "10.0.0.11:7700",             host:port of its wipeproof-prover serve
 //        "public_key": "<64 hex digits>",         the node key; or "public_key_file": "keys/gpu-01.pub"
 //                                                 (relative to the inventory file's folder)
 //        "no_nvme_in_reach": false,               optional: true only if the authority established
 //                                                 that no NVMe drive is reachable (or it is wiped
 //                                                 by other means); default false = unknown
-//        "devices": [
+//        "devices": [                             1 to 256 devices
 //          {"selector": "host", "model": "host-dram", "capacity_bytes": 2147483648},
 //          {"selector": "GPU-8c6f...", "model": "NVIDIA H200", "capacity_bytes": 150754820096}]}
-//     ],
+//     ],                                          selector, model: 1 to 256 bytes; capacity in
+//                                                 [1, 2^50] bytes (1 PiB)
 //     "waves": [                                  optional
 //       {"name": "rack-1", "nodes": ["gpu-01", "gpu-02"],
-//        "period_s": 86400, "jitter_s": 21600,    seconds; 0 <= jitter_s <= period_s
+//        "period_s": 86400, "jitter_s": 21600,    seconds; 0 < period_s <= 31622400 (366 days),
+//                                                 0 <= jitter_s <= period_s
 //        "complete": true}                        true = every node that can reach a member's
 //     ],                                          memory within a round deadline is in the wave
-//     "reserves": {"host-dram": 0, "NVIDIA H200": 536870912}   bytes per device model; required
-//   }                                                          for every model the nodes use
+//     "reserves": {"host-dram": 0, "NVIDIA H200": 536870912}   bytes per device model, <= 2^50;
+//   }                                                          required for every model the nodes use
+// No key may appear twice in one object (json_fields.h ParseJsonText).
 //
 // Thread-safety: Inventory is a value, immutable after loading.
 #pragma once
@@ -40,6 +43,13 @@ namespace wipeproof {
 
 // Selector of host memory (DevicePlan.selector, label of the host-memory assumption).
 inline constexpr char kHostSelector[] = "host";
+
+// Ranges (see the file comment): they keep every plan's order within its size limit and every
+// label index, byte count and bound within 64 bits.
+inline constexpr uint64_t kMaxDeviceCapacityBytes = uint64_t{1} << 50;
+inline constexpr size_t kMaxDevicesPerNode = 256;
+inline constexpr size_t kMaxInventoryNameBytes = 256;  // node, selector, model and wave names
+inline constexpr double kMaxWavePeriodS = 366.0 * 86'400;
 
 struct InventoryDevice {
   std::string selector;         // "host" or a GPU UUID as the runtime reports it

@@ -5,7 +5,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <sstream>
+#include <vector>
 
 namespace wipeproof {
 
@@ -99,12 +102,77 @@ Status JsonObject::OptionalBool(const std::string& key, bool* out) const {
   return Status::Ok();
 }
 
+namespace {
+
+// Follows the parser's events to name where it is ("nodes[1].devices[0]") and finds the first key
+// that appears twice in one object (nlohmann keeps the last value silently).
+class DuplicateKeyFinder {
+ public:
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        frames_.push_back({event == Event::array_start, ChildPath(), {}, 0, {}});
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        break;
+      case Event::key:
+        if (!frames_.empty() && parsed.is_string()) {
+          Frame& f = frames_.back();
+          f.key = parsed.get<std::string>();
+          if (!f.keys.insert(f.key).second && duplicate_.empty()) {
+            duplicate_ = Join(f.path, f.key) + ": duplicate key (a key may appear only once in an object)";
+          }
+        }
+        break;
+      case Event::value:
+        if (!frames_.empty() && frames_.back().array) ++frames_.back().next_index;
+        break;
+    }
+    return true;  // keep everything; only the first duplicate is reported
+  }
+  const std::string& duplicate() const { return duplicate_; }
+
+ private:
+  struct Frame {
+    bool array = false;
+    std::string path;
+    std::set<std::string> keys;  // objects: keys seen so far
+    size_t next_index = 0;       // arrays: index of the next element
+    std::string key;             // objects: the key whose value comes next
+  };
+  static std::string Join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  // Path of a container that starts now, inside the current frame.
+  std::string ChildPath() {
+    if (frames_.empty()) return "";
+    Frame& f = frames_.back();
+    if (f.array) return f.path + "[" + std::to_string(f.next_index++) + "]";
+    return Join(f.path, f.key);
+  }
+  std::vector<Frame> frames_;
+  std::string duplicate_;
+};
+
+}  // namespace
+
 StatusOr<nlohmann::json> ParseJsonText(const std::string& text, const std::string& what) {
+  DuplicateKeyFinder finder;
+  nlohmann::json doc;
   try {
-    return nlohmann::json::parse(text);
+    doc = nlohmann::json::parse(text, std::ref(finder));
   } catch (const nlohmann::json::parse_error& e) {
     return InvalidArgumentError(what + ": not valid JSON: " + e.what());
   }
+  if (!finder.duplicate().empty()) {
+    const std::string& where = finder.duplicate();
+    return InvalidArgumentError(what + ": " + (where.rfind(':', 0) == 0 ? "document" + where : where));
+  }
+  return doc;
 }
 
 StatusOr<std::string> ReadTextFile(const std::string& path) {

@@ -1,6 +1,7 @@
 // Typed reads of JSON configuration objects (inventory.h, profile.h) with errors that name the
 // field's path, e.g. "nodes[2].devices[0].capacity_bytes: want an unsigned integer, got \"16G\"".
-// Unknown keys are errors too, so a misspelt optional field is never silently ignored.
+// Unknown keys are errors too, so a misspelt optional field is never silently ignored; so are
+// duplicate keys (ParseJsonText).
 //
 // Thread-safety: stateless helpers over the caller's objects.
 #pragma once
@@ -47,7 +48,10 @@ class JsonObject {
   std::string path_;
 };
 
-// Parses `text` as JSON. Errors: INVALID_ARGUMENT "<what>: not valid JSON: <parser message>".
+// Parses `text` as JSON. A key that appears twice in one object is refused (the parser would keep
+// the last value silently, and a copy-paste slip would go unnoticed).
+// Errors: INVALID_ARGUMENT "<what>: not valid JSON: <parser message>", or
+// "<what>: nodes[0].devices[1].capacity_bytes: duplicate key (a key may appear only once in an object)".
 StatusOr<nlohmann::json> ParseJsonText(const std::string& text, const std::string& what);
 
 // Reads a whole file (configuration files are small; over 16 MiB is refused).

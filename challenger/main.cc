@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "challenger/cli.h"
+#include "challenger/cli_calibration_flags.h"
 #include "challenger/cli_flags.h"
 #include "challenger/cli_ledger.h"
 #include "proto/crypto.h"
@@ -22,9 +23,9 @@ namespace {
 constexpr char kProgram[] = "wipeproof-challenger";
 
 void PrintUsage(FILE* out) {
-  std::fprintf(out, "usage: %s <keygen|wipe|serve|ledger> [flags]\n\n", kProgram);
-  for (const auto& s : ChallengerSubcommands()) std::fprintf(out, "  %-7s %s\n", s.name, s.synopsis);
-  std::fprintf(out, "  %-7s %s\n", "ledger", "show, verify or export the ledger (`ledger --help`)");
+  std::fprintf(out, "usage: %s <keygen|wipe|serve|calibrate|plan|ledger> [flags]\n\n", kProgram);
+  for (const auto& s : ChallengerSubcommands()) std::fprintf(out, "  %-9s %s\n", s.name, s.synopsis);
+  std::fprintf(out, "  %-9s %s\n", "ledger", "show, verify or export the ledger (`ledger --help`)");
   std::fprintf(out,
                "\n`%s <subcommand> --help` lists the subcommand's flags.\n"
                "Exit codes: 0 pass (or done), 1 a verdict failed or was not fully recorded, 2 no session ran\n"
@@ -55,8 +56,10 @@ std::string InapplicableFlag(const ChallengerSubcommand& sub) {
   gflags::GetAllFlags(&all);
   for (const auto& f : all) {
     const std::string& file = f.filename;
-    const std::string ours = "challenger/cli_flags.cc";
-    const bool mine = file.size() >= ours.size() && file.compare(file.size() - ours.size(), ours.size(), ours) == 0;
+    bool mine = false;
+    for (const std::string ours : {"challenger/cli_flags.cc", kCalibrationFlagsFile}) {
+      mine = mine || (file.size() >= ours.size() && file.compare(file.size() - ours.size(), ours.size(), ours) == 0);
+    }
     if (mine && !f.is_default && allowed.count(f.name) == 0) return f.name;
   }
   return "";
@@ -139,6 +142,39 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        {"inventory", "authority_key", "challenger_key", "ledger", "profile", "threads", "json", "connect_timeout_s",
         "wave", "max_sessions", "once"},
        &RunServe},
+      {"calibrate",
+       "measure a node over the real path and write a calibrated parameter profile",
+       "Runs two probe sessions against the node (docs/calibration.md): a round probe (the node's whole\n"
+       "declared memory at a small m, --probe_rounds rounds of --labels_per_round labels per device) whose\n"
+       "round times on the challenger's monotonic clock give the honest p99.9; then, at the m the deadline\n"
+       "rule picks for --class, a fill probe whose fill time (order sent to report received) sets the fill\n"
+       "deadline. deadline = p99.9 * (1 + --margin); m = the smallest power of two with\n"
+       "1.5*m*c_node*t_min/safety >= deadline; R and labels per round from --target_fraction and\n"
+       "--confidence; fill deadline = measured fill * (1 + --fill_slack). The node's signed profile\n"
+       "(--node_profile, verified under the inventory's node key) can only make parameters stricter.\n"
+       "Writes --out only on success. Exit 0 written, 1 refused (no m up to --max_chunk_labels fits, the\n"
+       "node is too slow, or a probe failed: nothing written), 2 bad command line or configuration.",
+       {"node", "inventory", "authority_key", "challenger_key", "out", "class", "classes", "format", "margin",
+        "fill_slack", "target_fraction", "confidence", "labels_per_round", "max_chunk_labels", "max_fill_s",
+        "node_profile", "probe_chunk_labels", "probe_rounds", "probe_round_deadline_us", "probe_fill_deadline_s",
+        "name", "ledger", "threads", "json", "connect_timeout_s"},
+       &RunCalibrate},
+      {"plan",
+       "offline calculator: m, R, counts, deadlines, wipe time and challenger CPU per adversary class",
+       "From flags (GPUs per node, model, memory, fill rate; host memory; honest round p99.9; classes;\n"
+       "detection target) or a parameter profile (--profile: its m, R, q, deadlines, class), computes per\n"
+       "class what calibrate would: m, round deadline and recompute floor, R, labels per round and\n"
+       "detection per device, fill time and deadline, wipe time per node and per wave, and the challenger's\n"
+       "CPU time for expected labels (a warning when it cannot keep up with the fill). A table on stdout,\n"
+       "or --json; --plot=FILE.svg draws detection probability against hidden fraction and wipe time\n"
+       "against m per class. Fill rates scale with m by the graph's nodes per label. Exit 0, or 1 when no\n"
+       "class is feasible.",
+       {"profile", "class", "classes", "format", "margin", "fill_slack", "target_fraction", "confidence",
+        "labels_per_round", "max_chunk_labels", "gpus", "gpu_model", "gpu_memory_bytes", "gpu_reserve_bytes",
+        "gpu_fill_gib_per_s", "host_memory_gib", "host_reserve_bytes", "host_fill_gib_per_s",
+        "fill_rate_chunk_labels", "round_p999_us", "nodes_per_wave", "challenger_cores", "verify_rate", "json",
+        "plot"},
+       &RunPlan},
   };
   return kSubcommands;
 }

@@ -89,11 +89,36 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
     plan.devices.push_back(std::move(p));
   }
 
+  uint64_t labels_per_round = 0;
+  for (const PlannedDevice& p : plan.devices) labels_per_round += p.labels_per_round;
+  if (labels_per_round > kMaxLabelsPerRound) {
+    return InvalidArgumentError("node " + n->name + ": profile " + profile.name + " asks " +
+                                std::to_string(labels_per_round) + " labels per round over the node's " +
+                                std::to_string(plan.devices.size()) +
+                                " devices (labels_per_round, labels_per_round_by_model), over the limit of " +
+                                std::to_string(kMaxLabelsPerRound) + " per round");
+  }
+  if (labels_per_round * profile.rounds > kMaxLabelsPerSession) {
+    return InvalidArgumentError(
+        "node " + n->name + ": profile " + profile.name + " asks " + std::to_string(labels_per_round) +
+        " labels per round for " + std::to_string(profile.rounds) + " rounds, " +
+        std::to_string(labels_per_round * profile.rounds) + " in all, over the limit of " +
+        std::to_string(kMaxLabelsPerSession) + " per session (the challenger holds every expected label)");
+  }
+  const uint64_t fill_deadline_us = FillDeadlineUs(profile, largest_bytes);
+  if (fill_deadline_us > kMaxDeadlineUs) {
+    return InvalidArgumentError("node " + n->name + ": profile " + profile.name + " derives a fill deadline over " +
+                                std::to_string(kMaxDeadlineUs) + " us (1 day) for the largest device's " +
+                                std::to_string(largest_bytes) +
+                                " bytes (fill_rate_mib_per_s, fill_slack_s): raise fill_rate_mib_per_s or set "
+                                "fill_deadline_ms");
+  }
+
   proto::RandomBytes(plan.session_id.data(), plan.session_id.size());
   proto::RandomBytes(plan.seed.data(), plan.seed.size());
   plan.issued_at_unix_us = clock.UnixMicros();
   plan.expires_at_unix_us = plan.issued_at_unix_us + static_cast<int64_t>(profile.order_ttl_us);
-  plan.fill_deadline_us = FillDeadlineUs(profile, largest_bytes);
+  plan.fill_deadline_us = fill_deadline_us;
   plan.session_timeout_us = SessionTimeoutUs(std::max(plan.fill_deadline_us, wave.wave_fill_deadline_us),
                                              profile.rounds, profile.round_deadline_us);
   return plan;

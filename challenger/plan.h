@@ -75,6 +75,10 @@ struct SessionPlan {
   bool wave_complete = false;  // order field: declared complete and the whole wave in this run
 };
 
+// Most labels one session challenges over all rounds and devices: the challenger holds every
+// expected label (32 bytes each) during the session, 512 MiB at this limit.
+inline constexpr uint64_t kMaxLabelsPerSession = uint64_t{1} << 24;
+
 // Real-time wait limits (microseconds) and the agent's session timeout.
 uint64_t FillWaitLimitUs(uint64_t fill_deadline_us);    // deadline + max(10 s, deadline / 10)
 uint64_t RoundWaitLimitUs(uint64_t round_deadline_us);  // deadline + max(1 s, deadline)
@@ -86,7 +90,9 @@ uint64_t PlannedLabelCount(uint64_t capacity_bytes, uint64_t reserve_bytes, uint
 
 // Builds the plan for `node` with fresh session id and seed; issued now by `clock`'s wall clock.
 // Errors: NOT_FOUND (unknown node, model without reserve), INVALID_ARGUMENT (profile invalid, a
-// device whose capacity minus reserve holds no whole chunk, naming node and device).
+// device whose capacity minus reserve holds no whole chunk, naming node and device; a derived fill
+// deadline over kMaxDeadlineUs; more than kMaxLabelsPerRound labels per round over the node's
+// devices, or more than kMaxLabelsPerSession over the session).
 StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& node, const Profile& profile,
                                 const WaveContext& wave, const Clock& clock);
 

@@ -1,6 +1,7 @@
 #include "challenger/profile.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "challenger/deadline_rule.h"
 #include "challenger/json_fields.h"
@@ -15,10 +16,37 @@ constexpr uint64_t kMicrosPerSecond = 1'000'000;
 
 bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
-Status CheckU32(const std::string& path, uint64_t value) {
-  if (value > UINT32_MAX) return InvalidArgumentError(path + ": " + std::to_string(value) + " is over 2^32-1");
+std::string Number(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.10g", x);
+  return buf;
+}
+
+// "<field>: must be >= lo and <= hi<why>, got <value>" unless lo <= value <= hi.
+Status InRange(const std::string& field, uint64_t value, uint64_t lo, uint64_t hi, const std::string& why = "") {
+  if (value >= lo && value <= hi) return Status::Ok();
+  return InvalidArgumentError(field + ": must be >= " + std::to_string(lo) + " and <= " + std::to_string(hi) + why +
+                              ", got " + std::to_string(value));
+}
+
+Status CheckChunkLabels(uint64_t m) {
+  if (m < 1 || m > kMaxChunkLabels || !IsPowerOfTwo(m)) {
+    return InvalidArgumentError("chunk_labels: " + std::to_string(m) +
+                                " is not a power of two in [1, 2^20] (the deadline rule's depth 1.5*m is "
+                                "established for powers of two)");
+  }
   return Status::Ok();
 }
+
+Status CheckRounds(uint64_t rounds) {
+  return InRange("rounds", rounds, 1, kMaxProfileRounds, " (the verdict lists every round)");
+}
+
+Status CheckLabelsPerRound(const std::string& field, uint64_t q) {
+  return InRange(field, q, 1, kMaxLabelsPerRound, " (2^17)");
+}
+
+constexpr char kOneDay[] = " (1 day)";
 
 }  // namespace
 
@@ -42,25 +70,43 @@ Profile DefaultProfile() {
 
 Status ValidateProfile(const Profile& p) {
   if (p.name.empty()) return InvalidArgumentError("name: empty");
-  if (p.chunk_labels < 1 || p.chunk_labels > kMaxChunkLabels || !IsPowerOfTwo(p.chunk_labels)) {
-    return InvalidArgumentError("chunk_labels: " + std::to_string(p.chunk_labels) +
-                                " is not a power of two in [1, 2^20] (the deadline rule's depth 1.5*m is "
-                                "established for powers of two)");
-  }
-  if (p.rounds < 1) return InvalidArgumentError("rounds: must be >= 1");
-  if (p.labels_per_round < 1) return InvalidArgumentError("labels_per_round: must be >= 1");
+  WP_RETURN_IF_ERROR(CheckChunkLabels(p.chunk_labels));
+  WP_RETURN_IF_ERROR(CheckRounds(p.rounds));
+  WP_RETURN_IF_ERROR(CheckLabelsPerRound("labels_per_round", p.labels_per_round));
   for (const auto& [model, q] : p.labels_per_round_by_model) {
-    if (q < 1) return InvalidArgumentError("labels_per_round_by_model." + model + ": must be >= 1");
+    WP_RETURN_IF_ERROR(CheckLabelsPerRound("labels_per_round_by_model." + model, q));
   }
-  if (p.round_deadline_us < 1) return InvalidArgumentError("round_deadline_us: must be >= 1");
-  if (!(p.fill_rate_bytes_per_s > 0)) return InvalidArgumentError("fill_rate_mib_per_s: must be > 0");
+  WP_RETURN_IF_ERROR(InRange("round_deadline_us", p.round_deadline_us, 1, kMaxDeadlineUs, kOneDay));
+  if (p.fill_deadline_us > kMaxDeadlineUs) {
+    return InvalidArgumentError("fill_deadline_ms: must be 0 (derived) or <= " + std::to_string(kMaxDeadlineUs / 1000) +
+                                " (1 day), got " + Number(static_cast<double>(p.fill_deadline_us) / 1000));
+  }
+  const double rate_mib = p.fill_rate_bytes_per_s / kMiB;
+  // Compared in bytes/s, as ParseProfileJson converts (MiB/s * kMiB), so the bounds themselves load.
+  if (!std::isfinite(p.fill_rate_bytes_per_s) || !(p.fill_rate_bytes_per_s >= kMinFillRateMiBPerS * kMiB) ||
+      !(p.fill_rate_bytes_per_s <= kMaxFillRateMiBPerS * kMiB)) {
+    return InvalidArgumentError("fill_rate_mib_per_s: must be a finite number >= " + Number(kMinFillRateMiBPerS) +
+                                " and <= " + Number(kMaxFillRateMiBPerS) + ", got " + Number(rate_mib));
+  }
+  if (p.fill_slack_us > kMaxFillSlackUs) {
+    return InvalidArgumentError("fill_slack_s: must be <= " + std::to_string(kMaxFillSlackUs / kMicrosPerSecond) +
+                                kOneDay + ", got " + Number(static_cast<double>(p.fill_slack_us) / 1e6));
+  }
   if (p.adversary.name.empty()) return InvalidArgumentError("adversary.class: empty");
-  if (p.adversary.t_min_ps < 1) return InvalidArgumentError("adversary.t_min_ps: must be >= 1");
-  if (!(p.adversary.safety_factor >= 1.0) || !std::isfinite(p.adversary.safety_factor)) {
-    return InvalidArgumentError("adversary.safety_factor: must be a finite number >= 1");
+  WP_RETURN_IF_ERROR(InRange("adversary.t_min_ps", p.adversary.t_min_ps, 1, kMaxTMinPs, " (2^32 - 1)"));
+  if (!(p.adversary.safety_factor >= 1.0) || !(p.adversary.safety_factor <= kMaxSafetyFactor) ||
+      !std::isfinite(p.adversary.safety_factor)) {
+    return InvalidArgumentError("adversary.safety_factor: must be a finite number >= 1 and <= " +
+                                Number(kMaxSafetyFactor) + ", got " + Number(p.adversary.safety_factor));
   }
   if (!(p.confidence > 0 && p.confidence < 1)) return InvalidArgumentError("confidence: must be in (0, 1)");
-  if (p.order_ttl_us < kMicrosPerSecond) return InvalidArgumentError("order_ttl_s: must be >= 1");
+  WP_RETURN_IF_ERROR(InRange("honest_round_p999_us", p.honest_round_p999_us, 0, kMaxDeadlineUs, kOneDay));
+  if (p.calibrated_at_unix_us < 0) return InvalidArgumentError("calibrated_at_unix_us: must be >= 0");
+  if (p.order_ttl_us < kMicrosPerSecond || p.order_ttl_us > kMaxOrderTtlUs) {
+    return InvalidArgumentError(
+        "order_ttl_s: must be >= 1 and <= " + std::to_string(kMaxOrderTtlUs / kMicrosPerSecond) +
+        " (24 h: the agent refuses orders valid for longer), got " + Number(static_cast<double>(p.order_ttl_us) / 1e6));
+  }
   return Status::Ok();
 }
 
@@ -96,14 +142,25 @@ StatusOr<Profile> ParseProfileJson(const std::string& text, const std::string& w
            root.OptionalUint64("honest_round_p999_us", &p.honest_round_p999_us),
            root.OptionalUint64("calibrated_at_unix_us", &calibrated_at),
            root.OptionalUint64("order_ttl_s", &order_ttl_s),
-           CheckU32("chunk_labels", m),
-           CheckU32("rounds", rounds),
-           CheckU32("labels_per_round", q),
        }) {
     if (!field.ok()) return wrap(field);
   }
   if (!ParseLabelFormat(format, &p.format)) {
     return wrap(InvalidArgumentError("format: want posedb-blake3-c1 or posedb-blake3-192, got '" + format + "'"));
+  }
+  // Ranges of the values as written, before any unit conversion could overflow (ValidateProfile
+  // checks the converted ones again below).
+  for (const Status& field : {
+           CheckChunkLabels(m),
+           CheckRounds(rounds),
+           CheckLabelsPerRound("labels_per_round", q),
+           InRange("fill_deadline_ms", fill_deadline_ms, 0, kMaxDeadlineUs / 1000, " (0: derived; 1 day)"),
+           InRange("fill_slack_s", fill_slack_s, 0, kMaxFillSlackUs / kMicrosPerSecond, kOneDay),
+           InRange("order_ttl_s", order_ttl_s, 1, kMaxOrderTtlUs / kMicrosPerSecond,
+                   " (24 h: the agent refuses orders valid for longer)"),
+           InRange("calibrated_at_unix_us", calibrated_at, 0, static_cast<uint64_t>(INT64_MAX)),
+       }) {
+    if (!field.ok()) return wrap(field);
   }
   p.chunk_labels = static_cast<uint32_t>(m);
   p.rounds = static_cast<uint32_t>(rounds);
@@ -121,7 +178,7 @@ StatusOr<Profile> ParseProfileJson(const std::string& text, const std::string& w
          ++it) {
       uint64_t model_q = 0;
       s = by_model->Uint64(it.key(), &model_q);
-      if (s.ok()) s = CheckU32(by_model->PathOf(it.key()), model_q);
+      if (s.ok()) s = CheckLabelsPerRound(by_model->PathOf(it.key()), model_q);
       if (!s.ok()) return wrap(s);
       p.labels_per_round_by_model[it.key()] = static_cast<uint32_t>(model_q);
     }
@@ -153,7 +210,11 @@ uint32_t LabelsPerRoundFor(const Profile& profile, const std::string& model) {
 uint64_t FillDeadlineUs(const Profile& profile, uint64_t max_device_bytes) {
   if (profile.fill_deadline_us > 0) return profile.fill_deadline_us;
   const double seconds = static_cast<double>(max_device_bytes) / profile.fill_rate_bytes_per_s;
-  return static_cast<uint64_t>(std::ceil(seconds * 1e6)) + profile.fill_slack_us;
+  const double us = std::ceil(seconds * 1e6);
+  // Not a number (a rate of 0 or NaN) or 2^64 and above: saturate rather than convert (UB).
+  if (!(us >= 0) || !(us < 18446744073709551616.0)) return UINT64_MAX;
+  const uint64_t derived = static_cast<uint64_t>(us);
+  return derived > UINT64_MAX - profile.fill_slack_us ? UINT64_MAX : derived + profile.fill_slack_us;
 }
 
 void WriteProfile(const Profile& profile, proto::ParameterProfile::Builder out) {

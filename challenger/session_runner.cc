@@ -28,18 +28,31 @@ bool SameBytes(capnp::Data::Reader data, const std::array<uint8_t, N>& want) {
   return data.size() == N && std::memcmp(data.begin(), want.data(), N) == 0;
 }
 
-std::string HexOf(capnp::Data::Reader data) { return HexEncode(data.begin(), data.size()); }
+// Hex of bytes the agent sent (a digest that should be 32 bytes may be anything).
+std::string HexOf(capnp::Data::Reader data) { return AgentHex(data.begin(), data.size()); }
 
-// How an RPC failure of `call` maps to a session failure (see session_runner.h).
+// Agent text from a capnp Text field.
+std::string TextOf(capnp::Text::Reader text) { return AgentText(std::string_view(text.begin(), text.size())); }
+
+// How an RPC failure of `call` maps to a session failure (see session_runner.h). The description
+// is the agent's (or its RPC stack's) text: cut to kMaxAgentTextBytes here, where it enters.
 SessionFailure FailureFromException(const kj::Exception& e, FailureReason remote_reason, const std::string& call) {
-  const std::string description = e.getDescription().cStr();
+  const kj::StringPtr raw = e.getDescription();
+  const std::string_view description(raw.begin(), raw.size());
   if (e.getType() == kj::Exception::Type::DISCONNECTED) {
-    return SessionFailure::Of(FailureReason::DISCONNECTED, call + ": connection lost: " + description);
+    return SessionFailure::Of(FailureReason::DISCONNECTED, call + ": connection lost: " + AgentText(description));
   }
-  if (description.find(proto::kStatusExceptionPrefix) != std::string::npos) {
-    return SessionFailure::Of(remote_reason, call + ": " + proto::ExceptionToStatus(e).ToString());
+  if (description.find(proto::kStatusExceptionPrefix) != std::string_view::npos) {
+    return SessionFailure::Of(remote_reason, call + ": " + AgentText(proto::ExceptionToStatus(e).ToString()));
   }
-  return SessionFailure::Of(FailureReason::PROTOCOL_ERROR, call + ": " + description);
+  return SessionFailure::Of(FailureReason::PROTOCOL_ERROR, call + ": " + AgentText(description));
+}
+
+// An unexpected exception inside the runner after the order was recorded (a bug, or data from the
+// agent that a check missed): recorded as an `internal` failure in a signed verdict.
+SessionFailure FailureFromUnexpected(const char* where, std::string_view what) {
+  return SessionFailure::Of(FailureReason::INTERNAL,
+                            std::string("challenger: unexpected error ") + where + ": " + AgentText(what));
 }
 
 // Arrives at a wave's barriers exactly once each, also on early returns.
@@ -110,6 +123,11 @@ class Session {
   void RunRounds(proto::ProverAgent::Client& agent);
   bool CheckAnswer(uint32_t r, proto::ChallengeRound::Reader round, proto::RoundAnswer::Reader answer);
   void FinishOrAbort(proto::ProverAgent::Client* agent);
+  // Signs the verdict for failure_ into out_.verdict, falling back to a minimal `internal` one.
+  void SignVerdictOrMinimal();
+  // Re-signs after a failure that came after a verdict was signed; a passing one is kept as
+  // out_.superseded_verdict.
+  void SupersedeWithFailure();
   void CheckTranscript(const proto::SignedEnvelope& envelope, const proto::SignedEnvelope& verdict);
   StatusOr<proto::SignedEnvelope> BuildVerdict(const SessionFailure& failure, VerdictSummary* summary);
   void Record();
@@ -167,16 +185,36 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
   LOG(INFO) << "session " << sid_hex_ << " node " << plan_.node_name << ": order recorded (ledger #" << order_sequence
             << "), " << plan_.devices.size() << " device(s), m=" << m << ", R=" << plan_.profile.rounds;
 
+  // From here on every failure, expected or not, ends in a signed verdict in the ledger.
   auto agent = connector.Connect();
-  if (!agent.ok()) {
-    Fail(SessionFailure::Of(FailureReason::DISCONNECTED, agent.status().message()));
-  } else {
-    RunFill(*agent);
+  try {
+    if (!agent.ok()) {
+      Fail(SessionFailure::Of(FailureReason::DISCONNECTED, agent.status().message()));
+    } else {
+      RunFill(*agent);
+    }
+    wave_.Filled(have_report_ && !failure_.failed());
+    if (!failure_.failed() && AwaitExpectedLabels()) RunRounds(*agent);
+  } catch (const kj::Exception& e) {
+    Fail(FailureFromUnexpected("during the fill or the rounds", e.getDescription().cStr()));
+  } catch (const std::exception& e) {
+    Fail(FailureFromUnexpected("during the fill or the rounds", e.what()));
   }
-  wave_.Filled(have_report_ && !failure_.failed());
-  if (!failure_.failed() && AwaitExpectedLabels()) RunRounds(*agent);
   wave_not_held_ = wave_.Releasing(!failure_.failed());
-  FinishOrAbort(agent.ok() ? &*agent : nullptr);
+  try {
+    FinishOrAbort(agent.ok() ? &*agent : nullptr);
+  } catch (const kj::Exception& e) {
+    Fail(FailureFromUnexpected("in finish or abort", e.getDescription().cStr()));
+    SupersedeWithFailure();
+  } catch (const std::exception& e) {
+    Fail(FailureFromUnexpected("in finish or abort", e.what()));
+    SupersedeWithFailure();
+  }
+  if (out_.verdict.payload.empty()) {
+    // Not even the minimal verdict could be signed (SignVerdictOrMinimal); nothing to record.
+    return InternalError("session " + sid_hex_ + " node " + plan_.node_name +
+                         ": no verdict could be signed; the order is in the ledger without one");
+  }
   Record();
   out_.pass = !failure_.failed();
   out_.failure = failure_;
@@ -195,7 +233,8 @@ void Session::RunFill(proto::ProverAgent::Client& agent) {
     KJ_IF_MAYBE (r, response) {
       auto envelope = proto::DecodeEnvelope(r->getReport());
       if (!envelope.ok()) {
-        Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "fill report: " + envelope.status().ToString()));
+        Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR,
+                                "fill report: " + AgentText(envelope.status().ToString())));
         return;
       }
       out_.report = *envelope;
@@ -222,12 +261,12 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
   if (!signature.ok()) {
     Fail(SessionFailure::Of(signature.code() == StatusCode::kPermissionDenied ? FailureReason::BAD_SIGNATURE
                                                                               : FailureReason::PROTOCOL_ERROR,
-                            "fill report: " + signature.message()));
+                            "fill report: " + AgentText(signature.message())));
     return;
   }
   auto parsed = proto::ParseMessage<proto::FillReport>(proto::AsView(envelope.payload));
   if (!parsed.ok()) {
-    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, parsed.status().message()));
+    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "fill report: " + AgentText(parsed.status().message())));
     return;
   }
   report_digest_ = proto::Blake2b256(proto::AsView(envelope.payload));
@@ -250,9 +289,9 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
     const PlannedDevice& want = plan_.devices[i];
     proto::DeviceFill::Reader got = devices[i];
     if (got.getSelector() != want.selector.c_str() || got.getFirstLabel() != want.first_label) {
-      return protocol_error("devices[" + std::to_string(i) + "] is " + std::string(got.getSelector().cStr()) +
-                            " at label " + std::to_string(got.getFirstLabel()) + ", the order planned " +
-                            want.selector + " at label " + std::to_string(want.first_label));
+      return protocol_error("devices[" + std::to_string(i) + "] is " + TextOf(got.getSelector()) + " at label " +
+                            std::to_string(got.getFirstLabel()) + ", the order planned " + want.selector +
+                            " at label " + std::to_string(want.first_label));
     }
     bytes_held_.push_back(got.getBytesHeld());
     device_totals_.push_back(got.getTotalBytes());
@@ -269,7 +308,7 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
               " labels), needs " + std::to_string(want.planned_bytes()) + " = capacity " +
               std::to_string(want.capacity_bytes) + " - allowed reserve " + std::to_string(want.allowed_reserve_bytes) +
               " rounded down to whole chunks; other processes hold " + std::to_string(got.getBytesHeldByOthers()) +
-              " bytes" + (got.getNote().size() > 0 ? "; agent's note: " + std::string(got.getNote().cStr()) : ""));
+              " bytes" + (got.getNote().size() > 0 ? "; agent's note: " + TextOf(got.getNote()) : ""));
       f.device = want.selector;
       Fail(std::move(f));
       return;
@@ -372,7 +411,7 @@ bool Session::CheckAnswer(uint32_t r, proto::ChallengeRound::Reader round, proto
   };
   Status shape = proto::WalkMessage(answer);
   if (shape.ok()) shape = proto::ValidateShape(answer);
-  if (!shape.ok()) return protocol_error(shape.message());
+  if (!shape.ok()) return protocol_error(AgentText(shape.message()));
   if (!SameBytes(answer.getSessionId(), plan_.session_id)) return protocol_error("session id differs from the order's");
   if (answer.getRoundIndex() != r) {
     return protocol_error("answers round " + std::to_string(answer.getRoundIndex()) + ", expected " +
@@ -385,7 +424,7 @@ bool Session::CheckAnswer(uint32_t r, proto::ChallengeRound::Reader round, proto
     return protocol_error(std::to_string(labels.size()) + " label bytes, expected " + std::to_string(want_bytes));
   }
   Status hashed = transcript_.AddRound(round, answer);
-  if (!hashed.ok()) return protocol_error("transcript: " + hashed.message());
+  if (!hashed.ok()) return protocol_error("transcript: " + AgentText(hashed.message()));
 
   const uint8_t* expected = expected_->Round(r);
   size_t at = 0;
@@ -429,17 +468,39 @@ StatusOr<proto::SignedEnvelope> Session::BuildVerdict(const SessionFailure& fail
   return SignVerdict(facts, *summary, keys_.challenger);
 }
 
-void Session::FinishOrAbort(proto::ProverAgent::Client* agent) {
-  auto first = BuildVerdict(failure_, &out_.summary);
-  if (!first.ok()) {
-    // Only a verdict over the size limit can fail to sign; record the failure in a minimal one.
-    Fail(SessionFailure::Of(FailureReason::INTERNAL, "verdict: " + first.status().ToString()));
+void Session::SignVerdictOrMinimal() {
+  auto verdict = BuildVerdict(failure_, &out_.summary);
+  if (!verdict.ok()) {
+    // Agent text is cut where it enters and the profile bounds the rounds, so this is not expected;
+    // should it happen anyway, the session fails as `internal` in a minimal verdict (no rounds, the
+    // first failure's description cut short) rather than ending the process.
+    LOG(ERROR) << "session " << sid_hex_ << ": verdict not signed: " << verdict.status().ToString()
+               << "; recording a minimal failing verdict";
+    const std::string first = failure_.failed() ? AgentText(failure_.Describe()) : "none (the session had passed)";
+    failure_ = SessionFailure::Of(FailureReason::INTERNAL, "verdict: " + AgentText(verdict.status().ToString()) +
+                                                               "; the session's first failure: " + first);
     rounds_passed_ = 0;
     out_.rounds.clear();
-    first = BuildVerdict(failure_, &out_.summary);
-    CHECK(first.ok()) << first.status().ToString();
+    verdict = BuildVerdict(failure_, &out_.summary);
   }
-  out_.verdict = *first;
+  if (!verdict.ok()) {
+    LOG(ERROR) << "session " << sid_hex_ << ": minimal verdict not signed either: " << verdict.status().ToString();
+    return;  // out_.verdict stays as it was (Run reports the session as an error when it is empty)
+  }
+  out_.verdict = *std::move(verdict);
+}
+
+void Session::SupersedeWithFailure() {
+  // A verdict already signed (and perhaps sent in `finish`) that says pass is superseded.
+  if (!out_.verdict.payload.empty() && !out_.superseded_verdict && out_.summary.pass) {
+    out_.superseded_verdict = out_.verdict;
+  }
+  SignVerdictOrMinimal();
+}
+
+void Session::FinishOrAbort(proto::ProverAgent::Client* agent) {
+  SignVerdictOrMinimal();
+  if (out_.verdict.payload.empty()) return;
 
   if (!failure_.failed()) {
     auto request = agent->finishRequest();
@@ -452,7 +513,8 @@ void Session::FinishOrAbort(proto::ProverAgent::Client* agent) {
           out_.transcript = *envelope;
           CheckTranscript(*envelope, out_.verdict);
         } else {
-          Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "transcript: " + envelope.status().ToString()));
+          Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR,
+                                  "transcript: " + AgentText(envelope.status().ToString())));
         }
       } else {
         Fail(SessionFailure::Of(FailureReason::AGENT_ABORTED,
@@ -461,13 +523,8 @@ void Session::FinishOrAbort(proto::ProverAgent::Client* agent) {
     } catch (const kj::Exception& e) {
       Fail(FailureFromException(e, FailureReason::AGENT_ABORTED, "finish"));
     }
-    if (failure_.failed()) {
-      // The pass sent in `finish` is superseded by a failing verdict; both are recorded.
-      out_.superseded_verdict = out_.verdict;
-      auto second = BuildVerdict(failure_, &out_.summary);
-      CHECK(second.ok()) << second.status().ToString();
-      out_.verdict = *second;
-    }
+    // The pass sent in `finish` is superseded by a failing verdict; both are recorded.
+    if (failure_.failed()) SupersedeWithFailure();
     return;
   }
 
@@ -479,7 +536,7 @@ void Session::FinishOrAbort(proto::ProverAgent::Client* agent) {
     auto done = WaitBounded(request.send(), env_.abort_timeout_us);
     if (done == nullptr) LOG(WARNING) << "session " << sid_hex_ << ": abort not acknowledged in time";
   } catch (const kj::Exception& e) {
-    LOG(WARNING) << "session " << sid_hex_ << ": abort failed: " << e.getDescription().cStr();
+    LOG(WARNING) << "session " << sid_hex_ << ": abort failed: " << AgentText(e.getDescription().cStr());
   }
 }
 
@@ -492,12 +549,12 @@ void Session::CheckTranscript(const proto::SignedEnvelope& envelope, const proto
   if (!signature.ok()) {
     Fail(SessionFailure::Of(signature.code() == StatusCode::kPermissionDenied ? FailureReason::BAD_SIGNATURE
                                                                               : FailureReason::PROTOCOL_ERROR,
-                            "transcript: " + signature.message()));
+                            "transcript: " + AgentText(signature.message())));
     return;
   }
   auto parsed = proto::ParseMessage<proto::TranscriptDigest>(proto::AsView(envelope.payload));
   if (!parsed.ok()) {
-    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, parsed.status().message()));
+    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "transcript: " + AgentText(parsed.status().message())));
     return;
   }
   proto::TranscriptDigest::Reader t = parsed->root();
@@ -556,8 +613,13 @@ void Session::Record() {
     w.setAllCorrect(r.all_correct);
   }
   auto log_bytes = proto::EncodeCanonical(log.asReader());
-  CHECK(log_bytes.ok()) << log_bytes.status().ToString();
-  Append(proto::LedgerRecordKind::ROUND_LOG, *log_bytes);
+  if (log_bytes.ok()) {
+    Append(proto::LedgerRecordKind::ROUND_LOG, *log_bytes);
+  } else {
+    // Bounded by the profile's rounds (profile.h), so not expected; the verdict still goes in.
+    LOG(ERROR) << "session " << sid_hex_ << ": round log not recorded: " << log_bytes.status().ToString();
+    if (out_.ledger.ok()) out_.ledger = log_bytes.status().WithContext("round log");
+  }
 
   uint64_t verdict_sequence = 0;
   const bool superseded = out_.superseded_verdict.has_value();

@@ -27,6 +27,13 @@
 // RPC failures map to: DISCONNECTED -> disconnected; a wipeproof Status from the agent -> orderRefused
 // (startSession) or agentAborted (later calls), with its text; other exceptions -> protocolError.
 //
+// Nothing the agent sends can end the process or leave the order without a verdict: its text (RPC
+// error descriptions, the Status it sent, device notes, selectors, digests it got wrong) is cut to
+// kMaxAgentTextBytes where it enters (failure.h AgentText); an unexpected exception after the order
+// was recorded is an `internal` failure; a verdict that cannot be signed is replaced by a minimal
+// `internal` one (no rounds, the first failure's description cut short). Every such verdict is
+// signed and recorded like any other.
+//
 // Thread-safety: one Run() per runner, on the thread that owns the kj event loop of the client.
 #pragma once
 
@@ -94,9 +101,10 @@ class SessionRunner {
   SessionRunner(SessionPlan plan, SessionKeys keys, SessionEnv env);
 
   // Runs the session. Any failure after the order was recorded is a typed SessionFailure inside a
-  // returned outcome. Errors (no session happened): INVALID_ARGUMENT from challenge generation or
-  // order signing (a bad plan), the ledger's error when it refused the order, INTERNAL for an
-  // unexpected exception inside the runner.
+  // returned outcome (an unexpected exception there is an `internal` one). Errors (no session
+  // happened): INVALID_ARGUMENT from challenge generation or order signing (a bad plan), the
+  // ledger's error when it refused the order, INTERNAL for an unexpected exception before the
+  // order was recorded, or when not even a minimal verdict could be signed (not expected).
   StatusOr<SessionOutcome> Run(AgentConnector& connector);
 
   const SessionPlan& plan() const { return plan_; }

@@ -22,6 +22,12 @@ std::string BoundStatement(const SessionPlan& plan, const BoundResult& bound) {
   return s;
 }
 
+std::string FormatFactor(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", x);
+  return buf;
+}
+
 }  // namespace
 
 std::string FormatPercent(double fraction) {
@@ -37,7 +43,8 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
   v.pass = !facts.failure.failed();
   v.rule = CheckDeadlineRule(profile.chunk_labels, profile.format, profile.adversary.t_min_ps,
                              profile.adversary.safety_factor, profile.round_deadline_us, profile.adversary.name);
-  v.bound_stated = v.pass && profile.calibrated && v.rule.satisfied;
+  v.honest_margin_met = HonestMarginMet(profile.round_deadline_us, profile.honest_round_p999_us, kHonestRoundMargin);
+  v.bound_stated = v.pass && profile.calibrated && v.rule.satisfied && v.honest_margin_met;
   if (v.bound_stated) {
     std::vector<DeviceBoundInput> inputs;
     for (size_t i = 0; i < plan.devices.size(); ++i) {
@@ -49,9 +56,16 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
     v.statement = "no bound: session failed (" + FailureReasonName(facts.failure.reason) + ")";
   } else if (!profile.calibrated) {
     v.statement = "no bound: parameters not calibrated (profile " + profile.name + ")";
-  } else {
+  } else if (!v.rule.satisfied) {
     v.statement =
         "no bound: deadline rule not met for class " + profile.adversary.name + " (" + v.rule.explanation + ")";
+  } else if (profile.honest_round_p999_us == 0) {
+    v.statement = "no bound: honest round time not measured (profile " + profile.name + " has no honest_round_p999_us)";
+  } else {
+    v.statement = "no bound: round deadline " + std::to_string(profile.round_deadline_us) + " us is not at least " +
+                  FormatFactor(kHonestRoundMargin) + " x the honest p99.9 round time " +
+                  std::to_string(profile.honest_round_p999_us) + " us (profile " + profile.name +
+                  "): honest nodes would fail rounds";
   }
   AssumptionInputs inputs = facts.assumptions;
   inputs.plan = &plan;

@@ -1,14 +1,18 @@
 // Building the Verdict (wipe.capnp Verdict; design-brief.md "Protocol v1", step 4) from what a
 // session observed. Pass iff no failure was recorded. The verdict carries its profile and whether
 // the profile meets the deadline rule for its adversary class; it states a bound only when
-//   pass && profile.calibrated && deadline rule satisfied,
+//   pass && profile.calibrated && deadline rule satisfied
+//        && round deadline >= kHonestRoundMargin * honest p99.9 (measured, > 0; deadline_rule.h),
 // and its statement then reads, per device at the union-bound confidence and for all devices at c,
 //   "at 99.5% confidence at most 1234 bytes of device host were not wiped; ...;
 //    all devices together at 99% confidence: at most 5678 bytes were not wiped"
-// otherwise one of
+// otherwise one of (the first condition that failed, in this order)
 //   "no bound: session failed (<reason>)"
 //   "no bound: parameters not calibrated (profile default-uncalibrated)"
 //   "no bound: deadline rule not met for class commodity-cpu (round deadline ... > recompute floor ...)"
+//   "no bound: honest round time not measured (profile p has no honest_round_p999_us)"
+//   "no bound: round deadline 400 us is not at least 1.2 x the honest p99.9 round time 350 us
+//    (profile p): honest nodes would fail rounds"
 // DeviceBound.unwipedBoundBytes and totalUnwipedBoundBytes are set only when the bound is stated
 // (0 otherwise). Bound arithmetic: bound.h. Assumptions: assumptions.h.
 //
@@ -56,6 +60,7 @@ struct VerdictFacts {
 struct VerdictSummary {
   bool pass = false;
   DeadlineRuleResult rule;
+  bool honest_margin_met = false;  // HonestMarginMet(deadline, honest p99.9, kHonestRoundMargin)
   bool bound_stated = false;
   BoundResult bound;  // meaningful when bound_stated
   std::string statement;

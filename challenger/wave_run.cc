@@ -37,6 +37,8 @@ StatusOr<SessionOutcome> RunTcpSession(const SessionPlan& plan, const SessionKey
     return RunTcpSessionOn(io, plan, keys, records, wave, options);
   } catch (const kj::Exception& e) {
     return InternalError(std::string("event loop: ") + e.getDescription().cStr());
+  } catch (const std::exception& e) {
+    return InternalError(std::string("event loop: ") + e.what());
   }
 }
 
@@ -79,7 +81,17 @@ std::vector<WaveMemberResult> RunWave(const Inventory& inventory, const Wave& wa
   std::vector<std::thread> threads;
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!plans[i]) continue;
-    threads.emplace_back([&, i] { results[i].outcome = RunTcpSession(*plans[i], keys, records, &sync, options); });
+    // One node's session never ends the others' (nor the process): whatever escapes is its error.
+    threads.emplace_back([&, i] {
+      try {
+        results[i].outcome = RunTcpSession(*plans[i], keys, records, &sync, options);
+      } catch (const std::exception& e) {
+        results[i].outcome = InternalError(std::string("session thread: ") + e.what());
+      } catch (...) {
+        results[i].outcome = InternalError("session thread: unknown exception");
+      }
+      sync.Leave(wave.nodes[i]);  // no-op when the session runner arrived at both barriers
+    });
   }
   for (std::thread& t : threads) t.join();
   return results;

@@ -39,7 +39,8 @@ struct WaveMemberResult {
 // Plans every node of `wave` (whole wave, declared completeness from the inventory, the largest
 // fill deadline of the run in every session timeout) and runs them concurrently. A node whose plan
 // cannot be built does not run; the others then run without it and their wave is not whole.
-// Results are in the wave's node order.
+// Results are in the wave's node order. A session that fails, however it fails, is that node's
+// result; the other nodes' sessions run on (their wave is then not held, wave_sync.h).
 std::vector<WaveMemberResult> RunWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
                                       const SessionKeys& keys, RecordSink& records, const TcpSessionOptions& options);
 

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ class WaveSync {
   // Barrier 2. `held`: this member filled and passed every round so far. Returns the members
   // (others than `member`) that did not hold labels throughout, in member order.
   std::vector<std::string> ArriveReleasing(const std::string& member, bool held);
+  // For a member whose session ended without arriving (an error before or outside the session
+  // runner): arrives at whichever barriers it has not, as not held, and waits like ArriveReleasing.
+  // No-op for a member that arrived at both. Arrivals count once per member.
+  void Leave(const std::string& member);
 
   size_t size() const { return members_.size(); }
 
@@ -41,7 +46,8 @@ class WaveSync {
   std::condition_variable cv_;
   size_t filled_arrivals_ = 0;
   size_t release_arrivals_ = 0;
-  std::map<std::string, bool> ok_;  // member -> held labels throughout
+  std::map<std::string, bool> ok_;           // member -> held labels throughout
+  std::set<std::string> filled_, released_;  // members that arrived at barrier 1, 2
 };
 
 }  // namespace wipeproof

@@ -1,7 +1,7 @@
 @0x98ca53e3277f4ae1;
 # wipeproof protocol v1: wipe orders, fill reports, challenge rounds, verdicts, receipts, ledger
 # entries, and the ProverAgent RPC interface between challenger and prover agent.
-# Protocol narrative: shared/docs/design-brief.md "Protocol v1"; label values: label-spec.md.
+# Protocol narrative: docs/design-brief.md "Protocol v1"; label values: docs/label-spec.md.
 #
 # Conventions for every field below:
 # - Sizes are bytes unless the comment says labels (one label = 32 bytes).
@@ -403,7 +403,9 @@ interface ProverAgent {
   # the verdict's digest), frees all memory and returns to idle.
 
   abort @3 (sessionId :Data, reason :Text) -> ();
-  # Free all memory of the named session (16 bytes) now; a no-op if it is not running.
+  # Free all memory of the named session (16 bytes) now; a no-op if it is not running. Honoured
+  # only on the connection that started the session (the session id is no secret: status shows
+  # it); from any other connection it fails with PERMISSION_DENIED and the session goes on.
 
   status @4 () -> (status :AgentStatus);
 

@@ -2,6 +2,9 @@
 // factory (a GPU backend that cannot start says "disabled: <reason>") and runs one benchmark.
 #include "prover/cli_bench.h"
 
+#include <sys/resource.h>
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <thread>
@@ -65,6 +68,18 @@ void AddBackendFigures(BenchSetup& setup, const std::string& fill_details_json, 
   }
 }
 
+double ProcessCpuSeconds() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+double ThreadCpuSeconds() {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 double Sig(double x, int digits) {
   if (x == 0 || !std::isfinite(x)) return x;
   const int e = digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(x))));
@@ -101,9 +116,11 @@ int RunBench() {
   if (FLAGS_backend != "cpu" && FLAGS_backend != "cuda" && FLAGS_backend != "hip") {
     return UsageError(kName, "--backend must be cpu, cuda or hip, got '" + FLAGS_backend + "'");
   }
-  if (FLAGS_what != "labeler" && FLAGS_what != "verify" && FLAGS_what != "fill") {
-    return UsageError(kName, "--what must be labeler, verify or fill, got '" + FLAGS_what + "'");
+  if (FLAGS_what != "labeler" && FLAGS_what != "verify" && FLAGS_what != "fill" && FLAGS_what != "all") {
+    return UsageError(kName, "--what must be labeler, verify, fill or all, got '" + FLAGS_what + "'");
   }
+  // Every device of every backend this node has (cli_bench_all.cc), whatever --backend says.
+  if (FLAGS_what == "all") return RunBenchAll(setup);
   if (FLAGS_what == "verify") {
     // The verifier is the challenger's CPU path; no device is involved.
     if (FLAGS_backend != "cpu") return UsageError(kName, "--what=verify runs on the CPU; use --backend=cpu");

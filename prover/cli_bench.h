@@ -35,6 +35,7 @@ struct BenchSetup {
 int RunBenchLabeler(BenchSetup& setup);  // cli_bench_labeler.cc
 int RunBenchVerify(BenchSetup& setup);   // cli_bench_verify.cc
 int RunBenchFill(BenchSetup& setup);     // cli_bench_fill.cc
+int RunBenchAll(BenchSetup& setup);      // cli_bench_all.cc: the signed node profile for calibration
 
 // Fields every benchmark prints first: bench, backend, device, format, m, and for the host
 // threads, cores and SIMD level/width.
@@ -57,6 +58,11 @@ ChunkCost ChunkCostFor(LabelFormat format, uint32_t chunk_labels, int block0_sha
 // Call it after releasing the memory: the raw measurement may need the device.
 void AddBackendFigures(BenchSetup& setup, const std::string& fill_details_json, double compressions_per_s,
                        nlohmann::ordered_json* out);
+// CPU time (user + system) of the whole process / of the calling thread, in seconds. The benchmarks
+// report rates per CPU-second next to wall-clock rates: on a shared machine the former still
+// measures the code, the latter what a deadline would see.
+double ProcessCpuSeconds();
+double ThreadCpuSeconds();
 // `x` rounded to `digits` significant digits, for readable JSON.
 double Sig(double x, int digits = 4);
 // Hardware threads, and the cores a run with `threads` workers uses (min of the two).

@@ -90,8 +90,10 @@ int RunBenchFill(BenchSetup& setup) {
   ProgressLine progress("fill", plan.count, FLAGS_progress);
   options.progress = [&progress](uint64_t done, uint64_t) { progress.Update(done); };
   t0 = Clock::now();
+  const double cpu0 = ProcessCpuSeconds();
   Status filled = mem.Fill(plan, options);
   const double fill_s = Since(t0);
+  const double fill_cpu_s = ProcessCpuSeconds() - cpu0;
   progress.Finish();
   if (!filled.ok()) return Failure(kName, filled);
   const uint64_t scratch_after = mem.scratch_bytes();
@@ -135,7 +137,12 @@ int RunBenchFill(BenchSetup& setup) {
   out["labels_per_s"] = Sig(plan.count / fill_s);
   out["compressions_per_node"] = Sig(cost.compressions_per_node);
   out["compressions_per_s"] = Sig(compressions_per_s);
-  if (host) out["compressions_per_s_per_core"] = Sig(compressions_per_s / CoresUsed(setup.threads));
+  if (host) {
+    out["compressions_per_s_per_core"] = Sig(compressions_per_s / CoresUsed(setup.threads));
+    // What the fill got of its cores (1.0 on an idle machine).
+    out["fill_cpu_seconds"] = Sig(fill_cpu_s);
+    out["fill_cpu_share"] = Sig(fill_cpu_s / (fill_s * CoresUsed(setup.threads)), 3);
+  }
   out["scratch_bytes_after_fill"] = scratch_after;
   out["check"] = {{"chunks", picked.size()}, {"labels", labels_checked}, {"seconds", Sig(check_s)}, {"ok", true}};
   out["release_s"] = Sig(release_s);

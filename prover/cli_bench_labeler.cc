@@ -53,6 +53,7 @@ int RunBenchLabeler(BenchSetup& setup) {
   using Clock = std::chrono::steady_clock;
   uint64_t fills = 0;
   const auto start = Clock::now();
+  const double cpu_start = ProcessCpuSeconds();
   double elapsed = 0;
   do {
     plan.first = (fills + 1) * labels_per_fill;
@@ -61,6 +62,7 @@ int RunBenchLabeler(BenchSetup& setup) {
     ++fills;
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   } while (elapsed < setup.seconds);
+  const double cpu_s = ProcessCpuSeconds() - cpu_start;
 
   // The host fill labels units of up to kLanes chunks side by side, about chunks/threads each
   // (kernels/region_labeler.cc).
@@ -91,6 +93,10 @@ int RunBenchLabeler(BenchSetup& setup) {
     out["compressions_per_s_per_core"] = Sig(per_core);
     out["target_compressions_per_s_per_core"] = kTargetCompressionsPerCore;
     out["meets_target"] = per_core >= kTargetCompressionsPerCore;
+    // What the workers got of their cores (1.0 on an idle machine), and the rate per CPU-second.
+    out["cpu_seconds"] = Sig(cpu_s);
+    out["cpu_share"] = Sig(cpu_s / (elapsed * cores), 3);
+    out["compressions_per_cpu_s"] = Sig(compressions / cpu_s);
   }
   const std::string details = (*memory)->FillDetailsJson();
   (*memory)->Release();

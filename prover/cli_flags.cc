@@ -19,7 +19,7 @@ DEFINE_string(simd, "", "node-hash path: portable, avx2 or avx512; default the w
 DEFINE_bool(progress, true, "print a progress line on stderr when the work takes more than a second");
 DEFINE_string(what, "labeler",
               "benchmark: labeler (fill rate of the backend), verify (one chunk recomputed on one core), "
-              "fill (acquire, fill and spot-check --gib of device memory)");
+              "fill (acquire, fill and spot-check --gib of device memory), all (the node profile for calibration)");
 DEFINE_string(backend, "cpu", "device backend: cpu (host memory), cuda or hip");
 DEFINE_string(device, "", "device id (e.g. host, GPU-<uuid>); default the backend's first device");
 DEFINE_double(seconds, 3, "seconds to run the labeler and verify benchmarks; default 3");

@@ -15,7 +15,9 @@
 #include "proto/key_files.h"
 #include "prover/cli.h"
 
-DEFINE_string(out, "", "keygen: path prefix of the key files; writes PREFIX.key (0600) and PREFIX.pub; required");
+DEFINE_string(out, "",
+              "keygen: path prefix of the key files; writes PREFIX.key (0600) and PREFIX.pub; required. "
+              "bench --what=all: file for the signed node profile");
 DEFINE_bool(force, false, "keygen: overwrite existing key files; default false (refuse)");
 
 namespace wipeproof {

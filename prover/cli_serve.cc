@@ -12,6 +12,7 @@
 #include <kj/async-unix.h>
 #include <signal.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -30,7 +31,9 @@ DEFINE_string(authority_key, "",
 DEFINE_string(challenger_key, "",
               "serve: challenger public key file (PREFIX.pub); verdicts must verify under it; "
               "required");
-DEFINE_string(node_key, "", "serve: this node's secret key file (PREFIX.key, mode 0600); signs reports; required");
+DEFINE_string(node_key, "",
+              "serve: this node's secret key file (PREFIX.key, mode 0600); signs reports; required. "
+              "bench --what=all: signs the node profile");
 DEFINE_string(node_name, "", "serve: this node's name in the challenger's inventory; orders must name it; required");
 DEFINE_uint64(host_budget_bytes, 0,
               "serve: bytes of host memory the agent may fill; 0 = no budget (MemAvailable "
@@ -48,6 +51,12 @@ DEFINE_uint64(session_timeout_us, wipeproof::kDefaultSessionTimeoutUs,
 DEFINE_int64(max_order_lifetime_us, wipeproof::kDefaultMaxOrderLifetimeUs,
              "serve: orders valid longer than this (expiry - issue, microseconds) are refused; default 86400000000 "
              "(24 h)");
+DEFINE_uint32(max_connections, static_cast<uint32_t>(wipeproof::kDefaultMaxConnections),
+              "serve: connections open at once; one more is accepted and closed at once; keep the open-file limit "
+              "(ulimit -n) well above it; default 64");
+DEFINE_int64(idle_timeout_s, wipeproof::kDefaultIdleTimeoutUs / 1'000'000,
+             "serve: seconds after which a connection that owns no session and makes no call is closed (a "
+             "connection that owns a session is left to the session timeout); 0 = never; default 60");
 
 namespace wipeproof {
 namespace {
@@ -119,6 +128,10 @@ int RunServe() {
   if (FLAGS_clock_skew_us < 0) return UsageError(kSub, "--clock_skew_us must be >= 0");
   if (FLAGS_session_timeout_us == 0) return UsageError(kSub, "--session_timeout_us must be > 0");
   if (FLAGS_max_order_lifetime_us <= 0) return UsageError(kSub, "--max_order_lifetime_us must be > 0");
+  if (FLAGS_max_connections == 0) return UsageError(kSub, "--max_connections must be > 0");
+  if (FLAGS_idle_timeout_s < 0 || FLAGS_idle_timeout_s > INT64_MAX / 1'000'000) {
+    return UsageError(kSub, "--idle_timeout_s must be >= 0 (0: never)");
+  }
   BackendConfig backend_config;
   if (Status s = DevicesFromFlag(&backend_config); !s.ok()) return UsageError(kSub, s.message());
   auto budget = HostBudgetFromFlags();
@@ -167,7 +180,10 @@ int RunServe() {
 
   kj::AsyncIoContext io = kj::setupAsyncIo();
   AgentCore core(config, std::move(backends), SystemClock());
-  AgentRpcServer server(core, *io.provider);
+  AgentRpcServerOptions server_options;
+  server_options.max_connections = FLAGS_max_connections;
+  server_options.idle_timeout_us = FLAGS_idle_timeout_s * 1'000'000;
+  AgentRpcServer server(core, *io.provider, server_options);
   unsigned port = 0;
   try {
     port = server.Listen(FLAGS_listen).wait(io.waitScope);

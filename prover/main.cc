@@ -90,7 +90,8 @@ int Main(int argc, char** argv) {
   char** v = args.data();
   gflags::SetUsageMessage(std::string("usage: ") + kProgram + " " + sub->name + " [flags]");
   FLAGS_logtostderr = true;  // no log files; defaults that the command line may still override
-  FLAGS_minloglevel = google::GLOG_WARNING;
+  // The agent logs its phases and timings (INFO); one-shot commands only warnings and errors.
+  FLAGS_minloglevel = std::string(sub->name) == "serve" ? google::GLOG_INFO : google::GLOG_WARNING;
   gflags::ParseCommandLineFlags(&n, &v, /*remove_flags=*/true);
   if (n > 1) return UsageError(sub->name, std::string("unexpected argument '") + v[1] + "'");
   std::string stray = InapplicableFlag(*sub);
@@ -118,17 +119,20 @@ const std::vector<Subcommand>& Subcommands() {
        "takes about a second.",
        {"chunk_labels"},
        &RunGraphInfo},
-      {"bench", "measure labeler, verifier or fill rates after a known-answer check (JSON on stdout)",
+      {"bench", "measure labeler, verifier or fill rates, or the signed node profile (JSON on stdout)",
        "--what=labeler: repeated fills of whole chunks through the backend for --seconds; labels/s,\n"
        "  bytes/s, node hashes/s and compressions/s in total and per core.\n"
        "--what=verify: RecomputeChunk (the challenger's check) on one core; ms per chunk.\n"
        "--what=fill: acquire --gib of device memory, fill it, spot-check --samples chunks against\n"
        "  RecomputeChunk; bytes, seconds, GB/s, labels/s.\n"
+       "--what=all: the node profile for calibration, on every device of every backend: fill rates at\n"
+       "  --fill_chunk_labels, lookup latency percentiles, one-chunk latency, the host core's sequential\n"
+       "  compression time, RecomputeChunk per m; JSON on stdout, signed with --node_key into --out.\n"
        "Every run first checks the SHA-256 of a labels-public.json case computed by the same path and\n"
        "prints no rates when it does not match (exit 1). A backend that cannot start exits 1 with\n"
        "\"disabled: <reason>\". docs/benchmarks.md explains the fields.",
        {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
-        "samples", "progress"},
+        "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "node_key", "out"},
        &RunBench},
       {"keygen", "write this node's Ed25519 key pair: PREFIX.key (0600) and PREFIX.pub",
        "Writes a fresh key pair as PREFIX.key (secret, mode 0600) and PREFIX.pub (public), and prints\n"

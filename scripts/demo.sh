@@ -43,7 +43,7 @@ ls -l "$dir"
 step "prover agent on loopback, wiping ${host_gib} GiB of host memory"
 "$prover" serve --listen=127.0.0.1:0 --node_name=demo-node \
   --authority_key="$dir/inspect-authority.pub" --challenger_key="$dir/inspect-challenger.pub" \
-  --node_key="$dir/node.key" --host_budget_gib="$host_gib" --devices=host --logtostderr \
+  --node_key="$dir/node.key" --host_budget_gib="$host_gib" --devices=host \
   >"$dir/agent.out" 2>"$dir/agent.log" &
 agent_pid=$!
 stop_agent() {

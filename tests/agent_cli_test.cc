@@ -1,20 +1,28 @@
 // `wipeproof-prover keygen` and `wipeproof-prover serve`, run as processes: key files and their
-// modes, start-up refusals with their reasons, and one wipe session against the real binary over
-// TCP loopback (the "listening on HOST:PORT" line tells the test the port).
+// modes, start-up refusals with their reasons, one wipe session against the real binary over TCP
+// loopback (the "listening on HOST:PORT" line tells the test the port), and the agent still
+// serving after it ran out of file descriptors.
+#include <arpa/inet.h>
 #include <capnp/rpc-twoparty.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "proto/key_files.h"
@@ -131,12 +139,21 @@ TEST(AgentCli, ServeRefusesBadStartUps) {
   ProverRun listen = RunProver("serve" + keys + " --listen=7300");
   EXPECT_EQ(listen.exit_code, 2);
   EXPECT_NE(listen.err.find("HOST:PORT"), std::string::npos) << listen.err;
+
+  ProverRun connections = RunProver("serve" + keys + " --max_connections=0");
+  EXPECT_EQ(connections.exit_code, 2);
+  EXPECT_NE(connections.err.find("--max_connections must be > 0"), std::string::npos) << connections.err;
+
+  ProverRun idle = RunProver("serve" + keys + " --idle_timeout_s=-1");
+  EXPECT_EQ(idle.exit_code, 2);
+  EXPECT_NE(idle.err.find("--idle_timeout_s must be >= 0"), std::string::npos) << idle.err;
 }
 
-// A running `serve` process with its stdout on a pipe.
+// A running `serve` process with its stdout on a pipe; its stderr goes to `err_path` when given,
+// and `max_files` (when not 0) is its open-file limit (RLIMIT_NOFILE, soft and hard).
 class ServeProcess {
  public:
-  explicit ServeProcess(const std::vector<std::string>& args) {
+  explicit ServeProcess(const std::vector<std::string>& args, const std::string& err_path = "", rlim_t max_files = 0) {
     int out[2];
     if (pipe(out) != 0) std::abort();
     pid_ = fork();
@@ -144,6 +161,16 @@ class ServeProcess {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
+      if (!err_path.empty()) {
+        const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (err < 0) _exit(126);
+        dup2(err, STDERR_FILENO);
+        close(err);
+      }
+      if (max_files != 0) {
+        const struct rlimit files = {max_files, max_files};
+        if (setrlimit(RLIMIT_NOFILE, &files) != 0) _exit(125);
+      }
       std::vector<char*> argv;
       argv.push_back(const_cast<char*>(WIPEPROOF_PROVER_BIN));
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -243,6 +270,76 @@ TEST(AgentCli, ServeRunsASessionOverTcp) {
   auto start2 = agent.startSessionRequest();
   proto::WriteEnvelope(agent_test::SignedOrder(next, SystemClock()), start2.initOrder());
   start2.send().wait(io.waitScope);
+  EXPECT_EQ(serve.Stop(SIGTERM), 0);
+}
+
+// The tester's repro: the agent under a small open-file limit, more idle connections than that,
+// all closed again. accept() fails with EMFILE meanwhile; the agent must log it, keep listening,
+// and serve the next challenger.
+TEST(AgentCli, ServeKeepsAcceptingAfterRunningOutOfFileDescriptors) {
+  const std::string dir = TestDir("emfile");
+  WriteTestKeys(dir);
+  const std::string err_path = dir + "/serve.err";
+  ServeProcess serve({"serve", "--listen=127.0.0.1:0", "--authority_key=" + dir + "/authority.pub",
+                      "--challenger_key=" + dir + "/challenger.pub", "--node_key=" + dir + "/node.key",
+                      std::string("--node_name=") + agent_test::kNodeName, "--devices=host",
+                      "--host_budget_bytes=4194304", "--host_reserve_bytes=0", "--threads=2"},
+                     err_path, /*max_files=*/32);
+  const std::string line = serve.FirstLine();
+  const std::string prefix = "listening on 127.0.0.1:";
+  ASSERT_EQ(line.rfind(prefix, 0), 0u) << "first line: '" << line << "'; stderr: " << ReadFile(err_path);
+  const unsigned port = static_cast<unsigned>(std::stoul(line.substr(prefix.size())));
+
+  // More connections than the agent has descriptors for (the kernel completes them all: backlog).
+  std::vector<int> sockets;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+    sockets.push_back(fd);
+  }
+  bool exhausted = false;
+  for (int i = 0; i < 200 && !exhausted; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    exhausted = ReadFile(err_path).find("Too many open files") != std::string::npos;
+  }
+  EXPECT_TRUE(exhausted) << ReadFile(err_path);
+  for (int fd : sockets) close(fd);
+
+  // The next challenger is served: describe, then a whole session.
+  auto io = kj::setupAsyncIo();
+  kj::Timer& timer = io.provider->getTimer();
+  auto address = io.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io.waitScope);
+  auto stream = timer.timeoutAfter(10 * kj::SECONDS, address->connect()).wait(io.waitScope);
+  capnp::TwoPartyVatNetwork network(*stream, capnp::rpc::twoparty::Side::CLIENT, proto::RpcReaderOptions());
+  auto rpc = capnp::makeRpcClient(network);
+  capnp::MallocMessageBuilder vat;
+  vat.initRoot<capnp::rpc::twoparty::VatId>().setSide(capnp::rpc::twoparty::Side::SERVER);
+  auto agent = rpc.bootstrap(vat.getRoot<capnp::rpc::twoparty::VatId>()).castAs<proto::ProverAgent>();
+  auto description =
+      timer.timeoutAfter(10 * kj::SECONDS, agent.describeRequest().send()).wait(io.waitScope).getDescription();
+  EXPECT_TRUE(description.getNodePublicKey() == proto::AsView(agent_test::NodeKey().public_key));
+
+  const proto::SignedEnvelope order = agent_test::SignedOrder(agent_test::OrderSpec(), SystemClock());
+  auto start = agent.startSessionRequest();
+  proto::WriteEnvelope(order, start.initOrder());
+  auto report = timer.timeoutAfter(30 * kj::SECONDS, start.send()).wait(io.waitScope);
+  EXPECT_TRUE(proto::VerifyAndParse<proto::FillReport>(report.getReport(), agent_test::NodeKey().public_key).ok());
+  auto finish = agent.finishRequest();
+  proto::WriteEnvelope(agent_test::SignedVerdict(order, true), finish.initVerdict());
+  auto transcript = timer.timeoutAfter(10 * kj::SECONDS, finish.send()).wait(io.waitScope);
+  EXPECT_TRUE(
+      proto::VerifyAndParse<proto::TranscriptDigest>(transcript.getTranscript(), agent_test::NodeKey().public_key)
+          .ok());
+
+  const std::string log = ReadFile(err_path);
+  EXPECT_NE(log.find("agent RPC: accept failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("still listening"), std::string::npos) << log;
+  EXPECT_NE(log.find("RLIMIT_NOFILE 32"), std::string::npos) << log;  // warned at start-up
   EXPECT_EQ(serve.Stop(SIGTERM), 0);
 }
 

@@ -179,7 +179,7 @@ TEST_F(AgentCoreTest, HonestSessionEndToEnd) {
   OrderSpec next;
   next.session_id = SessionIdOf(2);
   ASSERT_TRUE(core.StartSession(SignedOrder(next, clock_), kOwner).ok());
-  core.Abort(proto::AsView(next.session_id), "test done");
+  EXPECT_TRUE(core.Abort(kOwner, proto::AsView(next.session_id), "test done").ok());
   ExpectNothingHeld();
 }
 
@@ -270,7 +270,7 @@ TEST_F(AgentCoreTest, ExpiredOrderIsRefused) {
   const proto::SignedEnvelope late = SignedOrder(fresh, clock_);
   clock_.Advance(10'000'000 + kDefaultClockSkewUs - 1);
   EXPECT_TRUE(core.StartSession(late, kOwner).ok());
-  core.Abort(proto::AsView(fresh.session_id), "test done");
+  EXPECT_TRUE(core.Abort(kOwner, proto::AsView(fresh.session_id), "test done").ok());
   ExpectNothingHeld();
 }
 
@@ -284,7 +284,7 @@ TEST_F(AgentCoreTest, OrderFromTheFutureIsRefused) {
   spec.session_id = SessionIdOf(2);
   spec.issued_at_unix_us = clock_.UnixMicros() + kDefaultClockSkewUs;  // at the limit: accepted
   EXPECT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner).ok());
-  core.Abort(proto::AsView(spec.session_id), "test done");
+  EXPECT_TRUE(core.Abort(kOwner, proto::AsView(spec.session_id), "test done").ok());
   ExpectNothingHeld();
 }
 
@@ -296,6 +296,52 @@ TEST_F(AgentCoreTest, OrderIssuedBeforeTheAgentStartedIsRefused) {
   AgentCore& core = MakeHost();
   EXPECT_TRUE(HasError(core.StartSession(old_order, kOwner).status(), StatusCode::kFailedPrecondition,
                        "before this agent started"));
+  ExpectNothingHeld();
+}
+
+// The replay the start check exists for: an order seen, then the agent restarts (its replay set,
+// in memory, is gone). No clock-skew allowance may apply here, or an order seen within the skew
+// before the restart would be accepted again after it.
+TEST_F(AgentCoreTest, OrderSeenBeforeARestartIsRefusedAfterIt) {
+  MakeHost();
+  clock_.Advance(10'000'000);
+  const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);  // issued 10 s after the first start
+  ASSERT_TRUE(core_->StartSession(order, kOwner).ok());
+  ASSERT_TRUE(core_->Finish(kOwner, SignedVerdict(order, true)).ok());
+  EXPECT_EQ(core_->StartSession(order, kOwner).status().code(), StatusCode::kAlreadyExists);
+
+  clock_.Advance(1'000'000);  // well inside the default skew (5 min)
+  const int64_t restart_us = clock_.UnixMicros();
+  MakeHost();  // the agent restarts: a new core, an empty replay set
+  Status replayed = core_->StartSession(order, kOwner).status();
+  EXPECT_TRUE(HasError(replayed, StatusCode::kFailedPrecondition, "order issued before this agent started at "));
+  EXPECT_TRUE(HasError(replayed, StatusCode::kFailedPrecondition, "the challenger must issue a fresh order"));
+  EXPECT_NE(replayed.message().find("Unix us " + std::to_string(restart_us)), std::string::npos) << replayed.ToString();
+  EXPECT_NE(replayed.message().find("is 1000000 us earlier"), std::string::npos) << replayed.ToString();
+  ExpectNothingHeld();
+}
+
+// The price of refusing without an allowance: after a restart, a challenger whose clock lags the
+// node's by X has its fresh orders refused until X has passed; then they are accepted.
+TEST_F(AgentCoreTest, LaggingChallengerClockIsRefusedOnlyUntilItPassesTheAgentStart) {
+  constexpr int64_t kLagUs = 30'000'000;
+  MakeHost();
+  const int64_t start_us = clock_.UnixMicros();
+  FakeClock challenger(start_us - kLagUs);
+  OrderSpec spec;
+  spec.session_id = SessionIdOf(1);
+  EXPECT_TRUE(HasError(core_->StartSession(SignedOrder(spec, challenger), kOwner).status(),
+                       StatusCode::kFailedPrecondition, "before this agent started"));
+  clock_.Advance(kLagUs - 1);
+  challenger.Advance(kLagUs - 1);
+  spec.session_id = SessionIdOf(2);
+  EXPECT_TRUE(HasError(core_->StartSession(SignedOrder(spec, challenger), kOwner).status(),
+                       StatusCode::kFailedPrecondition, "is 1 us earlier"));
+  clock_.Advance(1);
+  challenger.Advance(1);  // its clock reads the agent's start time now: accepted
+  spec.session_id = SessionIdOf(3);
+  ASSERT_TRUE(core_->StartSession(SignedOrder(spec, challenger), kOwner).ok());
+  EXPECT_TRUE(core_->Abort(kOwner, proto::AsView(spec.session_id), "test done").ok());
   ExpectNothingHeld();
 }
 
@@ -335,7 +381,7 @@ TEST_F(AgentCoreTest, TamperedOrderFailsTheSignatureBeforeParsing) {
       HasError(core.StartSession(cut, kOwner).status(), StatusCode::kPermissionDenied, "signature does not verify"));
   // The untampered order is still fresh: tampered copies did not burn its id.
   EXPECT_TRUE(core.StartSession(order, kOwner).ok());
-  core.Abort(proto::AsView(SessionIdOf(1)), "test done");
+  EXPECT_TRUE(core.Abort(kOwner, proto::AsView(SessionIdOf(1)), "test done").ok());
   ExpectNothingHeld();
 }
 
@@ -439,7 +485,7 @@ TEST_F(AgentCoreTest, SecondOrderDuringASessionIsRefused) {
   // Refused while busy, the second order's id was not used up.
   ASSERT_TRUE(core.Finish(kOwner, SignedVerdict(first, true)).ok());
   EXPECT_TRUE(core.StartSession(second, 2).ok());
-  core.Abort(proto::AsView(spec2.session_id), "test done");
+  EXPECT_TRUE(core.Abort(2, proto::AsView(spec2.session_id), "test done").ok());
   ExpectNothingHeld();
 }
 
@@ -552,6 +598,23 @@ TEST_F(AgentCoreRoundTest, OtherConnectionsCannotDriveTheSession) {
   ExpectNothingHeld();
 }
 
+TEST_F(AgentCoreRoundTest, OtherConnectionsCannotAbortTheSession) {
+  // The session id is no secret (status shows it); only the owner may end the session with it.
+  EXPECT_TRUE(core_->OwnsSession(kOwner));
+  EXPECT_FALSE(core_->OwnsSession(2));
+  EXPECT_TRUE(HasError(core_->Abort(2, proto::AsView(spec_.session_id), "hostile"), StatusCode::kPermissionDenied,
+                       "only the connection that started it may abort it"));
+  EXPECT_EQ(core_->GetStatus().phase, proto::AgentPhase::READY);
+  EXPECT_EQ(core_->GetStatus().last_error, "");  // a third party cannot write what status shows
+  Round mine;
+  EXPECT_TRUE(AnswerRound(mine, spec_.session_id, 0, {{0, {5}}}).ok());
+  EXPECT_TRUE(core_->Abort(kOwner, proto::AsView(spec_.session_id), "challenger gave up").ok());
+  ExpectEnded("aborted: challenger gave up");
+  EXPECT_FALSE(core_->OwnsSession(kOwner));
+  // An abort of a session that is not running is a no-op, from anyone.
+  EXPECT_TRUE(core_->Abort(2, proto::AsView(spec_.session_id), "late").ok());
+}
+
 TEST_F(AgentCoreRoundTest, VerdictSignedByAnotherKeyEndsTheSession) {
   auto transcript = core_->Finish(kOwner, SignedVerdict(order_, true, agent_test::AuthorityKey()));
   EXPECT_EQ(transcript.status().code(), StatusCode::kPermissionDenied) << transcript.status().ToString();
@@ -573,9 +636,9 @@ TEST_F(AgentCoreRoundTest, VerdictForAnotherSessionEndsTheSession) {
 }
 
 TEST_F(AgentCoreRoundTest, AbortFreesTheMemory) {
-  core_->Abort(proto::AsView(SessionIdOf(9)), "not this one");
+  EXPECT_TRUE(core_->Abort(kOwner, proto::AsView(SessionIdOf(9)), "not this one").ok());
   EXPECT_EQ(core_->GetStatus().phase, proto::AgentPhase::READY);
-  core_->Abort(proto::AsView(spec_.session_id), "operator request");
+  EXPECT_TRUE(core_->Abort(kOwner, proto::AsView(spec_.session_id), "operator request").ok());
   ExpectEnded("aborted: operator request");
 }
 
@@ -602,8 +665,64 @@ TEST_F(AgentCoreTest, AbortMidFillStopsTheFill) {
   AgentCore& core = MakeHost(&gate);
   auto filling = std::async(std::launch::async, [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 3); });
   while (gate.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  core.Abort(proto::AsView(SessionIdOf(1)), "fill deadline passed");
+  EXPECT_TRUE(core.Abort(3, proto::AsView(SessionIdOf(1)), "fill deadline passed").ok());
   EXPECT_TRUE(HasError(filling.get().status(), StatusCode::kFailedPrecondition, "aborted: fill deadline passed"));
+  ExpectNothingHeld();
+}
+
+TEST_F(AgentCoreTest, AbortMidFillFromAnotherConnectionIsRefused) {
+  FillGate gate;
+  AgentCore& core = MakeHost(&gate);
+  auto filling = std::async(std::launch::async, [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 3); });
+  while (gate.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(core.Abort(4, proto::AsView(SessionIdOf(1)), "hostile").code(), StatusCode::kPermissionDenied);
+  gate.Open();
+  ASSERT_TRUE(filling.get().ok());
+  EXPECT_EQ(core.GetStatus().phase, proto::AgentPhase::READY);
+  EXPECT_TRUE(core.Abort(3, proto::AsView(SessionIdOf(1)), "test done").ok());
+  ExpectNothingHeld();
+}
+
+// Admission (checks, no memory) and fill are separate steps; the session exists in between.
+TEST_F(AgentCoreTest, AdmittedSessionIsFilledByFillSession) {
+  AgentCore& core = MakeHost();
+  auto admitted = core.AdmitSession(SignedOrder(OrderSpec(), clock_), 5);
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  EXPECT_EQ(core.GetStatus().phase, proto::AgentPhase::FILLING);
+  EXPECT_TRUE(core.GetStatus().session_id == SessionIdOf(1));
+  EXPECT_EQ(core.GetStatus().bytes_acquired, 0u);  // nothing taken yet
+  EXPECT_TRUE(core.OwnsSession(5));
+  OrderSpec other;
+  other.session_id = SessionIdOf(2);
+  EXPECT_TRUE(HasError(core.AdmitSession(SignedOrder(other, clock_), 6).status(), StatusCode::kFailedPrecondition,
+                       "in progress (filling)"));
+  ASSERT_TRUE(core.FillSession(std::move(admitted).value()).ok());
+  EXPECT_EQ(core.GetStatus().phase, proto::AgentPhase::READY);
+  EXPECT_TRUE(core.Abort(5, proto::AsView(SessionIdOf(1)), "test done").ok());
+  ExpectNothingHeld();
+}
+
+TEST_F(AgentCoreTest, AdmittedSessionDroppedUnfilledIsEnded) {
+  AgentCore& core = MakeHost();
+  {
+    auto admitted = core.AdmitSession(SignedOrder(OrderSpec(), clock_), 5);
+    ASSERT_TRUE(admitted.ok());
+  }
+  ExpectNothingHeld();
+  EXPECT_NE(core.GetStatus().last_error.find("the fill never started"), std::string::npos)
+      << core.GetStatus().last_error;
+}
+
+TEST_F(AgentCoreTest, SessionEndedBeforeItsFillStartsIsNotFilled) {
+  AgentCore& core = MakeHost();
+  auto admitted = core.AdmitSession(SignedOrder(OrderSpec(), clock_), 5);
+  ASSERT_TRUE(admitted.ok());
+  core.OnDisconnect(5);  // e.g. while it waited for its thread
+  EXPECT_EQ(core.GetStatus().phase, proto::AgentPhase::RELEASING);
+  const uint64_t live = LiveBytes();
+  EXPECT_TRUE(HasError(core.FillSession(std::move(admitted).value()).status(), StatusCode::kUnavailable,
+                       "the challenger disconnected"));
+  EXPECT_EQ(LiveBytes(), live);
   ExpectNothingHeld();
 }
 

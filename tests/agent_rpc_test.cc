@@ -1,13 +1,18 @@
 // The agent over Cap'n Proto RPC (prover/agent/agent_rpc_server.h): in process over in-memory pipes
-// (style.md 10) with a fake clock, and one session over real loopback TCP. Covers what only the RPC
+// (style.md 10) with a fake clock, and sessions over real loopback TCP. Covers what only the RPC
 // layer can get wrong: status answered during a fill, typed errors across the wire, a connection
-// dropped mid-fill or a cancelled call freeing memory, oversized messages, the timeout timer.
+// dropped mid-fill or a cancelled call freeing memory, oversized messages, the timeout timer, and
+// staying up under abuse: accept errors, the connection cap, idle and trickling connections, abort
+// from another connection, refused orders costing no thread.
 #include <capnp/message.h>
 #include <capnp/rpc-twoparty.h>
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
+#include <kj/debug.h>
 
+#include <cerrno>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <vector>
 
@@ -58,7 +63,7 @@ class Client {
 
 class AgentRpcTest : public ::testing::Test {
  protected:
-  AgentRpcTest() : io_(kj::setupAsyncIo()) {}
+  AgentRpcTest() : io_(kj::setupAsyncIo()) { options_.timeout_check_interval_us = 1000; }
   ~AgentRpcTest() noexcept override {}
 
   void SetUp() override { base_live_ = LiveBytes(); }
@@ -70,9 +75,7 @@ class AgentRpcTest : public ::testing::Test {
 
   void Start(BackendSet backends, AgentConfig config = agent_test::TestConfig()) {
     core_ = std::make_unique<AgentCore>(std::move(config), std::move(backends), clock_);
-    AgentRpcServerOptions options;
-    options.timeout_check_interval_us = 1000;
-    server_ = kj::heap<AgentRpcServer>(*core_, *io_.provider, options);
+    server_ = kj::heap<AgentRpcServer>(*core_, *io_.provider, options_);
   }
 
   kj::Own<Client> Connect(capnp::ReaderOptions options = proto::RpcReaderOptions()) {
@@ -80,6 +83,9 @@ class AgentRpcTest : public ::testing::Test {
     server_->Accept(kj::mv(pipe.ends[0]));
     return kj::heap<Client>(kj::mv(pipe.ends[1]), options);
   }
+
+  // Runs the event loop for `ms` milliseconds.
+  void Spin(int ms) { io_.provider->getTimer().afterDelay(ms * kj::MILLISECONDS).wait(io_.waitScope); }
 
   // Runs the event loop until `done()` or 20 s.
   bool SpinUntil(const std::function<bool()>& done) {
@@ -128,6 +134,7 @@ class AgentRpcTest : public ::testing::Test {
   }
 
   kj::AsyncIoContext io_;
+  AgentRpcServerOptions options_;  // set before Start()
   FakeClock clock_;
   std::unique_ptr<AgentCore> core_;
   kj::Own<AgentRpcServer> server_;
@@ -307,7 +314,23 @@ TEST_F(AgentRpcTest, OtherConnectionsCannotDriveOrEndTheSession) {
   other->Drop();
   ASSERT_TRUE(SpinUntil([&] { return server_->connections() == 1; }));
   EXPECT_EQ(PhaseOverRpc(*owner), proto::AgentPhase::READY);
-  // Abort needs only the session id.
+
+  // The session id is public (status shows it), but only the owner may abort with it.
+  auto third = Connect();
+  auto seen = third->agent.statusRequest().send().wait(io_.waitScope);
+  const capnp::Data::Reader sid = seen.getStatus().getSessionId();
+  ASSERT_TRUE(sid == proto::AsView(agent_test::SessionIdOf(1)));
+  auto hostile = third->agent.abortRequest();
+  hostile.setSessionId(sid);
+  hostile.setReason("not mine");
+  Status denied = ErrorOf(hostile.send(), io_.waitScope);
+  EXPECT_EQ(denied.code(), StatusCode::kPermissionDenied) << denied.ToString();
+  EXPECT_NE(denied.message().find("only the connection that started it may abort it"), std::string::npos);
+  EXPECT_EQ(PhaseOverRpc(*owner), proto::AgentPhase::READY);
+  auto round_ok = owner->agent.roundRequest();
+  BuildRound(round_ok.initRound(), agent_test::SessionIdOf(1), 0, {5});
+  EXPECT_TRUE(ErrorOf(round_ok.send(), io_.waitScope).ok());
+
   auto abort = owner->agent.abortRequest();
   abort.setSessionId(proto::AsView(agent_test::SessionIdOf(1)));
   abort.setReason("challenger gave up");
@@ -354,6 +377,214 @@ TEST_F(AgentRpcTest, TcpLoopbackSmoke) {
   ExpectNothingHeld();
   client.Drop();
   ASSERT_TRUE(SpinUntil([&] { return server_->connections() == 0; }));
+}
+
+// ----------------------------------------------------------------------------------------------
+// Staying up under abuse.
+
+// A listener whose accept() fails on demand: synchronously, as kj's does for EMFILE and ENFILE, or
+// as a rejected promise. Connections pushed into it are handed out in order.
+class FlakyReceiver final : public kj::ConnectionReceiver {
+ public:
+  explicit FlakyReceiver(kj::Timer& timer) : timer_(timer) {}
+
+  kj::Promise<kj::Own<kj::AsyncIoStream>> accept() override {
+    ++calls;
+    if (throw_next > 0) {
+      --throw_next;
+      KJ_FAIL_SYSCALL("accept", EMFILE);
+    }
+    if (reject_next > 0) {
+      --reject_next;
+      return KJ_EXCEPTION(FAILED, "accept: Software caused connection abort");
+    }
+    if (!pending_.empty()) {
+      kj::Own<kj::AsyncIoStream> next = kj::mv(pending_.front());
+      pending_.pop_front();
+      return kj::mv(next);
+    }
+    return timer_.afterDelay(1 * kj::MILLISECONDS).then([this]() { return accept(); });
+  }
+  unsigned getPort() override { return 0; }
+
+  void Push(kj::Own<kj::AsyncIoStream> stream) { pending_.push_back(kj::mv(stream)); }
+
+  int throw_next = 0;   // accept() calls left that throw EMFILE synchronously
+  int reject_next = 0;  // then: calls left that return a rejected promise
+  int calls = 0;
+
+ private:
+  kj::Timer& timer_;
+  std::deque<kj::Own<kj::AsyncIoStream>> pending_;
+};
+
+TEST_F(AgentRpcTest, AcceptErrorsAreRetriedAndTheListenerStaysOpen) {
+  options_.accept_retry_delay_us = 10'000;
+  Start(agent_test::HostBackends());
+  auto owned = kj::heap<FlakyReceiver>(io_.provider->getTimer());
+  FlakyReceiver& receiver = *owned;
+  receiver.throw_next = 3;  // as after "Too many open files"
+  server_->Serve(kj::mv(owned));
+
+  auto pipe = io_.provider->newTwoWayPipe();
+  receiver.Push(kj::mv(pipe.ends[0]));
+  Client first(kj::mv(pipe.ends[1]));
+  EXPECT_EQ(PhaseOverRpc(first), proto::AgentPhase::IDLE);
+  EXPECT_EQ(server_->accept_errors(), 3u);
+
+  // Failing for a while (descriptors exhausted): retried after the delay, not in a busy loop.
+  receiver.throw_next = 1'000'000;
+  const int calls_before = receiver.calls;
+  Spin(200);
+  const int retries = receiver.calls - calls_before;
+  EXPECT_GE(retries, 3);
+  EXPECT_LE(retries, 25);  // 200 ms / 10 ms, loosely
+
+  // Errors of both kinds, then connections again: every one is served, the session runs.
+  receiver.throw_next = 2;
+  receiver.reject_next = 2;
+  auto second_pipe = io_.provider->newTwoWayPipe();
+  receiver.Push(kj::mv(second_pipe.ends[0]));
+  Client second(kj::mv(second_pipe.ends[1]));
+  ASSERT_TRUE(ErrorOf(StartRequest(second, SignedOrder(OrderSpec(), clock_)).send(), io_.waitScope).ok());
+  EXPECT_EQ(PhaseOverRpc(first), proto::AgentPhase::READY);
+  EXPECT_EQ(server_->connections(), 2u);
+  second.Drop();
+  ExpectNothingHeld();
+}
+
+TEST_F(AgentRpcTest, ConnectionsBeyondTheCapAreClosedAtOnce) {
+  options_.max_connections = 2;
+  Start(agent_test::HostBackends());
+  auto owner = Connect();
+  auto other = Connect();
+  const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
+  ASSERT_TRUE(ErrorOf(StartRequest(*owner, order).send(), io_.waitScope).ok());
+
+  auto refused = Connect();
+  EXPECT_FALSE(ErrorOf(refused->agent.statusRequest().send(), io_.waitScope).ok());
+  EXPECT_EQ(server_->connections(), 2u);
+  EXPECT_EQ(server_->connections_refused(), 1u);
+  EXPECT_EQ(PhaseOverRpc(*owner), proto::AgentPhase::READY);  // the session goes on
+
+  other->Drop();
+  ASSERT_TRUE(SpinUntil([&] { return server_->connections() == 1; }));
+  auto later = Connect();
+  EXPECT_EQ(PhaseOverRpc(*later), proto::AgentPhase::READY);
+  auto finish = owner->agent.finishRequest();
+  proto::WriteEnvelope(SignedVerdict(order, true), finish.initVerdict());
+  EXPECT_TRUE(ErrorOf(finish.send(), io_.waitScope).ok());
+  ExpectNothingHeld();
+}
+
+TEST_F(AgentRpcTest, IdleConnectionsAreClosedButNotTheSessionOwner) {
+  options_.idle_timeout_us = 250'000;
+  Start(agent_test::HostBackends());
+  auto owner = Connect();
+  auto idle = Connect();
+  auto chatty = Connect();
+  const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
+  ASSERT_TRUE(ErrorOf(StartRequest(*owner, order).send(), io_.waitScope).ok());
+
+  // 600 ms: the owner says nothing (its session governs it), `chatty` calls every 20 ms, `idle`
+  // never calls.
+  for (int i = 0; i < 30; ++i) {
+    EXPECT_EQ(PhaseOverRpc(*chatty), proto::AgentPhase::READY);
+    Spin(20);
+  }
+  EXPECT_EQ(server_->connections(), 2u);
+  EXPECT_EQ(server_->connections_idled_out(), 1u);
+  EXPECT_FALSE(ErrorOf(idle->agent.statusRequest().send(), io_.waitScope).ok());
+
+  auto round = owner->agent.roundRequest();
+  BuildRound(round.initRound(), agent_test::SessionIdOf(1), 0, {7});
+  EXPECT_TRUE(ErrorOf(round.send(), io_.waitScope).ok());
+  auto finish = owner->agent.finishRequest();
+  proto::WriteEnvelope(SignedVerdict(order, true), finish.initVerdict());
+  EXPECT_TRUE(ErrorOf(finish.send(), io_.waitScope).ok());
+  ExpectNothingHeld();
+  // With its session over, the owner is an idle connection like any other.
+  ASSERT_TRUE(SpinUntil([&] { return server_->connections() == 0; }));
+  EXPECT_EQ(server_->connections_idled_out(), 3u);
+}
+
+// Writes one byte every 10 ms to `stream` until a write fails (the agent closed it).
+kj::Promise<void> Trickle(kj::Timer& timer, kj::AsyncIoStream& stream) {
+  return timer.afterDelay(10 * kj::MILLISECONDS).then([&timer, &stream]() {
+    static const char kByte = 0;
+    return stream.write(&kByte, 1).then([&timer, &stream]() { return Trickle(timer, stream); });
+  });
+}
+
+TEST_F(AgentRpcTest, IdleAndTricklingConnectionsDoNotBlockAnHonestSession) {
+  options_.idle_timeout_us = 300'000;
+  Start(agent_test::HostBackends());
+  const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
+  auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io_.waitScope);
+  kj::Timer& timer = io_.provider->getTimer();
+
+  auto silent = address->connect().wait(io_.waitScope);
+  auto trickler = address->connect().wait(io_.waitScope);
+  // A Cap'n Proto frame header announcing one segment of 4096 words, then its bytes one at a time.
+  const uint32_t header[2] = {0, 4096};
+  trickler->write(header, sizeof(header)).wait(io_.waitScope);
+  bool trickle_failed = false;
+  kj::Promise<void> trickling =
+      Trickle(timer, *trickler).catch_([&](kj::Exception&&) { trickle_failed = true; }).eagerlyEvaluate(nullptr);
+
+  Client honest(address->connect().wait(io_.waitScope));
+  OrderSpec spec;
+  spec.rounds = 3;
+  const proto::SignedEnvelope order = SignedOrder(spec, clock_);
+  ASSERT_TRUE(ErrorOf(StartRequest(honest, order).send(), io_.waitScope).ok());
+  const auto expected = agent_test::ExpectedLabels(256, 0, 65536);
+  for (uint32_t r = 0; r < spec.rounds; ++r) {
+    Spin(200);  // quiet for longer than the idle timeout in all: the session owner stays
+    auto round = honest.agent.roundRequest();
+    BuildRound(round.initRound(), spec.session_id, r, {11 + r, 60000 + r});
+    auto answer = round.send().wait(io_.waitScope);
+    ASSERT_EQ(answer.getAnswer().getLabels().size(), 64u);
+    EXPECT_EQ(0, std::memcmp(answer.getAnswer().getLabels().begin(), expected.data() + 32 * (11 + r), 32));
+  }
+  auto finish = honest.agent.finishRequest();
+  proto::WriteEnvelope(SignedVerdict(order, true), finish.initVerdict());
+  EXPECT_TRUE(ErrorOf(finish.send(), io_.waitScope).ok());
+  ExpectNothingHeld();
+
+  // Both abusers were closed for idling meanwhile: the silent one reads EOF, the trickler's
+  // writes fail.
+  char byte;
+  EXPECT_EQ(silent->tryRead(&byte, 1, 1).wait(io_.waitScope), 0u);
+  ASSERT_TRUE(SpinUntil([&] { return trickle_failed; }));
+  EXPECT_GE(server_->connections_idled_out(), 2u);
+  EXPECT_EQ(server_->connections(), 1u);
+}
+
+TEST_F(AgentRpcTest, RefusedOrdersCostNoThread) {
+  Start(agent_test::HostBackends());
+  std::vector<kj::Own<Client>> clients;
+  for (int i = 0; i < 8; ++i) clients.push_back(Connect());
+  proto::SignedEnvelope tampered = SignedOrder(OrderSpec(), clock_);
+  tampered.payload[16] ^= 0x80;
+  using Response = capnp::Response<proto::ProverAgent::StartSessionResults>;
+  std::vector<kj::Promise<Response>> pending;
+  for (auto& c : clients) pending.push_back(StartRequest(*c, tampered).send());
+  for (auto& p : pending) EXPECT_EQ(ErrorOf(p, io_.waitScope).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(server_->fill_threads_started(), 0u);
+
+  ASSERT_TRUE(ErrorOf(StartRequest(*clients[0], SignedOrder(OrderSpec(), clock_)).send(), io_.waitScope).ok());
+  EXPECT_EQ(server_->fill_threads_started(), 1u);
+  pending.clear();
+  for (size_t i = 1; i < clients.size(); ++i) {
+    OrderSpec other;
+    other.session_id = agent_test::SessionIdOf(static_cast<uint8_t>(10 + i));
+    pending.push_back(StartRequest(*clients[i], SignedOrder(other, clock_)).send());
+  }
+  for (auto& p : pending) EXPECT_EQ(ErrorOf(p, io_.waitScope).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(server_->fill_threads_started(), 1u);
+  EXPECT_EQ(PhaseOverRpc(*clients[0]), proto::AgentPhase::READY);
+  clients[0]->Drop();
+  ExpectNothingHeld();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -184,6 +185,73 @@ TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
     if (a["name"] == "wave-complete") EXPECT_EQ(a["held"], true) << a.dump();
   }
   EXPECT_NE(run.err.find("1 session(s), 0 failed"), std::string::npos) << run.err;
+}
+
+// The tester's repro: an agent whose startSession fails with a 5 MiB error used to abort the
+// process (CHECK failure) in `wipe` and take `serve` down for the whole wave, leaving the order in
+// the ledger without a verdict. Now the text is cut, the session fails with exit 1, the other node
+// of the wave passes, and every order has its verdict in a ledger that verifies.
+TEST_F(ChallengerCliTest, HostileAgentNeitherCrashesWipeNorServe) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  const proto::PublicKey authority = Pub("k-authority.pub"), challenger = Pub("k-challenger.pub");
+  auto inventory = [&](const std::string& honest, const std::string& hostile) {
+    const proto::PublicKey a = testing::TestKeyPublic(0x33), b = testing::TestKeyPublic(0x44);
+    auto node = [](const std::string& name, const std::string& address, const proto::PublicKey& key) {
+      return nlohmann::json{
+          {"name", name},
+          {"address", address},
+          {"public_key", HexEncode(key.data(), key.size())},
+          {"devices", {{{"selector", "host"}, {"model", "host-dram"}, {"capacity_bytes", 64 * 64 * 32}}}}};
+    };
+    nlohmann::json inv = {
+        {"nodes", {node("n1", honest, a), node("n2", hostile, b)}},
+        {"waves",
+         {{{"name", "w1"}, {"nodes", {"n1", "n2"}}, {"period_s", 3600}, {"jitter_s", 60}, {"complete", true}}}},
+        {"reserves", {{"host-dram", 0}}}};
+    std::ofstream(dir_ + "/inventory.json") << inv.dump(2);
+  };
+
+  {
+    testing::TcpTestAgent hostile(testing::TestKey(0x44), testing::Cheat::kHugeRefusal, authority, challenger);
+    inventory("127.0.0.1:1", hostile.address());
+    CliRun wipe = Challenger("wipe --node=n2 --json " + SessionFlags());
+    EXPECT_EQ(wipe.exit_code, 1) << wipe.err.substr(0, 4000);
+    nlohmann::json verdict = nlohmann::json::parse(wipe.out);
+    EXPECT_EQ(verdict["pass"], false);
+    EXPECT_EQ(verdict["failure"]["reason"], "orderRefused");
+    const std::string text = verdict["failure"]["text"];
+    EXPECT_LE(text.size(), 4096u);
+    EXPECT_NE(text.find("bytes cut)"), std::string::npos) << text;
+    EXPECT_EQ(wipe.err.find("Check failed"), std::string::npos);
+  }
+  {
+    testing::TcpTestAgent honest(testing::TestKey(0x33), testing::Cheat::kNone, authority, challenger);
+    testing::TcpTestAgent hostile(testing::TestKey(0x44), testing::Cheat::kHugeRefusal, authority, challenger);
+    inventory(honest.address(), hostile.address());
+    CliRun serve = Challenger("serve --once --json " + SessionFlags());
+    EXPECT_EQ(serve.exit_code, 1) << serve.err.substr(0, 4000);
+    EXPECT_NE(serve.err.find("2 session(s), 1 failed"), std::string::npos) << serve.err.substr(0, 4000);
+    std::istringstream lines(serve.out);
+    std::string line;
+    std::map<std::string, nlohmann::json> by_node;
+    while (std::getline(lines, line)) {
+      nlohmann::json v = nlohmann::json::parse(line);
+      by_node[v["node"]] = v;
+    }
+    ASSERT_EQ(by_node.size(), 2u) << serve.out.substr(0, 4000);
+    EXPECT_EQ(by_node["n1"]["pass"], true);
+    EXPECT_EQ(by_node["n2"]["failure"]["reason"], "orderRefused");
+  }
+  // Three orders (wipe n2, serve n1 and n2), three verdicts, and the chain verifies.
+  CliRun show = Challenger("ledger show --ledger=ledger.db --challenger_key=k-challenger.pub");
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  size_t orders = 0, verdicts = 0;
+  for (size_t at = 0; (at = show.out.find("  order ", at)) != std::string::npos; ++at) ++orders;
+  for (size_t at = 0; (at = show.out.find("  verdict ", at)) != std::string::npos; ++at) ++verdicts;
+  EXPECT_EQ(orders, 3u) << show.out;
+  EXPECT_EQ(verdicts, 3u) << show.out;
+  CliRun verify = Challenger("ledger verify --ledger=ledger.db --challenger_key=k-challenger.pub");
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
 }
 
 }  // namespace

@@ -159,14 +159,65 @@ TEST_F(SessionTest, BoundStatedOnlyWithCalibratedProfileMeetingTheRule) {
 
   // Calibrated, but the round deadline is above the floor: no bound, and the class is named.
   Profile slow = testing::CalibratedTestProfile();
-  slow.round_deadline_us = 3;
+  slow.round_deadline_us = 4;
   SessionOutcome slow_outcome = Run({}, slow);
   ASSERT_TRUE(slow_outcome.pass);
   auto slow_verdict = VerdictOf(slow_outcome);
   EXPECT_FALSE(slow_verdict.root().getBoundStated());
   EXPECT_EQ(std::string(slow_verdict.root().getStatement().cStr()),
-            "no bound: deadline rule not met for class commodity-cpu (round deadline 3 us > recompute floor 1.92 us "
+            "no bound: deadline rule not met for class commodity-cpu (round deadline 4 us > recompute floor 3.84 us "
             "for class commodity-cpu)");
+}
+
+// A bound needs the honest margin too: the honest p99.9 round time measured, and the deadline at
+// least kHonestRoundMargin (1.2) times it; otherwise the statement says which condition failed.
+TEST_F(SessionTest, NoBoundWithoutTheHonestRoundMargin) {
+  auto statement_of = [this](const Profile& p) {
+    SessionOutcome outcome = Run({}, p);
+    EXPECT_TRUE(outcome.pass) << outcome.failure.Describe();
+    EXPECT_FALSE(outcome.summary.bound_stated);
+    auto verdict = VerdictOf(outcome);
+    EXPECT_TRUE(verdict.root().getDeadlineRuleSatisfied());  // the rule itself holds
+    EXPECT_FALSE(verdict.root().getBoundStated());
+    EXPECT_EQ(verdict.root().getTotalUnwipedBoundBytes(), 0u);
+    for (auto d : verdict.root().getDevices()) EXPECT_EQ(d.getUnwipedBoundBytes(), 0u);
+    return std::string(verdict.root().getStatement().cStr());
+  };
+  Profile unmeasured = testing::CalibratedTestProfile();
+  unmeasured.honest_round_p999_us = 0;
+  EXPECT_EQ(statement_of(unmeasured),
+            "no bound: honest round time not measured (profile test-calibrated has no honest_round_p999_us)");
+  Profile tight = testing::CalibratedTestProfile();
+  tight.honest_round_p999_us = 3;  // = the deadline: no margin
+  EXPECT_EQ(statement_of(tight),
+            "no bound: round deadline 3 us is not at least 1.2 x the honest p99.9 round time 3 us (profile "
+            "test-calibrated): honest nodes would fail rounds");
+  Profile slower = testing::CalibratedTestProfile();
+  slower.honest_round_p999_us = 500;  // honest rounds slower than the deadline
+  EXPECT_NE(statement_of(slower).find("honest p99.9 round time 500 us"), std::string::npos);
+  // The conditions are reported in order: an uncalibrated profile says so first.
+  Profile uncalibrated = unmeasured;
+  uncalibrated.calibrated = false;
+  SessionOutcome outcome = Run({}, uncalibrated);
+  EXPECT_EQ(outcome.summary.statement, "no bound: parameters not calibrated (profile test-calibrated)");
+  // With the margin (3 us >= 1.2 * 2 us) the bound is stated.
+  SessionOutcome calibrated = Run({}, testing::CalibratedTestProfile());
+  EXPECT_TRUE(calibrated.summary.honest_margin_met);
+  EXPECT_TRUE(calibrated.summary.bound_stated);
+}
+
+// The capacity assumption rests on the node's own report: it says so when it holds.
+TEST_F(SessionTest, CapacityAssumptionSaysItIsTheNodesOwnReport) {
+  SessionOutcome outcome = Run({}, testing::TestProfile());
+  ASSERT_TRUE(outcome.pass);
+  bool found = false;
+  for (const AssumptionResult& a : outcome.summary.assumptions) {
+    if (a.name != kCapacityAsDeclared) continue;
+    found = true;
+    EXPECT_TRUE(a.held);
+    EXPECT_NE(a.detail.find("as reported by the node; not independently verified"), std::string::npos) << a.detail;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST_F(SessionTest, BlankChunksAreCaughtAsWrongLabel) {

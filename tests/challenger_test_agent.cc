@@ -25,6 +25,12 @@ kj::Exception Refusal(const Status& s) { return proto::StatusToException(s); }
 
 }  // namespace
 
+std::string HugeAgentText(size_t bytes) {
+  std::string text = "agent text\n\x01\xff";
+  if (text.size() < bytes) text.append(bytes - text.size(), 'x');
+  return text;
+}
+
 TestAgent::TestAgent(proto::PublicKey authority, proto::PublicKey challenger, proto::KeyPair node,
                      TestAgentOptions options, TestAgentLog* log)
     : authority_(authority), challenger_(challenger), node_(std::move(node)), options_(std::move(options)), log_(log) {}
@@ -39,6 +45,15 @@ void TestAgent::Release() {
 kj::Promise<void> TestAgent::startSession(StartSessionContext context) {
   ++log_->orders;
   if (options_.cheat == Cheat::kRefuseOrder) return Refusal(FailedPreconditionError("busy: test refusal"));
+  const std::string huge = options_.cheat >= Cheat::kHugeRefusal ? HugeAgentText(options_.huge_text_bytes) : "";
+  if (options_.cheat == Cheat::kHugeRefusal) return Refusal(FailedPreconditionError(huge));
+  if (options_.cheat == Cheat::kHugeException) {
+    return kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(huge.data(), huge.size()));
+  }
+  if (options_.cheat == Cheat::kHugeDisconnect) {
+    return kj::Exception(kj::Exception::Type::DISCONNECTED, __FILE__, __LINE__,
+                         kj::heapString(huge.data(), huge.size()));
+  }
   if (hasher_) return Refusal(FailedPreconditionError("a session is already running"));
   auto order_or = proto::VerifyAndParse<proto::WipeOrder>(context.getParams().getOrder(), authority_);
   if (!order_or.ok()) return Refusal(order_or.status());
@@ -86,9 +101,11 @@ kj::Promise<void> TestAgent::startSession(StartSessionContext context) {
   for (unsigned i = 0; i < fills.size(); ++i) {
     proto::DevicePlan::Reader plan = order.getDevices()[i];
     uint64_t count = plan.getLabelCount();
-    if (options_.cheat == Cheat::kShortCapacity && i + 1 == fills.size()) {
+    if ((options_.cheat == Cheat::kShortCapacity || options_.cheat == Cheat::kHugeNote) && i + 1 == fills.size()) {
       count -= order.getChunkLabels();
-      fills[i].setNote("the driver holds some memory");
+      // A fill report is at most 1 MiB (proto/codec.h): the note stays well under that.
+      fills[i].setNote(options_.cheat == Cheat::kHugeNote ? huge.substr(0, size_t{512} << 10)
+                                                          : "the driver holds some memory");
       fills[i].setBytesHeldByOthers(order.getChunkLabels() * proto::kLabelBytes);
     }
     fills[i].setSelector(plan.getSelector());
@@ -117,6 +134,9 @@ kj::Promise<void> TestAgent::round(RoundContext context) {
   if (!shape.ok()) return Refusal(shape);
   const uint32_t r = request.getRoundIndex();
   ++log_->rounds;
+  if (options_.cheat == Cheat::kHugeRoundError && r == options_.late_round) {
+    return Refusal(InternalError(HugeAgentText(options_.huge_text_bytes)));
+  }
   auto answer = context.getResults().initAnswer();
   answer.setSessionId(request.getSessionId());
   answer.setRoundIndex(options_.cheat == Cheat::kWrongRoundIndex ? r + 1 : r);
@@ -144,6 +164,7 @@ kj::Promise<void> TestAgent::round(RoundContext context) {
 kj::Promise<void> TestAgent::finish(FinishContext context) {
   if (!hasher_) return Refusal(FailedPreconditionError("no session"));
   ++log_->finishes;
+  if (options_.cheat == Cheat::kHugeFinishError) return Refusal(InternalError(HugeAgentText(options_.huge_text_bytes)));
   auto verdict = proto::VerifyAndParse<proto::Verdict>(context.getParams().getVerdict(), challenger_);
   if (!verdict.ok()) return Refusal(verdict.status());
   auto digest = hasher_->Finish();
@@ -169,6 +190,7 @@ kj::Promise<void> TestAgent::abort(AbortContext context) {
   ++log_->aborts;
   log_->abort_reason = context.getParams().getReason().cStr();
   Release();
+  if (options_.cheat == Cheat::kHugeRoundError) return Refusal(InternalError(HugeAgentText(options_.huge_text_bytes)));
   return kj::READY_NOW;
 }
 
@@ -279,8 +301,9 @@ Profile CalibratedTestProfile() {
   Profile p = TestProfile();
   p.name = "test-calibrated";
   p.calibrated = true;
-  p.round_deadline_us = 1;
-  p.honest_round_p999_us = 1;
+  p.adversary.safety_factor = 1;  // floor 3.84 us
+  p.round_deadline_us = 3;
+  p.honest_round_p999_us = 2;  // 3 >= 1.2 * 2
   return p;
 }
 

@@ -41,15 +41,27 @@ enum class Cheat {
   kDisconnectMidFill,   // drops the connection during startSession
   kRefuseOrder,         // refuses every order (FAILED_PRECONDITION "busy: test refusal")
   kWrongRoundIndex,     // answers round r as round r+1
+  // Huge texts (TestAgentOptions::huge_text_bytes, with control characters and invalid UTF-8 up
+  // front; HugeAgentText()):
+  kHugeRefusal,      // startSession fails with a wipeproof Status carrying the huge text
+  kHugeException,    // startSession fails with a plain (non-Status) exception of the huge text
+  kHugeDisconnect,   // startSession fails with a DISCONNECTED exception of the huge text
+  kHugeRoundError,   // round `late_round` fails with a huge Status; so does the abort that follows
+  kHugeFinishError,  // finish fails with a huge Status
+  kHugeNote,         // kShortCapacity, with the huge text (at most 512 KiB of it) as the note
 };
+
+// The huge text of the kHuge* cheats: "agent text\n\x01\xff" then 'x' up to `bytes`.
+std::string HugeAgentText(size_t bytes);
 
 struct TestAgentOptions {
   Cheat cheat = Cheat::kNone;
   uint32_t blank_every = 10;
   uint32_t late_round = 2;
-  FakeClock* clock = nullptr;        // required for kLateRound / kLateFill
-  int64_t advance_us = 0;            // how far those cheats move the clock
-  std::function<void()> disconnect;  // kDisconnectMidFill: cuts the connection (PipeConnector::Cut)
+  FakeClock* clock = nullptr;                // required for kLateRound / kLateFill
+  int64_t advance_us = 0;                    // how far those cheats move the clock
+  std::function<void()> disconnect;          // kDisconnectMidFill: cuts the connection (PipeConnector::Cut)
+  size_t huge_text_bytes = size_t{5} << 20;  // kHuge*: 5 MiB
 };
 
 // Keys from fixed seeds (authority 0x11, challenger 0x22, node 0x33, other node 0x44).
@@ -154,7 +166,8 @@ Inventory TestInventory();
 
 // m = 64, c1, R = 16, q = 32, round deadline 1000 us, fill deadline 60 s, uncalibrated.
 Profile TestProfile();
-// The same, calibrated, round deadline 1 us: meets the rule (floor 1.92 us for 40 ns, safety 2).
+// The same, calibrated, safety factor 1, round deadline 3 us: meets the rule (floor 3.84 us for
+// 40 ns) and the honest margin (honest p99.9 2 us).
 Profile CalibratedTestProfile();
 
 }  // namespace wipeproof::testing

@@ -9,3 +9,7 @@ wp_add_test(challenger_tcp_test SOURCES challenger_tcp_test.cc challenger_test_a
 wp_add_test(challenger_cli_test SOURCES challenger_cli_test.cc challenger_test_agent.cc LIBS wp_challenger)
 target_compile_definitions(challenger_cli_test PRIVATE WIPEPROOF_CHALLENGER_BIN="$<TARGET_FILE:wipeproof-challenger>")
 add_dependencies(challenger_cli_test wipeproof-challenger)
+# A hostile agent (huge error texts from every RPC, a huge note) never crashes the challenger.
+wp_add_test(challenger_hostile_agent_test SOURCES challenger_hostile_agent_test.cc challenger_test_agent.cc LIBS wp_challenger wp_ledger)
+# Ranges of every profile and inventory field, duplicate JSON keys, plan-level limits.
+wp_add_test(challenger_limits_test SOURCES challenger_limits_test.cc challenger_test_agent.cc LIBS wp_challenger)

@@ -32,7 +32,8 @@ struct AgentConfig {
   std::string node_name;                                                     // must equal WipeOrder.nodeName
   std::string agent_version = "wipeproof-prover " WIPEPROOF_VERSION_STRING;  // NodeDescription.agentVersion
 
-  // Orders are accepted only while issuedAt - skew <= now < expiresAt + skew (agent's wall clock).
+  // Orders are accepted only while issuedAt - skew <= now < expiresAt + skew (agent's wall clock),
+  // and only if issuedAt is not before the agent started (no skew allowed there: order_checks.h).
   int64_t clock_skew_us = kDefaultClockSkewUs;
   // Orders valid for longer than this (expiresAt - issuedAt) are refused: the replay set must
   // remember an id until its order expires, so this bounds how long it holds each one.

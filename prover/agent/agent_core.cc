@@ -30,6 +30,7 @@ struct AgentCore::Session {
   std::vector<std::unique_ptr<DeviceSlot>> slots;  // plan order
   std::atomic<bool> cancel{false};                 // stops the fill
   Status end_status;                               // why the session is ending; set once, while filling
+  bool fill_started = false;                       // FillSession has taken the session over
   bool filled = false;                             // phase ready: the report was returned
   proto::TranscriptHasher hasher;
   uint32_t rounds_planned = 0;
@@ -135,11 +136,23 @@ void AgentCore::ReleaseSessionLocked(const Status& why, bool completed) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// StartSession.
+// StartSession: admission (checks 1-6) and the fill (step 7).
 
-StatusOr<proto::SignedEnvelope> AgentCore::StartSession(const proto::SignedEnvelope& order_envelope,
-                                                        ConnectionId owner) {
-  std::unique_lock<std::mutex> lock(mu_);
+AgentCore::Admitted& AgentCore::Admitted::operator=(Admitted&& other) noexcept {
+  if (this != &other) {
+    if (core_ != nullptr) core_->AbandonAdmitted();
+    core_ = other.core_;
+    other.core_ = nullptr;
+  }
+  return *this;
+}
+
+AgentCore::Admitted::~Admitted() {
+  if (core_ != nullptr) core_->AbandonAdmitted();
+}
+
+StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelope& order_envelope, ConnectionId owner) {
+  std::lock_guard<std::mutex> lock(mu_);
   const char* kRefused = "order refused";
   if (session_) {
     return Refuse(FailedPreconditionError(session_->name + " in progress (" + PhaseName(PhaseLocked()) + ")"),
@@ -185,15 +198,41 @@ StatusOr<proto::SignedEnvelope> AgentCore::StartSession(const proto::SignedEnvel
   const uint64_t asked = s->order.root().getSessionTimeoutUs();
   s->timeout_us = asked == 0 ? config_.session_timeout_us : std::min(asked, config_.session_timeout_us);
   SetPhaseSinceLocked();
-  {
-    std::string devices;
-    for (const auto& slot : s->slots) {
-      devices += (devices.empty() ? "" : ", ") + slot->plan.selector + " " + std::to_string(slot->plan.label_count) +
-                 " labels";
-    }
-    LOG(INFO) << name << ": order accepted (node " << config_.node_name << ", m=" << order.getChunkLabels()
-              << ", rounds=" << s->rounds_planned << ", timeout " << s->timeout_us << " us): filling " << devices;
+  std::string devices;
+  for (const auto& slot : s->slots) {
+    devices +=
+        (devices.empty() ? "" : ", ") + slot->plan.selector + " " + std::to_string(slot->plan.label_count) + " labels";
   }
+  LOG(INFO) << name << ": order accepted (node " << config_.node_name << ", m=" << s->order.root().getChunkLabels()
+            << ", rounds=" << s->rounds_planned << ", timeout " << s->timeout_us << " us, connection " << owner
+            << "): filling " << devices;
+  return Admitted(this);
+}
+
+void AgentCore::AbandonAdmitted() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Only the Admitted handle may remove a session whose fill has not started, so it is still here.
+  if (!session_ || session_->fill_started) return;
+  Session& s = *session_;
+  const Status why = s.end_status.ok() ? UnavailableError("the fill never started") : s.end_status;
+  s.filled = true;  // no fill thread: release now
+  ReleaseSessionLocked(why, /*completed=*/false);
+}
+
+StatusOr<proto::SignedEnvelope> AgentCore::StartSession(const proto::SignedEnvelope& order_envelope,
+                                                        ConnectionId owner) {
+  WP_ASSIGN_OR_RETURN(Admitted admitted, AdmitSession(order_envelope, owner));
+  return FillSession(std::move(admitted));
+}
+
+StatusOr<proto::SignedEnvelope> AgentCore::FillSession(Admitted admitted) {
+  std::unique_lock<std::mutex> lock(mu_);
+  CHECK(admitted.core_ == this && session_ && !session_->fill_started) << "FillSession without its admitted session";
+  admitted.core_ = nullptr;  // from here on this call ends the session
+  Session* s = session_.get();
+  s->fill_started = true;
+  const std::string name = s->name;
+  proto::WipeOrder::Reader order = s->order.root();
 
   FillSettings settings;
   settings.session.format = ToLabelFormat(order.getFormat());
@@ -204,10 +243,14 @@ StatusOr<proto::SignedEnvelope> AgentCore::StartSession(const proto::SignedEnvel
   settings.clock = &clock_;
 
   // The fill runs without the lock: status, abort, disconnect and timeouts act meanwhile. Nothing
-  // but this thread removes a session that is not filled, so `s` stays valid.
-  lock.unlock();
-  Status filled = AcquireAndFill(s->slots, settings);
-  lock.lock();
+  // but this thread removes a session that is not filled, so `s` stays valid. A session ended
+  // between admission and here (it waited for a thread) is not filled at all.
+  Status filled = s->end_status.ok() ? Status::Ok() : FailedPreconditionError("cancelled");
+  if (filled.ok()) {
+    lock.unlock();
+    filled = AcquireAndFill(s->slots, settings);
+    lock.lock();
+  }
 
   const uint64_t fill_us = static_cast<uint64_t>(clock_.MonotonicMicros() - s->arrived_us);
   if (!s->end_status.ok() || !filled.ok()) {
@@ -387,16 +430,30 @@ StatusOr<proto::SignedEnvelope> AgentCore::FinishLocked(Session& s, const proto:
 // ---------------------------------------------------------------------------------------------
 // Ending sessions from outside.
 
-void AgentCore::Abort(proto::ByteView session_id, const std::string& reason_text) {
+Status AgentCore::Abort(ConnectionId from, proto::ByteView session_id, const std::string& reason_text) {
   constexpr size_t kMaxReasonChars = 256;  // it comes from the wire and goes into logs
   const std::string reason = reason_text.substr(0, kMaxReasonChars);
   std::lock_guard<std::mutex> lock(mu_);
   if (!session_ || !SameBytes(session_id, session_->id)) {
-    LOG(INFO) << "abort of session " << HexEncode(session_id.begin(), session_id.size())
-              << " ignored: it is not running";
-    return;
+    LOG(INFO) << "abort of session " << HexEncode(session_id.begin(), std::min<size_t>(session_id.size(), 64))
+              << " from connection " << from << " ignored: it is not running";
+    return Status::Ok();
+  }
+  if (from != session_->owner) {
+    // Not recorded as last_error: a third party must not be able to overwrite what status shows.
+    LOG_EVERY_N(WARNING, 100) << "abort of " << session_->name << " from connection " << from
+                              << " refused: it belongs to connection " << session_->owner << " (" << google::COUNTER
+                              << " such refusals so far)";
+    return PermissionDeniedError(session_->name +
+                                 " belongs to another connection; only the connection that started it may abort it");
   }
   EndSessionLocked(FailedPreconditionError("aborted: " + reason));
+  return Status::Ok();
+}
+
+bool AgentCore::OwnsSession(ConnectionId connection) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return session_ != nullptr && session_->owner == connection;
 }
 
 void AgentCore::OnDisconnect(ConnectionId connection) {

@@ -14,7 +14,12 @@
 //      the payload is parsed)
 //   3. addressed to this node             PERMISSION_DENIED (order_checks.h)
 //   4. time: expiry, skew, agent start,   DEADLINE_EXCEEDED / FAILED_PRECONDITION /
-//      lifetime                           INVALID_ARGUMENT (order_checks.h)
+//      lifetime                           INVALID_ARGUMENT (order_checks.h). An order issued before
+//                                         this agent started is refused with no skew allowance
+//                                         ("order issued before this agent started at ...; the
+//                                         challenger must issue a fresh order"): after a restart, a
+//                                         challenger whose clock lags the node's by X is refused for
+//                                         X (seen_sessions.h says why, and what remains open)
 //   5. session id unseen                  ALREADY_EXISTS; from here on the id counts as seen, so a
 //                                         refused order cannot be replayed either (seen_sessions.h)
 //   6. plan names exactly this node's     NOT_FOUND (unknown device) / INVALID_ARGUMENT (omitted or
@@ -22,12 +27,15 @@
 //                                         capacity: ..." (device_plan.h)
 //   7. acquire + fill all devices         RESOURCE_EXHAUSTED (short), the backend's error naming the
 //      concurrently                       device, or the reason the session was ended meanwhile
+// Steps 1-6 are AdmitSession (quick, no memory taken: the RPC layer runs it on its event loop, so
+// a refused order never costs a thread); step 7 is FillSession (blocks for the fill: a worker
+// thread). StartSession does both. At most one admitted session exists, so at most one fill runs.
 // Shortfall policy: refuse, never fill short (device_fill.h). The challenger maps a
 // RESOURCE_EXHAUSTED refusal whose message starts "device '" to FailureReason shortCapacity.
 //
 // Ending a session early (each frees all memory; the reason becomes status().last_error as
 // "session <id> ended: <reason>", and a pending StartSession fails with "session <id>: <reason>"):
-//   Abort(id, reason)            FAILED_PRECONDITION "aborted: <reason>"
+//   Abort(owner, id, reason)     FAILED_PRECONDITION "aborted: <reason>"
 //   OnDisconnect(owner)          UNAVAILABLE "the challenger disconnected"
 //   CheckTimeouts()              DEADLINE_EXCEEDED "timed out: ..." once
 //                                sessionTimeoutUs (0 in the order: AgentConfig's; capped by it)
@@ -38,11 +46,13 @@
 // label index out of range, a round before the report, a verdict that does not verify. The
 // challenger fails such a session with protocolError anyway; holding memory for it helps no one.
 // Calls from other connections (ConnectionId != owner) are refused with PERMISSION_DENIED and do
-// not touch the session; Abort is the exception, it needs only the session id.
+// not touch the session. That includes Abort: the session id is public (status() shows it), so an
+// abort honoured from anyone would let any connection kill another challenger's session.
 //
-// Thread-safety: all methods are thread-safe. StartSession blocks for the whole fill and must run
-// off the RPC event loop; the other methods return quickly (AnswerRound does the lookups; Finish,
-// Abort etc. may free memory, munmap of large host regions takes a moment).
+// Thread-safety: all methods are thread-safe. StartSession and FillSession block for the whole fill
+// and must run off the RPC event loop; the other methods return quickly (AdmitSession verifies a
+// signature and enumerates devices; AnswerRound does the lookups; Finish, Abort etc. may free
+// memory, munmap of large host regions takes a moment).
 #pragma once
 
 #include <condition_variable>
@@ -74,8 +84,29 @@ class AgentCore {
   AgentCore(const AgentCore&) = delete;
   AgentCore& operator=(const AgentCore&) = delete;
 
-  // Checks the order (see top of file), fills every planned device and returns the node-signed
-  // FillReport envelope. Blocks until the fill is done or the session is ended.
+  // An order that passed checks 1-6: the session exists (phase filling, owned by the connection
+  // that sent it, its timeout running) but holds no memory yet. Move-only. Pass it to FillSession;
+  // destroying it unused ends the session ("the fill never started") and returns to idle.
+  class Admitted {
+   public:
+    Admitted(Admitted&& other) noexcept : core_(other.core_) { other.core_ = nullptr; }
+    Admitted& operator=(Admitted&& other) noexcept;
+    Admitted(const Admitted&) = delete;
+    Admitted& operator=(const Admitted&) = delete;
+    ~Admitted();
+
+   private:
+    friend class AgentCore;
+    explicit Admitted(AgentCore* core) : core_(core) {}
+    AgentCore* core_ = nullptr;  // null once used
+  };
+
+  // Checks 1-6 of the order (see top of file). Returns quickly; a refusal holds nothing.
+  StatusOr<Admitted> AdmitSession(const proto::SignedEnvelope& order, ConnectionId owner);
+  // Step 7: fills every planned device and returns the node-signed FillReport envelope. Blocks
+  // until the fill is done or the session is ended (abort, disconnect, timeout meanwhile).
+  StatusOr<proto::SignedEnvelope> FillSession(Admitted admitted);
+  // AdmitSession then FillSession.
   StatusOr<proto::SignedEnvelope> StartSession(const proto::SignedEnvelope& order, ConnectionId owner);
 
   // Answers `round` into `answer` (sessionId, roundIndex, labels in request order, agentMicros)
@@ -94,12 +125,17 @@ class AgentCore {
   // The same for a wire envelope (RPC parameters): a malformed envelope is a protocol error too.
   StatusOr<proto::SignedEnvelope> Finish(ConnectionId from, proto::Envelope::Reader verdict);
 
-  // Ends session `session_id` (16 bytes) if it is running; otherwise nothing happens.
-  void Abort(proto::ByteView session_id, const std::string& reason);
+  // Ends session `session_id` (16 bytes) if it is running and `from` owns it. Errors:
+  // PERMISSION_DENIED when another connection owns it (the session goes on untouched). OK and
+  // nothing happens when no session with that id is running (it may just have ended).
+  Status Abort(ConnectionId from, proto::ByteView session_id, const std::string& reason);
   // The RPC layer reports a closed connection: ends the session it owns, if any.
   void OnDisconnect(ConnectionId connection);
   // Ends a session past its timeout and forgets expired session ids. Call periodically.
   void CheckTimeouts();
+
+  // Whether `connection` owns the running session (admitted, filling, ready or releasing).
+  bool OwnsSession(ConnectionId connection) const;
 
   // Ends any session with `reason` and waits until idle (fill threads stopped, memory freed).
   void Shutdown(const std::string& reason);
@@ -120,6 +156,8 @@ class AgentCore {
   void EndSessionLocked(const Status& why);
   // REQUIRES: mu_ held, session_ set and not filling. Frees memory and returns to idle.
   void ReleaseSessionLocked(const Status& why, bool completed);
+  // REQUIRES: mu_ not held. Ends an admitted session whose fill never started (Admitted dropped).
+  void AbandonAdmitted();
   Status AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer,
                            int64_t started_us);
   StatusOr<proto::SignedEnvelope> FinishDecoded(ConnectionId from, const StatusOr<proto::SignedEnvelope>& verdict);

@@ -1,23 +1,40 @@
 #include "prover/agent/agent_rpc_server.h"
 
 #include <glog/logging.h>
+#include <sys/resource.h>
 
+#include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "proto/codec.h"
 #include "prover/agent/agent_service.h"
 
 namespace wipeproof {
+namespace {
+
+constexpr int64_t kLogIntervalUs = 1'000'000;  // rate-limited lines: at most one a second per kind
+constexpr int64_t kBusyRecheckUs = 1'000'000;  // idle watch of a connection with a session or a call
+constexpr rlim_t kSpareFds = 64;               // descriptors besides connections: listener, epoll, GPUs, logs
+
+std::string Skipped(uint64_t skipped) {
+  return skipped == 0 ? "" : " (" + std::to_string(skipped) + " more like this not logged)";
+}
+
+}  // namespace
 
 struct AgentRpcServer::Connection {
   Connection(AgentRpcServer& server, ConnectionId connection_id, kj::Own<kj::AsyncIoStream> connection_stream)
       : id(connection_id),
+        activity(std::make_shared<CallActivity>(server.provider_.getTimer())),
         stream(kj::mv(connection_stream)),
         network(*stream, capnp::rpc::twoparty::Side::SERVER, proto::RpcReaderOptions()),
         rpc(capnp::makeRpcServer(
-            network, proto::ProverAgent::Client(kj::heap<AgentService>(server.core_, server.workers_, id)))) {}
+            network, proto::ProverAgent::Client(kj::heap<AgentService>(server.core_, server.workers_, id, activity)))) {
+  }
 
   const ConnectionId id;
+  const std::shared_ptr<CallActivity> activity;
   kj::Own<kj::AsyncIoStream> stream;
   capnp::TwoPartyVatNetwork network;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
@@ -25,23 +42,69 @@ struct AgentRpcServer::Connection {
 
 AgentRpcServer::AgentRpcServer(AgentCore& core, kj::AsyncIoProvider& provider, AgentRpcServerOptions options)
     : core_(core), provider_(provider), options_(options), tasks_(*this) {
+  CHECK_GE(options_.max_connections, 1u) << "AgentRpcServerOptions.max_connections must be at least 1";
   tasks_.add(TimeoutLoop());
 }
 
 AgentRpcServer::~AgentRpcServer() noexcept(false) {}
 
+bool AgentRpcServer::MayLog(LogLimit& limit, uint64_t* skipped) {
+  const int64_t now = (provider_.getTimer().now() - kj::origin<kj::TimePoint>()) / kj::MICROSECONDS;
+  if (limit.next_us != INT64_MIN && now < limit.next_us) {
+    ++limit.skipped;
+    return false;
+  }
+  limit.next_us = now + kLogIntervalUs;
+  *skipped = limit.skipped;
+  limit.skipped = 0;
+  return true;
+}
+
 void AgentRpcServer::Accept(kj::Own<kj::AsyncIoStream> stream) {
+  if (open_connections_ >= options_.max_connections) {
+    ++connections_refused_;
+    uint64_t skipped = 0;
+    if (MayLog(refuse_log_, &skipped)) {
+      LOG(WARNING) << "agent RPC: " << open_connections_ << " connections open, the most allowed (--max_connections): "
+                   << "closing a new connection at once" << Skipped(skipped);
+    }
+    return;  // dropping the stream closes it
+  }
   const ConnectionId id = next_connection_++;
   auto connection = kj::heap<Connection>(*this, id, kj::mv(stream));
   ++open_connections_;
-  VLOG(1) << "connection " << id << " opened";
-  kj::Promise<void> closed = connection->network.onDisconnect();
-  tasks_.add(closed
-                 .then([this, id]() {
-                   VLOG(1) << "connection " << id << " closed";
-                   core_.OnDisconnect(id);
-                 })
+  VLOG(1) << "connection " << id << " opened (" << open_connections_ << " open)";
+  Connection& c = *connection;
+  kj::Promise<void> closed = c.network.onDisconnect().then([id]() { VLOG(1) << "connection " << id << " closed"; });
+  tasks_.add(closed.exclusiveJoin(IdleWatch(c))
+                 .then([this, id]() { core_.OnDisconnect(id); })
                  .attach(kj::mv(connection), kj::defer([this]() { --open_connections_; })));
+}
+
+kj::Promise<void> AgentRpcServer::IdleWatch(Connection& c) {
+  if (options_.idle_timeout_us <= 0) return kj::NEVER_DONE;
+  const kj::Duration idle = options_.idle_timeout_us * kj::MICROSECONDS;
+  return provider_.getTimer().atTime(c.activity->last() + idle).then([this, &c, idle]() -> kj::Promise<void> {
+    kj::Timer& timer = provider_.getTimer();
+    if (c.activity->in_flight() > 0 || core_.OwnsSession(c.id)) {
+      // Governed by its call or its session (timeout); look again later.
+      const kj::Duration recheck = std::min<kj::Duration>(idle, kBusyRecheckUs * kj::MICROSECONDS);
+      return timer.afterDelay(recheck).then([this, &c]() { return IdleWatch(c); });
+    }
+    if (timer.now() - c.activity->last() < idle) return IdleWatch(c);  // a call came meanwhile
+    ++connections_idled_out_;
+    uint64_t skipped = 0;
+    if (MayLog(idle_log_, &skipped)) {
+      LOG(INFO) << "agent RPC: closing connection " << c.id << ": no call for " << options_.idle_timeout_us
+                << " us and no session (--idle_timeout_s)" << Skipped(skipped);
+    }
+    return kj::READY_NOW;
+  });
+}
+
+void AgentRpcServer::Serve(kj::Own<kj::ConnectionReceiver> receiver) {
+  kj::ConnectionReceiver& r = *receiver;
+  tasks_.add(AcceptLoop(r).attach(kj::mv(receiver)));
 }
 
 kj::Promise<unsigned> AgentRpcServer::Listen(kj::StringPtr address) {
@@ -50,23 +113,35 @@ kj::Promise<unsigned> AgentRpcServer::Listen(kj::StringPtr address) {
       .then([this](kj::Own<kj::NetworkAddress> parsed) {
         kj::Own<kj::ConnectionReceiver> receiver = parsed->listen();
         const unsigned port = receiver->getPort();
-        tasks_.add(AcceptLoop(*receiver).attach(kj::mv(receiver)));
+        Serve(kj::mv(receiver));
+        struct rlimit files {};
+        if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
+            files.rlim_cur < options_.max_connections + kSpareFds) {
+          LOG(WARNING) << "agent RPC: the open-file limit (RLIMIT_NOFILE " << files.rlim_cur
+                       << ") leaves little room for " << options_.max_connections
+                       << " connections (--max_connections): accepting may fail with "
+                       << "'Too many open files' (the agent keeps retrying); raise it (ulimit -n, LimitNOFILE=) "
+                       << "to at least " << options_.max_connections + kSpareFds;
+        }
         return port;
       });
 }
 
 kj::Promise<void> AgentRpcServer::AcceptLoop(kj::ConnectionReceiver& receiver) {
-  return receiver.accept()
-      .then(
-          [this](kj::Own<kj::AsyncIoStream> stream) -> kj::Promise<void> {
-            Accept(kj::mv(stream));
-            return kj::READY_NOW;
-          },
-          [this](kj::Exception&& e) -> kj::Promise<void> {
-            // E.g. out of file descriptors: keep listening, a little later.
-            LOG(WARNING) << "agent RPC: accept failed: " << e.getDescription().cStr();
-            return provider_.getTimer().afterDelay(100 * kj::MILLISECONDS);
-          })
+  // evalNow: kj's accept() throws some errors (EMFILE, ENFILE, ...) synchronously; they must be
+  // caught here like a rejected promise, or they would end the loop and close the listener.
+  return kj::evalNow([&receiver]() { return receiver.accept(); })
+      .then([this](kj::Own<kj::AsyncIoStream> stream) { Accept(kj::mv(stream)); })
+      .catch_([this](kj::Exception&& e) -> kj::Promise<void> {
+        ++accept_errors_;
+        uint64_t skipped = 0;
+        if (MayLog(accept_log_, &skipped)) {
+          LOG(WARNING) << "agent RPC: accept failed: " << e.getDescription().cStr() << "; still listening, retrying in "
+                       << options_.accept_retry_delay_us << " us (" << open_connections_ << " connections open)"
+                       << Skipped(skipped);
+        }
+        return provider_.getTimer().afterDelay(options_.accept_retry_delay_us * kj::MICROSECONDS);
+      })
       .then([this, &receiver]() { return AcceptLoop(receiver); });
 }
 

@@ -1,9 +1,23 @@
 // Serves the ProverAgent interface (agent_service.h) over Cap'n Proto two-party RPC: on TCP
-// (Listen) or on any connected stream (Accept; tests use in-memory pipes). Each connection gets its
-// own TwoPartyVatNetwork built with proto::RpcReaderOptions(), so a message over
-// kMaxRpcMessageBytes is refused on receipt (capnp then drops the connection), and its own
-// AgentService, so the core knows which connection owns a session. A closed connection
-// (onDisconnect) ends the session it owns: its memory is freed.
+// (Listen), on any ConnectionReceiver (Serve) or on any connected stream (Accept; tests use
+// in-memory pipes). Each connection gets its own TwoPartyVatNetwork built with
+// proto::RpcReaderOptions(), so a message over kMaxRpcMessageBytes is refused on receipt (capnp then
+// drops the connection), and its own AgentService, so the core knows which connection owns a
+// session. A closed connection (onDisconnect) ends the session it owns: its memory is freed.
+//
+// Staying up under load or abuse (none of it can end or stall a session another connection owns):
+//   - Accept errors (EMFILE, ENFILE, ENOBUFS, ...; kj's accept() throws them synchronously) are
+//     logged, rate-limited, and accepting resumes after `accept_retry_delay_us`. The listener is
+//     never closed while the server lives.
+//   - At most `max_connections` connections are open; one beyond that is accepted and closed at
+//     once (rate-limited log line). Keep RLIMIT_NOFILE well above it (Listen warns if it is not).
+//   - A connection that owns no session and has no call running is closed after
+//     `idle_timeout_us` without a call (a connection that sends bytes but never completes a call,
+//     a "trickling" one, is idle too). A connection that owns a session is left to the session
+//     timeout (AgentCore::CheckTimeouts), however long it stays quiet.
+//   - Refused orders are answered on the event loop (AgentService): the only threads are fills,
+//     and the core admits one session at a time.
+// Calls of one connection never wait for another's: kj reads every connection asynchronously.
 //
 // A timer calls AgentCore::CheckTimeouts() every `timeout_check_interval_us` microseconds.
 //
@@ -15,6 +29,7 @@
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,33 +40,58 @@ namespace wipeproof {
 
 // The port `serve` listens on when --listen gives none.
 inline constexpr unsigned kDefaultAgentPort = 7300;
+// Defaults of `serve` --max_connections and --idle_timeout_s.
+inline constexpr size_t kDefaultMaxConnections = 64;
+inline constexpr int64_t kDefaultIdleTimeoutUs = 60'000'000;  // 60 s
 
 struct AgentRpcServerOptions {
-  int64_t timeout_check_interval_us = 1'000'000;  // microseconds between CheckTimeouts() calls
+  int64_t timeout_check_interval_us = 1'000'000;    // microseconds between CheckTimeouts() calls
+  size_t max_connections = kDefaultMaxConnections;  // connections open at once; at least 1
+  int64_t idle_timeout_us = kDefaultIdleTimeoutUs;  // microseconds; <= 0: idle connections stay
+  int64_t accept_retry_delay_us = 100'000;          // microseconds after a failed accept
 };
 
 class AgentRpcServer : private kj::TaskSet::ErrorHandler {
  public:
-  // REQUIRES: `core` outlives the server.
+  // REQUIRES: `core` outlives the server; options.max_connections >= 1.
   AgentRpcServer(AgentCore& core, kj::AsyncIoProvider& provider, AgentRpcServerOptions options = {});
   ~AgentRpcServer() noexcept(false);
   AgentRpcServer(const AgentRpcServer&) = delete;
   AgentRpcServer& operator=(const AgentRpcServer&) = delete;
 
-  // Serves one connected stream until the peer closes it.
+  // Serves one connected stream until the peer closes it, it idles out or the server is
+  // destroyed; closes it at once if max_connections are open.
   void Accept(kj::Own<kj::AsyncIoStream> stream);
 
-  // Binds `address` ("HOST:PORT"; port 0 picks a free one) and serves every connection made to it
-  // until the server is destroyed. The promise resolves to the bound port once listening; it
-  // rejects if the address does not parse or cannot be bound.
+  // Accepts from `receiver` and serves every connection until the server is destroyed.
+  void Serve(kj::Own<kj::ConnectionReceiver> receiver);
+
+  // Binds `address` ("HOST:PORT"; port 0 picks a free one) and Serve()s it. The promise resolves
+  // to the bound port once listening; it rejects if the address does not parse or cannot be bound.
   kj::Promise<unsigned> Listen(kj::StringPtr address);
 
   // Connections open now.
   size_t connections() const { return open_connections_; }
+  // Since the server started: accept() failures, connections closed at once for the cap,
+  // connections closed for idling, fill threads started.
+  uint64_t accept_errors() const { return accept_errors_; }
+  uint64_t connections_refused() const { return connections_refused_; }
+  uint64_t connections_idled_out() const { return connections_idled_out_; }
+  uint64_t fill_threads_started() const { return workers_.started(); }
 
  private:
   struct Connection;
+  // One kind of log line, written at most once per second; counts the ones it skipped.
+  struct LogLimit {
+    int64_t next_us = INT64_MIN;  // kj timer microseconds
+    uint64_t skipped = 0;
+  };
+  // True if a line of `limit`'s kind may be written now; then *skipped is how many were not.
+  bool MayLog(LogLimit& limit, uint64_t* skipped);
+
   kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& receiver);
+  // Resolves when `connection` should be closed for idling (never if idle_timeout_us <= 0).
+  kj::Promise<void> IdleWatch(Connection& connection);
   kj::Promise<void> TimeoutLoop();
   void taskFailed(kj::Exception&& exception) override;
 
@@ -60,6 +100,10 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   const AgentRpcServerOptions options_;
   ConnectionId next_connection_ = 1;
   size_t open_connections_ = 0;
+  uint64_t accept_errors_ = 0;
+  uint64_t connections_refused_ = 0;
+  uint64_t connections_idled_out_ = 0;
+  LogLimit accept_log_, refuse_log_, idle_log_;
   // Destroyed after tasks_: the connections (in tasks_) end their sessions first, then the worker
   // threads are joined.
   WorkerThreads workers_;

@@ -4,6 +4,7 @@
 #include <kj/async.h>
 
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "proto/rpc_status.h"
@@ -11,46 +12,71 @@
 
 namespace wipeproof {
 
-AgentService::AgentService(AgentCore& core, WorkerThreads& workers, ConnectionId connection)
-    : core_(core), workers_(workers), connection_(connection) {}
+kj::Own<void> CallActivity::Begin(std::shared_ptr<CallActivity> activity) {
+  activity->Touch();
+  ++activity->in_flight_;
+  return kj::heap(kj::defer([activity = std::move(activity)]() {
+    --activity->in_flight_;
+    activity->Touch();
+  }));
+}
+
+AgentService::AgentService(AgentCore& core, WorkerThreads& workers, ConnectionId connection,
+                           std::shared_ptr<CallActivity> activity)
+    : core_(core), workers_(workers), connection_(connection), activity_(std::move(activity)) {}
 
 AgentService::~AgentService() { core_.OnDisconnect(connection_); }
 
 kj::Promise<void> AgentService::startSession(StartSessionContext context) {
+  auto call = BeginCall();
   auto order = proto::DecodeEnvelope(context.getParams().getOrder());
   if (!order.ok()) {
     LOG(WARNING) << "order refused: " << order.status().ToString();
     return proto::StatusToException(order.status());
   }
   context.releaseParams();
+  // Checks on the event loop: a refused order is answered here, without a thread.
+  auto admitted = core_.AdmitSession(*order, connection_);
+  if (!admitted.ok()) return proto::StatusToException(admitted.status());
+
   // Lets a challenger that gives up on the call (capnp Finish) cancel it: the report then has no
   // one to go to, and the worker ends the session when the fill returns (isWaiting() is false).
   context.allowCancellation();
   using Outcome = StatusOr<proto::SignedEnvelope>;
   auto paf = kj::newPromiseAndCrossThreadFulfiller<Outcome>();
-  workers_.Start([core = &core_, connection = connection_, order = std::move(order).value(),
-                  fulfiller = kj::mv(paf.fulfiller)]() mutable {
-    Outcome outcome = core->StartSession(order, connection);
-    if (outcome.ok() && !fulfiller->isWaiting()) {
-      // Nobody will receive the report: the call was cancelled or the connection is gone (possibly
-      // before the session existed, so the disconnect could not end it).
-      core->OnDisconnect(connection);
-    }
-    fulfiller->fulfill(std::move(outcome));
-  });
-  return paf.promise.then([context](Outcome outcome) mutable {
-    if (!outcome.ok()) kj::throwFatalException(proto::StatusToException(outcome.status()));
-    proto::WriteEnvelope(*outcome, context.getResults().initReport());
-  });
+  try {
+    workers_.Start([core = &core_, connection = connection_, admitted = std::move(admitted).value(),
+                    fulfiller = kj::mv(paf.fulfiller)]() mutable {
+      Outcome outcome = core->FillSession(std::move(admitted));
+      if (outcome.ok() && !fulfiller->isWaiting()) {
+        // Nobody will receive the report: the call was cancelled or the connection is gone (possibly
+        // before the session existed, so the disconnect could not end it).
+        core->OnDisconnect(connection);
+      }
+      fulfiller->fulfill(std::move(outcome));
+    });
+  } catch (const std::system_error& e) {
+    // No thread: the task (and the admission in it) is gone, which ended the session.
+    LOG(ERROR) << "cannot start a fill thread: " << e.what();
+    return proto::StatusToException(UnavailableError(std::string("cannot start a fill thread: ") + e.what()));
+  }
+  return paf.promise
+      .then([context](Outcome outcome) mutable {
+        if (!outcome.ok()) kj::throwFatalException(proto::StatusToException(outcome.status()));
+        proto::WriteEnvelope(*outcome, context.getResults().initReport());
+      })
+      .attach(kj::mv(call));
 }
 
 kj::Promise<void> AgentService::round(RoundContext context) {
+  auto call = BeginCall();
   Status status = core_.AnswerRound(connection_, context.getParams().getRound(), context.getResults().initAnswer());
   if (!status.ok()) return proto::StatusToException(status);
   return kj::READY_NOW;
 }
 
 kj::Promise<void> AgentService::finish(FinishContext context) {
+  auto call = BeginCall();
   auto transcript = core_.Finish(connection_, context.getParams().getVerdict());
   if (!transcript.ok()) return proto::StatusToException(transcript.status());
   proto::WriteEnvelope(*transcript, context.getResults().initTranscript());
@@ -58,18 +84,22 @@ kj::Promise<void> AgentService::finish(FinishContext context) {
 }
 
 kj::Promise<void> AgentService::abort(AbortContext context) {
+  auto call = BeginCall();
   auto params = context.getParams();
   const std::string reason(params.getReason().cStr(), params.getReason().size());
-  core_.Abort(params.getSessionId(), reason.empty() ? "no reason given" : reason);
+  Status status = core_.Abort(connection_, params.getSessionId(), reason.empty() ? "no reason given" : reason);
+  if (!status.ok()) return proto::StatusToException(status);
   return kj::READY_NOW;
 }
 
 kj::Promise<void> AgentService::status(StatusContext context) {
+  auto call = BeginCall();
   WriteStatus(core_.GetStatus(), context.getResults().initStatus());
   return kj::READY_NOW;
 }
 
 kj::Promise<void> AgentService::describe(DescribeContext context) {
+  auto call = BeginCall();
   WriteDescription(core_.Describe(), context.getResults().initDescription());
   return kj::READY_NOW;
 }

@@ -3,13 +3,24 @@
 // proto/rpc_status.h). One object per connection, so the core knows which connection owns a session;
 // its destruction (the connection is gone) is reported to the core as a disconnect.
 //
-// startSession runs on a worker thread (WorkerThreads) and fulfils the RPC promise across threads
+// startSession checks the order on the event loop (AgentCore::AdmitSession: quick, no memory), so
+// a refused order never costs a thread; only an admitted order gets a worker thread (WorkerThreads)
+// for its fill, and the core admits one session at a time, so at most one fill thread runs (plus,
+// for a moment, the previous one returning). The worker fulfils the RPC promise across threads
 // (kj::newPromiseAndCrossThreadFulfiller), so the event loop keeps answering status and other
 // calls during a fill. If nobody is waiting for the report any more when the fill ends (the call
 // was cancelled or the connection closed), the session is ended at once.
 //
+// Every call is reported to the connection's CallActivity (when given), which the RPC server uses
+// to close connections that stay idle (agent_rpc_server.h).
+//
 // Thread-safety: lives on the RPC event loop thread.
 #pragma once
+
+#include <kj/timer.h>
+
+#include <cstdint>
+#include <memory>
 
 #include "proto/wipe.capnp.h"
 #include "prover/agent/agent_core.h"
@@ -17,10 +28,31 @@
 
 namespace wipeproof {
 
+// When a connection last had a call, and how many of its calls are still running. Shared by the
+// connection's AgentService and the server's idle watch. Event loop thread only.
+class CallActivity {
+ public:
+  explicit CallActivity(const kj::Timer& timer) : timer_(timer), last_(timer.now()) {}
+
+  // Marks a call arriving on `activity`; the returned object marks it done when destroyed (attach
+  // it to the call's promise). It keeps `activity` alive.
+  static kj::Own<void> Begin(std::shared_ptr<CallActivity> activity);
+
+  kj::TimePoint last() const { return last_; }  // arrival or end of the latest call
+  uint32_t in_flight() const { return in_flight_; }
+
+ private:
+  void Touch() { last_ = timer_.now(); }
+  const kj::Timer& timer_;
+  kj::TimePoint last_;
+  uint32_t in_flight_ = 0;
+};
+
 class AgentService final : public proto::ProverAgent::Server {
  public:
-  // REQUIRES: core and workers outlive the service.
-  AgentService(AgentCore& core, WorkerThreads& workers, ConnectionId connection);
+  // REQUIRES: core and workers outlive the service. `activity` may be null (nothing reported).
+  AgentService(AgentCore& core, WorkerThreads& workers, ConnectionId connection,
+               std::shared_ptr<CallActivity> activity = nullptr);
   ~AgentService();
 
  protected:
@@ -32,9 +64,12 @@ class AgentService final : public proto::ProverAgent::Server {
   kj::Promise<void> describe(DescribeContext context) override;
 
  private:
+  kj::Own<void> BeginCall() { return activity_ ? CallActivity::Begin(activity_) : kj::Own<void>(); }
+
   AgentCore& core_;
   WorkerThreads& workers_;
   const ConnectionId connection_;
+  const std::shared_ptr<CallActivity> activity_;
 };
 
 }  // namespace wipeproof

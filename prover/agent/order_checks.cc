@@ -1,10 +1,30 @@
 #include "prover/agent/order_checks.h"
 
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include "common/hex.h"
 
 namespace wipeproof {
+namespace {
+
+// "2027-01-15T08:00:00.000000Z (Unix us 1800000000000000)": a Unix time in microseconds, UTC.
+std::string UnixMicrosText(int64_t unix_us) {
+  const int64_t seconds = unix_us >= 0 ? unix_us / 1'000'000 : -((-unix_us + 999'999) / 1'000'000);
+  const int64_t micros = unix_us - seconds * 1'000'000;
+  const time_t t = static_cast<time_t>(seconds);
+  struct tm utc {};
+  char text[64] = "?";
+  if (gmtime_r(&t, &utc) != nullptr) {
+    char date[40];
+    std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &utc);
+    std::snprintf(text, sizeof(text), "%s.%06lldZ", date, static_cast<long long>(micros));
+  }
+  return std::string(text) + " (Unix us " + std::to_string(unix_us) + ")";
+}
+
+}  // namespace
 
 Status CheckOrderTime(proto::WipeOrder::Reader order, int64_t now_unix_us, const OrderTimePolicy& policy) {
   const int64_t issued = order.getIssuedAtUnixUs();
@@ -12,7 +32,6 @@ Status CheckOrderTime(proto::WipeOrder::Reader order, int64_t now_unix_us, const
   const int64_t skew = policy.clock_skew_us;
   // Saturating comparisons: the times are signed and come from the order.
   auto plus = [](int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; };
-  auto minus = [](int64_t a, int64_t b) { return a < INT64_MIN + b ? INT64_MIN : a - b; };
   if (now_unix_us >= plus(expires, skew)) {
     return DeadlineExceededError("order expired: expiresAtUnixUs " + std::to_string(expires) + ", agent clock " +
                                  std::to_string(now_unix_us) + " (allowed clock skew " + std::to_string(skew) + " us)");
@@ -22,11 +41,14 @@ Status CheckOrderTime(proto::WipeOrder::Reader order, int64_t now_unix_us, const
                                    " us in the future by the agent's clock, more than the allowed clock skew of " +
                                    std::to_string(skew) + " us: check both clocks (NTP)");
   }
-  if (issued < minus(policy.agent_start_unix_us, skew)) {
-    return FailedPreconditionError("order issued at " + std::to_string(issued) + ", before this agent started (" +
-                                   std::to_string(policy.agent_start_unix_us) + ", allowed clock skew " +
-                                   std::to_string(skew) +
-                                   " us): it may have been seen before a restart; send a fresh order");
+  if (issued < policy.agent_start_unix_us) {
+    // issued < start, so the unsigned difference is exact (the times come from the order: no overflow).
+    const uint64_t earlier = static_cast<uint64_t>(policy.agent_start_unix_us) - static_cast<uint64_t>(issued);
+    return FailedPreconditionError(
+        "order issued before this agent started at " + UnixMicrosText(policy.agent_start_unix_us) +
+        ": issuedAtUnixUs " + std::to_string(issued) + " is " + std::to_string(earlier) +
+        " us earlier, and the agent's replay guard does not outlive a restart; the challenger must issue a fresh "
+        "order (if this repeats, the challenger's clock lags this node's: check both clocks, NTP)");
   }
   // expires > issued (ValidateShape), so the unsigned difference is exact.
   const uint64_t lifetime = static_cast<uint64_t>(expires) - static_cast<uint64_t>(issued);

@@ -6,9 +6,20 @@
 //   now >= expiresAt + skew           -> DEADLINE_EXCEEDED  (expired)
 //   issuedAt > now + skew             -> FAILED_PRECONDITION (issued in the future: clocks differ
 //                                        by more than the skew allowed)
-//   issuedAt < agentStart - skew      -> FAILED_PRECONDITION (issued before this agent started: its
-//                                        replay set cannot know it, see seen_sessions.h)
+//   issuedAt < agentStart             -> FAILED_PRECONDITION "order issued before this agent started
+//                                        at ...; the challenger must issue a fresh order" (its
+//                                        replay set is in memory and may have forgotten the id in
+//                                        a restart, see seen_sessions.h). No skew is subtracted:
+//                                        an allowance here would re-open exactly that window.
 //   expiresAt - issuedAt > lifetime   -> INVALID_ARGUMENT   (valid for longer than the agent allows)
+// Consequence of the agent-start rule: a challenger whose clock lags the node's by X has its fresh
+// orders (issuedAt = its now) refused for the first X after every start of the agent; the message
+// says so, and the challenger retries with a new order once its clock has passed the start.
+// What it does not close: an order dated up to `skew` in the future by the node's clock (challenger
+// clock ahead), seen by a previous run that stopped less than that lead before this one started,
+// has issuedAt >= agentStart and is accepted again. Keeping clocks synchronised (NTP) and the skew
+// allowance small bounds that window; see seen_sessions.h.
+//
 // Address rule: nodeName and nodeKeyId must be this node's -> PERMISSION_DENIED otherwise.
 //
 // Thread-safety: pure functions.

@@ -2,10 +2,16 @@
 // its order can no longer be accepted anyway (expiresAt + allowed clock skew), so memory stays
 // bounded without ever forgetting an id that could still be replayed.
 //
-// What it does not cover, and how AgentCore closes the gap: the set lives in memory, so a restart
-// forgets it. AgentCore therefore also refuses orders issued before the agent started (minus the
-// allowed skew): any order a restart could have forgotten is older than that. Orders must also be
-// short-lived (AgentConfig::max_order_lifetime_us), which bounds how long an id is kept.
+// What it does not cover, and how AgentCore narrows the gap: the set lives in memory, so a restart
+// forgets it. AgentCore therefore also refuses every order issued before the agent started, with no
+// clock skew subtracted (order_checks.h): an order a previous run saw at or after its issue time
+// was issued before that run stopped, so before this one started. (Subtracting the skew, as an
+// earlier version did, let an order seen up to `skew` before a restart be accepted again after it.)
+// The price: after a restart, a challenger whose clock lags the node's by X is refused for X.
+// The gap that remains: an order dated in the future by the node's clock (the challenger's clock
+// ahead, accepted up to the skew) and seen less than that lead before a restart passes the start
+// check; only a persistent replay set would close it. Orders must also be short-lived
+// (AgentConfig::max_order_lifetime_us), which bounds how long an id is kept.
 //
 // Thread-safety: thread-compatible; AgentCore calls it under its mutex.
 #pragma once

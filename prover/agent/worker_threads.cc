@@ -21,6 +21,7 @@ void WorkerThreads::StartTask(std::function<void()> task) {
                               *done = true;
                             }),
                             done});
+  ++started_;
 }
 
 void WorkerThreads::ReapLocked() {
@@ -32,6 +33,11 @@ void WorkerThreads::ReapLocked() {
       ++it;
     }
   }
+}
+
+size_t WorkerThreads::started() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return started_;
 }
 
 size_t WorkerThreads::running() const {

@@ -32,6 +32,8 @@ class WorkerThreads {
 
   // Threads started and not yet finished.
   size_t running() const;
+  // Threads started since construction.
+  size_t started() const;
 
  private:
   struct Worker {
@@ -43,6 +45,7 @@ class WorkerThreads {
 
   mutable std::mutex mu_;
   std::list<Worker> workers_;  // guarded by mu_
+  size_t started_ = 0;         // guarded by mu_
 };
 
 }  // namespace wipeproof
