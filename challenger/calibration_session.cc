@@ -121,8 +121,23 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
       return UnavailableError("fill probe failed: " + run.fill_probe.failure +
                               " (an honest node passes it; calibration needs a working node)");
     }
-    probe_warnings.push_back("a round of the fill probe missed the new deadline: " + run.fill_probe.failure +
-                             " (rerun calibrate if it recurs; an honest session would fail the same way)");
+    const SessionFailure& f = fill_outcome->failure;
+    uint64_t answered_us = 0;
+    for (const RoundRecord& r : fill_outcome->rounds) {
+      if (f.has_round && r.round == f.round) answered_us = r.elapsed_us;
+    }
+    if (f.has_round && answered_us > 0 && answered_us <= rule.round_deadline_us) {
+      // The answer was in time on the challenger's clock; the runner's real-time wait gave up first.
+      probe_warnings.push_back(
+          "round " + std::to_string(f.round) + " of the fill probe was answered in " + std::to_string(answered_us) +
+          " us, within the new deadline, but the session runner's wait limit expired first (" + f.text +
+          "): its kj timer does not advance while it blocks for expected labels (" +
+          std::to_string(run.fill_probe.expected_labels_wait_us) +
+          " us here); real sessions fail the same way until the session runner is fixed");
+    } else {
+      probe_warnings.push_back("a round of the fill probe missed the new deadline: " + run.fill_probe.failure +
+                               " (rerun calibrate if it recurs; an honest session would fail the same way)");
+    }
   }
   say("fill probe: fill " + std::to_string(run.fill_probe.fill_us) + " us (order sent to report received), " +
       std::to_string(run.fill_probe.rounds_run) + " rounds");

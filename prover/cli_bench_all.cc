@@ -10,9 +10,10 @@
 //     per sequential node step (1.5 m c_node steps): what this node would take to recompute one
 //     discarded chunk with its fill code (an upper bound on its best sequential compression time).
 // On the host also: a latency-bound chain of BLAKE3 compressions on one core (each one's input is
-// the previous one's output), the node's own sequential compression time, after checking the
+// the previous one's output), the node's own sequential compression time (the fastest repetition,
+// by thread CPU time and by wall time; the profile's figure is the smaller), after checking the
 // compression against the BLAKE3 empty-input test vector; and RecomputeChunk on one core at each m
-// (the --what=verify figure).
+// (the --what=verify figure, wall and thread CPU time).
 // The profile (JSON, stdout) names the machine, devices, software version and date; with
 // --node_key it carries the key id and --out receives it signed (proto/node_profile.h).
 #include <sys/utsname.h>
@@ -130,11 +131,12 @@ StatusOr<nlohmann::ordered_json> SequentialCompression() {
     return DataLossError(std::string("BLAKE3 compression known answer mismatch: expected ") + kBlake3EmptyHex +
                          ", got " + HexEncode(bytes, 32));
   }
-  double best_ps = 0;
+  double best_ps = 0, best_cpu_ps = 0;
   uint32_t sink = 0;
   for (int rep = 0; rep < kChainRepetitions; ++rep) {
     for (int i = 0; i < 8; ++i) cv[i] = Blake3IvWord(i) ^ static_cast<uint32_t>(rep);
     for (int i = 0; i < 16; ++i) block[i] = static_cast<uint32_t>(i * 0x9E3779B9u);
+    const double cpu0 = ThreadCpuSeconds();
     const auto t0 = Clock::now();
     for (uint64_t n = 0; n < kChainCompressions; ++n) {
       // Each compression's chaining value is the previous one's output: a chain, like a graph
@@ -143,14 +145,21 @@ StatusOr<nlohmann::ordered_json> SequentialCompression() {
       std::memcpy(cv, out, sizeof cv);
     }
     const double ps = Since(t0) * 1e12 / static_cast<double>(kChainCompressions);
+    const double cpu_ps = (ThreadCpuSeconds() - cpu0) * 1e12 / static_cast<double>(kChainCompressions);
     sink ^= cv[0];
     if (rep == 0 || ps < best_ps) best_ps = ps;
+    if (rep == 0 || cpu_ps < best_cpu_ps) best_cpu_ps = cpu_ps;
   }
+  // The fastest the core achieved: by CPU time, which a shared machine does not inflate (wall
+  // time counts the moments another process had the core). Both are reported.
+  const double fastest_ps = std::min(best_ps, best_cpu_ps > 0 ? best_cpu_ps : best_ps);
   nlohmann::ordered_json j;
   j["known_answer"] = {{"case", "BLAKE3(\"\")"}, {"ok", true}};
   j["compressions"] = kChainCompressions;
   j["repetitions"] = kChainRepetitions;
-  j["ps_per_compression"] = Sig(best_ps, 4);
+  j["ps_per_compression"] = Sig(fastest_ps, 4);
+  j["wall_ps_per_compression"] = Sig(best_ps, 4);
+  j["cpu_ps_per_compression"] = Sig(best_cpu_ps, 4);
   j["code"] = "kernels/blake3_compress.h Blake3Compress (portable)";
   j["chain_digest_word"] = sink;  // keeps the chain observable
   return j;
@@ -250,9 +259,11 @@ StatusOr<nlohmann::ordered_json> BenchDevice(Backend& backend, const DeviceInfo&
     if (plan.count == 0) return InvalidArgumentError("--fill_gib holds no chunk of m = " + std::to_string(m));
     std::fprintf(stderr, "bench all: %s: fill %.3f GiB at m = %u\n", device.id.c_str(),
                  plan.count * kLabelBytes / kGiB, m);
+    const double cpu0 = ProcessCpuSeconds();
     t0 = Clock::now();
     WP_RETURN_IF_ERROR(mem.Fill(plan, options));
     const double fill_s = Since(t0);
+    const double fill_cpu_s = ProcessCpuSeconds() - cpu0;
     WP_RETURN_IF_ERROR(SpotCheck(mem, plan, RandomBelow(plan.count / m)));
     const double filled = static_cast<double>(plan.count) * kLabelBytes;
     const ChunkCost cost = ChunkCostFor(format, m, host ? kLanes : 0);
@@ -261,6 +272,7 @@ StatusOr<nlohmann::ordered_json> BenchDevice(Backend& backend, const DeviceInfo&
                      {"bytes", plan.count * kLabelBytes},
                      {"acquire_s", Sig(acquire_s)},
                      {"fill_s", Sig(fill_s)},
+                     {"fill_cpu_seconds", Sig(fill_cpu_s)},
                      {"bytes_per_s", Sig(filled / fill_s)},
                      {"gib_per_s", Sig(filled / fill_s / kGiB)},
                      {"compressions_per_s", Sig(plan.count / m * cost.nodes_hashed * cost.compressions_per_node / fill_s)},
@@ -339,17 +351,21 @@ int RunBenchAll(BenchSetup& setup) {
   Status ka_verify = CheckKnownAnswerByRecompute(BenchKnownAnswer(setup.format), setup.simd);
   if (!ka_verify.ok()) return Failure(kName, ka_verify);
   for (uint32_t m : *ms) {
-    std::vector<double> ms_each;
+    std::vector<double> ms_each, cpu_ms_each;
     for (uint64_t c = 0; c < kRecomputeChunks; ++c) {
+      const double cpu0 = ThreadCpuSeconds();
       const auto t0 = Clock::now();
       auto chunk = RecomputeChunk(setup.format, seed, m, c, (c + 1) * m, setup.simd);
       if (!chunk.ok()) return Failure(kName, chunk.status());
       ms_each.push_back(Since(t0) * 1e3);
+      cpu_ms_each.push_back((ThreadCpuSeconds() - cpu0) * 1e3);
     }
     std::sort(ms_each.begin(), ms_each.end());
+    std::sort(cpu_ms_each.begin(), cpu_ms_each.end());
     verify.push_back({{"chunk_labels", m},
                       {"ms_per_chunk_median", Sig(ms_each[kRecomputeChunks / 2])},
                       {"ms_per_chunk_min", Sig(ms_each.front())},
+                      {"cpu_ms_per_chunk_median", Sig(cpu_ms_each[kRecomputeChunks / 2])},
                       {"chunks", kRecomputeChunks}});
   }
   profile["host_recompute_chunk"] = verify;
