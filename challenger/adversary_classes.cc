@@ -34,8 +34,8 @@ AdversaryClasses DefaultAdversaryClasses() {
   set.source = "built-in";
   set.classes.push_back({{"commodity-cpu", kCommodityCpuTMinPs, kDefaultSafetyFactor},
                          "one fast commodity CPU core computing BLAKE3 compressions back to back"});
-  set.classes.push_back({{"fpga-asic", kFpgaAsicTMinPs, kDefaultSafetyFactor},
-                         "a dedicated FPGA or ASIC BLAKE3 pipeline"});
+  set.classes.push_back(
+      {{"fpga-asic", kFpgaAsicTMinPs, kDefaultSafetyFactor}, "a dedicated FPGA or ASIC BLAKE3 pipeline"});
   return set;
 }
 
@@ -59,11 +59,11 @@ StatusOr<AdversaryClasses> ParseAdversaryClassesJson(const std::string& text, co
     if (!entry.ok()) return wrap(entry.status());
     AdversaryClassEntry c;
     c.adversary.safety_factor = kDefaultSafetyFactor;
-    for (const Status& field : {entry->CheckKnownKeys({"name", "t_min_ps", "safety_factor", "description"}),
-                                entry->String("name", &c.adversary.name),
-                                entry->Uint64("t_min_ps", &c.adversary.t_min_ps),
-                                entry->OptionalDouble("safety_factor", &c.adversary.safety_factor),
-                                entry->OptionalString("description", &c.description)}) {
+    for (const Status& field :
+         {entry->CheckKnownKeys({"name", "t_min_ps", "safety_factor", "description"}),
+          entry->String("name", &c.adversary.name), entry->Uint64("t_min_ps", &c.adversary.t_min_ps),
+          entry->OptionalDouble("safety_factor", &c.adversary.safety_factor),
+          entry->OptionalString("description", &c.description)}) {
       if (!field.ok()) return wrap(field);
     }
     if (!ValidClassName(c.adversary.name)) {

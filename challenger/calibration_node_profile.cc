@@ -1,7 +1,7 @@
 #include "challenger/calibration_node_profile.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 
@@ -13,8 +13,7 @@ namespace wipeproof {
 namespace {
 
 // Typed reads that ignore unknown fields (the profile may carry more than the challenger uses).
-Status ReadString(const nlohmann::json& j, const std::string& path, const char* key, std::string* out,
-                  bool required) {
+Status ReadString(const nlohmann::json& j, const std::string& path, const char* key, std::string* out, bool required) {
   auto it = j.find(key);
   if (it == j.end()) return required ? InvalidArgumentError(path + key + ": missing") : Status::Ok();
   if (!it->is_string()) return InvalidArgumentError(path + key + ": want a string");
@@ -186,8 +185,8 @@ NodeClaims ClaimsFromNodeProfile(const NodeProfile& profile, const std::vector<P
     }
     const uint64_t e = NodeFillEstimateUs(*d, format, chunk_labels, planned.planned_bytes);
     if (e == 0) {
-      c.notes.push_back("the node profile has no " + std::string(LabelFormatName(format)) + " fill figure at m = " +
-                        std::to_string(chunk_labels) + " for '" + planned.selector +
+      c.notes.push_back("the node profile has no " + std::string(LabelFormatName(format)) +
+                        " fill figure at m = " + std::to_string(chunk_labels) + " for '" + planned.selector +
                         "': its fill claims are not used (bench --what=all --fill_chunk_labels=" +
                         std::to_string(chunk_labels) + " measures one)");
       complete = false;

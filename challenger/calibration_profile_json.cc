@@ -19,9 +19,8 @@ nlohmann::ordered_json ProfileToJson(const Profile& p) {
   j["fill_deadline_ms"] = (p.fill_deadline_us + 999) / 1000;
   j["fill_rate_mib_per_s"] = p.fill_rate_bytes_per_s / kMiB;
   j["fill_slack_s"] = p.fill_slack_us / 1'000'000;
-  j["adversary"] = {{"class", p.adversary.name},
-                    {"t_min_ps", p.adversary.t_min_ps},
-                    {"safety_factor", p.adversary.safety_factor}};
+  j["adversary"] = {
+      {"class", p.adversary.name}, {"t_min_ps", p.adversary.t_min_ps}, {"safety_factor", p.adversary.safety_factor}};
   j["confidence"] = p.confidence;
   j["calibrated"] = p.calibrated;
   j["honest_round_p999_us"] = p.honest_round_p999_us;

@@ -98,7 +98,8 @@ StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPo
   r.round_deadline_us = std::max<uint64_t>(1, CeilScaled(honest_p999_us, 1.0 + policy.round_margin));
   const AdversaryClass& a = policy.adversary;
   for (uint32_t m = 1; m <= policy.max_chunk_labels; m *= 2) {
-    DeadlineRuleResult rule = CheckDeadlineRule(m, policy.format, a.t_min_ps, a.safety_factor, r.round_deadline_us, a.name);
+    DeadlineRuleResult rule =
+        CheckDeadlineRule(m, policy.format, a.t_min_ps, a.safety_factor, r.round_deadline_us, a.name);
     if (rule.satisfied) {
       r.chunk_labels = m;
       r.rule = rule;
@@ -169,8 +170,9 @@ StatusOr<SamplingPlan> ChooseSampling(const std::vector<uint64_t>& device_chunks
     while (qd < cap && ExpectedDistinctChunks(chunks, qd, plan.rounds) < need) ++qd;
     d.labels_per_round = qd;
     d.expected_distinct = ExpectedDistinctChunks(chunks, qd, plan.rounds);
-    d.reaches_target = d.expected_distinct >= need - 1e-9 || qd >= chunks;
-    d.detection_probability = qd >= chunks ? 1.0 : DetectionProbability(policy.target_fraction, d.expected_distinct);
+    // Counted as the verdict counts (bound.h): distinct chunks checked, even when every chunk is.
+    d.reaches_target = d.expected_distinct >= need - 1e-9;
+    d.detection_probability = DetectionProbability(policy.target_fraction, d.expected_distinct);
     plan.devices.push_back(d);
   }
   return plan;
@@ -189,13 +191,15 @@ StatusOr<FillRule> ChooseFillDeadline(uint64_t measured_fill_us, uint64_t node_c
     return FailedPreconditionError(
         "the node is too slow for the fill deadline its own profile sets: it claims a fill of " +
         std::to_string(node_claim_us) + " us, so the deadline is " + std::to_string(f.fill_deadline_us) +
-        " us (claim * (1 + slack " + Fixed(policy.fill_slack, 2) + ")), but it took " + std::to_string(measured_fill_us) +
+        " us (claim * (1 + slack " + Fixed(policy.fill_slack, 2) + ")), but it took " +
+        std::to_string(measured_fill_us) +
         " us on the challenger's clock. Re-run `wipeproof-prover bench --what=all` on the node under the same "
         "conditions, or find out why its fill was slow");
   }
   if (policy.max_fill_deadline_us > 0 && f.fill_deadline_us > policy.max_fill_deadline_us) {
     return FailedPreconditionError("the fill deadline " + std::to_string(f.fill_deadline_us) + " us (measured fill " +
-                                   std::to_string(measured_fill_us) + " us * (1 + slack)) exceeds the authority's cap " +
+                                   std::to_string(measured_fill_us) +
+                                   " us * (1 + slack)) exceeds the authority's cap " +
                                    std::to_string(policy.max_fill_deadline_us) + " us: the node fills too slowly");
   }
   return f;
@@ -214,8 +218,8 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
     const uint64_t c = in.device_labels[i] / m;
     if (c == 0) {
       return FailedPreconditionError("device " + std::to_string(i) + " (" + in.device_models[i] + ") holds " +
-                                     std::to_string(in.device_labels[i]) + " labels, less than one chunk at m = " +
-                                     std::to_string(m));
+                                     std::to_string(in.device_labels[i]) +
+                                     " labels, less than one chunk at m = " + std::to_string(m));
     }
     chunks.push_back(c);
   }
@@ -235,13 +239,21 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
   for (size_t i = 0; i < out.sampling.devices.size(); ++i) {
     const DeviceSampling& d = out.sampling.devices[i];
     if (!d.reaches_target) {
-      out.warnings.push_back(
-          "device " + std::to_string(i) + " (" + in.device_models[i] + ") has " + std::to_string(d.chunks) +
-          " chunks at m = " + std::to_string(m) + ", fewer than N = " + std::to_string(out.sampling.chunks_needed) +
-          ": " + std::to_string(out.sampling.rounds) + " rounds of " + std::to_string(d.labels_per_round) +
-          " reach " + Fixed(d.expected_distinct, 1) + " distinct chunks (detection " +
-          Fixed(d.detection_probability * 100, 2) + "% at f); ask every chunk every round with --labels_per_round=" +
-          std::to_string(d.chunks) + " and recalibrate (rounds get longer)");
+      // The verdict bounds the unwiped part by 1 - (1 - c)^(1/N_d) of the device (bound.h).
+      const double bound = 1 - std::pow(1 - policy.confidence, 1 / std::max(1.0, d.expected_distinct));
+      std::string w = "device " + std::to_string(i) + " (" + in.device_models[i] + ") has " + std::to_string(d.chunks) +
+                      " chunks at m = " + std::to_string(m) + ": " + std::to_string(out.sampling.rounds) +
+                      " rounds of " + std::to_string(d.labels_per_round) + " reach " + Fixed(d.expected_distinct, 1) +
+                      " distinct chunks, fewer than N = " + std::to_string(out.sampling.chunks_needed) +
+                      ", so a passing verdict bounds the unwiped part at " + Fixed(bound * 100, 2) +
+                      "% of the device, not " + Fixed(policy.target_fraction * 100, 2) + "%";
+      if (d.labels_per_round < d.chunks) {
+        w += "; ask every chunk every round with --labels_per_round=" + std::to_string(d.chunks) +
+             " and recalibrate (rounds get longer)";
+      } else {
+        w += " (every chunk is asked every round: only more memory per device, or a smaller m, checks more)";
+      }
+      out.warnings.push_back(w);
     }
   }
 

@@ -60,17 +60,17 @@ uint64_t NearestRankPercentile(const std::vector<uint64_t>& sorted, double p);
 
 // The authority's choices for one calibration.
 struct CalibrationPolicy {
-  AdversaryClass adversary;                                // t_min, safety factor (adversary_classes.h)
-  LabelFormat format = LabelFormat::kC1;                   // c_node
-  double round_margin = 1.0;                               // deadline = p99.9 * (1 + margin); >= 0.2
-                                                           // (kHonestRoundMargin - 1: verdicts need it)
-  double fill_slack = 0.5;                                 // fill deadline = fill * (1 + slack); >= 0
-  double target_fraction = 0.01;                           // f: hidden fraction to detect, (0, 1)
-  double confidence = 0.999;                               // detection probability per device, (0, 1)
-  uint32_t labels_per_round = 64;                          // q: most labels per device per round
-  uint32_t max_chunk_labels = kMaxCalibratedChunkLabels;   // cap on m, a power of two <= 2^20
-  uint64_t max_fill_deadline_us = 0;                       // cap on the fill deadline; 0 = none
-  uint64_t order_ttl_us = 300'000'000;                     // copied into the profile
+  AdversaryClass adversary;                               // t_min, safety factor (adversary_classes.h)
+  LabelFormat format = LabelFormat::kC1;                  // c_node
+  double round_margin = 1.0;                              // deadline = p99.9 * (1 + margin); >= 0.2
+                                                          // (kHonestRoundMargin - 1: verdicts need it)
+  double fill_slack = 0.5;                                // fill deadline = fill * (1 + slack); >= 0
+  double target_fraction = 0.01;                          // f: hidden fraction to detect, (0, 1)
+  double confidence = 0.999;                              // detection probability per device, (0, 1)
+  uint32_t labels_per_round = 64;                         // q: most labels per device per round
+  uint32_t max_chunk_labels = kMaxCalibratedChunkLabels;  // cap on m, a power of two <= 2^20
+  uint64_t max_fill_deadline_us = 0;                      // cap on the fill deadline; 0 = none
+  uint64_t order_ttl_us = 300'000'000;                    // copied into the profile
 };
 // Errors: INVALID_ARGUMENT naming the field.
 Status ValidatePolicy(const CalibrationPolicy& policy);
@@ -138,11 +138,11 @@ StatusOr<FillRule> ChooseFillDeadline(uint64_t measured_fill_us, uint64_t node_c
 // Everything calibrate measured, for the whole derivation.
 struct CalibrationInputs {
   std::string profile_name;
-  RoundTimeStats rounds;                 // honest rounds (probe session)
-  uint64_t measured_fill_us = 0;         // fill at the chosen m (fill session)
-  std::vector<uint64_t> device_labels;   // per planned device: floor((capacity - reserve) / 32)
+  RoundTimeStats rounds;                   // honest rounds (probe session)
+  uint64_t measured_fill_us = 0;           // fill at the chosen m (fill session)
+  std::vector<uint64_t> device_labels;     // per planned device: floor((capacity - reserve) / 32)
   std::vector<std::string> device_models;  // per planned device (labels_per_round_by_model)
-  NodeClaims claims;                     // from the node's signed profile; empty without one
+  NodeClaims claims;                       // from the node's signed profile; empty without one
   int64_t calibrated_at_unix_us = 0;
 };
 

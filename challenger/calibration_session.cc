@@ -107,9 +107,9 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
   fill_profile.honest_round_p999_us = 0;
   fill_profile.fill_deadline_us = probe.probe_fill_deadline_us;
   WP_ASSIGN_OR_RETURN(SessionPlan fill_plan, BuildPlan(*request.inventory, request.node, fill_profile, wave, clock));
-  say("fill probe: m = 2^" + std::to_string(Log2(m)) + ", R = " + std::to_string(fill_profile.rounds) + ", q = " +
-      std::to_string(fill_profile.labels_per_round) + ", round deadline " + std::to_string(rule.round_deadline_us) +
-      " us <= recompute floor " + std::to_string(rule.rule.floor_us) + " us");
+  say("fill probe: m = 2^" + std::to_string(Log2(m)) + ", R = " + std::to_string(fill_profile.rounds) +
+      ", q = " + std::to_string(fill_profile.labels_per_round) + ", round deadline " +
+      std::to_string(rule.round_deadline_us) + " us <= recompute floor " + std::to_string(rule.rule.floor_us) + " us");
   auto fill_outcome = drive(fill_plan);
   if (!fill_outcome.ok()) return fill_outcome.status().WithContext("fill probe");
   run.fill_probe = Summarize(*fill_outcome, m);
@@ -128,12 +128,12 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
     }
     if (f.has_round && answered_us > 0 && answered_us <= rule.round_deadline_us) {
       // The answer was in time on the challenger's clock; the runner's real-time wait gave up first.
-      probe_warnings.push_back(
-          "round " + std::to_string(f.round) + " of the fill probe was answered in " + std::to_string(answered_us) +
-          " us, within the new deadline, but the session runner's wait limit expired first (" + f.text +
-          "): its kj timer does not advance while it blocks for expected labels (" +
-          std::to_string(run.fill_probe.expected_labels_wait_us) +
-          " us here); real sessions fail the same way until the session runner is fixed");
+      probe_warnings.push_back("round " + std::to_string(f.round) + " of the fill probe was answered in " +
+                               std::to_string(answered_us) +
+                               " us, within the new deadline, but the session runner's wait limit expired first (" +
+                               f.text + "): its kj timer does not advance while it blocks for expected labels (" +
+                               std::to_string(run.fill_probe.expected_labels_wait_us) +
+                               " us here); real sessions fail the same way until the session runner is fixed");
     } else {
       probe_warnings.push_back("a round of the fill probe missed the new deadline: " + run.fill_probe.failure +
                                " (rerun calibrate if it recurs; an honest session would fail the same way)");

@@ -67,10 +67,16 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
 }
 
 nlohmann::ordered_json StatsJson(const RoundTimeStats& s) {
-  return {{"count", s.count},     {"min_us", s.min_us},   {"p50_us", s.p50_us},
-          {"p90_us", s.p90_us},   {"p99_us", s.p99_us},   {"p999_us", s.p999_us},
-          {"max_us", s.max_us},   {"mean_us", std::round(s.mean_us * 10) / 10},
-          {"stddev_us", std::round(s.stddev_us * 10) / 10}, {"jitter_p99_minus_p50_us", s.jitter_us}};
+  return {{"count", s.count},
+          {"min_us", s.min_us},
+          {"p50_us", s.p50_us},
+          {"p90_us", s.p90_us},
+          {"p99_us", s.p99_us},
+          {"p999_us", s.p999_us},
+          {"max_us", s.max_us},
+          {"mean_us", std::round(s.mean_us * 10) / 10},
+          {"stddev_us", std::round(s.stddev_us * 10) / 10},
+          {"jitter_p99_minus_p50_us", s.jitter_us}};
 }
 
 nlohmann::ordered_json ReportJson(const CalibrationRun& run, const CalibrationRequest& req, const std::string& address,
@@ -80,8 +86,8 @@ nlohmann::ordered_json ReportJson(const CalibrationRun& run, const CalibrationRe
   nlohmann::ordered_json j;
   j["node"] = req.node;
   j["address"] = address;
-  j["adversary"] = {{"class", p.adversary.name}, {"t_min_ps", p.adversary.t_min_ps},
-                    {"safety_factor", p.adversary.safety_factor}};
+  j["adversary"] = {
+      {"class", p.adversary.name}, {"t_min_ps", p.adversary.t_min_ps}, {"safety_factor", p.adversary.safety_factor}};
   j["policy"] = {{"format", LabelFormatName(p.format)},
                  {"margin", p.round_margin},
                  {"fill_slack", p.fill_slack},
@@ -164,8 +170,8 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
   t += "m = 2^" + std::to_string(Log2(r.round.chunk_labels)) + " = " + std::to_string(r.round.chunk_labels) +
        ", the smallest power of two with 1.5*m*c_node*t_min/safety >= deadline: " + r.round.rule.explanation + "\n";
   t += "sampling: f = " + Fixed(p.target_fraction * 100, 3) + "%, confidence " + Fixed(p.confidence * 100, 3) +
-       "% -> N = " + std::to_string(r.sampling.chunks_needed) + " chunks per device, R = " +
-       std::to_string(r.sampling.rounds) + " rounds\n";
+       "% -> N = " + std::to_string(r.sampling.chunks_needed) +
+       " chunks per device, R = " + std::to_string(r.sampling.rounds) + " rounds\n";
   for (size_t i = 0; i < r.sampling.devices.size(); ++i) {
     const DeviceSampling& d = r.sampling.devices[i];
     t += "  " + (i < selectors.size() ? selectors[i] : std::to_string(i)) + ": " + std::to_string(d.chunks) +
@@ -184,8 +190,8 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
          std::to_string(slowest) + " us";
   }
   t += run.fill_probe.pass ? "\n" : " (" + run.fill_probe.failure + ")\n";
-  t += "fill deadline: " + Fixed(r.fill.basis_us / 1e6, 3) + " s * (1 + " + Fixed(p.fill_slack, 2) + ") = " +
-       Fixed(r.fill.fill_deadline_us / 1e6, 3) + " s";
+  t += "fill deadline: " + Fixed(r.fill.basis_us / 1e6, 3) + " s * (1 + " + Fixed(p.fill_slack, 2) +
+       ") = " + Fixed(r.fill.fill_deadline_us / 1e6, 3) + " s";
   if (r.fill.node_claim_us > 0) {
     t += std::string(" (basis: ") + (r.fill.basis_us < r.fill.measured_fill_us ? "the node's claim" : "measured") +
          "; node claims " + Fixed(r.fill.node_claim_us / 1e6, 3) + " s, measured " +
@@ -204,9 +210,9 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
     t += "node profile: none (--node_profile): the measurements above alone set the parameters\n";
   }
   for (const auto& w : r.warnings) t += "warning: " + w + "\n";
-  t += "profile " + r.profile.name + ": m = " + std::to_string(r.profile.chunk_labels) + ", R = " +
-       std::to_string(r.profile.rounds) + ", q = " + std::to_string(r.profile.labels_per_round) + ", round deadline " +
-       std::to_string(r.profile.round_deadline_us) + " us, fill deadline " +
+  t += "profile " + r.profile.name + ": m = " + std::to_string(r.profile.chunk_labels) +
+       ", R = " + std::to_string(r.profile.rounds) + ", q = " + std::to_string(r.profile.labels_per_round) +
+       ", round deadline " + std::to_string(r.profile.round_deadline_us) + " us, fill deadline " +
        std::to_string(r.profile.fill_deadline_us / 1000) + " ms, calibrated\n";
   return t;
 }

@@ -4,8 +4,9 @@
 
 DEFINE_string(class, "commodity-cpu",
               "calibrate: adversary class to rule out (a name from --classes); plan: one class, default all");
-DEFINE_string(classes, "", "adversary classes JSON file (docs/adversary-classes.json); default built-in: "
-                           "commodity-cpu 40000 ps, fpga-asic 5000 ps, safety factor 2");
+DEFINE_string(classes, "",
+              "adversary classes JSON file (docs/adversary-classes.json); default built-in: "
+              "commodity-cpu 40000 ps, fpga-asic 5000 ps, safety factor 2");
 DEFINE_string(format, "posedb-blake3-c1", "label format: posedb-blake3-c1 (c_node 1) or posedb-blake3-192 (c_node 2)");
 DEFINE_double(margin, 1.0, "round deadline = honest p99.9 round time * (1 + margin), margin >= 0.2; default 1.0");
 DEFINE_double(fill_slack, 0.5, "fill deadline = measured fill time * (1 + slack); default 0.5");
@@ -68,8 +69,9 @@ StatusOr<CalibrationPolicy> PolicyFromFlags(const AdversaryClass& adversary) {
     return InvalidArgumentError("--format must be posedb-blake3-c1 or posedb-blake3-192, got '" + FLAGS_format + "'");
   }
   if (!(FLAGS_margin >= kHonestRoundMargin - 1 - 1e-12) || !std::isfinite(FLAGS_margin)) {
-    return InvalidArgumentError("--margin must be >= 0.2 (a verdict states a bound only when the round deadline is "
-                                "at least 1.2 x the honest p99.9)");
+    return InvalidArgumentError(
+        "--margin must be >= 0.2 (a verdict states a bound only when the round deadline is "
+        "at least 1.2 x the honest p99.9)");
   }
   if (!(FLAGS_fill_slack >= 0) || !std::isfinite(FLAGS_fill_slack)) {
     return InvalidArgumentError("--fill_slack must be >= 0");

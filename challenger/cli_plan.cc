@@ -8,9 +8,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "challenger/cli.h"
 #include "challenger/cli_calibration_flags.h"
@@ -158,8 +157,8 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r) {
     t += "profile " + in.profile->name + " (" + LabelFormatName(in.profile->format) + ")";
   } else {
     t += "honest round p99.9 " + std::to_string(in.honest_round_p999_us) + " us, margin " +
-         Fixed(in.policy.round_margin, 2) + ", " + LabelFormatName(in.policy.format) + ", q <= " +
-         std::to_string(in.policy.labels_per_round);
+         Fixed(in.policy.round_margin, 2) + ", " + LabelFormatName(in.policy.format) +
+         ", q <= " + std::to_string(in.policy.labels_per_round);
   }
   t += "; f = " + Fixed(in.policy.target_fraction * 100, 3) + "%, confidence " + Fixed(in.policy.confidence * 100, 3) +
        "%; wave of " + std::to_string(in.nodes_per_wave) + " node(s); challenger " +
@@ -189,16 +188,16 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r) {
     const std::string model = in.devices[i].model;
     row(model + ": chunks", [i](const ClassPlan& c) { return std::to_string(c.devices[i].chunks); });
     row("  labels per round", [i](const ClassPlan& c) { return std::to_string(c.devices[i].labels_per_round); });
-    row("  detection at f", [i](const ClassPlan& c) { return Fixed(c.devices[i].detection_probability * 100, 3) + "%"; });
+    row("  detection at f",
+        [i](const ClassPlan& c) { return Fixed(c.devices[i].detection_probability * 100, 3) + "%"; });
     row("  fill", [i](const ClassPlan& c) { return Seconds(c.devices[i].fill_s); });
   }
   row("fill (node)", [](const ClassPlan& c) { return Seconds(c.fill_s); });
   row("fill deadline", [](const ClassPlan& c) { return Seconds(c.fill_deadline_s); });
   row("rounds (R x deadline)", [](const ClassPlan& c) { return Seconds(c.rounds_s); });
   row("expected labels, CPU", [](const ClassPlan& c) { return Seconds(c.expected_labels_cpu_s); });
-  row("expected labels, wall", [](const ClassPlan& c) {
-    return Seconds(c.expected_labels_wall_s) + (c.precompute_keeps_up ? "" : " (!)");
-  });
+  row("expected labels, wall",
+      [](const ClassPlan& c) { return Seconds(c.expected_labels_wall_s) + (c.precompute_keeps_up ? "" : " (!)"); });
   row("wipe per node", [](const ClassPlan& c) { return Seconds(c.node_wipe_s); });
   row("wipe per wave", [](const ClassPlan& c) { return Seconds(c.wave_wipe_s); });
 
@@ -235,18 +234,16 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
     for (size_t i = 0; i < first->devices.size(); ++i) {
       const PlanDeviceRow& d = first->devices[i];
       SvgSeries s;
-      s.label = d.model + ": R=" + std::to_string(first->rounds) + ", q=" + std::to_string(d.labels_per_round) +
-                " (" + Fixed(d.expected_distinct, 0) + " chunks)";
+      s.label = d.model + ": R=" + std::to_string(first->rounds) + ", q=" + std::to_string(d.labels_per_round) + " (" +
+                Fixed(d.expected_distinct, 0) + " chunks)";
       s.color = kColors[i % 6];
       for (double lf = -4; lf <= 0.0001; lf += 0.05) {
         const double f = std::pow(10, lf);
-        s.points.push_back({f, d.labels_per_round >= d.chunks ? 1.0 : DetectionProbability(f, d.expected_distinct)});
+        s.points.push_back({f, DetectionProbability(f, d.expected_distinct)});
       }
       detect.series.push_back(s);
       detect.markers.push_back({in.policy.target_fraction,
-                                d.labels_per_round >= d.chunks
-                                    ? 1.0
-                                    : DetectionProbability(in.policy.target_fraction, d.expected_distinct),
+                                DetectionProbability(in.policy.target_fraction, d.expected_distinct),
                                 "f = " + Fixed(in.policy.target_fraction * 100, 2) + "%", kColors[i % 6]});
     }
   }
@@ -274,8 +271,11 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
     y_min = std::min(y_min, y);
     y_max = std::max(y_max, y);
   }
-  wipe.y = {"seconds", true, std::pow(10, std::floor(std::log10(std::max(y_min, 1e-3)))),
-            std::pow(10, std::ceil(std::log10(std::max(y_max, 1e-3)))), {}};
+  wipe.y = {"seconds",
+            true,
+            std::pow(10, std::floor(std::log10(std::max(y_min, 1e-3)))),
+            std::pow(10, std::ceil(std::log10(std::max(y_max, 1e-3)))),
+            {}};
   wipe.series.push_back({"no class ruled out", "#999999", true, all});
   for (size_t i = 0; i < r.classes.size(); ++i) {
     const ClassPlan& c = r.classes[i];
@@ -341,7 +341,8 @@ int RunPlan() {
   in.challenger_cores = FLAGS_challenger_cores > 0 ? FLAGS_challenger_cores
                                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (FLAGS_verify_rate < 0) return ConfigError(kSub, "--verify_rate must be >= 0");
-  in.verify_compressions_per_s_per_core = FLAGS_verify_rate > 0 ? FLAGS_verify_rate : MeasureVerifyRate(in.policy.format);
+  in.verify_compressions_per_s_per_core =
+      FLAGS_verify_rate > 0 ? FLAGS_verify_rate : MeasureVerifyRate(in.policy.format);
   if (!(in.verify_compressions_per_s_per_core > 0)) return ConfigError(kSub, "could not measure the verify rate");
 
   auto result = ComputeFleetPlan(in);

@@ -40,8 +40,8 @@ StatusOr<SamplingPlan> SamplingAt(const PlanInputs& in, uint32_t m, std::vector<
     chunks.push_back(PlannedLabelCount(d.capacity_bytes, d.reserve_bytes, m) / m);
     if (chunks.back() == 0) {
       return FailedPreconditionError(d.model + ": " + std::to_string(d.capacity_bytes) + " bytes less " +
-                                     std::to_string(d.reserve_bytes) + " reserve hold no chunk of m = " +
-                                     std::to_string(m));
+                                     std::to_string(d.reserve_bytes) +
+                                     " reserve hold no chunk of m = " + std::to_string(m));
     }
   }
   if (chunks_out != nullptr) *chunks_out = chunks;
@@ -93,12 +93,10 @@ void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vecto
     row.labels_per_round = q_override.empty() ? s.devices[i].labels_per_round
                                               : static_cast<uint32_t>(std::min<uint64_t>(q_override[i], chunks[i]));
     row.expected_distinct = ExpectedDistinctChunks(row.chunks, row.labels_per_round, c->rounds);
-    row.detection_probability = row.labels_per_round >= row.chunks
-                                    ? 1.0
-                                    : DetectionProbability(in.policy.target_fraction, row.expected_distinct);
+    row.detection_probability = DetectionProbability(in.policy.target_fraction, row.expected_distinct);
     row.fill_s = FillSecondsAt(d, in.fill_rate_chunk_labels, m);
     c->fill_s = std::max(c->fill_s, row.fill_s);
-    if (row.expected_distinct + 1e-9 < static_cast<double>(c->chunks_needed) && row.labels_per_round < row.chunks) {
+    if (row.expected_distinct + 1e-9 < static_cast<double>(c->chunks_needed)) {
       c->warnings.push_back(d.model + ": " + std::to_string(static_cast<uint64_t>(row.expected_distinct)) +
                             " distinct chunks expected, below N = " + std::to_string(c->chunks_needed));
     }
@@ -107,8 +105,8 @@ void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vecto
   c->rounds_s = c->rounds * static_cast<double>(c->round_deadline_us) / 1e6;
   double chunk_sum = 0;
   for (const auto& row : c->devices) chunk_sum += row.count * row.expected_distinct;
-  c->expected_labels_cpu_s =
-      in.nodes_per_wave * chunk_sum * VerifyCompressionsPerChunk(in.policy.format, m) / in.verify_compressions_per_s_per_core;
+  c->expected_labels_cpu_s = in.nodes_per_wave * chunk_sum * VerifyCompressionsPerChunk(in.policy.format, m) /
+                             in.verify_compressions_per_s_per_core;
   c->expected_labels_wall_s = c->expected_labels_cpu_s / in.challenger_cores;
   c->precompute_keeps_up = c->expected_labels_wall_s <= c->fill_s;
   if (!c->precompute_keeps_up) {
@@ -126,7 +124,8 @@ void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vecto
 }  // namespace
 
 double FillSecondsAt(const PlanDeviceSpec& device, uint32_t fill_rate_chunk_labels, uint32_t chunk_labels) {
-  const double planned = static_cast<double>(PlannedLabelCount(device.capacity_bytes, device.reserve_bytes, chunk_labels)) * 32;
+  const double planned =
+      static_cast<double>(PlannedLabelCount(device.capacity_bytes, device.reserve_bytes, chunk_labels)) * 32;
   const double rate = device.fill_bytes_per_s * NodesPerLabel(fill_rate_chunk_labels) / NodesPerLabel(chunk_labels);
   return planned / rate;
 }

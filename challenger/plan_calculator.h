@@ -31,24 +31,24 @@
 namespace wipeproof {
 
 struct PlanDeviceSpec {
-  std::string model;             // e.g. "NVIDIA H200", "host-dram"
-  uint32_t count = 1;            // devices of this kind on the node
-  uint64_t capacity_bytes = 0;   // declared, per device
-  uint64_t reserve_bytes = 0;    // allowed reserve, per device
-  double fill_bytes_per_s = 0;   // per device, at PlanInputs::fill_rate_chunk_labels
+  std::string model;            // e.g. "NVIDIA H200", "host-dram"
+  uint32_t count = 1;           // devices of this kind on the node
+  uint64_t capacity_bytes = 0;  // declared, per device
+  uint64_t reserve_bytes = 0;   // allowed reserve, per device
+  double fill_bytes_per_s = 0;  // per device, at PlanInputs::fill_rate_chunk_labels
 };
 
 struct PlanInputs {
-  std::vector<PlanDeviceSpec> devices;       // one node
-  uint32_t fill_rate_chunk_labels = 16384;   // m the fill rates were measured at
-  uint64_t honest_round_p999_us = 200;       // round time p99.9 on the challenger's clock
-  CalibrationPolicy policy;                  // format, margin, slack, f, confidence, q, caps (its
-                                             // adversary is ignored: see `classes`)
-  std::vector<AdversaryClass> classes;       // one plan per class
+  std::vector<PlanDeviceSpec> devices;      // one node
+  uint32_t fill_rate_chunk_labels = 16384;  // m the fill rates were measured at
+  uint64_t honest_round_p999_us = 200;      // round time p99.9 on the challenger's clock
+  CalibrationPolicy policy;                 // format, margin, slack, f, confidence, q, caps (its
+                                            // adversary is ignored: see `classes`)
+  std::vector<AdversaryClass> classes;      // one plan per class
   uint32_t nodes_per_wave = 1;
   int challenger_cores = 1;
   double verify_compressions_per_s_per_core = 0;  // the challenger's RecomputeChunk rate
-  std::optional<Profile> profile;  // when set: m, R, q, deadlines and class come from it
+  std::optional<Profile> profile;                 // when set: m, R, q, deadlines and class come from it
 };
 
 struct PlanDeviceRow {
@@ -74,9 +74,9 @@ struct ClassPlan {
   uint64_t chunks_needed = 0;  // N
   uint32_t rounds = 0;         // R
   std::vector<PlanDeviceRow> devices;
-  double fill_s = 0;             // node: slowest device
-  double fill_deadline_s = 0;    // fill * (1 + slack), or the profile's
-  double rounds_s = 0;           // R * round deadline
+  double fill_s = 0;                  // node: slowest device
+  double fill_deadline_s = 0;         // fill * (1 + slack), or the profile's
+  double rounds_s = 0;                // R * round deadline
   double expected_labels_cpu_s = 0;   // whole wave, CPU seconds
   double expected_labels_wall_s = 0;  // over the challenger's cores
   bool precompute_keeps_up = true;

@@ -61,7 +61,8 @@ std::vector<std::pair<double, std::string>> AutoTicks(const SvgAxis& a) {
       break;
     }
   }
-  for (double v = std::ceil(a.min / step) * step; v <= a.max + step * 1e-6; v += step) ticks.push_back({v, TickText(v)});
+  for (double v = std::ceil(a.min / step) * step; v <= a.max + step * 1e-6; v += step)
+    ticks.push_back({v, TickText(v)});
   return ticks;
 }
 
@@ -139,11 +140,20 @@ std::string SvgEscape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -155,8 +165,7 @@ std::string RenderSvg(const std::vector<SvgChart>& charts, const std::string& ti
   std::ostringstream out;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << Num(width) << "\" height=\""
-      << Num(height) << "\" viewBox=\"0 0 " << Num(width) << " " << Num(height)
-      << "\" font-family=\"sans-serif\">\n"
+      << Num(height) << "\" viewBox=\"0 0 " << Num(width) << " " << Num(height) << "\" font-family=\"sans-serif\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << Num(width / 2) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">" << SvgEscape(title)
       << "</text>\n";

@@ -68,7 +68,8 @@ StatusOr<std::string> VerifyNodeProfile(const std::string& signed_document, cons
   }
   WP_ASSIGN_OR_RETURN(std::string format, StringField(doc, "format"));
   if (format != kSignedNodeProfileFormat) {
-    return InvalidArgumentError("signed node profile: format '" + format + "', want '" + kSignedNodeProfileFormat + "'");
+    return InvalidArgumentError("signed node profile: format '" + format + "', want '" + kSignedNodeProfileFormat +
+                                "'");
   }
   WP_ASSIGN_OR_RETURN(std::string key_id_hex, StringField(doc, "signer_key_id"));
   WP_ASSIGN_OR_RETURN(std::string signature_hex, StringField(doc, "signature"));
@@ -81,8 +82,8 @@ StatusOr<std::string> VerifyNodeProfile(const std::string& signed_document, cons
   WP_RETURN_IF_ERROR(CheckProfileSize(profile));
   const KeyId want = KeyIdOf(trusted);
   if (key_id != want) {
-    return PermissionDeniedError("signed node profile: signed by key " + KeyIdHex(key_id) +
-                                 ", not by the node's key " + KeyIdHex(want) + " (from the inventory)");
+    return PermissionDeniedError("signed node profile: signed by key " + KeyIdHex(key_id) + ", not by the node's key " +
+                                 KeyIdHex(want) + " (from the inventory)");
   }
   const Bytes message = SignedBytes(profile);
   if (crypto_sign_ed25519_verify_detached(signature.data(), message.data(), message.size(), trusted.data()) != 0) {

@@ -16,6 +16,7 @@
 // (the --what=verify figure, wall and thread CPU time).
 // The profile (JSON, stdout) names the machine, devices, software version and date; with
 // --node_key it carries the key id and --out receives it signed (proto/node_profile.h).
+#include <sodium.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -30,18 +31,16 @@
 #include <sstream>
 #include <vector>
 
-#include <sodium.h>
-
 #include "common/hex.h"
 #include "kernels/blake3_compress.h"
 #include "kernels/chunk_verifier.h"
 #include "kernels/graph_schedule.h"
+#include "proto/key_files.h"
+#include "proto/node_profile.h"
 #include "prover/cli.h"
 #include "prover/cli_bench.h"
 #include "prover/cli_flags.h"
 #include "prover/known_answer.h"
-#include "proto/key_files.h"
-#include "proto/node_profile.h"
 
 DEFINE_string(fill_chunk_labels, "4096,16384,65536",
               "bench --what=all: comma-separated m values (powers of two) to measure fill rates at");
@@ -212,8 +211,8 @@ nlohmann::ordered_json LookupLatency(const DeviceMemory& memory, const FillPlan&
     size_t rank = static_cast<size_t>(std::ceil(p * us.size() - 1e-9));
     return us[std::clamp<size_t>(rank, 1, us.size()) - 1];
   };
-  return {{"labels_per_lookup", q},        {"samples", samples},       {"p50_us", Sig(pct(0.5))},
-          {"p90_us", Sig(pct(0.9))},       {"p99_us", Sig(pct(0.99))}, {"p999_us", Sig(pct(0.999))},
+  return {{"labels_per_lookup", q},  {"samples", samples},       {"p50_us", Sig(pct(0.5))},
+          {"p90_us", Sig(pct(0.9))}, {"p99_us", Sig(pct(0.99))}, {"p999_us", Sig(pct(0.999))},
           {"max_us", Sig(us.back())}};
 }
 
@@ -257,8 +256,8 @@ StatusOr<nlohmann::ordered_json> BenchDevice(Backend& backend, const DeviceInfo&
     plan.first = 0;
     plan.count = mem.label_capacity() / m * m;
     if (plan.count == 0) return InvalidArgumentError("--fill_gib holds no chunk of m = " + std::to_string(m));
-    std::fprintf(stderr, "bench all: %s: fill %.3f GiB at m = %u\n", device.id.c_str(),
-                 plan.count * kLabelBytes / kGiB, m);
+    std::fprintf(stderr, "bench all: %s: fill %.3f GiB at m = %u\n", device.id.c_str(), plan.count * kLabelBytes / kGiB,
+                 m);
     const double cpu0 = ProcessCpuSeconds();
     t0 = Clock::now();
     WP_RETURN_IF_ERROR(mem.Fill(plan, options));
@@ -267,16 +266,17 @@ StatusOr<nlohmann::ordered_json> BenchDevice(Backend& backend, const DeviceInfo&
     WP_RETURN_IF_ERROR(SpotCheck(mem, plan, RandomBelow(plan.count / m)));
     const double filled = static_cast<double>(plan.count) * kLabelBytes;
     const ChunkCost cost = ChunkCostFor(format, m, host ? kLanes : 0);
-    fills.push_back({{"format", LabelFormatName(format)},
-                     {"chunk_labels", m},
-                     {"bytes", plan.count * kLabelBytes},
-                     {"acquire_s", Sig(acquire_s)},
-                     {"fill_s", Sig(fill_s)},
-                     {"fill_cpu_seconds", Sig(fill_cpu_s)},
-                     {"bytes_per_s", Sig(filled / fill_s)},
-                     {"gib_per_s", Sig(filled / fill_s / kGiB)},
-                     {"compressions_per_s", Sig(plan.count / m * cost.nodes_hashed * cost.compressions_per_node / fill_s)},
-                     {"check", {{"chunks", 1}, {"ok", true}}}});
+    fills.push_back(
+        {{"format", LabelFormatName(format)},
+         {"chunk_labels", m},
+         {"bytes", plan.count * kLabelBytes},
+         {"acquire_s", Sig(acquire_s)},
+         {"fill_s", Sig(fill_s)},
+         {"fill_cpu_seconds", Sig(fill_cpu_s)},
+         {"bytes_per_s", Sig(filled / fill_s)},
+         {"gib_per_s", Sig(filled / fill_s / kGiB)},
+         {"compressions_per_s", Sig(plan.count / m * cost.nodes_hashed * cost.compressions_per_node / fill_s)},
+         {"check", {{"chunks", 1}, {"ok", true}}}});
     if (i + 1 == ms.size()) {
       std::fprintf(stderr, "bench all: %s: %u lookups of %u labels\n", device.id.c_str(), FLAGS_lookup_samples,
                    FLAGS_lookup_labels);

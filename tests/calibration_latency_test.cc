@@ -18,9 +18,9 @@
 #include <cstring>
 #include <set>
 
+#include "proto/signing.h"
 #include "prover/agent/agent_core.h"
 #include "prover/agent/agent_rpc_server.h"
-#include "proto/signing.h"
 #include "tests/agent_test_util.h"
 
 namespace wipeproof {
@@ -44,8 +44,8 @@ TEST(CalibrationLatencyTest, RoundsOfQ256InProcessAgainstTheRealAgent) {
   auto server = kj::heap<AgentRpcServer>(core, *io.provider);
   auto pipe = io.provider->newTwoWayPipe();
   server->Accept(kj::mv(pipe.ends[0]));
-  auto network = kj::heap<capnp::TwoPartyVatNetwork>(*pipe.ends[1], capnp::rpc::twoparty::Side::CLIENT,
-                                                     proto::RpcReaderOptions());
+  auto network =
+      kj::heap<capnp::TwoPartyVatNetwork>(*pipe.ends[1], capnp::rpc::twoparty::Side::CLIENT, proto::RpcReaderOptions());
   auto rpc = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(capnp::makeRpcClient(*network));
   capnp::MallocMessageBuilder vat;
   vat.initRoot<capnp::rpc::twoparty::VatId>().setSide(capnp::rpc::twoparty::Side::SERVER);
@@ -89,10 +89,11 @@ TEST(CalibrationLatencyTest, RoundsOfQ256InProcessAgainstTheRealAgent) {
   std::printf("first rounds: %llu %llu %llu %llu us\n", static_cast<unsigned long long>(elapsed_us[0]),
               static_cast<unsigned long long>(elapsed_us[1]), static_cast<unsigned long long>(elapsed_us[2]),
               static_cast<unsigned long long>(elapsed_us[3]));
-  std::printf("in-process rounds against the real agent, q = %u labels, %u rounds, send to verified answer: "
-              "p50 %llu us, p99 %llu us, p99.9 %llu us, max %llu us\n",
-              kQ, kRounds, static_cast<unsigned long long>(p50), static_cast<unsigned long long>(p99),
-              static_cast<unsigned long long>(p999), static_cast<unsigned long long>(max));
+  std::printf(
+      "in-process rounds against the real agent, q = %u labels, %u rounds, send to verified answer: "
+      "p50 %llu us, p99 %llu us, p99.9 %llu us, max %llu us\n",
+      kQ, kRounds, static_cast<unsigned long long>(p50), static_cast<unsigned long long>(p99),
+      static_cast<unsigned long long>(p999), static_cast<unsigned long long>(max));
   ::testing::Test::RecordProperty("p50_us", std::to_string(p50));
   ::testing::Test::RecordProperty("p99_us", std::to_string(p99));
   auto abort = agent.abortRequest();

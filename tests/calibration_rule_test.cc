@@ -7,13 +7,14 @@
 //   floor(m) = 1.5 * m * c_node * t_min / safety; commodity-cpu (40 ns, 2): 30 ns * m;
 //   fpga-asic (5 ns, 2): 3.75 ns * m. At m = 2^14 the CPU floor is 491.52 us, at 2^17 the ASIC one.
 //   N = ceil(ln(1 - 0.999) / ln(1 - 0.01)) = ceil(687.31) = 688.
+#include "challenger/calibration_rule.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "challenger/adversary_classes.h"
 #include "challenger/calibration_profile_json.h"
-#include "challenger/calibration_rule.h"
 #include "challenger/deadline_rule.h"
 #include "challenger/plan_calculator.h"
 
@@ -104,7 +105,7 @@ TEST(CalibrationRuleTest, RefusesWhenNoMUpToTheCapFits) {
 
 TEST(CalibrationRuleTest, SamplingKnownAnswers) {
   EXPECT_EQ(ChunksForDetection(0.01, 0.999), 688u);
-  EXPECT_EQ(ChunksForDetection(0.01, 0.99), 459u);    // ln(0.01)/ln(0.99) = 458.2
+  EXPECT_EQ(ChunksForDetection(0.01, 0.99), 459u);     // ln(0.01)/ln(0.99) = 458.2
   EXPECT_EQ(ChunksForDetection(0.001, 0.999), 6905u);  // 6904.3
   auto s = ChooseSampling({1'000'000, 286'518}, Policy(kCpu));
   ASSERT_TRUE(s.ok());
@@ -129,11 +130,13 @@ TEST(CalibrationRuleTest, SamplingKnownAnswers) {
   auto under = ChooseSampling({500}, Policy(kCpu));
   ASSERT_TRUE(under.ok());
   EXPECT_FALSE(under->devices[0].reaches_target);
-  // A device smaller than N: every chunk is asked each round; the target is met by exhaustion.
+  // A device of fewer than q chunks: every chunk is asked every round, yet it has fewer than N
+  // chunks to count, and the verdict counts distinct chunks: the target is out of reach.
   auto tiny = ChooseSampling({40}, Policy(kCpu));
   ASSERT_TRUE(tiny.ok());
   EXPECT_EQ(tiny->devices[0].labels_per_round, 40u);
-  EXPECT_DOUBLE_EQ(tiny->devices[0].detection_probability, 1.0);
+  EXPECT_FALSE(tiny->devices[0].reaches_target);
+  EXPECT_NEAR(tiny->devices[0].detection_probability, 1 - std::pow(0.99, 40), 1e-12);
   EXPECT_EQ(ChooseSampling({0}, Policy(kCpu)).status().code(), StatusCode::kInvalidArgument);
   EXPECT_NEAR(DetectionProbability(0.01, 688), 1 - std::pow(0.99, 688), 1e-12);
 }

@@ -4,10 +4,11 @@
 // round deadline must sit above the injected round delay and at or below the class's recompute
 // floor; the fill deadline follows the injected fill time; a delay no m can cover is refused; the
 // node's signed claims only tighten.
+#include "challenger/calibration_session.h"
+
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 
-#include "challenger/calibration_session.h"
 #include "challenger/deadline_rule.h"
 #include "tests/challenger_test_agent.h"
 
@@ -86,8 +87,8 @@ class CalibrationSessionTest : public ::testing::Test {
     return [this, fill_us, round_us, first_round_extra_us](const SessionPlan& plan) -> StatusOr<SessionOutcome> {
       testing::TestAgentOptions options;
       options.clock = &clock_;
-      proto::ProverAgent::Client inner = kj::heap<testing::TestAgent>(
-          authority_.public_key, challenger_.public_key, TestKey(0x33), options, &log_);
+      proto::ProverAgent::Client inner =
+          kj::heap<testing::TestAgent>(authority_.public_key, challenger_.public_key, TestKey(0x33), options, &log_);
       testing::PipeConnector pipe(
           io_, kj::heap<DelayingAgent>(kj::mv(inner), &clock_, fill_us, round_us, first_round_extra_us));
       SessionEnv env;

@@ -112,8 +112,7 @@ TEST(NodeProfileSigningTest, TamperedProfilesAreRejected) {
   EXPECT_EQ(proto::VerifyNodeProfile(swapped.dump(), node.public_key).status().code(), StatusCode::kPermissionDenied);
 
   // Shape errors.
-  for (const std::string& bad : {std::string("not json"), std::string("[]"),
-                                 nlohmann::json{{"format", "other"}}.dump(),
+  for (const std::string& bad : {std::string("not json"), std::string("[]"), nlohmann::json{{"format", "other"}}.dump(),
                                  [&] {
                                    nlohmann::json extra = doc;
                                    extra["note"] = "x";
