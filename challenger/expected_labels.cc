@@ -1,5 +1,7 @@
 #include "challenger/expected_labels.h"
 
+#include <chrono>
+
 #include <algorithm>
 #include <cstring>
 
@@ -37,6 +39,7 @@ Status ExpectedLabels::Wait() {
 }
 
 void ExpectedLabels::Work() {
+  if (spec_.test_delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(spec_.test_delay_us));
   status_ = Compute();
   done_.store(true, std::memory_order_release);
 }

@@ -32,6 +32,8 @@ struct ExpectedLabelsSpec {
   uint32_t chunk_labels = 0;
   std::vector<ChallengeRange> devices;  // ranges, plan order (as given to GenerateChallenges)
   int threads = 0;                      // RecomputeLabels threads; 0 = all cores
+  // Tests only: the worker sleeps this long before computing (a challenger slower than the fill).
+  uint64_t test_delay_us = 0;
 };
 
 class ExpectedLabels {

@@ -21,6 +21,9 @@ namespace {
 
 using proto::FailureReason;
 
+// How often the event loop checks whether the expected labels are ready (AwaitExpectedLabels).
+constexpr uint64_t kExpectedLabelsPollUs = 2'000;
+
 capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
 
 template <size_t N>
@@ -180,6 +183,7 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
   spec.chunk_labels = m;
   spec.devices = ranges;
   spec.threads = env_.threads;
+  spec.test_delay_us = env_.expected_labels_test_delay_us;
   expected_ = ExpectedLabels::Start(spec, *challenges_);
 
   LOG(INFO) << "session " << sid_hex_ << " node " << plan_.node_name << ": order recorded (ledger #" << order_sequence
@@ -326,6 +330,10 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
 bool Session::AwaitExpectedLabels() {
   const bool ready = expected_->ready();
   const int64_t start = env_.clock->MonotonicMicros();
+  // Keep the event loop turning while the worker finishes: a loop blocked in Wait() would leave
+  // kj's timer at the old time, and round 0's real-time bound (deadline + 1 s, measured from that
+  // stale "now") would expire at once although the agent answered in time.
+  while (!expected_->ready()) env_.timer->afterDelay(kExpectedLabelsPollUs * kj::MICROSECONDS).wait(*env_.wait_scope);
   Status s = expected_->Wait();
   if (ready) {
     LOG(INFO) << "session " << sid_hex_ << ": expected labels were ready before the fill ended";

@@ -67,6 +67,7 @@ struct SessionEnv {
   RecordSink* records = nullptr;            // required: the ledger
   WaveSync* wave = nullptr;                 // set in wave runs
   int threads = 0;                          // expected-label threads; 0 = all cores
+  uint64_t expected_labels_test_delay_us = 0;  // tests only: ExpectedLabelsSpec::test_delay_us
   uint64_t finish_timeout_us = 30'000'000;  // real-time bound on `finish`
   uint64_t abort_timeout_us = 5'000'000;    // real-time bound on `abort`
 };

@@ -52,6 +52,7 @@ class SessionTest : public ::testing::Test {
     env.wait_scope = &io_.waitScope;
     env.records = records != nullptr ? records : &sink_;
     env.threads = 2;
+    env.expected_labels_test_delay_us = expected_labels_delay_us_;
     SessionRunner runner(*plan, SessionKeys{authority_, challenger_}, env);
     auto outcome = runner.Run(*holder.pipe);
     EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
@@ -82,7 +83,18 @@ class SessionTest : public ::testing::Test {
   testing::MemoryRecordSink sink_;
   TestAgentLog log_;
   SessionPlan plan_;
+  uint64_t expected_labels_delay_us_ = 0;
 };
+
+// The challenger finishes its expected labels 1.5 s after the fill (more than the 1 s slack of a
+// round's real-time bound): the event loop must keep its timer current while it waits, or round 0
+// would time out at once although the agent answers in time.
+TEST_F(SessionTest, HonestAgentPassesWhenExpectedLabelsFinishLongAfterTheFill) {
+  expected_labels_delay_us_ = 1'500'000;
+  SessionOutcome outcome = Run({}, testing::TestProfile());
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  EXPECT_EQ(outcome.rounds.size(), 16u);
+}
 
 TEST_F(SessionTest, HonestAgentPassesWithSignedVerifiableVerdict) {
   SessionOutcome outcome = Run({}, testing::TestProfile());

@@ -192,7 +192,7 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   Session* s = session_.get();
   s->id = id;
   s->name = name;
-  for (PlannedDevice& p : *planned) s->slots.push_back(std::make_unique<DeviceSlot>(std::move(p)));
+  for (MatchedDevice& p : *planned) s->slots.push_back(std::make_unique<DeviceSlot>(std::move(p)));
   s->rounds_planned = s->order.root().getRounds();
   s->arrived_us = clock_.MonotonicMicros();
   const uint64_t asked = s->order.root().getSessionTimeoutUs();
@@ -329,7 +329,7 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
     if (seen[d]) return InvalidArgumentError("device index " + std::to_string(d) + " challenged twice");
     seen[d] = true;
     device_of.push_back(d);
-    const PlannedDevice& p = s.slots[d]->plan;
+    const MatchedDevice& p = s.slots[d]->plan;
     for (uint64_t g : devices[i].getLabelIndices()) {
       if (g < p.first_label || g - p.first_label >= p.label_count) {
         return InvalidArgumentError("device '" + p.selector + "': label index " + std::to_string(g) +

@@ -20,7 +20,7 @@ void ForEachSlotConcurrently(size_t n, Fn fn) {
 }
 
 Status Acquire(DeviceSlot& slot) {
-  const PlannedDevice& p = slot.plan;
+  const MatchedDevice& p = slot.plan;
   AcquireOptions options;
   options.bytes = (p.label_bytes + kAcquireGranuleBytes - 1) / kAcquireGranuleBytes * kAcquireGranuleBytes;
   auto memory = p.backend->Acquire(p.selector, options);

@@ -28,8 +28,8 @@ namespace wipeproof {
 inline constexpr uint64_t kAcquireGranuleBytes = uint64_t{64} << 10;
 
 struct DeviceSlot {
-  explicit DeviceSlot(PlannedDevice p) : plan(std::move(p)) {}
-  const PlannedDevice plan;
+  explicit DeviceSlot(MatchedDevice p) : plan(std::move(p)) {}
+  const MatchedDevice plan;
   std::unique_ptr<DeviceMemory> memory;     // set once acquired; released on any failure
   std::atomic<uint64_t> labels_filled{0};   // labels written so far
   std::atomic<uint64_t> bytes_acquired{0};  // bytes of device memory `memory` holds (0 once released)

@@ -31,14 +31,14 @@ std::string WhyLimited(const DeviceInfo& info, const HostLimits& host) {
 
 }  // namespace
 
-StatusOr<std::vector<PlannedDevice>> MatchPlan(proto::WipeOrder::Reader order, const BackendSet& backends,
+StatusOr<std::vector<MatchedDevice>> MatchPlan(proto::WipeOrder::Reader order, const BackendSet& backends,
                                                const HostLimits& host) {
   const std::vector<DeviceInfo> devices = backends.Devices();
   std::string known;
   for (const auto& d : devices) known += (known.empty() ? "" : ", ") + d.id;
   if (known.empty()) known = "none";
 
-  std::vector<PlannedDevice> planned;
+  std::vector<MatchedDevice> planned;
   std::set<std::string> named;
   auto plan = order.getDevices();
   for (uint32_t i = 0; i < plan.size(); ++i) {
@@ -52,7 +52,7 @@ StatusOr<std::vector<PlannedDevice>> MatchPlan(proto::WipeOrder::Reader order, c
     if (it == devices.end()) {
       return NotFoundError(where + ": this node has no device '" + selector + "'; its devices: " + known);
     }
-    PlannedDevice p;
+    MatchedDevice p;
     p.plan_index = i;
     p.selector = selector;
     p.backend = backends.FindByDeviceId(selector);
@@ -72,7 +72,7 @@ StatusOr<std::vector<PlannedDevice>> MatchPlan(proto::WipeOrder::Reader order, c
                                   "of the node is wiped in the same session");
     }
   }
-  for (const PlannedDevice& p : planned) {
+  for (const MatchedDevice& p : planned) {
     const uint64_t usable = UsableBytes(p.info, host);
     if (p.label_bytes > usable) {
       return ResourceExhaustedError(ShortOfCapacity(p.selector) + ": the plan needs " + std::to_string(p.label_bytes) +

@@ -33,8 +33,9 @@ struct HostLimits {
   uint64_t reserve_bytes = 0;  // left free out of MemAvailable
 };
 
-// One planned device, resolved to its backend.
-struct PlannedDevice {
+// One device of the order's plan, matched to its backend on this node (the challenger's view of
+// the same device is challenger/plan.h PlannedDevice).
+struct MatchedDevice {
   uint32_t plan_index = 0;     // index into WipeOrder.devices
   std::string selector;        // DevicePlan.selector == DeviceInfo.id
   Backend* backend = nullptr;  // not owned
@@ -51,7 +52,7 @@ uint64_t UsableBytes(const DeviceInfo& info, const HostLimits& host);
 // The message prefix of every shortfall refusal: "device 'SELECTOR' short of capacity".
 std::string ShortOfCapacity(const std::string& selector);
 
-StatusOr<std::vector<PlannedDevice>> MatchPlan(proto::WipeOrder::Reader order, const BackendSet& backends,
+StatusOr<std::vector<MatchedDevice>> MatchPlan(proto::WipeOrder::Reader order, const BackendSet& backends,
                                                const HostLimits& host);
 
 }  // namespace wipeproof

@@ -18,7 +18,7 @@ StatusOr<proto::SignedEnvelope> SignFillReport(proto::ByteView order_payload, pr
   auto devices = report.initDevices(static_cast<unsigned>(slots.size()));
   for (size_t i = 0; i < slots.size(); ++i) {
     const DeviceSlot& slot = *slots[i];
-    const PlannedDevice& p = slot.plan;
+    const MatchedDevice& p = slot.plan;
     auto d = devices[static_cast<unsigned>(i)];
     d.setSelector(p.selector);
     d.setFirstLabel(p.first_label);
