@@ -130,10 +130,9 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
       // The answer was in time on the challenger's clock; the runner's real-time wait gave up first.
       probe_warnings.push_back("round " + std::to_string(f.round) + " of the fill probe was answered in " +
                                std::to_string(answered_us) +
-                               " us, within the new deadline, but the session runner's wait limit expired first (" +
-                               f.text + "): its kj timer does not advance while it blocks for expected labels (" +
-                               std::to_string(run.fill_probe.expected_labels_wait_us) +
-                               " us here); real sessions fail the same way until the session runner is fixed");
+                               " us, within the new deadline, but the session runner's real-time wait limit expired "
+                               "first (" + f.text + "; " + std::to_string(run.fill_probe.expected_labels_wait_us) +
+                               " us waiting for expected labels): the challenger's machine stalled; rerun calibrate");
     } else {
       probe_warnings.push_back("a round of the fill probe missed the new deadline: " + run.fill_probe.failure +
                                " (rerun calibrate if it recurs; an honest session would fail the same way)");

@@ -45,10 +45,8 @@ using SessionDriver = std::function<StatusOr<SessionOutcome>(const SessionPlan& 
 struct ProbeOptions {
   uint32_t probe_chunk_labels = 256;  // m of the round probe, a power of two
   uint32_t probe_rounds = 2000;       // rounds of the round probe
-  // Generous: the probe measures rounds, it does not judge them. Large on purpose: the session
-  // runner bounds a round's wait at deadline + max(1 s, deadline) of kj timer time, and that time
-  // stands still while the runner blocks for its expected labels, so a probe whose fill ends well
-  // before its expected labels would otherwise time out round 0 at once.
+  // Generous: the probe measures rounds, it does not judge them (the session runner bounds a
+  // round's real-time wait at deadline + max(1 s, deadline), so a stalled challenger still ends).
   uint64_t probe_round_deadline_us = 60'000'000;
   uint64_t probe_fill_deadline_us = 3'600'000'000;  // generous: the probe measures the fill
 };

@@ -18,8 +18,14 @@ DEFINE_uint32(labels_per_round, 64, "most labels challenged per device per round
 DEFINE_uint32(max_chunk_labels, 1048576, "largest m the authority accepts, a power of two <= 2^20; default 2^20");
 DEFINE_double(max_fill_s, 0, "calibrate: refuse a fill deadline above this many seconds; 0 = no cap");
 DEFINE_string(node_profile, "",
-              "calibrate: the node's signed profile (wipeproof-prover bench --what=all --out=FILE), verified "
-              "under the inventory's node key; optional, it can only tighten the parameters");
+              "the node's signed profile (wipeproof-prover bench --what=all --out=FILE). calibrate: verified under "
+              "the inventory's node key; optional, it can only tighten the parameters. plan: verified under "
+              "--node_pub; its devices and fill rates replace --gpus, --gpu_model, --gpu_memory_bytes and the fill-rate "
+              "flags (reserves and --host_memory_gib still apply), and its slowest lookup p99.9 is added to "
+              "--round_p999_us (then the network's part)");
+DEFINE_string(node_pub, "",
+              "plan: the node's public key file (wipeproof-prover keygen's NODE.pub) that --node_profile must be "
+              "signed with");
 DEFINE_uint32(probe_chunk_labels, 256, "calibrate: m of the round-probe session, a power of two; default 256");
 DEFINE_uint32(probe_rounds, 2000, "calibrate: rounds of the round-probe session; default 2000");
 DEFINE_uint64(probe_round_deadline_us, 60000000,

@@ -22,6 +22,7 @@ DECLARE_uint32(labels_per_round);
 DECLARE_uint32(max_chunk_labels);
 DECLARE_double(max_fill_s);
 DECLARE_string(node_profile);
+DECLARE_string(node_pub);
 DECLARE_uint32(probe_chunk_labels);
 DECLARE_uint32(probe_rounds);
 DECLARE_uint64(probe_round_deadline_us);

@@ -1,6 +1,8 @@
 // `wipeproof-challenger plan` (cli.h): the offline calculator (plan_calculator.h). From flags (GPU
-// count, model, memory, fill rates, host memory, honest round time, classes, detection target) or
-// from a parameter profile (--profile: its m, R, q, deadlines and class), a table per adversary
+// count, model, memory, fill rates, host memory, honest round time, classes, detection target),
+// from a node's signed profile (--node_profile, verified under --node_pub before it is read: its
+// devices, fill rates and slowest lookup), or from a parameter profile (--profile: its m, R, q,
+// deadlines and class), a table per adversary
 // class of m, R, labels per round, deadlines, wipe time per node and per wave, and the challenger's
 // CPU time for expected labels; --json for one JSON object; --plot=FILE.svg for the charts.
 #include <chrono>
@@ -9,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "challenger/cli.h"
@@ -16,8 +19,10 @@
 #include "challenger/cli_flags.h"
 #include "challenger/plan_calculator.h"
 #include "challenger/svg_plot.h"
+#include "challenger/calibration_node_profile.h"
 #include "kernels/chunk_verifier.h"
 #include "kernels/region_labeler.h"
+#include "proto/key_files.h"
 
 namespace wipeproof {
 
@@ -77,7 +82,15 @@ double MeasureVerifyRate(LabelFormat format) {
   return static_cast<double>(done) * VerifyCompressionsPerChunk(format, kM) / elapsed;
 }
 
-nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r) {
+// What `plan --node_profile` read, for the table and the JSON.
+struct NodeProfileSource {
+  std::string path;
+  NodeProfile profile;
+  NodeProfilePlanShape shape;
+  uint64_t network_p999_us = 0;  // --round_p999_us
+};
+
+nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r, const NodeProfileSource* source) {
   nlohmann::ordered_json j;
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (const auto& d : in.devices) {
@@ -85,7 +98,9 @@ nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r) {
                        {"count", d.count},
                        {"capacity_bytes", d.capacity_bytes},
                        {"reserve_bytes", d.reserve_bytes},
-                       {"fill_bytes_per_s", d.fill_bytes_per_s}});
+                       {"fill_bytes_per_s", d.fill_bytes_per_s},
+                       {"fill_rate_chunk_labels",
+                        d.fill_rate_chunk_labels > 0 ? d.fill_rate_chunk_labels : in.fill_rate_chunk_labels}});
   }
   j["inputs"] = {{"devices", devices},
                  {"fill_rate_chunk_labels", in.fill_rate_chunk_labels},
@@ -100,6 +115,17 @@ nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r) {
                  {"challenger_cores", in.challenger_cores},
                  {"verify_compressions_per_s_per_core", in.verify_compressions_per_s_per_core},
                  {"profile", in.profile ? nlohmann::ordered_json(in.profile->name) : nlohmann::ordered_json()}};
+  if (source != nullptr) {
+    j["inputs"]["node_profile"] = {{"path", source->path},
+                                   {"node_key_id", source->profile.node_key_id},
+                                   {"software_version", source->profile.software_version},
+                                   {"created_at", source->profile.created_at},
+                                   {"hostname", source->profile.hostname},
+                                   {"network_round_p999_us", source->network_p999_us},
+                                   {"slowest_lookup_p999_us", source->shape.slowest_lookup_p999_us},
+                                   {"sequential_compression_ps", source->shape.sequential_compression_ps},
+                                   {"notes", source->shape.notes}};
+  }
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
   for (const ClassPlan& c : r.classes) {
     nlohmann::ordered_json cj;
@@ -145,12 +171,22 @@ nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r) {
   return j;
 }
 
-std::string PlanTable(const PlanInputs& in, const PlanResult& r) {
-  std::string t = "node:";
+std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfileSource* source) {
+  std::string t;
+  if (source != nullptr) {
+    const NodeProfile& p = source->profile;
+    t += "node profile " + source->path + " verified (key " + p.node_key_id + ", " + p.software_version + ", " +
+         p.created_at + (p.hostname.empty() ? "" : ", " + p.hostname) + "): honest round p99.9 = network " +
+         std::to_string(source->network_p999_us) + " us + slowest lookup " +
+         Fixed(source->shape.slowest_lookup_p999_us, 1) + " us\n";
+    for (const auto& note : source->shape.notes) t += "note: " + note + "\n";
+  }
+  t += "node:";
   for (const auto& d : in.devices) {
+    const uint32_t m_ref = d.fill_rate_chunk_labels > 0 ? d.fill_rate_chunk_labels : in.fill_rate_chunk_labels;
     t += " " + std::to_string(d.count) + " x " + d.model + " (" + std::to_string(d.capacity_bytes) + " B, reserve " +
          std::to_string(d.reserve_bytes) + " B, fill " + Fixed(d.fill_bytes_per_s / kGiB, 3) + " GiB/s at m = 2^" +
-         std::to_string(Log2(in.fill_rate_chunk_labels)) + ");";
+         std::to_string(Log2(m_ref)) + ");";
   }
   t += "\n";
   if (in.profile) {
@@ -325,12 +361,39 @@ int RunPlan() {
   } else {
     in.honest_round_p999_us = FLAGS_round_p999_us;
   }
-  if (FLAGS_gpus > 0) {
+  // The node's signed profile: verified under --node_pub before a field of it is read.
+  std::optional<NodeProfileSource> source;
+  if (!FLAGS_node_profile.empty()) {
+    if (FLAGS_node_pub.empty()) {
+      return ConfigError(kSub, "--node_profile needs --node_pub (the node's public key file it is signed with)");
+    }
+    if (FLAGS_gpus > 0) return ConfigError(kSub, "give either --node_profile or --gpus, not both");
+    auto key = proto::ReadPublicKeyFile(FLAGS_node_pub);
+    if (!key.ok()) return ConfigError(kSub, key.status().WithContext("--node_pub"));
+    auto loaded = LoadSignedNodeProfile(FLAGS_node_profile, *key);
+    if (!loaded.ok()) return ConfigError(kSub, loaded.status().WithContext("--node_profile"));
+    source.emplace();
+    source->path = FLAGS_node_profile;
+    source->profile = std::move(*loaded);
+    if (!(FLAGS_host_memory_gib >= 0)) return ConfigError(kSub, "--host_memory_gib must be >= 0");
+    auto shape = PlanShapeFromNodeProfile(source->profile, in.policy.format, FLAGS_gpu_reserve_bytes,
+                                          /*include_host=*/true, static_cast<uint64_t>(FLAGS_host_memory_gib * kGiB),
+                                          FLAGS_host_reserve_bytes);
+    if (!shape.ok()) return ConfigError(kSub, shape.status().WithContext("--node_profile"));
+    source->shape = std::move(*shape);
+    source->network_p999_us = FLAGS_round_p999_us;
+    in.devices = source->shape.devices;
+    if (!in.profile) {
+      in.honest_round_p999_us =
+          FLAGS_round_p999_us + static_cast<uint64_t>(std::ceil(source->shape.slowest_lookup_p999_us));
+    }
+  }
+  if (!source && FLAGS_gpus > 0) {
     if (!(FLAGS_gpu_fill_gib_per_s > 0)) return ConfigError(kSub, "--gpu_fill_gib_per_s must be > 0");
     in.devices.push_back({FLAGS_gpu_model, FLAGS_gpus, FLAGS_gpu_memory_bytes, FLAGS_gpu_reserve_bytes,
                           FLAGS_gpu_fill_gib_per_s * kGiB});
   }
-  if (FLAGS_host_memory_gib > 0) {
+  if (!source && FLAGS_host_memory_gib > 0) {
     if (!(FLAGS_host_fill_gib_per_s > 0)) return ConfigError(kSub, "--host_fill_gib_per_s must be > 0");
     in.devices.push_back({"host-dram", 1, static_cast<uint64_t>(FLAGS_host_memory_gib * kGiB), FLAGS_host_reserve_bytes,
                           FLAGS_host_fill_gib_per_s * kGiB});
@@ -347,15 +410,27 @@ int RunPlan() {
 
   auto result = ComputeFleetPlan(in);
   if (!result.ok()) return ConfigError(kSub, result.status());
+  if (source && source->shape.sequential_compression_ps > 0) {
+    for (ClassPlan& c : result->classes) {
+      if (source->shape.sequential_compression_ps < c.adversary.t_min_ps) {
+        c.warnings.push_back("this node's own " + source->shape.sequential_where + " measured " +
+                             std::to_string(source->shape.sequential_compression_ps) +
+                             " ps per sequential compression, faster than the class's t_min " +
+                             std::to_string(c.adversary.t_min_ps) +
+                             " ps: the class does not rule out the node's own hardware");
+      }
+    }
+  }
+  const NodeProfileSource* src = source ? &*source : nullptr;
   if (!FLAGS_plot.empty()) {
     std::ofstream out(FLAGS_plot, std::ios::trunc);
     out << PlanSvg(in, *result);
     if (!out) return ConfigError(kSub, "cannot write --plot=" + FLAGS_plot);
   }
   if (FLAGS_json) {
-    std::cout << PlanJson(in, *result).dump(2) << std::endl;
+    std::cout << PlanJson(in, *result, src).dump(2) << std::endl;
   } else {
-    std::cout << PlanTable(in, *result);
+    std::cout << PlanTable(in, *result, src);
     if (!FLAGS_plot.empty()) std::cout << "plot: " << FLAGS_plot << "\n";
   }
   bool any = false;

@@ -12,6 +12,7 @@
 #include "challenger/cli.h"
 #include "challenger/cli_flags.h"
 #include "challenger/ledger_record_sink.h"
+#include "challenger/open_files.h"
 #include "challenger/outcome_report.h"
 #include "challenger/plan.h"
 #include "challenger/scheduler.h"
@@ -103,6 +104,21 @@ int RunServe() {
     if (inventory->WaveOf(n.name) == nullptr) {
       std::cerr << "wipeproof-challenger serve: node " << n.name << " is in no wave and is never wiped by serve\n";
     }
+  }
+  // Each member of a wave run holds its own descriptors (open_files.h): raise the soft limit to
+  // what all waves need together (their runs may overlap), and refuse a wave that cannot fit even
+  // alone rather than fail its surplus members as `disconnected`; that all fit is only warned about.
+  size_t all_nodes = 0;
+  for (const Wave* w : waves) all_nodes += w->nodes.size();
+  auto open_files = RaiseOpenFileLimit(OpenFilesNeeded(all_nodes));
+  if (!open_files.ok()) return ConfigError(kSub, open_files.status());
+  for (const Wave* w : waves) {
+    Status fits = CheckOpenFileRoom(w->nodes.size(), *open_files, "wave " + w->name);
+    if (!fits.ok()) return ConfigError(kSub, fits);
+  }
+  if (Status fits = CheckOpenFileRoom(all_nodes, *open_files, "every wave at once"); !fits.ok()) {
+    std::cerr << "wipeproof-challenger serve: warning: " << fits.message()
+              << "; members of waves whose runs overlap may fail as disconnected\n";
   }
   auto ledger = LedgerFromFlag(keys->challenger);
   if (!ledger.ok()) return ConfigError(kSub, ledger.status());

@@ -18,6 +18,8 @@ class LedgerRecordSink : public RecordSink {
   StatusOr<uint64_t> Append(proto::LedgerRecordKind kind, proto::ByteView record, proto::ByteView session_id) override {
     return ledger_->Append(kind, record, session_id);
   }
+  // Ledger::CheckRoomForSession: room for a session's worst case (kSessionLedgerBytes).
+  Status CheckRoomForSession() override { return ledger_->CheckRoomForSession(); }
 
  private:
   Ledger* const ledger_;

@@ -193,7 +193,9 @@ Status CheckLedgerRecord(LedgerRecordKind kind, ByteView record, ByteView sessio
   return status.WithContext(LedgerRecordKindName(kind) + " record");
 }
 
-nlohmann::ordered_json SummarizeLedgerRecord(LedgerRecordKind kind, ByteView record) {
+namespace {
+
+nlohmann::ordered_json SummarizeRecord(LedgerRecordKind kind, ByteView record) {
   switch (kind) {
     case LedgerRecordKind::ORDER:
       return SummarizeEnvelopeRecord<proto::WipeOrder>(record);
@@ -215,6 +217,21 @@ nlohmann::ordered_json SummarizeLedgerRecord(LedgerRecordKind kind, ByteView rec
   }
 }
 
+// Text fields may hold any bytes (capnp does not check Text for UTF-8) and so may error messages
+// (capnp quotes the offending byte of a malformed message); nlohmann's dump() throws on invalid
+// UTF-8, which made `ledger show` (SummaryLine) and `ledger export` abort on such a record (found by
+// tests/fuzz/fuzz_ledger_record). Invalid bytes become U+FFFD here, once, for every caller.
+nlohmann::ordered_json ValidUtf8(const nlohmann::ordered_json& summary) {
+  return nlohmann::ordered_json::parse(
+      summary.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+}
+
+}  // namespace
+
+nlohmann::ordered_json SummarizeLedgerRecord(LedgerRecordKind kind, ByteView record) {
+  return ValidUtf8(SummarizeRecord(kind, record));
+}
+
 std::string SummaryLine(const nlohmann::ordered_json& summary) {
   std::string line;
   for (const auto& [key, value] : summary.items()) {
@@ -222,7 +239,9 @@ std::string SummaryLine(const nlohmann::ordered_json& summary) {
     if (!line.empty()) line += ' ';
     // Strings with spaces are quoted (JSON style) so the line still splits on spaces.
     const bool bare = value.is_string() && value.get<std::string>().find(' ') == std::string::npos;
-    line += key + '=' + (bare ? value.get<std::string>() : value.dump());
+    line += key + '=' +
+            (bare ? value.get<std::string>()
+                  : value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
   }
   return line;
 }

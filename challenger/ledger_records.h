@@ -41,7 +41,8 @@ Status CheckLedgerRecord(proto::LedgerRecordKind kind, proto::ByteView record, p
 // A few decoded fields of `record` (node, pass, rounds, digests ...) as a JSON object. For
 // envelope kinds it includes "payload_digest" (BLAKE2b-256 hex of the envelope's payload: the
 // value Verdict.orderDigest, Receipt.verdictDigest etc. refer to) and "signer_key_id".
-// Returns {"error": "..."} when the record does not decode. Never fails.
+// Returns {"error": "..."} when the record does not decode. Never fails; every string in it is
+// valid UTF-8 (bytes that are not become U+FFFD), so dump() cannot throw.
 nlohmann::ordered_json SummarizeLedgerRecord(proto::LedgerRecordKind kind, proto::ByteView record);
 
 // One line of "key=value" pairs from a summary, for `ledger show`.

@@ -15,6 +15,7 @@
 #include "challenger/cli_calibration_flags.h"
 #include "challenger/cli_flags.h"
 #include "challenger/cli_ledger.h"
+#include "challenger/selftest/cli_selftest.h"
 #include "proto/crypto.h"
 
 namespace wipeproof {
@@ -23,9 +24,10 @@ namespace {
 constexpr char kProgram[] = "wipeproof-challenger";
 
 void PrintUsage(FILE* out) {
-  std::fprintf(out, "usage: %s <keygen|wipe|serve|calibrate|plan|ledger> [flags]\n\n", kProgram);
+  std::fprintf(out, "usage: %s <keygen|wipe|serve|calibrate|plan|ledger|selftest> [flags]\n\n", kProgram);
   for (const auto& s : ChallengerSubcommands()) std::fprintf(out, "  %-9s %s\n", s.name, s.synopsis);
   std::fprintf(out, "  %-9s %s\n", "ledger", "show, verify or export the ledger (`ledger --help`)");
+  std::fprintf(out, "  %-9s %s\n", "selftest", "run the honest agent and adversaries in process (`selftest --help`)");
   std::fprintf(out,
                "\n`%s <subcommand> --help` lists the subcommand's flags.\n"
                "Exit codes: 0 pass (or done), 1 a verdict failed or was not fully recorded, 2 no session ran\n"
@@ -75,6 +77,7 @@ int Main(int argc, char** argv) {
     return kExitPass;
   }
   if (std::strcmp(argv[1], "ledger") == 0) return RunLedgerCommand(argc, argv);
+  if (std::strcmp(argv[1], "selftest") == 0) return RunSelftestCommand(argc, argv);
   const ChallengerSubcommand* sub = nullptr;
   for (const auto& s : ChallengerSubcommands()) {
     if (s.name == std::string(argv[1])) sub = &s;
@@ -162,7 +165,9 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
       {"plan",
        "offline calculator: m, R, counts, deadlines, wipe time and challenger CPU per adversary class",
        "From flags (GPUs per node, model, memory, fill rate; host memory; honest round p99.9; classes;\n"
-       "detection target) or a parameter profile (--profile: its m, R, q, deadlines, class), computes per\n"
+       "detection target), a node's signed profile (--node_profile from bench --what=all, verified under\n"
+       "--node_pub: its devices, fill rates and slowest lookup) or a parameter profile (--profile: its m,\n"
+       "R, q, deadlines, class), computes per\n"
        "class what calibrate would: m, round deadline and recompute floor, R, labels per round and\n"
        "detection per device, fill time and deadline, wipe time per node and per wave, and the challenger's\n"
        "CPU time for expected labels (a warning when it cannot keep up with the fill). A table on stdout,\n"
@@ -173,7 +178,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         "labels_per_round", "max_chunk_labels", "gpus", "gpu_model", "gpu_memory_bytes", "gpu_reserve_bytes",
         "gpu_fill_gib_per_s", "host_memory_gib", "host_reserve_bytes", "host_fill_gib_per_s",
         "fill_rate_chunk_labels", "round_p999_us", "nodes_per_wave", "challenger_cores", "verify_rate", "json",
-        "plot"},
+        "plot", "node_profile", "node_pub"},
        &RunPlan},
   };
   return kSubcommands;

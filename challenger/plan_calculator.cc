@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "challenger/plan.h"
 #include "kernels/graph_metrics.h"
@@ -63,6 +64,9 @@ Status CheckInputs(const PlanInputs& in) {
       return InvalidArgumentError(d.model + ": capacity must exceed the reserve");
     }
     if (!(d.fill_bytes_per_s > 0)) return InvalidArgumentError(d.model + ": fill rate must be > 0");
+    if (d.fill_rate_chunk_labels > kMaxCalibratedChunkLabels) {
+      return InvalidArgumentError(d.model + ": fill rate m must be in [1, 2^20]");
+    }
   }
   if (in.fill_rate_chunk_labels < 1 || in.fill_rate_chunk_labels > kMaxCalibratedChunkLabels) {
     return InvalidArgumentError("fill rate m must be in [1, 2^20]");
@@ -126,7 +130,8 @@ void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vecto
 double FillSecondsAt(const PlanDeviceSpec& device, uint32_t fill_rate_chunk_labels, uint32_t chunk_labels) {
   const double planned =
       static_cast<double>(PlannedLabelCount(device.capacity_bytes, device.reserve_bytes, chunk_labels)) * 32;
-  const double rate = device.fill_bytes_per_s * NodesPerLabel(fill_rate_chunk_labels) / NodesPerLabel(chunk_labels);
+  const uint32_t m_ref = device.fill_rate_chunk_labels > 0 ? device.fill_rate_chunk_labels : fill_rate_chunk_labels;
+  const double rate = device.fill_bytes_per_s * NodesPerLabel(m_ref) / NodesPerLabel(chunk_labels);
   return planned / rate;
 }
 
@@ -143,6 +148,83 @@ double NodeWipeSecondsAt(const PlanInputs& in, uint32_t m, uint32_t rounds, uint
   auto s = SamplingAt(in, m, nullptr);
   const double precompute = s.ok() ? ExpectedLabelsCpuSeconds(in, m, *s) / in.challenger_cores : 0;
   return std::max(fill, precompute) + rounds * static_cast<double>(round_deadline_us) / 1e6;
+}
+
+StatusOr<NodeProfilePlanShape> PlanShapeFromNodeProfile(const NodeProfile& profile, LabelFormat format,
+                                                        uint64_t gpu_reserve_bytes, bool include_host,
+                                                        uint64_t host_capacity_bytes, uint64_t host_reserve_bytes) {
+  NodeProfilePlanShape shape;
+  std::vector<PlanDeviceSpec> gpus;
+  std::optional<PlanDeviceSpec> host;
+  for (const NodeDeviceProfile& d : profile.devices) {
+    const bool is_host = d.kind == "host";
+    if (d.lookup.p999_us > shape.slowest_lookup_p999_us) shape.slowest_lookup_p999_us = d.lookup.p999_us;
+    if (is_host && !include_host) {
+      shape.notes.push_back("host memory left out (not in the plan)");
+      continue;
+    }
+    const NodeFillFigure* figure = nullptr;
+    for (const NodeFillFigure& f : d.fills) {
+      if (f.format == format && (figure == nullptr || f.chunk_labels > figure->chunk_labels)) figure = &f;
+    }
+    if (figure == nullptr) {
+      shape.notes.push_back(d.id + " (" + d.name + ") left out: no " + LabelFormatName(format) + " fill figure");
+      continue;
+    }
+    PlanDeviceSpec spec;
+    spec.count = 1;
+    spec.fill_bytes_per_s = figure->bytes_per_s;
+    spec.fill_rate_chunk_labels = figure->chunk_labels;
+    if (is_host) {
+      spec.model = "host-dram";
+      spec.capacity_bytes = host_capacity_bytes > 0 ? host_capacity_bytes : d.total_bytes;
+      spec.reserve_bytes = host_reserve_bytes;
+      host = spec;
+      continue;
+    }
+    spec.model = d.name.empty() ? d.kind + "-gpu" : d.name;
+    spec.capacity_bytes = d.total_bytes;
+    spec.reserve_bytes = gpu_reserve_bytes;
+    if (spec.capacity_bytes <= spec.reserve_bytes) {
+      shape.notes.push_back(d.id + " (" + d.name + ") left out: " + std::to_string(d.total_bytes) +
+                            " bytes, not more than the reserve");
+      continue;
+    }
+    bool grouped = false;
+    for (PlanDeviceSpec& g : gpus) {
+      if (g.model == spec.model && g.capacity_bytes == spec.capacity_bytes &&
+          g.fill_rate_chunk_labels == spec.fill_rate_chunk_labels) {
+        ++g.count;
+        g.fill_bytes_per_s = std::min(g.fill_bytes_per_s, spec.fill_bytes_per_s);  // the slowest sets the fill
+        grouped = true;
+      }
+    }
+    if (!grouped) gpus.push_back(spec);
+  }
+  shape.devices = gpus;
+  if (host && host->capacity_bytes > host->reserve_bytes) {
+    shape.devices.push_back(*host);
+  } else if (host) {
+    shape.notes.push_back("host memory left out: its capacity does not exceed the reserve");
+  }
+  if (shape.devices.empty()) {
+    std::string why;
+    for (const auto& n : shape.notes) why += "; " + n;
+    return InvalidArgumentError("the node profile has no device to plan" + why);
+  }
+  if (profile.host_sequential_compression_ps > 0) {
+    shape.sequential_compression_ps = static_cast<uint64_t>(std::floor(profile.host_sequential_compression_ps));
+    shape.sequential_where = "host core";
+  }
+  for (const NodeDeviceProfile& d : profile.devices) {
+    if (d.kind == "host" || !(d.step_ps > 0)) continue;
+    const uint64_t ps = static_cast<uint64_t>(std::floor(d.step_ps));
+    if (shape.sequential_compression_ps == 0 || ps < shape.sequential_compression_ps) {
+      shape.sequential_compression_ps = ps;
+      shape.sequential_where = d.name + " (" + d.id + ")";
+    }
+  }
+  return shape;
 }
 
 StatusOr<PlanResult> ComputeFleetPlan(const PlanInputs& in) {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "challenger/calibration_node_profile.h"
 #include "challenger/calibration_rule.h"
 #include "challenger/profile.h"
 #include "common/status.h"
@@ -35,7 +36,8 @@ struct PlanDeviceSpec {
   uint32_t count = 1;           // devices of this kind on the node
   uint64_t capacity_bytes = 0;  // declared, per device
   uint64_t reserve_bytes = 0;   // allowed reserve, per device
-  double fill_bytes_per_s = 0;  // per device, at PlanInputs::fill_rate_chunk_labels
+  double fill_bytes_per_s = 0;  // per device, at fill_rate_chunk_labels
+  uint32_t fill_rate_chunk_labels = 0;  // m the rate was measured at; 0 = PlanInputs::fill_rate_chunk_labels
 };
 
 struct PlanInputs {
@@ -93,7 +95,24 @@ struct PlanResult {
 // A class that no m fits is returned with feasible = false and the refusal text.
 StatusOr<PlanResult> ComputeFleetPlan(const PlanInputs& inputs);
 
-// Pieces, for plots and tests.
+// A node's shape read from its signed profile (bench --what=all), for `plan --node_profile`.
+struct NodeProfilePlanShape {
+  std::vector<PlanDeviceSpec> devices;  // GPUs grouped by name and size, then the host
+  double slowest_lookup_p999_us = 0;    // the largest device lookup p99.9 the node measured
+  uint64_t sequential_compression_ps = 0;  // fastest the node measured (host core or GPU step); 0: none
+  std::string sequential_where;
+  std::vector<std::string> notes;  // devices left out and why
+};
+// Devices with at least one fill figure in `format` become PlanDeviceSpecs: capacity = the
+// device's total_bytes (host: `host_capacity_bytes` when > 0), reserve = `gpu_reserve_bytes` or
+// `host_reserve_bytes`, fill rate = the figure at the largest m measured (the slowest per label on
+// a CPU; a group of equal GPUs takes its slowest member's). The host is left out when
+// `include_host` is false. Errors: INVALID_ARGUMENT when no device is left (with the reasons).
+StatusOr<NodeProfilePlanShape> PlanShapeFromNodeProfile(const NodeProfile& profile, LabelFormat format,
+                                                        uint64_t gpu_reserve_bytes, bool include_host,
+                                                        uint64_t host_capacity_bytes, uint64_t host_reserve_bytes);
+
+// Pieces, for plots and tests. `fill_rate_chunk_labels` applies when the device has none of its own.
 double FillSecondsAt(const PlanDeviceSpec& device, uint32_t fill_rate_chunk_labels, uint32_t chunk_labels);
 double VerifyCompressionsPerChunk(LabelFormat format, uint32_t chunk_labels);
 // Wipe time of one node at m with R rounds and the given deadline (expected labels included).

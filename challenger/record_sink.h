@@ -20,6 +20,10 @@ class RecordSink {
   // Errors: whatever the store reports; the session carries on and reports it (SessionOutcome).
   virtual StatusOr<uint64_t> Append(proto::LedgerRecordKind kind, proto::ByteView record,
                                     proto::ByteView session_id) = 0;
+  // OK when the store has room for every record of one more session. The runner asks before it
+  // records an order, so a session is refused (no order reaches any agent) rather than run without
+  // its records. Errors: RESOURCE_EXHAUSTED naming what is short. Default: no limit known.
+  virtual Status CheckRoomForSession() { return Status::Ok(); }
 };
 
 }  // namespace wipeproof

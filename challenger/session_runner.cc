@@ -170,6 +170,9 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
   order_digest_ = proto::Blake2b256(proto::AsView(out_.order.payload));
   WP_RETURN_IF_ERROR(transcript_.AddOrder(proto::AsView(out_.order.payload)));
 
+  // A ledger without room for the whole session refuses it before any order exists: a session run
+  // now could lose its verdict to a full disk.
+  WP_RETURN_IF_ERROR(env_.records->CheckRoomForSession().WithContext("no session was started"));
   uint64_t order_sequence = 0;
   auto recorded = env_.records->Append(proto::LedgerRecordKind::ORDER, proto::AsView(proto::EncodeEnvelope(out_.order)),
                                        DataOf(plan_.session_id.data(), plan_.session_id.size()));

@@ -4,8 +4,10 @@
 // that is late anyway (plan.h FillWaitLimitUs / RoundWaitLimitUs).
 //
 // Steps of Run():
-//   1. draw the challenges (secret until sent), sign the order (authority key), record it in the
-//      ledger, start the expected-label worker (expected_labels.h);
+//   1. draw the challenges (secret until sent), sign the order (authority key), check that the
+//      ledger has room for the whole session (RecordSink::CheckRoomForSession; a full ledger refuses
+//      the session before any order exists), record the order in the ledger, start the
+//      expected-label worker (expected_labels.h);
 //   2. connect; send startSession and time it, send to receipt; verify the report under the
 //      inventory's node key (badSignature), check session id, order digest, node key id and the
 //      devices against the plan (protocolError), every device's bytes held against its planned
@@ -104,7 +106,8 @@ class SessionRunner {
   // Runs the session. Any failure after the order was recorded is a typed SessionFailure inside a
   // returned outcome (an unexpected exception there is an `internal` one). Errors (no session
   // happened): INVALID_ARGUMENT from challenge generation or order signing (a bad plan), the
-  // ledger's error when it refused the order, INTERNAL for an unexpected exception before the
+  // ledger's error when it has no room for the session (RESOURCE_EXHAUSTED "ledger disk full:
+  // refusing new sessions ...") or refused the order, INTERNAL for an unexpected exception before the
   // order was recorded, or when not even a minimal verdict could be signed (not expected).
   StatusOr<SessionOutcome> Run(AgentConnector& connector);
 

@@ -7,6 +7,9 @@ namespace wipeproof::proto {
 namespace {
 
 constexpr size_t kWordBytes = sizeof(capnp::word);
+// Nesting limit of RPC messages: the RPC frame (Message -> Call -> Payload -> params) adds levels
+// above ours, so twice kNestingLimit (codec.h "Reader options").
+constexpr uint32_t kRpcNestingLimit = 2 * kNestingLimit;
 
 std::string Describe(const kj::Exception& e) { return e.getDescription().cStr(); }
 
@@ -15,7 +18,7 @@ std::string Describe(const kj::Exception& e) { return e.getDescription().cStr();
 capnp::ReaderOptions RpcReaderOptions() {
   capnp::ReaderOptions options;
   options.traversalLimitInWords = kMaxRpcMessageBytes / kWordBytes;
-  options.nestingLimit = 32;
+  options.nestingLimit = kRpcNestingLimit;
   return options;
 }
 

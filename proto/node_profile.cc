@@ -50,7 +50,12 @@ StatusOr<std::string> SignNodeProfile(const std::string& profile_json, const Key
   doc["signer_key_id"] = KeyIdHex(KeyIdOf(node_key.public_key));
   doc["signature"] = HexEncode(signature.data(), signature.size());
   doc["profile"] = profile_json;
-  return doc.dump(2) + "\n";
+  try {
+    return doc.dump(2) + "\n";
+  } catch (const nlohmann::json::type_error& e) {
+    // dump() refuses a string that is not UTF-8 (found by tests/fuzz/fuzz_node_profile).
+    return InvalidArgumentError(std::string("node profile: not valid UTF-8: ") + e.what());
+  }
 }
 
 StatusOr<std::string> VerifyNodeProfile(const std::string& signed_document, const PublicKey& trusted) {

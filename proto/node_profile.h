@@ -31,7 +31,7 @@ inline constexpr char kSignedNodeProfileFormat[] = "wipeproof-node-profile-signe
 inline constexpr size_t kMaxNodeProfileBytes = size_t{1} << 20;
 
 // The signed document for `profile_json` (any text; by convention a JSON object).
-// Errors: INVALID_ARGUMENT when the profile is empty or over kMaxNodeProfileBytes.
+// Errors: INVALID_ARGUMENT when the profile is empty, over kMaxNodeProfileBytes, or not UTF-8.
 StatusOr<std::string> SignNodeProfile(const std::string& profile_json, const KeyPair& node_key);
 
 // Checks, in order: the document's shape and format (INVALID_ARGUMENT), signer_key_id ==

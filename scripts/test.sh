@@ -12,3 +12,6 @@ scripts/setup-deps.sh
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 900
+# Fuzzing (docs/fuzzing.md): a clang + sanitizer build of tests/fuzz (folder build-fuzz), each
+# target's committed corpus replayed, then each target fuzzed for WIPEPROOF_FUZZ_SECONDS (10).
+scripts/fuzz.sh --seconds="${WIPEPROOF_FUZZ_SECONDS:-10}" --jobs="$jobs" --opt-level=0

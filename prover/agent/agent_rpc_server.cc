@@ -1,5 +1,6 @@
 #include "prover/agent/agent_rpc_server.h"
 
+#include <capnp/serialize-async.h>
 #include <glog/logging.h>
 #include <sys/resource.h>
 
@@ -23,12 +24,46 @@ std::string Skipped(uint64_t skipped) {
 
 }  // namespace
 
+// The connection's message stream, logging why a message was refused on receipt (over the size
+// limit, too many segments, a malformed frame): capnp then drops the connection without a word.
+// Reads and writes are the plain stream's.
+class AgentRpcServer::RefusalLoggingStream final : public capnp::MessageStream {
+ public:
+  RefusalLoggingStream(AgentRpcServer& server, ConnectionId id, kj::AsyncIoStream& stream)
+      : server_(server), id_(id), inner_(stream) {}
+
+  kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> tryReadMessage(kj::ArrayPtr<kj::AutoCloseFd> fd_space,
+                                                                    capnp::ReaderOptions options,
+                                                                    kj::ArrayPtr<capnp::word> scratch) override {
+    return inner_.tryReadMessage(fd_space, options, scratch)
+        .catch_([this](kj::Exception&& e) -> kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> {
+          if (e.getType() != kj::Exception::Type::DISCONNECTED) server_.MessageRefused(id_, e);
+          return kj::mv(e);
+        });
+  }
+  kj::Promise<void> writeMessage(kj::ArrayPtr<const int> fds,
+                                 kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) override {
+    return inner_.writeMessage(fds, segments);
+  }
+  kj::Promise<void> writeMessages(kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) override {
+    return inner_.writeMessages(messages);
+  }
+  kj::Maybe<int> getSendBufferSize() override { return inner_.getSendBufferSize(); }
+  kj::Promise<void> end() override { return inner_.end(); }
+
+ private:
+  AgentRpcServer& server_;
+  const ConnectionId id_;
+  capnp::AsyncIoMessageStream inner_;
+};
+
 struct AgentRpcServer::Connection {
   Connection(AgentRpcServer& server, ConnectionId connection_id, kj::Own<kj::AsyncIoStream> connection_stream)
       : id(connection_id),
         activity(std::make_shared<CallActivity>(server.provider_.getTimer())),
         stream(kj::mv(connection_stream)),
-        network(*stream, capnp::rpc::twoparty::Side::SERVER, proto::RpcReaderOptions()),
+        messages(server, id, *stream),
+        network(messages, capnp::rpc::twoparty::Side::SERVER, proto::RpcReaderOptions()),
         rpc(capnp::makeRpcServer(
             network, proto::ProverAgent::Client(kj::heap<AgentService>(server.core_, server.workers_, id, activity)))) {
   }
@@ -36,6 +71,7 @@ struct AgentRpcServer::Connection {
   const ConnectionId id;
   const std::shared_ptr<CallActivity> activity;
   kj::Own<kj::AsyncIoStream> stream;
+  RefusalLoggingStream messages;
   capnp::TwoPartyVatNetwork network;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 };
@@ -58,6 +94,18 @@ bool AgentRpcServer::MayLog(LogLimit& limit, uint64_t* skipped) {
   *skipped = limit.skipped;
   limit.skipped = 0;
   return true;
+}
+
+void AgentRpcServer::MessageRefused(ConnectionId id, const kj::Exception& e) {
+  ++messages_refused_;
+  uint64_t skipped = 0;
+  if (MayLog(message_log_, &skipped)) {
+    constexpr size_t kMaxDescriptionChars = 200;  // the text may quote what the peer sent
+    const kj::StringPtr description = e.getDescription();
+    LOG(WARNING) << "agent RPC: closing connection " << id << ": message refused on receipt: "
+                 << std::string(description.begin(), std::min(description.size(), kMaxDescriptionChars))
+                 << Skipped(skipped);
+  }
 }
 
 void AgentRpcServer::Accept(kj::Own<kj::AsyncIoStream> stream) {

@@ -1,9 +1,11 @@
 // Serves the ProverAgent interface (agent_service.h) over Cap'n Proto two-party RPC: on TCP
 // (Listen), on any ConnectionReceiver (Serve) or on any connected stream (Accept; tests use
-// in-memory pipes). Each connection gets its own TwoPartyVatNetwork built with
-// proto::RpcReaderOptions(), so a message over kMaxRpcMessageBytes is refused on receipt (capnp then
-// drops the connection), and its own AgentService, so the core knows which connection owns a
-// session. A closed connection (onDisconnect) ends the session it owns: its memory is freed.
+// in-memory pipes). Each connection gets its own AgentService, so the core knows which connection
+// owns a session, and its own TwoPartyVatNetwork built with proto::RpcReaderOptions(), so a message
+// over kMaxRpcMessageBytes (or of 512 segments or more) is refused as soon as its frame header
+// arrives: capnp drops the connection, and the server logs why (rate-limited) and counts it
+// (messages_refused). A closed connection (onDisconnect) ends the session it owns: its memory is
+// freed.
 //
 // Staying up under load or abuse (none of it can end or stall a session another connection owns):
 //   - Accept errors (EMFILE, ENFILE, ENOBUFS, ...; kj's accept() throws them synchronously) are
@@ -78,9 +80,12 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   uint64_t connections_refused() const { return connections_refused_; }
   uint64_t connections_idled_out() const { return connections_idled_out_; }
   uint64_t fill_threads_started() const { return workers_.started(); }
+  // Messages refused on receipt (too large, too many segments, malformed): each closed its connection.
+  uint64_t messages_refused() const { return messages_refused_; }
 
  private:
   struct Connection;
+  class RefusalLoggingStream;
   // One kind of log line, written at most once per second; counts the ones it skipped.
   struct LogLimit {
     int64_t next_us = INT64_MIN;  // kj timer microseconds
@@ -93,6 +98,8 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   // Resolves when `connection` should be closed for idling (never if idle_timeout_us <= 0).
   kj::Promise<void> IdleWatch(Connection& connection);
   kj::Promise<void> TimeoutLoop();
+  // Counts and logs (rate-limited) a message that connection `id` sent and capnp refused.
+  void MessageRefused(ConnectionId id, const kj::Exception& e);
   void taskFailed(kj::Exception&& exception) override;
 
   AgentCore& core_;
@@ -103,7 +110,8 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   uint64_t accept_errors_ = 0;
   uint64_t connections_refused_ = 0;
   uint64_t connections_idled_out_ = 0;
-  LogLimit accept_log_, refuse_log_, idle_log_;
+  uint64_t messages_refused_ = 0;
+  LogLimit accept_log_, refuse_log_, idle_log_, message_log_;
   // Destroyed after tasks_: the connections (in tasks_) end their sessions first, then the worker
   // threads are joined.
   WorkerThreads workers_;
