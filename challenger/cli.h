@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_subcommand.h"
+
 #include "common/status.h"
 
 namespace wipeproof {
@@ -16,13 +18,7 @@ constexpr int kExitPass = 0;    // keygen done; wipe passed; serve: every sessio
 constexpr int kExitFail = 1;    // a verdict failed, or a verdict could not be fully recorded
 constexpr int kExitConfig = 2;  // no session ran: bad command line, inventory, profile, keys or ledger
 
-struct ChallengerSubcommand {
-  const char* name;
-  const char* synopsis;            // one line for the top-level usage
-  const char* help;                // shown by `wipeproof-challenger <name> --help`
-  std::vector<std::string> flags;  // the flags that apply to it, in help order
-  int (*run)();
-};
+using ChallengerSubcommand = CliSubcommand;  // common/cli_subcommand.h
 
 const std::vector<ChallengerSubcommand>& ChallengerSubcommands();
 

@@ -35,44 +35,12 @@ void PrintUsage(FILE* out) {
                kProgram);
 }
 
-void PrintSubcommandHelp(const ChallengerSubcommand& sub) {
-  std::printf("usage: %s %s [flags]\n\n%s: %s\n\n%s\n\nFlags:\n", kProgram, sub.name, sub.name, sub.synopsis, sub.help);
-  for (const auto& name : sub.flags) {
-    gflags::CommandLineFlagInfo info;
-    if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) std::printf("%s", gflags::DescribeOneFlag(info).c_str());
-  }
-  std::printf("\nLogging flags (glog) such as --v and --minloglevel are also accepted.\n");
-}
-
-bool IsHelpFlag(const char* arg) {
-  for (const char* h : {"--help", "-help", "--helpshort", "-helpshort", "-h"}) {
-    if (std::strcmp(arg, h) == 0) return true;
-  }
-  return false;
-}
-
-// A flag of ours (cli_flags.cc) set on the command line that `sub` does not take.
-std::string InapplicableFlag(const ChallengerSubcommand& sub) {
-  std::set<std::string> allowed(sub.flags.begin(), sub.flags.end());
-  std::vector<gflags::CommandLineFlagInfo> all;
-  gflags::GetAllFlags(&all);
-  for (const auto& f : all) {
-    const std::string& file = f.filename;
-    bool mine = false;
-    for (const std::string ours : {"challenger/cli_flags.cc", kCalibrationFlagsFile}) {
-      mine = mine || (file.size() >= ours.size() && file.compare(file.size() - ours.size(), ours.size(), ours) == 0);
-    }
-    if (mine && !f.is_default && allowed.count(f.name) == 0) return f.name;
-  }
-  return "";
-}
-
 int Main(int argc, char** argv) {
   if (argc < 2) {
     PrintUsage(stderr);
     return kExitConfig;
   }
-  if (IsHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
+  if (IsCliHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
     PrintUsage(stdout);
     return kExitPass;
   }
@@ -88,23 +56,16 @@ int Main(int argc, char** argv) {
     return kExitConfig;
   }
   for (int i = 2; i < argc; ++i) {
-    if (IsHelpFlag(argv[i])) {
-      PrintSubcommandHelp(*sub);
+    if (IsCliHelpFlag(argv[i])) {
+      PrintCliSubcommandHelp(kProgram, *sub);
       return kExitPass;
     }
   }
-  std::vector<char*> args{argv[0]};
-  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
-  args.push_back(nullptr);
-  int n = static_cast<int>(args.size()) - 1;
-  char** v = args.data();
-  gflags::SetUsageMessage(std::string("usage: ") + kProgram + " " + sub->name + " [flags]");
   FLAGS_logtostderr = true;
   FLAGS_minloglevel = google::GLOG_WARNING;
-  gflags::ParseCommandLineFlags(&n, &v, /*remove_flags=*/true);
-  if (n > 1) return ConfigError(sub->name, std::string("unexpected argument '") + v[1] + "'");
-  const std::string stray = InapplicableFlag(*sub);
-  if (!stray.empty()) return ConfigError(sub->name, "--" + stray + " does not apply to " + sub->name);
+  const std::string bad =
+      ParseCliSubcommandFlags(kProgram, *sub, argc, argv, {"challenger/cli_flags.cc", kCalibrationFlagsFile});
+  if (!bad.empty()) return ConfigError(sub->name, bad);
   google::InitGoogleLogging(argv[0]);
   Status sodium = proto::InitSodium();
   if (!sodium.ok()) return ConfigError(sub->name, sodium);

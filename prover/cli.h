@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_subcommand.h"
+
 #include "common/status.h"
 
 namespace wipeproof {
@@ -15,13 +17,7 @@ constexpr int kExitOk = 0;       // success
 constexpr int kExitFailure = 1;  // the work failed: known-answer mismatch, device error, disabled backend
 constexpr int kExitUsage = 2;    // bad command line: unknown subcommand, bad flag value
 
-struct Subcommand {
-  const char* name;
-  const char* synopsis;            // one line for the top-level usage
-  const char* help;                // shown by `wipeproof-prover <name> --help`
-  std::vector<std::string> flags;  // the flags that apply to it, in help order
-  int (*run)();
-};
+using Subcommand = CliSubcommand;  // common/cli_subcommand.h
 
 // All subcommands, in usage order.
 const std::vector<Subcommand>& Subcommands();

@@ -28,42 +28,12 @@ void PrintUsage(FILE* out) {
   std::fprintf(out, "\n`%s <subcommand> --help` lists the subcommand's flags.\n", kProgram);
 }
 
-void PrintSubcommandHelp(const Subcommand& sub) {
-  std::printf("usage: %s %s [flags]\n\n%s: %s\n\n%s\n\nFlags:\n", kProgram, sub.name, sub.name, sub.synopsis,
-              sub.help);
-  for (const auto& name : sub.flags) {
-    gflags::CommandLineFlagInfo info;
-    if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) std::printf("%s", gflags::DescribeOneFlag(info).c_str());
-  }
-  std::printf("\nLogging flags (glog) such as --v and --minloglevel are also accepted.\n");
-}
-
-bool IsHelpFlag(const char* arg) {
-  for (const char* h : {"--help", "-help", "--helpshort", "-helpshort", "-h"}) {
-    if (std::strcmp(arg, h) == 0) return true;
-  }
-  return false;
-}
-
-// A flag of ours (cli_flags.cc) set on the command line that `sub` does not take.
-std::string InapplicableFlag(const Subcommand& sub) {
-  std::set<std::string> allowed(sub.flags.begin(), sub.flags.end());
-  std::vector<gflags::CommandLineFlagInfo> all;
-  gflags::GetAllFlags(&all);
-  for (const auto& f : all) {
-    const std::string& file = f.filename;
-    bool ours = file.size() >= 12 && file.compare(file.size() - 12, 12, "cli_flags.cc") == 0;
-    if (ours && !f.is_default && allowed.count(f.name) == 0) return f.name;
-  }
-  return "";
-}
-
 int Main(int argc, char** argv) {
   if (argc < 2) {
     PrintUsage(stderr);
     return kExitUsage;
   }
-  if (IsHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
+  if (IsCliHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
     PrintUsage(stdout);
     return kExitOk;
   }
@@ -77,25 +47,18 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
   for (int i = 2; i < argc; ++i) {
-    if (IsHelpFlag(argv[i])) {
-      PrintSubcommandHelp(*sub);
+    if (IsCliHelpFlag(argv[i])) {
+      PrintCliSubcommandHelp(kProgram, *sub);
       return kExitOk;
     }
   }
-  // gflags sees "wipeproof-prover <flags>": the subcommand is taken out.
-  std::vector<char*> args{argv[0]};
-  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
-  args.push_back(nullptr);
-  int n = static_cast<int>(args.size()) - 1;
-  char** v = args.data();
-  gflags::SetUsageMessage(std::string("usage: ") + kProgram + " " + sub->name + " [flags]");
   FLAGS_logtostderr = true;  // no log files; defaults that the command line may still override
   // The agent logs its phases and timings (INFO); one-shot commands only warnings and errors.
   FLAGS_minloglevel = std::string(sub->name) == "serve" ? google::GLOG_INFO : google::GLOG_WARNING;
-  gflags::ParseCommandLineFlags(&n, &v, /*remove_flags=*/true);
-  if (n > 1) return UsageError(sub->name, std::string("unexpected argument '") + v[1] + "'");
-  std::string stray = InapplicableFlag(*sub);
-  if (!stray.empty()) return UsageError(sub->name, "--" + stray + " does not apply to " + sub->name);
+  const std::string bad = ParseCliSubcommandFlags(
+      kProgram, *sub, argc, argv,
+      {"prover/cli_flags.cc", "prover/cli_bench_all.cc", "prover/cli_keygen.cc", "prover/cli_serve.cc"});
+  if (!bad.empty()) return UsageError(sub->name, bad);
   google::InitGoogleLogging(argv[0]);
   if (sodium_init() < 0) return Failure(sub->name, InternalError("libsodium failed to initialise"));
   return sub->run();
@@ -149,8 +112,8 @@ const std::vector<Subcommand>& Subcommands() {
        "session timeout. Prints \"listening on HOST:PORT\" on stdout once bound (port 0: any free\n"
        "port); logs phases and timings on stderr. The node key file must be mode 0600.",
        {"listen", "authority_key", "challenger_key", "node_key", "node_name", "host_budget_bytes", "host_budget_gib",
-        "host_reserve_bytes", "devices", "clock_skew_us", "session_timeout_us", "max_order_lifetime_us", "threads",
-        "simd"},
+        "host_reserve_bytes", "devices", "clock_skew_us", "session_timeout_us", "max_order_lifetime_us", "max_connections",
+        "idle_timeout_s", "threads", "simd"},
        &RunServe},
   };
   return kSubcommands;

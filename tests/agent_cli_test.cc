@@ -28,36 +28,16 @@
 #include "proto/key_files.h"
 #include "proto/rpc_status.h"
 #include "tests/agent_test_util.h"
+#include "tests/run_binary.h"
 
 namespace wipeproof {
 namespace {
 
-struct ProverRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ProverRun = testing::BinaryRun;
+using testing::ReadWholeFile;
 
 // Runs `wipeproof-prover <args>` to completion (plain words, no quoting).
-ProverRun RunProver(const std::string& args) {
-  const std::string dir = ::testing::TempDir();
-  // Per process: ctest runs the tests of this binary in parallel processes.
-  const std::string tag = std::to_string(getpid());
-  const std::string out = dir + "/agent_cli_out." + tag, err = dir + "/agent_cli_err." + tag;
-  const std::string command = std::string(WIPEPROOF_PROVER_BIN) + " " + args + " >" + out + " 2>" + err;
-  const int status = std::system(command.c_str());
-  ProverRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = ReadFile(out);
-  run.err = ReadFile(err);
-  return run;
-}
+ProverRun RunProver(const std::string& args) { return testing::RunBinary(WIPEPROOF_PROVER_BIN, args); }
 
 mode_t ModeOf(const std::string& path) {
   struct stat st {};
@@ -287,7 +267,7 @@ TEST(AgentCli, ServeKeepsAcceptingAfterRunningOutOfFileDescriptors) {
                      err_path, /*max_files=*/32);
   const std::string line = serve.FirstLine();
   const std::string prefix = "listening on 127.0.0.1:";
-  ASSERT_EQ(line.rfind(prefix, 0), 0u) << "first line: '" << line << "'; stderr: " << ReadFile(err_path);
+  ASSERT_EQ(line.rfind(prefix, 0), 0u) << "first line: '" << line << "'; stderr: " << ReadWholeFile(err_path);
   const unsigned port = static_cast<unsigned>(std::stoul(line.substr(prefix.size())));
 
   // More connections than the agent has descriptors for (the kernel completes them all: backlog).
@@ -305,9 +285,9 @@ TEST(AgentCli, ServeKeepsAcceptingAfterRunningOutOfFileDescriptors) {
   bool exhausted = false;
   for (int i = 0; i < 200 && !exhausted; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    exhausted = ReadFile(err_path).find("Too many open files") != std::string::npos;
+    exhausted = ReadWholeFile(err_path).find("Too many open files") != std::string::npos;
   }
-  EXPECT_TRUE(exhausted) << ReadFile(err_path);
+  EXPECT_TRUE(exhausted) << ReadWholeFile(err_path);
   for (int fd : sockets) close(fd);
 
   // The next challenger is served: describe, then a whole session.
@@ -336,7 +316,7 @@ TEST(AgentCli, ServeKeepsAcceptingAfterRunningOutOfFileDescriptors) {
       proto::VerifyAndParse<proto::TranscriptDigest>(transcript.getTranscript(), agent_test::NodeKey().public_key)
           .ok());
 
-  const std::string log = ReadFile(err_path);
+  const std::string log = ReadWholeFile(err_path);
   EXPECT_NE(log.find("agent RPC: accept failed"), std::string::npos) << log;
   EXPECT_NE(log.find("still listening"), std::string::npos) << log;
   EXPECT_NE(log.find("RLIMIT_NOFILE 32"), std::string::npos) << log;  // warned at start-up

@@ -16,21 +16,13 @@
 #include "common/hex.h"
 #include "proto/key_files.h"
 #include "tests/challenger_test_agent.h"
+#include "tests/run_binary.h"
 
 namespace wipeproof {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using CliRun = testing::BinaryRun;
+using testing::ReadWholeFile;
 
 class ChallengerCliTest : public ::testing::Test {
  protected:
@@ -47,17 +39,7 @@ class ChallengerCliTest : public ::testing::Test {
   void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
 
   // Runs `wipeproof-challenger <args>` in dir_.
-  CliRun Challenger(const std::string& args) {
-    const std::string out = dir_ + "/out", err = dir_ + "/err";
-    const std::string command =
-        "cd " + dir_ + " && " + std::string(WIPEPROOF_CHALLENGER_BIN) + " " + args + " >" + out + " 2>" + err;
-    const int status = std::system(command.c_str());
-    CliRun run;
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = ReadFile(out);
-    run.err = ReadFile(err);
-    return run;
-  }
+  CliRun Challenger(const std::string& args) { return testing::RunBinary(WIPEPROOF_CHALLENGER_BIN, args, dir_); }
 
   void WriteInventory(const std::string& address) {
     const proto::PublicKey node = testing::TestKeyPublic(0x33);
@@ -95,6 +77,10 @@ TEST_F(ChallengerCliTest, UsageErrorsExitTwo) {
   CliRun stray = Challenger("wipe --out=x");
   EXPECT_EQ(stray.exit_code, 2);
   EXPECT_EQ(stray.err, "wipeproof-challenger wipe: --out does not apply to wipe\n");
+  CliRun unknown = Challenger("wipe --node=a --frobnicate");  // gflags alone would exit 1
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err,
+            "wipeproof-challenger wipe: unknown flag '--frobnicate' (see wipeproof-challenger wipe --help)\n");
   EXPECT_EQ(Challenger("wipe --inventory=inventory.json").exit_code, 2);  // no --node
   EXPECT_EQ(Challenger("keygen").exit_code, 2);                           // no --out
 }

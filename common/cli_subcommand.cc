@@ -1,0 +1,91 @@
+#include "common/cli_subcommand.h"
+
+#include <gflags/gflags.h>
+
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+namespace wipeproof {
+namespace {
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The first argument that names no gflags flag ("" when all are known). gflags itself would print
+// its own message and exit(1); the CLIs promise exit 2 for a bad command line.
+std::string UnknownFlag(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;  // gflags stops here too
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    const size_t start = arg[1] == '-' ? 2 : 1;
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(start, eq == std::string::npos ? std::string::npos : eq - start);
+    gflags::CommandLineFlagInfo info;
+    if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) {
+      // "--flag value" for a non-bool flag: the next argument is its value, not a flag.
+      if (eq == std::string::npos && info.type != "bool") ++i;
+      continue;
+    }
+    if (name.size() > 2 && name.compare(0, 2, "no") == 0 &&
+        gflags::GetCommandLineFlagInfo(name.c_str() + 2, &info) && info.type == "bool") {
+      continue;  // --noflag
+    }
+    return arg.substr(0, eq);
+  }
+  return "";
+}
+
+// A flag of ours set on the command line that `sub` does not take.
+std::string InapplicableFlag(const CliSubcommand& sub, const std::vector<std::string>& flag_files) {
+  const std::set<std::string> allowed(sub.flags.begin(), sub.flags.end());
+  std::vector<gflags::CommandLineFlagInfo> all;
+  gflags::GetAllFlags(&all);
+  for (const auto& f : all) {
+    bool ours = false;
+    for (const std::string& file : flag_files) ours = ours || EndsWith(f.filename, file);
+    if (ours && !f.is_default && allowed.count(f.name) == 0) return f.name;
+  }
+  return "";
+}
+
+}  // namespace
+
+bool IsCliHelpFlag(const char* arg) {
+  for (const char* h : {"--help", "-help", "--helpshort", "-helpshort", "-h"}) {
+    if (std::strcmp(arg, h) == 0) return true;
+  }
+  return false;
+}
+
+void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub) {
+  std::printf("usage: %s %s [flags]\n\n%s: %s\n\n%s\n\nFlags:\n", program, sub.name, sub.name, sub.synopsis,
+              sub.help);
+  for (const auto& name : sub.flags) {
+    gflags::CommandLineFlagInfo info;
+    if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) std::printf("%s", gflags::DescribeOneFlag(info).c_str());
+  }
+  std::printf("\nLogging flags (glog) such as --v and --minloglevel are also accepted.\n");
+}
+
+std::string ParseCliSubcommandFlags(const char* program, const CliSubcommand& sub, int argc, char** argv,
+                                    const std::vector<std::string>& flag_files) {
+  const std::string unknown = UnknownFlag(argc, argv);
+  if (!unknown.empty()) return "unknown flag '" + unknown + "' (see " + program + " " + sub.name + " --help)";
+  // gflags sees "PROGRAM <flags>": the subcommand is taken out.
+  std::vector<char*> args{argv[0]};
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  int n = static_cast<int>(args.size()) - 1;
+  char** v = args.data();
+  gflags::SetUsageMessage(std::string("usage: ") + program + " " + sub.name + " [flags]");
+  gflags::ParseCommandLineFlags(&n, &v, /*remove_flags=*/true);
+  if (n > 1) return std::string("unexpected argument '") + v[1] + "'";
+  const std::string stray = InapplicableFlag(sub, flag_files);
+  if (!stray.empty()) return "--" + stray + " does not apply to " + sub.name;
+  return "";
+}
+
+}  // namespace wipeproof

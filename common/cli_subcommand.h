@@ -1,0 +1,35 @@
+// The plumbing shared by the subcommand CLIs of wipeproof-prover and wipeproof-challenger: one
+// subcommand's description, its --help (only the flags that apply to it), and parsing its flags
+// with gflags so that a bad command line is reported by us, with our exit code, instead of gflags
+// exiting with 1 on an unknown flag.
+//
+// Thread-safety: for main() only (gflags state is process-wide).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace wipeproof {
+
+struct CliSubcommand {
+  const char* name;
+  const char* synopsis;            // one line for the top-level usage
+  const char* help;                // shown by `<program> <name> --help`
+  std::vector<std::string> flags;  // the gflags that apply to it, in help order
+  int (*run)();
+};
+
+// --help, -help, --helpshort, -helpshort or -h.
+bool IsCliHelpFlag(const char* arg);
+
+// "usage: PROGRAM NAME [flags]", the help text, then each of sub.flags as gflags describes it.
+void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub);
+
+// Parses argv[2..] (argv[1] is the subcommand) with gflags. `flag_files` are path suffixes of the
+// files that define this program's own flags (e.g. "prover/cli_flags.cc"); a flag of those files
+// set on the command line but not in sub.flags is refused. Returns "" on success, else the message
+// of a usage error: an unknown flag, a stray argument, or a flag that does not apply.
+std::string ParseCliSubcommandFlags(const char* program, const CliSubcommand& sub, int argc, char** argv,
+                                    const std::vector<std::string>& flag_files);
+
+}  // namespace wipeproof
