@@ -155,6 +155,7 @@ TEST_F(SelftestAdversariesTest, ProtocolCheatsAreCaught) {
 TEST(JudgeScenarioTest, AcceptsOnlyExpectedOutcomesAndRates) {
   ScenarioResult r;
   r.spec.theory = 0.539;
+  r.spec.exact = 0.557;
   r.spec.expected = proto::FailureReason::WRONG_LABEL;
   r.runs = 100;
   r.caught = 45;  // upper 99% bound ~0.57 >= 0.539
@@ -165,6 +166,19 @@ TEST(JudgeScenarioTest, AcceptsOnlyExpectedOutcomesAndRates) {
   JudgeScenario(&r, 0.99);
   EXPECT_FALSE(r.matches);
   EXPECT_NE(r.verdict_text.find("< theoretical 0.5390"), std::string::npos) << r.verdict_text;
+  r.caught = 70;  // lower 99% bound ~0.58 > exact 0.557: caught more often than the spec allows
+  JudgeScenario(&r, 0.99);
+  EXPECT_FALSE(r.matches);
+  EXPECT_NE(r.verdict_text.find("> exact rate 0.5570"), std::string::npos) << r.verdict_text;
+  r.caught = 66;  // lower bound ~0.53 <= 0.557, upper >= 0.539
+  JudgeScenario(&r, 0.99);
+  EXPECT_TRUE(r.matches) << r.verdict_text;
+  r.runs = 10;  // too few runs to judge a rate, whatever was caught
+  r.caught = 6;
+  JudgeScenario(&r, 0.99);
+  EXPECT_FALSE(r.matches);
+  EXPECT_NE(r.verdict_text.find("too few runs"), std::string::npos) << r.verdict_text;
+  r.runs = 100;
   r.caught = 60;
   r.unexpected = 1;  // e.g. a lateRound where only wrongLabel may happen
   JudgeScenario(&r, 0.99);

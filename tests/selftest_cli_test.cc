@@ -2,6 +2,8 @@
 // re-rendering from JSON, and clear errors for bad command lines.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/run_binary.h"
@@ -73,6 +75,15 @@ TEST(SelftestCliTest, WritesJsonAndMarkdownWithTheDocumentedFields) {
   auto render = RunBinary(kBin, "selftest --render=" + json_path + " --markdown=" + md2_path);
   ASSERT_EQ(render.exit_code, 0) << render.err;
   EXPECT_EQ(ReadWholeFile(md2_path), md);
+
+  // A document whose "all_match" contradicts its own rows is refused, not rendered as a pass.
+  doc["scenarios"][1]["matches"] = false;
+  const std::string forged_path = ::testing::TempDir() + "/selftest_cli_forged.json";
+  std::ofstream(forged_path) << doc.dump();
+  auto forged = RunBinary(kBin, "selftest --render=" + forged_path + " --markdown=" + md2_path);
+  EXPECT_NE(forged.exit_code, 0);
+  EXPECT_NE(forged.err.find("\"all_match\" contradicts"), std::string::npos) << forged.err;
+  EXPECT_EQ(ReadWholeFile(md2_path), md);  // untouched
 }
 
 TEST(SelftestCliTest, JsonOnStdoutAndSummaryWithoutFiles) {
@@ -103,6 +114,9 @@ TEST(SelftestCliTest, BadCommandLinesExitTwoWithAReason) {
                         Case{"selftest --adversaries --scaffold_m=100", "'100' is not a power of two in [4, 65536]"},
                         Case{"selftest --adversaries --scaffold_m=2", "'2' is not a power of two in [4, 65536]"},
                         Case{"selftest --adversaries --scaffold_m=", "--scaffold_m: want a list of m, or none"},
+                        Case{"selftest --adversaries --scaffold_m=,", "--scaffold_m: want a list of m, or none"},
+                        Case{"selftest --adversaries --only=,", "--only: want scenario ids"},
+                        Case{"selftest --render=x.json --markdown=x.md --runs=5", "--render runs nothing; drop --runs"},
                         Case{"selftest --render=/nonexistent.json --markdown=/tmp/x.md", "/nonexistent.json"},
                         Case{"selftest --render=/nonexistent.json", "--render needs --markdown=FILE"}}) {
     auto run = RunBinary(kBin, c.args);

@@ -10,6 +10,8 @@
 #include "challenger/failure.h"
 #include "challenger/json_fields.h"
 #include "challenger/selftest/selftest_runner.h"
+#include "common/file_write.h"
+#include "common/json_nesting.h"
 #include "kernels/scaffold_report.h"
 #include "proto/crypto.h"
 
@@ -45,22 +47,6 @@ constexpr char kUsage[] =
     "  --quiet             no progress on stderr\n\n"
     "Exit codes: 0 every outcome matches (the honest agent passed every run), 1 a mismatch or a file not\n"
     "written, 2 bad command line.\n";
-
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    if (!file) return InternalError("cannot write " + tmp);
-    file << text;
-    file.flush();
-    if (!file) return InternalError("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return InternalError("cannot rename " + tmp + " to " + path);
-  }
-  return Status::Ok();
-}
 
 bool ParseUint(const std::string& text, uint64_t lo, uint64_t hi, uint64_t* out) {
   if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -104,9 +90,11 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   bool adversaries = false, quiet = false, json_stdout = false;
   std::string json_file, markdown_file, render_file;
   ScaffoldExperimentOptions scaffold;  // m_values empty: skipped
+  std::vector<std::string> run_flags;  // flags that only make sense when something runs
   for (const std::string& arg : args) {
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(0, eq);
+    if (name != "--render" && name != "--markdown" && name != "--quiet") run_flags.push_back(name);
     const bool has_value = eq != std::string::npos;
     const std::string value = has_value ? arg.substr(eq + 1) : "";
     auto need_value = [&]() { return has_value && !value.empty(); };
@@ -138,6 +126,7 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
       if (!need_value()) return usage_error("--scaffold_m: want a list of m, or none");
       scaffold.m_values.clear();
       if (value != "none") {
+        if (SplitComma(value).empty()) return usage_error("--scaffold_m: want a list of m, or none");
         for (const std::string& part : SplitComma(value)) {
           uint64_t m = 0;
           if (!ParseUint(part, 4, 65536, &m) || (m & (m - 1)) != 0) {
@@ -149,6 +138,7 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
     } else if (name == "--only") {
       if (!need_value()) return usage_error("--only: want scenario ids");
       options.only = SplitComma(value);
+      if (options.only.empty()) return usage_error("--only: want scenario ids");
     } else if (name == "--json") {
       if (has_value && value.empty()) return usage_error("--json=: want a file name");
       if (has_value) {
@@ -168,20 +158,22 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   }
 
   if (!render_file.empty()) {
-    if (adversaries) return usage_error("--render runs nothing; drop --adversaries");
+    if (!run_flags.empty()) return usage_error("--render runs nothing; drop " + run_flags.front());
     if (markdown_file.empty()) return usage_error("--render needs --markdown=FILE");
     auto text = ReadTextFile(render_file);
     if (!text.ok()) return usage_error(text.status().ToString());
+    Status shallow = CheckJsonNesting(*text, render_file);  // before anything recurses per level
+    if (!shallow.ok()) return usage_error(shallow.ToString());
     nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return usage_error(render_file + ": not JSON");
     auto markdown = selftest::SelftestMarkdown(doc);
     if (!markdown.ok()) return usage_error(render_file + ": " + markdown.status().ToString());
-    Status written = WriteFileAtomically(markdown_file, *markdown);
+    Status written = WriteFileReplacing(markdown_file, *markdown);
     if (!written.ok()) {
       err << "wipeproof-challenger selftest: " << written.ToString() << "\n";
       return 1;
     }
-    return doc.value("all_match", false) ? 0 : 1;
+    return *selftest::DocumentAllMatch(doc) ? 0 : 1;  // SelftestMarkdown checked it
   }
   if (!adversaries) return usage_error("say what to run: --adversaries");
 
@@ -211,7 +203,7 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   int code = doc.at("all_match").get<bool>() ? 0 : 1;
   if (json_stdout) out << doc.dump(2) << "\n";
   if (!json_file.empty()) {
-    Status written = WriteFileAtomically(json_file, doc.dump(2) + "\n");
+    Status written = WriteFileReplacing(json_file, doc.dump(2) + "\n");
     if (!written.ok()) {
       err << "wipeproof-challenger selftest: " << written.ToString() << "\n";
       code = 1;
@@ -219,7 +211,7 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   }
   if (!markdown_file.empty()) {
     auto markdown = selftest::SelftestMarkdown(doc);
-    Status written = markdown.ok() ? WriteFileAtomically(markdown_file, *markdown) : markdown.status();
+    Status written = markdown.ok() ? WriteFileReplacing(markdown_file, *markdown) : markdown.status();
     if (!written.ok()) {
       err << "wipeproof-challenger selftest: " << written.ToString() << "\n";
       code = 1;

@@ -183,7 +183,23 @@ void RenderScaffold(const json& sc, std::ostream& out) {
 
 }  // namespace
 
+StatusOr<bool> DocumentAllMatch(const json& doc) {
+  try {
+    bool all = true;
+    for (const json& scenario : doc.at("scenarios")) all = all && scenario.at("matches").get<bool>();
+    const json& scaffold = doc.at("scaffold");
+    if (!scaffold.is_null()) all = all && scaffold.at("ok").get<bool>() && scaffold.at("passed").get<bool>();
+    if (all != doc.at("all_match").get<bool>()) {
+      return InvalidArgumentError("\"all_match\" contradicts the scenarios' \"matches\" and the scaffold's \"passed\"");
+    }
+    return all;
+  } catch (const json::exception& e) {
+    return InvalidArgumentError(std::string("selftest JSON: ") + e.what());
+  }
+}
+
 StatusOr<std::string> SelftestMarkdown(const json& doc) {
+  WP_RETURN_IF_ERROR(DocumentAllMatch(doc).status());
   try {
     const json& s = doc.at("setup");
     std::ostringstream out;

@@ -144,11 +144,24 @@ void JudgeScenario(ScenarioResult* r, double confidence) {
   } else if (s.theory == 1) {
     r->matches = r->caught == r->runs;
     r->verdict_text = r->matches ? "caught in every run, as expected" : "passed in runs expected to be caught";
+  } else if (r->runs < kMinRunsToJudgeARate) {
+    r->matches = false;
+    r->verdict_text = "too few runs to judge a detection rate: " + std::to_string(r->runs) + " < " +
+                      std::to_string(kMinRunsToJudgeARate);
   } else {
-    r->matches = r->cp_upper >= s.theory;
-    char text[160];
-    std::snprintf(text, sizeof(text), "upper %.0f%% bound %.4f %s theoretical %.4f", confidence * 100, r->cp_upper,
-                  r->matches ? ">=" : "<", s.theory);
+    // Not significantly below the theoretical rate (the rule), and not significantly above
+    // the exact one (which would mean the adversary hid more than its spec says).
+    const bool not_below = r->cp_upper >= s.theory;
+    const bool not_above = r->cp_lower <= s.exact;
+    r->matches = not_below && not_above;
+    char text[200];
+    if (!not_above) {
+      std::snprintf(text, sizeof(text), "lower %.6g%% bound %.4f > exact rate %.4f: caught more often than the spec allows",
+                    confidence * 100, r->cp_lower, s.exact);
+    } else {
+      std::snprintf(text, sizeof(text), "upper %.6g%% bound %.4f %s theoretical %.4f", confidence * 100, r->cp_upper,
+                    not_below ? ">=" : "<", s.theory);
+    }
     r->verdict_text = text;
   }
 }

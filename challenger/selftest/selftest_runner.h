@@ -21,8 +21,10 @@
 // reason (nothing else); every per-run check held (the signed verdict verifies and says what the
 // outcome says; scenario checks such as "host memory not in plan" for 3a); and
 //   rate 0: no run caught;   rate 1: every run caught;
-//   otherwise: the one-sided upper Clopper-Pearson bound at `confidence` (99%) of caught/runs is at
-//   least the theoretical rate (the measured rate is not significantly below it).
+//   otherwise: at least kMinRunsToJudgeARate runs; the one-sided upper Clopper-Pearson bound at
+//   `confidence` (99%) of caught/runs is at least the theoretical rate (the measured rate is not
+//   significantly below it), and the one-sided lower bound is at most the exact rate (not
+//   significantly above it: an adversary that hides more than its spec says is a mismatch too).
 // The honest agent must pass every run.
 //
 // Thread-safety: RunSelftest sets up its own kj event loop on the calling thread (which must not
@@ -134,6 +136,10 @@ struct SelftestResult {
 // (acceptance rules at the top of this file).
 void JudgeScenario(ScenarioResult* r, double confidence);
 
+// Fewer runs cannot tell a sampled rate from much lower ones (with 5 runs at 99% even 0 catches
+// would "match" 0.54), so a sampled scenario with fewer runs is a mismatch.
+inline constexpr uint64_t kMinRunsToJudgeARate = 20;
+
 // Errors: INVALID_ARGUMENT (runs 0, an unknown --only id, confidence outside (0,1)), INTERNAL when
 // a session could not run at all (SessionRunner::Run error).
 StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options);
@@ -145,6 +151,10 @@ nlohmann::json SelftestJson(const SelftestResult& result);
 // Puts adversary 8's section (kernels/scaffold_report.h ScaffoldExperimentsJson) under "scaffold"
 // and folds its "passed" into "all_match".
 void AttachScaffold(nlohmann::json* doc, nlohmann::json scaffold);
+
+// Whether every scenario matched and the scaffold check (when present) passed, recomputed from the
+// document; INVALID_ARGUMENT when its "all_match" says otherwise or a field is missing.
+StatusOr<bool> DocumentAllMatch(const nlohmann::json& doc);
 
 // docs/security-results.md from a JSON document of SelftestJson (so it can be re-rendered after
 // other sections, e.g. "scaffold", are added). Errors: INVALID_ARGUMENT naming a missing field.
