@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -21,22 +22,33 @@ Status ReadString(const nlohmann::json& j, const std::string& path, const char* 
   return Status::Ok();
 }
 
-Status ReadNumber(const nlohmann::json& j, const std::string& path, const char* key, double* out, bool required) {
+// A number in [0, max]: negative, NaN, infinite and larger figures are refused naming the field.
+Status ReadNumber(const nlohmann::json& j, const std::string& path, const char* key, double* out, bool required,
+                  double max) {
   auto it = j.find(key);
   if (it == j.end()) return required ? InvalidArgumentError(path + key + ": missing") : Status::Ok();
   if (!it->is_number()) return InvalidArgumentError(path + key + ": want a number");
-  *out = it->get<double>();
-  if (!std::isfinite(*out) || *out < 0) return InvalidArgumentError(path + key + ": want a finite number >= 0");
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0 || v > max) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ": %g is out of range, want a finite number in [0, %g]", v, max);
+    return InvalidArgumentError(path + key + buf);
+  }
+  *out = v;
   return Status::Ok();
 }
 
 template <typename T>
-Status ReadUnsigned(const nlohmann::json& j, const std::string& path, const char* key, T* out, bool required) {
+Status ReadUnsigned(const nlohmann::json& j, const std::string& path, const char* key, T* out, bool required,
+                    uint64_t max = std::numeric_limits<T>::max()) {
   auto it = j.find(key);
   if (it == j.end()) return required ? InvalidArgumentError(path + key + ": missing") : Status::Ok();
   if (!it->is_number_unsigned()) return InvalidArgumentError(path + key + ": want an unsigned integer");
   const uint64_t v = it->get<uint64_t>();
-  if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) return InvalidArgumentError(path + key + ": too large");
+  if (v > max || v > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+    return InvalidArgumentError(path + key + ": " + std::to_string(v) + " is above the maximum " +
+                                std::to_string(std::min<uint64_t>(max, std::numeric_limits<T>::max())));
+  }
   *out = static_cast<T>(v);
   return Status::Ok();
 }
@@ -48,7 +60,7 @@ StatusOr<NodeDeviceProfile> ParseDevice(const nlohmann::json& j, const std::stri
   WP_RETURN_IF_ERROR(ReadString(j, p, "kind", &d.kind, true));
   WP_RETURN_IF_ERROR(ReadString(j, p, "id", &d.id, true));
   WP_RETURN_IF_ERROR(ReadString(j, p, "name", &d.name, false));
-  WP_RETURN_IF_ERROR(ReadUnsigned(j, p, "total_bytes", &d.total_bytes, false));
+  WP_RETURN_IF_ERROR(ReadUnsigned(j, p, "total_bytes", &d.total_bytes, false, kMaxNodeProfileBytes));
   if (j.contains("fill")) {
     const auto& fills = j["fill"];
     if (!fills.is_array()) return InvalidArgumentError(p + "fill: want an array");
@@ -60,10 +72,10 @@ StatusOr<NodeDeviceProfile> ParseDevice(const nlohmann::json& j, const std::stri
       WP_RETURN_IF_ERROR(ReadString(fills[i], fp, "format", &format, false));
       if (!ParseLabelFormat(format, &f.format)) return InvalidArgumentError(fp + "format: unknown '" + format + "'");
       WP_RETURN_IF_ERROR(ReadUnsigned(fills[i], fp, "chunk_labels", &f.chunk_labels, true));
-      WP_RETURN_IF_ERROR(ReadUnsigned(fills[i], fp, "bytes", &f.bytes, true));
-      WP_RETURN_IF_ERROR(ReadNumber(fills[i], fp, "acquire_s", &f.acquire_s, false));
-      WP_RETURN_IF_ERROR(ReadNumber(fills[i], fp, "fill_s", &f.fill_s, true));
-      WP_RETURN_IF_ERROR(ReadNumber(fills[i], fp, "bytes_per_s", &f.bytes_per_s, true));
+      WP_RETURN_IF_ERROR(ReadUnsigned(fills[i], fp, "bytes", &f.bytes, true, kMaxNodeProfileBytes));
+      WP_RETURN_IF_ERROR(ReadNumber(fills[i], fp, "acquire_s", &f.acquire_s, false, kMaxNodeProfileSeconds));
+      WP_RETURN_IF_ERROR(ReadNumber(fills[i], fp, "fill_s", &f.fill_s, true, kMaxNodeProfileSeconds));
+      WP_RETURN_IF_ERROR(ReadNumber(fills[i], fp, "bytes_per_s", &f.bytes_per_s, true, kMaxNodeProfileBytesPerS));
       if (f.chunk_labels == 0 || f.chunk_labels > kMaxCalibratedChunkLabels || f.bytes == 0 || !(f.bytes_per_s > 0)) {
         return InvalidArgumentError(fp + ": chunk_labels, bytes and bytes_per_s must be positive (m <= 2^20)");
       }
@@ -76,19 +88,19 @@ StatusOr<NodeDeviceProfile> ParseDevice(const nlohmann::json& j, const std::stri
     if (!l.is_object()) return InvalidArgumentError(p + "lookup: want an object");
     WP_RETURN_IF_ERROR(ReadUnsigned(l, lp, "labels_per_lookup", &d.lookup.labels_per_lookup, false));
     WP_RETURN_IF_ERROR(ReadUnsigned(l, lp, "samples", &d.lookup.samples, false));
-    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "p50_us", &d.lookup.p50_us, false));
-    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "p90_us", &d.lookup.p90_us, false));
-    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "p99_us", &d.lookup.p99_us, false));
-    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "p999_us", &d.lookup.p999_us, false));
-    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "max_us", &d.lookup.max_us, false));
+    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "p50_us", &d.lookup.p50_us, false, kMaxNodeProfileMicros));
+    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "p90_us", &d.lookup.p90_us, false, kMaxNodeProfileMicros));
+    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "p99_us", &d.lookup.p99_us, false, kMaxNodeProfileMicros));
+    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "p999_us", &d.lookup.p999_us, false, kMaxNodeProfileMicros));
+    WP_RETURN_IF_ERROR(ReadNumber(l, lp, "max_us", &d.lookup.max_us, false, kMaxNodeProfileMicros));
   }
   if (j.contains("one_chunk")) {
     const auto& o = j["one_chunk"];
     const std::string op = p + "one_chunk.";
     if (!o.is_object()) return InvalidArgumentError(p + "one_chunk: want an object");
     WP_RETURN_IF_ERROR(ReadUnsigned(o, op, "chunk_labels", &d.one_chunk_labels, false));
-    WP_RETURN_IF_ERROR(ReadNumber(o, op, "fill_us", &d.one_chunk_fill_us, false));
-    WP_RETURN_IF_ERROR(ReadNumber(o, op, "step_ps", &d.step_ps, false));
+    WP_RETURN_IF_ERROR(ReadNumber(o, op, "fill_us", &d.one_chunk_fill_us, false, kMaxNodeProfileMicros));
+    WP_RETURN_IF_ERROR(ReadNumber(o, op, "step_ps", &d.step_ps, false, kMaxNodeProfilePicos));
   }
   return d;
 }
@@ -116,7 +128,8 @@ StatusOr<NodeProfile> ParseNodeProfileJson(const std::string& text) {
   WP_RETURN_IF_ERROR(ReadString(doc, p, "software_version", &n.software_version, false));
   WP_RETURN_IF_ERROR(ReadString(doc, p, "created_at", &n.created_at, false));
   uint64_t created = 0;
-  WP_RETURN_IF_ERROR(ReadUnsigned(doc, p, "created_at_unix_us", &created, false));
+  WP_RETURN_IF_ERROR(ReadUnsigned(doc, p, "created_at_unix_us", &created, false,
+                                  static_cast<uint64_t>(std::numeric_limits<int64_t>::max())));
   n.created_at_unix_us = static_cast<int64_t>(created);
   if (doc.contains("machine") && doc["machine"].is_object()) {
     WP_RETURN_IF_ERROR(ReadString(doc["machine"], p + "machine.", "hostname", &n.hostname, false));
@@ -126,7 +139,7 @@ StatusOr<NodeProfile> ParseNodeProfileJson(const std::string& text) {
     const auto& s = doc["host_sequential_compression"];
     if (!s.is_object()) return InvalidArgumentError(p + "host_sequential_compression: want an object");
     WP_RETURN_IF_ERROR(ReadNumber(s, p + "host_sequential_compression.", "ps_per_compression",
-                                  &n.host_sequential_compression_ps, false));
+                                  &n.host_sequential_compression_ps, false, kMaxNodeProfilePicos));
   }
   if (!doc.contains("devices") || !doc["devices"].is_array()) return InvalidArgumentError(p + "devices: want an array");
   for (size_t i = 0; i < doc["devices"].size(); ++i) {
@@ -136,10 +149,18 @@ StatusOr<NodeProfile> ParseNodeProfileJson(const std::string& text) {
   return n;
 }
 
-StatusOr<NodeProfile> LoadSignedNodeProfile(const std::string& path, const proto::PublicKey& node_key) {
+StatusOr<NodeProfile> LoadSignedNodeProfile(const std::string& path, const proto::PublicKey& node_key,
+                                            const std::string& key_source) {
   WP_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
   auto verified = proto::VerifyNodeProfile(text, node_key);
-  if (!verified.ok()) return verified.status().WithContext(path);
+  if (!verified.ok()) {
+    // proto/node_profile.cc says the key is "(from the inventory)"; name where it really came from.
+    std::string message = verified.status().message();
+    const std::string inventory = "(from the inventory)";
+    const size_t at = message.find(inventory);
+    if (at != std::string::npos) message.replace(at, inventory.size(), "(from " + key_source + ")");
+    return Status(verified.status().code(), message).WithContext(path);
+  }
   auto parsed = ParseNodeProfileJson(*verified);
   if (!parsed.ok()) return parsed.status().WithContext(path);
   if (!parsed->node_key_id.empty() && parsed->node_key_id != proto::KeyIdHex(proto::KeyIdOf(node_key))) {
@@ -161,7 +182,11 @@ uint64_t NodeFillEstimateUs(const NodeDeviceProfile& device, LabelFormat format,
   if (figure == nullptr || planned_bytes == 0) return 0;
   const double bytes = static_cast<double>(planned_bytes);
   const double seconds = figure->acquire_s * bytes / static_cast<double>(figure->bytes) + bytes / figure->bytes_per_s;
-  return static_cast<uint64_t>(std::ceil(seconds * 1e6));
+  const double us = std::ceil(seconds * 1e6);
+  // A claim too large for 64 bits saturates: a longer claim never tightens anything (the fill
+  // deadline takes the shorter of claim and measurement).
+  if (!(us < 18446744073709551616.0)) return std::numeric_limits<uint64_t>::max();
+  return static_cast<uint64_t>(us);
 }
 
 NodeClaims ClaimsFromNodeProfile(const NodeProfile& profile, const std::vector<PlannedDeviceRef>& devices,
@@ -194,13 +219,14 @@ NodeClaims ClaimsFromNodeProfile(const NodeProfile& profile, const std::vector<P
     estimate = std::max(estimate, e);
   }
   c.fill_estimate_us = complete ? estimate : 0;
+  // Kept as doubles: a sub-picosecond figure is a measurement (floor() would read it as "none").
   if (profile.host_sequential_compression_ps > 0) {
-    c.sequential_compression_ps = static_cast<uint64_t>(std::floor(profile.host_sequential_compression_ps));
+    c.sequential_compression_ps = profile.host_sequential_compression_ps;
     c.sequential_where = "host core";
   }
   for (const auto& d : profile.devices) {
     if (d.kind == "host" || !(d.step_ps > 0)) continue;
-    const uint64_t ps = static_cast<uint64_t>(std::floor(d.step_ps));
+    const double ps = d.step_ps;
     if (c.sequential_compression_ps == 0 || ps < c.sequential_compression_ps) {
       c.sequential_compression_ps = ps;
       c.sequential_where = d.name + " (" + d.id + ", one-chunk fill step)";

@@ -34,6 +34,15 @@ namespace wipeproof {
 
 inline constexpr char kNodeProfileFormat[] = "wipeproof-node-profile-v1";
 
+// Upper bounds on a node profile's figures (every number must also be finite and >= 0). A signed
+// profile is the node's word, not the truth: a figure beyond these is refused, naming the field,
+// before any arithmetic could overflow with it.
+inline constexpr double kMaxNodeProfileMicros = 1e9;        // lookup p50..max_us, one_chunk.fill_us: 1000 s
+inline constexpr double kMaxNodeProfileSeconds = 1e6;       // fill[].acquire_s, fill[].fill_s
+inline constexpr double kMaxNodeProfileBytesPerS = 1e15;    // fill[].bytes_per_s: 1 PB/s
+inline constexpr double kMaxNodeProfilePicos = 1e12;        // ps_per_compression, one_chunk.step_ps: 1 s
+inline constexpr uint64_t kMaxNodeProfileBytes = uint64_t{1} << 50;  // total_bytes, fill[].bytes: 1 PiB
+
 struct NodeFillFigure {
   LabelFormat format = LabelFormat::kC1;
   uint32_t chunk_labels = 0;  // m
@@ -58,7 +67,8 @@ struct NodeDeviceProfile {
   NodeLookupFigure lookup;
   uint32_t one_chunk_labels = 0;  // m of the one-chunk fill; 0: not measured
   double one_chunk_fill_us = 0;   // one chunk alone: the device's own recompute latency
-  double step_ps = 0;             // one_chunk_fill_us / (1.5 m c_node): per sequential node step
+  double step_ps = 0;             // one_chunk_fill_us / (1.5 m c_node): per sequential node step;
+                                  // any positive value is a measurement (0.5 ps included)
 };
 
 struct NodeProfile {
@@ -74,11 +84,14 @@ struct NodeProfile {
   const NodeDeviceProfile* FindDevice(const std::string& id) const;
 };
 
-// Errors: INVALID_ARGUMENT naming the field.
+// Errors: INVALID_ARGUMENT naming the field (missing, wrong type, negative, not finite, above its
+// kMaxNodeProfile* bound).
 StatusOr<NodeProfile> ParseNodeProfileJson(const std::string& text);
 // Reads `path`, verifies it under `node_key` (proto::VerifyNodeProfile: PERMISSION_DENIED for a
 // document not signed by that key or altered after signing), then parses the profile.
-StatusOr<NodeProfile> LoadSignedNodeProfile(const std::string& path, const proto::PublicKey& node_key);
+// `key_source` names where node_key came from, for the errors ("the inventory", "--node_pub FILE").
+StatusOr<NodeProfile> LoadSignedNodeProfile(const std::string& path, const proto::PublicKey& node_key,
+                                            const std::string& key_source = "the inventory");
 
 // The node's own estimate of filling `planned_bytes` of `device` at m in `format`, from the figure
 // it measured at exactly that m and format (acquire time and fill time scaled by bytes). 0 when it

@@ -30,11 +30,32 @@ std::string Micros(double us) {
   return s + " us";
 }
 
-uint64_t CeilScaled(uint64_t x, double factor) {
-  return static_cast<uint64_t>(std::ceil(static_cast<double>(x) * factor - 1e-9));
+}  // namespace
+
+StatusOr<uint64_t> CeilScaled(uint64_t x, double factor) {
+  if (!std::isfinite(factor) || factor < 0) {
+    return InvalidArgumentError("scale factor " + Fixed(factor, 3) + " is not a finite number >= 0");
+  }
+  const double y = std::ceil(static_cast<double>(x) * factor - 1e-9);
+  // 2^64 is exactly representable; every double below it converts without overflow.
+  if (!(y < 18446744073709551616.0)) {
+    return InvalidArgumentError(std::to_string(x) + " x " + Fixed(factor, 3) + " does not fit in 64 bits");
+  }
+  return y <= 0 ? uint64_t{0} : static_cast<uint64_t>(y);
 }
 
-}  // namespace
+bool MeetsHonestRoundMargin(uint64_t round_deadline_us, uint64_t honest_p999_us) {
+  return static_cast<long double>(round_deadline_us) >=
+         static_cast<long double>(kHonestRoundMargin) * static_cast<long double>(honest_p999_us) - 1e-6L;
+}
+
+std::string FormatPicoseconds(double ps) {
+  if (ps >= 100 || ps == std::floor(ps)) return Fixed(std::floor(ps), 0);
+  std::string s = Fixed(ps, 3);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
 
 uint64_t NearestRankPercentile(const std::vector<uint64_t>& sorted, double p) {
   const double n = static_cast<double>(sorted.size());
@@ -76,11 +97,18 @@ Status ValidatePolicy(const CalibrationPolicy& p) {
                                 ": verdicts state a bound only when the round deadline is at least " +
                                 Fixed(kHonestRoundMargin, 1) + " x the honest p99.9");
   }
-  if (!(p.fill_slack >= 0) || !std::isfinite(p.fill_slack)) return InvalidArgumentError("fill slack must be >= 0");
-  if (!(p.target_fraction > 0 && p.target_fraction < 1)) {
-    return InvalidArgumentError("target fraction must be in (0, 1)");
+  if (!(p.round_margin <= kMaxRoundMargin)) {
+    return InvalidArgumentError("margin must be <= " + Fixed(kMaxRoundMargin, 0));
   }
-  if (!(p.confidence > 0 && p.confidence < 1)) return InvalidArgumentError("confidence must be in (0, 1)");
+  if (!(p.fill_slack >= 0 && p.fill_slack <= kMaxFillSlack)) {
+    return InvalidArgumentError("fill slack must be in [0, " + Fixed(kMaxFillSlack, 0) + "]");
+  }
+  if (!(p.target_fraction >= kMinTargetFraction && p.target_fraction < 1)) {
+    return InvalidArgumentError("target fraction must be in [1e-9, 1)");
+  }
+  if (!(p.confidence > 0 && p.confidence <= kMaxConfidence)) {
+    return InvalidArgumentError("confidence must be in (0, 1 - 1e-12]");
+  }
   if (p.labels_per_round < 1) return InvalidArgumentError("labels per round must be >= 1");
   if (!IsPowerOfTwo(p.max_chunk_labels) || p.max_chunk_labels > kMaxCalibratedChunkLabels) {
     return InvalidArgumentError("max chunk labels must be a power of two <= 2^20, got " +
@@ -93,9 +121,14 @@ Status ValidatePolicy(const CalibrationPolicy& p) {
 StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPolicy& policy) {
   WP_RETURN_IF_ERROR(ValidatePolicy(policy));
   if (honest_p999_us == 0) return InvalidArgumentError("honest p99.9 round time is 0: nothing was measured");
+  if (honest_p999_us > kMaxHonestRoundP999Us) {
+    return InvalidArgumentError("honest p99.9 round time " + std::to_string(honest_p999_us) + " us is above " +
+                                std::to_string(kMaxHonestRoundP999Us) + " us (1000 s): not a round time");
+  }
   RoundRule r;
   r.honest_p999_us = honest_p999_us;
-  r.round_deadline_us = std::max<uint64_t>(1, CeilScaled(honest_p999_us, 1.0 + policy.round_margin));
+  WP_ASSIGN_OR_RETURN(const uint64_t deadline, CeilScaled(honest_p999_us, 1.0 + policy.round_margin));
+  r.round_deadline_us = std::max<uint64_t>(1, deadline);
   const AdversaryClass& a = policy.adversary;
   for (uint32_t m = 1; m <= policy.max_chunk_labels; m *= 2) {
     DeadlineRuleResult rule =
@@ -124,6 +157,8 @@ StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPo
 
 uint64_t ChunksForDetection(double target_fraction, double confidence) {
   const double n = std::log1p(-confidence) / std::log1p(-target_fraction);
+  // Saturates (a target far below kMinTargetFraction would need more than 2^64 chunks).
+  if (!(n < 1.8e19)) return UINT64_MAX;
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(n - 1e-9)));
 }
 
@@ -150,12 +185,12 @@ StatusOr<SamplingPlan> ChooseSampling(const std::vector<uint64_t>& device_chunks
   // R: enough rounds of q for N draws, and for every device larger than N enough that q per round
   // reaches N distinct chunks in expectation despite repeats across rounds:
   // C (1 - (1 - q/C)^R) >= N  <=>  R >= ln(1 - N/C) / ln(1 - q/C).
-  uint64_t rounds = (plan.chunks_needed + q - 1) / q;
+  uint64_t rounds = plan.chunks_needed / q + (plan.chunks_needed % q != 0);  // ceil without overflow
   for (uint64_t chunks : device_chunks) {
     if (chunks <= plan.chunks_needed || chunks <= q) continue;
     const double c = static_cast<double>(chunks);
     const double r = std::log1p(-need / c) / std::log1p(-static_cast<double>(q) / c);
-    rounds = std::max<uint64_t>(rounds, static_cast<uint64_t>(std::ceil(r - 1e-9)));
+    rounds = std::max<uint64_t>(rounds, r < 1.8e19 ? static_cast<uint64_t>(std::ceil(r - 1e-9)) : UINT64_MAX);
   }
   plan.rounds = static_cast<uint32_t>(std::min<uint64_t>(rounds, UINT32_MAX));
   for (size_t i = 0; i < device_chunks.size(); ++i) {
@@ -186,7 +221,9 @@ StatusOr<FillRule> ChooseFillDeadline(uint64_t measured_fill_us, uint64_t node_c
   f.measured_fill_us = measured_fill_us;
   f.node_claim_us = node_claim_us;
   f.basis_us = node_claim_us > 0 ? std::min(measured_fill_us, node_claim_us) : measured_fill_us;
-  f.fill_deadline_us = std::max<uint64_t>(1, CeilScaled(f.basis_us, 1.0 + policy.fill_slack));
+  auto fill_deadline = CeilScaled(f.basis_us, 1.0 + policy.fill_slack);
+  if (!fill_deadline.ok()) return fill_deadline.status().WithContext("fill deadline");
+  f.fill_deadline_us = std::max<uint64_t>(1, *fill_deadline);
   if (measured_fill_us > f.fill_deadline_us) {
     return FailedPreconditionError(
         "the node is too slow for the fill deadline its own profile sets: it claims a fill of " +
@@ -229,10 +266,11 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
   // Warnings: what the node claims that cannot make anything stricter here.
   out.warnings = in.claims.notes;
   const AdversaryClass& a = policy.adversary;
-  if (in.claims.sequential_compression_ps > 0 && in.claims.sequential_compression_ps < a.t_min_ps) {
+  if (in.claims.sequential_compression_ps > 0 &&
+      in.claims.sequential_compression_ps < static_cast<double>(a.t_min_ps)) {
     out.warnings.push_back("class " + a.name + " assumes no sequential compression faster than " +
                            std::to_string(a.t_min_ps) + " ps, but this node's own " + in.claims.sequential_where +
-                           " measured " + std::to_string(in.claims.sequential_compression_ps) +
+                           " measured " + FormatPicoseconds(in.claims.sequential_compression_ps) +
                            " ps: the class does not rule out this node's own hardware; the authority should lower "
                            "t_min in its classes file");
   }
@@ -278,6 +316,12 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
     if (q != q_max) p.labels_per_round_by_model[model] = q;
   }
   p.round_deadline_us = out.round.round_deadline_us;
+  // The last guard before `calibrated: true`: verdicts state a bound only at >= 1.2 x p99.9.
+  if (!MeetsHonestRoundMargin(p.round_deadline_us, in.rounds.p999_us)) {
+    return InternalError("derived round deadline " + std::to_string(p.round_deadline_us) + " us is below " +
+                         Fixed(kHonestRoundMargin, 1) + " x the honest p99.9 " + std::to_string(in.rounds.p999_us) +
+                         " us: refusing to mark it calibrated");
+  }
   // Profiles carry the fill deadline in whole milliseconds: round up.
   p.fill_deadline_us = (out.fill.fill_deadline_us + 999) / 1000 * 1000;
   p.adversary = a;

@@ -43,6 +43,23 @@
 namespace wipeproof {
 
 inline constexpr uint32_t kMaxCalibratedChunkLabels = uint32_t{1} << 20;
+// Sane maxima of the authority's knobs and of a measured honest round time: beyond them a figure
+// is a typo or an attack, and the products below would leave uint64 (a deadline wrapping to 1 us).
+inline constexpr double kMaxRoundMargin = 100;                  // deadline <= 101 x p99.9
+inline constexpr double kMaxFillSlack = 100;                    // fill deadline <= 101 x fill
+inline constexpr uint64_t kMaxHonestRoundP999Us = 1'000'000'000;  // 1000 s
+inline constexpr double kMinTargetFraction = 1e-9;              // keeps N below 2^35
+inline constexpr double kMaxConfidence = 1 - 1e-12;
+
+// ceil(x * factor) for factor >= 0, with the rule's 1e-9 tolerance. Errors: INVALID_ARGUMENT when
+// the factor is not finite or negative, or the result does not fit in uint64 (never a wrapped or
+// saturated value: a deadline must not silently shrink or grow).
+StatusOr<uint64_t> CeilScaled(uint64_t x, double factor);
+// round_deadline_us >= kHonestRoundMargin * honest_p999_us (deadline_rule.h), computed without
+// overflow: what a calibrated profile's deadline must meet.
+bool MeetsHonestRoundMargin(uint64_t round_deadline_us, uint64_t honest_p999_us);
+// Picoseconds for messages: whole above 100 ps, else up to 3 decimals ("0.5").
+std::string FormatPicoseconds(double ps);
 
 // Order statistics of round times, microseconds, challenger's monotonic clock. Percentiles are
 // nearest-rank: the smallest sample with at least p of all samples at or below it.
@@ -62,11 +79,15 @@ uint64_t NearestRankPercentile(const std::vector<uint64_t>& sorted, double p);
 struct CalibrationPolicy {
   AdversaryClass adversary;                               // t_min, safety factor (adversary_classes.h)
   LabelFormat format = LabelFormat::kC1;                  // c_node
-  double round_margin = 1.0;                              // deadline = p99.9 * (1 + margin); >= 0.2
-                                                          // (kHonestRoundMargin - 1: verdicts need it)
-  double fill_slack = 0.5;                                // fill deadline = fill * (1 + slack); >= 0
-  double target_fraction = 0.01;                          // f: hidden fraction to detect, (0, 1)
-  double confidence = 0.999;                              // detection probability per device, (0, 1)
+  double round_margin = 1.0;                              // deadline = p99.9 * (1 + margin); in
+                                                          // [0.2 (kHonestRoundMargin - 1: verdicts
+                                                          // need it), kMaxRoundMargin]
+  double fill_slack = 0.5;                                // fill deadline = fill * (1 + slack); in
+                                                          // [0, kMaxFillSlack]
+  double target_fraction = 0.01;                          // f: hidden fraction to detect,
+                                                          // [kMinTargetFraction, 1)
+  double confidence = 0.999;                              // detection probability per device,
+                                                          // (0, kMaxConfidence]
   uint32_t labels_per_round = 64;                         // q: most labels per device per round
   uint32_t max_chunk_labels = kMaxCalibratedChunkLabels;  // cap on m, a power of two <= 2^20
   uint64_t max_fill_deadline_us = 0;                      // cap on the fill deadline; 0 = none
@@ -79,7 +100,8 @@ Status ValidatePolicy(const CalibrationPolicy& policy);
 // uses. 0 = not claimed.
 struct NodeClaims {
   uint64_t fill_estimate_us = 0;           // its fill of this plan at the chosen m, by its own benchmark
-  uint64_t sequential_compression_ps = 0;  // fastest sequential compression it measured
+  double sequential_compression_ps = 0;    // fastest sequential compression it measured; any
+                                           // positive value is a measurement (0.5 ps included)
   std::string sequential_where;            // "host core", "GPU-..." (for the warning)
   std::vector<std::string> notes;          // warnings found while reducing the profile
 };
@@ -91,7 +113,8 @@ struct RoundRule {
   uint32_t chunk_labels = 0;  // m
   DeadlineRuleResult rule;    // at m: satisfied
 };
-// Errors: INVALID_ARGUMENT (p99.9 of 0, bad policy); FAILED_PRECONDITION when no power-of-two m up
+// Errors: INVALID_ARGUMENT (p99.9 of 0 or above kMaxHonestRoundP999Us, bad policy, a deadline
+// overflow); FAILED_PRECONDITION when no power-of-two m up
 // to policy.max_chunk_labels satisfies the rule, saying what the largest m allows and what it
 // would take (a smaller margin, a closer challenger, a slower class).
 StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPolicy& policy);
@@ -130,7 +153,7 @@ struct FillRule {
   uint64_t basis_us = 0;          // min(measured, claim when given)
   uint64_t fill_deadline_us = 0;  // ceil(basis * (1 + slack))
 };
-// Errors: INVALID_ARGUMENT (measured 0); FAILED_PRECONDITION when measured > the deadline (the
+// Errors: INVALID_ARGUMENT (measured 0, deadline overflow); FAILED_PRECONDITION when measured > the deadline (the
 // node's claim is too optimistic for what it did) or the deadline > policy.max_fill_deadline_us.
 StatusOr<FillRule> ChooseFillDeadline(uint64_t measured_fill_us, uint64_t node_claim_us,
                                       const CalibrationPolicy& policy);
@@ -153,7 +176,9 @@ struct CalibrationResult {
   FillRule fill;
   std::vector<std::string> warnings;
 };
-// Steps 1-4. Errors: as the steps (FAILED_PRECONDITION: refused, with the reason).
+// Steps 1-4. Errors: as the steps (FAILED_PRECONDITION: refused, with the reason); INTERNAL when
+// the derived round deadline is below kHonestRoundMargin x the honest p99.9 (a profile marked
+// calibrated never carries such a deadline).
 StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& inputs, const CalibrationPolicy& policy);
 
 }  // namespace wipeproof

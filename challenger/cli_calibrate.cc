@@ -17,6 +17,7 @@
 #include "challenger/ledger_record_sink.h"
 #include "challenger/wave_run.h"
 #include "common/clock.h"
+#include "common/file_write.h"
 
 namespace wipeproof {
 
@@ -47,23 +48,6 @@ int Log2(uint64_t x) {
   int k = 0;
   while ((uint64_t{1} << (k + 1)) <= x) ++k;
   return k;
-}
-
-// Writes `text` to `path` through a temporary file and a rename, so a reader never sees half.
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return InternalError("cannot write " + tmp);
-    out << text;
-    out.flush();
-    if (!out) return InternalError("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return InternalError("cannot rename " + tmp + " to " + path);
-  }
-  return Status::Ok();
 }
 
 nlohmann::ordered_json StatsJson(const RoundTimeStats& s) {
@@ -202,7 +186,7 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
     t += "node profile: " + FLAGS_node_profile + " verified (key " + node_profile->node_key_id + ", " +
          node_profile->software_version + ", " + node_profile->created_at + ")";
     if (run.claims.sequential_compression_ps > 0) {
-      t += "; fastest sequential compression " + std::to_string(run.claims.sequential_compression_ps) + " ps (" +
+      t += "; fastest sequential compression " + FormatPicoseconds(run.claims.sequential_compression_ps) + " ps (" +
            run.claims.sequential_where + ")";
     }
     t += "\n";
@@ -287,7 +271,16 @@ int RunCalibrate() {
     }
     return ConfigError(kSub, run.status());
   }
-  Status written = WriteFileAtomically(FLAGS_out, ProfileToJson(run->result.profile).dump(2) + "\n");
+  // Never write `calibrated: true` with a deadline verdicts cannot state a bound under.
+  if (run->result.profile.calibrated &&
+      !MeetsHonestRoundMargin(run->result.profile.round_deadline_us, run->result.profile.honest_round_p999_us)) {
+    std::fprintf(stderr, "wipeproof-challenger %s: refused, no profile written: round deadline %llu us is below %.1f x "
+                 "the honest p99.9 %llu us\n", kSub,
+                 static_cast<unsigned long long>(run->result.profile.round_deadline_us), kHonestRoundMargin,
+                 static_cast<unsigned long long>(run->result.profile.honest_round_p999_us));
+    return kExitFail;
+  }
+  Status written = WriteFileReplacing(FLAGS_out, ProfileToJson(run->result.profile).dump(2) + "\n");
   if (!written.ok()) return ConfigError(kSub, written);
 
   std::vector<std::string> selectors;

@@ -45,6 +45,16 @@ DECLARE_string(plot);
 
 namespace wipeproof {
 
+// Documented ranges of the floating flags (also in their --help), so no product or conversion to
+// an integer overflows. --margin and --fill_slack: calibration_rule.h kMaxRoundMargin and
+// kMaxFillSlack; --round_p999_us: kMaxHonestRoundP999Us.
+inline constexpr double kMaxFlagFillSeconds = 1e6;     // --max_fill_s, --probe_fill_deadline_s
+inline constexpr double kMaxHostMemoryGib = 1048576;   // --host_memory_gib: 1 PiB
+inline constexpr double kMinFillGibPerS = 1e-3;        // --gpu_fill_gib_per_s, --host_fill_gib_per_s
+inline constexpr double kMaxFillGibPerS = 1e6;
+inline constexpr double kMinVerifyRate = 1e3;          // --verify_rate when not 0 (measure)
+inline constexpr double kMaxVerifyRate = 1e12;
+
 // The file defining the flags above, as gflags records it (main.cc's applicability check).
 inline constexpr char kCalibrationFlagsFile[] = "challenger/cli_calibration_flags.cc";
 
@@ -55,5 +65,9 @@ StatusOr<AdversaryClasses> ClassesFromFlag();
 StatusOr<CalibrationPolicy> PolicyFromFlags(const AdversaryClass& adversary);
 // --probe_chunk_labels, --probe_rounds, --probe_round_deadline_us, --probe_fill_deadline_s.
 StatusOr<ProbeOptions> ProbeOptionsFromFlags();
+// plan's own flags: --round_p999_us, --host_memory_gib, --gpu_fill_gib_per_s, --host_fill_gib_per_s,
+// --verify_rate in their documented ranges (finite; NaN and inf refused), and --node_pub only with
+// --node_profile. Errors: INVALID_ARGUMENT naming the flag and its range.
+Status CheckPlanFlags();
 
 }  // namespace wipeproof

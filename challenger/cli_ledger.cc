@@ -18,7 +18,9 @@
 #include "challenger/ledger_records.h"
 #include "challenger/ledger_verify.h"
 #include "common/clock.h"
+#include "common/file_write.h"
 #include "common/hex.h"
+#include "common/json_nesting.h"
 #include "proto/key_files.h"
 
 namespace wipeproof {
@@ -27,6 +29,7 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitUnverified = 3;  // verify --export: head verified, some entries lack the envelope to check
 constexpr char kProgram[] = "wipeproof-challenger ledger";
 
 constexpr char kUsage[] =
@@ -41,7 +44,8 @@ constexpr char kUsage[] =
     "  --challenger_key=FILE  challenger public key file (PREFIX.pub); required\n"
     "  --session=HEX          show, export: only this session's entries (32 hex digits)\n"
     "  --out=FILE             export: write the document to FILE instead of stdout\n"
-    "  --envelopes            export: include each entry's signed envelope (hex)\n"
+    "  --envelopes[=false]    export: include each entry's signed envelope (default); without them\n"
+    "                         `verify --export` cannot check any entry's fields and exits 3\n"
     "  --expect_head=FILE     verify: the ledger must still extend the signed head of this earlier export\n"
     "  --export=FILE          verify: check an export document on its own instead of a ledger\n";
 
@@ -100,38 +104,18 @@ StatusOr<std::optional<proto::Bytes>> SessionFilter(const Args& args) {
 }
 
 StatusOr<nlohmann::ordered_json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(path + ": " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return InternalError(path + ": read failed");
+  // A deep document would crash the recursive code after the parser (dump, destruction).
+  WP_RETURN_IF_ERROR(CheckJsonNesting(text.str(), path));
   try {
-    return nlohmann::ordered_json::parse(in);
+    return nlohmann::ordered_json::parse(text.str());
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(path + ": not JSON: " + e.what());
   }
-}
-
-// Writes `text` to `path` atomically: a temporary file in the same folder, fsync, rename.
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return InternalError(tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return (e == ENOSPC ? ResourceExhaustedError(tmp + ": disk full") : InternalError(tmp + ": " + std::strerror(e)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    return InternalError(path + ": " + std::strerror(e));
-  }
-  return Status::Ok();
 }
 
 int Fail(std::ostream& err, const std::string& sub, const Status& status) {
@@ -210,9 +194,23 @@ void PrintHead(std::ostream& out, const std::string& what, const LedgerHead& hea
 int RunVerifyExport(const Args& args, const proto::PublicKey& pub, std::ostream& out, std::ostream& err) {
   auto document = ReadJsonFile(Flag(args, "export"));
   if (!document.ok()) return Fail(err, args.sub, document.status());
-  auto head = VerifyLedgerExport(*document, pub);
-  if (!head.ok()) return Fail(err, args.sub, head.status());
-  PrintHead(out, "export " + Flag(args, "export"), *head);
+  auto result = VerifyLedgerExport(*document, pub);
+  if (!result.ok()) return Fail(err, args.sub, result.status());
+  const std::string what = "export " + Flag(args, "export");
+  if (result->unverified_entries > 0) {
+    // Never print "OK" for a document whose summaries nothing signed vouches for.
+    out << what << ": UNVERIFIED: signed head OK (" << result->head.entry_count << " entries); "
+        << result->verified_entries
+        << " listed entries verified; export without records: " << result->unverified_entries
+        << " summaries unverified; re-export with --envelopes to verify them\n";
+    err << kProgram << " " << args.sub << ": " << result->unverified_entries
+        << " entries of the export are unverified (no envelope)\n";
+    return kExitUnverified;
+  }
+  PrintHead(out, what, result->head);
+  out << "entries: " << result->verified_entries << " listed, every field verified against its signed envelope"
+      << (result->whole_chain ? "; whole chain verified up to the signed head" : " (session filter: chain not checked)")
+      << "\n";
   return kExitOk;
 }
 
@@ -241,7 +239,7 @@ int RunExport(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
   if (!filter.ok()) return Fail(err, args.sub, filter.status());
   LedgerExportOptions options;
   options.session_id = *filter;
-  options.include_envelopes = Flag(args, "envelopes") == "true";
+  options.include_envelopes = Flag(args, "envelopes") != "false";  // on unless --envelopes=false
   auto document = ExportLedgerJson(ledger, pub, options, SystemClock());
   if (!document.ok()) return Fail(err, args.sub, document.status());
   const std::string text = document->dump(2) + "\n";
@@ -250,7 +248,7 @@ int RunExport(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
     out << text;
     return kExitOk;
   }
-  Status written = WriteFileAtomically(path, text);
+  Status written = WriteFileReplacing(path, text);
   if (!written.ok()) return Fail(err, args.sub, written);
   err << kProgram << " export: wrote " << (*document)["entries"].size() << " entries and the signed head to " << path
       << "\n";

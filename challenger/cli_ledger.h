@@ -12,15 +12,18 @@
 //   --challenger_key=FILE  challenger public key file, PREFIX.pub (required)
 //   --session=HEX          show, export: only the entries of this session (32 hex digits)
 //   --out=FILE             export: write the document to FILE (atomically, mode 0644), not stdout
-//   --envelopes            export: include every entry's signed envelope, so the document alone can be
-//                          re-verified (`verify --export`)
+//   --envelopes[=false]    export: include every entry's signed envelope (the default), so the
+//                          document alone can be re-verified (`verify --export`); --envelopes=false
+//                          leaves them out and no entry's fields can then be verified
 //   --expect_head=FILE     verify: also check the ledger still extends the signed head of FILE, an
 //                          earlier export (catches entries removed from the end)
-//   --export=FILE          verify: check an export document on its own (signed head; whole chain
-//                          when it was made with --envelopes and no --session)
+//   --export=FILE          verify: check an export document on its own: signed head; every field of
+//                          each entry against its envelope; whole chain when no --session was given
 //
 // Output: results on stdout; errors on stderr as one line "wipeproof-challenger ledger <sub>: <CODE>:
-// <message>". Exit codes: 0 verified / done; 1 verification failed or I/O error; 2 bad command line.
+// <message>". Exit codes: 0 verified / done; 1 verification failed or I/O error; 2 bad command line;
+// 3 verify --export of a document with entries lacking their envelope: the signed head verified but
+// those entries' summaries are UNVERIFIED (stdout says how many).
 //
 // Thread-safety: runs on the calling thread; no global state.
 #pragma once

@@ -20,6 +20,7 @@
 #include "challenger/plan_calculator.h"
 #include "challenger/svg_plot.h"
 #include "challenger/calibration_node_profile.h"
+#include "common/file_write.h"
 #include "kernels/chunk_verifier.h"
 #include "kernels/region_labeler.h"
 #include "proto/key_files.h"
@@ -335,6 +336,7 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
 }  // namespace
 
 int RunPlan() {
+  if (Status flags = CheckPlanFlags(); !flags.ok()) return ConfigError(kSub, flags);
   auto classes = ClassesFromFlag();
   if (!classes.ok()) return ConfigError(kSub, classes.status());
   PlanInputs in;
@@ -370,12 +372,11 @@ int RunPlan() {
     if (FLAGS_gpus > 0) return ConfigError(kSub, "give either --node_profile or --gpus, not both");
     auto key = proto::ReadPublicKeyFile(FLAGS_node_pub);
     if (!key.ok()) return ConfigError(kSub, key.status().WithContext("--node_pub"));
-    auto loaded = LoadSignedNodeProfile(FLAGS_node_profile, *key);
+    auto loaded = LoadSignedNodeProfile(FLAGS_node_profile, *key, "--node_pub " + FLAGS_node_pub);
     if (!loaded.ok()) return ConfigError(kSub, loaded.status().WithContext("--node_profile"));
     source.emplace();
     source->path = FLAGS_node_profile;
     source->profile = std::move(*loaded);
-    if (!(FLAGS_host_memory_gib >= 0)) return ConfigError(kSub, "--host_memory_gib must be >= 0");
     auto shape = PlanShapeFromNodeProfile(source->profile, in.policy.format, FLAGS_gpu_reserve_bytes,
                                           /*include_host=*/true, static_cast<uint64_t>(FLAGS_host_memory_gib * kGiB),
                                           FLAGS_host_reserve_bytes);
@@ -384,17 +385,26 @@ int RunPlan() {
     source->network_p999_us = FLAGS_round_p999_us;
     in.devices = source->shape.devices;
     if (!in.profile) {
-      in.honest_round_p999_us =
-          FLAGS_round_p999_us + static_cast<uint64_t>(std::ceil(source->shape.slowest_lookup_p999_us));
+      // Both parts are bounded (--round_p999_us <= kMaxHonestRoundP999Us, a lookup p99.9 <=
+      // kMaxNodeProfileMicros), so the sum fits; ComputeFleetPlan refuses a sum above the maximum.
+      const double lookup_us = std::ceil(source->shape.slowest_lookup_p999_us);
+      if (!(lookup_us >= 0 && lookup_us <= kMaxNodeProfileMicros)) {
+        return ConfigError(kSub, "--node_profile: slowest lookup p99.9 out of range");
+      }
+      in.honest_round_p999_us = FLAGS_round_p999_us + static_cast<uint64_t>(lookup_us);
+      if (in.honest_round_p999_us > kMaxHonestRoundP999Us) {
+        return ConfigError(kSub, "--round_p999_us " + std::to_string(FLAGS_round_p999_us) +
+                                     " us + the node profile's slowest lookup p99.9 " +
+                                     Fixed(source->shape.slowest_lookup_p999_us, 1) + " us is above " +
+                                     std::to_string(kMaxHonestRoundP999Us) + " us (1000 s): not a round time");
+      }
     }
   }
   if (!source && FLAGS_gpus > 0) {
-    if (!(FLAGS_gpu_fill_gib_per_s > 0)) return ConfigError(kSub, "--gpu_fill_gib_per_s must be > 0");
     in.devices.push_back({FLAGS_gpu_model, FLAGS_gpus, FLAGS_gpu_memory_bytes, FLAGS_gpu_reserve_bytes,
                           FLAGS_gpu_fill_gib_per_s * kGiB});
   }
   if (!source && FLAGS_host_memory_gib > 0) {
-    if (!(FLAGS_host_fill_gib_per_s > 0)) return ConfigError(kSub, "--host_fill_gib_per_s must be > 0");
     in.devices.push_back({"host-dram", 1, static_cast<uint64_t>(FLAGS_host_memory_gib * kGiB), FLAGS_host_reserve_bytes,
                           FLAGS_host_fill_gib_per_s * kGiB});
   }
@@ -403,7 +413,6 @@ int RunPlan() {
   if (FLAGS_challenger_cores < 0) return ConfigError(kSub, "--challenger_cores must be >= 0");
   in.challenger_cores = FLAGS_challenger_cores > 0 ? FLAGS_challenger_cores
                                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  if (FLAGS_verify_rate < 0) return ConfigError(kSub, "--verify_rate must be >= 0");
   in.verify_compressions_per_s_per_core =
       FLAGS_verify_rate > 0 ? FLAGS_verify_rate : MeasureVerifyRate(in.policy.format);
   if (!(in.verify_compressions_per_s_per_core > 0)) return ConfigError(kSub, "could not measure the verify rate");
@@ -412,9 +421,9 @@ int RunPlan() {
   if (!result.ok()) return ConfigError(kSub, result.status());
   if (source && source->shape.sequential_compression_ps > 0) {
     for (ClassPlan& c : result->classes) {
-      if (source->shape.sequential_compression_ps < c.adversary.t_min_ps) {
+      if (source->shape.sequential_compression_ps < static_cast<double>(c.adversary.t_min_ps)) {
         c.warnings.push_back("this node's own " + source->shape.sequential_where + " measured " +
-                             std::to_string(source->shape.sequential_compression_ps) +
+                             FormatPicoseconds(source->shape.sequential_compression_ps) +
                              " ps per sequential compression, faster than the class's t_min " +
                              std::to_string(c.adversary.t_min_ps) +
                              " ps: the class does not rule out the node's own hardware");
@@ -423,9 +432,8 @@ int RunPlan() {
   }
   const NodeProfileSource* src = source ? &*source : nullptr;
   if (!FLAGS_plot.empty()) {
-    std::ofstream out(FLAGS_plot, std::ios::trunc);
-    out << PlanSvg(in, *result);
-    if (!out) return ConfigError(kSub, "cannot write --plot=" + FLAGS_plot);
+    Status written = WriteFileReplacing(FLAGS_plot, PlanSvg(in, *result));
+    if (!written.ok()) return ConfigError(kSub, written.WithContext("--plot"));
   }
   if (FLAGS_json) {
     std::cout << PlanJson(in, *result, src).dump(2) << std::endl;

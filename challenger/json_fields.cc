@@ -10,6 +10,8 @@
 #include <sstream>
 #include <vector>
 
+#include "common/json_nesting.h"
+
 namespace wipeproof {
 
 namespace {
@@ -105,7 +107,9 @@ Status JsonObject::OptionalBool(const std::string& key, bool* out) const {
 namespace {
 
 // Follows the parser's events to name where it is ("nodes[1].devices[0]") and finds the first key
-// that appears twice in one object (nlohmann keeps the last value silently).
+// that appears twice in one object (nlohmann keeps the last value silently). Each frame holds only its
+// own path segment ("nodes", "[1]"), so memory is linear in the nesting depth; the full path is joined
+// only for the error message.
 class DuplicateKeyFinder {
  public:
   bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
@@ -113,7 +117,7 @@ class DuplicateKeyFinder {
     switch (event) {
       case Event::object_start:
       case Event::array_start:
-        frames_.push_back({event == Event::array_start, ChildPath(), {}, 0, {}});
+        frames_.push_back({event == Event::array_start, ChildSegment(), {}, 0, {}});
         break;
       case Event::object_end:
       case Event::array_end:
@@ -124,7 +128,7 @@ class DuplicateKeyFinder {
           Frame& f = frames_.back();
           f.key = parsed.get<std::string>();
           if (!f.keys.insert(f.key).second && duplicate_.empty()) {
-            duplicate_ = Join(f.path, f.key) + ": duplicate key (a key may appear only once in an object)";
+            duplicate_ = Join(CurrentPath(), f.key) + ": duplicate key (a key may appear only once in an object)";
           }
         }
         break;
@@ -139,7 +143,7 @@ class DuplicateKeyFinder {
  private:
   struct Frame {
     bool array = false;
-    std::string path;
+    std::string segment;         // this container's name in its parent: "key", "[3]", "" at the root
     std::set<std::string> keys;  // objects: keys seen so far
     size_t next_index = 0;       // arrays: index of the next element
     std::string key;             // objects: the key whose value comes next
@@ -147,12 +151,23 @@ class DuplicateKeyFinder {
   static std::string Join(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
   }
-  // Path of a container that starts now, inside the current frame.
-  std::string ChildPath() {
+  std::string CurrentPath() const {
+    std::string path;
+    for (const Frame& f : frames_) {
+      if (f.segment.empty() || f.segment[0] == '[') {
+        path += f.segment;
+      } else {
+        path = Join(path, f.segment);
+      }
+    }
+    return path;
+  }
+  // Segment of a container that starts now, inside the current frame.
+  std::string ChildSegment() {
     if (frames_.empty()) return "";
     Frame& f = frames_.back();
-    if (f.array) return f.path + "[" + std::to_string(f.next_index++) + "]";
-    return Join(f.path, f.key);
+    if (f.array) return "[" + std::to_string(f.next_index++) + "]";
+    return f.key;
   }
   std::vector<Frame> frames_;
   std::string duplicate_;
@@ -161,6 +176,8 @@ class DuplicateKeyFinder {
 }  // namespace
 
 StatusOr<nlohmann::json> ParseJsonText(const std::string& text, const std::string& what) {
+  // Before the parser: a deep document must not reach code that recurses per level.
+  WP_RETURN_IF_ERROR(CheckJsonNesting(text, what));
   DuplicateKeyFinder finder;
   nlohmann::json doc;
   try {

@@ -50,7 +50,10 @@ class JsonObject {
 
 // Parses `text` as JSON. A key that appears twice in one object is refused (the parser would keep
 // the last value silently, and a copy-paste slip would go unnoticed).
-// Errors: INVALID_ARGUMENT "<what>: not valid JSON: <parser message>", or
+// Arrays and objects nested deeper than kMaxJsonNesting (common/json_nesting.h) are refused before
+// parsing. Time and memory are linear in the size of `text`.
+// Errors: INVALID_ARGUMENT "<what>: JSON nested deeper than 64 levels",
+// "<what>: not valid JSON: <parser message>", or
 // "<what>: nodes[0].devices[1].capacity_bytes: duplicate key (a key may appear only once in an object)".
 StatusOr<nlohmann::json> ParseJsonText(const std::string& text, const std::string& what);
 

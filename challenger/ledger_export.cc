@@ -83,6 +83,74 @@ StatusOr<LedgerRow> RowFromEntryJson(const Json& entry, size_t index) {
   return row;
 }
 
+// The fields an exported entry may have; anything else is refused rather than shown unverified.
+constexpr const char* kEntryFields[] = {"sequence",     "kind",         "session_id",    "recorded_at_unix_us",
+                                        "recorded_at",  "record_bytes", "record_digest", "prev_entry_digest",
+                                        "entry_digest", "summary",      "envelope"};
+
+Status CheckEntryFieldNames(const Json& entry, size_t index) {
+  const std::string where = "export entries[" + std::to_string(index) + "]";
+  if (!entry.is_object()) return InvalidArgumentError(where + ": not an object");
+  for (const auto& item : entry.items()) {
+    bool known = false;
+    for (const char* name : kEntryFields) known = known || item.key() == name;
+    if (!known)
+      return InvalidArgumentError(where + ": field '" + item.key() + "' is not part of " + kLedgerExportFormat);
+  }
+  return Status::Ok();
+}
+
+// "" when `exported` equals `signed_summary` key by key; else the first difference, for the error.
+std::string SummaryDifference(const Json& exported, const Json& signed_summary) {
+  if (!exported.is_object()) return "is not an object";
+  for (const auto& item : signed_summary.items()) {
+    if (!exported.contains(item.key())) return "summary." + item.key() + " is missing";
+    if (exported.at(item.key()) != item.value()) {
+      return "summary." + item.key() + " is " + exported.at(item.key()).dump() + ", the signed record says " +
+             item.value().dump();
+    }
+  }
+  for (const auto& item : exported.items()) {
+    if (!signed_summary.contains(item.key())) return "summary." + item.key() + " is not in the signed record";
+  }
+  return "";
+}
+
+// Every field of an exported entry that VerifyLedgerRow does not already compare, recomputed from
+// the signed entry. Errors: DATA_LOSS naming the entry and the field.
+Status CheckEntryAgainstSigned(const Json& entry, const VerifiedEntry& signed_entry, size_t index) {
+  const std::string where =
+      "export entries[" + std::to_string(index) + "] (ledger entry " + std::to_string(signed_entry.sequence) + ")";
+  auto differs = [&](const char* field, const std::string& what) {
+    return DataLossError(where + ": field '" + field + "' " + what + " (the document was edited)");
+  };
+  WP_ASSIGN_OR_RETURN(std::string recorded_at, Field<std::string>(entry, "recorded_at", where));
+  if (recorded_at != FormatUnixMicrosUtc(signed_entry.recorded_at_unix_us)) {
+    return differs("recorded_at", "is '" + recorded_at + "', the signed entry says '" +
+                                      FormatUnixMicrosUtc(signed_entry.recorded_at_unix_us) + "'");
+  }
+  WP_ASSIGN_OR_RETURN(uint64_t record_bytes, Field<uint64_t>(entry, "record_bytes", where));
+  if (record_bytes != signed_entry.record.size()) {
+    return differs("record_bytes", "is " + std::to_string(record_bytes) + ", the signed record has " +
+                                       std::to_string(signed_entry.record.size()));
+  }
+  WP_ASSIGN_OR_RETURN(std::string record_digest, Field<std::string>(entry, "record_digest", where));
+  const std::string want_record_digest = Hex(proto::Blake2b256(proto::AsView(signed_entry.record)));
+  if (record_digest != want_record_digest) {
+    return differs("record_digest", "is " + record_digest + ", the signed record's is " + want_record_digest);
+  }
+  WP_ASSIGN_OR_RETURN(std::string prev, Field<std::string>(entry, "prev_entry_digest", where));
+  if (prev != Hex(signed_entry.prev_entry_digest)) {
+    return differs("prev_entry_digest",
+                   "is " + prev + ", the signed entry says " + Hex(signed_entry.prev_entry_digest));
+  }
+  if (!entry.contains("summary")) return InvalidArgumentError(where + ": no field 'summary'");
+  const std::string difference = SummaryDifference(
+      entry.at("summary"), SummarizeLedgerRecord(signed_entry.kind, proto::AsView(signed_entry.record)));
+  if (!difference.empty()) return differs("summary", "differs from the signed record: " + difference);
+  return Status::Ok();
+}
+
 Status CheckDocumentKey(const Json& document, const proto::PublicKey& challenger_pub) {
   WP_ASSIGN_OR_RETURN(std::string format, Field<std::string>(document, "format", "export"));
   if (format != kLedgerExportFormat) {
@@ -93,6 +161,14 @@ Status CheckDocumentKey(const Json& document, const proto::PublicKey& challenger
   if (key_id != given) {
     return PermissionDeniedError("export was made for challenger key " + key_id + ", not key " + given +
                                  " (wrong key given?)");
+  }
+  // The document's copy of the key is for readers; it must be the key that verifies it.
+  if (document.contains("challenger_public_key")) {
+    WP_ASSIGN_OR_RETURN(std::string key_hex, Field<std::string>(document, "challenger_public_key", "export"));
+    if (key_hex != Hex(challenger_pub)) {
+      return DataLossError("export: field 'challenger_public_key' is not the key " + given +
+                           " (the document was edited)");
+    }
   }
   return Status::Ok();
 }
@@ -173,11 +249,20 @@ StatusOr<LedgerHead> VerifyExportedHead(const Json& document, const proto::Publi
   auto verified = VerifyLedgerRow(row, challenger_pub);
   if (!verified.ok()) return DataLossError("export head does not verify: " + verified.status().message());
   head.digest = verified->entry_digest;
+  if (head_json.contains("recorded_at")) {
+    WP_ASSIGN_OR_RETURN(std::string recorded_at, Field<std::string>(head_json, "recorded_at", "export head"));
+    if (recorded_at != FormatUnixMicrosUtc(head.recorded_at_unix_us)) {
+      return DataLossError("export head: field 'recorded_at' is '" + recorded_at + "', the signed entry says '" +
+                           FormatUnixMicrosUtc(head.recorded_at_unix_us) + "' (the document was edited)");
+    }
+  }
   return head;
 }
 
-StatusOr<LedgerHead> VerifyLedgerExport(const Json& document, const proto::PublicKey& challenger_pub) {
-  WP_ASSIGN_OR_RETURN(LedgerHead head, VerifyExportedHead(document, challenger_pub));
+StatusOr<ExportVerification> VerifyLedgerExport(const Json& document, const proto::PublicKey& challenger_pub) {
+  ExportVerification result;
+  WP_ASSIGN_OR_RETURN(result.head, VerifyExportedHead(document, challenger_pub));
+  const LedgerHead& head = result.head;
   if (!document.contains("entries") || !document.at("entries").is_array()) {
     return InvalidArgumentError("export: no 'entries' array");
   }
@@ -192,25 +277,36 @@ StatusOr<LedgerHead> VerifyLedgerExport(const Json& document, const proto::Publi
                          std::to_string(head.entry_count) + " and there is no session filter: entries were removed");
   }
   bool all_envelopes = true;
-  for (const Json& entry : entries) all_envelopes = all_envelopes && entry.contains("envelope");
+  for (size_t i = 0; i < entries.size(); ++i) {
+    WP_RETURN_IF_ERROR(CheckEntryFieldNames(entries[i], i));
+    all_envelopes = all_envelopes && entries[i].contains("envelope");
+  }
   if (!filter.has_value() && all_envelopes) {
     ChainVerifier verifier(challenger_pub);
     verifier.ExpectHead(head);
     for (size_t i = 0; i < entries.size(); ++i) {
       WP_ASSIGN_OR_RETURN(LedgerRow row, RowFromEntryJson(entries[i], i));
-      WP_RETURN_IF_ERROR(verifier.Next(row).status().WithContext("export"));
+      auto verified = verifier.Next(row);
+      if (!verified.ok()) return verified.status().WithContext("export entries[" + std::to_string(i) + "]");
+      WP_RETURN_IF_ERROR(CheckEntryAgainstSigned(entries[i], *verified, i));
     }
     WP_RETURN_IF_ERROR(verifier.Finish());
-    return head;
+    result.verified_entries = entries.size();
+    result.whole_chain = true;
+    return result;
   }
-  // Filtered or without envelopes: every entry that carries its envelope, on its own.
+  // Filtered or without envelopes: every entry that carries its envelope, on its own; the others
+  // are counted, since nothing signed binds their fields.
   std::optional<uint64_t> previous;
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (!entries[i].contains("envelope")) continue;
+    if (!entries[i].contains("envelope")) {
+      ++result.unverified_entries;
+      continue;
+    }
     WP_ASSIGN_OR_RETURN(LedgerRow row, RowFromEntryJson(entries[i], i));
     const std::string where = "export entries[" + std::to_string(i) + "]";
     auto verified = VerifyLedgerRow(row, challenger_pub);
-    if (!verified.ok()) return verified.status().WithContext("export");
+    if (!verified.ok()) return verified.status().WithContext(where);
     if (row.sequence > head.sequence || (previous.has_value() && row.sequence <= *previous)) {
       return DataLossError(where + ": sequence " + std::to_string(row.sequence) +
                            " is out of order or beyond the head " + std::to_string(head.sequence));
@@ -218,9 +314,15 @@ StatusOr<LedgerHead> VerifyLedgerExport(const Json& document, const proto::Publi
     if (filter.has_value() && verified->session_id != *filter) {
       return DataLossError(where + ": entry " + std::to_string(row.sequence) + " is not of the filtered session");
     }
+    // The head entry is signed twice over: the head's envelope and the entry's must be the same.
+    if (row.sequence == head.sequence && verified->entry_digest != head.digest) {
+      return DataLossError(where + ": entry " + std::to_string(row.sequence) + " is not the signed head's entry");
+    }
+    WP_RETURN_IF_ERROR(CheckEntryAgainstSigned(entries[i], *verified, i));
+    ++result.verified_entries;
     previous = row.sequence;
   }
-  return head;
+  return result;
 }
 
 }  // namespace wipeproof

@@ -63,7 +63,9 @@ Status CheckInputs(const PlanInputs& in) {
     if (d.capacity_bytes == 0 || d.reserve_bytes >= d.capacity_bytes) {
       return InvalidArgumentError(d.model + ": capacity must exceed the reserve");
     }
-    if (!(d.fill_bytes_per_s > 0)) return InvalidArgumentError(d.model + ": fill rate must be > 0");
+    if (!(d.fill_bytes_per_s > 0) || !std::isfinite(d.fill_bytes_per_s)) {
+      return InvalidArgumentError(d.model + ": fill rate must be finite and > 0");
+    }
     if (d.fill_rate_chunk_labels > kMaxCalibratedChunkLabels) {
       return InvalidArgumentError(d.model + ": fill rate m must be in [1, 2^20]");
     }
@@ -72,9 +74,15 @@ Status CheckInputs(const PlanInputs& in) {
     return InvalidArgumentError("fill rate m must be in [1, 2^20]");
   }
   if (in.honest_round_p999_us == 0 && !in.profile) return InvalidArgumentError("honest round p99.9 must be > 0");
+  if (in.honest_round_p999_us > kMaxHonestRoundP999Us) {
+    return InvalidArgumentError("honest round p99.9 " + std::to_string(in.honest_round_p999_us) + " us is above " +
+                                std::to_string(kMaxHonestRoundP999Us) + " us (1000 s)");
+  }
   if (in.nodes_per_wave < 1) return InvalidArgumentError("nodes per wave must be >= 1");
   if (in.challenger_cores < 1) return InvalidArgumentError("challenger cores must be >= 1");
-  if (!(in.verify_compressions_per_s_per_core > 0)) return InvalidArgumentError("verify rate must be > 0");
+  if (!(in.verify_compressions_per_s_per_core > 0) || !std::isfinite(in.verify_compressions_per_s_per_core)) {
+    return InvalidArgumentError("verify rate must be finite and > 0");
+  }
   if (in.classes.empty() && !in.profile) return InvalidArgumentError("no adversary class");
   return Status::Ok();
 }
@@ -212,13 +220,14 @@ StatusOr<NodeProfilePlanShape> PlanShapeFromNodeProfile(const NodeProfile& profi
     for (const auto& n : shape.notes) why += "; " + n;
     return InvalidArgumentError("the node profile has no device to plan" + why);
   }
+  // Kept as doubles: a sub-picosecond figure is a measurement (floor() would read it as "none").
   if (profile.host_sequential_compression_ps > 0) {
-    shape.sequential_compression_ps = static_cast<uint64_t>(std::floor(profile.host_sequential_compression_ps));
+    shape.sequential_compression_ps = profile.host_sequential_compression_ps;
     shape.sequential_where = "host core";
   }
   for (const NodeDeviceProfile& d : profile.devices) {
     if (d.kind == "host" || !(d.step_ps > 0)) continue;
-    const uint64_t ps = static_cast<uint64_t>(std::floor(d.step_ps));
+    const double ps = d.step_ps;
     if (shape.sequential_compression_ps == 0 || ps < shape.sequential_compression_ps) {
       shape.sequential_compression_ps = ps;
       shape.sequential_where = d.name + " (" + d.id + ")";

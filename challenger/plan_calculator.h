@@ -91,7 +91,8 @@ struct PlanResult {
   std::vector<ClassPlan> classes;
 };
 
-// Errors: INVALID_ARGUMENT for inputs out of range (no devices, a rate <= 0, bad policy).
+// Errors: INVALID_ARGUMENT for inputs out of range (no devices, a rate <= 0 or not finite, an
+// honest p99.9 above kMaxHonestRoundP999Us, bad policy).
 // A class that no m fits is returned with feasible = false and the refusal text.
 StatusOr<PlanResult> ComputeFleetPlan(const PlanInputs& inputs);
 
@@ -99,7 +100,8 @@ StatusOr<PlanResult> ComputeFleetPlan(const PlanInputs& inputs);
 struct NodeProfilePlanShape {
   std::vector<PlanDeviceSpec> devices;  // GPUs grouped by name and size, then the host
   double slowest_lookup_p999_us = 0;    // the largest device lookup p99.9 the node measured
-  uint64_t sequential_compression_ps = 0;  // fastest the node measured (host core or GPU step); 0: none
+  double sequential_compression_ps = 0;  // fastest the node measured (host core or GPU step); 0: none;
+                                         // any positive value (0.5 ps too) is a measurement
   std::string sequential_where;
   std::vector<std::string> notes;  // devices left out and why
 };

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/hex.h"
+#include "common/json_nesting.h"
 
 namespace wipeproof::proto {
 
@@ -63,6 +64,7 @@ StatusOr<std::string> VerifyNodeProfile(const std::string& signed_document, cons
   if (signed_document.size() > 2 * kMaxNodeProfileBytes + 4096) {
     return InvalidArgumentError("signed node profile: too large");
   }
+  WP_RETURN_IF_ERROR(CheckJsonNesting(signed_document, "signed node profile"));
   nlohmann::json doc = nlohmann::json::parse(signed_document, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return InvalidArgumentError("signed node profile: not valid JSON");
   if (!doc.is_object()) return InvalidArgumentError("signed node profile: want a JSON object");

@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/file_write.h"
 #include "common/hex.h"
 #include "kernels/blake3_compress.h"
 #include "kernels/chunk_verifier.h"
@@ -422,15 +423,8 @@ int RunBenchAll(BenchSetup& setup) {
     auto signed_doc = proto::SignNodeProfile(text + "\n", *node_key);
     if (!signed_doc.ok()) return Failure(kName, signed_doc.status());
     if (!FLAGS_out.empty()) {
-      const std::string tmp = FLAGS_out + ".tmp";
-      {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << *signed_doc;
-        if (!out) return Failure(kName, InternalError("cannot write " + tmp));
-      }
-      if (std::rename(tmp.c_str(), FLAGS_out.c_str()) != 0) {
-        return Failure(kName, InternalError("cannot rename " + tmp + " to " + FLAGS_out));
-      }
+      Status written = WriteFileReplacing(FLAGS_out, *signed_doc);
+      if (!written.ok()) return Failure(kName, written);
       std::fprintf(stderr, "bench all: signed profile written to %s (node key %s)\n", FLAGS_out.c_str(),
                    proto::KeyIdHex(proto::KeyIdOf(node_key->public_key)).c_str());
     }

@@ -2,7 +2,7 @@
 // (style.md 10) with a fake clock, and sessions over real loopback TCP. Covers what only the RPC
 // layer can get wrong: status answered during a fill, typed errors across the wire, a connection
 // dropped mid-fill or a cancelled call freeing memory, oversized messages, the timeout timer, and
-// staying up under abuse: accept errors, the connection cap, idle and trickling connections, abort
+// staying up under abuse: accept errors, the connection cap (eviction), idle and trickling connections, abort
 // from another connection, refused orders costing no thread.
 #include <capnp/message.h>
 #include <capnp/rpc-twoparty.h>
@@ -453,28 +453,75 @@ TEST_F(AgentRpcTest, AcceptErrorsAreRetriedAndTheListenerStaysOpen) {
   ExpectNothingHeld();
 }
 
-TEST_F(AgentRpcTest, ConnectionsBeyondTheCapAreClosedAtOnce) {
-  options_.max_connections = 2;
+// At the cap a new connection evicts the oldest connection without a session, however recently
+// that one called; the session owner is never evicted.
+TEST_F(AgentRpcTest, AtTheCapTheOldestConnectionWithoutASessionIsEvicted) {
+  options_.max_connections = 3;
   Start(agent_test::HostBackends());
   auto owner = Connect();
-  auto other = Connect();
+  auto poller = Connect();
+  auto silent = Connect();
+  const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
+  ASSERT_TRUE(ErrorOf(StartRequest(*owner, order).send(), io_.waitScope).ok());
+  EXPECT_EQ(PhaseOverRpc(*poller), proto::AgentPhase::READY);  // the poller called last
+
+  auto first = Connect();  // evicts the poller: older than `silent`
+  EXPECT_EQ(server_->connections(), 3u);
+  EXPECT_EQ(server_->connections_evicted(), 1u);
+  EXPECT_FALSE(ErrorOf(poller->agent.statusRequest().send(), io_.waitScope).ok());
+  EXPECT_EQ(PhaseOverRpc(*first), proto::AgentPhase::READY);
+  EXPECT_EQ(PhaseOverRpc(*silent), proto::AgentPhase::READY);  // still open
+
+  auto second = Connect();  // evicts `silent`
+  auto third = Connect();   // evicts `first`; never the owner
+  EXPECT_EQ(server_->connections(), 3u);
+  EXPECT_EQ(server_->connections_evicted(), 3u);
+  EXPECT_EQ(server_->connections_refused(), 0u);
+  EXPECT_FALSE(ErrorOf(silent->agent.statusRequest().send(), io_.waitScope).ok());
+  EXPECT_FALSE(ErrorOf(first->agent.statusRequest().send(), io_.waitScope).ok());
+  EXPECT_EQ(PhaseOverRpc(*second), proto::AgentPhase::READY);
+  EXPECT_EQ(PhaseOverRpc(*third), proto::AgentPhase::READY);
+
+  auto round = owner->agent.roundRequest();
+  BuildRound(round.initRound(), agent_test::SessionIdOf(1), 0, {7});
+  EXPECT_TRUE(ErrorOf(round.send(), io_.waitScope).ok());
+  auto finish = owner->agent.finishRequest();
+  proto::WriteEnvelope(SignedVerdict(order, true), finish.initVerdict());
+  EXPECT_TRUE(ErrorOf(finish.send(), io_.waitScope).ok());
+  ExpectNothingHeld();
+
+  // With its session over, the former owner is the oldest connection without a session.
+  auto fourth = Connect();
+  EXPECT_FALSE(ErrorOf(owner->agent.statusRequest().send(), io_.waitScope).ok());
+  EXPECT_EQ(PhaseOverRpc(*fourth), proto::AgentPhase::IDLE);
+  EXPECT_EQ(server_->connections_evicted(), 4u);
+  EXPECT_EQ(server_->connections(), 3u);
+}
+
+// A new connection is closed at once only when no open connection may be evicted: here the only
+// slot belongs to the session owner.
+TEST_F(AgentRpcTest, NewConnectionIsClosedAtOnceOnlyWhenEverySlotOwnsASession) {
+  options_.max_connections = 1;
+  Start(agent_test::HostBackends());
+  auto owner = Connect();
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
   ASSERT_TRUE(ErrorOf(StartRequest(*owner, order).send(), io_.waitScope).ok());
 
   auto refused = Connect();
   EXPECT_FALSE(ErrorOf(refused->agent.statusRequest().send(), io_.waitScope).ok());
-  EXPECT_EQ(server_->connections(), 2u);
+  EXPECT_EQ(server_->connections(), 1u);
   EXPECT_EQ(server_->connections_refused(), 1u);
+  EXPECT_EQ(server_->connections_evicted(), 0u);
   EXPECT_EQ(PhaseOverRpc(*owner), proto::AgentPhase::READY);  // the session goes on
 
-  other->Drop();
-  ASSERT_TRUE(SpinUntil([&] { return server_->connections() == 1; }));
-  auto later = Connect();
-  EXPECT_EQ(PhaseOverRpc(*later), proto::AgentPhase::READY);
   auto finish = owner->agent.finishRequest();
   proto::WriteEnvelope(SignedVerdict(order, true), finish.initVerdict());
   EXPECT_TRUE(ErrorOf(finish.send(), io_.waitScope).ok());
   ExpectNothingHeld();
+  auto later = Connect();  // the slot is evictable now
+  EXPECT_EQ(PhaseOverRpc(*later), proto::AgentPhase::IDLE);
+  EXPECT_EQ(server_->connections_evicted(), 1u);
+  EXPECT_EQ(server_->connections_refused(), 1u);
 }
 
 TEST_F(AgentRpcTest, IdleConnectionsAreClosedButNotTheSessionOwner) {
@@ -558,6 +605,66 @@ TEST_F(AgentRpcTest, IdleAndTricklingConnectionsDoNotBlockAnHonestSession) {
   ASSERT_TRUE(SpinUntil([&] { return trickle_failed; }));
   EXPECT_GE(server_->connections_idled_out(), 2u);
   EXPECT_EQ(server_->connections(), 1u);
+}
+
+// A third party holding every slot with silent connections and status pollers (well within the
+// idle timeout) cannot keep an honest challenger out: each new connection evicts the oldest one
+// without a session, and the session runs to a pass.
+TEST_F(AgentRpcTest, ACapFullOfIdleAndPollingConnectionsDoesNotBlockAnHonestSession) {
+  options_.max_connections = 4;
+  Start(agent_test::HostBackends());
+  const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
+  auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io_.waitScope);
+  // One at a time, so that the agent opens them in this order.
+  auto connect = [&]() {
+    const uint64_t opened = server_->connections() + server_->connections_evicted() + server_->connections_refused();
+    auto stream = address->connect().wait(io_.waitScope);
+    EXPECT_TRUE(SpinUntil([&] {
+      return server_->connections() + server_->connections_evicted() + server_->connections_refused() > opened;
+    }));
+    return stream;
+  };
+  auto silent1 = connect();
+  auto silent2 = connect();
+  Client poller1(connect());
+  Client poller2(connect());
+  EXPECT_EQ(server_->connections(), 4u);
+
+  Client honest(connect());  // evicts silent1
+  OrderSpec spec;
+  spec.rounds = 2;
+  const proto::SignedEnvelope order = SignedOrder(spec, clock_);
+  ASSERT_TRUE(ErrorOf(StartRequest(honest, order).send(), io_.waitScope).ok());
+  const auto expected = agent_test::ExpectedLabels(256, 0, 65536);
+  for (uint32_t r = 0; r < spec.rounds; ++r) {
+    EXPECT_EQ(PhaseOverRpc(poller1), proto::AgentPhase::READY);
+    EXPECT_EQ(PhaseOverRpc(poller2), proto::AgentPhase::READY);
+    auto round = honest.agent.roundRequest();
+    BuildRound(round.initRound(), spec.session_id, r, {11 + r});
+    auto answer = round.send().wait(io_.waitScope);
+    ASSERT_EQ(answer.getAnswer().getLabels().size(), 32u);
+    EXPECT_EQ(0, std::memcmp(answer.getAnswer().getLabels().begin(), expected.data() + 32 * (11 + r), 32));
+  }
+  auto finish = honest.agent.finishRequest();
+  proto::WriteEnvelope(SignedVerdict(order, true), finish.initVerdict());
+  EXPECT_TRUE(ErrorOf(finish.send(), io_.waitScope).ok());
+  ExpectNothingHeld();
+  char byte;
+  EXPECT_EQ(silent1->tryRead(&byte, 1, 1).wait(io_.waitScope), 0u);  // evicted: EOF
+  EXPECT_EQ(server_->connections_evicted(), 1u);
+
+  // Three more newcomers evict the rest in the order they opened, pollers included though they
+  // have just called.
+  auto newcomer1 = connect();
+  auto newcomer2 = connect();
+  auto newcomer3 = connect();
+  EXPECT_EQ(silent2->tryRead(&byte, 1, 1).wait(io_.waitScope), 0u);
+  EXPECT_FALSE(ErrorOf(poller1.agent.statusRequest().send(), io_.waitScope).ok());
+  EXPECT_FALSE(ErrorOf(poller2.agent.statusRequest().send(), io_.waitScope).ok());
+  EXPECT_EQ(PhaseOverRpc(honest), proto::AgentPhase::IDLE);
+  EXPECT_EQ(server_->connections_evicted(), 4u);
+  EXPECT_EQ(server_->connections_refused(), 0u);
+  EXPECT_EQ(server_->connections(), 4u);
 }
 
 TEST_F(AgentRpcTest, RefusedOrdersCostNoThread) {

@@ -427,6 +427,91 @@ TEST_F(CalibrationCliTest, CalibrateRefusesAMarginBelowTheVerdictsBeforeConnecti
   EXPECT_NE(plan.err.find("--margin must be >= 0.2"), std::string::npos) << plan.err;
 }
 
+// Flags that once wrapped, overflowed or were silently ignored: each is refused with exit 2 and
+// an error naming the flag, before anything is measured or connected.
+TEST_F(CalibrationCliTest, PlanAndCalibrateRefuseOutOfRangeFloatingFlags) {
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/node.pub", testing::TestKeyPublic(0x33)).ok());
+  const std::pair<const char*, const char*> cases[] = {
+      {"--gpus=1 --verify_rate=1e8 --margin=1e17", "--margin must be <= 100"},
+      {"--gpus=1 --verify_rate=1e8 --round_p999_us=18446744073709551615", "--round_p999_us must be in [1, 1000000000]"},
+      {"--gpus=1 --verify_rate=1e8 --fill_slack=1e17", "--fill_slack must be a finite number in [0, 100]"},
+      {"--verify_rate=1e8 --host_memory_gib=1e30", "--host_memory_gib must be a finite number"},
+      {"--verify_rate=1e8 --host_memory_gib=inf", "--host_memory_gib must be a finite number"},
+      {"--verify_rate=1e8 --host_memory_gib=-4", "--host_memory_gib must be a finite number"},
+      {"--gpus=1 --verify_rate=nan", "--verify_rate (0 = measure) must be a finite number"},
+      {"--gpus=1 --verify_rate=-5", "--verify_rate (0 = measure) must be a finite number"},
+      {"--gpus=1 --verify_rate=1e8 --gpu_fill_gib_per_s=1e-300", "--gpu_fill_gib_per_s must be a finite number"},
+      {"--gpus=1 --verify_rate=1e8 --gpu_fill_gib_per_s=inf", "--gpu_fill_gib_per_s must be a finite number"},
+      {"--gpus=1 --verify_rate=1e8 --host_fill_gib_per_s=nan", "--host_fill_gib_per_s must be a finite number"},
+      {"--gpus=1 --verify_rate=1e8 --node_pub=node.pub", "--node_pub is only used with --node_profile"},
+      {"--gpus=1 --verify_rate=1e8 --target_fraction=1e-300", "--target_fraction must be in [1e-9, 1)"},
+  };
+  for (const auto& [args, want] : cases) {
+    CliRun r = Challenger(std::string("plan ") + args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out.find("round deadline"), std::string::npos) << args << ": " << r.out;
+  }
+  WriteInventory("127.0.0.1:1");  // nothing listens: the flag checks come first
+  const std::string flags =
+      "calibrate --node=n1 --inventory=inventory.json --authority_key=a.key --challenger_key=c.key --out=p.json ";
+  for (const char* bad : {"--margin=1e17", "--fill_slack=1e17", "--max_fill_s=1e300", "--probe_fill_deadline_s=inf"}) {
+    CliRun r = Challenger(flags + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find(std::string(bad).substr(0, std::string(bad).find('='))), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(Exists(dir_ + "/p.json"));
+}
+
+// A signed node profile: a lookup p99.9 of 2e19 us is refused naming the field (it once became a
+// 200 us round); a 0.5 ps GPU step still warns; another key's profile names --node_pub.
+TEST_F(CalibrationCliTest, PlanRangeChecksSignedNodeProfiles) {
+  const double gib = 1024.0 * 1024 * 1024;
+  auto profile = [&](double lookup_p999_us, double step_ps) {
+    nlohmann::ordered_json j = {
+        {"format", "wipeproof-node-profile-v1"},
+        {"node_key_id", proto::KeyIdHex(proto::KeyIdOf(testing::TestKeyPublic(0x33)))},
+        {"devices",
+         {{{"kind", "cuda"},
+           {"id", "GPU-a"},
+           {"name", "NVIDIA H200"},
+           {"total_bytes", 150754820096ull},
+           {"fill",
+            {{{"format", "posedb-blake3-c1"},
+              {"chunk_labels", 16384},
+              {"bytes", 16ull << 30},
+              {"fill_s", 16 / 3.5},
+              {"bytes_per_s", 3.5 * gib}}}},
+           {"lookup", {{"p999_us", lookup_p999_us}}},
+           {"one_chunk", {{"chunk_labels", 16384}, {"fill_us", 900.0}, {"step_ps", step_ps}}}}}}};
+    return *proto::SignNodeProfile(j.dump(2) + "\n", testing::TestKey(0x33));
+  };
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/node.pub", testing::TestKeyPublic(0x33)).ok());
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/other.pub", testing::TestKeyPublic(0x44)).ok());
+  const std::string common = "plan --verify_rate=1e8 --challenger_cores=64 --round_p999_us=150 --class=commodity-cpu ";
+
+  std::ofstream(dir_ + "/huge.json") << profile(2e19, 20000.0);
+  CliRun huge = Challenger(common + "--node_profile=huge.json --node_pub=node.pub");
+  EXPECT_EQ(huge.exit_code, 2) << huge.out << huge.err;
+  EXPECT_NE(huge.err.find("lookup.p999_us"), std::string::npos) << huge.err;
+  EXPECT_EQ(huge.out.find("round deadline"), std::string::npos) << huge.out;
+
+  std::ofstream(dir_ + "/fast.json") << profile(50.0, 0.5);
+  CliRun fast = Challenger(common + "--node_profile=fast.json --node_pub=node.pub");
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_NE(fast.out.find("honest round p99.9 = network 150 us + slowest lookup 50.0 us"), std::string::npos);
+  const size_t row = fast.out.find("round deadline ");
+  ASSERT_NE(row, std::string::npos) << fast.out;
+  EXPECT_EQ(fast.out.substr(row, fast.out.find('\n', row) - row).substr(fast.out.find_first_not_of(' ', row + 14) - row),
+            "400 us");  // (150 + 50) x (1 + margin 1)
+  EXPECT_NE(fast.out.find("measured 0.5 ps per sequential compression"), std::string::npos) << fast.out;
+
+  CliRun other = Challenger(common + "--node_profile=fast.json --node_pub=other.pub");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("(from --node_pub other.pub)"), std::string::npos) << other.err;
+  EXPECT_EQ(other.err.find("inventory"), std::string::npos) << other.err;
+}
+
 TEST_F(CalibrationCliTest, CalibrateRefusesOverTcpAndWritesNothing) {
   testing::TcpTestAgent agent(testing::TestKey(0x33));
   WriteInventory(agent.address());

@@ -296,6 +296,86 @@ TEST(CalibrationRuleTest, InflatingNodeMeasurementsNeverLoosensParameters) {
   }
 }
 
+// A huge margin or p99.9 once wrapped the round deadline to 1 us (a double above 2^64 cast to
+// uint64): now the scaling refuses, the policy bounds the knobs, and a derived profile never
+// carries a deadline below 1.2 x the honest p99.9.
+TEST(CalibrationRuleTest, HugeMarginsAndRoundTimesAreRefusedNotWrapped) {
+  EXPECT_EQ(*CeilScaled(200, 2.0), 400u);
+  EXPECT_EQ(*CeilScaled(1619, 1.2), 1943u);  // 1942.8 rounded up
+  EXPECT_EQ(*CeilScaled(1, 1e17), 100'000'000'000'000'000ull);
+  // 200 x (1 + 1e17) = 2e19 > 2^64 = 1.8e19: refused, never 1 us.
+  EXPECT_EQ(CeilScaled(200, 1.0 + 1e17).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CeilScaled(UINT64_MAX, 2.0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CeilScaled(UINT64_MAX, 1.0).status().code(), StatusCode::kInvalidArgument);  // rounds to 2^64
+  EXPECT_EQ(CeilScaled(5, std::nan("")).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CeilScaled(5, -1.0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CeilScaled(5, INFINITY).status().code(), StatusCode::kInvalidArgument);
+
+  EXPECT_TRUE(ValidatePolicy(Policy(kCpu, kMaxRoundMargin)).ok());
+  Status too_wide = ValidatePolicy(Policy(kCpu, 1e17));
+  EXPECT_EQ(too_wide.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(too_wide.message().find("margin must be <= 100"), std::string::npos) << too_wide.message();
+  CalibrationPolicy slack = Policy(kCpu);
+  slack.fill_slack = kMaxFillSlack;
+  EXPECT_TRUE(ValidatePolicy(slack).ok());
+  slack.fill_slack = 1e17;
+  EXPECT_EQ(ValidatePolicy(slack).code(), StatusCode::kInvalidArgument);
+
+  // The tester's case: an honest p99.9 of 1619 us with margin 1e17 must not give a 1 us deadline.
+  auto huge = DeriveCalibratedProfile(Inputs(1619, 40'000'000), Policy(kCpu, 1e17));
+  EXPECT_EQ(huge.status().code(), StatusCode::kInvalidArgument);
+  auto honest = DeriveCalibratedProfile(Inputs(1619, 40'000'000), Policy(kCpu, 0.2));
+  ASSERT_TRUE(honest.ok()) << honest.status().ToString();
+  EXPECT_EQ(honest->profile.round_deadline_us, 1943u);
+  EXPECT_TRUE(honest->profile.calibrated);
+  EXPECT_TRUE(MeetsHonestRoundMargin(honest->profile.round_deadline_us, honest->profile.honest_round_p999_us));
+
+  // p99.9 of 2^64 - 1 (plan --round_p999_us=18446744073709551615) or just above the maximum.
+  EXPECT_EQ(ChooseRoundRule(UINT64_MAX, Policy(kCpu)).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ChooseRoundRule(kMaxHonestRoundP999Us + 1, Policy(kCpu)).status().code(), StatusCode::kInvalidArgument);
+  // At the maximum with the widest margin the deadline is exact (refused by the rule, not wrapped).
+  auto widest = ChooseRoundRule(kMaxHonestRoundP999Us, Policy(kCpu, kMaxRoundMargin));
+  EXPECT_EQ(widest.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(widest.status().message().find("deadline 101000000000 us"), std::string::npos)
+      << widest.status().message();
+
+  // The fill deadline goes through the same scaling.
+  CalibrationPolicy fill = Policy(kCpu);
+  fill.fill_slack = kMaxFillSlack;
+  EXPECT_EQ(ChooseFillDeadline(UINT64_MAX / 2, 0, fill).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ChooseFillDeadline(40'000'000, 0, fill)->fill_deadline_us, 4'040'000'000u);
+
+  // A vanishing target fraction or a confidence of 1 - 1e-15 would need more than 2^64 chunks.
+  CalibrationPolicy tiny = Policy(kCpu);
+  tiny.target_fraction = 1e-300;
+  EXPECT_EQ(ValidatePolicy(tiny).code(), StatusCode::kInvalidArgument);
+  tiny.target_fraction = kMinTargetFraction;
+  EXPECT_TRUE(ValidatePolicy(tiny).ok());
+  tiny.confidence = 1 - 1e-15;
+  EXPECT_EQ(ValidatePolicy(tiny).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ChunksForDetection(1e-300, 0.999), UINT64_MAX);
+  EXPECT_EQ(ChunksForDetection(0.01, 0.999), 688u);
+
+  EXPECT_FALSE(MeetsHonestRoundMargin(1, 1619));
+  EXPECT_FALSE(MeetsHonestRoundMargin(1942, 1619));
+  EXPECT_TRUE(MeetsHonestRoundMargin(1943, 1619));
+  EXPECT_FALSE(MeetsHonestRoundMargin(UINT64_MAX, UINT64_MAX));
+}
+
+// A sub-picosecond sequential figure is a measurement: floor() once turned 0.5 ps into "none".
+TEST(CalibrationRuleTest, SubPicosecondSequentialClaimStillWarns) {
+  CalibrationInputs in = Inputs(200, 40'000'000);
+  in.claims.sequential_compression_ps = 0.5;
+  in.claims.sequential_where = "GPU-x";
+  auto r = DeriveCalibratedProfile(in, Policy(kCpu));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  bool warned = false;
+  for (const auto& w : r->warnings) warned = warned || w.find("measured 0.5 ps") != std::string::npos;
+  EXPECT_TRUE(warned);
+  EXPECT_EQ(FormatPicoseconds(0.5), "0.5");
+  EXPECT_EQ(FormatPicoseconds(32552.7), "32552");
+}
+
 TEST(AdversaryClassesTest, DefaultsFileAndErrors) {
   const AdversaryClasses built_in = DefaultAdversaryClasses();
   ASSERT_EQ(built_in.classes.size(), 2u);
@@ -396,6 +476,40 @@ TEST(PlanCalculatorTest, InfeasibleClassAndFixedProfile) {
   EXPECT_FALSE(f->classes[0].rule_satisfied);
   EXPECT_EQ(f->classes[0].devices[0].labels_per_round, 64u);
   EXPECT_EQ(f->classes[0].rounds, 16u);
+}
+
+// The plan refuses what once wrapped or overflowed: a 2^64 - 1 us round, a 1e17 margin, an
+// infinite fill rate or verify rate; a sub-picosecond GPU step in a node profile is kept.
+TEST(PlanCalculatorTest, RefusesOverflowingInputsAndKeepsSubPicosecondSteps) {
+  PlanInputs huge = H200Node();
+  huge.honest_round_p999_us = UINT64_MAX;
+  EXPECT_EQ(ComputeFleetPlan(huge).status().code(), StatusCode::kInvalidArgument);
+  PlanInputs margin = H200Node();
+  margin.policy.round_margin = 1e17;
+  EXPECT_EQ(ComputeFleetPlan(margin).status().code(), StatusCode::kInvalidArgument);
+  PlanInputs rate = H200Node();
+  rate.devices[0].fill_bytes_per_s = INFINITY;
+  EXPECT_EQ(ComputeFleetPlan(rate).status().code(), StatusCode::kInvalidArgument);
+  PlanInputs verify = H200Node();
+  verify.verify_compressions_per_s_per_core = std::nan("");
+  EXPECT_EQ(ComputeFleetPlan(verify).status().code(), StatusCode::kInvalidArgument);
+
+  NodeProfile node;
+  NodeDeviceProfile gpu;
+  gpu.kind = "cuda";
+  gpu.id = "GPU-a";
+  gpu.name = "NVIDIA H200";
+  gpu.total_bytes = 150754820096ull;
+  gpu.fills.push_back({LabelFormat::kC1, 16384, 16ull << 30, 0.2, 4.0, 4.0 * (1ull << 30)});
+  gpu.step_ps = 0.5;
+  node.devices.push_back(gpu);
+  node.host_sequential_compression_ps = 61000;
+  auto shape = PlanShapeFromNodeProfile(node, LabelFormat::kC1, 536870912, false, 0, 0);
+  ASSERT_TRUE(shape.ok()) << shape.status().ToString();
+  EXPECT_EQ(shape->sequential_compression_ps, 0.5);
+  EXPECT_NE(shape->sequential_where.find("GPU-a"), std::string::npos);
+  NodeClaims claims = ClaimsFromNodeProfile(node, {{"GPU-a", 16ull << 30, 150754820096ull}}, LabelFormat::kC1, 16384);
+  EXPECT_EQ(claims.sequential_compression_ps, 0.5);
 }
 
 }  // namespace

@@ -187,5 +187,65 @@ TEST(NodeProfileClaimsTest, FillEstimateSequentialTimeAndNotes) {
                    .ok());
 }
 
+// Every figure of a node profile is range-checked, naming the field: a signed lookup p99.9 of
+// 2e19 us once overflowed plan's round time to 200 us.
+TEST(NodeProfileParseTest, RefusesFiguresOutOfRangeNamingTheField) {
+  const nlohmann::json base = nlohmann::json::parse(SampleProfile(TestKey(0x33)));
+  ASSERT_TRUE(ParseNodeProfileJson(base.dump()).ok());
+  struct Case {
+    nlohmann::json::json_pointer where;
+    nlohmann::json value;
+    const char* field;
+  };
+  const Case cases[] = {
+      {nlohmann::json::json_pointer("/devices/0/lookup/p999_us"), 2e19, "lookup.p999_us"},
+      {nlohmann::json::json_pointer("/devices/0/lookup/p50_us"), -1.0, "lookup.p50_us"},
+      {nlohmann::json::json_pointer("/devices/0/lookup/max_us"), 1e9 + 1, "lookup.max_us"},
+      {nlohmann::json::json_pointer("/devices/1/one_chunk/step_ps"), 1e13, "one_chunk.step_ps"},
+      {nlohmann::json::json_pointer("/devices/1/one_chunk/fill_us"), -0.5, "one_chunk.fill_us"},
+      {nlohmann::json::json_pointer("/devices/0/fill/0/bytes_per_s"), 1e16, "bytes_per_s"},
+      {nlohmann::json::json_pointer("/devices/0/fill/0/acquire_s"), 1e7, "acquire_s"},
+      {nlohmann::json::json_pointer("/devices/0/fill/0/bytes"), (uint64_t{1} << 50) + 1, "bytes"},
+      {nlohmann::json::json_pointer("/devices/0/total_bytes"), UINT64_MAX, "total_bytes"},
+      {nlohmann::json::json_pointer("/host_sequential_compression/ps_per_compression"), 2e12, "ps_per_compression"},
+      {nlohmann::json::json_pointer("/created_at_unix_us"), UINT64_MAX, "created_at_unix_us"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = base;
+    j[c.where] = c.value;
+    auto parsed = ParseNodeProfileJson(j.dump());
+    ASSERT_FALSE(parsed.ok()) << c.field;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << c.field;
+    EXPECT_NE(parsed.status().message().find(c.field), std::string::npos) << parsed.status().message();
+  }
+  // At the bounds and below a picosecond: accepted, kept exactly.
+  nlohmann::json edge = base;
+  edge["devices"][0]["lookup"]["p999_us"] = kMaxNodeProfileMicros;
+  edge["devices"][1]["one_chunk"]["step_ps"] = 0.5;
+  auto parsed = ParseNodeProfileJson(edge.dump());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->devices[0].lookup.p999_us, 1e9);
+  EXPECT_EQ(parsed->devices[1].step_ps, 0.5);
+}
+
+// The key a profile is checked under is named by where it came from.
+TEST(NodeProfileParseTest, WrongKeyErrorNamesTheKeySource) {
+  const proto::KeyPair node = TestKey(0x33);
+  char path[] = "/tmp/wp-node-profile-src-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << *proto::SignNodeProfile(SampleProfile(node), node);
+  auto from_pub = LoadSignedNodeProfile(path, TestKey(0x44).public_key, "--node_pub other.pub");
+  EXPECT_EQ(from_pub.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(from_pub.status().message().find("(from --node_pub other.pub)"), std::string::npos)
+      << from_pub.status().message();
+  EXPECT_EQ(from_pub.status().message().find("inventory"), std::string::npos) << from_pub.status().message();
+  auto from_inventory = LoadSignedNodeProfile(path, TestKey(0x44).public_key);
+  EXPECT_NE(from_inventory.status().message().find("(from the inventory)"), std::string::npos)
+      << from_inventory.status().message();
+  std::remove(path);
+}
+
 }  // namespace
 }  // namespace wipeproof

@@ -138,6 +138,35 @@ TEST_F(LedgerCliTest, ExportToStdoutWithEnvelopesVerifiesOnItsOwn) {
   Result verified = Run({"verify", KeyFlag(), "--export=" + export_path});
   EXPECT_EQ(verified.code, 0) << verified.err;
   EXPECT_THAT(verified.out, HasSubstr(": OK: 12 entries; head entry 11"));
+  EXPECT_THAT(verified.out, HasSubstr("entries: 12 listed, every field verified against its signed envelope; whole "
+                                      "chain verified up to the signed head"));
+}
+
+TEST_F(LedgerCliTest, VerifyExportNamesAForgedSummaryAndFlagsAnExportWithoutRecords) {
+  // Default export carries the records: an edited verdict summary fails, naming entry and field.
+  Result full = Run({"export", LedgerFlag(), KeyFlag()});
+  ASSERT_EQ(full.code, 0) << full.err;
+  auto document = nlohmann::ordered_json::parse(full.out);
+  ASSERT_EQ(document["entries"][3]["kind"], "verdict");
+  document["entries"][3]["summary"]["pass"] = false;
+  const std::string forged_path = dir_.File("forged.json");
+  std::ofstream(forged_path) << document.dump(2);
+  Result forged = Run({"verify", KeyFlag(), "--export=" + forged_path});
+  EXPECT_EQ(forged.code, 1);
+  EXPECT_EQ(forged.out, "");
+  EXPECT_THAT(forged.err, HasSubstr("export entries[3] (ledger entry 3): field 'summary' differs"));
+
+  // Without records nothing binds the summaries: exit 3 and say so, never "OK".
+  Result bare = Run({"export", LedgerFlag(), KeyFlag(), "--envelopes=false"});
+  ASSERT_EQ(bare.code, 0) << bare.err;
+  const std::string bare_path = dir_.File("bare.json");
+  std::ofstream(bare_path) << bare.out;
+  Result unverified = Run({"verify", KeyFlag(), "--export=" + bare_path});
+  EXPECT_EQ(unverified.code, 3);
+  EXPECT_THAT(unverified.out, HasSubstr(": UNVERIFIED: signed head OK (12 entries); 0 listed entries verified; "
+                                        "export without records: 12 summaries unverified; re-export with "
+                                        "--envelopes to verify them"));
+  EXPECT_THAT(unverified.out, ::testing::Not(HasSubstr(": OK")));
 }
 
 TEST_F(LedgerCliTest, UsageErrorsExitWithTwo) {

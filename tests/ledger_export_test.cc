@@ -79,7 +79,7 @@ TEST_F(LedgerExportTest, EntriesCarryKindSessionTimeDigestsAndSummary) {
     EXPECT_EQ(entries[i]["sequence"], i);
     EXPECT_EQ(entries[i]["kind"], kinds[i % 6]);
     EXPECT_EQ(entries[i]["session_id"], Hex(SessionId(i < 6 ? 1 : 2)));
-    EXPECT_FALSE(entries[i].contains("envelope"));
+    EXPECT_TRUE(entries[i].contains("envelope"));  // the default: every entry can be verified
   }
   EXPECT_EQ(entries[0]["prev_entry_digest"], std::string(64, '0'));
   EXPECT_EQ(entries[1]["prev_entry_digest"], entries[0]["entry_digest"]);
@@ -109,16 +109,32 @@ TEST_F(LedgerExportTest, SessionFilterListsOneSessionButTheHeadCoversAll) {
   ASSERT_EQ(document["entries"].size(), 6u);
   EXPECT_EQ(document["entries"][5]["sequence"], 5u);
   EXPECT_EQ(document["head"]["sequence"], 11u);
-  EXPECT_TRUE(VerifyLedgerExport(document, keys_.challenger.public_key).ok());
+  auto result = VerifyLedgerExport(document, keys_.challenger.public_key);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->head.entry_count, 12u);
+  EXPECT_EQ(result->verified_entries, 6u);
+  EXPECT_EQ(result->unverified_entries, 0u);
+  EXPECT_FALSE(result->whole_chain);
+
+  // A filtered export's entries are checked on their own, field by field, all the same.
+  Json forged = document;
+  forged["entries"][3]["summary"]["pass"] = false;
+  Status status = VerifyLedgerExport(forged, keys_.challenger.public_key).status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("export entries[3] (ledger entry 3): field 'summary' differs from the signed "
+                                          "record: summary.pass is false, the signed record says true"));
 }
 
 TEST_F(LedgerExportTest, ExportWithEnvelopesReVerifiesOnItsOwn) {
   LedgerExportOptions options;
   options.include_envelopes = true;
   Json document = Export(options);
-  auto head = VerifyLedgerExport(document, keys_.challenger.public_key);
-  ASSERT_TRUE(head.ok()) << head.status().ToString();
-  EXPECT_EQ(head->entry_count, 12u);
+  auto result = VerifyLedgerExport(document, keys_.challenger.public_key);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->head.entry_count, 12u);
+  EXPECT_EQ(result->verified_entries, 12u);
+  EXPECT_EQ(result->unverified_entries, 0u);
+  EXPECT_TRUE(result->whole_chain);
 
   Json dropped = document;
   dropped["entries"].erase(7);
@@ -131,6 +147,41 @@ TEST_F(LedgerExportTest, ExportWithEnvelopesReVerifiesOnItsOwn) {
   status = VerifyLedgerExport(edited, keys_.challenger.public_key).status();
   EXPECT_EQ(status.code(), StatusCode::kDataLoss);
   EXPECT_THAT(status.message(), HasSubstr("ledger entry 4: column recorded_at_unix_us"));
+}
+
+TEST_F(LedgerExportTest, ExportWithoutEnvelopesCountsEveryEntryUnverified) {
+  LedgerExportOptions options;
+  options.include_envelopes = false;
+  Json document = Export(options);
+  ASSERT_FALSE(document["entries"][0].contains("envelope"));
+  // An edited summary cannot be caught without the signed record, so nothing is claimed for it.
+  document["entries"][3]["summary"]["pass"] = false;
+  auto result = VerifyLedgerExport(document, keys_.challenger.public_key);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->head.entry_count, 12u);
+  EXPECT_EQ(result->verified_entries, 0u);
+  EXPECT_EQ(result->unverified_entries, 12u);
+  EXPECT_FALSE(result->whole_chain);
+}
+
+TEST_F(LedgerExportTest, FieldsOutsideTheFormatAreRefused) {
+  Json document = Export();
+  document["entries"][3]["pass"] = true;  // a forged top-level "pass" next to the real summary
+  Status status = VerifyLedgerExport(document, keys_.challenger.public_key).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("export entries[3]: field 'pass' is not part of wipeproof-ledger-export/v1"));
+
+  Json wrong_key = Export();
+  wrong_key["challenger_public_key"] = Hex(proto::Bytes(32, 7));
+  status = VerifyLedgerExport(wrong_key, keys_.challenger.public_key).status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("field 'challenger_public_key'"));
+
+  Json wrong_time = Export();
+  wrong_time["head"]["recorded_at"] = "2027-01-15T09:00:00.000000Z";
+  status = VerifyLedgerExport(wrong_time, keys_.challenger.public_key).status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("export head: field 'recorded_at' is '2027-01-15T09:00:00.000000Z'"));
 }
 
 TEST_F(LedgerExportTest, TamperedHeadDoesNotVerify) {
@@ -166,9 +217,10 @@ TEST_F(LedgerExportTest, EmptyLedgerExportsAnEmptyHead) {
   ASSERT_TRUE(document.ok()) << document.status().ToString();
   EXPECT_EQ((*document)["head"]["entry_count"], 0u);
   EXPECT_EQ((*document)["entries"].size(), 0u);
-  auto head = VerifyLedgerExport(*document, keys_.challenger.public_key);
-  ASSERT_TRUE(head.ok()) << head.status().ToString();
-  EXPECT_EQ(head->entry_count, 0u);
+  auto result = VerifyLedgerExport(*document, keys_.challenger.public_key);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->head.entry_count, 0u);
+  EXPECT_EQ(result->unverified_entries, 0u);
 }
 
 }  // namespace

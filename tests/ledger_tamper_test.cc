@@ -2,12 +2,15 @@
 // challenger's secret key (issue 4: "verification detects a modified, deleted or reordered entry").
 // Each test writes three sessions (entries 0..17), tampers through a raw SQLite connection, and
 // checks that verification fails with DATA_LOSS naming the first bad entry and what happened.
+// The Export* tests do the same to an export document (`ledger verify --export`): an auditor must
+// never be shown an edited field as verified.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "challenger/ledger.h"
+#include "challenger/ledger_export.h"
 #include "challenger/ledger_verify.h"
 #include "common/clock.h"
 #include "common/hex.h"
@@ -53,6 +56,18 @@ class LedgerTamperTest : public ::testing::Test {
                                  })
                     .ok());
     return out;
+  }
+
+  // The export an auditor would be handed, of the intact ledger.
+  nlohmann::ordered_json ExportNow(bool include_envelopes) {
+    auto ledger = ledger_test::Must(Ledger::OpenReadOnly(path_), "OpenReadOnly");
+    LedgerExportOptions options;
+    options.include_envelopes = include_envelopes;
+    return ledger_test::Must(ExportLedgerJson(*ledger, keys_.challenger.public_key, options, clock_), "Export");
+  }
+
+  Status VerifyExport(const nlohmann::ordered_json& document) {
+    return VerifyLedgerExport(document, keys_.challenger.public_key).status();
   }
 
   Keys keys_;
@@ -242,6 +257,106 @@ TEST_F(LedgerTamperTest, AppendRefusesToChainOntoAForeignTail) {
   ASSERT_FALSE(appended.ok());
   EXPECT_EQ(appended.status().code(), StatusCode::kDataLoss);
   EXPECT_THAT(appended.status().message(), HasSubstr("refusing to append"));
+}
+
+TEST_F(LedgerTamperTest, HonestExportVerifiesEveryEntry) {
+  auto result = VerifyLedgerExport(ExportNow(true), keys_.challenger.public_key);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->head.entry_count, 18u);
+  EXPECT_EQ(result->verified_entries, 18u);
+  EXPECT_EQ(result->unverified_entries, 0u);
+  EXPECT_TRUE(result->whole_chain);
+}
+
+TEST_F(LedgerTamperTest, ExportWithForgedVerdictSummaryIsDetected) {
+  // Entry 9 is session 2's verdict, a pass of node-a; the forger edits only its summary.
+  const auto document = ExportNow(true);
+  ASSERT_EQ(document["entries"][9]["kind"], "verdict");
+  ASSERT_EQ(document["entries"][9]["summary"]["pass"], true);
+
+  auto flipped = document;
+  flipped["entries"][9]["summary"]["pass"] = false;
+  Status status = VerifyExport(flipped);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("export entries[9] (ledger entry 9): field 'summary' differs from the "
+                                          "signed record: summary.pass is false, the signed record says true"));
+
+  auto renamed = document;
+  renamed["entries"][9]["summary"]["node"] = "node-x";
+  status = VerifyExport(renamed);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("summary.node is \"node-x\", the signed record says \"node-a\""));
+
+  auto restated = document;
+  restated["entries"][9]["summary"]["statement"] = "wiped: at least 99% of memory";
+  status = VerifyExport(restated);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("summary.statement is \"wiped: at least 99% of memory\""));
+
+  auto added = document;
+  added["entries"][9]["summary"]["audited"] = true;
+  status = VerifyExport(added);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("summary.audited is not in the signed record"));
+}
+
+TEST_F(LedgerTamperTest, ExportWithForgedDigestsIsDetected) {
+  const auto document = ExportNow(true);
+  auto record_digest = document;
+  record_digest["entries"][9]["record_digest"] = std::string(64, 'a');
+  Status status = VerifyExport(record_digest);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(),
+              HasSubstr("export entries[9] (ledger entry 9): field 'record_digest' is " + std::string(64, 'a')));
+
+  auto record_bytes = document;
+  record_bytes["entries"][9]["record_bytes"] = 1;
+  status = VerifyExport(record_bytes);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("export entries[9] (ledger entry 9): field 'record_bytes' is 1"));
+
+  auto prev = document;
+  prev["entries"][10]["prev_entry_digest"] = document["entries"][8]["entry_digest"];
+  status = VerifyExport(prev);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(),
+              HasSubstr("export entries[10] (ledger entry 10): field 'prev_entry_digest' is " +
+                        document["entries"][8]["entry_digest"].get<std::string>() + ", the signed entry says " +
+                        document["entries"][9]["entry_digest"].get<std::string>()));
+
+  auto entry_digest = document;
+  entry_digest["entries"][10]["entry_digest"] = document["entries"][9]["entry_digest"];
+  status = VerifyExport(entry_digest);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("ledger entry 10: column entry_digest does not match the envelope"));
+
+  auto recorded_at = document;
+  recorded_at["entries"][10]["recorded_at"] = "2030-01-01T00:00:00.000000Z";
+  status = VerifyExport(recorded_at);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("field 'recorded_at' is '2030-01-01T00:00:00.000000Z'"));
+}
+
+TEST_F(LedgerTamperTest, ExportWithoutEnvelopesLeavesEverySummaryUnverified) {
+  // The tester's forgery on an export without records: the signed head still verifies, but no entry
+  // is claimed verified, so the CLI reports the summaries UNVERIFIED and exits 3.
+  auto forged = ExportNow(false);
+  forged["entries"][9]["summary"]["pass"] = false;
+  forged["entries"][9]["summary"]["node"] = "node-x";
+  forged["entries"][9]["record_digest"] = std::string(64, 'a');
+  auto result = VerifyLedgerExport(forged, keys_.challenger.public_key);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->head.entry_count, 18u);
+  EXPECT_EQ(result->verified_entries, 0u);
+  EXPECT_EQ(result->unverified_entries, 18u);
+  EXPECT_FALSE(result->whole_chain);
+
+  // One envelope put back: that entry is checked (and its forgery caught), the rest still unverified.
+  const auto full = ExportNow(true);
+  forged["entries"][9]["envelope"] = full["entries"][9]["envelope"];
+  Status status = VerifyExport(forged);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("export entries[9] (ledger entry 9): field 'record_digest'"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <utility>
 
@@ -20,6 +21,13 @@ constexpr rlim_t kSpareFds = 64;               // descriptors besides connection
 
 std::string Skipped(uint64_t skipped) {
   return skipped == 0 ? "" : " (" + std::to_string(skipped) + " more like this not logged)";
+}
+
+// `d` in seconds with one decimal, for log lines.
+std::string Seconds(kj::Duration d) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", static_cast<double>(d / kj::MILLISECONDS) / 1000.0);
+  return text;
 }
 
 }  // namespace
@@ -65,11 +73,19 @@ struct AgentRpcServer::Connection {
         messages(server, id, *stream),
         network(messages, capnp::rpc::twoparty::Side::SERVER, proto::RpcReaderOptions()),
         rpc(capnp::makeRpcServer(
-            network, proto::ProverAgent::Client(kj::heap<AgentService>(server.core_, server.workers_, id, activity)))) {
+            network, proto::ProverAgent::Client(kj::heap<AgentService>(server.core_, server.workers_, id, activity)))),
+        opened(server.provider_.getTimer().now()) {
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    evicted = kj::mv(paf.promise);
+    evict = kj::mv(paf.fulfiller);
   }
 
   const ConnectionId id;
   const std::shared_ptr<CallActivity> activity;
+  const kj::TimePoint opened;
+  // Fulfilled to close the connection for a newer one at the cap; `evicted` resolves then.
+  kj::Own<kj::PromiseFulfiller<void>> evict;
+  kj::Promise<void> evicted = nullptr;
   kj::Own<kj::AsyncIoStream> stream;
   RefusalLoggingStream messages;
   capnp::TwoPartyVatNetwork network;
@@ -109,24 +125,48 @@ void AgentRpcServer::MessageRefused(ConnectionId id, const kj::Exception& e) {
 }
 
 void AgentRpcServer::Accept(kj::Own<kj::AsyncIoStream> stream) {
-  if (open_connections_ >= options_.max_connections) {
+  if (open_.size() >= options_.max_connections && !EvictForNewConnection()) {
     ++connections_refused_;
     uint64_t skipped = 0;
     if (MayLog(refuse_log_, &skipped)) {
-      LOG(WARNING) << "agent RPC: " << open_connections_ << " connections open, the most allowed (--max_connections): "
-                   << "closing a new connection at once" << Skipped(skipped);
+      LOG(WARNING) << "agent RPC: " << open_.size() << " connections open, the most allowed (--max_connections), "
+                   << "each owning a session or running a call: closing a new connection at once" << Skipped(skipped);
     }
     return;  // dropping the stream closes it
   }
   const ConnectionId id = next_connection_++;
   auto connection = kj::heap<Connection>(*this, id, kj::mv(stream));
-  ++open_connections_;
-  VLOG(1) << "connection " << id << " opened (" << open_connections_ << " open)";
   Connection& c = *connection;
+  open_.emplace(id, &c);
+  VLOG(1) << "connection " << id << " opened (" << open_.size() << " open)";
   kj::Promise<void> closed = c.network.onDisconnect().then([id]() { VLOG(1) << "connection " << id << " closed"; });
+  kj::Promise<void> evicted = kj::mv(c.evicted);
   tasks_.add(closed.exclusiveJoin(IdleWatch(c))
+                 .exclusiveJoin(kj::mv(evicted))
                  .then([this, id]() { core_.OnDisconnect(id); })
-                 .attach(kj::mv(connection), kj::defer([this]() { --open_connections_; })));
+                 .attach(kj::mv(connection), kj::defer([this, id]() { open_.erase(id); })));
+}
+
+bool AgentRpcServer::EvictForNewConnection() {
+  // Oldest first, whatever its calls: a connection that polls status() is no more entitled to a
+  // slot than a silent one, and the newest (likely a challenger about to send its order) is the
+  // last to go.
+  for (auto it = open_.begin(); it != open_.end(); ++it) {
+    Connection& c = *it->second;
+    if (c.activity->in_flight() > 0 || core_.OwnsSession(c.id)) continue;
+    const kj::TimePoint now = provider_.getTimer().now();
+    ++connections_evicted_;
+    uint64_t skipped = 0;
+    if (MayLog(evict_log_, &skipped)) {
+      LOG(INFO) << "agent RPC: evicting connection " << c.id << " (open " << Seconds(now - c.opened) << " s, idle "
+                << Seconds(now - c.activity->last()) << " s, no session) for a new connection at the cap of "
+                << options_.max_connections << " (--max_connections)" << Skipped(skipped);
+    }
+    c.evict->fulfill();  // closes it on the next turn of the event loop
+    open_.erase(it);     // its slot is the new connection's from now on
+    return true;
+  }
+  return false;
 }
 
 kj::Promise<void> AgentRpcServer::IdleWatch(Connection& c) {
@@ -185,7 +225,7 @@ kj::Promise<void> AgentRpcServer::AcceptLoop(kj::ConnectionReceiver& receiver) {
         uint64_t skipped = 0;
         if (MayLog(accept_log_, &skipped)) {
           LOG(WARNING) << "agent RPC: accept failed: " << e.getDescription().cStr() << "; still listening, retrying in "
-                       << options_.accept_retry_delay_us << " us (" << open_connections_ << " connections open)"
+                       << options_.accept_retry_delay_us << " us (" << open_.size() << " connections open)"
                        << Skipped(skipped);
         }
         return provider_.getTimer().afterDelay(options_.accept_retry_delay_us * kj::MICROSECONDS);

@@ -11,12 +11,22 @@
 //   - Accept errors (EMFILE, ENFILE, ENOBUFS, ...; kj's accept() throws them synchronously) are
 //     logged, rate-limited, and accepting resumes after `accept_retry_delay_us`. The listener is
 //     never closed while the server lives.
-//   - At most `max_connections` connections are open; one beyond that is accepted and closed at
-//     once (rate-limited log line). Keep RLIMIT_NOFILE well above it (Listen warns if it is not).
+//   - At most `max_connections` connections are open. A new connection at the cap evicts the
+//     OLDEST open connection (the first opened) that owns no session and has no call running,
+//     however recently it made a call (rate-limited log line "evicting connection N ..."): calls
+//     such as status() cannot hold a slot against a newcomer, and a newcomer (the challenger about
+//     to send its order) gets the longest grace, max_connections - 1 further connections, before
+//     it can be evicted in turn. Only a session's owner, and a connection whose call is running,
+//     hold a slot; the core admits one session at a time and every call but the owner's
+//     startSession (its fill) is answered on the event loop, so with max_connections >= 2 a
+//     newcomer is refused (accepted and closed at once, rate-limited log line) only for a moment.
+//     Keep RLIMIT_NOFILE well above the cap (Listen warns if it is not).
 //   - A connection that owns no session and has no call running is closed after
 //     `idle_timeout_us` without a call (a connection that sends bytes but never completes a call,
 //     a "trickling" one, is idle too). A connection that owns a session is left to the session
-//     timeout (AgentCore::CheckTimeouts), however long it stays quiet.
+//     timeout (AgentCore::CheckTimeouts), however long it stays quiet. Any call (status() too)
+//     restarts the idle clock, so a monitor polling status stays open below the cap; at the cap
+//     only the age order above counts.
 //   - Refused orders are answered on the event loop (AgentService): the only threads are fills,
 //     and the core admits one session at a time.
 // Calls of one connection never wait for another's: kj reads every connection asynchronously.
@@ -33,6 +43,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "prover/agent/agent_core.h"
@@ -61,8 +72,9 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   AgentRpcServer(const AgentRpcServer&) = delete;
   AgentRpcServer& operator=(const AgentRpcServer&) = delete;
 
-  // Serves one connected stream until the peer closes it, it idles out or the server is
-  // destroyed; closes it at once if max_connections are open.
+  // Serves one connected stream until the peer closes it, it idles out, it is evicted for a newer
+  // one or the server is destroyed. At the cap, evicts the oldest connection that owns no session
+  // and has no call running; closes `stream` at once if there is none.
   void Accept(kj::Own<kj::AsyncIoStream> stream);
 
   // Accepts from `receiver` and serves every connection until the server is destroyed.
@@ -72,12 +84,14 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   // to the bound port once listening; it rejects if the address does not parse or cannot be bound.
   kj::Promise<unsigned> Listen(kj::StringPtr address);
 
-  // Connections open now.
-  size_t connections() const { return open_connections_; }
-  // Since the server started: accept() failures, connections closed at once for the cap,
-  // connections closed for idling, fill threads started.
+  // Connections open now (one being closed for eviction no longer counts).
+  size_t connections() const { return open_.size(); }
+  // Since the server started: accept() failures, connections closed at once for the cap (none
+  // evictable), connections evicted for a newer one at the cap, connections closed for idling,
+  // fill threads started.
   uint64_t accept_errors() const { return accept_errors_; }
   uint64_t connections_refused() const { return connections_refused_; }
+  uint64_t connections_evicted() const { return connections_evicted_; }
   uint64_t connections_idled_out() const { return connections_idled_out_; }
   uint64_t fill_threads_started() const { return workers_.started(); }
   // Messages refused on receipt (too large, too many segments, malformed): each closed its connection.
@@ -95,6 +109,9 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   bool MayLog(LogLimit& limit, uint64_t* skipped);
 
   kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& receiver);
+  // At the cap: closes the oldest connection that owns no session and has no call running, and
+  // returns true; false if every open connection does one or the other.
+  bool EvictForNewConnection();
   // Resolves when `connection` should be closed for idling (never if idle_timeout_us <= 0).
   kj::Promise<void> IdleWatch(Connection& connection);
   kj::Promise<void> TimeoutLoop();
@@ -106,12 +123,15 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   kj::AsyncIoProvider& provider_;
   const AgentRpcServerOptions options_;
   ConnectionId next_connection_ = 1;
-  size_t open_connections_ = 0;
+  // Open connections not being evicted, by id: ids grow, so the first is the oldest. Entries are
+  // erased when their connection is destroyed or chosen for eviction.
+  std::map<ConnectionId, Connection*> open_;
   uint64_t accept_errors_ = 0;
   uint64_t connections_refused_ = 0;
+  uint64_t connections_evicted_ = 0;
   uint64_t connections_idled_out_ = 0;
   uint64_t messages_refused_ = 0;
-  LogLimit accept_log_, refuse_log_, idle_log_, message_log_;
+  LogLimit accept_log_, refuse_log_, evict_log_, idle_log_, message_log_;
   // Destroyed after tasks_: the connections (in tasks_) end their sessions first, then the worker
   // threads are joined.
   WorkerThreads workers_;
