@@ -199,26 +199,6 @@ kj::Promise<void> TestAgent::status(StatusContext context) {
   return kj::READY_NOW;
 }
 
-PipeConnector::PipeConnector(kj::AsyncIoContext& io, kj::Own<proto::ProverAgent::Server> agent)
-    : pipe_(io.provider->newTwoWayPipe()),
-      server_net_(*pipe_.ends[0], capnp::rpc::twoparty::Side::SERVER, proto::RpcReaderOptions()),
-      client_net_(*pipe_.ends[1], capnp::rpc::twoparty::Side::CLIENT, proto::RpcReaderOptions()),
-      server_(capnp::makeRpcServer(server_net_, proto::ProverAgent::Client(kj::mv(agent)))),
-      client_(capnp::makeRpcClient(client_net_)) {}
-
-PipeConnector::~PipeConnector() noexcept(false) {}
-
-StatusOr<proto::ProverAgent::Client> PipeConnector::Connect() {
-  capnp::MallocMessageBuilder vat;
-  vat.initRoot<capnp::rpc::twoparty::VatId>().setSide(capnp::rpc::twoparty::Side::SERVER);
-  return client_.bootstrap(vat.getRoot<capnp::rpc::twoparty::VatId>()).castAs<proto::ProverAgent>();
-}
-
-void PipeConnector::Cut() {
-  pipe_.ends[0]->shutdownWrite();
-  pipe_.ends[0]->abortRead();
-}
-
 TcpTestAgent::TcpTestAgent(proto::KeyPair node_key, Cheat cheat, proto::PublicKey authority,
                            proto::PublicKey challenger) {
   std::promise<uint16_t> port;

@@ -20,6 +20,7 @@
 
 #include "challenger/agent_connector.h"
 #include "challenger/inventory.h"
+#include "challenger/pipe_agent_connector.h"
 #include "challenger/profile.h"
 #include "challenger/record_sink.h"
 #include "common/clock.h"
@@ -107,21 +108,8 @@ class TestAgent final : public proto::ProverAgent::Server {
   proto::Bytes session_id_;
 };
 
-// Both ends of an in-memory pipe (a socketpair) with proto::RpcReaderOptions on each side.
-class PipeConnector final : public AgentConnector {
- public:
-  PipeConnector(kj::AsyncIoContext& io, kj::Own<proto::ProverAgent::Server> agent);
-  ~PipeConnector() noexcept(false) override;
-  StatusOr<proto::ProverAgent::Client> Connect() override;
-  std::string Describe() const override { return "in-process pipe"; }
-  // Shuts the agent's end: the challenger sees the connection drop.
-  void Cut();
-
- private:
-  kj::TwoWayPipe pipe_;
-  capnp::TwoPartyVatNetwork server_net_, client_net_;
-  capnp::RpcSystem<capnp::rpc::twoparty::VatId> server_, client_;
-};
+// Both ends of an in-memory pipe with the real RPC system (challenger/pipe_agent_connector.h).
+using PipeConnector = PipeAgentConnector;
 
 // Serves one TestAgent to one TCP connection on 127.0.0.1 (a free port), on its own thread and event
 // loop, until that connection closes. The destructor joins the thread; a server nobody connects to

@@ -4,7 +4,6 @@
 add_library(wp_selftest STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cli_selftest.cc
   ${CMAKE_CURRENT_LIST_DIR}/clopper_pearson.cc
-  ${CMAKE_CURRENT_LIST_DIR}/pipe_connector.cc
   ${CMAKE_CURRENT_LIST_DIR}/selftest_agent.cc
   ${CMAKE_CURRENT_LIST_DIR}/selftest_report.cc
   ${CMAKE_CURRENT_LIST_DIR}/selftest_runner.cc

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <utility>
 
-#include "challenger/selftest/pipe_connector.h"
+#include "challenger/pipe_agent_connector.h"
 #include "kernels/region_labeler.h"
 #include "proto/codec.h"
 #include "proto/rpc_status.h"
@@ -426,11 +426,11 @@ kj::Promise<void> SelftestAgent::status(StatusContext context) {
 struct RelayAgent::Link {
   Link(kj::AsyncIoContext& io, kj::Own<proto::ProverAgent::Server> helper)
       : pipe(io, kj::mv(helper)), client(Connect(pipe)) {}
-  static proto::ProverAgent::Client Connect(PipeConnector& pipe) {
+  static proto::ProverAgent::Client Connect(PipeAgentConnector& pipe) {
     auto client = pipe.Connect();  // in-process: cannot fail
     return kj::mv(*client);
   }
-  PipeConnector pipe;
+  PipeAgentConnector pipe;
   proto::ProverAgent::Client client;
 };
 

@@ -12,7 +12,7 @@
 #include "challenger/plan.h"
 #include "challenger/record_sink.h"
 #include "challenger/selftest/clopper_pearson.h"
-#include "challenger/selftest/pipe_connector.h"
+#include "challenger/pipe_agent_connector.h"
 #include "challenger/session_runner.h"
 #include "proto/signing.h"
 
@@ -215,7 +215,7 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
       if (spec.relay_link_us >= 0 && run >= 0) {
         agent = kj::heap<RelayAgent>(io, kj::mv(agent), &clock, spec.relay_link_us);
       }
-      PipeConnector pipe(io, kj::mv(agent));
+      PipeAgentConnector pipe(io, kj::mv(agent));
       CountingRecordSink sink;
       SessionEnv env;
       env.clock = &clock;
