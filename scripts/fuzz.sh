@@ -49,6 +49,8 @@ for arg in "$@"; do
 done
 [[ "$seconds" =~ ^[0-9]+$ && "$jobs" =~ ^[1-9][0-9]*$ && "$opt_level" =~ ^[0-3]$ ]] ||
   { echo "fuzz.sh: --seconds and --jobs take numbers, --opt-level 0 to 3" >&2; exit 2; }
+[[ -z "${max_len:-}" || "$max_len" =~ ^[1-9][0-9]{0,8}$ ]] ||
+  { echo "fuzz.sh: --max-len takes a number of bytes (1 to 999999999)" >&2; exit 2; }
 
 corpus_root=tests/fuzz/corpus
 if [[ ${#targets[@]} -eq 0 ]]; then
@@ -86,6 +88,11 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 common=(-rss_limit_mb=2048 -timeout=10 -print_final_stats=0)
+
+for t in "${targets[@]}"; do
+  [[ -x "$build/tests/fuzz/$t" ]] ||
+    { echo "fuzz.sh: no binary $build/tests/fuzz/$t (build it: drop --no-build, or check --build-dir)" >&2; exit 2; }
+done
 
 # 1. Every committed input once: crashes found earlier and added to the corpus stay fixed.
 failed=()

@@ -70,9 +70,14 @@ for arg in "$@"; do
     *) die_usage "unknown argument '$arg' (try --help)" ;;
   esac
 done
+# At most 9 digits and no leading zero: bash arithmetic neither overflows nor reads it as octal.
 for v in agents agent_kib chunk_labels rounds labels_per_round round_deadline_ms period_s timeout_s; do
-  [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -ge 1 ]] || die_usage "--${v//_/-} must be a whole number >= 1 (got '${!v}')"
+  [[ "${!v}" =~ ^[1-9][0-9]{0,8}$ ]] || die_usage "--${v//_/-} must be a whole number in [1, 999999999] (got '${!v}')"
 done
+[[ "$challenger_threads" =~ ^(0|[1-9][0-9]{0,3})$ ]] ||
+  die_usage "--challenger-threads must be a whole number in [0, 9999] (0 = all cores; got '$challenger_threads')"
+[[ -z "$challenger_nofile" || "$challenger_nofile" =~ ^[1-9][0-9]{0,8}$ ]] ||
+  die_usage "--challenger-nofile must be a whole number in [1, 999999999] (got '$challenger_nofile')"
 [[ "$agents" -le 5000 ]] || die_usage "--agents at most 5000"
 prover=${prover:-$bin_dir/prover/wipeproof-prover}
 challenger=${challenger:-$bin_dir/challenger/wipeproof-challenger}
