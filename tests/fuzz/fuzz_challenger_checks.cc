@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "tests/fuzz/fuzz_util.h"
+
 namespace wipeproof::fuzz {
 
 namespace {
@@ -60,6 +62,28 @@ void CheckTranscriptLikeChallenger(const proto::SignedEnvelope& envelope, const 
   (void)HexOf(t.getDigest());
   (void)HexOf(t.getVerdictDigest());
   (void)t.getRoundCount();
+}
+
+void FuzzNodeSignedMessage(const uint8_t* data, size_t size, proto::MessageKind kind,
+                           void (*check)(const proto::SignedEnvelope&, const proto::PublicKey&)) {
+  if (size < 1) return;
+  const uint8_t mode = data[0] % 2;
+  ++data, --size;
+  const proto::KeyPair& node = FuzzKey(kNodeSeed);
+  if (mode == 0) {
+    WithRpcRoot<proto::Envelope>(data, size, [&](proto::Envelope::Reader reader) {
+      auto envelope = proto::DecodeEnvelope(reader);
+      if (!envelope.ok()) {
+        (void)AgentText(envelope.status().ToString());
+        return;
+      }
+      check(*envelope, node.public_key);
+    });
+  } else {
+    proto::SignedEnvelope envelope;
+    if (!SignFuzzPayload(kind, data, size, node, &envelope)) return;
+    check(envelope, node.public_key);
+  }
 }
 
 }  // namespace wipeproof::fuzz

@@ -19,4 +19,12 @@ void CheckFillReportLikeChallenger(const proto::SignedEnvelope& envelope, const 
 // Session::CheckTranscript up to the comparisons.
 void CheckTranscriptLikeChallenger(const proto::SignedEnvelope& envelope, const proto::PublicKey& node_key);
 
+// One fuzz input of a node-signed message the challenger receives (fill report, transcript), as
+// `check` handles it. Byte 0 picks: 0, the rest is the RPC-framed result Envelope
+// (DecodeEnvelope, then `check`; random bytes fail the signature, as they should); 1, the rest is a
+// `kind` payload signed with the node key the challenger trusts, so the parse and field reads after
+// the signature check are reached.
+void FuzzNodeSignedMessage(const uint8_t* data, size_t size, proto::MessageKind kind,
+                           void (*check)(const proto::SignedEnvelope&, const proto::PublicKey&));
+
 }  // namespace wipeproof::fuzz

@@ -1,30 +1,9 @@
-// The challenger receiving the transcript finish returns (Session::FinishOrAbort, CheckTranscript). Byte 0:
-//   0: the rest is the RPC-framed result Envelope: DecodeEnvelope(Envelope::Reader), then the
-//      checks (the signature fails for random bytes, as it should)
-//   1: the rest is a TranscriptDigest payload, signed with the node key the challenger trusts, so the
-//      parse and field reads after the signature check are reached
+// The challenger receiving the transcript finish returns (Session::FinishOrAbort, CheckTranscript);
+// input layout: FuzzNodeSignedMessage (tests/fuzz/fuzz_challenger_checks.h).
 #include "tests/fuzz/fuzz_challenger_checks.h"
-#include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace wipeproof;
-  if (size < 1) return 0;
-  const uint8_t mode = data[0] % 2;
-  ++data, --size;
-  const proto::KeyPair& node = fuzz::FuzzKey(fuzz::kNodeSeed);
-  if (mode == 0) {
-    fuzz::WithRpcRoot<proto::Envelope>(data, size, [&](proto::Envelope::Reader reader) {
-      auto envelope = proto::DecodeEnvelope(reader);
-      if (!envelope.ok()) {
-        (void)AgentText(envelope.status().ToString());
-        return;
-      }
-      fuzz::CheckTranscriptLikeChallenger(*envelope, node.public_key);
-    });
-  } else {
-    proto::SignedEnvelope envelope;
-    if (!fuzz::SignFuzzPayload(proto::MessageKind::TRANSCRIPT_DIGEST, data, size, node, &envelope)) return 0;
-    fuzz::CheckTranscriptLikeChallenger(envelope, node.public_key);
-  }
+  wipeproof::fuzz::FuzzNodeSignedMessage(data, size, wipeproof::proto::MessageKind::TRANSCRIPT_DIGEST,
+                                         &wipeproof::fuzz::CheckTranscriptLikeChallenger);
   return 0;
 }
