@@ -309,7 +309,8 @@ TEST_F(FaultTest, AgentClockAheadBeyondTheSkewRefusesTheOrderAsExpired) {
   EXPECT_EQ(outcome->failure.reason, FailureReason::ORDER_REFUSED) << outcome->failure.Describe();
   EXPECT_TRUE(Contains(outcome->failure.text, "DEADLINE_EXCEEDED: order expired: expiresAtUnixUs "))
       << outcome->failure.text;
-  EXPECT_TRUE(Contains(outcome->failure.text, "(allowed clock skew 5000000 us)")) << outcome->failure.text;
+  EXPECT_TRUE(Contains(outcome->failure.text, "(allowed clock skew 5000000 us): check both clocks (NTP)"))
+      << outcome->failure.text;
   ExpectNothingHeld();
   EXPECT_EQ(agent_->core().GetStatus().sessions_completed, 0u);
 }

@@ -33,8 +33,12 @@ Status CheckOrderTime(proto::WipeOrder::Reader order, int64_t now_unix_us, const
   // Saturating comparisons: the times are signed and come from the order.
   auto plus = [](int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; };
   if (now_unix_us >= plus(expires, skew)) {
+    // now >= expires here, so the unsigned difference is exact whatever the order says.
+    const uint64_t ago = static_cast<uint64_t>(now_unix_us) - static_cast<uint64_t>(expires);
     return DeadlineExceededError("order expired: expiresAtUnixUs " + std::to_string(expires) + ", agent clock " +
-                                 std::to_string(now_unix_us) + " (allowed clock skew " + std::to_string(skew) + " us)");
+                                 std::to_string(now_unix_us) + ", " + std::to_string(ago) +
+                                 " us ago by the agent's clock (allowed clock skew " + std::to_string(skew) +
+                                 " us): check both clocks (NTP)");
   }
   if (issued > plus(now_unix_us, skew)) {
     return FailedPreconditionError("order issued " + std::to_string(issued - now_unix_us) +
