@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "challenger/cli.h"
-#include "challenger/cli_calibration_flags.h"
-#include "challenger/cli_flags.h"
-#include "challenger/cli_ledger.h"
-#include "challenger/selftest/cli_selftest.h"
+#include "challenger/cli/cli.h"
+#include "challenger/cli/cli_calibration_flags.h"
+#include "challenger/cli/cli_flags.h"
+#include "challenger/cli/cli_ledger.h"
+#include "challenger/cli/cli_selftest.h"
 #include "proto/crypto.h"
 
 namespace wipeproof {
@@ -64,7 +64,7 @@ int Main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   FLAGS_minloglevel = google::GLOG_WARNING;
   const std::string bad =
-      ParseCliSubcommandFlags(kProgram, *sub, argc, argv, {"challenger/cli_flags.cc", kCalibrationFlagsFile});
+      ParseCliSubcommandFlags(kProgram, *sub, argc, argv, {"challenger/cli/cli_flags.cc", kCalibrationFlagsFile});
   if (!bad.empty()) return ConfigError(sub->name, bad);
   google::InitGoogleLogging(argv[0]);
   Status sodium = proto::InitSodium();

@@ -26,7 +26,7 @@ bool IsCliHelpFlag(const char* arg);
 void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub);
 
 // Parses argv[2..] (argv[1] is the subcommand) with gflags. `flag_files` are path suffixes of the
-// files that define this program's own flags (e.g. "prover/cli_flags.cc"); a flag of those files
+// files that define this program's own flags (e.g. "prover/cli/cli_flags.cc"); a flag of those files
 // set on the command line but not in sub.flags is refused. Returns "" on success, else the message
 // of a usage error: an unknown flag, a stray argument, or a flag that does not apply.
 std::string ParseCliSubcommandFlags(const char* program, const CliSubcommand& sub, int argc, char** argv,

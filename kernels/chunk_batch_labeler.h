@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/graph_schedule.h"
-#include "kernels/label_format.h"
+#include "kernels/label_spec.h"
 #include "kernels/simd/hash16.h"
 
 namespace wipeproof {

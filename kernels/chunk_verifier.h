@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "kernels/label_format.h"
+#include "kernels/label_spec.h"
 #include "kernels/region_labeler.h"
 #include "kernels/simd/hash16.h"
 

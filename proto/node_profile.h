@@ -2,7 +2,7 @@
 // rates, lookup latency, sequential compression time; docs/calibration.md "The node profile"),
 // signed with the node key so `wipeproof-challenger calibrate` can check that they come from the
 // node its inventory names. The profile is data the node *claims*: the challenger uses it only to
-// make parameters stricter (challenger/calibration_rule.h), so a signature proves origin, not truth.
+// make parameters stricter (challenger/calibration/calibration_rule.h), so a signature proves origin, not truth.
 //
 // Document (one JSON object, a file the operator copies to the challenger like a .pub file):
 //   {"format": "wipeproof-node-profile-signed-v1",

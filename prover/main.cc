@@ -11,8 +11,9 @@
 #include <glog/logging.h>
 #include <sodium.h>
 
-#include "prover/cli.h"
-#include "prover/cli_flags.h"
+#include "prover/bench/cli_bench.h"
+#include "prover/cli/cli.h"
+#include "prover/cli/cli_flags.h"
 
 namespace wipeproof {
 namespace {
@@ -57,7 +58,7 @@ int Main(int argc, char** argv) {
   FLAGS_minloglevel = std::string(sub->name) == "serve" ? google::GLOG_INFO : google::GLOG_WARNING;
   const std::string bad = ParseCliSubcommandFlags(
       kProgram, *sub, argc, argv,
-      {"prover/cli_flags.cc", "prover/cli_bench_all.cc", "prover/cli_keygen.cc", "prover/cli_serve.cc"});
+      {"prover/cli/cli_flags.cc", "prover/bench/cli_bench_all.cc", "prover/cli/cli_keygen.cc", "prover/cli/cli_serve.cc"});
   if (!bad.empty()) return UsageError(sub->name, bad);
   google::InitGoogleLogging(argv[0]);
   if (sodium_init() < 0) return Failure(sub->name, InternalError("libsodium failed to initialise"));

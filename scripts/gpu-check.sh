@@ -23,7 +23,7 @@ start=$(date +%s)
 budget=${WIPEPROOF_GPU_CHECK_BUDGET_S:-450}
 runtime=${WIPEPROOF_GPU_CHECK_RUNTIME:-cuda}
 build=build-gpucheck
-bin=$build/kernels/gpu/wipeproof-gpu-check
+bin=$build/prover/bench/wipeproof-gpu-check
 summary=()
 
 elapsed() { echo $(( $(date +%s) - start )); }

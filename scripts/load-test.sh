@@ -21,7 +21,7 @@
 #   --timeout-s=T     give up (and fail) after T s of the challenger's run; default 1800
 #   --challenger-threads=T  serve --threads (expected-label threads per session); default 1
 #   --challenger-nofile=F   run the challenger under `ulimit -n F`, soft and hard (serve refuses a wave
-#                     that cannot fit: challenger/open_files.h)
+#                     that cannot fit: challenger/fleet/open_files.h)
 #   --keep            keep the folder also on success
 #   --recheck=D       only run the ledger checks again on D, an earlier run's folder (with --agents)
 # Exit: 0 all checks passed; 1 a check failed; 2 bad arguments or missing binaries.
@@ -173,7 +173,7 @@ if [[ -n "$recheck" ]]; then
 fi
 
 # Open files: the challenger needs about 64 + 4 N and raises its own soft limit as far as the hard
-# limit allows (challenger/open_files.h); say so before anything starts when the hard limit is short.
+# limit allows (challenger/fleet/open_files.h); say so before anything starts when the hard limit is short.
 needed_fds=$((64 + 4 * agents))
 hard_fds=$(ulimit -Hn)
 if [[ -z "$challenger_nofile" && $hard_fds != unlimited && $hard_fds -lt $needed_fds ]]; then

@@ -11,7 +11,7 @@
 // lane slots do useful work instead of 43% (docs/kernels.md has the table).
 //
 // Within a super-step no two ops touch the same slot unless both only read it, so their items
-// may run in any order and on any thread (tests/gpu_kernel_logic_test.cc checks this with an
+// may run in any order and on any thread (tests/kernels/gpu_kernel_logic_test.cc checks this with an
 // access observer and by running steps in reverse order).
 //
 // Packed op: three 32-bit words (12 bytes: 15.7 MB at m = 2^17, 126 MB at 2^20).

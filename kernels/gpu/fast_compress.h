@@ -7,7 +7,7 @@
 // would spill to local memory). Only the first 8 output words are produced (chaining value or
 // 32-byte root output), which is all a node hash uses.
 //
-// tests/gpu_kernel_logic_test.cc checks it against Blake3Compress byte for byte.
+// tests/kernels/gpu_kernel_logic_test.cc checks it against Blake3Compress byte for byte.
 #pragma once
 
 #include <cstdint>

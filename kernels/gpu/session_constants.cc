@@ -5,7 +5,7 @@
 namespace wipeproof {
 namespace gpu {
 namespace {
-// Must equal the contexts of kernels/label_format.cc; tests/gpu_kernel_logic_test.cc compares the
+// Must equal the contexts of kernels/label_spec.cc; tests/kernels/gpu_kernel_logic_test.cc compares the
 // device derivation with DeriveChunkHashParams for both formats.
 constexpr char kC1ChunkKeyContext[] = "wipeproof/posedb-blake3-c1/chunk-key";
 constexpr char k192ChunkSeedContext[] = "pose-db/chunk-seed";

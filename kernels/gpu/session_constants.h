@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "kernels/gpu/kernel_args.h"
-#include "kernels/label_format.h"
+#include "kernels/label_spec.h"
 
 namespace wipeproof {
 namespace gpu {

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "kernels/label_format.h"
+#include "kernels/label_spec.h"
 
 namespace wipeproof {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/label_format.h"
+#include "kernels/label_spec.h"
 #include "kernels/simd/hash16.h"
 
 namespace wipeproof {

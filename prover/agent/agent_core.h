@@ -68,7 +68,7 @@
 #include "prover/agent/agent_config.h"
 #include "prover/agent/agent_status.h"
 #include "prover/agent/seen_sessions.h"
-#include "prover/backend_factory.h"
+#include "prover/backends/backend_factory.h"
 
 namespace wipeproof {
 

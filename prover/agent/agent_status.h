@@ -11,7 +11,7 @@
 
 #include "proto/crypto.h"
 #include "proto/wipe.capnp.h"
-#include "prover/backend.h"
+#include "prover/backends/backend.h"
 
 namespace wipeproof {
 

@@ -20,7 +20,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "prover/agent/device_plan.h"
-#include "prover/backend.h"
+#include "prover/backends/backend.h"
 
 namespace wipeproof {
 

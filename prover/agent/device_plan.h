@@ -22,8 +22,8 @@
 
 #include "common/status.h"
 #include "proto/wipe.capnp.h"
-#include "prover/backend.h"
-#include "prover/backend_factory.h"
+#include "prover/backends/backend.h"
+#include "prover/backends/backend_factory.h"
 
 namespace wipeproof {
 
@@ -34,7 +34,7 @@ struct HostLimits {
 };
 
 // One device of the order's plan, matched to its backend on this node (the challenger's view of
-// the same device is challenger/plan.h PlannedDevice).
+// the same device is challenger/session/session_plan.h PlannedDevice).
 struct MatchedDevice {
   uint32_t plan_index = 0;     // index into WipeOrder.devices
   std::string selector;        // DevicePlan.selector == DeviceInfo.id

@@ -1,6 +1,6 @@
 // A prover agent for the agent-side fuzz targets: a fresh AgentCore per input (so no state leaks
 // from one input to the next and every crash reproduces from its file alone), on a fixed FakeClock,
-// with the real CPU backend for "host" and one fake GPU (tests/agent_test_util.h), configured with
+// with the real CPU backend for "host" and one fake GPU (tests/prover/agent_test_util.h), configured with
 // agent_test's keys and node name.
 //
 // The fixed order (FuzzOrder) is small, so a fill costs little even instrumented: host labels
@@ -14,7 +14,7 @@
 #include "common/clock.h"
 #include "proto/signing.h"
 #include "prover/agent/agent_core.h"
-#include "tests/agent_test_util.h"
+#include "tests/prover/agent_test_util.h"
 
 namespace wipeproof::fuzz {
 

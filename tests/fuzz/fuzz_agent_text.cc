@@ -1,6 +1,6 @@
 // Text the challenger takes from the agent: exception descriptions (proto::ExceptionToStatus on
 // what a failed RPC call throws, with capnp's or the agent's text) and every text field, made safe
-// by AgentText / AgentHex (challenger/failure.h). Byte 0 picks the exception type and byte 1 the
+// by AgentText / AgentHex (challenger/session/failure.h). Byte 0 picks the exception type and byte 1 the
 // limit; the rest is the text. Checks AgentText's promises: at most max(limit, 64) bytes, no C0
 // control characters or DEL, valid UTF-8 (re-sanitising changes nothing: it is idempotent).
 #include <kj/exception.h>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "challenger/failure.h"
+#include "challenger/session/failure.h"
 #include "proto/rpc_status.h"
 #include "tests/fuzz/fuzz_util.h"
 

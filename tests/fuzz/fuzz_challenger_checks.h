@@ -1,4 +1,4 @@
-// What the challenger's session (challenger/session_runner.cc, Session::CheckReport,
+// What the challenger's session (challenger/session/session_runner.cc, Session::CheckReport,
 // CheckAnswer, CheckTranscript) does with a signed message from the agent, up to the comparisons
 // with its own plan: the readability check, the signature under the node key, the bounded parse,
 // and reading every field it shows through AgentText/AgentHex. Those Session methods are private
@@ -8,7 +8,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
-#include "challenger/failure.h"
+#include "challenger/session/failure.h"
 #include "proto/codec.h"
 #include "proto/signing.h"
 

@@ -1,13 +1,13 @@
 // The challenger's JSON configuration files, as an operator (or whoever can write them) hands
 // them over: one target per document, selected at build time by WP_FUZZ_DOCUMENT:
-//   1 inventory (challenger/inventory.h ParseInventoryJson; public_key_file paths resolve under a
+//   1 inventory (challenger/fleet/inventory.h ParseInventoryJson; public_key_file paths resolve under a
 //     folder that does not exist, so the fuzzer reads no files)
-//   2 profile (challenger/profile.h ParseProfileJson, which validates too)
-//   3 adversary classes (challenger/adversary_classes.h ParseAdversaryClassesJson)
+//   2 profile (challenger/parameters/parameter_profile.h ParseProfileJson, which validates too)
+//   3 adversary classes (challenger/parameters/adversary_classes.h ParseAdversaryClassesJson)
 // All three go through ParseJsonText (json_fields.h: duplicate keys, typed fields, paths in errors).
-#include "challenger/adversary_classes.h"
-#include "challenger/inventory.h"
-#include "challenger/profile.h"
+#include "challenger/parameters/adversary_classes.h"
+#include "challenger/fleet/inventory.h"
+#include "challenger/parameters/parameter_profile.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

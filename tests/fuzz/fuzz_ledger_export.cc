@@ -1,8 +1,8 @@
-// An exported ledger (`ledger verify --export`, an auditor's input; challenger/ledger_export.h):
+// An exported ledger (`ledger verify --export`, an auditor's input; challenger/ledger/ledger_export.h):
 // the input is the JSON document, parsed as cli_ledger.cc does (nlohmann::ordered_json), then
 // VerifyExportedHead and VerifyLedgerExport under the fixed challenger key. Signatures stop
 // random heads; the document's shape checks and hex decoding are what this reaches.
-#include "challenger/ledger_export.h"
+#include "challenger/ledger/ledger_export.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,9 +1,9 @@
 // A ledger record as `ledger verify`, `ledger show` and `ledger export` read it from the SQLite
-// file (challenger/ledger_records.h): byte 0 is the LedgerRecordKind (0-7, 7 unknown to this
+// file (challenger/ledger/ledger_records.h): byte 0 is the LedgerRecordKind (0-7, 7 unknown to this
 // build), the rest the record bytes. CheckLedgerRecord with and without the challenger key (without
 // it the parse behind the verdict and receipt signatures is reached), SummarizeLedgerRecord and
 // SummaryLine. The record's session must be 0xA5 x15, 0x01 (the corpus uses it).
-#include "challenger/ledger_records.h"
+#include "challenger/ledger/ledger_records.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,11 +1,11 @@
-// A ledger row as read back from the SQLite file (challenger/ledger_verify.h VerifyLedgerRow and
+// A ledger row as read back from the SQLite file (challenger/ledger/ledger_verify.h VerifyLedgerRow and
 // ChainVerifier::Next). Byte 0:
 //   0: the rest is the row's envelope column as stored (EncodeEnvelope bytes); the other columns
 //      are those of a genesis entry. Random bytes stop at decoding or the signature.
 //   1: the rest is a LedgerEntry payload, signed here with the challenger key, and the row's
 //      columns are taken from the entry when it parses, so steps 5-9 (the parse, sequence, chain,
 //      columns and the record itself) are reached.
-#include "challenger/ledger_verify.h"
+#include "challenger/ledger/ledger_verify.h"
 #include "proto/codec.h"
 #include "tests/fuzz/fuzz_util.h"
 

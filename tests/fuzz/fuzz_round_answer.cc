@@ -1,12 +1,12 @@
 // The challenger receiving a RoundAnswer (unsigned; Session::CheckAnswer in
-// challenger/session_runner.cc): the input is the RPC-framed answer, read under RpcReaderOptions;
+// challenger/session/session_runner.cc): the input is the RPC-framed answer, read under RpcReaderOptions;
 // then, as CheckAnswer does, WalkMessage and ValidateShape on the reader, the field reads, and the
 // transcript hash over a fixed round and this answer (canonicalising the answer).
 #include <capnp/message.h>
 
 #include <cstdlib>
 
-#include "challenger/failure.h"
+#include "challenger/session/failure.h"
 #include "proto/transcript.h"
 #include "proto/validate.h"
 #include "tests/fuzz/fuzz_util.h"

@@ -27,7 +27,7 @@
 namespace wipeproof::fuzz {
 
 // Seeds of the fixed keys (32 bytes of this value each). The agent targets use
-// tests/agent_test_util.h's keys instead, which is what its AgentCore is configured with.
+// tests/prover/agent_test_util.h's keys instead, which is what its AgentCore is configured with.
 inline constexpr uint8_t kAuthoritySeed = 0x11;
 inline constexpr uint8_t kChallengerSeed = 0x22;
 inline constexpr uint8_t kNodeSeed = 0x33;

@@ -12,10 +12,10 @@
 #include <iostream>
 #include <string>
 
-#include "challenger/calibration_profile_json.h"
-#include "challenger/ledger.h"
-#include "challenger/ledger_export.h"
-#include "challenger/profile.h"
+#include "challenger/parameters/profile_json_writer.h"
+#include "challenger/ledger/ledger.h"
+#include "challenger/ledger/ledger_export.h"
+#include "challenger/parameters/parameter_profile.h"
 #include "common/clock.h"
 #include "proto/node_profile.h"
 #include "proto/rpc_status.h"

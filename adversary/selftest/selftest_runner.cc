@@ -1,0 +1,262 @@
+#include "adversary/selftest/selftest_runner.h"
+
+#include <kj/async-io.h>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "challenger/fleet/plan_builder.h"
+#include "challenger/session/assumptions.h"
+#include "challenger/session/failure.h"
+#include "challenger/fleet/inventory.h"
+#include "challenger/session/session_plan.h"
+#include "challenger/ledger/record_sink.h"
+#include "adversary/selftest/clopper_pearson.h"
+#include "challenger/session/pipe_agent_connector.h"
+#include "challenger/session/session_runner.h"
+#include "proto/signing.h"
+
+namespace wipeproof::selftest {
+
+namespace {
+
+using proto::FailureReason;
+
+constexpr char kNodeName[] = "selftest-node";
+constexpr size_t kMaxCheckExamples = 3;
+
+proto::KeyPair SelftestKey(uint8_t fill) {
+  std::array<uint8_t, proto::kKeySeedBytes> seed;
+  seed.fill(fill);
+  return proto::KeyPairFromSeed(seed);
+}
+
+// Keeps nothing: the selftest checks the signed verdict itself; the ledger is tested elsewhere.
+class CountingRecordSink final : public RecordSink {
+ public:
+  StatusOr<uint64_t> Append(proto::LedgerRecordKind, proto::ByteView, proto::ByteView) override { return next_++; }
+
+ private:
+  uint64_t next_ = 0;
+};
+
+Inventory SelftestInventory(const SelftestSetup& s, NodeKind kind, const proto::PublicKey& node_key,
+                            uint64_t odd_bytes) {
+  const uint64_t chunk_bytes = uint64_t{s.chunk_labels} * proto::kLabelBytes;
+  const uint64_t gpu_bytes = s.device_chunks * chunk_bytes + s.gpu_reserve_bytes;
+  InventoryNode node;
+  node.name = kNodeName;
+  node.address = "127.0.0.1:1";
+  node.public_key = node_key;
+  if (kind == NodeKind::kHostAndGpu)
+    node.devices.push_back({kHostSelector, "host-dram", s.device_chunks * chunk_bytes});
+  node.devices.push_back(
+      {"GPU-selftest-0", "selftest-gpu", gpu_bytes + (kind == NodeKind::kGpuOddCapacity ? odd_bytes : 0)});
+  if (kind == NodeKind::kTwoGpus) node.devices.push_back({"GPU-selftest-1", "selftest-gpu", gpu_bytes});
+  Inventory inv;
+  inv.nodes = {node};
+  inv.reserve_bytes_by_model = {{"host-dram", 0}, {"selftest-gpu", s.gpu_reserve_bytes}};
+  return inv;
+}
+
+Profile SelftestProfile(const SelftestSetup& s, LabelFormat format) {
+  Profile p = DefaultProfile();
+  p.name = std::string("selftest-m") + std::to_string(s.chunk_labels) + "-" + LabelFormatName(format);
+  p.chunk_labels = s.chunk_labels;
+  p.format = format;
+  p.rounds = s.rounds;
+  p.labels_per_round = s.labels_per_round;
+  p.round_deadline_us = s.round_deadline_us;
+  p.fill_deadline_us = 60'000'000;
+  p.adversary = s.adversary;
+  p.confidence = 0.99;
+  p.calibrated = true;
+  p.honest_round_p999_us = s.honest_round_p999_us;
+  return p;
+}
+
+bool Selected(const ScenarioSpec& s, const std::vector<std::string>& only) {
+  if (only.empty()) return true;
+  for (const std::string& o : only) {
+    if (o == s.id || o == std::to_string(s.adversary) || (o.size() <= 3 && s.id.rfind(o, 0) == 0)) return true;
+  }
+  return false;
+}
+
+std::string OutcomeName(const SessionOutcome& o) { return o.pass ? "pass" : FailureReasonName(o.failure.reason); }
+
+// Per-run checks on the signed verdict; returns "" when they hold, else what failed.
+std::string CheckRun(const ScenarioSpec& spec, const SessionOutcome& outcome, const proto::PublicKey& challenger,
+                     const AgentObservations& seen, bool* bound_stated, ScenarioResult* r) {
+  auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger);
+  if (!verdict.ok()) return "verdict does not verify: " + verdict.status().ToString();
+  proto::Verdict::Reader v = verdict->root();
+  if (v.getPass() != outcome.pass || v.getFailure().getReason() != outcome.failure.reason) {
+    return "signed verdict says " + std::string(v.getPass() ? "pass" : FailureReasonName(v.getFailure().getReason())) +
+           ", the outcome " + OutcomeName(outcome);
+  }
+  if (!outcome.ledger.ok()) return "records: " + outcome.ledger.ToString();
+  *bound_stated = v.getBoundStated();
+  for (auto a : v.getAssumptions()) {
+    if (std::string(a.getName().cStr()) == kHostMemoryInPlan && !a.getHeld()) {
+      ++r->host_not_planned;
+      if (r->host_assumption_detail.empty()) r->host_assumption_detail = a.getDetail().cStr();
+    }
+  }
+  switch (spec.check) {
+    case ScenarioCheck::kHostNotPlanned: {
+      for (auto a : v.getAssumptions()) {
+        if (std::string(a.getName().cStr()) == kHostMemoryInPlan) {
+          return a.getHeld() ? "verdict lists host-memory-in-plan as held" : "";
+        }
+      }
+      return "verdict has no host-memory-in-plan assumption";
+    }
+    case ScenarioCheck::kNoPartialChunk:
+      return seen.partial_chunk_ranges == 0 ? "" : "the order planned a range that is not whole chunks";
+    case ScenarioCheck::kBoundStated:
+      return !outcome.pass || v.getBoundStated()
+                 ? ""
+                 : "an honest pass states no bound: " + std::string(v.getStatement().cStr());
+    case ScenarioCheck::kNone:
+      return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+void JudgeScenario(ScenarioResult* r, double confidence) {
+  const ScenarioSpec& s = r->spec;
+  r->measured = static_cast<double>(r->caught) / static_cast<double>(r->runs);
+  r->cp_lower = ClopperPearsonLower(r->caught, r->runs, confidence);
+  r->cp_upper = ClopperPearsonUpper(r->caught, r->runs, confidence);
+  if (r->unexpected > 0) {
+    r->matches = false;
+    r->verdict_text = std::to_string(r->unexpected) + " run(s) ended neither in pass nor in " +
+                      (s.expected == FailureReason::NONE ? "pass" : FailureReasonName(s.expected));
+  } else if (r->check_failures > 0) {
+    r->matches = false;
+    r->verdict_text = std::to_string(r->check_failures) + " run(s) failed a check: " + r->check_examples.front();
+  } else if (s.theory == 0) {
+    r->matches = r->caught == 0;
+    r->verdict_text = r->matches ? "passed every run, as expected" : "caught in runs expected to pass";
+  } else if (s.theory == 1) {
+    r->matches = r->caught == r->runs;
+    r->verdict_text = r->matches ? "caught in every run, as expected" : "passed in runs expected to be caught";
+  } else if (r->runs < kMinRunsToJudgeARate) {
+    r->matches = false;
+    r->verdict_text = "too few runs to judge a detection rate: " + std::to_string(r->runs) + " < " +
+                      std::to_string(kMinRunsToJudgeARate);
+  } else {
+    // Not significantly below the theoretical rate (the rule), and not significantly above
+    // the exact one (which would mean the adversary hid more than its spec says).
+    const bool not_below = r->cp_upper >= s.theory;
+    const bool not_above = r->cp_lower <= s.exact;
+    r->matches = not_below && not_above;
+    char text[200];
+    if (!not_above) {
+      std::snprintf(text, sizeof(text), "lower %.6g%% bound %.4f > exact rate %.4f: caught more often than the spec allows",
+                    confidence * 100, r->cp_lower, s.exact);
+    } else {
+      std::snprintf(text, sizeof(text), "upper %.6g%% bound %.4f %s theoretical %.4f", confidence * 100, r->cp_upper,
+                    not_below ? ">=" : "<", s.theory);
+    }
+    r->verdict_text = text;
+  }
+}
+
+StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
+  if (options.runs == 0) return InvalidArgumentError("runs must be at least 1");
+  if (!(options.confidence > 0 && options.confidence < 1)) return InvalidArgumentError("confidence must be in (0, 1)");
+  SelftestResult result;
+  result.setup = DefaultSelftestSetup();
+  result.options = options;
+  result.options.progress = nullptr;
+  std::vector<ScenarioSpec> specs;
+  for (const ScenarioSpec& s : SelftestScenarios(result.setup)) {
+    if (Selected(s, options.only)) specs.push_back(s);
+  }
+  for (const std::string& o : options.only) {
+    bool known = false;
+    for (const ScenarioSpec& s : SelftestScenarios(result.setup)) known = known || Selected(s, {o});
+    if (!known)
+      return InvalidArgumentError("unknown scenario '" + o + "' (an id such as 1a-recompute-contiguous, or 0-7)");
+  }
+  for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192})
+    WP_RETURN_IF_ERROR(ValidateProfile(SelftestProfile(result.setup, f)));
+
+  const proto::KeyPair authority = SelftestKey(0xa1), challenger = SelftestKey(0xc1), node = SelftestKey(0xb1);
+  kj::AsyncIoContext io = kj::setupAsyncIo();
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ScenarioSpec& spec = specs[i];
+    ScenarioResult r;
+    r.spec = spec;
+    const auto scenario_start = std::chrono::steady_clock::now();
+    std::mt19937_64 rng(options.seed * 1'000'003 + i * 7919 + std::hash<std::string>()(spec.id));
+    FakeClock clock;
+    AdversaryMemory memory;
+    const Profile profile = SelftestProfile(result.setup, spec.format);
+    SimTiming timing = result.setup.timing;
+    if (spec.format == LabelFormat::k192) {
+      timing.recompute_chunk_ps = result.setup.graph_depth * 2 * result.setup.adversary.t_min_ps;
+    }
+    const uint64_t chunk_bytes = uint64_t{result.setup.chunk_labels} * proto::kLabelBytes;
+    for (int64_t run = spec.prime ? -1 : 0; run < static_cast<int64_t>(options.runs); ++run) {
+      const uint64_t odd = std::uniform_int_distribution<uint64_t>(1, chunk_bytes - 1)(rng);
+      const Inventory inventory = SelftestInventory(result.setup, spec.node, node.public_key, odd);
+      WP_ASSIGN_OR_RETURN(SessionPlan plan, BuildPlan(inventory, kNodeName, profile,
+                                                      LoneSessionWaveContext(inventory, kNodeName), clock));
+      AgentObservations seen;
+      const Deviation deviation = run < 0 ? Deviation{} : spec.deviation;
+      kj::Own<proto::ProverAgent::Server> agent = kj::heap<SelftestAgent>(
+          authority.public_key, challenger.public_key, node, deviation, timing, &clock, &memory, &seen, rng());
+      if (spec.relay_link_us >= 0 && run >= 0) {
+        agent = kj::heap<RelayAgent>(io, kj::mv(agent), &clock, spec.relay_link_us);
+      }
+      PipeAgentConnector pipe(io, kj::mv(agent));
+      CountingRecordSink sink;
+      SessionEnv env;
+      env.clock = &clock;
+      env.timer = &io.provider->getTimer();
+      env.wait_scope = &io.waitScope;
+      env.records = &sink;
+      env.threads = options.threads;
+      SessionRunner runner(plan, SessionKeys{authority, challenger}, env);
+      auto outcome = runner.Run(pipe);
+      if (!outcome.ok()) return outcome.status().WithContext("selftest " + spec.id);
+      if (run < 0) continue;  // priming: the adversary's memory of an earlier session
+
+      ++r.runs;
+      ++r.outcomes[OutcomeName(*outcome)];
+      if (!outcome->pass && outcome->failure.reason == spec.expected) ++r.caught;
+      if (!outcome->pass && outcome->failure.reason != spec.expected) ++r.unexpected;
+      if (!outcome->pass && r.example_failure.empty()) r.example_failure = AgentText(outcome->failure.Describe(), 400);
+      bool bound = false;
+      const std::string problem = CheckRun(spec, *outcome, challenger.public_key, seen, &bound, &r);
+      if (!problem.empty()) {
+        ++r.check_failures;
+        if (r.check_examples.size() < kMaxCheckExamples) r.check_examples.push_back(problem);
+      }
+      if (outcome->pass && bound) ++r.bounds_stated;
+      r.seen.hidden_chunks_challenged += seen.hidden_chunks_challenged;
+      r.seen.recompute_charged_us += seen.recompute_charged_us;
+      r.seen.max_round_recompute_us = std::max(r.seen.max_round_recompute_us, seen.max_round_recompute_us);
+      r.seen.partial_chunk_ranges += seen.partial_chunk_ranges;
+      r.seen.relocated_chunks += seen.relocated_chunks;
+      r.seen.overwritten_chunks += seen.overwritten_chunks;
+      if (options.progress) options.progress(i, specs.size(), spec.id, r.runs, options.runs);
+    }
+    JudgeScenario(&r, options.confidence);
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - scenario_start).count();
+    result.scenarios.push_back(std::move(r));
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.all_match = !result.scenarios.empty();
+  for (const ScenarioResult& r : result.scenarios) result.all_match = result.all_match && r.matches;
+  return result;
+}
+
+}  // namespace wipeproof::selftest

@@ -1,0 +1,283 @@
+// The scenario catalogue of selftest_runner.h: the honest agent and adversaries 1-7 of issue #6.
+#include <cmath>
+
+#include "adversary/selftest/selftest_runner.h"
+#include "kernels/graph_metrics.h"
+
+namespace wipeproof::selftest {
+
+namespace {
+
+using proto::FailureReason;
+
+// C(C-h, q) / C(C, q): a round's q distinct chunks all miss the h hidden ones.
+double MissOneRound(uint64_t c, uint64_t h, uint64_t q) {
+  if (h == 0) return 1;
+  if (q > c - h) return 0;
+  double p = 1;
+  for (uint64_t i = 0; i < q; ++i) p *= static_cast<double>(c - h - i) / static_cast<double>(c - i);
+  return p;
+}
+
+// Sets f, N, theory and exact for h hidden of C chunks on a device with q labels per round.
+void SampledTheory(ScenarioSpec* s, uint64_t chunks, uint64_t hidden, uint32_t q, uint32_t rounds,
+                   const std::string& device) {
+  s->chunks = chunks;
+  s->hidden = hidden;
+  s->f = static_cast<double>(hidden) / static_cast<double>(chunks);
+  s->n = uint64_t{q} * rounds;
+  s->n_meaning = "q*R = " + std::to_string(q) + "*" + std::to_string(rounds) + " labels challenged on " + device;
+  s->theory = 1 - std::pow(1 - s->f, static_cast<double>(s->n));
+  s->exact = 1 - std::pow(MissOneRound(chunks, hidden, q), rounds);
+}
+
+void Certain(ScenarioSpec* s, const SelftestSetup& setup, const std::string& why) {
+  s->f = 1;
+  s->n = uint64_t{setup.labels_per_round} * setup.rounds;
+  s->n_meaning = why;
+  s->theory = 1;
+  s->exact = 1;
+}
+
+void Never(ScenarioSpec* s, const std::string& why) {
+  s->f = 0;
+  s->n = 0;
+  s->n_meaning = why;
+  s->theory = 0;
+  s->exact = 0;
+}
+
+}  // namespace
+
+SelftestSetup DefaultSelftestSetup() {
+  SelftestSetup s;
+  s.graph_depth = ComputeGraphMetrics(s.chunk_labels).min_output_depth;
+  s.timing.recompute_chunk_ps =
+      s.graph_depth * static_cast<uint64_t>(SequentialCompressionsPerNode(LabelFormat::kC1)) * s.adversary.t_min_ps;
+  return s;
+}
+
+std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
+  const uint64_t c = setup.device_chunks;
+  const uint32_t q = setup.labels_per_round, r = setup.rounds;
+  std::vector<ScenarioSpec> all;
+  auto add = [&all](ScenarioSpec s) { all.push_back(std::move(s)); };
+
+  {
+    ScenarioSpec s;
+    s.id = "0-honest";
+    s.title = "honest agent";
+    s.description = "Fills every planned chunk and answers every round by lookup.";
+    s.check = ScenarioCheck::kBoundStated;
+    Never(&s, "nothing hidden");
+    add(s);
+  }
+  // 1. Hidden fraction, three ways of answering, two placements.
+  struct Hide {
+    const char* id;
+    HiddenAnswer answer;
+    Placement placement;
+    uint64_t hidden;
+    FailureReason expected;
+    const char* text;
+  };
+  const Hide hides[] = {
+      {"1a-recompute-contiguous", HiddenAnswer::kRecompute, Placement::kContiguous, 2, FailureReason::LATE_ROUND,
+       "recomputes challenged hidden labels on demand with all host cores (correct labels, depth(m)*c_node*t_min "
+       "per batch of 64 chunks charged on the simulated clock)"},
+      {"1a-recompute-random", HiddenAnswer::kRecompute, Placement::kRandom, 4, FailureReason::LATE_ROUND,
+       "recomputes challenged hidden labels on demand with all host cores (correct labels, depth(m)*c_node*t_min per "
+       "batch of 64 chunks charged on the simulated clock)"},
+      {"1b-random-bytes-contiguous", HiddenAnswer::kRandomBytes, Placement::kContiguous, 2, FailureReason::WRONG_LABEL,
+       "answers random bytes for challenged hidden labels"},
+      {"1b-random-bytes-random", HiddenAnswer::kRandomBytes, Placement::kRandom, 4, FailureReason::WRONG_LABEL,
+       "answers random bytes for challenged hidden labels"},
+      {"1c-earlier-session-contiguous", HiddenAnswer::kEarlierSession, Placement::kContiguous, 2,
+       FailureReason::WRONG_LABEL, "answers the label of the same index from the previous session's seed"},
+      {"1c-earlier-session-random", HiddenAnswer::kEarlierSession, Placement::kRandom, 4, FailureReason::WRONG_LABEL,
+       "answers the label of the same index from the previous session's seed"},
+  };
+  for (const Hide& h : hides) {
+    ScenarioSpec s;
+    s.id = h.id;
+    s.adversary = 1;
+    s.title = "hidden fraction, " +
+              std::string(h.answer == HiddenAnswer::kRecompute     ? "recompute"
+                          : h.answer == HiddenAnswer::kRandomBytes ? "random bytes"
+                                                                   : "earlier session") +
+              (h.placement == Placement::kContiguous ? ", contiguous" : ", random");
+    s.description = "Keeps " + std::to_string(h.hidden) + " of " + std::to_string(c) + " chunks unlabeled (" +
+                    (h.placement == Placement::kContiguous ? "one contiguous run, as a checkpoint would be"
+                                                           : "chunks chosen at random") +
+                    ") and " + h.text + ".";
+    s.deviation.kind = DeviationKind::kHideChunks;
+    s.deviation.hidden_fraction = static_cast<double>(h.hidden) / static_cast<double>(c);
+    s.deviation.placement = h.placement;
+    s.deviation.hidden_answer = h.answer;
+    s.prime = h.answer == HiddenAnswer::kEarlierSession;
+    s.expected = h.expected;
+    SampledTheory(&s, c, h.hidden, q, r, "GPU-selftest-0");
+    add(s);
+  }
+  // 2. Relay, under and over the deadline.
+  const int64_t slack = static_cast<int64_t>(setup.round_deadline_us) - setup.timing.round_us;
+  for (int over = 0; over < 2; ++over) {
+    ScenarioSpec s;
+    s.adversary = 2;
+    s.relay_link_us = over ? slack + 1 : slack - 1;
+    s.id = over ? "2-relay-over-deadline" : "2-relay-under-deadline";
+    s.title = std::string("relay, +") + std::to_string(s.relay_link_us) + " us link";
+    s.description = "Forwards every call to a helper that holds the labels, adding " + std::to_string(s.relay_link_us) +
+                    " us per round: rounds take " + std::to_string(setup.timing.round_us + s.relay_link_us) +
+                    " us against the " + std::to_string(setup.round_deadline_us) + " us deadline.";
+    if (over) {
+      s.expected = FailureReason::LATE_ROUND;
+      Certain(&s, setup, "every round is late");
+    } else {
+      Never(&s, "every round is in time: a relay faster than the deadline is not caught (wave-complete)");
+    }
+    add(s);
+  }
+  // 3. Relocation.
+  {
+    ScenarioSpec s;
+    s.id = "3a-relocate-host-not-planned";
+    s.adversary = 3;
+    s.title = "relocation to unplanned host memory";
+    s.description =
+        "Computes every label, keeps 8 of the GPU's 32 chunks in host memory (not in the plan) and "
+        "answers from there.";
+    s.deviation.kind = DeviationKind::kRelocate;
+    s.deviation.relocate_chunks = 8;
+    s.deviation.host_free_bytes = uint64_t{1} << 30;
+    s.check = ScenarioCheck::kHostNotPlanned;
+    Never(&s, "all labels answer correctly; the verdict lists host-memory-in-plan as not held");
+    add(s);
+
+    ScenarioSpec t;
+    t.id = "3b-relocate-host-planned";
+    t.adversary = 3;
+    t.title = "relocation into planned host memory";
+    t.description =
+        "Host memory is planned to capacity; moving 2 GPU chunks there overwrites 2 of the host's own "
+        "32 labelled chunks (no room), which then answer zeros.";
+    t.node = NodeKind::kHostAndGpu;
+    t.deviation.kind = DeviationKind::kRelocate;
+    t.deviation.relocate_chunks = 2;
+    t.expected = FailureReason::WRONG_LABEL;
+    SampledTheory(&t, c, 2, q, r, "host");
+    add(t);
+  }
+  // 4. Under-fill.
+  for (int reserve = 0; reserve < 2; ++reserve) {
+    ScenarioSpec s;
+    s.id = reserve ? "4b-inflated-reserve" : "4a-held-by-others";
+    s.adversary = 4;
+    s.title = reserve ? "under-fill, inflated reserve" : "under-fill, memory 'held by other processes'";
+    s.description = std::string("Fills 2 chunks fewer and reports them ") +
+                    (reserve ? "as extra reserve (reserveBytes above the allowed reserve)."
+                             : "as held by other processes (bytesHeldByOthers).");
+    s.deviation.kind = reserve ? DeviationKind::kUnderfillInflatedReserve : DeviationKind::kUnderfillHeldByOthers;
+    s.deviation.short_chunks = 2;
+    s.expected = FailureReason::SHORT_CAPACITY;
+    Certain(&s, setup, "checked on the fill report against capacity - allowed reserve, every session");
+    add(s);
+  }
+  // 5. Dedup.
+  {
+    ScenarioSpec s;
+    s.id = "5a-dedup-whole-device";
+    s.adversary = 5;
+    s.title = "dedup, whole device";
+    s.description = "Two planned GPUs; serves all of GPU-selftest-1 from GPU-selftest-0's copy (same offsets).";
+    s.node = NodeKind::kTwoGpus;
+    s.deviation.kind = DeviationKind::kDedup;
+    s.expected = FailureReason::WRONG_LABEL;
+    SampledTheory(&s, c, c, q, r, "GPU-selftest-1");
+    add(s);
+    ScenarioSpec t = s;
+    t.id = "5b-dedup-partial";
+    t.title = "dedup, 4 chunks";
+    t.description = "Two planned GPUs; serves 4 of GPU-selftest-1's 32 chunks from GPU-selftest-0's copy.";
+    t.deviation.dedup_chunks = 4;
+    SampledTheory(&t, c, 4, q, r, "GPU-selftest-1");
+    add(t);
+  }
+  // 6. Wrong key material.
+  const std::pair<const char*, DeviationKind> wrong[] = {{"6a-wrong-seed", DeviationKind::kWrongSeed},
+                                                         {"6b-wrong-format", DeviationKind::kWrongFormat},
+                                                         {"6c-wrong-m", DeviationKind::kWrongChunkLabels}};
+  for (const auto& [id, kind] : wrong) {
+    ScenarioSpec s;
+    s.id = id;
+    s.adversary = 6;
+    s.deviation.kind = kind;
+    s.title = kind == DeviationKind::kWrongSeed     ? "wrong seed"
+              : kind == DeviationKind::kWrongFormat ? "wrong format (192 for c1)"
+                                                    : "wrong m (m/2)";
+    s.description = "Fills every chunk, but with " +
+                    std::string(kind == DeviationKind::kWrongSeed     ? "the order's seed with one bit flipped"
+                                : kind == DeviationKind::kWrongFormat ? "posedb-blake3-192 instead of the order's c1"
+                                                                      : "m/2 = 128 instead of the order's m") +
+                    ".";
+    s.expected = FailureReason::WRONG_LABEL;
+    Certain(&s, setup, "every label is wrong");
+    add(s);
+  }
+  // 7. Protocol cheats.
+  {
+    ScenarioSpec s;
+    s.adversary = 7;
+    s.id = "7a-replayed-answer";
+    s.title = "replayed round answer";
+    s.description = "Answers round 1 with round 0's answer message, verbatim.";
+    s.deviation.kind = DeviationKind::kReplayAnswer;
+    s.expected = FailureReason::PROTOCOL_ERROR;
+    Certain(&s, setup, "round 1 always carries round 0's index");
+    add(s);
+
+    s.id = "7b-other-round-indices";
+    s.title = "another round's indices";
+    s.description = "Answers round 1 with the correct labels of round 0's indices under round 1's header.";
+    s.deviation.kind = DeviationKind::kOtherRoundIndices;
+    s.expected = FailureReason::WRONG_LABEL;
+    Certain(&s, setup, "wrong unless two rounds draw the same index (negligible)");
+    add(s);
+
+    s.id = "7c-reordered-answer";
+    s.title = "reordered answer";
+    s.description = "Swaps the first two labels of every answer (all labels correct, order wrong).";
+    s.deviation.kind = DeviationKind::kReorderedAnswer;
+    Certain(&s, setup, "two different labels swapped");
+    add(s);
+
+    s.id = "7d-reused-transcript-signature";
+    s.title = "reused transcript signature";
+    s.description =
+        "Answers every round correctly, then sends this session's transcript digest under the "
+        "signature of the previous session's transcript.";
+    s.deviation.kind = DeviationKind::kReusedTranscriptSignature;
+    s.prime = true;
+    s.expected = FailureReason::BAD_SIGNATURE;
+    Certain(&s, setup, "the signature never covers another payload");
+    add(s);
+
+    ScenarioSpec p;
+    p.adversary = 7;
+    p.id = "7e-192-no-partial-chunk";
+    p.title = "192 plan on a capacity of no whole chunks";
+    p.description =
+        "Format posedb-blake3-192 on a GPU whose capacity minus reserve is 32 chunks plus 1 to "
+        "m*32-1 bytes (random per run); the agent would leave a shallow trailing partial chunk "
+        "unlabeled, but the challenger must never plan one.";
+    p.node = NodeKind::kGpuOddCapacity;
+    p.format = LabelFormat::k192;
+    p.deviation.kind = DeviationKind::kPartialChunkProbe;
+    p.check = ScenarioCheck::kNoPartialChunk;
+    Never(&p, "no partial chunk is ever planned, so there is nothing to exploit");
+    add(p);
+  }
+  return all;
+}
+
+}  // namespace wipeproof::selftest

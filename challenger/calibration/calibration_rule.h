@@ -1,0 +1,184 @@
+// Calibration: from measurements to a parameter profile (docs/calibration.md; issue "Benchmark
+// mode and calibration"). Pure functions; the sessions that measure are in calibration_session.h.
+//
+// The principle: the authority's constants (adversary class t_min and safety factor, margin,
+// slack, target fraction, confidence, caps) set the security; measurements of the node only
+// make parameters stricter, never looser.
+//
+//   1. Round deadline and m. deadline = ceil(p99.9 honest round time * (1 + margin)), the
+//      honest round time measured on the challenger's monotonic clock over the real path. m is the
+//      smallest power of two with
+//          1.5 * m * c_node * t_min / safety >= deadline          (deadline_rule.h)
+//      and m <= the authority's cap (default 2^20). None: refuse, saying why. A node that slows its
+//      rounds during calibration only raises m (a slower fill for it), never the ratio of deadline
+//      to recompute floor, which the rule bounds by 1.
+//   2. Sampling. N = ceil(ln(1 - confidence) / ln(1 - f)) chunks per device, so a device missing a
+//      fraction f of its chunks is caught with probability >= confidence; R = ceil(N / q), raised
+//      until every device larger than N is expected to see N distinct chunks at q per round (rounds
+//      draw distinct chunks within a round, independently across rounds); per device the smallest
+//      q_d <= q that does. A device of at most q chunks is checked whole every round; one of more
+//      than q but fewer than N chunks cannot reach N distinct chunks (a warning).
+//   3. Fill deadline = ceil(basis * (1 + slack)), basis = the fill time measured by the challenger
+//      (order sent to report received, at the chosen m), or the node's own claim from its signed
+//      profile when that is *shorter*. Never from node claims alone, never longer than measured.
+//      Refused when the measured fill exceeds the resulting deadline (the node is too slow for
+//      parameters its own claims set) or the authority's cap.
+//   4. Node claims that cannot tighten anything are reported: a class t_min above the node's own
+//      sequential compression time is a warning (the class does not rule out this node's own
+//      hardware); a device the node reports larger than declared is a warning.
+//
+// Units: microseconds for times, picoseconds for t_min, bytes, labels, chunks as named.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "challenger/parameters/deadline_rule.h"
+#include "challenger/parameters/parameter_profile.h"
+#include "common/status.h"
+#include "kernels/label_spec.h"
+
+namespace wipeproof {
+
+inline constexpr uint32_t kMaxCalibratedChunkLabels = uint32_t{1} << 20;
+// Sane maxima of the authority's knobs and of a measured honest round time: beyond them a figure
+// is a typo or an attack, and the products below would leave uint64 (a deadline wrapping to 1 us).
+inline constexpr double kMaxRoundMargin = 100;                  // deadline <= 101 x p99.9
+inline constexpr double kMaxFillSlack = 100;                    // fill deadline <= 101 x fill
+inline constexpr uint64_t kMaxHonestRoundP999Us = 1'000'000'000;  // 1000 s
+inline constexpr double kMinTargetFraction = 1e-9;              // keeps N below 2^35
+inline constexpr double kMaxConfidence = 1 - 1e-12;
+
+// ceil(x * factor) for factor >= 0, with the rule's 1e-9 tolerance. Errors: INVALID_ARGUMENT when
+// the factor is not finite or negative, or the result does not fit in uint64 (never a wrapped or
+// saturated value: a deadline must not silently shrink or grow).
+StatusOr<uint64_t> CeilScaled(uint64_t x, double factor);
+// round_deadline_us >= kHonestRoundMargin * honest_p999_us (deadline_rule.h), computed without
+// overflow: what a calibrated profile's deadline must meet.
+bool MeetsHonestRoundMargin(uint64_t round_deadline_us, uint64_t honest_p999_us);
+// Picoseconds for messages: whole above 100 ps, else up to 3 decimals ("0.5").
+std::string FormatPicoseconds(double ps);
+
+// Order statistics of round times, microseconds, challenger's monotonic clock. Percentiles are
+// nearest-rank: the smallest sample with at least p of all samples at or below it.
+struct RoundTimeStats {
+  size_t count = 0;
+  uint64_t min_us = 0, p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
+  double mean_us = 0;
+  double stddev_us = 0;    // jitter as the standard deviation
+  uint64_t jitter_us = 0;  // jitter as p99 - p50
+};
+// REQUIRES: !elapsed_us.empty().
+RoundTimeStats SummarizeRoundTimes(std::vector<uint64_t> elapsed_us);
+// Nearest-rank percentile of sorted samples. REQUIRES: !sorted.empty(), 0 < p <= 1.
+uint64_t NearestRankPercentile(const std::vector<uint64_t>& sorted, double p);
+
+// The authority's choices for one calibration.
+struct CalibrationPolicy {
+  AdversaryClass adversary;                               // t_min, safety factor (adversary_classes.h)
+  LabelFormat format = LabelFormat::kC1;                  // c_node
+  double round_margin = 1.0;                              // deadline = p99.9 * (1 + margin); in
+                                                          // [0.2 (kHonestRoundMargin - 1: verdicts
+                                                          // need it), kMaxRoundMargin]
+  double fill_slack = 0.5;                                // fill deadline = fill * (1 + slack); in
+                                                          // [0, kMaxFillSlack]
+  double target_fraction = 0.01;                          // f: hidden fraction to detect,
+                                                          // [kMinTargetFraction, 1)
+  double confidence = 0.999;                              // detection probability per device,
+                                                          // (0, kMaxConfidence]
+  uint32_t labels_per_round = 64;                         // q: most labels per device per round
+  uint32_t max_chunk_labels = kMaxCalibratedChunkLabels;  // cap on m, a power of two <= 2^20
+  uint64_t max_fill_deadline_us = 0;                      // cap on the fill deadline; 0 = none
+  uint64_t order_ttl_us = 300'000'000;                    // copied into the profile
+};
+// Errors: INVALID_ARGUMENT naming the field.
+Status ValidatePolicy(const CalibrationPolicy& policy);
+
+// What a node claims in its signed profile (calibration_node_profile.h), reduced to what the rule
+// uses. 0 = not claimed.
+struct NodeClaims {
+  uint64_t fill_estimate_us = 0;           // its fill of this plan at the chosen m, by its own benchmark
+  double sequential_compression_ps = 0;    // fastest sequential compression it measured; any
+                                           // positive value is a measurement (0.5 ps included)
+  std::string sequential_where;            // "host core", "GPU-..." (for the warning)
+  std::vector<std::string> notes;          // warnings found while reducing the profile
+};
+
+// Step 1: the deadline and m for an honest p99.9 round time.
+struct RoundRule {
+  uint64_t honest_p999_us = 0;
+  uint64_t round_deadline_us = 0;
+  uint32_t chunk_labels = 0;  // m
+  DeadlineRuleResult rule;    // at m: satisfied
+};
+// Errors: INVALID_ARGUMENT (p99.9 of 0 or above kMaxHonestRoundP999Us, bad policy, a deadline
+// overflow); FAILED_PRECONDITION when no power-of-two m up
+// to policy.max_chunk_labels satisfies the rule, saying what the largest m allows and what it
+// would take (a smaller margin, a closer challenger, a slower class).
+StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPolicy& policy);
+
+// Step 2.
+// Chunks a device must have checked so a hidden fraction f is caught with probability c:
+// ceil(ln(1-c) / ln(1-f)). REQUIRES: 0 < f < 1, 0 < c < 1.
+uint64_t ChunksForDetection(double target_fraction, double confidence);
+// Expected distinct chunks after `rounds` rounds of q distinct chunks each out of `chunks`:
+// chunks * (1 - (1 - q/chunks)^rounds).
+double ExpectedDistinctChunks(uint64_t chunks, uint32_t q, uint32_t rounds);
+// 1 - (1 - f)^n: the chance that n distinct uniformly drawn chunks include a missing one when a
+// fraction f of the chunks is missing (with replacement: a lower bound for distinct draws).
+double DetectionProbability(double hidden_fraction, double checked_chunks);
+
+struct DeviceSampling {
+  uint64_t chunks = 0;               // whole chunks of m planned on the device
+  uint32_t labels_per_round = 0;     // q_d
+  double expected_distinct = 0;      // chunks checked over all rounds, expected
+  double detection_probability = 0;  // at the target fraction, from expected_distinct
+  bool reaches_target = false;       // expected_distinct >= N (or every chunk is checked)
+};
+struct SamplingPlan {
+  uint64_t chunks_needed = 0;  // N
+  uint32_t rounds = 0;         // R
+  std::vector<DeviceSampling> devices;
+};
+// `device_chunks`: per planned device, its chunks at the chosen m (each >= 1).
+// Errors: INVALID_ARGUMENT (no devices, a device without chunks, bad policy).
+StatusOr<SamplingPlan> ChooseSampling(const std::vector<uint64_t>& device_chunks, const CalibrationPolicy& policy);
+
+// Step 3.
+struct FillRule {
+  uint64_t measured_fill_us = 0;  // challenger's clock, at the chosen m
+  uint64_t node_claim_us = 0;     // 0: none
+  uint64_t basis_us = 0;          // min(measured, claim when given)
+  uint64_t fill_deadline_us = 0;  // ceil(basis * (1 + slack))
+};
+// Errors: INVALID_ARGUMENT (measured 0, deadline overflow); FAILED_PRECONDITION when measured > the deadline (the
+// node's claim is too optimistic for what it did) or the deadline > policy.max_fill_deadline_us.
+StatusOr<FillRule> ChooseFillDeadline(uint64_t measured_fill_us, uint64_t node_claim_us,
+                                      const CalibrationPolicy& policy);
+
+// Everything calibrate measured, for the whole derivation.
+struct CalibrationInputs {
+  std::string profile_name;
+  RoundTimeStats rounds;                   // honest rounds (probe session)
+  uint64_t measured_fill_us = 0;           // fill at the chosen m (fill session)
+  std::vector<uint64_t> device_labels;     // per planned device: floor((capacity - reserve) / 32)
+  std::vector<std::string> device_models;  // per planned device (labels_per_round_by_model)
+  NodeClaims claims;                       // from the node's signed profile; empty without one
+  int64_t calibrated_at_unix_us = 0;
+};
+
+struct CalibrationResult {
+  Profile profile;  // calibrated: true, meets the rule for policy.adversary
+  RoundRule round;
+  SamplingPlan sampling;
+  FillRule fill;
+  std::vector<std::string> warnings;
+};
+// Steps 1-4. Errors: as the steps (FAILED_PRECONDITION: refused, with the reason); INTERNAL when
+// the derived round deadline is below kHonestRoundMargin x the honest p99.9 (a profile marked
+// calibrated never carries such a deadline).
+StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& inputs, const CalibrationPolicy& policy);
+
+}  // namespace wipeproof

@@ -1,0 +1,312 @@
+#include "challenger/calibration/parameter_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "challenger/fleet/plan_builder.h"
+#include "challenger/session/session_plan.h"
+#include "kernels/graph_metrics.h"
+
+namespace wipeproof {
+
+namespace {
+
+// 2^21 block-0 chaining values are cached for 192 (kernels/cv0_cache.h kDefaultCv0CacheBytes / 32).
+constexpr uint64_t kCv0CachedNodes = uint64_t{1} << 21;
+
+// nodes_hashed(m), memoised: m = 2^20 takes about a second to replay.
+uint64_t NodesHashed(uint32_t m) {
+  static std::mutex mu;
+  static std::map<uint32_t, uint64_t> memo;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = memo.find(m);
+    if (it != memo.end()) return it->second;
+  }
+  const uint64_t n = ComputeGraphMetrics(m).nodes_hashed;
+  std::lock_guard<std::mutex> lock(mu);
+  memo[m] = n;
+  return n;
+}
+
+double NodesPerLabel(uint32_t m) { return static_cast<double>(NodesHashed(m)) / m; }
+
+// Sampling for one node's devices at m (each device kind once).
+StatusOr<SamplingPlan> SamplingAt(const PlanInputs& in, uint32_t m, std::vector<uint64_t>* chunks_out) {
+  std::vector<uint64_t> chunks;
+  for (const auto& d : in.devices) {
+    chunks.push_back(PlannedLabelCount(d.capacity_bytes, d.reserve_bytes, m) / m);
+    if (chunks.back() == 0) {
+      return FailedPreconditionError(d.model + ": " + std::to_string(d.capacity_bytes) + " bytes less " +
+                                     std::to_string(d.reserve_bytes) +
+                                     " reserve hold no chunk of m = " + std::to_string(m));
+    }
+  }
+  if (chunks_out != nullptr) *chunks_out = chunks;
+  return ChooseSampling(chunks, in.policy);
+}
+
+double ExpectedLabelsCpuSeconds(const PlanInputs& in, uint32_t m, const SamplingPlan& s) {
+  double chunks = 0;
+  for (size_t i = 0; i < in.devices.size(); ++i) chunks += in.devices[i].count * s.devices[i].expected_distinct;
+  return in.nodes_per_wave * chunks * VerifyCompressionsPerChunk(in.policy.format, m) /
+         in.verify_compressions_per_s_per_core;
+}
+
+Status CheckInputs(const PlanInputs& in) {
+  if (in.devices.empty()) return InvalidArgumentError("no devices: give --gpus and/or --host_memory_gib");
+  for (const auto& d : in.devices) {
+    if (d.count < 1) return InvalidArgumentError(d.model + ": count must be >= 1");
+    if (d.capacity_bytes == 0 || d.reserve_bytes >= d.capacity_bytes) {
+      return InvalidArgumentError(d.model + ": capacity must exceed the reserve");
+    }
+    if (!(d.fill_bytes_per_s > 0) || !std::isfinite(d.fill_bytes_per_s)) {
+      return InvalidArgumentError(d.model + ": fill rate must be finite and > 0");
+    }
+    if (d.fill_rate_chunk_labels > kMaxCalibratedChunkLabels) {
+      return InvalidArgumentError(d.model + ": fill rate m must be in [1, 2^20]");
+    }
+  }
+  if (in.fill_rate_chunk_labels < 1 || in.fill_rate_chunk_labels > kMaxCalibratedChunkLabels) {
+    return InvalidArgumentError("fill rate m must be in [1, 2^20]");
+  }
+  if (in.honest_round_p999_us == 0 && !in.profile) return InvalidArgumentError("honest round p99.9 must be > 0");
+  if (in.honest_round_p999_us > kMaxHonestRoundP999Us) {
+    return InvalidArgumentError("honest round p99.9 " + std::to_string(in.honest_round_p999_us) + " us is above " +
+                                std::to_string(kMaxHonestRoundP999Us) + " us (1000 s)");
+  }
+  if (in.nodes_per_wave < 1) return InvalidArgumentError("nodes per wave must be >= 1");
+  if (in.challenger_cores < 1) return InvalidArgumentError("challenger cores must be >= 1");
+  if (!(in.verify_compressions_per_s_per_core > 0) || !std::isfinite(in.verify_compressions_per_s_per_core)) {
+    return InvalidArgumentError("verify rate must be finite and > 0");
+  }
+  if (in.classes.empty() && !in.profile) return InvalidArgumentError("no adversary class");
+  return Status::Ok();
+}
+
+// Everything after m, R and the deadlines are known.
+void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vector<uint64_t>& chunks,
+                   const std::vector<uint32_t>& q_override, ClassPlan* c) {
+  const uint32_t m = c->chunk_labels;
+  c->chunks_needed = s.chunks_needed;
+  c->rounds = s.rounds;
+  c->fill_s = 0;
+  for (size_t i = 0; i < in.devices.size(); ++i) {
+    const PlanDeviceSpec& d = in.devices[i];
+    PlanDeviceRow row;
+    row.model = d.model;
+    row.count = d.count;
+    row.capacity_bytes = d.capacity_bytes;
+    row.planned_bytes = PlannedLabelCount(d.capacity_bytes, d.reserve_bytes, m) * 32;
+    row.chunks = chunks[i];
+    row.labels_per_round = q_override.empty() ? s.devices[i].labels_per_round
+                                              : static_cast<uint32_t>(std::min<uint64_t>(q_override[i], chunks[i]));
+    row.expected_distinct = ExpectedDistinctChunks(row.chunks, row.labels_per_round, c->rounds);
+    row.detection_probability = DetectionProbability(in.policy.target_fraction, row.expected_distinct);
+    row.fill_s = FillSecondsAt(d, in.fill_rate_chunk_labels, m);
+    c->fill_s = std::max(c->fill_s, row.fill_s);
+    if (row.expected_distinct + 1e-9 < static_cast<double>(c->chunks_needed)) {
+      c->warnings.push_back(d.model + ": " + std::to_string(static_cast<uint64_t>(row.expected_distinct)) +
+                            " distinct chunks expected, below N = " + std::to_string(c->chunks_needed));
+    }
+    c->devices.push_back(row);
+  }
+  c->rounds_s = c->rounds * static_cast<double>(c->round_deadline_us) / 1e6;
+  double chunk_sum = 0;
+  for (const auto& row : c->devices) chunk_sum += row.count * row.expected_distinct;
+  c->expected_labels_cpu_s = in.nodes_per_wave * chunk_sum * VerifyCompressionsPerChunk(in.policy.format, m) /
+                             in.verify_compressions_per_s_per_core;
+  c->expected_labels_wall_s = c->expected_labels_cpu_s / in.challenger_cores;
+  c->precompute_keeps_up = c->expected_labels_wall_s <= c->fill_s;
+  if (!c->precompute_keeps_up) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "expected labels take %.1f s on %d challenger core(s), longer than the %.1f s fill: rounds "
+                  "wait %.1f s for them (add challenger cores or fewer nodes per wave)",
+                  c->expected_labels_wall_s, in.challenger_cores, c->fill_s, c->expected_labels_wall_s - c->fill_s);
+    c->warnings.push_back(buf);
+  }
+  c->node_wipe_s = std::max(c->fill_s, c->expected_labels_wall_s) + c->rounds_s;
+  c->wave_wipe_s = c->node_wipe_s;  // the wave's nodes run concurrently; the precompute counts them all
+}
+
+}  // namespace
+
+double FillSecondsAt(const PlanDeviceSpec& device, uint32_t fill_rate_chunk_labels, uint32_t chunk_labels) {
+  const double planned =
+      static_cast<double>(PlannedLabelCount(device.capacity_bytes, device.reserve_bytes, chunk_labels)) * 32;
+  const uint32_t m_ref = device.fill_rate_chunk_labels > 0 ? device.fill_rate_chunk_labels : fill_rate_chunk_labels;
+  const double rate = device.fill_bytes_per_s * NodesPerLabel(m_ref) / NodesPerLabel(chunk_labels);
+  return planned / rate;
+}
+
+double VerifyCompressionsPerChunk(LabelFormat format, uint32_t chunk_labels) {
+  const double nodes = static_cast<double>(NodesHashed(chunk_labels));
+  if (format == LabelFormat::kC1) return nodes;
+  const double uncached = nodes > kCv0CachedNodes ? nodes - kCv0CachedNodes : 0;
+  return 2 * nodes + uncached;
+}
+
+double NodeWipeSecondsAt(const PlanInputs& in, uint32_t m, uint32_t rounds, uint64_t round_deadline_us) {
+  double fill = 0;
+  for (const auto& d : in.devices) fill = std::max(fill, FillSecondsAt(d, in.fill_rate_chunk_labels, m));
+  auto s = SamplingAt(in, m, nullptr);
+  const double precompute = s.ok() ? ExpectedLabelsCpuSeconds(in, m, *s) / in.challenger_cores : 0;
+  return std::max(fill, precompute) + rounds * static_cast<double>(round_deadline_us) / 1e6;
+}
+
+StatusOr<NodeProfilePlanShape> PlanShapeFromNodeProfile(const NodeProfile& profile, LabelFormat format,
+                                                        uint64_t gpu_reserve_bytes, bool include_host,
+                                                        uint64_t host_capacity_bytes, uint64_t host_reserve_bytes) {
+  NodeProfilePlanShape shape;
+  std::vector<PlanDeviceSpec> gpus;
+  std::optional<PlanDeviceSpec> host;
+  for (const NodeDeviceProfile& d : profile.devices) {
+    const bool is_host = d.kind == "host";
+    if (d.lookup.p999_us > shape.slowest_lookup_p999_us) shape.slowest_lookup_p999_us = d.lookup.p999_us;
+    if (is_host && !include_host) {
+      shape.notes.push_back("host memory left out (not in the plan)");
+      continue;
+    }
+    const NodeFillFigure* figure = nullptr;
+    for (const NodeFillFigure& f : d.fills) {
+      if (f.format == format && (figure == nullptr || f.chunk_labels > figure->chunk_labels)) figure = &f;
+    }
+    if (figure == nullptr) {
+      shape.notes.push_back(d.id + " (" + d.name + ") left out: no " + LabelFormatName(format) + " fill figure");
+      continue;
+    }
+    PlanDeviceSpec spec;
+    spec.count = 1;
+    spec.fill_bytes_per_s = figure->bytes_per_s;
+    spec.fill_rate_chunk_labels = figure->chunk_labels;
+    if (is_host) {
+      spec.model = "host-dram";
+      spec.capacity_bytes = host_capacity_bytes > 0 ? host_capacity_bytes : d.total_bytes;
+      spec.reserve_bytes = host_reserve_bytes;
+      host = spec;
+      continue;
+    }
+    spec.model = d.name.empty() ? d.kind + "-gpu" : d.name;
+    spec.capacity_bytes = d.total_bytes;
+    spec.reserve_bytes = gpu_reserve_bytes;
+    if (spec.capacity_bytes <= spec.reserve_bytes) {
+      shape.notes.push_back(d.id + " (" + d.name + ") left out: " + std::to_string(d.total_bytes) +
+                            " bytes, not more than the reserve");
+      continue;
+    }
+    bool grouped = false;
+    for (PlanDeviceSpec& g : gpus) {
+      if (g.model == spec.model && g.capacity_bytes == spec.capacity_bytes &&
+          g.fill_rate_chunk_labels == spec.fill_rate_chunk_labels) {
+        ++g.count;
+        g.fill_bytes_per_s = std::min(g.fill_bytes_per_s, spec.fill_bytes_per_s);  // the slowest sets the fill
+        grouped = true;
+      }
+    }
+    if (!grouped) gpus.push_back(spec);
+  }
+  shape.devices = gpus;
+  if (host && host->capacity_bytes > host->reserve_bytes) {
+    shape.devices.push_back(*host);
+  } else if (host) {
+    shape.notes.push_back("host memory left out: its capacity does not exceed the reserve");
+  }
+  if (shape.devices.empty()) {
+    std::string why;
+    for (const auto& n : shape.notes) why += "; " + n;
+    return InvalidArgumentError("the node profile has no device to plan" + why);
+  }
+  // Kept as doubles: a sub-picosecond figure is a measurement (floor() would read it as "none").
+  if (profile.host_sequential_compression_ps > 0) {
+    shape.sequential_compression_ps = profile.host_sequential_compression_ps;
+    shape.sequential_where = "host core";
+  }
+  for (const NodeDeviceProfile& d : profile.devices) {
+    if (d.kind == "host" || !(d.step_ps > 0)) continue;
+    const double ps = d.step_ps;
+    if (shape.sequential_compression_ps == 0 || ps < shape.sequential_compression_ps) {
+      shape.sequential_compression_ps = ps;
+      shape.sequential_where = d.name + " (" + d.id + ")";
+    }
+  }
+  return shape;
+}
+
+StatusOr<PlanResult> ComputeFleetPlan(const PlanInputs& in) {
+  WP_RETURN_IF_ERROR(CheckInputs(in));
+  PlanResult result;
+  if (in.profile) {
+    // Fixed parameters: the profile's m, R, q, deadlines and class.
+    const Profile& p = *in.profile;
+    WP_RETURN_IF_ERROR(ValidateProfile(p));
+    PlanInputs fixed = in;
+    fixed.policy.format = p.format;
+    ClassPlan c;
+    c.adversary = p.adversary;
+    c.chunk_labels = p.chunk_labels;
+    c.round_deadline_us = p.round_deadline_us;
+    const DeadlineRuleResult rule = CheckDeadlineRule(p.chunk_labels, p.format, p.adversary.t_min_ps,
+                                                      p.adversary.safety_factor, p.round_deadline_us, p.adversary.name);
+    c.recompute_floor_us = rule.floor_ps / 1e6;
+    c.rule_satisfied = rule.satisfied;
+    c.feasible = true;
+    if (!rule.satisfied) c.warnings.push_back("the profile does not meet the deadline rule: " + rule.explanation);
+    if (!p.calibrated) c.warnings.push_back("the profile is not calibrated: verdicts under it state no bound");
+    std::vector<uint64_t> chunks;
+    auto s = SamplingAt(fixed, p.chunk_labels, &chunks);
+    if (!s.ok()) return s.status();
+    s->rounds = p.rounds;
+    std::vector<uint32_t> q;
+    for (const auto& d : in.devices) q.push_back(LabelsPerRoundFor(p, d.model));
+    FillClassPlan(fixed, *s, chunks, q, &c);
+    uint64_t largest = 0;
+    for (const auto& row : c.devices) largest = std::max(largest, row.planned_bytes);
+    c.fill_deadline_s = static_cast<double>(FillDeadlineUs(p, largest)) / 1e6;
+    if (c.fill_deadline_s < c.fill_s) {
+      c.warnings.push_back("the estimated fill takes longer than the profile's fill deadline");
+    }
+    result.classes.push_back(std::move(c));
+    return result;
+  }
+  for (const AdversaryClass& a : in.classes) {
+    PlanInputs one = in;
+    one.policy.adversary = a;
+    ClassPlan c;
+    c.adversary = a;
+    auto rule = ChooseRoundRule(in.honest_round_p999_us, one.policy);
+    if (!rule.ok()) {
+      if (rule.status().code() != StatusCode::kFailedPrecondition) return rule.status();
+      c.feasible = false;
+      c.refusal = rule.status().message();
+      result.classes.push_back(std::move(c));
+      continue;
+    }
+    c.chunk_labels = rule->chunk_labels;
+    c.round_deadline_us = rule->round_deadline_us;
+    c.recompute_floor_us = rule->rule.floor_ps / 1e6;
+    c.rule_satisfied = true;
+    std::vector<uint64_t> chunks;
+    auto s = SamplingAt(one, c.chunk_labels, &chunks);
+    if (!s.ok()) {
+      c.feasible = false;
+      c.refusal = s.status().message();
+      result.classes.push_back(std::move(c));
+      continue;
+    }
+    c.feasible = true;
+    FillClassPlan(one, *s, chunks, {}, &c);
+    c.fill_deadline_s = c.fill_s * (1 + in.policy.fill_slack);
+    if (in.policy.max_fill_deadline_us > 0 && c.fill_deadline_s * 1e6 > in.policy.max_fill_deadline_us) {
+      c.warnings.push_back("the fill deadline exceeds the authority's cap");
+    }
+    result.classes.push_back(std::move(c));
+  }
+  return result;
+}
+
+}  // namespace wipeproof

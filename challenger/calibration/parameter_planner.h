@@ -1,0 +1,123 @@
+// The offline fleet calculator behind `wipeproof-challenger plan`: from a node's shape (devices,
+// memory, fill rates), the honest round time, the adversary classes and the detection target, what
+// each class costs: m, R, labels per round per device, deadlines, how long a wipe takes per node
+// and per wave, and how much challenger CPU the expected labels need. Nothing is measured on a
+// node; the same rule as `calibrate` (calibration_rule.h) turns the inputs into parameters, so a
+// plan is what calibrate would produce for those measurements.
+//
+// Models (docs/calibration.md "plan"):
+//   fill time of a device at m = planned bytes / (rate at m_ref * npl(m_ref) / npl(m)), with npl(m)
+//     the graph's nodes hashed per output (kernels/graph_metrics.h): labels cost more at larger m;
+//     the devices of a node fill concurrently, so the node's fill is its slowest device's;
+//   expected labels = one chunk recompute per checked chunk, nodes_hashed(m) * c_verify
+//     compressions each (c_verify 1 for c1; 2 plus the uncached block-0 share for 192), at the
+//     challenger's measured verify rate per core, over its cores, for every node of the wave; they
+//     overlap the fill, and the rounds wait for them when they take longer (a warning);
+//   node wipe = max(fill, expected labels of its wave) + R * round deadline (an upper bound:
+//     rounds usually take the honest round time) ; a wave's nodes run concurrently.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "challenger/calibration/node_profile_claims.h"
+#include "challenger/calibration/calibration_rule.h"
+#include "challenger/parameters/parameter_profile.h"
+#include "common/status.h"
+
+namespace wipeproof {
+
+struct PlanDeviceSpec {
+  std::string model;            // e.g. "NVIDIA H200", "host-dram"
+  uint32_t count = 1;           // devices of this kind on the node
+  uint64_t capacity_bytes = 0;  // declared, per device
+  uint64_t reserve_bytes = 0;   // allowed reserve, per device
+  double fill_bytes_per_s = 0;  // per device, at fill_rate_chunk_labels
+  uint32_t fill_rate_chunk_labels = 0;  // m the rate was measured at; 0 = PlanInputs::fill_rate_chunk_labels
+};
+
+struct PlanInputs {
+  std::vector<PlanDeviceSpec> devices;      // one node
+  uint32_t fill_rate_chunk_labels = 16384;  // m the fill rates were measured at
+  uint64_t honest_round_p999_us = 200;      // round time p99.9 on the challenger's clock
+  CalibrationPolicy policy;                 // format, margin, slack, f, confidence, q, caps (its
+                                            // adversary is ignored: see `classes`)
+  std::vector<AdversaryClass> classes;      // one plan per class
+  uint32_t nodes_per_wave = 1;
+  int challenger_cores = 1;
+  double verify_compressions_per_s_per_core = 0;  // the challenger's RecomputeChunk rate
+  std::optional<Profile> profile;                 // when set: m, R, q, deadlines and class come from it
+};
+
+struct PlanDeviceRow {
+  std::string model;
+  uint32_t count = 0;
+  uint64_t capacity_bytes = 0;
+  uint64_t planned_bytes = 0;  // per device: whole chunks of m
+  uint64_t chunks = 0;         // per device
+  uint32_t labels_per_round = 0;
+  double expected_distinct = 0;
+  double detection_probability = 0;  // at the target fraction
+  double fill_s = 0;                 // estimated, per device
+};
+
+struct ClassPlan {
+  AdversaryClass adversary;
+  bool feasible = false;
+  std::string refusal;  // why not, when !feasible
+  uint32_t chunk_labels = 0;
+  uint64_t round_deadline_us = 0;
+  double recompute_floor_us = 0;
+  bool rule_satisfied = false;
+  uint64_t chunks_needed = 0;  // N
+  uint32_t rounds = 0;         // R
+  std::vector<PlanDeviceRow> devices;
+  double fill_s = 0;                  // node: slowest device
+  double fill_deadline_s = 0;         // fill * (1 + slack), or the profile's
+  double rounds_s = 0;                // R * round deadline
+  double expected_labels_cpu_s = 0;   // whole wave, CPU seconds
+  double expected_labels_wall_s = 0;  // over the challenger's cores
+  bool precompute_keeps_up = true;
+  double node_wipe_s = 0;
+  double wave_wipe_s = 0;
+  std::vector<std::string> warnings;
+};
+
+struct PlanResult {
+  std::vector<ClassPlan> classes;
+};
+
+// Errors: INVALID_ARGUMENT for inputs out of range (no devices, a rate <= 0 or not finite, an
+// honest p99.9 above kMaxHonestRoundP999Us, bad policy).
+// A class that no m fits is returned with feasible = false and the refusal text.
+StatusOr<PlanResult> ComputeFleetPlan(const PlanInputs& inputs);
+
+// A node's shape read from its signed profile (bench --what=all), for `plan --node_profile`.
+struct NodeProfilePlanShape {
+  std::vector<PlanDeviceSpec> devices;  // GPUs grouped by name and size, then the host
+  double slowest_lookup_p999_us = 0;    // the largest device lookup p99.9 the node measured
+  double sequential_compression_ps = 0;  // fastest the node measured (host core or GPU step); 0: none;
+                                         // any positive value (0.5 ps too) is a measurement
+  std::string sequential_where;
+  std::vector<std::string> notes;  // devices left out and why
+};
+// Devices with at least one fill figure in `format` become PlanDeviceSpecs: capacity = the
+// device's total_bytes (host: `host_capacity_bytes` when > 0), reserve = `gpu_reserve_bytes` or
+// `host_reserve_bytes`, fill rate = the figure at the largest m measured (the slowest per label on
+// a CPU; a group of equal GPUs takes its slowest member's). The host is left out when
+// `include_host` is false. Errors: INVALID_ARGUMENT when no device is left (with the reasons).
+StatusOr<NodeProfilePlanShape> PlanShapeFromNodeProfile(const NodeProfile& profile, LabelFormat format,
+                                                        uint64_t gpu_reserve_bytes, bool include_host,
+                                                        uint64_t host_capacity_bytes, uint64_t host_reserve_bytes);
+
+// Pieces, for plots and tests. `fill_rate_chunk_labels` applies when the device has none of its own.
+double FillSecondsAt(const PlanDeviceSpec& device, uint32_t fill_rate_chunk_labels, uint32_t chunk_labels);
+double VerifyCompressionsPerChunk(LabelFormat format, uint32_t chunk_labels);
+// Wipe time of one node at m with R rounds and the given deadline (expected labels included).
+double NodeWipeSecondsAt(const PlanInputs& inputs, uint32_t chunk_labels, uint32_t rounds, uint64_t round_deadline_us);
+
+}  // namespace wipeproof

@@ -1,0 +1,297 @@
+// `wipeproof-challenger calibrate --node=NAME --class=CLASS ... --out=profile.json` (cli.h): measures
+// the node over the real path with two probe sessions (calibration_session.h), reads its signed
+// profile when given, and writes a calibrated parameter profile, or nothing when calibration
+// refuses. docs/calibration.md.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <optional>
+
+#include "challenger/parameters/profile_json_writer.h"
+#include "challenger/cli/cli.h"
+#include "challenger/cli/cli_calibration_flags.h"
+#include "challenger/cli/cli_flags.h"
+#include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/fleet/wave_run.h"
+#include "common/clock.h"
+#include "common/file_write.h"
+
+namespace wipeproof {
+
+namespace {
+
+constexpr char kSub[] = "calibrate";
+
+// Calibration sessions without --ledger: records are counted, not kept.
+class DiscardRecordSink final : public RecordSink {
+ public:
+  StatusOr<uint64_t> Append(proto::LedgerRecordKind, proto::ByteView, proto::ByteView) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return next_++;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t next_ = 0;
+};
+
+std::string Fixed(double x, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  return buf;
+}
+
+int Log2(uint64_t x) {
+  int k = 0;
+  while ((uint64_t{1} << (k + 1)) <= x) ++k;
+  return k;
+}
+
+nlohmann::ordered_json StatsJson(const RoundTimeStats& s) {
+  return {{"count", s.count},
+          {"min_us", s.min_us},
+          {"p50_us", s.p50_us},
+          {"p90_us", s.p90_us},
+          {"p99_us", s.p99_us},
+          {"p999_us", s.p999_us},
+          {"max_us", s.max_us},
+          {"mean_us", std::round(s.mean_us * 10) / 10},
+          {"stddev_us", std::round(s.stddev_us * 10) / 10},
+          {"jitter_p99_minus_p50_us", s.jitter_us}};
+}
+
+nlohmann::ordered_json ReportJson(const CalibrationRun& run, const CalibrationRequest& req, const std::string& address,
+                                  const NodeProfile* node_profile, const std::vector<std::string>& selectors) {
+  const CalibrationPolicy& p = req.policy;
+  const CalibrationResult& r = run.result;
+  nlohmann::ordered_json j;
+  j["node"] = req.node;
+  j["address"] = address;
+  j["adversary"] = {
+      {"class", p.adversary.name}, {"t_min_ps", p.adversary.t_min_ps}, {"safety_factor", p.adversary.safety_factor}};
+  j["policy"] = {{"format", LabelFormatName(p.format)},
+                 {"margin", p.round_margin},
+                 {"fill_slack", p.fill_slack},
+                 {"target_fraction", p.target_fraction},
+                 {"confidence", p.confidence},
+                 {"labels_per_round", p.labels_per_round},
+                 {"max_chunk_labels", p.max_chunk_labels},
+                 {"max_fill_deadline_us", p.max_fill_deadline_us}};
+  j["round_probe"] = {{"chunk_labels", run.round_probe.chunk_labels},
+                      {"rounds", run.round_probe.rounds_run},
+                      {"labels_per_round", p.labels_per_round},
+                      {"fill_us", run.round_probe.fill_us},
+                      {"expected_labels_wait_us", run.round_probe.expected_labels_wait_us},
+                      {"first_round_us", run.round_times_us.empty() ? 0 : run.round_times_us[0]},
+                      {"round_time", StatsJson(run.rounds)}};
+  j["fill_probe"] = {{"chunk_labels", run.fill_probe.chunk_labels},
+                     {"fill_us", run.fill_probe.fill_us},
+                     {"expected_labels_wait_us", run.fill_probe.expected_labels_wait_us},
+                     {"rounds", run.fill_probe.rounds_run},
+                     {"round_us", run.trial_round_times_us},
+                     {"pass", run.fill_probe.pass},
+                     {"failure", run.fill_probe.failure}};
+  if (node_profile != nullptr) {
+    j["node_profile"] = {{"path", FLAGS_node_profile},
+                         {"node_key_id", node_profile->node_key_id},
+                         {"software_version", node_profile->software_version},
+                         {"created_at", node_profile->created_at},
+                         {"fill_estimate_us", run.claims.fill_estimate_us},
+                         {"sequential_compression_ps", run.claims.sequential_compression_ps},
+                         {"sequential_where", run.claims.sequential_where}};
+  } else {
+    j["node_profile"] = nullptr;
+  }
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < r.sampling.devices.size(); ++i) {
+    const DeviceSampling& d = r.sampling.devices[i];
+    devices.push_back({{"selector", i < selectors.size() ? selectors[i] : ""},
+                       {"chunks", d.chunks},
+                       {"labels_per_round", d.labels_per_round},
+                       {"expected_distinct_chunks", std::round(d.expected_distinct * 10) / 10},
+                       {"detection_probability", d.detection_probability}});
+  }
+  j["derived"] = {{"honest_round_p999_us", r.round.honest_p999_us},
+                  {"round_deadline_us", r.round.round_deadline_us},
+                  {"chunk_labels", r.round.chunk_labels},
+                  {"recompute_floor_us", r.round.rule.floor_ps / 1e6},
+                  {"rule", r.round.rule.explanation},
+                  {"chunks_needed", r.sampling.chunks_needed},
+                  {"rounds", r.sampling.rounds},
+                  {"devices", devices},
+                  {"measured_fill_us", r.fill.measured_fill_us},
+                  {"node_fill_claim_us", r.fill.node_claim_us},
+                  {"fill_basis_us", r.fill.basis_us},
+                  {"fill_deadline_us", r.fill.fill_deadline_us}};
+  j["profile"] = ProfileToJson(r.profile);
+  j["out"] = FLAGS_out;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req, const std::string& address,
+                       const NodeProfile* node_profile, const std::vector<std::string>& selectors) {
+  const CalibrationPolicy& p = req.policy;
+  const CalibrationResult& r = run.result;
+  const RoundTimeStats& s = run.rounds;
+  std::string t;
+  t += "calibrate node " + req.node + " (" + address + "), class " + p.adversary.name + " (t_min " +
+       std::to_string(p.adversary.t_min_ps) + " ps, safety " + Fixed(p.adversary.safety_factor, 2) + "), " +
+       LabelFormatName(p.format) + "\n";
+  t += "round probe: " + std::to_string(s.count) + " rounds, q = " + std::to_string(p.labels_per_round) +
+       " per device, m = 2^" + std::to_string(Log2(run.round_probe.chunk_labels)) + ", challenger's monotonic clock\n";
+  t += "  round time: min " + std::to_string(s.min_us) + " us, p50 " + std::to_string(s.p50_us) + " us, p90 " +
+       std::to_string(s.p90_us) + " us, p99 " + std::to_string(s.p99_us) + " us, p99.9 " + std::to_string(s.p999_us) +
+       " us, max " + std::to_string(s.max_us) + " us\n";
+  t += "  jitter: stddev " + Fixed(s.stddev_us, 1) + " us, p99 - p50 " + std::to_string(s.jitter_us) + " us (mean " +
+       Fixed(s.mean_us, 1) + " us); first round " +
+       std::to_string(run.round_times_us.empty() ? 0 : run.round_times_us[0]) + " us\n";
+  t += "round deadline: p99.9 " + std::to_string(r.round.honest_p999_us) + " us * (1 + " + Fixed(p.round_margin, 2) +
+       ") = " + std::to_string(r.round.round_deadline_us) + " us\n";
+  t += "m = 2^" + std::to_string(Log2(r.round.chunk_labels)) + " = " + std::to_string(r.round.chunk_labels) +
+       ", the smallest power of two with 1.5*m*c_node*t_min/safety >= deadline: " + r.round.rule.explanation + "\n";
+  t += "sampling: f = " + Fixed(p.target_fraction * 100, 3) + "%, confidence " + Fixed(p.confidence * 100, 3) +
+       "% -> N = " + std::to_string(r.sampling.chunks_needed) +
+       " chunks per device, R = " + std::to_string(r.sampling.rounds) + " rounds\n";
+  for (size_t i = 0; i < r.sampling.devices.size(); ++i) {
+    const DeviceSampling& d = r.sampling.devices[i];
+    t += "  " + (i < selectors.size() ? selectors[i] : std::to_string(i)) + ": " + std::to_string(d.chunks) +
+         " chunks, q = " + std::to_string(d.labels_per_round) + ", " + Fixed(d.expected_distinct, 1) +
+         " distinct chunks expected, detection " + Fixed(d.detection_probability * 100, 3) + "%\n";
+  }
+  t += "fill probe: m = 2^" + std::to_string(Log2(run.fill_probe.chunk_labels)) + ", fill " +
+       Fixed(run.fill_probe.fill_us / 1e6, 3) + " s (order sent to report received)";
+  if (run.fill_probe.expected_labels_wait_us > 0) {
+    t += ", then " + Fixed(run.fill_probe.expected_labels_wait_us / 1e6, 3) + " s waiting for expected labels";
+  }
+  if (!run.trial_round_times_us.empty()) {
+    uint64_t slowest = 0;
+    for (uint64_t us : run.trial_round_times_us) slowest = std::max(slowest, us);
+    t += "; " + std::to_string(run.trial_round_times_us.size()) + " rounds under the new deadline, slowest " +
+         std::to_string(slowest) + " us";
+  }
+  t += run.fill_probe.pass ? "\n" : " (" + run.fill_probe.failure + ")\n";
+  t += "fill deadline: " + Fixed(r.fill.basis_us / 1e6, 3) + " s * (1 + " + Fixed(p.fill_slack, 2) +
+       ") = " + Fixed(r.fill.fill_deadline_us / 1e6, 3) + " s";
+  if (r.fill.node_claim_us > 0) {
+    t += std::string(" (basis: ") + (r.fill.basis_us < r.fill.measured_fill_us ? "the node's claim" : "measured") +
+         "; node claims " + Fixed(r.fill.node_claim_us / 1e6, 3) + " s, measured " +
+         Fixed(r.fill.measured_fill_us / 1e6, 3) + " s)";
+  }
+  t += "\n";
+  if (node_profile != nullptr) {
+    t += "node profile: " + FLAGS_node_profile + " verified (key " + node_profile->node_key_id + ", " +
+         node_profile->software_version + ", " + node_profile->created_at + ")";
+    if (run.claims.sequential_compression_ps > 0) {
+      t += "; fastest sequential compression " + FormatPicoseconds(run.claims.sequential_compression_ps) + " ps (" +
+           run.claims.sequential_where + ")";
+    }
+    t += "\n";
+  } else {
+    t += "node profile: none (--node_profile): the measurements above alone set the parameters\n";
+  }
+  for (const auto& w : r.warnings) t += "warning: " + w + "\n";
+  t += "profile " + r.profile.name + ": m = " + std::to_string(r.profile.chunk_labels) +
+       ", R = " + std::to_string(r.profile.rounds) + ", q = " + std::to_string(r.profile.labels_per_round) +
+       ", round deadline " + std::to_string(r.profile.round_deadline_us) + " us, fill deadline " +
+       std::to_string(r.profile.fill_deadline_us / 1000) + " ms, calibrated\n";
+  return t;
+}
+
+}  // namespace
+
+int RunCalibrate() {
+  if (FLAGS_node.empty()) return ConfigError(kSub, "--node is required (inventory name of the node)");
+  if (FLAGS_out.empty()) return ConfigError(kSub, "--out is required (the parameter profile file to write)");
+  auto inventory = InventoryFromFlag();
+  if (!inventory.ok()) return ConfigError(kSub, inventory.status());
+  const InventoryNode* node = inventory->FindNode(FLAGS_node);
+  if (node == nullptr) return ConfigError(kSub, "node '" + FLAGS_node + "' is not in " + FLAGS_inventory);
+  auto classes = ClassesFromFlag();
+  if (!classes.ok()) return ConfigError(kSub, classes.status());
+  auto adversary = classes->Find(FLAGS_class);
+  if (!adversary.ok()) return ConfigError(kSub, adversary.status().WithContext("--class"));
+  auto policy = PolicyFromFlags(*adversary);
+  if (!policy.ok()) return ConfigError(kSub, policy.status());
+  auto probe = ProbeOptionsFromFlags();
+  if (!probe.ok()) return ConfigError(kSub, probe.status());
+  auto threads = ThreadsFromFlag();
+  if (!threads.ok()) return ConfigError(kSub, threads.status());
+  auto connect_timeout = ConnectTimeoutUsFromFlag();
+  if (!connect_timeout.ok()) return ConfigError(kSub, connect_timeout.status());
+  auto keys = KeysFromFlags();
+  if (!keys.ok()) return ConfigError(kSub, keys.status());
+
+  // The node's signed profile, verified under the inventory's key for the node: a profile signed by
+  // another key, or altered after signing, is refused before anything in it is read.
+  std::optional<NodeProfile> node_profile;
+  if (!FLAGS_node_profile.empty()) {
+    auto loaded = LoadSignedNodeProfile(FLAGS_node_profile, node->public_key);
+    if (!loaded.ok()) return ConfigError(kSub, loaded.status().WithContext("--node_profile"));
+    node_profile = std::move(*loaded);
+  }
+
+  std::unique_ptr<Ledger> ledger;
+  std::unique_ptr<RecordSink> sink;
+  if (!FLAGS_ledger.empty()) {
+    auto opened = LedgerFromFlag(keys->challenger);
+    if (!opened.ok()) return ConfigError(kSub, opened.status());
+    ledger = std::move(*opened);
+    Status room = ledger->CheckRoomForSession();
+    if (!room.ok()) return ConfigError(kSub, room);
+    sink = std::make_unique<LedgerRecordSink>(ledger.get());
+  } else {
+    sink = std::make_unique<DiscardRecordSink>();
+  }
+
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  options.threads = *threads;
+  options.connect_timeout_us = *connect_timeout;
+  const SessionDriver drive = [&](const SessionPlan& plan) {
+    return RunTcpSession(plan, *keys, *sink, nullptr, options);
+  };
+  CalibrationRequest request;
+  request.inventory = &*inventory;
+  request.node = FLAGS_node;
+  request.profile_name = FLAGS_name;
+  request.policy = *policy;
+  request.probe = *probe;
+  request.node_profile = node_profile ? &*node_profile : nullptr;
+  auto run = RunCalibration(request, drive, SystemClock(),
+                            [](const std::string& line) { std::fprintf(stderr, "calibrate: %s\n", line.c_str()); });
+  if (!run.ok()) {
+    if (run.status().code() == StatusCode::kFailedPrecondition || run.status().code() == StatusCode::kUnavailable) {
+      std::fprintf(stderr, "wipeproof-challenger %s: refused, no profile written: %s\n", kSub,
+                   run.status().message().c_str());
+      return kExitFail;
+    }
+    return ConfigError(kSub, run.status());
+  }
+  // Never write `calibrated: true` with a deadline verdicts cannot state a bound under.
+  if (run->result.profile.calibrated &&
+      !MeetsHonestRoundMargin(run->result.profile.round_deadline_us, run->result.profile.honest_round_p999_us)) {
+    std::fprintf(stderr, "wipeproof-challenger %s: refused, no profile written: round deadline %llu us is below %.1f x "
+                 "the honest p99.9 %llu us\n", kSub,
+                 static_cast<unsigned long long>(run->result.profile.round_deadline_us), kHonestRoundMargin,
+                 static_cast<unsigned long long>(run->result.profile.honest_round_p999_us));
+    return kExitFail;
+  }
+  Status written = WriteFileReplacing(FLAGS_out, ProfileToJson(run->result.profile).dump(2) + "\n");
+  if (!written.ok()) return ConfigError(kSub, written);
+
+  std::vector<std::string> selectors;
+  for (const auto& d : node->devices) selectors.push_back(d.selector);
+  const NodeProfile* np = node_profile ? &*node_profile : nullptr;
+  if (FLAGS_json) {
+    std::cout << ReportJson(*run, request, node->address, np, selectors).dump(2) << std::endl;
+  } else {
+    std::cout << ReportText(*run, request, node->address, np, selectors) << "wrote " << FLAGS_out << std::endl;
+  }
+  return kExitPass;
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,162 @@
+#include "challenger/cli/cli_calibration_flags.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+DEFINE_string(class, "commodity-cpu",
+              "calibrate: adversary class to rule out (a name from --classes); plan: one class, default all");
+DEFINE_string(classes, "",
+              "adversary classes JSON file (docs/adversary-classes.json); default built-in: "
+              "commodity-cpu 40000 ps, fpga-asic 5000 ps, safety factor 2");
+DEFINE_string(format, "posedb-blake3-c1", "label format: posedb-blake3-c1 (c_node 1) or posedb-blake3-192 (c_node 2)");
+DEFINE_double(margin, 1.0,
+              "round deadline = honest p99.9 round time * (1 + margin), margin in [0.2, 100]; default 1.0");
+DEFINE_double(fill_slack, 0.5, "fill deadline = measured fill time * (1 + slack), slack in [0, 100]; default 0.5");
+DEFINE_double(target_fraction, 0.01, "hidden fraction of a device to detect, in [1e-9, 1); default 0.01");
+DEFINE_double(confidence, 0.999,
+              "probability of detecting the target fraction on each device, in (0, 1 - 1e-12]; also the profile's "
+              "bound confidence; default 0.999");
+DEFINE_uint32(labels_per_round, 64, "most labels challenged per device per round (q); default 64");
+DEFINE_uint32(max_chunk_labels, 1048576, "largest m the authority accepts, a power of two <= 2^20; default 2^20");
+DEFINE_double(max_fill_s, 0, "calibrate: refuse a fill deadline above this many seconds, in [0, 1e6]; 0 = no cap");
+DEFINE_string(node_profile, "",
+              "the node's signed profile (wipeproof-prover bench --what=all --out=FILE). calibrate: verified under "
+              "the inventory's node key; optional, it can only tighten the parameters. plan: verified under "
+              "--node_pub; its devices and fill rates replace --gpus, --gpu_model, --gpu_memory_bytes and the fill-rate "
+              "flags (reserves and --host_memory_gib still apply), and its slowest lookup p99.9 is added to "
+              "--round_p999_us (then the network's part)");
+DEFINE_string(node_pub, "",
+              "plan: the node's public key file (wipeproof-prover keygen's NODE.pub) that --node_profile must be "
+              "signed with");
+DEFINE_uint32(probe_chunk_labels, 256, "calibrate: m of the round-probe session, a power of two; default 256");
+DEFINE_uint32(probe_rounds, 2000, "calibrate: rounds of the round-probe session; default 2000");
+DEFINE_uint64(probe_round_deadline_us, 60000000,
+              "calibrate: round deadline of the probe sessions, microseconds (generous: rounds are measured, not "
+              "judged); default 60000000");
+DEFINE_double(probe_fill_deadline_s, 3600,
+              "calibrate: fill deadline of the probe sessions, seconds, in (0, 1e6]; default 3600");
+DEFINE_string(name, "", "calibrate: name of the profile written; default NODE-CLASS-m2^K");
+DEFINE_uint32(gpus, 0, "plan: GPUs per node; default 0");
+DEFINE_string(gpu_model, "NVIDIA H200", "plan: GPU model name (for the table and labels_per_round_by_model)");
+DEFINE_uint64(gpu_memory_bytes, 150754820096ull, "plan: declared bytes per GPU; default 150754820096 (H200)");
+DEFINE_uint64(gpu_reserve_bytes, 536870912ull, "plan: allowed reserve per GPU, bytes; default 536870912");
+DEFINE_double(gpu_fill_gib_per_s, 3.5,
+              "plan: fill rate per GPU at --fill_rate_chunk_labels, GiB/s, in [0.001, 1e6]; default 3.5 (the H200 target at "
+              "m = 2^14: 140 GiB in 40 s; measure with bench --what=all)");
+DEFINE_double(host_memory_gib, 0, "plan: host memory in the plan, GiB, in [0, 1048576]; default 0 (host not wiped)");
+DEFINE_uint64(host_reserve_bytes, 0, "plan: allowed reserve of host memory, bytes; default 0");
+DEFINE_double(host_fill_gib_per_s, 0.25,
+              "plan: host fill rate at --fill_rate_chunk_labels, GiB/s, in [0.001, 1e6]; default 0.25 (measure with bench --what=all)");
+DEFINE_uint32(fill_rate_chunk_labels, 16384, "plan: m the fill rates were measured at; default 16384");
+DEFINE_uint64(round_p999_us, 200,
+              "plan: honest round time p99.9 on the challenger's clock (network RTT + lookup), microseconds, "
+              "in [1, 1e9]; default 200 (challenger in the rack)");
+DEFINE_uint32(nodes_per_wave, 1, "plan: nodes wiped at once by one challenger; default 1");
+DEFINE_int32(challenger_cores, 0, "plan: challenger cores computing expected labels; 0 = this machine's");
+DEFINE_double(verify_rate, 0,
+              "plan: challenger compressions/s per core recomputing chunks, in [1e3, 1e12]; 0 = measure on this "
+              "machine (~1 s)");
+DEFINE_string(plot, "", "plan: write an SVG: detection probability vs hidden fraction, wipe time vs m per class");
+
+namespace wipeproof {
+
+namespace {
+
+bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+std::string G(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// `flag` in [lo, hi] and finite (NaN and inf fail every comparison or the finiteness test).
+Status InRange(const char* flag, double v, double lo, double hi) {
+  if (!std::isfinite(v) || v < lo || v > hi) {
+    return InvalidArgumentError(std::string(flag) + " must be a finite number in [" + G(lo) + ", " + G(hi) + "], got " +
+                                G(v));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<AdversaryClasses> ClassesFromFlag() {
+  auto classes = LoadAdversaryClasses(FLAGS_classes);
+  if (!classes.ok()) return classes.status().WithContext("--classes");
+  return classes;
+}
+
+StatusOr<CalibrationPolicy> PolicyFromFlags(const AdversaryClass& adversary) {
+  CalibrationPolicy p;
+  p.adversary = adversary;
+  if (!ParseLabelFormat(FLAGS_format, &p.format)) {
+    return InvalidArgumentError("--format must be posedb-blake3-c1 or posedb-blake3-192, got '" + FLAGS_format + "'");
+  }
+  if (!(FLAGS_margin >= kHonestRoundMargin - 1 - 1e-12) || !std::isfinite(FLAGS_margin)) {
+    return InvalidArgumentError(
+        "--margin must be >= 0.2 (a verdict states a bound only when the round deadline is "
+        "at least 1.2 x the honest p99.9)");
+  }
+  if (FLAGS_margin > kMaxRoundMargin) {
+    return InvalidArgumentError("--margin must be <= " + G(kMaxRoundMargin) + ", got " + G(FLAGS_margin));
+  }
+  WP_RETURN_IF_ERROR(InRange("--fill_slack", FLAGS_fill_slack, 0, kMaxFillSlack));
+  if (!(FLAGS_target_fraction >= kMinTargetFraction && FLAGS_target_fraction < 1)) {
+    return InvalidArgumentError("--target_fraction must be in [1e-9, 1), got " + G(FLAGS_target_fraction));
+  }
+  if (!(FLAGS_confidence > 0 && FLAGS_confidence <= kMaxConfidence)) {
+    return InvalidArgumentError("--confidence must be in (0, 1 - 1e-12], got " + G(FLAGS_confidence));
+  }
+  if (FLAGS_labels_per_round < 1) return InvalidArgumentError("--labels_per_round must be >= 1");
+  if (!IsPowerOfTwo(FLAGS_max_chunk_labels) || FLAGS_max_chunk_labels > kMaxCalibratedChunkLabels) {
+    return InvalidArgumentError("--max_chunk_labels must be a power of two <= 1048576");
+  }
+  WP_RETURN_IF_ERROR(InRange("--max_fill_s", FLAGS_max_fill_s, 0, kMaxFlagFillSeconds));
+  p.round_margin = FLAGS_margin;
+  p.fill_slack = FLAGS_fill_slack;
+  p.target_fraction = FLAGS_target_fraction;
+  p.confidence = FLAGS_confidence;
+  p.labels_per_round = FLAGS_labels_per_round;
+  p.max_chunk_labels = FLAGS_max_chunk_labels;
+  p.max_fill_deadline_us = static_cast<uint64_t>(FLAGS_max_fill_s * 1e6);
+  return p;
+}
+
+StatusOr<ProbeOptions> ProbeOptionsFromFlags() {
+  ProbeOptions o;
+  if (!IsPowerOfTwo(FLAGS_probe_chunk_labels) || FLAGS_probe_chunk_labels > kMaxCalibratedChunkLabels) {
+    return InvalidArgumentError("--probe_chunk_labels must be a power of two <= 1048576");
+  }
+  if (FLAGS_probe_rounds < 1 || FLAGS_probe_rounds > kMaxProfileRounds) {
+    return InvalidArgumentError("--probe_rounds must be in [1, " + std::to_string(kMaxProfileRounds) + "]");
+  }
+  if (FLAGS_probe_round_deadline_us < 1) return InvalidArgumentError("--probe_round_deadline_us must be >= 1");
+  if (!(FLAGS_probe_fill_deadline_s > 0)) return InvalidArgumentError("--probe_fill_deadline_s must be > 0");
+  WP_RETURN_IF_ERROR(InRange("--probe_fill_deadline_s", FLAGS_probe_fill_deadline_s, 0, kMaxFlagFillSeconds));
+  o.probe_chunk_labels = FLAGS_probe_chunk_labels;
+  o.probe_rounds = FLAGS_probe_rounds;
+  o.probe_round_deadline_us = FLAGS_probe_round_deadline_us;
+  o.probe_fill_deadline_us = static_cast<uint64_t>(FLAGS_probe_fill_deadline_s * 1e6);
+  return o;
+}
+
+Status CheckPlanFlags() {
+  if (FLAGS_round_p999_us < 1 || FLAGS_round_p999_us > kMaxHonestRoundP999Us) {
+    return InvalidArgumentError("--round_p999_us must be in [1, " + std::to_string(kMaxHonestRoundP999Us) +
+                                "] microseconds, got " + std::to_string(FLAGS_round_p999_us));
+  }
+  WP_RETURN_IF_ERROR(InRange("--host_memory_gib", FLAGS_host_memory_gib, 0, kMaxHostMemoryGib));
+  WP_RETURN_IF_ERROR(InRange("--gpu_fill_gib_per_s", FLAGS_gpu_fill_gib_per_s, kMinFillGibPerS, kMaxFillGibPerS));
+  WP_RETURN_IF_ERROR(InRange("--host_fill_gib_per_s", FLAGS_host_fill_gib_per_s, kMinFillGibPerS, kMaxFillGibPerS));
+  if (FLAGS_verify_rate != 0) {
+    WP_RETURN_IF_ERROR(InRange("--verify_rate (0 = measure)", FLAGS_verify_rate, kMinVerifyRate, kMaxVerifyRate));
+  }
+  if (!FLAGS_node_pub.empty() && FLAGS_node_profile.empty()) {
+    return InvalidArgumentError("--node_pub is only used with --node_profile (the key the node profile is signed with)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace wipeproof

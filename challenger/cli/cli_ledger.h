@@ -1,0 +1,43 @@
+// `wipeproof-challenger ledger <show|verify|export> [flags]`: the ledger for operators and auditors,
+// who need only the ledger file and the challenger's *public* key (the ledger is opened read-only).
+//
+//   show    one line per entry (sequence, kind, session, time, summary), each verified as it goes;
+//           a last line says whether the whole chain verifies
+//   verify  walks the whole chain (challenger/ledger/ledger_verify.h); prints the verified head
+//   export  verifies, then writes the JSON document of challenger/ledger/ledger_export.h
+//
+// Flags (parsed here rather than with gflags, so they never clash with the challenger's own flags;
+// main must dispatch `ledger` before gflags sees argv):
+//   --ledger=FILE          ledger database (required, except for verify --export)
+//   --challenger_key=FILE  challenger public key file, PREFIX.pub (required)
+//   --session=HEX          show, export: only the entries of this session (32 hex digits)
+//   --out=FILE             export: write the document to FILE (atomically, mode 0644), not stdout
+//   --envelopes[=false]    export: include every entry's signed envelope (the default), so the
+//                          document alone can be re-verified (`verify --export`); --envelopes=false
+//                          leaves them out and no entry's fields can then be verified
+//   --expect_head=FILE     verify: also check the ledger still extends the signed head of FILE, an
+//                          earlier export (catches entries removed from the end)
+//   --export=FILE          verify: check an export document on its own: signed head; every field of
+//                          each entry against its envelope; whole chain when no --session was given
+//
+// Output: results on stdout; errors on stderr as one line "wipeproof-challenger ledger <sub>: <CODE>:
+// <message>". Exit codes: 0 verified / done; 1 verification failed or I/O error; 2 bad command line;
+// 3 verify --export of a document with entries lacking their envelope: the signed head verified but
+// those entries' summaries are UNVERIFIED (stdout says how many).
+//
+// Thread-safety: runs on the calling thread; no global state.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace wipeproof {
+
+// `args` are the words after "ledger": {"verify", "--ledger=l.db", "--challenger_key=c.pub"}.
+int RunLedgerCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// For main: argv as main received it, with argv[1] == "ledger"; uses std::cout and std::cerr.
+int RunLedgerCommand(int argc, char** argv);
+
+}  // namespace wipeproof

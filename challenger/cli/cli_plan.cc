@@ -1,0 +1,450 @@
+// `wipeproof-challenger plan` (cli.h): the offline calculator (plan_calculator.h). From flags (GPU
+// count, model, memory, fill rates, host memory, honest round time, classes, detection target),
+// from a node's signed profile (--node_profile, verified under --node_pub before it is read: its
+// devices, fill rates and slowest lookup), or from a parameter profile (--profile: its m, R, q,
+// deadlines and class), a table per adversary
+// class of m, R, labels per round, deadlines, wipe time per node and per wave, and the challenger's
+// CPU time for expected labels; --json for one JSON object; --plot=FILE.svg for the charts.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "challenger/cli/cli.h"
+#include "challenger/cli/cli_calibration_flags.h"
+#include "challenger/cli/cli_flags.h"
+#include "challenger/calibration/parameter_planner.h"
+#include "challenger/calibration/svg_plot.h"
+#include "challenger/calibration/node_profile_claims.h"
+#include "challenger/fleet/plan_builder.h"
+#include "common/file_write.h"
+#include "kernels/chunk_verifier.h"
+#include "kernels/region_labeler.h"
+#include "proto/key_files.h"
+
+namespace wipeproof {
+
+namespace {
+
+constexpr char kSub[] = "plan";
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+
+std::string Fixed(double x, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  return buf;
+}
+
+int Log2(uint64_t x) {
+  int k = 0;
+  while ((uint64_t{1} << (k + 1)) <= x) ++k;
+  return k;
+}
+
+std::string Seconds(double s) {
+  if (s < 1) return Fixed(s * 1000, 2) + " ms";
+  if (s < 600) return Fixed(s, 1) + " s";
+  return Fixed(s / 60, 1) + " min";
+}
+
+// The challenger's expected-label rate on one core, as plan_calculator.h counts it: chunks
+// recomputed by RecomputeLabels (the session's path: batches of chunks, one random index each, m =
+// 2^12) times VerifyCompressionsPerChunk, per second.
+double MeasureVerifyRate(LabelFormat format) {
+  constexpr uint32_t kM = 4096;
+  constexpr uint64_t kChunks = 64;
+  RegionSpec region;
+  region.format = format;
+  for (int i = 0; i < kSeedBytes; ++i) region.seed[i] = static_cast<uint8_t>(0x5C ^ i);
+  region.chunk_labels = kM;
+  region.first = 0;
+  region.count = uint64_t{1} << 40;
+  std::vector<uint64_t> indices(kChunks);
+  std::vector<uint8_t> out(kChunks * 32);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  uint64_t done = 0;
+  double elapsed = 0;
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  do {
+    for (uint64_t c = 0; c < kChunks; ++c) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      indices[c] = (done + c) * kM + x % kM;
+    }
+    Status s = RecomputeLabels(region, indices.data(), indices.size(), out.data(), /*threads=*/1);
+    if (!s.ok()) return 0;
+    done += kChunks;
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  } while (elapsed < 1.0);
+  return static_cast<double>(done) * VerifyCompressionsPerChunk(format, kM) / elapsed;
+}
+
+// What `plan --node_profile` read, for the table and the JSON.
+struct NodeProfileSource {
+  std::string path;
+  NodeProfile profile;
+  NodeProfilePlanShape shape;
+  uint64_t network_p999_us = 0;  // --round_p999_us
+};
+
+nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r, const NodeProfileSource* source) {
+  nlohmann::ordered_json j;
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const auto& d : in.devices) {
+    devices.push_back({{"model", d.model},
+                       {"count", d.count},
+                       {"capacity_bytes", d.capacity_bytes},
+                       {"reserve_bytes", d.reserve_bytes},
+                       {"fill_bytes_per_s", d.fill_bytes_per_s},
+                       {"fill_rate_chunk_labels",
+                        d.fill_rate_chunk_labels > 0 ? d.fill_rate_chunk_labels : in.fill_rate_chunk_labels}});
+  }
+  j["inputs"] = {{"devices", devices},
+                 {"fill_rate_chunk_labels", in.fill_rate_chunk_labels},
+                 {"honest_round_p999_us", in.honest_round_p999_us},
+                 {"format", LabelFormatName(in.profile ? in.profile->format : in.policy.format)},
+                 {"margin", in.policy.round_margin},
+                 {"fill_slack", in.policy.fill_slack},
+                 {"target_fraction", in.policy.target_fraction},
+                 {"confidence", in.policy.confidence},
+                 {"labels_per_round", in.policy.labels_per_round},
+                 {"nodes_per_wave", in.nodes_per_wave},
+                 {"challenger_cores", in.challenger_cores},
+                 {"verify_compressions_per_s_per_core", in.verify_compressions_per_s_per_core},
+                 {"profile", in.profile ? nlohmann::ordered_json(in.profile->name) : nlohmann::ordered_json()}};
+  if (source != nullptr) {
+    j["inputs"]["node_profile"] = {{"path", source->path},
+                                   {"node_key_id", source->profile.node_key_id},
+                                   {"software_version", source->profile.software_version},
+                                   {"created_at", source->profile.created_at},
+                                   {"hostname", source->profile.hostname},
+                                   {"network_round_p999_us", source->network_p999_us},
+                                   {"slowest_lookup_p999_us", source->shape.slowest_lookup_p999_us},
+                                   {"sequential_compression_ps", source->shape.sequential_compression_ps},
+                                   {"notes", source->shape.notes}};
+  }
+  nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+  for (const ClassPlan& c : r.classes) {
+    nlohmann::ordered_json cj;
+    cj["class"] = c.adversary.name;
+    cj["t_min_ps"] = c.adversary.t_min_ps;
+    cj["safety_factor"] = c.adversary.safety_factor;
+    cj["feasible"] = c.feasible;
+    if (!c.feasible) {
+      cj["refusal"] = c.refusal;
+      classes.push_back(cj);
+      continue;
+    }
+    cj["chunk_labels"] = c.chunk_labels;
+    cj["round_deadline_us"] = c.round_deadline_us;
+    cj["recompute_floor_us"] = c.recompute_floor_us;
+    cj["rule_satisfied"] = c.rule_satisfied;
+    cj["chunks_needed"] = c.chunks_needed;
+    cj["rounds"] = c.rounds;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& d : c.devices) {
+      rows.push_back({{"model", d.model},
+                      {"count", d.count},
+                      {"planned_bytes", d.planned_bytes},
+                      {"chunks", d.chunks},
+                      {"labels_per_round", d.labels_per_round},
+                      {"expected_distinct_chunks", std::round(d.expected_distinct * 10) / 10},
+                      {"detection_probability", d.detection_probability},
+                      {"fill_s", d.fill_s}});
+    }
+    cj["devices"] = rows;
+    cj["fill_s"] = c.fill_s;
+    cj["fill_deadline_s"] = c.fill_deadline_s;
+    cj["rounds_s"] = c.rounds_s;
+    cj["expected_labels_cpu_s"] = c.expected_labels_cpu_s;
+    cj["expected_labels_wall_s"] = c.expected_labels_wall_s;
+    cj["precompute_keeps_up"] = c.precompute_keeps_up;
+    cj["node_wipe_s"] = c.node_wipe_s;
+    cj["wave_wipe_s"] = c.wave_wipe_s;
+    cj["warnings"] = c.warnings;
+    classes.push_back(cj);
+  }
+  j["classes"] = classes;
+  return j;
+}
+
+std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfileSource* source) {
+  std::string t;
+  if (source != nullptr) {
+    const NodeProfile& p = source->profile;
+    t += "node profile " + source->path + " verified (key " + p.node_key_id + ", " + p.software_version + ", " +
+         p.created_at + (p.hostname.empty() ? "" : ", " + p.hostname) + "): honest round p99.9 = network " +
+         std::to_string(source->network_p999_us) + " us + slowest lookup " +
+         Fixed(source->shape.slowest_lookup_p999_us, 1) + " us\n";
+    for (const auto& note : source->shape.notes) t += "note: " + note + "\n";
+  }
+  t += "node:";
+  for (const auto& d : in.devices) {
+    const uint32_t m_ref = d.fill_rate_chunk_labels > 0 ? d.fill_rate_chunk_labels : in.fill_rate_chunk_labels;
+    t += " " + std::to_string(d.count) + " x " + d.model + " (" + std::to_string(d.capacity_bytes) + " B, reserve " +
+         std::to_string(d.reserve_bytes) + " B, fill " + Fixed(d.fill_bytes_per_s / kGiB, 3) + " GiB/s at m = 2^" +
+         std::to_string(Log2(m_ref)) + ");";
+  }
+  t += "\n";
+  if (in.profile) {
+    t += "profile " + in.profile->name + " (" + LabelFormatName(in.profile->format) + ")";
+  } else {
+    t += "honest round p99.9 " + std::to_string(in.honest_round_p999_us) + " us, margin " +
+         Fixed(in.policy.round_margin, 2) + ", " + LabelFormatName(in.policy.format) +
+         ", q <= " + std::to_string(in.policy.labels_per_round);
+  }
+  t += "; f = " + Fixed(in.policy.target_fraction * 100, 3) + "%, confidence " + Fixed(in.policy.confidence * 100, 3) +
+       "%; wave of " + std::to_string(in.nodes_per_wave) + " node(s); challenger " +
+       std::to_string(in.challenger_cores) + " core(s) at " + Fixed(in.verify_compressions_per_s_per_core / 1e6, 1) +
+       " M compressions/s each\n\n";
+
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+  auto row = [&](const std::string& name, auto value) {
+    std::vector<std::string> cells;
+    for (const ClassPlan& c : r.classes) cells.push_back(c.feasible ? value(c) : std::string("-"));
+    rows.push_back({name, cells});
+  };
+  std::vector<std::string> header;
+  for (const ClassPlan& c : r.classes) header.push_back(c.adversary.name);
+  rows.push_back({"", header});
+  row("t_min / safety", [](const ClassPlan& c) {
+    return std::to_string(c.adversary.t_min_ps) + " ps / " + Fixed(c.adversary.safety_factor, 1);
+  });
+  row("m", [](const ClassPlan& c) { return "2^" + std::to_string(Log2(c.chunk_labels)); });
+  row("round deadline", [](const ClassPlan& c) { return std::to_string(c.round_deadline_us) + " us"; });
+  row("recompute floor", [](const ClassPlan& c) {
+    return Fixed(c.recompute_floor_us, 2) + " us" + (c.rule_satisfied ? "" : " (rule NOT met)");
+  });
+  row("chunks checked N", [](const ClassPlan& c) { return std::to_string(c.chunks_needed); });
+  row("rounds R", [](const ClassPlan& c) { return std::to_string(c.rounds); });
+  for (size_t i = 0; i < in.devices.size(); ++i) {
+    const std::string model = in.devices[i].model;
+    row(model + ": chunks", [i](const ClassPlan& c) { return std::to_string(c.devices[i].chunks); });
+    row("  labels per round", [i](const ClassPlan& c) { return std::to_string(c.devices[i].labels_per_round); });
+    row("  detection at f",
+        [i](const ClassPlan& c) { return Fixed(c.devices[i].detection_probability * 100, 3) + "%"; });
+    row("  fill", [i](const ClassPlan& c) { return Seconds(c.devices[i].fill_s); });
+  }
+  row("fill (node)", [](const ClassPlan& c) { return Seconds(c.fill_s); });
+  row("fill deadline", [](const ClassPlan& c) { return Seconds(c.fill_deadline_s); });
+  row("rounds (R x deadline)", [](const ClassPlan& c) { return Seconds(c.rounds_s); });
+  row("expected labels, CPU", [](const ClassPlan& c) { return Seconds(c.expected_labels_cpu_s); });
+  row("expected labels, wall",
+      [](const ClassPlan& c) { return Seconds(c.expected_labels_wall_s) + (c.precompute_keeps_up ? "" : " (!)"); });
+  row("wipe per node", [](const ClassPlan& c) { return Seconds(c.node_wipe_s); });
+  row("wipe per wave", [](const ClassPlan& c) { return Seconds(c.wave_wipe_s); });
+
+  size_t w0 = 0, w = 14;
+  for (const auto& [name, cells] : rows) {
+    w0 = std::max(w0, name.size());
+    for (const auto& cell : cells) w = std::max(w, cell.size());
+  }
+  for (const auto& [name, cells] : rows) {
+    std::string line = name + std::string(w0 + 2 - name.size(), ' ');
+    for (const auto& cell : cells) line += cell + std::string(w + 2 - cell.size(), ' ');
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    t += line + "\n";
+  }
+  for (const ClassPlan& c : r.classes) {
+    if (!c.feasible) t += "\n" + c.adversary.name + ": refused: " + c.refusal + "\n";
+    for (const auto& warning : c.warnings) t += "warning (" + c.adversary.name + "): " + warning + "\n";
+  }
+  return t;
+}
+
+std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
+  // Panel 1: detection probability vs hidden fraction, per device kind (of the first feasible class).
+  SvgChart detect;
+  detect.title = "Detection probability per device";
+  detect.x = {"hidden fraction of a device", true, 1e-4, 1, {}};
+  detect.y = {"probability the session fails", false, 0, 1, {}};
+  detect.y_lines.push_back({in.policy.confidence, "confidence " + Fixed(in.policy.confidence * 100, 1) + "%"});
+  const ClassPlan* first = nullptr;
+  for (const ClassPlan& c : r.classes) {
+    if (c.feasible && first == nullptr) first = &c;
+  }
+  if (first != nullptr) {
+    for (size_t i = 0; i < first->devices.size(); ++i) {
+      const PlanDeviceRow& d = first->devices[i];
+      SvgSeries s;
+      s.label = d.model + ": R=" + std::to_string(first->rounds) + ", q=" + std::to_string(d.labels_per_round) + " (" +
+                Fixed(d.expected_distinct, 0) + " chunks)";
+      s.color = kColors[i % 6];
+      for (double lf = -4; lf <= 0.0001; lf += 0.05) {
+        const double f = std::pow(10, lf);
+        s.points.push_back({f, DetectionProbability(f, d.expected_distinct)});
+      }
+      detect.series.push_back(s);
+      detect.markers.push_back({in.policy.target_fraction,
+                                DetectionProbability(in.policy.target_fraction, d.expected_distinct),
+                                "f = " + Fixed(in.policy.target_fraction * 100, 2) + "%", kColors[i % 6]});
+    }
+  }
+  // Panel 2: wipe time per node vs m, per class: dashed grey where no class is satisfied, the
+  // class's colour from its smallest m on.
+  SvgChart wipe;
+  wipe.title = "Wipe time per node vs m";
+  wipe.x = {"m (labels per chunk)", true, 1024, 1048576, {}};
+  for (int k = 10; k <= 20; k += 2) wipe.x.ticks.push_back({std::pow(2.0, k), "2^" + std::to_string(k)});
+  double y_min = 1e300, y_max = 0;
+  std::vector<std::pair<double, double>> all;
+  for (int k = 10; k <= 20; ++k) {
+    const uint32_t m = uint32_t{1} << k;
+    double y = 0;
+    bool ok = true;
+    for (const auto& d : in.devices) ok = ok && PlannedLabelCount(d.capacity_bytes, d.reserve_bytes, m) > 0;
+    if (!ok) continue;
+    // Deadline and R as the plan uses them (the same for every class: they depend on the honest
+    // round time and the detection target, not on t_min).
+    const ClassPlan* any = first;
+    const uint64_t deadline = any != nullptr ? any->round_deadline_us : in.honest_round_p999_us * 2;
+    const uint32_t rounds = any != nullptr ? any->rounds : 1;
+    y = NodeWipeSecondsAt(in, m, rounds, deadline);
+    all.push_back({static_cast<double>(m), y});
+    y_min = std::min(y_min, y);
+    y_max = std::max(y_max, y);
+  }
+  wipe.y = {"seconds",
+            true,
+            std::pow(10, std::floor(std::log10(std::max(y_min, 1e-3)))),
+            std::pow(10, std::ceil(std::log10(std::max(y_max, 1e-3)))),
+            {}};
+  wipe.series.push_back({"no class ruled out", "#999999", true, all});
+  for (size_t i = 0; i < r.classes.size(); ++i) {
+    const ClassPlan& c = r.classes[i];
+    if (!c.feasible) continue;
+    SvgSeries s;
+    s.label = c.adversary.name + " (t_min " + Fixed(c.adversary.t_min_ps / 1000.0, 1) + " ns): m >= 2^" +
+              std::to_string(Log2(c.chunk_labels));
+    s.color = kColors[i % 6];
+    for (const auto& [m, y] : all) {
+      if (m >= c.chunk_labels) s.points.push_back({m, y});
+    }
+    wipe.series.push_back(s);
+    wipe.markers.push_back({static_cast<double>(c.chunk_labels), c.node_wipe_s,
+                            c.adversary.name + ": " + Seconds(c.node_wipe_s), kColors[i % 6]});
+  }
+  return RenderSvg({detect, wipe}, "wipeproof plan: " + std::to_string(in.honest_round_p999_us) +
+                                       " us honest round p99.9, f = " + Fixed(in.policy.target_fraction * 100, 2) +
+                                       "%, confidence " + Fixed(in.policy.confidence * 100, 2) + "%");
+}
+
+}  // namespace
+
+int RunPlan() {
+  if (Status flags = CheckPlanFlags(); !flags.ok()) return ConfigError(kSub, flags);
+  auto classes = ClassesFromFlag();
+  if (!classes.ok()) return ConfigError(kSub, classes.status());
+  PlanInputs in;
+  auto policy = PolicyFromFlags(classes->classes.front().adversary);
+  if (!policy.ok()) return ConfigError(kSub, policy.status());
+  in.policy = *policy;
+  // --class is "commodity-cpu" by default for calibrate; plan uses every class unless it was set.
+  gflags::CommandLineFlagInfo class_flag;
+  const bool class_set = gflags::GetCommandLineFlagInfo("class", &class_flag) && !class_flag.is_default;
+  if (class_set) {
+    auto one = classes->Find(FLAGS_class);
+    if (!one.ok()) return ConfigError(kSub, one.status().WithContext("--class"));
+    in.classes.push_back(*one);
+  } else {
+    for (const auto& c : classes->classes) in.classes.push_back(c.adversary);
+  }
+  if (!FLAGS_profile.empty()) {
+    auto profile = LoadProfile(FLAGS_profile);
+    if (!profile.ok()) return ConfigError(kSub, profile.status().WithContext("--profile"));
+    in.profile = *profile;
+    in.policy.format = profile->format;
+    in.policy.confidence = profile->confidence;
+    in.honest_round_p999_us = profile->honest_round_p999_us;
+  } else {
+    in.honest_round_p999_us = FLAGS_round_p999_us;
+  }
+  // The node's signed profile: verified under --node_pub before a field of it is read.
+  std::optional<NodeProfileSource> source;
+  if (!FLAGS_node_profile.empty()) {
+    if (FLAGS_node_pub.empty()) {
+      return ConfigError(kSub, "--node_profile needs --node_pub (the node's public key file it is signed with)");
+    }
+    if (FLAGS_gpus > 0) return ConfigError(kSub, "give either --node_profile or --gpus, not both");
+    auto key = proto::ReadPublicKeyFile(FLAGS_node_pub);
+    if (!key.ok()) return ConfigError(kSub, key.status().WithContext("--node_pub"));
+    auto loaded = LoadSignedNodeProfile(FLAGS_node_profile, *key, "--node_pub " + FLAGS_node_pub);
+    if (!loaded.ok()) return ConfigError(kSub, loaded.status().WithContext("--node_profile"));
+    source.emplace();
+    source->path = FLAGS_node_profile;
+    source->profile = std::move(*loaded);
+    auto shape = PlanShapeFromNodeProfile(source->profile, in.policy.format, FLAGS_gpu_reserve_bytes,
+                                          /*include_host=*/true, static_cast<uint64_t>(FLAGS_host_memory_gib * kGiB),
+                                          FLAGS_host_reserve_bytes);
+    if (!shape.ok()) return ConfigError(kSub, shape.status().WithContext("--node_profile"));
+    source->shape = std::move(*shape);
+    source->network_p999_us = FLAGS_round_p999_us;
+    in.devices = source->shape.devices;
+    if (!in.profile) {
+      // Both parts are bounded (--round_p999_us <= kMaxHonestRoundP999Us, a lookup p99.9 <=
+      // kMaxNodeProfileMicros), so the sum fits; ComputeFleetPlan refuses a sum above the maximum.
+      const double lookup_us = std::ceil(source->shape.slowest_lookup_p999_us);
+      if (!(lookup_us >= 0 && lookup_us <= kMaxNodeProfileMicros)) {
+        return ConfigError(kSub, "--node_profile: slowest lookup p99.9 out of range");
+      }
+      in.honest_round_p999_us = FLAGS_round_p999_us + static_cast<uint64_t>(lookup_us);
+      if (in.honest_round_p999_us > kMaxHonestRoundP999Us) {
+        return ConfigError(kSub, "--round_p999_us " + std::to_string(FLAGS_round_p999_us) +
+                                     " us + the node profile's slowest lookup p99.9 " +
+                                     Fixed(source->shape.slowest_lookup_p999_us, 1) + " us is above " +
+                                     std::to_string(kMaxHonestRoundP999Us) + " us (1000 s): not a round time");
+      }
+    }
+  }
+  if (!source && FLAGS_gpus > 0) {
+    in.devices.push_back({FLAGS_gpu_model, FLAGS_gpus, FLAGS_gpu_memory_bytes, FLAGS_gpu_reserve_bytes,
+                          FLAGS_gpu_fill_gib_per_s * kGiB});
+  }
+  if (!source && FLAGS_host_memory_gib > 0) {
+    in.devices.push_back({"host-dram", 1, static_cast<uint64_t>(FLAGS_host_memory_gib * kGiB), FLAGS_host_reserve_bytes,
+                          FLAGS_host_fill_gib_per_s * kGiB});
+  }
+  in.fill_rate_chunk_labels = FLAGS_fill_rate_chunk_labels;
+  in.nodes_per_wave = FLAGS_nodes_per_wave;
+  if (FLAGS_challenger_cores < 0) return ConfigError(kSub, "--challenger_cores must be >= 0");
+  in.challenger_cores = FLAGS_challenger_cores > 0 ? FLAGS_challenger_cores
+                                                   : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  in.verify_compressions_per_s_per_core =
+      FLAGS_verify_rate > 0 ? FLAGS_verify_rate : MeasureVerifyRate(in.policy.format);
+  if (!(in.verify_compressions_per_s_per_core > 0)) return ConfigError(kSub, "could not measure the verify rate");
+
+  auto result = ComputeFleetPlan(in);
+  if (!result.ok()) return ConfigError(kSub, result.status());
+  if (source && source->shape.sequential_compression_ps > 0) {
+    for (ClassPlan& c : result->classes) {
+      if (source->shape.sequential_compression_ps < static_cast<double>(c.adversary.t_min_ps)) {
+        c.warnings.push_back("this node's own " + source->shape.sequential_where + " measured " +
+                             FormatPicoseconds(source->shape.sequential_compression_ps) +
+                             " ps per sequential compression, faster than the class's t_min " +
+                             std::to_string(c.adversary.t_min_ps) +
+                             " ps: the class does not rule out the node's own hardware");
+      }
+    }
+  }
+  const NodeProfileSource* src = source ? &*source : nullptr;
+  if (!FLAGS_plot.empty()) {
+    Status written = WriteFileReplacing(FLAGS_plot, PlanSvg(in, *result));
+    if (!written.ok()) return ConfigError(kSub, written.WithContext("--plot"));
+  }
+  if (FLAGS_json) {
+    std::cout << PlanJson(in, *result, src).dump(2) << std::endl;
+  } else {
+    std::cout << PlanTable(in, *result, src);
+    if (!FLAGS_plot.empty()) std::cout << "plot: " << FLAGS_plot << "\n";
+  }
+  bool any = false;
+  for (const auto& c : result->classes) any = any || c.feasible;
+  return any ? kExitPass : kExitFail;
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,252 @@
+#include "challenger/cli/cli_selftest.h"
+
+#include <glog/logging.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "challenger/session/failure.h"
+#include "common/json_fields.h"
+#include "adversary/selftest/selftest_runner.h"
+#include "common/file_write.h"
+#include "common/json_nesting.h"
+#include "adversary/scaffold/scaffold_report.h"
+#include "proto/crypto.h"
+
+namespace wipeproof {
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: wipeproof-challenger selftest --adversaries [--runs=N] [--seed=S] [--only=ID,...] [--json[=FILE]]\n"
+    "                                     [--markdown=FILE] [--confidence=C] [--threads=N] [--scaffold_m=LIST]\n"
+    "                                     [--quiet]\n"
+    "       wipeproof-challenger selftest --render=JSON_FILE --markdown=FILE\n\n"
+    "Runs whole wipe sessions of the real challenger against an honest in-process agent and adversaries 1-7\n"
+    "(hidden fraction answered by recompute / random bytes / an earlier session; relay; relocation; under-fill;\n"
+    "dedup; wrong key material; protocol cheats), each speaking the real protocol over an in-memory pipe on a\n"
+    "simulated clock, and checks that every outcome matches its expectation: per scenario the outcome counts,\n"
+    "the check that caught it (the verdict's failure reason), the theoretical detection rate 1-(1-f)^N and the\n"
+    "one-sided Clopper-Pearson bounds of the measured rate. Adversary 8 (scaffold storage: internal graph nodes\n"
+    "kept instead of outputs) is checked by recompute-depth experiments on the chunk graph\n"
+    "(docs/scaffold-depth.md) and reported under \"scaffold\".\n\n"
+    "Flags:\n"
+    "  --adversaries       run the honest agent and adversaries 1-7 (required)\n"
+    "  --runs=N            sessions per scenario (default 200; 1 to 1000000); ~17 scenarios, a few ms each\n"
+    "  --seed=S            seed of the adversaries' own choices (default 1); challenges use the CSPRNG\n"
+    "  --only=ID[,ID...]   scenario ids, id prefixes (1a) or adversary numbers (0 = honest .. 7)\n"
+    "  --confidence=C      one-sided Clopper-Pearson confidence (default 0.99; in (0, 1))\n"
+    "  --threads=N         expected-label threads per session (default 1; 0 = all cores)\n"
+    "  --scaffold_m=LIST   chunk sizes m (labels, powers of two in [4, 65536]) of the scaffold-storage\n"
+    "                      experiments (default 256,1024,4096: ~10 s; 16384 takes minutes); none = skip\n"
+    "  --json[=FILE]       JSON document on stdout, or to FILE\n"
+    "  --markdown=FILE     Markdown document (docs/security-results.md) to FILE\n"
+    "  --render=JSON_FILE  run nothing; render --markdown from that JSON document\n"
+    "  --quiet             no progress on stderr\n\n"
+    "Exit codes: 0 every outcome matches (the honest agent passed every run), 1 a mismatch or a file not\n"
+    "written, 2 bad command line.\n";
+
+bool ParseUint(const std::string& text, uint64_t lo, uint64_t hi, uint64_t* out) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  *out = std::stoull(text);
+  return *out >= lo && *out <= hi;
+}
+
+std::vector<std::string> SplitComma(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+void PrintSummary(const selftest::SelftestResult& result, std::ostream& out) {
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-32s %-14s %6s %8s %8s %8s %8s  %s\n", "scenario", "expected", "runs", "caught",
+                "theory", "measured", "cp_upper", "match");
+  out << line;
+  for (const auto& r : result.scenarios) {
+    std::snprintf(line, sizeof(line), "%-32s %-14s %6llu %8llu %8.4f %8.4f %8.4f  %s\n", r.spec.id.c_str(),
+                  r.spec.expected == proto::FailureReason::NONE ? "pass" : FailureReasonName(r.spec.expected).c_str(),
+                  static_cast<unsigned long long>(r.runs), static_cast<unsigned long long>(r.caught), r.spec.theory,
+                  r.measured, r.cp_upper, r.matches ? "yes" : ("NO: " + r.verdict_text).c_str());
+    out << line;
+  }
+  out << (result.all_match ? "every outcome matches its expectation\n" : "MISMATCH\n");
+}
+
+}  // namespace
+
+int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto usage_error = [&err](const std::string& message) {
+    err << "wipeproof-challenger selftest: " << message << "\n(see wipeproof-challenger selftest --help)\n";
+    return 2;
+  };
+  selftest::SelftestOptions options;
+  bool adversaries = false, quiet = false, json_stdout = false;
+  std::string json_file, markdown_file, render_file;
+  ScaffoldExperimentOptions scaffold;  // m_values empty: skipped
+  std::vector<std::string> run_flags;  // flags that only make sense when something runs
+  for (const std::string& arg : args) {
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    if (name != "--render" && name != "--markdown" && name != "--quiet") run_flags.push_back(name);
+    const bool has_value = eq != std::string::npos;
+    const std::string value = has_value ? arg.substr(eq + 1) : "";
+    auto need_value = [&]() { return has_value && !value.empty(); };
+    if (name == "--help" || name == "-h" || name == "-help" || name == "--helpshort") {
+      out << kUsage;
+      return 0;
+    } else if (name == "--adversaries" && !has_value) {
+      adversaries = true;
+    } else if (name == "--quiet" && !has_value) {
+      quiet = true;
+    } else if (name == "--runs") {
+      if (!need_value() || !ParseUint(value, 1, 1'000'000, &options.runs))
+        return usage_error("--runs: want an integer in [1, 1000000]");
+    } else if (name == "--seed") {
+      if (!need_value() || !ParseUint(value, 0, UINT64_MAX / 2, &options.seed))
+        return usage_error("--seed: want a non-negative integer");
+    } else if (name == "--threads") {
+      uint64_t t = 0;
+      if (!need_value() || !ParseUint(value, 0, 256, &t)) return usage_error("--threads: want an integer in [0, 256]");
+      options.threads = static_cast<int>(t);
+    } else if (name == "--confidence") {
+      char* end = nullptr;
+      const double c = need_value() ? std::strtod(value.c_str(), &end) : 0;
+      if (!need_value() || end == nullptr || *end != '\0' || !(c > 0 && c < 1)) {
+        return usage_error("--confidence: want a number in (0, 1)");
+      }
+      options.confidence = c;
+    } else if (name == "--scaffold_m") {
+      if (!need_value()) return usage_error("--scaffold_m: want a list of m, or none");
+      scaffold.m_values.clear();
+      if (value != "none") {
+        if (SplitComma(value).empty()) return usage_error("--scaffold_m: want a list of m, or none");
+        for (const std::string& part : SplitComma(value)) {
+          uint64_t m = 0;
+          if (!ParseUint(part, 4, 65536, &m) || (m & (m - 1)) != 0) {
+            return usage_error("--scaffold_m: '" + part + "' is not a power of two in [4, 65536]");
+          }
+          scaffold.m_values.push_back(static_cast<uint32_t>(m));
+        }
+      }
+    } else if (name == "--only") {
+      if (!need_value()) return usage_error("--only: want scenario ids");
+      options.only = SplitComma(value);
+      if (options.only.empty()) return usage_error("--only: want scenario ids");
+    } else if (name == "--json") {
+      if (has_value && value.empty()) return usage_error("--json=: want a file name");
+      if (has_value) {
+        json_file = value;
+      } else {
+        json_stdout = true;
+      }
+    } else if (name == "--markdown") {
+      if (!need_value()) return usage_error("--markdown: want a file name");
+      markdown_file = value;
+    } else if (name == "--render") {
+      if (!need_value()) return usage_error("--render: want a JSON file");
+      render_file = value;
+    } else {
+      return usage_error("unknown argument '" + arg + "'");
+    }
+  }
+
+  if (!render_file.empty()) {
+    if (!run_flags.empty()) return usage_error("--render runs nothing; drop " + run_flags.front());
+    if (markdown_file.empty()) return usage_error("--render needs --markdown=FILE");
+    auto text = ReadTextFile(render_file);
+    if (!text.ok()) return usage_error(text.status().ToString());
+    Status shallow = CheckJsonNesting(*text, render_file);  // before anything recurses per level
+    if (!shallow.ok()) return usage_error(shallow.ToString());
+    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) return usage_error(render_file + ": not JSON");
+    auto markdown = selftest::SelftestMarkdown(doc);
+    if (!markdown.ok()) return usage_error(render_file + ": " + markdown.status().ToString());
+    Status written = WriteFileReplacing(markdown_file, *markdown);
+    if (!written.ok()) {
+      err << "wipeproof-challenger selftest: " << written.ToString() << "\n";
+      return 1;
+    }
+    return *selftest::DocumentAllMatch(doc) ? 0 : 1;  // SelftestMarkdown checked it
+  }
+  if (!adversaries) return usage_error("say what to run: --adversaries");
+
+  if (!quiet) {
+    options.progress = [&err](size_t i, size_t n, const std::string& id, uint64_t done, uint64_t runs) {
+      if (done == runs || done % 25 == 0) {
+        err << "\rselftest [" << (i + 1) << "/" << n << "] " << id << ": " << done << "/" << runs << " runs   "
+            << (done == runs ? "\n" : "") << std::flush;
+      }
+    };
+  }
+  auto result = selftest::RunSelftest(options);
+  if (!result.ok()) {
+    err << "wipeproof-challenger selftest: " << result.status().ToString() << "\n";
+    return result.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  nlohmann::json doc = selftest::SelftestJson(*result);
+  if (!scaffold.m_values.empty()) {
+    if (!quiet) {
+      err << "selftest: scaffold-storage experiments, m =";
+      for (uint32_t m : scaffold.m_values) err << " " << m;
+      err << "\n" << std::flush;
+    }
+    selftest::AttachScaffold(&doc, ScaffoldExperimentsJson(scaffold));
+  }
+  const bool scaffold_ok = doc.at("scaffold").is_null() || doc.at("scaffold").value("passed", false);
+  int code = doc.at("all_match").get<bool>() ? 0 : 1;
+  if (json_stdout) out << doc.dump(2) << "\n";
+  if (!json_file.empty()) {
+    Status written = WriteFileReplacing(json_file, doc.dump(2) + "\n");
+    if (!written.ok()) {
+      err << "wipeproof-challenger selftest: " << written.ToString() << "\n";
+      code = 1;
+    }
+  }
+  if (!markdown_file.empty()) {
+    auto markdown = selftest::SelftestMarkdown(doc);
+    Status written = markdown.ok() ? WriteFileReplacing(markdown_file, *markdown) : markdown.status();
+    if (!written.ok()) {
+      err << "wipeproof-challenger selftest: " << written.ToString() << "\n";
+      code = 1;
+    }
+  }
+  if (!json_stdout && json_file.empty() && markdown_file.empty()) {
+    PrintSummary(*result, out);
+    if (!doc.at("scaffold").is_null()) {
+      out << "scaffold storage: " << (scaffold_ok ? "no stored set smaller than the outputs it replaces beat 1.5*m"
+                                                  : "VIOLATION or error: see --json")
+          << "\n";
+    }
+  }
+  if (!scaffold_ok) err << "wipeproof-challenger selftest: scaffold storage check did not pass (see \"scaffold\")\n";
+  if (!result->all_match) {
+    for (const auto& r : result->scenarios) {
+      if (!r.matches)
+        err << "wipeproof-challenger selftest: " << r.spec.id << " does not match: " << r.verdict_text << "\n";
+    }
+  }
+  return code;
+}
+
+int RunSelftestCommand(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  FLAGS_minloglevel = google::GLOG_ERROR;  // thousands of sessions fail on purpose
+  google::InitGoogleLogging(argv[0]);
+  Status sodium = proto::InitSodium();
+  if (!sodium.ok()) {
+    std::cerr << "wipeproof-challenger selftest: " << sodium.ToString() << "\n";
+    return 2;
+  }
+  std::vector<std::string> args;
+  for (int i = 2; i < argc; ++i) args.emplace_back(argv[i]);
+  return RunSelftestCommand(args, std::cout, std::cerr);
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,60 @@
+// `wipeproof-challenger wipe --node=NAME ...` (cli.h): one session over TCP.
+#include <cstdio>
+#include <iostream>
+
+#include "challenger/cli/cli.h"
+#include "challenger/cli/cli_flags.h"
+#include "challenger/fleet/plan_builder.h"
+#include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/fleet/outcome_report.h"
+#include "challenger/session/session_plan.h"
+#include "challenger/fleet/wave_run.h"
+#include "common/clock.h"
+
+namespace wipeproof {
+
+namespace {
+constexpr char kSub[] = "wipe";
+}  // namespace
+
+int RunWipe() {
+  if (FLAGS_node.empty()) return ConfigError(kSub, "--node is required (inventory name of the node)");
+  auto inventory = InventoryFromFlag();
+  if (!inventory.ok()) return ConfigError(kSub, inventory.status());
+  auto profile = ProfileFromFlag();
+  if (!profile.ok()) return ConfigError(kSub, profile.status().WithContext("--profile"));
+  auto threads = ThreadsFromFlag();
+  if (!threads.ok()) return ConfigError(kSub, threads.status());
+  auto connect_timeout = ConnectTimeoutUsFromFlag();
+  if (!connect_timeout.ok()) return ConfigError(kSub, connect_timeout.status());
+  auto keys = KeysFromFlags();
+  if (!keys.ok()) return ConfigError(kSub, keys.status());
+  auto plan =
+      BuildPlan(*inventory, FLAGS_node, *profile, LoneSessionWaveContext(*inventory, FLAGS_node), SystemClock());
+  if (!plan.ok()) return ConfigError(kSub, plan.status());
+  auto ledger = LedgerFromFlag(keys->challenger);
+  if (!ledger.ok()) return ConfigError(kSub, ledger.status());
+  Status room = (*ledger)->CheckRoomForSession();
+  if (!room.ok()) return ConfigError(kSub, room);
+
+  LedgerRecordSink sink(ledger->get());
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  options.threads = *threads;
+  options.connect_timeout_us = *connect_timeout;
+  auto outcome = RunTcpSession(*plan, *keys, sink, nullptr, options);
+  if (!outcome.ok()) return ConfigError(kSub, outcome.status());
+
+  const std::string summary = OutcomeSummary(*outcome, FLAGS_ledger);
+  if (FLAGS_json) {
+    std::cerr << summary;
+    std::cout
+        << OutcomeJson(*outcome, FLAGS_ledger).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+        << std::endl;
+  } else {
+    std::cout << summary << std::flush;
+  }
+  return outcome->pass && outcome->ledger.ok() ? kExitPass : kExitFail;
+}
+
+}  // namespace wipeproof

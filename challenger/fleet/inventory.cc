@@ -1,0 +1,253 @@
+#include "challenger/fleet/inventory.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "common/json_fields.h"
+#include "proto/key_files.h"
+
+namespace wipeproof {
+
+namespace {
+
+std::string Indexed(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
+
+// A name: non-empty and at most kMaxInventoryNameBytes.
+Status CheckName(const std::string& path, const std::string& value) {
+  if (value.empty()) return InvalidArgumentError(path + ": empty");
+  if (value.size() > kMaxInventoryNameBytes) {
+    return InvalidArgumentError(path + ": " + std::to_string(value.size()) + " bytes, over the limit of " +
+                                std::to_string(kMaxInventoryNameBytes));
+  }
+  return Status::Ok();
+}
+
+std::string PiB() { return std::to_string(kMaxDeviceCapacityBytes) + " (1 PiB)"; }
+
+StatusOr<InventoryDevice> ParseDevice(const nlohmann::json& value, const std::string& path) {
+  WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
+  InventoryDevice d;
+  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"selector", "model", "capacity_bytes"}));
+  WP_RETURN_IF_ERROR(obj.String("selector", &d.selector));
+  WP_RETURN_IF_ERROR(obj.String("model", &d.model));
+  WP_RETURN_IF_ERROR(obj.Uint64("capacity_bytes", &d.capacity_bytes));
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("selector"), d.selector));
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("model"), d.model));
+  if (d.capacity_bytes == 0 || d.capacity_bytes > kMaxDeviceCapacityBytes) {
+    return InvalidArgumentError(obj.PathOf("capacity_bytes") + ": must be > 0 and <= " + PiB() + ", got " +
+                                std::to_string(d.capacity_bytes));
+  }
+  return d;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& file) {
+  if (file.empty() || file[0] == '/' || dir.empty()) return file;
+  return dir + "/" + file;
+}
+
+StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string& path, const std::string& base_dir) {
+  WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
+  WP_RETURN_IF_ERROR(
+      obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "no_nvme_in_reach", "devices"}));
+  InventoryNode n;
+  WP_RETURN_IF_ERROR(obj.String("name", &n.name));
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), n.name));
+  WP_RETURN_IF_ERROR(obj.String("address", &n.address));
+  WP_RETURN_IF_ERROR(CheckAddress(n.address).WithContext(obj.PathOf("address")));
+  WP_RETURN_IF_ERROR(obj.OptionalBool("no_nvme_in_reach", &n.no_nvme_in_reach));
+  const bool inline_key = obj.Has("public_key"), key_file = obj.Has("public_key_file");
+  if (inline_key == key_file) {
+    return InvalidArgumentError(path + ": give exactly one of public_key (64 hex digits) and public_key_file");
+  }
+  if (inline_key) {
+    std::string hex;
+    WP_RETURN_IF_ERROR(obj.String("public_key", &hex));
+    auto key = proto::ParsePublicKeyHex(hex);
+    if (!key.ok()) return key.status().WithContext(obj.PathOf("public_key"));
+    n.public_key = *key;
+  } else {
+    std::string file;
+    WP_RETURN_IF_ERROR(obj.String("public_key_file", &file));
+    auto key = proto::ReadPublicKeyFile(JoinPath(base_dir, file));
+    if (!key.ok()) return key.status().WithContext(obj.PathOf("public_key_file"));
+    n.public_key = *key;
+  }
+  if (!obj.Has("devices")) return InvalidArgumentError(obj.PathOf("devices") + ": missing");
+  const nlohmann::json& devices = obj.Get("devices");
+  if (!devices.is_array() || devices.empty()) {
+    return InvalidArgumentError(obj.PathOf("devices") + ": want a non-empty array");
+  }
+  if (devices.size() > kMaxDevicesPerNode) {
+    return InvalidArgumentError(obj.PathOf("devices") + ": " + std::to_string(devices.size()) +
+                                " devices, over the limit of " + std::to_string(kMaxDevicesPerNode));
+  }
+  std::set<std::string> selectors;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string dpath = Indexed(obj.PathOf("devices"), i);
+    WP_ASSIGN_OR_RETURN(InventoryDevice d, ParseDevice(devices[i], dpath));
+    if (!selectors.insert(d.selector).second) {
+      return InvalidArgumentError(dpath + ".selector: '" + d.selector + "' appears twice in node " + n.name);
+    }
+    n.devices.push_back(std::move(d));
+  }
+  return n;
+}
+
+StatusOr<Wave> ParseWave(const nlohmann::json& value, const std::string& path) {
+  WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
+  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "nodes", "period_s", "jitter_s", "complete"}));
+  Wave w;
+  WP_RETURN_IF_ERROR(obj.String("name", &w.name));
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), w.name));
+  WP_RETURN_IF_ERROR(obj.Double("period_s", &w.period_s));
+  WP_RETURN_IF_ERROR(obj.OptionalDouble("jitter_s", &w.jitter_s));
+  WP_RETURN_IF_ERROR(obj.Bool("complete", &w.complete));
+  if (!(w.period_s > 0) || !(w.period_s <= kMaxWavePeriodS)) {
+    char got[40];
+    std::snprintf(got, sizeof(got), "%.10g", w.period_s);
+    return InvalidArgumentError(obj.PathOf("period_s") + ": must be > 0 and <= " +
+                                std::to_string(static_cast<uint64_t>(kMaxWavePeriodS)) + " (366 days), got " + got);
+  }
+  if (!(w.jitter_s >= 0 && w.jitter_s <= w.period_s)) {
+    return InvalidArgumentError(obj.PathOf("jitter_s") + ": must be in [0, period_s]");
+  }
+  if (!obj.Has("nodes")) return InvalidArgumentError(obj.PathOf("nodes") + ": missing");
+  const nlohmann::json& nodes = obj.Get("nodes");
+  if (!nodes.is_array() || nodes.empty()) return InvalidArgumentError(obj.PathOf("nodes") + ": want a non-empty array");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i].is_string()) return InvalidArgumentError(Indexed(obj.PathOf("nodes"), i) + ": want a node name");
+    w.nodes.push_back(nodes[i].get<std::string>());
+  }
+  return w;
+}
+
+Status ParseInventoryInto(const nlohmann::json& doc, const std::string& base_dir, Inventory* inv) {
+  WP_ASSIGN_OR_RETURN(JsonObject root, JsonObject::Of(doc, ""));
+  WP_RETURN_IF_ERROR(root.CheckKnownKeys({"nodes", "waves", "reserves"}));
+  if (!root.Has("nodes")) return InvalidArgumentError("nodes: missing");
+  const nlohmann::json& nodes = root.Get("nodes");
+  if (!nodes.is_array() || nodes.empty()) return InvalidArgumentError("nodes: want a non-empty array");
+  std::set<std::string> names;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    WP_ASSIGN_OR_RETURN(InventoryNode n, ParseNode(nodes[i], Indexed("nodes", i), base_dir));
+    if (!names.insert(n.name).second) {
+      return InvalidArgumentError(Indexed("nodes", i) + ".name: '" + n.name + "' appears twice");
+    }
+    inv->nodes.push_back(std::move(n));
+  }
+
+  if (!root.Has("reserves")) return InvalidArgumentError("reserves: missing (allowed reserve bytes per device model)");
+  WP_ASSIGN_OR_RETURN(JsonObject reserves, JsonObject::Of(root.Get("reserves"), "reserves"));
+  for (auto it = root.Get("reserves").begin(); it != root.Get("reserves").end(); ++it) {
+    uint64_t bytes = 0;
+    WP_RETURN_IF_ERROR(reserves.Uint64(it.key(), &bytes));
+    if (bytes > kMaxDeviceCapacityBytes) {
+      return InvalidArgumentError(reserves.PathOf(it.key()) + ": must be <= " + PiB() + ", got " +
+                                  std::to_string(bytes));
+    }
+    inv->reserve_bytes_by_model[it.key()] = bytes;
+  }
+  for (size_t i = 0; i < inv->nodes.size(); ++i) {
+    for (size_t j = 0; j < inv->nodes[i].devices.size(); ++j) {
+      const InventoryDevice& d = inv->nodes[i].devices[j];
+      if (inv->reserve_bytes_by_model.count(d.model) == 0) {
+        return InvalidArgumentError("reserves: no entry for model '" + d.model + "' (used by " +
+                                    Indexed(Indexed("nodes", i) + ".devices", j) + ")");
+      }
+    }
+  }
+
+  if (root.Has("waves")) {
+    const nlohmann::json& waves = root.Get("waves");
+    if (!waves.is_array()) return InvalidArgumentError("waves: want an array");
+    std::set<std::string> wave_names;
+    std::map<std::string, std::string> wave_of;
+    for (size_t i = 0; i < waves.size(); ++i) {
+      const std::string path = Indexed("waves", i);
+      WP_ASSIGN_OR_RETURN(Wave w, ParseWave(waves[i], path));
+      if (!wave_names.insert(w.name).second) {
+        return InvalidArgumentError(path + ".name: '" + w.name + "' appears twice");
+      }
+      for (size_t j = 0; j < w.nodes.size(); ++j) {
+        const std::string& node = w.nodes[j];
+        if (names.count(node) == 0) {
+          return InvalidArgumentError(Indexed(path + ".nodes", j) + ": no node named '" + node + "'");
+        }
+        auto [it, fresh] = wave_of.emplace(node, w.name);
+        if (!fresh) {
+          return InvalidArgumentError(Indexed(path + ".nodes", j) + ": node '" + node + "' is already in wave '" +
+                                      it->second + "' (a node belongs to at most one wave)");
+        }
+      }
+      inv->waves.push_back(std::move(w));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return "";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+const InventoryNode* Inventory::FindNode(const std::string& name) const {
+  for (const InventoryNode& n : nodes) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+const Wave* Inventory::FindWave(const std::string& name) const {
+  for (const Wave& w : waves) {
+    if (w.name == name) return &w;
+  }
+  return nullptr;
+}
+
+const Wave* Inventory::WaveOf(const std::string& node) const {
+  for (const Wave& w : waves) {
+    for (const std::string& n : w.nodes) {
+      if (n == node) return &w;
+    }
+  }
+  return nullptr;
+}
+
+StatusOr<uint64_t> Inventory::ReserveFor(const std::string& model) const {
+  auto it = reserve_bytes_by_model.find(model);
+  if (it == reserve_bytes_by_model.end()) return NotFoundError("no allowed reserve for device model '" + model + "'");
+  return it->second;
+}
+
+Status CheckAddress(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return InvalidArgumentError("'" + address + "' is not host:port");
+  }
+  const std::string port = address.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) < 1 || std::stoul(port) > 65535) {
+    return InvalidArgumentError("'" + address + "': port must be in [1, 65535]");
+  }
+  return Status::Ok();
+}
+
+StatusOr<Inventory> ParseInventoryJson(const std::string& text, const std::string& base_dir, const std::string& what) {
+  auto doc = ParseJsonText(text, what);
+  if (!doc.ok()) return doc.status();
+  Inventory inv;
+  Status s = ParseInventoryInto(*doc, base_dir, &inv);
+  if (!s.ok()) return s.WithContext(what);
+  return inv;
+}
+
+StatusOr<Inventory> LoadInventory(const std::string& path) {
+  WP_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseInventoryJson(text, DirOf(path), path);
+}
+
+}  // namespace wipeproof

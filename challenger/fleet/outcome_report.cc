@@ -1,0 +1,153 @@
+#include "challenger/fleet/outcome_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "challenger/parameters/deadline_rule.h"
+#include "common/hex.h"
+#include "kernels/label_spec.h"
+#include "proto/codec.h"
+
+namespace wipeproof {
+
+namespace {
+
+std::string Hex(capnp::Data::Reader data) { return HexEncode(data.begin(), data.size()); }
+
+std::string Seconds(uint64_t us) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(us) / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::string& ledger_path) {
+  using json = nlohmann::ordered_json;
+  auto parsed = proto::ParseMessage<proto::Verdict>(proto::AsView(outcome.verdict.payload));
+  json j;
+  j["session_id"] = HexEncode(outcome.session_id.data(), outcome.session_id.size());
+  j["node"] = outcome.node_name;
+  j["pass"] = outcome.pass;
+  if (parsed.ok()) j["statement"] = parsed->root().getStatement().cStr();
+  json failure = {{"reason", FailureReasonName(outcome.failure.reason)}, {"text", outcome.failure.text}};
+  if (!outcome.failure.device.empty()) failure["device"] = outcome.failure.device;
+  if (outcome.failure.has_round) failure["round"] = outcome.failure.round;
+  if (outcome.failure.has_label) failure["label_index"] = outcome.failure.label_index;
+  if (!outcome.failure.expected.empty()) failure["expected"] = HexEncode(outcome.failure.expected);
+  if (!outcome.failure.received.empty()) failure["received"] = HexEncode(outcome.failure.received);
+  j["failure"] = failure;
+  if (!parsed.ok()) {
+    j["verdict_error"] = parsed.status().ToString();
+  } else {
+    proto::Verdict::Reader v = parsed->root();
+    j["bound_stated"] = v.getBoundStated();
+    j["deadline_rule_satisfied"] = v.getDeadlineRuleSatisfied();
+    j["confidence"] = v.getConfidence();
+    j["total_unwiped_bound_bytes"] = v.getTotalUnwipedBoundBytes();
+    j["fill_us"] = v.getFillMicros();
+    j["fill_deadline_us"] = v.getFillDeadlineUs();
+    j["round_deadline_us"] = v.getRoundDeadlineUs();
+    j["expected_labels_wait_us"] = outcome.expected_labels_wait_us;
+    json rounds = json::array();
+    for (auto r : v.getRounds()) {
+      rounds.push_back({{"round", r.getRoundIndex()},
+                        {"elapsed_us", r.getElapsedUs()},
+                        {"labels_checked", r.getLabelsChecked()},
+                        {"deadline_met", r.getDeadlineMet()},
+                        {"all_correct", r.getAllCorrect()}});
+    }
+    j["rounds"] = rounds;
+    json devices = json::array();
+    for (auto d : v.getDevices()) {
+      devices.push_back({{"selector", d.getSelector().cStr()},
+                         {"planned_bytes", d.getPlannedBytes()},
+                         {"bytes_held", d.getBytesHeld()},
+                         {"capacity_bytes", d.getCapacityBytes()},
+                         {"allowed_reserve_bytes", d.getAllowedReserveBytes()},
+                         {"chunks_checked", d.getChunksChecked()},
+                         {"confidence", d.getConfidence()},
+                         {"unwiped_bound_bytes", d.getUnwipedBoundBytes()}});
+    }
+    j["devices"] = devices;
+    auto p = v.getProfile();
+    j["profile"] = {{"name", p.getName().cStr()},
+                    {"calibrated", p.getCalibrated()},
+                    {"adversary_class", p.getAdversaryClass().cStr()},
+                    {"t_min_ps", p.getTMinPs()},
+                    {"safety_factor", p.getSafetyFactor()},
+                    {"confidence", p.getConfidence()},
+                    {"honest_round_p999_us", p.getHonestRoundP999Us()},
+                    {"recompute_floor_us", p.getRecomputeFloorUs()}};
+    json assumptions = json::array();
+    for (auto a : v.getAssumptions()) {
+      assumptions.push_back({{"name", a.getName().cStr()}, {"held", a.getHeld()}, {"detail", a.getDetail().cStr()}});
+    }
+    j["assumptions"] = assumptions;
+    j["order_digest"] = Hex(v.getOrderDigest());
+    j["report_digest"] = Hex(v.getReportDigest());
+  }
+  const proto::Digest vd = proto::Blake2b256(proto::AsView(outcome.verdict.payload));
+  j["verdict_digest"] = HexEncode(vd.data(), vd.size());
+  j["transcript_verified"] = outcome.pass;
+  j["superseded_verdict"] = outcome.superseded_verdict.has_value();
+  json ledger = {{"path", ledger_path}};
+  ledger["verdict_sequence"] = outcome.verdict_sequence ? json(*outcome.verdict_sequence) : json(nullptr);
+  ledger["error"] = outcome.ledger.ok() ? json(nullptr) : json(outcome.ledger.ToString());
+  j["ledger"] = ledger;
+  return j;
+}
+
+std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& ledger_path) {
+  std::ostringstream s;
+  s << "node " << outcome.node_name << "  session " << HexEncode(outcome.session_id.data(), outcome.session_id.size())
+    << "  " << (outcome.pass ? "PASS" : "FAIL") << "\n";
+  auto parsed = proto::ParseMessage<proto::Verdict>(proto::AsView(outcome.verdict.payload));
+  if (!parsed.ok()) {
+    s << "verdict unreadable: " << parsed.status().ToString() << "\n";
+    return s.str();
+  }
+  proto::Verdict::Reader v = parsed->root();
+  auto p = v.getProfile();
+  if (outcome.failure.failed()) s << "failure: " << outcome.failure.Describe() << "\n";
+  s << "profile " << p.getName().cStr() << (p.getCalibrated() ? " (calibrated)" : " (uncalibrated)") << ", class "
+    << p.getAdversaryClass().cStr() << ", round deadline " << v.getRoundDeadlineUs() << " us\n";
+  s << "deadline rule " << (v.getDeadlineRuleSatisfied() ? "met" : "not met") << ": "
+    << outcome.summary.rule.explanation << "\n";
+  s << "fill: " << Seconds(v.getFillMicros()) << " (deadline " << Seconds(v.getFillDeadlineUs()) << ")";
+  if (outcome.expected_labels_wait_us > 0) {
+    s << "; then waited " << Seconds(static_cast<uint64_t>(outcome.expected_labels_wait_us)) << " for expected labels";
+  }
+  s << "\n";
+  std::vector<uint64_t> times;
+  for (auto r : v.getRounds()) times.push_back(r.getElapsedUs());
+  s << "rounds: " << times.size() << " run";
+  if (!times.empty()) {
+    std::vector<uint64_t> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    s << ", slowest " << sorted.back() << " us, median " << sorted[sorted.size() / 2] << " us";
+  }
+  s << " (deadline " << v.getRoundDeadlineUs() << " us)\n";
+  for (auto d : v.getDevices()) {
+    s << "device " << d.getSelector().cStr() << ": " << d.getBytesHeld() << " bytes held of " << d.getPlannedBytes()
+      << " planned (capacity " << d.getCapacityBytes() << ", allowed reserve " << d.getAllowedReserveBytes() << "), "
+      << d.getChunksChecked() << " chunks checked";
+    if (v.getBoundStated()) s << ", at most " << d.getUnwipedBoundBytes() << " bytes not wiped";
+    s << "\n";
+  }
+  s << "statement: " << v.getStatement().cStr() << "\n";
+  s << "assumptions:\n";
+  for (auto a : v.getAssumptions()) {
+    s << "  " << (a.getHeld() ? "held      " : "NOT HELD  ") << a.getName().cStr() << ": " << a.getDetail().cStr()
+      << "\n";
+  }
+  if (outcome.superseded_verdict) s << "note: a first (pass) verdict was superseded after the transcript check\n";
+  s << "ledger: " << ledger_path;
+  if (outcome.verdict_sequence) s << ", verdict entry #" << *outcome.verdict_sequence;
+  if (!outcome.ledger.ok()) s << "; NOT ALL RECORDED: " << outcome.ledger.ToString();
+  s << "\n";
+  return s.str();
+}
+
+}  // namespace wipeproof

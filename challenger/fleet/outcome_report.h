@@ -1,0 +1,47 @@
+// How `wipeproof-challenger wipe` and `serve` print a session: a human summary and a JSON object,
+// both built from the signed verdict (the record of truth) plus where it went in the ledger.
+//
+// JSON object (one per session; `serve --json` prints one per line), keys in this order:
+//   session_id (hex), node, pass, statement,
+//   failure {reason ("none", "wrongLabel", ...), text, device?, round?, label_index?, expected?, received?},
+//   bound_stated, deadline_rule_satisfied, confidence, total_unwiped_bound_bytes,
+//   fill_us, fill_deadline_us, round_deadline_us, expected_labels_wait_us,
+//   rounds [{round, elapsed_us, labels_checked, deadline_met, all_correct}],
+//   devices [{selector, planned_bytes, bytes_held, capacity_bytes, allowed_reserve_bytes, chunks_checked,
+//             confidence, unwiped_bound_bytes}],
+//   profile {name, calibrated, adversary_class, t_min_ps, safety_factor, confidence, honest_round_p999_us,
+//            recompute_floor_us},
+//   assumptions [{name, held, detail}], order_digest, report_digest, verdict_digest (hex),
+//   transcript_verified, superseded_verdict, ledger {path, verdict_sequence (or null), error (or null)}
+// Failure fields marked ? appear only when they apply. Byte counts are bytes, times microseconds.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "challenger/session/session_runner.h"
+
+namespace wipeproof {
+
+// REQUIRES: outcome.verdict is a verdict this challenger signed (it is parsed without checking the
+// signature again). `ledger_path` is shown as given.
+nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::string& ledger_path);
+
+// Multi-line summary, e.g.
+//   node n1  session fa7e61f34bdcfaa18fc25289b366fb1e  PASS
+//   profile cli-test (uncalibrated), class commodity-cpu, round deadline 500000 us
+//   deadline rule not met: round deadline 500000 us > recompute floor 1.92 us for class commodity-cpu
+//   fill: 0.004 s (deadline 60.000 s)
+//   rounds: 4 run, slowest 338 us, median 79 us (deadline 500000 us)
+//   device host: 131072 bytes held of 131072 planned (capacity 131072, allowed reserve 0), 27 chunks checked
+//   statement: no bound: parameters not calibrated (profile cli-test)
+//   assumptions:
+//     held      host-memory-in-plan: host memory of node n1 is planned (selector host)
+//     NOT HELD  no-nvme-in-reach: unknown: the inventory does not declare ...
+//   ledger: ledger.db, verdict entry #3
+// A failed session adds "failure: <SessionFailure::Describe()>" after the first line.
+std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& ledger_path);
+
+}  // namespace wipeproof

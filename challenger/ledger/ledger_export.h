@@ -1,0 +1,83 @@
+// `ledger export`: the ledger as a JSON document for auditors, carrying the signed head, and the
+// checks an auditor runs on such a document with only the challenger's public key.
+//
+// Document (format "wipeproof-ledger-export/v1"; digests and ids lowercase hex):
+//   {
+//     "format", "ledger" (path), "exported_at_unix_us", "exported_at" (UTC, ISO 8601),
+//     "challenger_key_id", "challenger_public_key",
+//     "chain_rule": how prevEntryDigest is computed (text),
+//     "verified": true            -- the exporter's statement that the ledger verified when exported
+//                                    (unsigned, like "ledger" and "exported_at*": not evidence)
+//     "session_filter": hex | null,
+//     "head": {"entry_count", "sequence", "entry_digest", "recorded_at_unix_us", "recorded_at",
+//              "envelope"}        -- envelope: the last entry's signed envelope: the signed head
+//     "entries": [{"sequence", "kind", "session_id", "recorded_at_unix_us", "recorded_at",
+//                  "record_bytes", "record_digest", "prev_entry_digest", "entry_digest",
+//                  "summary" (ledger_records.h), "envelope" (unless include_envelopes is off)}]
+//   }
+// The head always covers the whole ledger, also when entries are filtered by session.
+//
+// What VerifyLedgerExport proves. An entry's fields are only as good as the signed envelope they
+// are checked against: every field of an entry that carries its envelope is recomputed from it
+// (record_bytes, record_digest and summary from the signed record, prev_entry_digest and
+// entry_digest from the envelope) and must equal the document's. An entry without its envelope
+// cannot be checked at all: entry_digest is BLAKE2b-256 of envelope bytes the document lacks, so
+// nothing binds its summary, record_digest or prev_entry_digest to anything signed. Such entries
+// are counted as unverified (ExportVerification), and `ledger verify --export` says so and exits 3.
+// Envelopes are therefore included by default. With every envelope and no filter the document
+// alone re-verifies the whole chain up to the signed head; later, `ledger verify --expect_head`
+// checks that the ledger still extends the exported head.
+//
+// Thread-safety: free functions; the Ledger's own locking applies.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "challenger/ledger/ledger.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "proto/crypto.h"
+
+namespace wipeproof {
+
+inline constexpr char kLedgerExportFormat[] = "wipeproof-ledger-export/v1";
+
+struct LedgerExportOptions {
+  std::optional<proto::Bytes> session_id;  // 16 bytes: only that session's entries; unset: all
+  bool include_envelopes = true;           // add each entry's signed envelope (hex); without it no
+                                           // entry's fields can be verified from the document
+};
+
+// Verifies the whole ledger under `challenger_pub` and builds the document in the same pass (one
+// read snapshot), stamped with `clock`. Errors: as Ledger::Verify (PERMISSION_DENIED wrong key,
+// DATA_LOSS naming the first bad entry); INVALID_ARGUMENT for a session filter that is not 16 bytes.
+StatusOr<nlohmann::ordered_json> ExportLedgerJson(const Ledger& ledger, const proto::PublicKey& challenger_pub,
+                                                  const LedgerExportOptions& options, const Clock& clock);
+
+// Checks the signed head of an export document: the head envelope is a ledgerEntry signed by
+// `challenger_pub` whose sequence, digest and entry count are those the document states. Returns
+// it, ready for Ledger::Verify's expected_head. Also checks the document's challenger_public_key and
+// head recorded_at where present. Errors: INVALID_ARGUMENT (not an export document,
+// bad hex), DATA_LOSS (the head does not verify or disagrees with the document).
+StatusOr<LedgerHead> VerifyExportedHead(const nlohmann::ordered_json& document, const proto::PublicKey& challenger_pub);
+
+// The outcome of VerifyLedgerExport.
+struct ExportVerification {
+  LedgerHead head;                  // the signed head, verified
+  uint64_t verified_entries = 0;    // entries whose every field was checked against their envelope
+  uint64_t unverified_entries = 0;  // entries listed without an envelope: nothing in them is verified
+  bool whole_chain = false;         // every entry of the ledger, chained from genesis to the head
+};
+
+// VerifyExportedHead, then every entry that carries its envelope: its signature, and that each of
+// its fields (sequence, kind, session_id, recorded_at_unix_us, recorded_at, record_bytes,
+// record_digest, prev_entry_digest, entry_digest, summary) equals what the signed envelope says;
+// and, when the document holds every entry with its envelope, the whole chain up to the head.
+// Entries without an envelope are counted in unverified_entries, not failed: the caller decides
+// (the CLI exits 3). Errors: as VerifyExportedHead; DATA_LOSS naming the entry and the field that
+// differs; INVALID_ARGUMENT for a field that is not part of the format.
+StatusOr<ExportVerification> VerifyLedgerExport(const nlohmann::ordered_json& document,
+                                                const proto::PublicKey& challenger_pub);
+
+}  // namespace wipeproof

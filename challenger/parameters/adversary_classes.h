@@ -1,0 +1,52 @@
+// Adversary classes: the authority's constants that set the security of every calibrated profile
+// (design-brief.md "The deadline rule"). A class names the fastest sequential time t_min of one
+// BLAKE3 compression it must rule out, and a safety factor; the round deadline of a profile for
+// that class must stay below 1.5 * m * c_node * t_min / safety (challenger/parameters/deadline_rule.h).
+// Measurements from a node never change a class (docs/calibration.md).
+//
+// The classes come from an authority-owned JSON file (--classes; docs/adversary-classes.json) or,
+// without one, DefaultAdversaryClasses():
+//   {"classes": [
+//     {"name": "commodity-cpu",            required, unique; [a-z0-9._-]+
+//      "t_min_ps": 40000,                  required, picoseconds per sequential compression, [1, 2^32-1]
+//      "safety_factor": 2,                 optional, default 2, in [1, 1e6]
+//      "description": "..."}               optional, shown by `plan`
+//   ]}
+//
+// Thread-safety: AdversaryClasses is a value, immutable after loading.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "challenger/parameters/parameter_profile.h"
+#include "common/status.h"
+
+namespace wipeproof {
+
+inline constexpr double kDefaultSafetyFactor = 2.0;
+inline constexpr uint64_t kCommodityCpuTMinPs = 40'000;  // 40 ns: one fast commodity CPU core
+inline constexpr uint64_t kFpgaAsicTMinPs = 5'000;       // 5 ns: a dedicated BLAKE3 pipeline
+
+struct AdversaryClassEntry {
+  AdversaryClass adversary;  // name, t_min_ps, safety_factor
+  std::string description;
+};
+
+struct AdversaryClasses {
+  std::vector<AdversaryClassEntry> classes;
+  std::string source;  // the file, or "built-in"
+
+  // Errors: NOT_FOUND naming the class and listing the known ones.
+  StatusOr<AdversaryClass> Find(const std::string& name) const;
+};
+
+// commodity-cpu (40 ns) and fpga-asic (5 ns), both with safety factor 2.
+AdversaryClasses DefaultAdversaryClasses();
+
+// Errors: INVALID_ARGUMENT naming the field (`what` names the document).
+StatusOr<AdversaryClasses> ParseAdversaryClassesJson(const std::string& text, const std::string& what = "classes");
+// The file at `path`, or DefaultAdversaryClasses() when `path` is empty.
+StatusOr<AdversaryClasses> LoadAdversaryClasses(const std::string& path);
+
+}  // namespace wipeproof

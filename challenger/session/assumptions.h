@@ -1,0 +1,58 @@
+// The conditions outside the protocol that a pass relies on (design-brief.md "What a pass proves,
+// and its assumptions"). A pass proves that the planned memories, taken together, held the labels;
+// it proves a checkpoint is gone only when every memory the node can reach within the round
+// deadline is in the plan or absent. The verdict lists each condition with whether it held, as far
+// as the challenger knows; unknown counts as not held and says so.
+//
+//   host-memory-in-plan          host DRAM of the node is one of the planned devices
+//   wave-complete                the inventory declares the node's wave complete, the whole wave
+//                                ran together, and every member held labels through this
+//                                session's rounds
+//   no-nvme-in-reach             the inventory declares no NVMe drive within reach (else unknown)
+//   physical-binding             never established in protocol v1: no attestation binds the
+//                                answers to the node's physical GPUs
+//   device-capacity-as-declared  every device's reported total is at most its declared capacity
+//                                (memory beyond the declaration is memory outside the plan). Like
+//                                no-nvme-in-reach it rests on a declaration, the inventory's; the
+//                                only check is the node's own report of its totals, which a
+//                                cheating node controls: it can refute the declaration (not held)
+//                                but never confirm it, and the detail says so when it holds
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "challenger/session/session_plan.h"
+
+namespace wipeproof {
+
+inline constexpr char kHostMemoryInPlan[] = "host-memory-in-plan";
+inline constexpr char kWaveComplete[] = "wave-complete";
+inline constexpr char kNoNvmeInReach[] = "no-nvme-in-reach";
+inline constexpr char kPhysicalBinding[] = "physical-binding";
+inline constexpr char kCapacityAsDeclared[] = "device-capacity-as-declared";
+
+struct AssumptionResult {
+  std::string name;
+  bool held = false;
+  std::string detail;
+};
+
+// How the rest of the wave fared during a run of several nodes (wave_sync.h).
+struct WaveRunResult {
+  bool synchronized = false;                // the session ran inside a wave run
+  std::vector<std::string> nodes_not_held;  // members that did not hold labels through our rounds
+};
+
+struct AssumptionInputs {
+  const SessionPlan* plan = nullptr;
+  WaveRunResult wave_run;
+  bool have_report = false;
+  std::vector<uint64_t> device_total_bytes;  // per planned device, from the fill report; 0 = unknown
+};
+
+std::vector<AssumptionResult> EvaluateAssumptions(const AssumptionInputs& in);
+
+}  // namespace wipeproof

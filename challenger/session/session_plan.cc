@@ -1,0 +1,72 @@
+#include "challenger/session/session_plan.h"
+
+#include <algorithm>
+
+#include "proto/codec.h"
+
+namespace wipeproof {
+
+namespace {
+
+constexpr uint64_t kSecondUs = 1'000'000;
+constexpr uint64_t kSessionTimeoutSlackUs = 60 * kSecondUs;
+
+capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
+
+}  // namespace
+
+uint64_t FillWaitLimitUs(uint64_t fill_deadline_us) {
+  return fill_deadline_us + std::max<uint64_t>(10 * kSecondUs, fill_deadline_us / 10);
+}
+
+uint64_t RoundWaitLimitUs(uint64_t round_deadline_us) {
+  return round_deadline_us + std::max<uint64_t>(kSecondUs, round_deadline_us);
+}
+
+uint64_t SessionTimeoutUs(uint64_t fill_deadline_us, uint32_t rounds, uint64_t round_deadline_us) {
+  return FillWaitLimitUs(fill_deadline_us) + uint64_t{rounds} * RoundWaitLimitUs(round_deadline_us) +
+         kSessionTimeoutSlackUs;
+}
+
+void WriteOrder(const SessionPlan& plan, proto::WipeOrder::Builder out) {
+  out.setProtocolVersion(proto::PROTOCOL_VERSION);
+  out.setSessionId(DataOf(plan.session_id.data(), plan.session_id.size()));
+  out.setIssuedAtUnixUs(plan.issued_at_unix_us);
+  out.setExpiresAtUnixUs(plan.expires_at_unix_us);
+  out.setNodeName(plan.node_name);
+  out.setNodeKeyId(DataOf(plan.node_key_id.data(), plan.node_key_id.size()));
+  out.setSeed(DataOf(plan.seed.data(), plan.seed.size()));
+  out.setFormat(plan.profile.format == LabelFormat::k192 ? proto::LabelFormat::POSEDB_BLAKE3_N192
+                                                         : proto::LabelFormat::POSEDB_BLAKE3_C1);
+  out.setChunkLabels(plan.profile.chunk_labels);
+  auto devices = out.initDevices(static_cast<unsigned>(plan.devices.size()));
+  for (size_t i = 0; i < plan.devices.size(); ++i) {
+    const PlannedDevice& d = plan.devices[i];
+    auto w = devices[static_cast<unsigned>(i)];
+    w.setSelector(d.selector);
+    w.setFirstLabel(d.first_label);
+    w.setLabelCount(d.label_count);
+    w.setAllowedReserveBytes(d.allowed_reserve_bytes);
+    w.setLabelsPerRound(d.labels_per_round);
+    w.setCapacityBytes(d.capacity_bytes);
+    w.setModel(d.model);
+  }
+  out.setFillDeadlineUs(plan.fill_deadline_us);
+  out.setRounds(plan.profile.rounds);
+  out.setRoundDeadlineUs(plan.profile.round_deadline_us);
+  WriteProfile(plan.profile, out.initProfile());
+  out.setHostMemoryInPlan(plan.host_memory_in_plan);
+  out.setWaveComplete(plan.wave_complete);
+  out.setWaveName(plan.wave.name);
+  out.setSessionTimeoutUs(plan.session_timeout_us);
+}
+
+StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const proto::KeyPair& authority) {
+  capnp::MallocMessageBuilder message;
+  auto order = message.initRoot<proto::WipeOrder>();
+  WriteOrder(plan, order);
+  WP_RETURN_IF_ERROR(proto::ValidateShape(order.asReader()).WithContext("order for node " + plan.node_name));
+  return proto::SignMessage(order.asReader(), authority);
+}
+
+}  // namespace wipeproof

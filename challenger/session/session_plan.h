@@ -1,0 +1,85 @@
+// The session plan: what one wipe order asks of one node (design-brief.md "Protocol v1", step 1).
+//
+// A plan is built from the inventory by challenger/fleet/plan_builder.h (which says how each device's
+// range, q and the fill deadline are chosen); this file holds the plan itself and turns it into the
+// signed order.
+//
+// How long the challenger waits, in real time, before it stops waiting for an answer (the answer is
+// late either way; these bound a session against an agent that never answers), and the agent's
+// sessionTimeoutUs, which must cover the longest honest session including waits for the rest of a
+// wave: see FillWaitLimitUs, RoundWaitLimitUs, SessionTimeoutUs.
+//
+// Thread-safety: pure functions apart from the CSPRNG; SessionPlan is a value.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "challenger/parameters/parameter_profile.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "proto/crypto.h"
+#include "proto/signing.h"
+#include "proto/wipe.capnp.h"
+
+namespace wipeproof {
+
+struct PlannedDevice {
+  std::string selector;
+  std::string model;
+  uint64_t capacity_bytes = 0;         // declared
+  uint64_t allowed_reserve_bytes = 0;  // from the inventory's table for the model
+  uint64_t first_label = 0;            // global label index, a multiple of m
+  uint64_t label_count = 0;            // a multiple of m, >= m
+  uint32_t labels_per_round = 0;       // q_d
+
+  uint64_t planned_bytes() const { return label_count * proto::kLabelBytes; }
+};
+
+// Where the session stands in its wave (challenger/fleet/inventory.h Wave).
+struct WaveContext {
+  std::string name;                    // "" when the node is in no wave
+  bool declared_complete = false;      // the inventory's `complete` flag
+  size_t wave_nodes = 0;               // nodes in the wave (0 when in none)
+  bool whole_wave_in_session = false;  // every node of the wave is wiped in the same run
+  uint64_t wave_fill_deadline_us = 0;  // largest fill deadline of the run's sessions; 0 = own only
+};
+
+struct SessionPlan {
+  std::string node_name;
+  std::string address;
+  proto::PublicKey node_key{};
+  proto::KeyId node_key_id{};
+  bool no_nvme_in_reach = false;
+  std::array<uint8_t, proto::kSessionIdBytes> session_id{};
+  std::array<uint8_t, proto::kSessionSeedBytes> seed{};
+  int64_t issued_at_unix_us = 0;
+  int64_t expires_at_unix_us = 0;
+  Profile profile;
+  std::vector<PlannedDevice> devices;
+  uint64_t fill_deadline_us = 0;
+  uint64_t session_timeout_us = 0;
+  bool host_memory_in_plan = false;  // a device with selector "host" is planned
+  WaveContext wave;
+  bool wave_complete = false;  // order field: declared complete and the whole wave in this run
+};
+
+// Most labels one session challenges over all rounds and devices: the challenger holds every
+// expected label (32 bytes each) during the session, 512 MiB at this limit.
+inline constexpr uint64_t kMaxLabelsPerSession = uint64_t{1} << 24;
+
+// Real-time wait limits (microseconds) and the agent's session timeout.
+uint64_t FillWaitLimitUs(uint64_t fill_deadline_us);    // deadline + max(10 s, deadline / 10)
+uint64_t RoundWaitLimitUs(uint64_t round_deadline_us);  // deadline + max(1 s, deadline)
+uint64_t SessionTimeoutUs(uint64_t fill_deadline_us, uint32_t rounds, uint64_t round_deadline_us);
+
+// Writes the order for `plan` (protocol version 1) into `out`.
+void WriteOrder(const SessionPlan& plan, proto::WipeOrder::Builder out);
+
+// The order in canonical form, checked with proto::ValidateShape, signed by `authority`.
+// Errors: INVALID_ARGUMENT when the order fails its shape check (a bug in the plan).
+StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const proto::KeyPair& authority);
+
+}  // namespace wipeproof

@@ -1,0 +1,137 @@
+#include "challenger/session/verdict.h"
+
+#include <cstdio>
+
+#include "challenger/parameters/parameter_profile.h"
+
+namespace wipeproof {
+
+namespace {
+
+capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
+
+std::string BoundStatement(const SessionPlan& plan, const BoundResult& bound) {
+  std::string s;
+  const std::string device_conf = FormatPercent(bound.per_device_confidence);
+  for (size_t i = 0; i < plan.devices.size(); ++i) {
+    s += "at " + device_conf + " confidence at most " + std::to_string(bound.device_bytes[i]) + " bytes of device " +
+         plan.devices[i].selector + " were not wiped; ";
+  }
+  s += "all devices of node " + plan.node_name + " together at " + FormatPercent(plan.profile.confidence) +
+       " confidence: at most " + std::to_string(bound.total_bytes) + " bytes were not wiped";
+  return s;
+}
+
+std::string FormatFactor(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", x);
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatPercent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g%%", fraction * 100.0);
+  return buf;
+}
+
+VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
+  const SessionPlan& plan = *facts.plan;
+  const Profile& profile = plan.profile;
+  VerdictSummary v;
+  v.pass = !facts.failure.failed();
+  v.rule = CheckDeadlineRule(profile.chunk_labels, profile.format, profile.adversary.t_min_ps,
+                             profile.adversary.safety_factor, profile.round_deadline_us, profile.adversary.name);
+  v.honest_margin_met = HonestMarginMet(profile.round_deadline_us, profile.honest_round_p999_us, kHonestRoundMargin);
+  v.bound_stated = v.pass && profile.calibrated && v.rule.satisfied && v.honest_margin_met;
+  if (v.bound_stated) {
+    std::vector<DeviceBoundInput> inputs;
+    for (size_t i = 0; i < plan.devices.size(); ++i) {
+      inputs.push_back({plan.devices[i].capacity_bytes, plan.devices[i].planned_bytes(), facts.chunks_checked[i]});
+    }
+    v.bound = ComputeBound(inputs, profile.confidence);
+    v.statement = BoundStatement(plan, v.bound);
+  } else if (!v.pass) {
+    v.statement = "no bound: session failed (" + FailureReasonName(facts.failure.reason) + ")";
+  } else if (!profile.calibrated) {
+    v.statement = "no bound: parameters not calibrated (profile " + profile.name + ")";
+  } else if (!v.rule.satisfied) {
+    v.statement =
+        "no bound: deadline rule not met for class " + profile.adversary.name + " (" + v.rule.explanation + ")";
+  } else if (profile.honest_round_p999_us == 0) {
+    v.statement = "no bound: honest round time not measured (profile " + profile.name + " has no honest_round_p999_us)";
+  } else {
+    v.statement = "no bound: round deadline " + std::to_string(profile.round_deadline_us) + " us is not at least " +
+                  FormatFactor(kHonestRoundMargin) + " x the honest p99.9 round time " +
+                  std::to_string(profile.honest_round_p999_us) + " us (profile " + profile.name +
+                  "): honest nodes would fail rounds";
+  }
+  AssumptionInputs inputs = facts.assumptions;
+  inputs.plan = &plan;
+  v.assumptions = EvaluateAssumptions(inputs);
+  return v;
+}
+
+void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Verdict::Builder out) {
+  const SessionPlan& plan = *facts.plan;
+  out.setSessionId(DataOf(plan.session_id.data(), plan.session_id.size()));
+  out.setNodeName(plan.node_name);
+  out.setPass(v.pass);
+  facts.failure.WriteTo(out.initFailure());
+  out.setFillMicros(facts.fill_us);
+  out.setFillDeadlineUs(plan.fill_deadline_us);
+  auto rounds = out.initRounds(static_cast<unsigned>(facts.rounds.size()));
+  for (size_t i = 0; i < facts.rounds.size(); ++i) {
+    const RoundRecord& r = facts.rounds[i];
+    auto w = rounds[static_cast<unsigned>(i)];
+    w.setRoundIndex(r.round);
+    w.setElapsedUs(r.elapsed_us);
+    w.setLabelsChecked(r.labels_checked);
+    w.setDeadlineMet(r.deadline_met);
+    w.setAllCorrect(r.all_correct);
+  }
+  out.setRoundDeadlineUs(plan.profile.round_deadline_us);
+  auto devices = out.initDevices(static_cast<unsigned>(plan.devices.size()));
+  const double device_conf = PerDeviceConfidence(plan.profile.confidence, plan.devices.size());
+  for (size_t i = 0; i < plan.devices.size(); ++i) {
+    const PlannedDevice& d = plan.devices[i];
+    auto w = devices[static_cast<unsigned>(i)];
+    w.setSelector(d.selector);
+    w.setPlannedBytes(d.planned_bytes());
+    w.setBytesHeld(i < facts.bytes_held.size() ? facts.bytes_held[i] : 0);
+    w.setCapacityBytes(d.capacity_bytes);
+    w.setAllowedReserveBytes(d.allowed_reserve_bytes);
+    w.setChunksChecked(i < facts.chunks_checked.size() ? facts.chunks_checked[i] : 0);
+    // Every label of this device that was checked matched (a wrong label elsewhere does not count).
+    w.setAllCorrect(!(facts.failure.reason == proto::FailureReason::WRONG_LABEL && facts.failure.device == d.selector));
+    w.setConfidence(device_conf);
+    w.setUnwipedBoundBytes(v.bound_stated ? v.bound.device_bytes[i] : 0);
+  }
+  out.setConfidence(plan.profile.confidence);
+  WriteProfile(plan.profile, out.initProfile());
+  out.setDeadlineRuleSatisfied(v.rule.satisfied);
+  out.setBoundStated(v.bound_stated);
+  out.setTotalUnwipedBoundBytes(v.bound_stated ? v.bound.total_bytes : 0);
+  out.setStatement(v.statement);
+  auto assumptions = out.initAssumptions(static_cast<unsigned>(v.assumptions.size()));
+  for (size_t i = 0; i < v.assumptions.size(); ++i) {
+    auto w = assumptions[static_cast<unsigned>(i)];
+    w.setName(v.assumptions[i].name);
+    w.setHeld(v.assumptions[i].held);
+    w.setDetail(v.assumptions[i].detail);
+  }
+  out.setOrderDigest(DataOf(facts.order_digest.data(), facts.order_digest.size()));
+  if (facts.report_digest) out.setReportDigest(DataOf(facts.report_digest->data(), facts.report_digest->size()));
+  out.setIssuedAtUnixUs(facts.issued_at_unix_us);
+}
+
+StatusOr<proto::SignedEnvelope> SignVerdict(const VerdictFacts& facts, const VerdictSummary& summary,
+                                            const proto::KeyPair& challenger) {
+  capnp::MallocMessageBuilder message;
+  auto verdict = message.initRoot<proto::Verdict>();
+  WriteVerdict(facts, summary, verdict);
+  return proto::SignMessage(verdict.asReader(), challenger);
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,48 @@
+#include "common/progress_line.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <utility>
+
+namespace wipeproof {
+
+ProgressLine::ProgressLine(std::string what, uint64_t total_labels, bool enabled)
+    : what_(std::move(what)),
+      total_(total_labels),
+      enabled_(enabled),
+      tty_(isatty(STDERR_FILENO) == 1),
+      start_(std::chrono::steady_clock::now()),
+      last_print_(start_) {}
+
+void ProgressLine::Update(uint64_t done_labels) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return;
+  auto now = std::chrono::steady_clock::now();
+  const auto interval = tty_ ? std::chrono::seconds(1) : std::chrono::seconds(10);
+  if (now - start_ < std::chrono::seconds(1) || (printed_ && now - last_print_ < interval)) return;
+  Print(done_labels, now);
+}
+
+void ProgressLine::Print(uint64_t done, std::chrono::steady_clock::time_point now) {
+  const double s = std::chrono::duration<double>(now - start_).count();
+  const double bytes = 32.0 * done, total_bytes = 32.0 * total_;
+  const double rate = s > 0 ? done / s : 0;
+  const double eta = rate > 0 ? (total_ - done) / rate : 0;
+  std::fprintf(stderr, "%s%s: %.1f%% %.2f/%.2f GiB, %.2f GB/s, %.2f M labels/s, eta %.0f s%s", tty_ ? "\r" : "",
+               what_.c_str(), total_ ? 100.0 * done / total_ : 100.0, bytes / (1u << 30), total_bytes / (1u << 30),
+               s > 0 ? bytes / s / 1e9 : 0, rate / 1e6, eta, tty_ ? "\033[K" : "\n");
+  std::fflush(stderr);
+  printed_ = true;
+  last_print_ = now;
+}
+
+void ProgressLine::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return;
+  finished_ = true;
+  if (enabled_ && printed_ && tty_) std::fputc('\n', stderr);
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,158 @@
+// `wipeproof-prover bench`: parses the flags into a BenchSetup, builds the backend through the
+// factory (a GPU backend that cannot start says "disabled: <reason>") and runs one benchmark.
+#include "prover/bench/cli_bench.h"
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "kernels/cv0_cache.h"
+#include "kernels/graph_metrics.h"
+#include "prover/cli/cli.h"
+#include "prover/cli/cli_flags.h"
+
+namespace wipeproof {
+namespace {
+
+constexpr char kName[] = "bench";
+
+}  // namespace
+
+nlohmann::ordered_json BenchHeader(const char* what, const BenchSetup& setup) {
+  nlohmann::ordered_json j;
+  j["bench"] = what;
+  j["backend"] = setup.backend_name;
+  if (setup.backend != nullptr) {
+    j["device"] = {{"id", setup.device.id},
+                   {"name", setup.device.name},
+                   {"total_bytes", setup.device.total_bytes},
+                   {"available_bytes", setup.device.available_bytes}};
+  }
+  j["format"] = LabelFormatName(setup.format);
+  j["chunk_labels"] = setup.chunk_labels;
+  if (setup.backend_name == "cpu") {
+    j["simd"] = SimdLevelName(setup.simd);
+    j["simd_width"] = SimdLevelWidth(setup.simd);
+    j["threads"] = EffectiveThreads(setup.threads);
+    j["cores_used"] = CoresUsed(setup.threads);
+  }
+  return j;
+}
+
+ChunkCost ChunkCostFor(LabelFormat format, uint32_t chunk_labels, int block0_sharing) {
+  ChunkCost cost;
+  cost.nodes_hashed = ComputeGraphMetrics(chunk_labels).nodes_hashed;
+  if (format == LabelFormat::kC1) {
+    cost.compressions_per_node = 1;
+  } else {
+    // Hashed node numbers are (nearly) the prefix [0, nodes_hashed): only copy B's tail is skipped.
+    const uint64_t cached = Cv0TableFor(chunk_labels).nodes;
+    const uint64_t uncached = cost.nodes_hashed > cached ? cost.nodes_hashed - cached : 0;
+    cost.compressions_per_node = 2.0;
+    if (block0_sharing > 0) cost.compressions_per_node += static_cast<double>(uncached) / cost.nodes_hashed / block0_sharing;
+  }
+  return cost;
+}
+
+void AddBackendFigures(BenchSetup& setup, const std::string& fill_details_json, double compressions_per_s,
+                       nlohmann::ordered_json* out) {
+  auto details = nlohmann::ordered_json::parse(fill_details_json, nullptr, /*allow_exceptions=*/false);
+  if (details.is_object() && !details.empty()) (*out)["fill_details"] = details;
+  auto raw = setup.backend->MeasureCompressionRate(setup.device.id, std::min(1.0, setup.seconds));
+  if (raw.ok() && *raw > 0) {
+    (*out)["raw_compressions_per_s"] = Sig(*raw);
+    (*out)["fraction_of_raw"] = Sig(compressions_per_s / *raw, 3);
+  }
+}
+
+double ProcessCpuSeconds() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+double ThreadCpuSeconds() {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double Sig(double x, int digits) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const int e = digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(x))));
+  // Divide by an exact power of ten for large values, so 113700000 prints as such.
+  if (e < 0) return std::round(x / std::pow(10.0, -e)) * std::pow(10.0, -e);
+  return std::round(x * std::pow(10.0, e)) / std::pow(10.0, e);
+}
+
+int CoresUsed(int threads) {
+  int hw = EffectiveThreads(0);
+  int t = EffectiveThreads(threads);
+  return t < hw ? t : hw;
+}
+
+int RunBench() {
+  BenchSetup setup;
+  auto format = FormatFromFlag();
+  if (!format.ok()) return UsageError(kName, format.status().message());
+  setup.format = *format;
+  auto m = ChunkLabelsFromFlag(kBenchDefaultChunkLabels);
+  if (!m.ok()) return UsageError(kName, m.status().message());
+  setup.chunk_labels = *m;
+  auto threads = ThreadsFromFlag();
+  if (!threads.ok()) return UsageError(kName, threads.status().message());
+  setup.threads = *threads;
+  auto simd = SimdFromFlag();
+  if (!simd.ok()) return UsageError(kName, simd.status().message());
+  setup.simd = *simd;
+  if (!(FLAGS_seconds > 0) || FLAGS_seconds > 3600) {
+    return UsageError(kName, "--seconds must be in (0, 3600], got " + std::to_string(FLAGS_seconds));
+  }
+  setup.seconds = FLAGS_seconds;
+  setup.backend_name = FLAGS_backend;
+  if (FLAGS_backend != "cpu" && FLAGS_backend != "cuda" && FLAGS_backend != "hip") {
+    return UsageError(kName, "--backend must be cpu, cuda or hip, got '" + FLAGS_backend + "'");
+  }
+  if (FLAGS_what != "labeler" && FLAGS_what != "verify" && FLAGS_what != "fill" && FLAGS_what != "all") {
+    return UsageError(kName, "--what must be labeler, verify, fill or all, got '" + FLAGS_what + "'");
+  }
+  // Every device of every backend this node has (cli_bench_all.cc), whatever --backend says.
+  if (FLAGS_what == "all") return RunBenchAll(setup);
+  if (FLAGS_what == "verify") {
+    // The verifier is the challenger's CPU path; no device is involved.
+    if (FLAGS_backend != "cpu") return UsageError(kName, "--what=verify runs on the CPU; use --backend=cpu");
+    return RunBenchVerify(setup);
+  }
+
+  BackendConfig config;
+  config.enable_host = FLAGS_backend == "cpu";
+  config.enable_cuda = FLAGS_backend == "cuda";
+  config.enable_hip = FLAGS_backend == "hip";
+  config.host.simd = setup.simd;
+  setup.backends = CreateBackends(config);
+  if (setup.backends.backends.empty()) {
+    std::string reason = setup.backends.disabled.empty() ? FLAGS_backend + ": disabled: not built"
+                                                         : setup.backends.disabled.front();
+    return Failure(kName, UnavailableError("backend " + reason));
+  }
+  setup.backend = setup.backends.backends.front().get();
+  std::vector<DeviceInfo> devices = setup.backend->Devices();
+  if (devices.empty()) return Failure(kName, UnavailableError("backend " + FLAGS_backend + " has no devices"));
+  setup.device = devices.front();
+  if (!FLAGS_device.empty()) {
+    bool found = false;
+    for (const auto& d : devices) {
+      if (d.id == FLAGS_device) {
+        setup.device = d;
+        found = true;
+      }
+    }
+    if (!found) return UsageError(kName, "no " + FLAGS_backend + " device '" + FLAGS_device + "'");
+  }
+  return FLAGS_what == "labeler" ? RunBenchLabeler(setup) : RunBenchFill(setup);
+}
+
+}  // namespace wipeproof

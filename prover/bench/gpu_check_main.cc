@@ -1,0 +1,662 @@
+// wipeproof-gpu-check: the GPU machine's self-contained check. Needs only what the minimal build
+// has (CMake, a GPU compiler, the label engine): parity of the GPU kernels with the CPU engine,
+// then benchmarks, each step printing one JSON object (and writing it to --json=PATH).
+//
+//   wipeproof-gpu-check [--runtime=auto|cuda|hip|emulated] [--device=N] [--json=PATH] STEP [options]
+//   STEP: info | parity | fill | lookup | compress
+//   --runtime=dry-run [--dry-gib=141 --dry-sms=132 --dry-threads-per-sm=1024]: the fill planner on
+//            an H200-shaped device, nothing computed (shows passes, team shapes, scratch).
+//   fill:    --gib=G (labels to write, GiB; 0 = all free memory but the reserve) --m=M --format=c1|192
+//            --extra-gib=E (also take E GiB beyond the plan: room for the main pass's scratch)
+//            --time-limit=S (cancel the fill after S seconds and report the partial rate)
+//            --samples=N (labels checked against the CPU verifier after the fill)
+//   lookup:  --gib=G --m=M --iterations=N
+//   parity:  --max-m=M (skip larger m, for the emulated runtime)
+//   tuning (fill, lookup, parity): --target-threads --threads-per-chunk --team-threads
+//            --region-scratch-mib --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib
+//
+// Exit status: 0 when the step ran and passed (or there is no device: "status": "no_device"),
+// 1 when a check failed, 2 on bad usage, 3 on a device or runtime error.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/chunk_verifier.h"
+#include "prover/backends/gpu/device_region.h"
+#include "kernels/gpu/emulated_runtime.h"
+#include "kernels/gpu/gpu_runtime.h"
+#include "kernels/graph_schedule.h"
+#include "kernels/region_labeler.h"
+
+namespace wipeproof {
+namespace gpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// ---------------------------------------------------------------------------------------------
+// A minimal JSON writer (the minimal build has no JSON library).
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+class Json {
+ public:
+  Json& Set(const std::string& key, const std::string& raw_json) {
+    fields_.emplace_back(key, raw_json);
+    return *this;
+  }
+  Json& Str(const std::string& key, const std::string& v) { return Set(key, Quote(v)); }
+  Json& Num(const std::string& key, double v) {
+    if (!std::isfinite(v)) return Set(key, "null");
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return Set(key, buf);
+  }
+  Json& Int(const std::string& key, uint64_t v) { return Set(key, std::to_string(v)); }
+  Json& Bool(const std::string& key, bool v) { return Set(key, v ? "true" : "false"); }
+  Json& Obj(const std::string& key, const Json& v) { return Set(key, v.Dump()); }
+  Json& Arr(const std::string& key, const std::vector<Json>& items) {
+    std::string s = "[";
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].Dump();
+    return Set(key, s + "]");
+  }
+  std::string Dump() const {
+    std::string s = "{";
+    for (size_t i = 0; i < fields_.size(); ++i)
+      s += (i ? ", " : "") + Quote(fields_[i].first) + ": " + fields_[i].second;
+    return s + "}";
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> fields_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Flags: --key=value.
+
+struct Flags {
+  std::map<std::string, std::string> values;
+  std::vector<std::string> positional;
+
+  bool Has(const std::string& k) const { return values.count(k) > 0; }
+  std::string Get(const std::string& k, const std::string& def) const {
+    auto it = values.find(k);
+    return it == values.end() ? def : it->second;
+  }
+  double Num(const std::string& k, double def) const {
+    auto it = values.find(k);
+    return it == values.end() ? def : std::strtod(it->second.c_str(), nullptr);
+  }
+};
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) == 0) {
+      const size_t eq = a.find('=');
+      f.values[a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)] =
+          eq == std::string::npos ? "1" : a.substr(eq + 1);
+    } else {
+      f.positional.push_back(a);
+    }
+  }
+  return f;
+}
+
+FillTuning TuningFrom(const Flags& f) {
+  FillTuning t;
+  t.target_threads = static_cast<uint64_t>(f.Num("target-threads", 0));
+  t.threads_per_chunk = static_cast<uint32_t>(f.Num("threads-per-chunk", 0));
+  t.team_threads = static_cast<uint32_t>(f.Num("team-threads", 0));
+  if (f.Has("region-scratch-mib"))
+    t.max_region_scratch_bytes = static_cast<uint64_t>(f.Num("region-scratch-mib", 0)) << 20;
+  if (f.Has("side-scratch-mib")) t.side_scratch_bytes = static_cast<uint64_t>(f.Num("side-scratch-mib", 256)) << 20;
+  t.max_wave_chunks = static_cast<uint64_t>(f.Num("wave-chunks", 0));
+  return t;
+}
+
+Json TuningJson(const FillTuning& t) {
+  Json j;
+  j.Int("target_threads", t.target_threads)
+      .Int("threads_per_chunk", t.threads_per_chunk)
+      .Int("team_threads", t.team_threads)
+      .Int("max_region_scratch_bytes", t.max_region_scratch_bytes)
+      .Int("side_scratch_bytes", t.side_scratch_bytes)
+      .Int("max_wave_chunks", t.max_wave_chunks);
+  return j;
+}
+
+DeviceRegionOptions RegionOptionsFrom(const Flags& f, uint64_t bytes) {
+  DeviceRegionOptions o;
+  o.bytes = bytes;
+  if (f.Has("reserve-mib")) o.reserve_bytes = static_cast<uint64_t>(f.Num("reserve-mib", 0)) << 20;
+  if (f.Has("max-piece-mib")) o.policy.max_piece_bytes = static_cast<uint64_t>(f.Num("max-piece-mib", 2048)) << 20;
+  return o;
+}
+
+Json PropsJson(const GpuDeviceProps& p) {
+  Json j;
+  j.Int("ordinal", p.ordinal)
+      .Str("name", p.name)
+      .Str("id", p.id)
+      .Str("pci_bus_id", p.pci_bus_id)
+      .Str("arch", p.arch)
+      .Int("total_bytes", p.total_bytes)
+      .Int("free_bytes", p.free_bytes)
+      .Int("multiprocessors", p.multiprocessors)
+      .Int("warp_size", p.warp_size)
+      .Int("max_threads_per_multiprocessor", p.max_threads_per_multiprocessor)
+      .Int("shared_bytes_per_block", p.shared_bytes_per_block)
+      .Int("l2_bytes", p.l2_bytes);
+  return j;
+}
+
+RegionSpec MakeSpec(LabelFormat format, uint32_t m, uint64_t first, uint64_t count, uint64_t seed_salt) {
+  RegionSpec spec;
+  spec.format = format;
+  std::mt19937_64 rng(0x5EED0000 + seed_salt);
+  for (int i = 0; i < kSeedBytes; ++i) spec.seed[i] = static_cast<uint8_t>(rng());
+  spec.chunk_labels = m;
+  spec.first = first;
+  spec.count = count;
+  return spec;
+}
+
+bool ParseFormat(const std::string& s, LabelFormat* f) {
+  if (s == "c1" || s == "posedb-blake3-c1") return *f = LabelFormat::kC1, true;
+  if (s == "192" || s == "posedb-blake3-192") return *f = LabelFormat::k192, true;
+  return false;
+}
+
+// Checks `samples` random labels (plus the first and last) of a filled region against the CPU
+// verifier; the challenger's own check, in small.
+Json SampledParity(const DeviceRegion& region, const RegionSpec& spec, int samples, bool* ok) {
+  std::mt19937_64 rng(99);
+  std::vector<uint64_t> indices = {spec.first, spec.first + spec.count - 1};
+  for (int i = 0; i < samples; ++i) indices.push_back(spec.first + rng() % spec.count);
+  std::vector<uint8_t> got(indices.size() * 32);
+  Status st = region.Lookup(indices.data(), indices.size(), got.data());
+  Json j;
+  j.Int("checked", indices.size());
+  if (!st.ok()) {
+    *ok = false;
+    return j.Str("error", st.ToString());
+  }
+  // One recompute per distinct chunk, on all cores.
+  std::vector<int> bad(indices.size(), 0);
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  const int threads = std::max(1u, std::thread::hardware_concurrency());
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < indices.size();) {
+        const uint64_t g = indices[i], m = spec.chunk_labels;
+        auto chunk = RecomputeChunk(spec.format, spec.seed, spec.chunk_labels, g / m, spec.first + spec.count);
+        bad[i] = !chunk.ok() || std::memcmp(chunk->labels.data() + (g % m) * 32, got.data() + i * 32, 32) != 0;
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  uint64_t mismatches = 0;
+  std::string first_bad;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (bad[i]) {
+      if (mismatches++ == 0) first_bad = std::to_string(indices[i]);
+    }
+  }
+  *ok = mismatches == 0;
+  j.Int("mismatches", mismatches);
+  if (mismatches) j.Str("first_mismatch_index", first_bad);
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps.
+
+struct Context {
+  GpuRuntime* runtime = nullptr;
+  int device = 0;
+  GpuDeviceProps props;
+  Flags flags;
+  // Writes a partial result to --json (status "partial"), so a step killed by its timeout still
+  // leaves what it had finished.
+  std::function<void(const Json&)> checkpoint;
+};
+
+int StepInfo(Context& c, Json* out) {
+  int count = 0;
+  Status st = c.runtime->DeviceCount(&count);
+  out->Int("devices", count);
+  std::vector<Json> devices;
+  for (int i = 0; i < count; ++i) {
+    GpuDeviceProps p;
+    if (c.runtime->Properties(i, &p).ok()) devices.push_back(PropsJson(p));
+  }
+  out->Arr("all_devices", devices);
+  return 0;
+}
+
+int StepCompress(Context& c, Json* out) {
+  double rate = 0;
+  Status st = c.runtime->MeasureCompressionRate(c.device, c.flags.Num("seconds", 1.0), &rate);
+  if (!st.ok()) {
+    out->Str("error", st.ToString());
+    return 3;
+  }
+  out->Num("compressions_per_s", rate);
+  return 0;
+}
+
+// Byte equality with the CPU engine over every label of each case, read back through Lookup.
+int StepParity(Context& c, Json* out) {
+  const uint64_t max_m = static_cast<uint64_t>(c.flags.Num("max-m", 1 << 17));
+  const FillTuning base = TuningFrom(c.flags);
+  struct Case {
+    std::string name;
+    LabelFormat format;
+    uint32_t m;
+    uint64_t first, count;
+    uint64_t extra_bytes;   // acquired beyond the plan
+    uint64_t piece_bytes;   // small pieces: ranges cross allocation boundaries
+    uint64_t side_scratch;  // 0: default
+  };
+  std::vector<Case> cases;
+  for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192}) {
+    const std::string fn = f == LabelFormat::kC1 ? "c1" : "192";
+    for (uint32_t m : {1u, 3u, 1000u, 4096u, 1u << 14, 1u << 17}) {
+      if (m > max_m) continue;
+      // c1: partial chunks at both ends; 192: whole chunks then a trailing partial one.
+      const uint64_t first = f == LabelFormat::kC1 ? 3ull * m + m / 2 : 3ull * m;
+      const uint64_t chunks = m >= (1u << 17) ? 1 : m >= (1u << 14) ? 3 : m >= 1000 ? 9 : 40;
+      const uint64_t count = chunks * m + (m > 2 ? m / 3 + 1 : 1);
+      const uint64_t piece = std::max<uint64_t>(64 * 1024, count * 32 / 5 / 4096 * 4096);
+      cases.push_back({fn + " m=" + std::to_string(m), f, m, first, count, 0, piece, 0});
+    }
+    // Passes with scratch in the region tail, then the side scratch (forced small).
+    if (max_m >= 4096) {
+      cases.push_back({fn + " m=4096 region-tail passes", f, 4096, 4096, 4096ull * 200, 0, 4 << 20, 2 << 20});
+    }
+  }
+  std::vector<Json> results;
+  bool all_ok = true;
+  int rc = 0;
+  for (const Case& k : cases) {
+    const auto t0 = Clock::now();
+    Json r;
+    r.Str("case", k.name).Int("m", k.m).Int("first", k.first).Int("count", k.count);
+    const RegionSpec spec = MakeSpec(k.format, k.m, k.first, k.count, k.m);
+    DeviceRegionOptions options = RegionOptionsFrom(c.flags, k.count * 32 + k.extra_bytes);
+    options.policy.max_piece_bytes = k.piece_bytes;
+    options.policy.min_piece_bytes = 4096;
+    options.policy.granularity_bytes = 4096;
+    auto region = DeviceRegion::Acquire(c.runtime, c.device, options);
+    if (!region.ok()) {
+      r.Bool("ok", false).Str("error", region.status().ToString());
+      results.push_back(r);
+      all_ok = false;
+      rc = 3;
+      continue;
+    }
+    r.Int("pieces", (*region)->pieces().size());
+    FillTuning t = base;
+    if (k.side_scratch) t.side_scratch_bytes = k.side_scratch;
+    FillStats stats;
+    Status st = (*region)->Fill(spec, t, {}, &stats);
+    if (!st.ok()) {
+      r.Bool("ok", false).Str("error", st.ToString());
+      results.push_back(r);
+      all_ok = false;
+      rc = 3;
+      continue;
+    }
+    r.Num("fill_seconds", stats.seconds).Int("passes", stats.passes).Str("plan", stats.plan);
+    std::vector<uint8_t> want(k.count * 32), got(k.count * 32);
+    RegionLabelOptions cpu;
+    Status ref = LabelRegion(spec, want.data(), cpu);
+    std::vector<uint64_t> idx(k.count);
+    for (uint64_t i = 0; i < k.count; ++i) idx[i] = k.first + i;
+    Status look = (*region)->Lookup(idx.data(), idx.size(), got.data());
+    uint64_t mismatches = 0, first_bad = 0;
+    for (uint64_t i = 0; ref.ok() && look.ok() && i < k.count; ++i) {
+      if (std::memcmp(want.data() + i * 32, got.data() + i * 32, 32) != 0 && mismatches++ == 0) first_bad = k.first + i;
+    }
+    const bool ok = ref.ok() && look.ok() && mismatches == 0;
+    r.Bool("ok", ok).Int("mismatches", mismatches).Num("seconds", Since(t0));
+    if (mismatches) r.Int("first_mismatch_index", first_bad);
+    if (!look.ok()) r.Str("error", look.ToString());
+    all_ok = all_ok && ok;
+    results.push_back(r);
+    std::fprintf(stderr, "parity %-32s %s (%.2f s)\n", k.name.c_str(), ok ? "ok" : "FAIL", Since(t0));
+    Json partial = *out;
+    c.checkpoint(partial.Arr("cases", results).Bool("all_ok_so_far", all_ok));
+  }
+  out->Arr("cases", results).Bool("all_ok", all_ok);
+  return rc ? rc : (all_ok ? 0 : 1);
+}
+
+int StepFill(Context& c, Json* out) {
+  LabelFormat format;
+  if (!ParseFormat(c.flags.Get("format", "c1"), &format)) {
+    out->Str("error", "--format must be c1 or 192");
+    return 2;
+  }
+  const uint32_t m = static_cast<uint32_t>(c.flags.Num("m", 1 << 14));
+  const double gib = c.flags.Num("gib", 16);
+  // --extra-gib: memory taken beyond the plan, where the main pass keeps its scratch as it does
+  // in a full-memory fill (so a 16 GiB run measures the full fill's main-phase rate).
+  const double extra_gib = gib > 0 ? c.flags.Num("extra-gib", 0) : 0;
+  const uint64_t bytes = static_cast<uint64_t>((gib + extra_gib) * kGiB);
+  const FillTuning tuning = TuningFrom(c.flags);
+  out->Str("format", LabelFormatName(format))
+      .Int("m", m)
+      .Num("requested_gib", gib)
+      .Num("extra_gib", extra_gib)
+      .Obj("tuning", TuningJson(tuning));
+
+  double raw_rate = 0;
+  Status raw = c.runtime->MeasureCompressionRate(c.device, 0.5, &raw_rate);
+  out->Num("raw_compressions_per_s", raw.ok() ? raw_rate : NAN);
+
+  const auto t_acquire = Clock::now();
+  auto region = DeviceRegion::Acquire(c.runtime, c.device, RegionOptionsFrom(c.flags, bytes));
+  if (!region.ok()) {
+    out->Str("error", region.status().ToString());
+    return 3;
+  }
+  const double acquire_s = Since(t_acquire);
+  const uint64_t capacity =
+      gib > 0 ? std::min<uint64_t>((*region)->label_capacity(), static_cast<uint64_t>(gib * kGiB) / 32)
+              : (*region)->label_capacity();
+  // 192 plans cover whole chunks only (label-spec.md §2); c1 takes every slot.
+  const uint64_t count = format == LabelFormat::k192 ? capacity / m * m : capacity;
+  // Chunk-aligned start far from 0, as a session's second device would have.
+  const RegionSpec spec = MakeSpec(format, m, static_cast<uint64_t>(m) * 1000003, count, 1);
+  out->Num("acquire_seconds", acquire_s)
+      .Int("bytes_held", (*region)->bytes_held())
+      .Int("pieces", (*region)->pieces().size())
+      .Int("free_before_bytes", (*region)->free_before_bytes())
+      .Int("free_after_acquire_bytes", (*region)->free_after_bytes())
+      .Int("labels", count);
+
+  std::atomic<bool> cancel{false};
+  const double limit = c.flags.Num("time-limit", 0);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  std::thread watchdog([&] {
+    if (limit <= 0) return;
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, std::chrono::duration<double>(limit), [&] { return finished; })) cancel = true;
+  });
+  uint64_t done = 0;
+  FillControl control;
+  control.cancel = &cancel;
+  control.progress = [&](uint64_t d, uint64_t) { done = d; };
+  FillStats stats;
+  uint64_t peak_scratch = 0;
+  Status st = (*region)->Fill(spec, tuning, control, &stats);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    finished = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  peak_scratch = stats.side_scratch_bytes;
+  const double s = stats.seconds;
+  const bool cancelled = cancel.load() && !st.ok();
+  const uint64_t labels = st.ok() ? count : done;
+  const GraphShape shape = ShapeForChunkLabels(m);
+  const double nodes_per_label = static_cast<double>(2 * StandaloneNodeCount(shape.level)) / m;
+  const double nodes = st.ok() ? static_cast<double>(stats.nodes) : labels * nodes_per_label;
+  // c1: one compression per node; 192: two, plus block 0 where the table did not cover it.
+  double compressions = nodes;
+  if (format == LabelFormat::k192) {
+    const double covered =
+        std::min(1.0, static_cast<double>(stats.cv0_table_nodes) / (2 * StandaloneNodeCount(shape.level)));
+    compressions = nodes * (3.0 - covered);
+  }
+  out->Bool("completed", st.ok())
+      .Bool("cancelled_by_time_limit", cancelled)
+      .Num("fill_seconds", s)
+      .Int("labels_written", labels)
+      .Num("bytes_per_s", labels * 32.0 / s)
+      .Num("gib_per_s", labels * 32.0 / s / kGiB)
+      .Num("labels_per_s", labels / s)
+      .Num("node_hashes_per_s", nodes / s)
+      .Num("compressions_per_s", compressions / s)
+      .Num("ratio_to_raw_compression_rate", raw_rate > 0 ? compressions / s / raw_rate : NAN)
+      .Num("projected_seconds_for_139_gib_at_this_rate", labels > 0 ? s * (139.0 * kGiB / 32) / labels : NAN)
+      .Int("side_scratch_bytes", peak_scratch)
+      .Int("region_scratch_peak_bytes", stats.region_scratch_peak_bytes)
+      .Int("cv0_table_nodes", stats.cv0_table_nodes)
+      .Int("passes", stats.passes)
+      .Int("launches", stats.launches)
+      .Int("team_threads", stats.main_shape.threads)
+      .Int("team_chunks", stats.main_shape.chunks)
+      .Int("chunks_in_flight", stats.main_chunks_in_flight)
+      .Str("plan", stats.plan);
+  if (!st.ok()) {
+    out->Str("error", st.ToString());
+    return cancelled ? 0 : 3;
+  }
+  bool ok = true;
+  if (c.flags.Get("runtime", "") == "dry-run") return 0;  // nothing was computed
+  out->Obj("sampled_parity", SampledParity(**region, spec, static_cast<int>(c.flags.Num("samples", 24)), &ok));
+  (*region)->Release();
+  return ok ? 0 : 1;
+}
+
+int StepLookup(Context& c, Json* out) {
+  const uint32_t m = static_cast<uint32_t>(c.flags.Num("m", 1 << 14));
+  const uint64_t bytes = static_cast<uint64_t>(c.flags.Num("gib", 4) * kGiB);
+  const int iterations = static_cast<int>(c.flags.Num("iterations", 1000));
+  auto region = DeviceRegion::Acquire(c.runtime, c.device, RegionOptionsFrom(c.flags, bytes));
+  if (!region.ok()) {
+    out->Str("error", region.status().ToString());
+    return 3;
+  }
+  const uint64_t count = (*region)->label_capacity() / m * m;
+  const RegionSpec spec = MakeSpec(LabelFormat::kC1, m, 0, count, 2);
+  FillStats stats;
+  Status st = (*region)->Fill(spec, TuningFrom(c.flags), {}, &stats);
+  out->Int("m", m).Int("labels", count).Num("fill_seconds", stats.seconds);
+  if (!st.ok()) {
+    out->Str("error", st.ToString());
+    return 3;
+  }
+  bool ok = true;
+  out->Obj("correctness", SampledParity(**region, spec, 64, &ok));
+  std::mt19937_64 rng(5);
+  std::vector<Json> rounds;
+  for (uint32_t q : {1u, 64u, 256u, 4096u}) {
+    std::vector<uint64_t> idx(q);
+    std::vector<uint8_t> labels(q * 32ull);
+    std::vector<double> us;
+    const int n = q >= 4096 ? std::max(1, iterations / 4) : iterations;
+    for (int i = 0; i < n + 10; ++i) {
+      for (auto& g : idx) g = rng() % count;
+      const auto t0 = Clock::now();
+      Status ls = (*region)->Lookup(idx.data(), q, labels.data());
+      const double t = Since(t0) * 1e6;
+      if (!ls.ok()) {
+        out->Str("error", ls.ToString());
+        return 3;
+      }
+      if (i >= 10) us.push_back(t);  // the first calls warm the path up
+    }
+    std::sort(us.begin(), us.end());
+    auto pct = [&](double p) { return us[std::min(us.size() - 1, static_cast<size_t>(p * us.size()))]; };
+    Json r;
+    r.Int("q", q)
+        .Int("rounds", us.size())
+        .Num("p50_us", pct(0.5))
+        .Num("p90_us", pct(0.9))
+        .Num("p99_us", pct(0.99))
+        .Num("p999_us", pct(0.999))
+        .Num("max_us", us.back());
+    rounds.push_back(r);
+    std::fprintf(stderr, "lookup q=%u p50 %.1f us p99 %.1f us\n", q, pct(0.5), pct(0.99));
+  }
+  out->Arr("latency", rounds)
+      .Str("measured", "host clock around DeviceRegion::Lookup (copy in, kernel, sync, copy out)");
+  return ok ? 0 : 1;
+}
+
+std::unique_ptr<GpuRuntime> MakeRuntime(const std::string& name, const Flags& flags, std::string* why) {
+  if (name == "emulated") {
+    EmulatedGpuConfig config;
+    config.total_bytes = 1ull << 30;
+    config.multiprocessors = 2;
+    return std::make_unique<EmulatedRuntime>(config);
+  }
+  if (name == "dry-run") {
+    // The planner on a device shaped like an H200 (override with --dry-*); nothing is computed.
+    EmulatedGpuConfig config;
+    config.dry_run = true;
+    config.total_bytes = static_cast<uint64_t>(flags.Num("dry-gib", 141.0) * kGiB);
+    config.runtime_overhead_bytes = 600ull << 20;
+    config.multiprocessors = static_cast<int>(flags.Num("dry-sms", 132));
+    config.max_threads_per_multiprocessor = static_cast<int>(flags.Num("dry-threads-per-sm", 1024));
+    config.shared_bytes_per_block = 227 * 1024;
+    return std::make_unique<EmulatedRuntime>(config);
+  }
+#if defined(WIPEPROOF_HAVE_CUDA)
+  if (name == "cuda") return MakeCudaRuntime();
+#endif
+#if defined(WIPEPROOF_HAVE_HIP)
+  if (name == "hip") return MakeHipRuntime();
+#endif
+  *why = "runtime '" + name + "' is not built in";
+  return nullptr;
+}
+
+int Main(int argc, char** argv) {
+  const auto t0 = Clock::now();
+  Flags flags = ParseFlags(argc, argv);
+  const std::string step = flags.positional.empty() ? "info" : flags.positional[0];
+  Json out;
+  out.Str("tool", "wipeproof-gpu-check").Int("schema", 1).Str("step", step);
+  auto finish = [&](int rc, const std::string& status) {
+    out.Str("status", status).Int("exit_code", rc).Num("seconds", Since(t0));
+    const std::string text = out.Dump();
+    std::printf("%s\n", text.c_str());
+    std::fflush(stdout);
+    if (flags.Has("json")) {
+      std::ofstream f(flags.Get("json", ""));
+      f << text << "\n";
+    }
+    return rc;
+  };
+  // auto: the first built runtime that sees a device.
+  std::vector<std::string> names;
+  const std::string wanted = flags.Get("runtime", "auto");
+  if (wanted == "auto") {
+#if defined(WIPEPROOF_HAVE_CUDA)
+    names.push_back("cuda");
+#endif
+#if defined(WIPEPROOF_HAVE_HIP)
+    names.push_back("hip");
+#endif
+  } else {
+    names.push_back(wanted);
+  }
+  std::unique_ptr<GpuRuntime> runtime;
+  std::vector<Json> tried;
+  for (const auto& n : names) {
+    std::string why;
+    auto rt = MakeRuntime(n, flags, &why);
+    int count = 0;
+    if (rt) {
+      Status st = rt->DeviceCount(&count);
+      why = st.ok() ? (count > 0 ? "" : "no device") : st.ToString();
+    }
+    Json t;
+    t.Str("runtime", n).Int("devices", count);
+    if (!why.empty()) t.Str("why", why);
+    tried.push_back(t);
+    if (rt && count > 0) {
+      runtime = std::move(rt);
+      break;
+    }
+  }
+  if (names.empty()) {
+    Json t;
+    t.Str("runtime", "none").Str("why", "built without CUDA and HIP (use --runtime=emulated for the CPU)");
+    tried.push_back(t);
+  }
+  out.Arr("runtimes_tried", tried);
+  if (!runtime) return finish(0, "no_device");
+  Context c;
+  c.runtime = runtime.get();
+  c.device = static_cast<int>(flags.Num("device", 0));
+  c.flags = flags;
+  c.checkpoint = [&flags](const Json& partial) {
+    if (!flags.Has("json")) return;
+    Json j = partial;
+    std::ofstream f(flags.Get("json", ""));
+    f << j.Str("status", "partial").Dump() << "\n";
+  };
+  out.Str("runtime", runtime->name());
+  Status st = runtime->Properties(c.device, &c.props);
+  if (!st.ok()) {
+    out.Str("error", st.ToString());
+    return finish(3, "error");
+  }
+  out.Obj("device", PropsJson(c.props));
+  int rc = 2;
+  if (step == "info") {
+    rc = StepInfo(c, &out);
+  } else if (step == "compress") {
+    rc = StepCompress(c, &out);
+  } else if (step == "parity") {
+    rc = StepParity(c, &out);
+  } else if (step == "fill") {
+    rc = StepFill(c, &out);
+  } else if (step == "lookup") {
+    rc = StepLookup(c, &out);
+  } else {
+    out.Str("error", "unknown step '" + step + "' (info, parity, fill, lookup, compress)");
+  }
+  return finish(rc, rc == 0 ? "ok" : rc == 1 ? "fail" : rc == 2 ? "usage" : "error");
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace wipeproof
+
+int main(int argc, char** argv) { return wipeproof::gpu::Main(argc, argv); }

@@ -1,0 +1,33 @@
+// `wipeproof-prover graph-info`: the graph metrics for m as JSON (label-spec.md §3 table).
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/graph_metrics.h"
+#include "kernels/graph_schedule.h"
+#include "prover/cli/cli.h"
+#include "prover/cli/cli_flags.h"
+
+namespace wipeproof {
+
+int RunGraphInfo() {
+  auto m = ChunkLabelsFromFlag(/*default_m=*/0);
+  if (!m.ok()) return UsageError("graph-info", m.status().message());
+  const GraphMetrics g = ComputeGraphMetrics(*m);
+  nlohmann::ordered_json out;
+  out["chunk_labels"] = g.m;
+  out["nodes"] = g.nodes;
+  out["nodes_per_output"] = g.nodes_per_output;
+  out["nodes_hashed"] = g.nodes_hashed;
+  out["min_output_depth"] = g.min_output_depth;
+  out["max_output_depth"] = g.max_output_depth;
+  out["min_output_depth_per_m"] = static_cast<double>(g.min_output_depth) / g.m;
+  out["peak_live_labels"] = g.peak_live_labels;
+  out["scratch_bytes"] = g.peak_live_labels * kLabelBytes;
+  out["chunk_bytes"] = static_cast<uint64_t>(g.m) * kLabelBytes;
+  out["schedule_ops"] = g.schedule_ops;
+  std::printf("%s\n", out.dump(2).c_str());
+  return kExitOk;
+}
+
+}  // namespace wipeproof

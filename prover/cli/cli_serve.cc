@@ -1,0 +1,207 @@
+// `wipeproof-prover serve`: runs the prover agent (prover/agent) on a TCP address until SIGINT or
+// SIGTERM. Output contract: once listening, one line on stdout,
+//   listening on HOST:PORT
+// with the port actually bound (so --listen=127.0.0.1:0 can be used by scripts and tests); phases,
+// timings and refusals go to stderr through glog (INFO and up unless --minloglevel says otherwise).
+// Exit status: 0 after a signal (any session ended and its memory freed), 1 when it cannot start
+// (key file missing or readable by others, nothing to listen on, no usable device), 2 for a bad
+// command line.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <kj/async-io.h>
+#include <kj/async-unix.h>
+#include <signal.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "proto/key_files.h"
+#include "prover/agent/agent_core.h"
+#include "prover/agent/agent_rpc_server.h"
+#include "prover/backends/backend_factory.h"
+#include "prover/cli/cli.h"
+#include "prover/cli/cli_flags.h"
+
+DEFINE_string(listen, "127.0.0.1:7300", "serve: HOST:PORT to listen on; port 0 picks a free one (printed)");
+DEFINE_string(authority_key, "",
+              "serve: authority public key file (PREFIX.pub); orders must verify under it; required");
+DEFINE_string(challenger_key, "",
+              "serve: challenger public key file (PREFIX.pub); verdicts must verify under it; "
+              "required");
+DEFINE_string(node_key, "",
+              "serve: this node's secret key file (PREFIX.key, mode 0600); signs reports; required. "
+              "bench --what=all: signs the node profile");
+DEFINE_string(node_name, "", "serve: this node's name in the challenger's inventory; orders must name it; required");
+DEFINE_uint64(host_budget_bytes, 0,
+              "serve: bytes of host memory the agent may fill; 0 = no budget (MemAvailable "
+              "less --host_reserve_bytes)");
+DEFINE_double(host_budget_gib, 0, "serve: the host budget in GiB (2^30 bytes), instead of --host_budget_bytes");
+DEFINE_uint64(host_reserve_bytes, wipeproof::kDefaultHostReserveBytes,
+              "serve: bytes of MemAvailable never filled (left to the OS); default 256 MiB");
+DEFINE_string(devices, "host,cuda,hip", "serve: backends to use, comma-separated from host, cuda, hip");
+DEFINE_int64(clock_skew_us, wipeproof::kDefaultClockSkewUs,
+             "serve: microseconds the challenger's clock may differ from ours when checking an order's issue and "
+             "expiry times; default 300000000 (5 min)");
+DEFINE_uint64(session_timeout_us, wipeproof::kDefaultSessionTimeoutUs,
+              "serve: microseconds after an order arrives when an unfinished session is ended and its memory "
+              "freed, when the order gives none; also the cap on an order's; default 3600000000 (1 h)");
+DEFINE_int64(max_order_lifetime_us, wipeproof::kDefaultMaxOrderLifetimeUs,
+             "serve: orders valid longer than this (expiry - issue, microseconds) are refused; default 86400000000 "
+             "(24 h)");
+DEFINE_uint32(max_connections, static_cast<uint32_t>(wipeproof::kDefaultMaxConnections),
+              "serve: connections open at once; one more evicts the oldest connection that owns no session and "
+              "runs no call (closed at once if none); keep the open-file limit (ulimit -n) well above it; default "
+              "64");
+DEFINE_int64(idle_timeout_s, wipeproof::kDefaultIdleTimeoutUs / 1'000'000,
+             "serve: seconds after which a connection that owns no session and makes no call is closed (a "
+             "connection that owns a session is left to the session timeout); 0 = never; default 60");
+
+namespace wipeproof {
+namespace {
+
+constexpr char kSub[] = "serve";
+
+// --devices into a BackendConfig. Errors: INVALID_ARGUMENT naming the unknown entry.
+Status DevicesFromFlag(BackendConfig* config) {
+  config->enable_host = config->enable_cuda = config->enable_hip = false;
+  std::string list = FLAGS_devices;
+  size_t start = 0;
+  int named = 0;
+  while (start <= list.size()) {
+    const size_t comma = list.find(',', start);
+    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item == "host") {
+      config->enable_host = true;
+    } else if (item == "cuda") {
+      config->enable_cuda = true;
+    } else if (item == "hip") {
+      config->enable_hip = true;
+    } else if (!item.empty()) {
+      return InvalidArgumentError("--devices: unknown backend '" + item + "' (use host, cuda, hip)");
+    }
+    named += !item.empty();
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (named == 0) return InvalidArgumentError("--devices: name at least one of host, cuda, hip");
+  return Status::Ok();
+}
+
+// The budget flags. Errors: INVALID_ARGUMENT when both are given or the GiB value is negative.
+StatusOr<uint64_t> HostBudgetFromFlags() {
+  const bool bytes_set = !gflags::GetCommandLineFlagInfoOrDie("host_budget_bytes").is_default;
+  const bool gib_set = !gflags::GetCommandLineFlagInfoOrDie("host_budget_gib").is_default;
+  if (bytes_set && gib_set) return InvalidArgumentError("give --host_budget_bytes or --host_budget_gib, not both");
+  if (gib_set) {
+    if (!(FLAGS_host_budget_gib >= 0) || FLAGS_host_budget_gib > 1e9) {
+      return InvalidArgumentError("--host_budget_gib must be >= 0");
+    }
+    return static_cast<uint64_t>(FLAGS_host_budget_gib * static_cast<double>(uint64_t{1} << 30));
+  }
+  return static_cast<uint64_t>(FLAGS_host_budget_bytes);
+}
+
+Status RequireFlag(const std::string& value, const char* name, const char* what) {
+  if (!value.empty()) return Status::Ok();
+  return InvalidArgumentError(std::string("--") + name + " is required: " + what);
+}
+
+}  // namespace
+
+int RunServe() {
+  // glog INFO carries the phases and timings of every session; show them unless told otherwise.
+  if (gflags::GetCommandLineFlagInfoOrDie("minloglevel").is_default) FLAGS_minloglevel = google::GLOG_INFO;
+
+  for (const Status& s : {RequireFlag(FLAGS_node_name, "node_name", "this node's name in the inventory"),
+                          RequireFlag(FLAGS_authority_key, "authority_key", "the authority's public key file"),
+                          RequireFlag(FLAGS_challenger_key, "challenger_key", "the challenger's public key file"),
+                          RequireFlag(FLAGS_node_key, "node_key", "this node's secret key file (keygen writes one)")}) {
+    if (!s.ok()) return UsageError(kSub, s.message());
+  }
+  const size_t colon = FLAGS_listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == FLAGS_listen.size()) {
+    return UsageError(kSub, "--listen must be HOST:PORT, e.g. 127.0.0.1:7300 (port 0: any free port)");
+  }
+  const std::string listen_host = FLAGS_listen.substr(0, colon);
+  if (FLAGS_clock_skew_us < 0) return UsageError(kSub, "--clock_skew_us must be >= 0");
+  if (FLAGS_session_timeout_us == 0) return UsageError(kSub, "--session_timeout_us must be > 0");
+  if (FLAGS_max_order_lifetime_us <= 0) return UsageError(kSub, "--max_order_lifetime_us must be > 0");
+  if (FLAGS_max_connections == 0) return UsageError(kSub, "--max_connections must be > 0");
+  if (FLAGS_idle_timeout_s < 0 || FLAGS_idle_timeout_s > INT64_MAX / 1'000'000) {
+    return UsageError(kSub, "--idle_timeout_s must be >= 0 (0: never)");
+  }
+  BackendConfig backend_config;
+  if (Status s = DevicesFromFlag(&backend_config); !s.ok()) return UsageError(kSub, s.message());
+  auto budget = HostBudgetFromFlags();
+  if (!budget.ok()) return UsageError(kSub, budget.status().message());
+  auto threads = ThreadsFromFlag();
+  if (!threads.ok()) return UsageError(kSub, threads.status().message());
+  auto simd = SimdFromFlag();
+  if (!simd.ok()) return UsageError(kSub, simd.status().message());
+
+  AgentConfig config;
+  auto authority = proto::ReadPublicKeyFile(FLAGS_authority_key);
+  if (!authority.ok()) return Failure(kSub, authority.status().WithContext("--authority_key"));
+  auto challenger = proto::ReadPublicKeyFile(FLAGS_challenger_key);
+  if (!challenger.ok()) return Failure(kSub, challenger.status().WithContext("--challenger_key"));
+  auto node_key = proto::ReadSecretKeyFile(FLAGS_node_key);
+  if (!node_key.ok()) return Failure(kSub, node_key.status().WithContext("--node_key"));
+  config.authority_key = *authority;
+  config.challenger_key = *challenger;
+  config.node_key = *node_key;
+  config.node_name = FLAGS_node_name;
+  config.clock_skew_us = FLAGS_clock_skew_us;
+  config.max_order_lifetime_us = FLAGS_max_order_lifetime_us;
+  config.session_timeout_us = FLAGS_session_timeout_us;
+  config.host_budget_bytes = *budget;
+  config.host_reserve_bytes = FLAGS_host_reserve_bytes;
+  config.host_fill_threads = *threads;
+
+  // Signals are taken by the event loop; this must happen before any thread starts (the mask is
+  // inherited), so before the backends (GPU runtimes start threads).
+  kj::UnixEventPort::captureSignal(SIGINT);
+  kj::UnixEventPort::captureSignal(SIGTERM);
+
+  backend_config.host.min_reserve_bytes = FLAGS_host_reserve_bytes;
+  backend_config.host.simd = *simd;
+  BackendSet backends = CreateBackends(backend_config);
+  if (backends.Devices().empty()) {
+    std::string why;
+    for (const auto& d : backends.disabled) why += "; " + d;
+    return Failure(kSub, FailedPreconditionError("no usable device for --devices=" + FLAGS_devices + why));
+  }
+  std::string device_list;
+  for (const DeviceInfo& d : backends.Devices()) {
+    device_list +=
+        (device_list.empty() ? "" : ", ") + d.id + " (" + d.name + ", " + std::to_string(d.total_bytes) + " bytes)";
+  }
+
+  kj::AsyncIoContext io = kj::setupAsyncIo();
+  AgentCore core(config, std::move(backends), SystemClock());
+  AgentRpcServerOptions server_options;
+  server_options.max_connections = FLAGS_max_connections;
+  server_options.idle_timeout_us = FLAGS_idle_timeout_s * 1'000'000;
+  AgentRpcServer server(core, *io.provider, server_options);
+  unsigned port = 0;
+  try {
+    port = server.Listen(FLAGS_listen).wait(io.waitScope);
+  } catch (const kj::Exception& e) {
+    return Failure(kSub, UnavailableError("cannot listen on " + FLAGS_listen + ": " + e.getDescription().cStr()));
+  }
+  std::printf("listening on %s:%u\n", listen_host.c_str(), port);
+  std::fflush(stdout);
+  LOG(INFO) << "agent for node '" << config.node_name << "' (key id "
+            << proto::KeyIdHex(proto::KeyIdOf(config.node_key.public_key)) << ") listening on " << listen_host << ":"
+            << port << "; devices: " << device_list;
+
+  siginfo_t signal =
+      io.unixEventPort.onSignal(SIGINT).exclusiveJoin(io.unixEventPort.onSignal(SIGTERM)).wait(io.waitScope);
+  LOG(INFO) << "signal " << signal.si_signo << ": stopping; ending any session and freeing its memory";
+  core.Shutdown("agent stopping (signal " + std::to_string(signal.si_signo) + ")");
+  return kExitOk;
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,233 @@
+// Every selftest scenario (adversary/selftest/selftest_runner.h) against the real SessionRunner,
+// with a small run count: the honest agent passes every run; each adversary ends only in pass or
+// its expected failure reason, with the per-run checks holding and the expected detection pattern.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "adversary/selftest/selftest_runner.h"
+#include "proto/crypto.h"
+
+namespace wipeproof::selftest {
+namespace {
+
+constexpr uint64_t kRuns = 24;
+
+// Each test runs only its own scenarios (ctest runs every test in its own process).
+class SelftestAdversariesTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(proto::InitSodium().ok()); }
+
+  void Run(std::vector<std::string> only) {
+    SelftestOptions options;
+    options.runs = kRuns;
+    options.seed = 7;
+    // The doc's acceptance is at 99%; here 1 - 1e-6, so a sampled scenario fails by chance with
+    // probability < 1e-7 (its true rate is the exact one, above the theoretical).
+    options.confidence = 0.999999;
+    options.only = std::move(only);
+    auto result = RunSelftest(options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    result_ = *std::move(result);
+    EXPECT_TRUE(result_.all_match);
+  }
+
+  const ScenarioResult& Get(const std::string& id) {
+    for (const ScenarioResult& r : result_.scenarios) {
+      if (r.spec.id == id) return r;
+    }
+    ADD_FAILURE() << "no scenario " << id;
+    static ScenarioResult none;
+    return none;
+  }
+  // All runs ended in `reason` ("pass" or a FailureReason name).
+  void ExpectAll(const std::string& id, const std::string& reason) {
+    const ScenarioResult& r = Get(id);
+    EXPECT_EQ(r.outcomes, (std::map<std::string, uint64_t>{{reason, kRuns}})) << id << ": " << r.example_failure;
+    EXPECT_EQ(r.check_failures, 0u) << id << ": " << (r.check_examples.empty() ? "" : r.check_examples[0]);
+    EXPECT_TRUE(r.matches) << id << ": " << r.verdict_text;
+  }
+  // Runs ended in pass or `reason` only, with `reason` seen (the rate is strictly between 0 and 1).
+  void ExpectSampled(const std::string& id, const std::string& reason) {
+    const ScenarioResult& r = Get(id);
+    EXPECT_EQ(r.runs, kRuns);
+    EXPECT_EQ(r.unexpected, 0u) << id << ": " << r.example_failure;
+    EXPECT_EQ(r.check_failures, 0u) << id;
+    ASSERT_EQ(r.outcomes.count(reason), 1u) << id << " never caught";
+    EXPECT_EQ(r.outcomes.at(reason) + (r.outcomes.count("pass") ? r.outcomes.at("pass") : 0), kRuns);
+    EXPECT_GT(r.spec.theory, 0.3);
+    EXPECT_LT(r.spec.theory, 0.95);
+    EXPECT_GE(r.spec.exact, r.spec.theory);
+    EXPECT_TRUE(r.matches) << id << ": " << r.verdict_text;
+  }
+
+  SelftestResult result_;
+};
+
+TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSeven) {
+  const auto all = SelftestScenarios(DefaultSelftestSetup());
+  EXPECT_EQ(all.size(), 23u);
+  std::map<int, int> per_adversary;
+  for (const auto& s : all) ++per_adversary[s.adversary];
+  EXPECT_EQ(per_adversary, (std::map<int, int>{{0, 1}, {1, 6}, {2, 2}, {3, 2}, {4, 2}, {5, 2}, {6, 3}, {7, 5}}));
+}
+
+TEST_F(SelftestAdversariesTest, HonestAgentPassesEveryRunWithABound) {
+  Run({"0"});
+  ExpectAll("0-honest", "pass");
+  EXPECT_EQ(Get("0-honest").bounds_stated, kRuns);
+}
+
+TEST_F(SelftestAdversariesTest, HiddenFractionIsCaughtByTheMatchingCheck) {
+  Run({"1"});
+  ExpectSampled("1a-recompute-contiguous", "lateRound");
+  ExpectSampled("1a-recompute-random", "lateRound");
+  ExpectSampled("1b-random-bytes-contiguous", "wrongLabel");
+  ExpectSampled("1b-random-bytes-random", "wrongLabel");
+  ExpectSampled("1c-earlier-session-contiguous", "wrongLabel");
+  ExpectSampled("1c-earlier-session-random", "wrongLabel");
+  // 2 of 32 chunks, q = 4, R = 3: 1-(30/32)^12.
+  EXPECT_NEAR(Get("1b-random-bytes-contiguous").spec.theory, 1 - std::pow(30.0 / 32, 12), 1e-12);
+  // (28*27)/(32*31) per round.
+  EXPECT_NEAR(Get("1b-random-bytes-contiguous").spec.exact, 1 - std::pow(28.0 * 27 / (32 * 31), 3), 1e-12);
+}
+
+TEST_F(SelftestAdversariesTest, RecomputeIsChargedDepthTimesTMin) {
+  Run({"1a-recompute-contiguous"});
+  const SelftestSetup& s = result_.setup;
+  EXPECT_EQ(s.graph_depth, 384u);                       // 1.5 * m for m = 256
+  EXPECT_EQ(s.timing.recompute_chunk_ps, 15'360'000u);  // 384 * 1 * 40 ns
+  const ScenarioResult& r = Get("1a-recompute-contiguous");
+  EXPECT_GT(r.seen.hidden_chunks_challenged, 0u);
+  EXPECT_EQ(r.seen.max_round_recompute_us, 16u);  // 15.36 us rounded up, all chunks in one batch
+  EXPECT_GT(r.seen.max_round_recompute_us + s.timing.round_us, s.round_deadline_us);
+}
+
+TEST_F(SelftestAdversariesTest, RelayIsCaughtExactlyWhenPastTheDeadline) {
+  Run({"2"});
+  ExpectAll("2-relay-under-deadline", "pass");
+  ExpectAll("2-relay-over-deadline", "lateRound");
+  EXPECT_EQ(Get("2-relay-under-deadline").spec.relay_link_us + 2, 6);
+  EXPECT_EQ(Get("2-relay-over-deadline").spec.relay_link_us + 2, 8);
+}
+
+TEST_F(SelftestAdversariesTest, RelocationPassesOnlyOutsideThePlan) {
+  Run({"3"});
+  ExpectAll("3a-relocate-host-not-planned", "pass");  // check: host-memory-in-plan not held
+  EXPECT_EQ(Get("3a-relocate-host-not-planned").seen.relocated_chunks, 8 * kRuns);
+  EXPECT_EQ(Get("3a-relocate-host-not-planned").host_not_planned, kRuns);  // in every signed verdict
+  EXPECT_EQ(Get("3b-relocate-host-planned").host_not_planned, 0u);
+  ExpectSampled("3b-relocate-host-planned", "wrongLabel");
+  EXPECT_EQ(Get("3b-relocate-host-planned").seen.overwritten_chunks, 2 * kRuns);
+}
+
+TEST_F(SelftestAdversariesTest, UnderFillFailsOnTheAllowedReserve) {
+  Run({"4"});
+  ExpectAll("4a-held-by-others", "shortCapacity");
+  ExpectAll("4b-inflated-reserve", "shortCapacity");
+}
+
+TEST_F(SelftestAdversariesTest, DedupAcrossDevicesIsCaught) {
+  Run({"5"});
+  ExpectAll("5a-dedup-whole-device", "wrongLabel");
+  ExpectSampled("5b-dedup-partial", "wrongLabel");
+}
+
+TEST_F(SelftestAdversariesTest, WrongKeyMaterialIsCaught) {
+  Run({"6"});
+  ExpectAll("6a-wrong-seed", "wrongLabel");
+  ExpectAll("6b-wrong-format", "wrongLabel");
+  ExpectAll("6c-wrong-m", "wrongLabel");
+}
+
+TEST_F(SelftestAdversariesTest, ProtocolCheatsAreCaught) {
+  Run({"7"});
+  ExpectAll("7a-replayed-answer", "protocolError");
+  ExpectAll("7b-other-round-indices", "wrongLabel");
+  ExpectAll("7c-reordered-answer", "wrongLabel");
+  ExpectAll("7d-reused-transcript-signature", "badSignature");
+  ExpectAll("7e-192-no-partial-chunk", "pass");
+  EXPECT_EQ(Get("7e-192-no-partial-chunk").seen.partial_chunk_ranges, 0u);
+}
+
+// The acceptance rules on synthetic counts: what makes the CLI exit 1.
+TEST(JudgeScenarioTest, AcceptsOnlyExpectedOutcomesAndRates) {
+  ScenarioResult r;
+  r.spec.theory = 0.539;
+  r.spec.exact = 0.557;
+  r.spec.expected = proto::FailureReason::WRONG_LABEL;
+  r.runs = 100;
+  r.caught = 45;  // upper 99% bound ~0.57 >= 0.539
+  JudgeScenario(&r, 0.99);
+  EXPECT_TRUE(r.matches) << r.verdict_text;
+  EXPECT_NEAR(r.measured, 0.45, 1e-12);
+  r.caught = 40;  // upper bound ~0.52 < 0.539: significantly below the theory
+  JudgeScenario(&r, 0.99);
+  EXPECT_FALSE(r.matches);
+  EXPECT_NE(r.verdict_text.find("< theoretical 0.5390"), std::string::npos) << r.verdict_text;
+  r.caught = 70;  // lower 99% bound ~0.58 > exact 0.557: caught more often than the spec allows
+  JudgeScenario(&r, 0.99);
+  EXPECT_FALSE(r.matches);
+  EXPECT_NE(r.verdict_text.find("> exact rate 0.5570"), std::string::npos) << r.verdict_text;
+  r.caught = 66;  // lower bound ~0.53 <= 0.557, upper >= 0.539
+  JudgeScenario(&r, 0.99);
+  EXPECT_TRUE(r.matches) << r.verdict_text;
+  r.runs = 10;  // too few runs to judge a rate, whatever was caught
+  r.caught = 6;
+  JudgeScenario(&r, 0.99);
+  EXPECT_FALSE(r.matches);
+  EXPECT_NE(r.verdict_text.find("too few runs"), std::string::npos) << r.verdict_text;
+  r.runs = 100;
+  r.caught = 60;
+  r.unexpected = 1;  // e.g. a lateRound where only wrongLabel may happen
+  JudgeScenario(&r, 0.99);
+  EXPECT_FALSE(r.matches);
+  r.unexpected = 0;
+  r.check_failures = 1;
+  r.check_examples = {"signed verdict says pass, the outcome wrongLabel"};
+  JudgeScenario(&r, 0.99);
+  EXPECT_FALSE(r.matches);
+  r.check_failures = 0;
+
+  r.spec.theory = 0;  // expected to pass: one catch is a mismatch
+  r.caught = 1;
+  JudgeScenario(&r, 0.99);
+  EXPECT_FALSE(r.matches);
+  r.caught = 0;
+  JudgeScenario(&r, 0.99);
+  EXPECT_TRUE(r.matches);
+
+  r.spec.theory = 1;  // always caught: one pass is a mismatch
+  r.caught = 99;
+  JudgeScenario(&r, 0.99);
+  EXPECT_FALSE(r.matches);
+  r.caught = 100;
+  JudgeScenario(&r, 0.99);
+  EXPECT_TRUE(r.matches);
+}
+
+TEST(SelftestOptionsTest, RejectsBadOptions) {
+  SelftestOptions options;
+  options.runs = 0;
+  EXPECT_EQ(RunSelftest(options).status().code(), StatusCode::kInvalidArgument);
+  options.runs = 1;
+  options.only = {"9z-nothing"};
+  EXPECT_EQ(RunSelftest(options).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SelftestOptionsTest, OnlySelectsByIdPrefixAndNumber) {
+  ASSERT_TRUE(proto::InitSodium().ok());
+  SelftestOptions options;
+  options.runs = 2;
+  options.only = {"4", "7e"};
+  auto result = RunSelftest(options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->scenarios.size(), 3u);
+  EXPECT_EQ(result->scenarios[0].spec.id, "4a-held-by-others");
+  EXPECT_EQ(result->scenarios[2].spec.id, "7e-192-no-partial-chunk");
+  EXPECT_TRUE(result->all_match);
+}
+
+}  // namespace
+}  // namespace wipeproof::selftest

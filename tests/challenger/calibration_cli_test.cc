@@ -1,0 +1,594 @@
+// The calibration tools as processes: `wipeproof-challenger plan` (table, JSON, SVG, refusal, a
+// signed node profile as input), `wipeproof-challenger calibrate` succeeding over real loopback TCP
+// against agents that add a known delay to every round and to the fill (the profile it writes is
+// checked value by value), refusing (no m fits: nothing written), refusing a margin below 0.2 and a
+// tampered node profile before it connects, and `wipeproof-prover bench --what=all` writing a
+// signed node profile that the challenger's loader verifies under the node key only.
+#include <capnp/rpc-twoparty.h>
+#include <gtest/gtest.h>
+#include <kj/async-io.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "challenger/calibration/node_profile_claims.h"
+#include "challenger/calibration/calibration_rule.h"
+#include "challenger/parameters/deadline_rule.h"
+#include "challenger/parameters/parameter_profile.h"
+#include "common/hex.h"
+#include "proto/codec.h"
+#include "proto/key_files.h"
+#include "proto/node_profile.h"
+#include "tests/challenger/challenger_test_agent.h"
+
+namespace wipeproof {
+namespace {
+
+// Forwards to a TestAgent, answering startSession `fill_ms` and every round `round_ms` late by the
+// event loop's real-time timer: what the challenger's clock sees is at least those delays.
+class SlowAgent final : public proto::ProverAgent::Server {
+ public:
+  SlowAgent(kj::Timer& timer, proto::ProverAgent::Client inner, int64_t fill_ms, int64_t round_ms)
+      : timer_(timer), inner_(kj::mv(inner)), fill_ms_(fill_ms), round_ms_(round_ms) {}
+
+ protected:
+  kj::Promise<void> startSession(StartSessionContext context) override {
+    auto request = inner_.startSessionRequest();
+    request.setOrder(context.getParams().getOrder());
+    return request.send().then([this, context](auto&& response) mutable {
+      auto report = kj::heap<capnp::MallocMessageBuilder>();
+      report->setRoot(response.getReport());
+      return timer_.afterDelay(fill_ms_ * kj::MILLISECONDS).then([context, report = kj::mv(report)]() mutable {
+        context.getResults().setReport(report->getRoot<proto::Envelope>().asReader());
+      });
+    });
+  }
+  kj::Promise<void> round(RoundContext context) override {
+    auto request = inner_.roundRequest();
+    request.setRound(context.getParams().getRound());
+    return request.send().then([this, context](auto&& response) mutable {
+      auto answer = kj::heap<capnp::MallocMessageBuilder>();
+      answer->setRoot(response.getAnswer());
+      return timer_.afterDelay(round_ms_ * kj::MILLISECONDS).then([context, answer = kj::mv(answer)]() mutable {
+        context.getResults().setAnswer(answer->getRoot<proto::RoundAnswer>().asReader());
+      });
+    });
+  }
+  kj::Promise<void> finish(FinishContext context) override {
+    auto request = inner_.finishRequest();
+    request.setVerdict(context.getParams().getVerdict());
+    return request.send().then(
+        [context](auto&& response) mutable { context.getResults().setTranscript(response.getTranscript()); });
+  }
+  kj::Promise<void> abort(AbortContext context) override {
+    auto request = inner_.abortRequest();
+    request.setSessionId(context.getParams().getSessionId());
+    request.setReason(context.getParams().getReason());
+    return request.send().ignoreResult();
+  }
+
+ private:
+  kj::Timer& timer_;
+  proto::ProverAgent::Client inner_;
+  int64_t fill_ms_, round_ms_;
+};
+
+// Serves a fresh SlowAgent (over a fresh TestAgent, node key 0x33) to every TCP connection on
+// 127.0.0.1, on its own thread, until destroyed: calibrate opens one connection per probe session.
+class SlowTcpAgents {
+ public:
+  SlowTcpAgents(int64_t fill_ms, int64_t round_ms) {
+    std::promise<uint16_t> port;
+    std::future<uint16_t> port_future = port.get_future();
+    std::promise<kj::Own<const kj::Executor>> executor;
+    std::future<kj::Own<const kj::Executor>> executor_future = executor.get_future();
+    thread_ = std::thread([this, fill_ms, round_ms, &port, &executor] {
+      kj::AsyncIoContext io = kj::setupAsyncIo();
+      auto listener = io.provider->getNetwork().parseAddress("127.0.0.1", 0).wait(io.waitScope)->listen();
+      auto stop = kj::newPromiseAndFulfiller<void>();
+      stop_ = stop.fulfiller.get();
+      executor.set_value(kj::getCurrentThreadExecutor().addRef());
+      port.set_value(static_cast<uint16_t>(listener->getPort()));
+      kj::TaskSet::ErrorHandler* handler = &errors_;
+      kj::TaskSet connections(*handler);
+      kj::Timer& timer = io.provider->getTimer();
+      kj::Function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
+        return listener->accept().then([&](kj::Own<kj::AsyncIoStream> stream) {
+          auto inner = kj::heap<testing::TestAgent>(testing::TestKeyPublic(0x11), testing::TestKeyPublic(0x22),
+                                                    testing::TestKey(0x33), testing::TestAgentOptions(), &log_);
+          auto network = kj::heap<capnp::TwoPartyVatNetwork>(*stream, capnp::rpc::twoparty::Side::SERVER,
+                                                             proto::RpcReaderOptions());
+          auto rpc = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(capnp::makeRpcServer(
+              *network, proto::ProverAgent::Client(
+                            kj::heap<SlowAgent>(timer, proto::ProverAgent::Client(kj::mv(inner)), fill_ms, round_ms))));
+          connections.add(network->onDisconnect().attach(kj::mv(rpc), kj::mv(network), kj::mv(stream)));
+          ++connections_;
+          return accept_loop();
+        });
+      };
+      stop.promise.exclusiveJoin(accept_loop()).wait(io.waitScope);
+    });
+    port_ = port_future.get();
+    executor_ = executor_future.get();
+  }
+  ~SlowTcpAgents() {
+    executor_->executeSync([this] { stop_->fulfill(); });
+    thread_.join();
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int connections() const { return connections_; }
+
+ private:
+  struct IgnoreErrors final : kj::TaskSet::ErrorHandler {
+    void taskFailed(kj::Exception&&) override {}
+  };
+  IgnoreErrors errors_;
+  testing::TestAgentLog log_;
+  kj::PromiseFulfiller<void>* stop_ = nullptr;
+  kj::Own<const kj::Executor> executor_;
+  std::atomic<int> connections_{0};
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+class CalibrationCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/wp-calibration-cli-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    // The keys TcpTestAgent trusts by default, and the node's.
+    ASSERT_TRUE(proto::WriteSecretKeyFile(dir_ + "/a.key", testing::TestKey(0x11)).ok());
+    ASSERT_TRUE(proto::WriteSecretKeyFile(dir_ + "/c.key", testing::TestKey(0x22)).ok());
+    ASSERT_TRUE(proto::WriteSecretKeyFile(dir_ + "/node.key", testing::TestKey(0x33)).ok());
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  CliRun Run(const std::string& binary, const std::string& args) {
+    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
+    const std::string command = "cd " + dir_ + " && " + binary + " " + args + " >" + out + " 2>" + err;
+    const int status = std::system(command.c_str());
+    CliRun run;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.out = ReadFile(out);
+    run.err = ReadFile(err);
+    return run;
+  }
+  CliRun Challenger(const std::string& args) { return Run(WIPEPROOF_CHALLENGER_BIN, args); }
+  CliRun Prover(const std::string& args) { return Run(WIPEPROOF_PROVER_BIN, args); }
+
+  void WriteInventory(const std::string& address, uint64_t capacity_bytes = 64 * 64 * 32) {
+    const proto::PublicKey node = testing::TestKeyPublic(0x33);
+    nlohmann::json inv = {
+        {"nodes",
+         {{{"name", "n1"},
+           {"address", address},
+           {"public_key", HexEncode(node.data(), node.size())},
+           {"devices", {{{"selector", "host"}, {"model", "host-dram"}, {"capacity_bytes", capacity_bytes}}}}}}},
+        {"reserves", {{"host-dram", 0}}}};
+    std::ofstream(dir_ + "/inventory.json") << inv.dump(2);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CalibrationCliTest, PlanPrintsBothClassesAsJsonAndDrawsTheSvg) {
+  CliRun r = Challenger("plan --gpus=8 --verify_rate=1e8 --challenger_cores=64 --json --plot=plan.svg");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["classes"].size(), 2u);
+  EXPECT_EQ(j["classes"][0]["class"], "commodity-cpu");
+  EXPECT_EQ(j["classes"][0]["chunk_labels"], 16384);
+  EXPECT_EQ(j["classes"][1]["chunk_labels"], 131072);
+  EXPECT_EQ(j["classes"][0]["round_deadline_us"], 400);
+  EXPECT_EQ(j["classes"][0]["rounds"], 11);
+  EXPECT_EQ(j["classes"][0]["devices"][0]["count"], 8);
+  const std::string svg = ReadFile(dir_ + "/plan.svg");
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("Detection probability"), std::string::npos);
+  EXPECT_NE(svg.find("fpga-asic"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+
+  CliRun table = Challenger("plan --gpus=8 --host_memory_gib=512 --verify_rate=1e8 --challenger_cores=64");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("round deadline"), std::string::npos);
+  EXPECT_NE(table.out.find("host-dram: chunks"), std::string::npos);
+  EXPECT_NE(table.out.find("wipe per wave"), std::string::npos);
+}
+
+TEST_F(CalibrationCliTest, PlanRefusesAClassNoMCanCoverAndReadsProfiles) {
+  CliRun far = Challenger("plan --gpus=1 --round_p999_us=5000 --class=fpga-asic --verify_rate=1e8");
+  EXPECT_EQ(far.exit_code, 1) << far.err;
+  EXPECT_NE(far.out.find("refused: no m up to 2^20"), std::string::npos) << far.out;
+  std::ofstream(dir_ + "/profile.json") << R"({
+      "name": "rack", "chunk_labels": 16384, "rounds": 11, "labels_per_round": 63,
+      "round_deadline_us": 400, "fill_deadline_ms": 60000,
+      "adversary": {"class": "commodity-cpu", "t_min_ps": 40000, "safety_factor": 2},
+      "confidence": 0.999, "calibrated": true, "honest_round_p999_us": 200})";
+  CliRun fixed = Challenger("plan --profile=profile.json --gpus=8 --verify_rate=1e8 --json");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  auto j = nlohmann::json::parse(fixed.out);
+  ASSERT_EQ(j["classes"].size(), 1u);
+  EXPECT_EQ(j["classes"][0]["rule_satisfied"], true);
+  EXPECT_EQ(j["classes"][0]["devices"][0]["labels_per_round"], 63);
+  EXPECT_EQ(Challenger("plan --gpus=1 --class=gpu-core --verify_rate=1e8").exit_code, 2);
+  EXPECT_EQ(Challenger("plan --gpus=1 --node=x").exit_code, 2);  // a flag plan does not take
+}
+
+// A signed node profile as `plan` input: two H200s (fill 3.5 GiB/s at m = 2^14, lookup p99.9
+// 50 us) and the host, verified under --node_pub; a tampered one, or one under another key, is
+// refused with the reason.
+TEST_F(CalibrationCliTest, PlanReadsASignedNodeProfileAndRejectsATamperedOne) {
+  const double gib = 1024.0 * 1024 * 1024;
+  auto gpu = [&](const std::string& id, double step_ps) {
+    return nlohmann::ordered_json{
+        {"kind", "cuda"},
+        {"id", id},
+        {"name", "NVIDIA H200"},
+        {"total_bytes", 150754820096ull},
+        {"fill",
+         {{{"format", "posedb-blake3-c1"},
+           {"chunk_labels", 16384},
+           {"bytes", 16ull << 30},
+           {"acquire_s", 0.2},
+           {"fill_s", 16 / 3.5},
+           {"bytes_per_s", 3.5 * gib}}}},
+        {"lookup", {{"labels_per_lookup", 256}, {"samples", 2000}, {"p50_us", 20.0}, {"p999_us", 50.0}}},
+        {"one_chunk", {{"chunk_labels", 16384}, {"fill_us", 900.0}, {"step_ps", step_ps}}}};
+  };
+  nlohmann::ordered_json profile = {
+      {"format", "wipeproof-node-profile-v1"},
+      {"node_key_id", proto::KeyIdHex(proto::KeyIdOf(testing::TestKeyPublic(0x33)))},
+      {"software_version", "wipeproof-prover 0.1.0"},
+      {"created_at", "2026-11-30T04:00:00Z"},
+      {"machine", {{"hostname", "gpu-07"}}},
+      {"host_sequential_compression", {{"ps_per_compression", 65000.0}}},
+      {"devices",
+       {gpu("GPU-a", 20000.0), gpu("GPU-b", 30000.0),
+        {{"kind", "host"},
+         {"id", "host"},
+         {"name", "host memory"},
+         {"total_bytes", 64ull << 30},
+         {"fill",
+          {{{"format", "posedb-blake3-c1"},
+            {"chunk_labels", 4096},
+            {"bytes", 1ull << 27},
+            {"fill_s", 0.5},
+            {"bytes_per_s", 0.25 * gib}},
+           {{"format", "posedb-blake3-c1"},
+            {"chunk_labels", 65536},
+            {"bytes", 1ull << 27},
+            {"fill_s", 1.0},
+            {"bytes_per_s", 0.125 * gib}}}},
+         {"lookup", {{"labels_per_lookup", 256}, {"samples", 2000}, {"p999_us", 30.0}}}}}}};
+  const std::string text = profile.dump(2) + "\n";
+  std::ofstream(dir_ + "/np.json") << *proto::SignNodeProfile(text, testing::TestKey(0x33));
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/node.pub", testing::TestKeyPublic(0x33)).ok());
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/other.pub", testing::TestKeyPublic(0x44)).ok());
+  const std::string common = "plan --verify_rate=1e8 --challenger_cores=64 --round_p999_us=150 --host_memory_gib=16 ";
+
+  CliRun r = Challenger(common + "--node_profile=np.json --node_pub=node.pub --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  // Honest round = 150 us of network + the slowest lookup (50 us): the reference 200 us.
+  EXPECT_EQ(j["inputs"]["honest_round_p999_us"], 200);
+  EXPECT_EQ(j["inputs"]["node_profile"]["slowest_lookup_p999_us"], 50.0);
+  EXPECT_EQ(j["inputs"]["node_profile"]["sequential_compression_ps"], 20000);
+  ASSERT_EQ(j["inputs"]["devices"].size(), 2u);
+  EXPECT_EQ(j["inputs"]["devices"][0]["model"], "NVIDIA H200");
+  EXPECT_EQ(j["inputs"]["devices"][0]["count"], 2);
+  EXPECT_EQ(j["inputs"]["devices"][0]["capacity_bytes"], 150754820096ull);
+  EXPECT_EQ(j["inputs"]["devices"][0]["reserve_bytes"], 536870912ull);
+  EXPECT_EQ(j["inputs"]["devices"][1]["model"], "host-dram");
+  EXPECT_EQ(j["inputs"]["devices"][1]["capacity_bytes"], 16ull << 30);
+  EXPECT_EQ(j["inputs"]["devices"][1]["fill_bytes_per_s"], 0.125 * gib);  // the figure at the largest m
+  EXPECT_EQ(j["inputs"]["devices"][1]["fill_rate_chunk_labels"], 65536);
+  EXPECT_EQ(j["inputs"]["devices"][0]["fill_rate_chunk_labels"], 16384);
+  const auto& cpu = j["classes"][0];
+  EXPECT_EQ(cpu["class"], "commodity-cpu");
+  EXPECT_EQ(cpu["chunk_labels"], 16384);
+  EXPECT_EQ(cpu["round_deadline_us"], 400);
+  EXPECT_EQ(j["classes"][1]["chunk_labels"], 131072);
+  // The GPU fill at the rate's own m: (capacity - reserve) / 3.5 GiB/s.
+  EXPECT_NEAR(cpu["devices"][0]["fill_s"].get<double>(), (150754820096.0 - 536870912.0) / (3.5 * gib), 0.01);
+  // The node's GPU step (20 ns) beats the CPU class's 40 ns, not the ASIC class's 5 ns.
+  bool warned = false;
+  for (const auto& w : cpu["warnings"]) warned = warned || w.get<std::string>().find("20000 ps") != std::string::npos;
+  EXPECT_TRUE(warned) << cpu["warnings"].dump();
+  EXPECT_TRUE(j["classes"][1]["warnings"].empty()) << j["classes"][1]["warnings"].dump();
+
+  CliRun table = Challenger(common + "--node_profile=np.json --node_pub=node.pub");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("node profile np.json verified"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("2 x NVIDIA H200"), std::string::npos) << table.out;
+
+  // Tampered after signing: refused as a signature failure, before any field is read.
+  nlohmann::json doc = nlohmann::json::parse(ReadFile(dir_ + "/np.json"));
+  std::string altered = doc["profile"];
+  altered.replace(altered.find("3758096384"), 10, "7516192768");  // claims twice the GPU fill rate
+  doc["profile"] = altered;
+  std::ofstream(dir_ + "/tampered.json") << doc.dump();
+  CliRun tampered = Challenger(common + "--node_profile=tampered.json --node_pub=node.pub");
+  EXPECT_EQ(tampered.exit_code, 2) << tampered.err;
+  EXPECT_NE(tampered.err.find("--node_profile"), std::string::npos) << tampered.err;
+  EXPECT_NE(tampered.err.find("does not verify"), std::string::npos) << tampered.err;
+  EXPECT_TRUE(tampered.out.empty()) << tampered.out;
+  CliRun other = Challenger(common + "--node_profile=np.json --node_pub=other.pub");
+  EXPECT_EQ(other.exit_code, 2) << other.err;
+  EXPECT_NE(other.err.find("not by the node's key"), std::string::npos) << other.err;
+  CliRun no_key = Challenger(common + "--node_profile=np.json");
+  EXPECT_EQ(no_key.exit_code, 2);
+  EXPECT_NE(no_key.err.find("--node_profile needs --node_pub"), std::string::npos) << no_key.err;
+}
+
+// calibrate end to end over TCP loopback: agents (a fresh one per connection) that answer every
+// round 1 ms late and the fill 200 ms late. The authority's class here is slow (4 us per
+// compression, safety 1: floor(m) = 6 us * m) so that m stays small and the test cheap; 4 MiB
+// still hold a chunk when a stalled machine makes p99.9 up to ~390 ms.
+TEST_F(CalibrationCliTest, CalibrateWritesAProfileOverTcpAboveTheDelayAndBelowTheFloor) {
+  constexpr int64_t kRoundDelayMs = 1, kFillDelayMs = 200;
+  constexpr uint64_t kCapacity = uint64_t{131072} * 32;  // 4 MiB of host memory: 2^17 labels
+  SlowTcpAgents agents(kFillDelayMs, kRoundDelayMs);
+  WriteInventory(agents.address(), kCapacity);
+  std::ofstream(dir_ + "/classes.json")
+      << R"({"classes": [{"name": "test-slow", "t_min_ps": 4000000, "safety_factor": 1}]})";
+  CliRun r = Challenger(
+      "calibrate --node=n1 --inventory=inventory.json --authority_key=a.key --challenger_key=c.key "
+      "--classes=classes.json --class=test-slow --probe_chunk_labels=64 --probe_rounds=40 --labels_per_round=2 "
+      "--target_fraction=0.5 --confidence=0.9 --threads=1 --json --out=profile.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(agents.connections(), 2);  // the round probe and the fill probe
+  auto report = nlohmann::json::parse(r.out);
+  auto loaded = LoadProfile(dir_ + "/profile.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Profile& p = *loaded;
+  EXPECT_TRUE(p.calibrated);
+  EXPECT_EQ(p.adversary.name, "test-slow");
+  EXPECT_EQ(p.adversary.t_min_ps, 4'000'000u);
+  EXPECT_EQ(p.format, LabelFormat::kC1);
+  EXPECT_EQ(p.name, "n1-test-slow-m2^" + std::to_string(__builtin_ctz(p.chunk_labels)));
+  // Every probe round took at least the injected delay on the challenger's clock.
+  EXPECT_EQ(report["round_probe"]["round_time"]["count"], 40);
+  EXPECT_GE(report["round_probe"]["round_time"]["min_us"].get<uint64_t>(), 1000u);
+  EXPECT_GE(p.honest_round_p999_us, 1000u);
+  EXPECT_EQ(p.honest_round_p999_us, report["derived"]["honest_round_p999_us"].get<uint64_t>());
+  // deadline = p99.9 * (1 + 1.0): above the delay ...
+  EXPECT_EQ(p.round_deadline_us, 2 * p.honest_round_p999_us);
+  EXPECT_GT(p.round_deadline_us, 1000u);
+  // ... and at or below the class's recompute floor at m, with m the smallest power of two for which
+  // that holds.
+  ASSERT_NE(p.chunk_labels, 0u);
+  EXPECT_EQ(p.chunk_labels & (p.chunk_labels - 1), 0u);
+  EXPECT_LE(static_cast<double>(p.round_deadline_us) * 1e6, RecomputeFloorPs(p.chunk_labels, p.format, 4'000'000, 1));
+  EXPECT_GT(static_cast<double>(p.round_deadline_us) * 1e6,
+            RecomputeFloorPs(p.chunk_labels / 2, p.format, 4'000'000, 1));
+  EXPECT_TRUE(CheckDeadlineRule(p.chunk_labels, p.format, 4'000'000, 1, p.round_deadline_us, "test-slow").satisfied);
+  // R and q as the sampling rule gives them for this device at m: N = ceil(ln 0.1 / ln 0.5) = 4.
+  CalibrationPolicy policy;
+  policy.adversary = p.adversary;
+  policy.target_fraction = 0.5;
+  policy.confidence = 0.9;
+  policy.labels_per_round = 2;
+  auto sampling = ChooseSampling({kCapacity / 32 / p.chunk_labels}, policy);
+  ASSERT_TRUE(sampling.ok());
+  EXPECT_EQ(sampling->chunks_needed, 4u);
+  EXPECT_EQ(p.rounds, sampling->rounds);
+  EXPECT_EQ(p.labels_per_round, sampling->devices[0].labels_per_round);
+  // Fill deadline: the fill measured at m (order to report, at least the injected 200 ms) * 1.5,
+  // in whole milliseconds.
+  const uint64_t fill_us = report["derived"]["measured_fill_us"];
+  EXPECT_GE(fill_us, 200'000u);
+  EXPECT_EQ(report["fill_probe"]["chunk_labels"], p.chunk_labels);
+  EXPECT_EQ(p.fill_deadline_us, (static_cast<uint64_t>(std::ceil(fill_us * 1.5 - 1e-9)) + 999) / 1000 * 1000);
+}
+
+TEST_F(CalibrationCliTest, CalibrateRefusesAMarginBelowTheVerdictsBeforeConnecting) {
+  WriteInventory("127.0.0.1:1");  // nothing listens: the margin check comes first
+  const std::string flags =
+      "calibrate --node=n1 --inventory=inventory.json --authority_key=a.key --challenger_key=c.key --out=p.json ";
+  for (const char* margin : {"0.1", "0.19", "-1"}) {
+    CliRun r = Challenger(flags + "--margin=" + margin);
+    EXPECT_EQ(r.exit_code, 2) << margin << ": " << r.err;
+    EXPECT_NE(r.err.find("--margin must be >= 0.2"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(Exists(dir_ + "/p.json"));
+  // plan applies the same floor.
+  CliRun plan = Challenger("plan --gpus=1 --verify_rate=1e8 --margin=0.1");
+  EXPECT_EQ(plan.exit_code, 2);
+  EXPECT_NE(plan.err.find("--margin must be >= 0.2"), std::string::npos) << plan.err;
+}
+
+// Flags that once wrapped, overflowed or were silently ignored: each is refused with exit 2 and
+// an error naming the flag, before anything is measured or connected.
+TEST_F(CalibrationCliTest, PlanAndCalibrateRefuseOutOfRangeFloatingFlags) {
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/node.pub", testing::TestKeyPublic(0x33)).ok());
+  const std::pair<const char*, const char*> cases[] = {
+      {"--gpus=1 --verify_rate=1e8 --margin=1e17", "--margin must be <= 100"},
+      {"--gpus=1 --verify_rate=1e8 --round_p999_us=18446744073709551615", "--round_p999_us must be in [1, 1000000000]"},
+      {"--gpus=1 --verify_rate=1e8 --fill_slack=1e17", "--fill_slack must be a finite number in [0, 100]"},
+      {"--verify_rate=1e8 --host_memory_gib=1e30", "--host_memory_gib must be a finite number"},
+      {"--verify_rate=1e8 --host_memory_gib=inf", "--host_memory_gib must be a finite number"},
+      {"--verify_rate=1e8 --host_memory_gib=-4", "--host_memory_gib must be a finite number"},
+      {"--gpus=1 --verify_rate=nan", "--verify_rate (0 = measure) must be a finite number"},
+      {"--gpus=1 --verify_rate=-5", "--verify_rate (0 = measure) must be a finite number"},
+      {"--gpus=1 --verify_rate=1e8 --gpu_fill_gib_per_s=1e-300", "--gpu_fill_gib_per_s must be a finite number"},
+      {"--gpus=1 --verify_rate=1e8 --gpu_fill_gib_per_s=inf", "--gpu_fill_gib_per_s must be a finite number"},
+      {"--gpus=1 --verify_rate=1e8 --host_fill_gib_per_s=nan", "--host_fill_gib_per_s must be a finite number"},
+      {"--gpus=1 --verify_rate=1e8 --node_pub=node.pub", "--node_pub is only used with --node_profile"},
+      {"--gpus=1 --verify_rate=1e8 --target_fraction=1e-300", "--target_fraction must be in [1e-9, 1)"},
+  };
+  for (const auto& [args, want] : cases) {
+    CliRun r = Challenger(std::string("plan ") + args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out.find("round deadline"), std::string::npos) << args << ": " << r.out;
+  }
+  WriteInventory("127.0.0.1:1");  // nothing listens: the flag checks come first
+  const std::string flags =
+      "calibrate --node=n1 --inventory=inventory.json --authority_key=a.key --challenger_key=c.key --out=p.json ";
+  for (const char* bad : {"--margin=1e17", "--fill_slack=1e17", "--max_fill_s=1e300", "--probe_fill_deadline_s=inf"}) {
+    CliRun r = Challenger(flags + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find(std::string(bad).substr(0, std::string(bad).find('='))), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(Exists(dir_ + "/p.json"));
+}
+
+// A signed node profile: a lookup p99.9 of 2e19 us is refused naming the field (it once became a
+// 200 us round); a 0.5 ps GPU step still warns; another key's profile names --node_pub.
+TEST_F(CalibrationCliTest, PlanRangeChecksSignedNodeProfiles) {
+  const double gib = 1024.0 * 1024 * 1024;
+  auto profile = [&](double lookup_p999_us, double step_ps) {
+    nlohmann::ordered_json j = {
+        {"format", "wipeproof-node-profile-v1"},
+        {"node_key_id", proto::KeyIdHex(proto::KeyIdOf(testing::TestKeyPublic(0x33)))},
+        {"devices",
+         {{{"kind", "cuda"},
+           {"id", "GPU-a"},
+           {"name", "NVIDIA H200"},
+           {"total_bytes", 150754820096ull},
+           {"fill",
+            {{{"format", "posedb-blake3-c1"},
+              {"chunk_labels", 16384},
+              {"bytes", 16ull << 30},
+              {"fill_s", 16 / 3.5},
+              {"bytes_per_s", 3.5 * gib}}}},
+           {"lookup", {{"p999_us", lookup_p999_us}}},
+           {"one_chunk", {{"chunk_labels", 16384}, {"fill_us", 900.0}, {"step_ps", step_ps}}}}}}};
+    return *proto::SignNodeProfile(j.dump(2) + "\n", testing::TestKey(0x33));
+  };
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/node.pub", testing::TestKeyPublic(0x33)).ok());
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/other.pub", testing::TestKeyPublic(0x44)).ok());
+  const std::string common = "plan --verify_rate=1e8 --challenger_cores=64 --round_p999_us=150 --class=commodity-cpu ";
+
+  std::ofstream(dir_ + "/huge.json") << profile(2e19, 20000.0);
+  CliRun huge = Challenger(common + "--node_profile=huge.json --node_pub=node.pub");
+  EXPECT_EQ(huge.exit_code, 2) << huge.out << huge.err;
+  EXPECT_NE(huge.err.find("lookup.p999_us"), std::string::npos) << huge.err;
+  EXPECT_EQ(huge.out.find("round deadline"), std::string::npos) << huge.out;
+
+  std::ofstream(dir_ + "/fast.json") << profile(50.0, 0.5);
+  CliRun fast = Challenger(common + "--node_profile=fast.json --node_pub=node.pub");
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_NE(fast.out.find("honest round p99.9 = network 150 us + slowest lookup 50.0 us"), std::string::npos);
+  const size_t row = fast.out.find("round deadline ");
+  ASSERT_NE(row, std::string::npos) << fast.out;
+  EXPECT_EQ(fast.out.substr(row, fast.out.find('\n', row) - row).substr(fast.out.find_first_not_of(' ', row + 14) - row),
+            "400 us");  // (150 + 50) x (1 + margin 1)
+  EXPECT_NE(fast.out.find("measured 0.5 ps per sequential compression"), std::string::npos) << fast.out;
+
+  CliRun other = Challenger(common + "--node_profile=fast.json --node_pub=other.pub");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("(from --node_pub other.pub)"), std::string::npos) << other.err;
+  EXPECT_EQ(other.err.find("inventory"), std::string::npos) << other.err;
+}
+
+TEST_F(CalibrationCliTest, CalibrateRefusesOverTcpAndWritesNothing) {
+  testing::TcpTestAgent agent(testing::TestKey(0x33));
+  WriteInventory(agent.address());
+  // Loopback rounds take tens of microseconds at least; the ASIC floor at m <= 2^10 is 3.84 us.
+  CliRun r = Challenger(
+      "calibrate --node=n1 --inventory=inventory.json --authority_key=a.key --challenger_key=c.key "
+      "--class=fpga-asic --max_chunk_labels=1024 --probe_chunk_labels=64 --probe_rounds=50 --labels_per_round=8 "
+      "--threads=1 --out=profile.json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("refused, no profile written"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no m up to 2^10"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("round probe: p50"), std::string::npos) << r.err;
+  EXPECT_FALSE(Exists(dir_ + "/profile.json"));
+}
+
+TEST_F(CalibrationCliTest, CalibrateRejectsATamperedNodeProfileBeforeConnecting) {
+  WriteInventory("127.0.0.1:1");  // nothing listens: the profile check must come first
+  const proto::KeyPair node = testing::TestKey(0x33);
+  const std::string profile = R"({"format": "wipeproof-node-profile-v1", "devices": []})";
+  nlohmann::json doc = nlohmann::json::parse(*proto::SignNodeProfile(profile, node));
+  doc["profile"] = R"({"format": "wipeproof-node-profile-v1", "devices": [] })";
+  std::ofstream(dir_ + "/tampered.json") << doc.dump();
+  const std::string flags =
+      "calibrate --node=n1 --inventory=inventory.json --authority_key=a.key --challenger_key=c.key --out=p.json ";
+  CliRun r = Challenger(flags + "--node_profile=tampered.json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("does not verify"), std::string::npos) << r.err;
+  EXPECT_FALSE(Exists(dir_ + "/p.json"));
+  // Signed by another key: refused too.
+  std::ofstream(dir_ + "/foreign.json") << *proto::SignNodeProfile(profile, testing::TestKey(0x44));
+  CliRun foreign = Challenger(flags + "--node_profile=foreign.json");
+  EXPECT_EQ(foreign.exit_code, 2) << foreign.err;
+  EXPECT_NE(foreign.err.find("not by the node's key"), std::string::npos) << foreign.err;
+  EXPECT_EQ(Challenger(flags + "--class=nonesuch").exit_code, 2);
+}
+
+TEST_F(CalibrationCliTest, BenchAllWritesASignedProfileTheChallengerVerifies) {
+  CliRun r = Prover(
+      "bench --what=all --fill_chunk_labels=64,256 --fill_gib=0.004 --lookup_samples=50 --lookup_labels=16 "
+      "--threads=1 --node_key=node.key --out=node-profile.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto printed = nlohmann::json::parse(r.out);
+  EXPECT_EQ(printed["format"], "wipeproof-node-profile-v1");
+  // A built-in class whose t_min is above this node's own sequential compression is a warning.
+  double chain_ps = printed["host_sequential_compression"]["ps_per_compression"];
+  ASSERT_GT(chain_ps, 0);
+  for (const auto& d : printed["devices"]) {  // a GPU's one-chunk step counts too (GPU builds)
+    if (d["kind"] != "host" && d.contains("one_chunk")) chain_ps = std::min(chain_ps, d["one_chunk"]["step_ps"].get<double>());
+  }
+  ASSERT_TRUE(printed["class_warnings"].is_array());
+  size_t expected_warnings = 0;
+  for (const auto& [name, t_min_ps] : {std::pair<std::string, double>{"commodity-cpu", 40000}, {"fpga-asic", 5000}}) {
+    bool found = false;
+    for (const auto& w : printed["class_warnings"]) found = found || w.get<std::string>().find("class " + name) == 0;
+    EXPECT_EQ(found, chain_ps < t_min_ps) << name << " at " << chain_ps << " ps";
+    expected_warnings += chain_ps < t_min_ps ? 1 : 0;
+  }
+  EXPECT_EQ(printed["class_warnings"].size(), expected_warnings);
+  auto loaded = LoadSignedNodeProfile(dir_ + "/node-profile.json", testing::TestKeyPublic(0x33));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_FALSE(loaded->devices.empty());
+  const NodeDeviceProfile& host = loaded->devices[0];
+  EXPECT_EQ(host.id, "host");
+  ASSERT_EQ(host.fills.size(), 2u);
+  EXPECT_EQ(host.fills[0].chunk_labels, 64u);
+  EXPECT_GT(host.fills[1].bytes_per_s, 0);
+  EXPECT_EQ(host.lookup.samples, 50u);
+  EXPECT_EQ(host.lookup.labels_per_lookup, 16u);
+  EXPECT_GT(host.lookup.p999_us, 0);
+  EXPECT_EQ(host.one_chunk_labels, 256u);
+  EXPECT_GT(loaded->host_sequential_compression_ps, 0);
+  EXPECT_EQ(loaded->node_key_id, proto::KeyIdHex(proto::KeyIdOf(testing::TestKeyPublic(0x33))));
+  EXPECT_EQ(LoadSignedNodeProfile(dir_ + "/node-profile.json", testing::TestKeyPublic(0x44)).status().code(),
+            StatusCode::kPermissionDenied);
+  // --out without a key is a usage error.
+  EXPECT_EQ(Prover("bench --what=all --out=x.json").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace wipeproof

@@ -1,0 +1,244 @@
+// wipeproof-challenger, run as a process: keygen, exit codes, `wipe` and `serve --once` over TCP
+// against a TestAgent served from this process (challenger_test_agent.h), and the ledger they write
+// verified with `ledger verify`.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "common/hex.h"
+#include "proto/key_files.h"
+#include "tests/challenger/challenger_test_agent.h"
+#include "tests/support/run_binary.h"
+
+namespace wipeproof {
+namespace {
+
+using CliRun = testing::BinaryRun;
+using testing::ReadWholeFile;
+
+class ChallengerCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/wp-challenger-cli-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    std::ofstream(dir_ + "/profile.json") << R"({
+      "name": "cli-test", "chunk_labels": 64, "rounds": 4, "labels_per_round": 8,
+      "round_deadline_us": 500000, "fill_deadline_ms": 60000,
+      "adversary": {"class": "commodity-cpu", "t_min_ps": 40000, "safety_factor": 2},
+      "confidence": 0.99, "calibrated": false})";
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  // Runs `wipeproof-challenger <args>` in dir_.
+  CliRun Challenger(const std::string& args) { return testing::RunBinary(WIPEPROOF_CHALLENGER_BIN, args, dir_); }
+
+  void WriteInventory(const std::string& address) {
+    const proto::PublicKey node = testing::TestKeyPublic(0x33);
+    nlohmann::json inv = {
+        {"nodes",
+         {{{"name", "n1"},
+           {"address", address},
+           {"public_key", HexEncode(node.data(), node.size())},
+           {"devices", {{{"selector", "host"}, {"model", "host-dram"}, {"capacity_bytes", 64 * 64 * 32}}}}}}},
+        {"waves", {{{"name", "w1"}, {"nodes", {"n1"}}, {"period_s", 3600}, {"jitter_s", 60}, {"complete", true}}}},
+        {"reserves", {{"host-dram", 0}}}};
+    std::ofstream(dir_ + "/inventory.json") << inv.dump(2);
+  }
+
+  std::string SessionFlags() {
+    return "--inventory=inventory.json --authority_key=k-authority.key --challenger_key=k-challenger.key "
+           "--ledger=ledger.db --profile=profile.json --threads=1";
+  }
+
+  proto::PublicKey Pub(const std::string& name) {
+    auto key = proto::ReadPublicKeyFile(dir_ + "/" + name);
+    EXPECT_TRUE(key.ok()) << key.status().ToString();
+    return key.ok() ? *key : proto::PublicKey{};
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ChallengerCliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(Challenger("").exit_code, 2);
+  EXPECT_EQ(Challenger("frobnicate").exit_code, 2);
+  CliRun help = Challenger("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("keygen"), std::string::npos);
+  CliRun stray = Challenger("wipe --out=x");
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_EQ(stray.err, "wipeproof-challenger wipe: --out does not apply to wipe\n");
+  CliRun unknown = Challenger("wipe --node=a --frobnicate");  // gflags alone would exit 1
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err,
+            "wipeproof-challenger wipe: unknown flag '--frobnicate' (see wipeproof-challenger wipe --help)\n");
+  EXPECT_EQ(Challenger("wipe --inventory=inventory.json").exit_code, 2);  // no --node
+  EXPECT_EQ(Challenger("keygen").exit_code, 2);                           // no --out
+}
+
+TEST_F(ChallengerCliTest, KeygenWritesBothPairsAndRefusesToOverwrite) {
+  CliRun run = Challenger("keygen --out=k");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("authority  key id "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("challenger key id "), std::string::npos) << run.out;
+  for (const char* name : {"k-authority.key", "k-challenger.key"}) {
+    struct stat st;
+    ASSERT_EQ(stat((dir_ + "/" + name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << name;
+  }
+  EXPECT_NE(Pub("k-authority.pub"), Pub("k-challenger.pub"));
+  CliRun again = Challenger("keygen --out=k");
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("exists (use --overwrite"), std::string::npos) << again.err;
+  EXPECT_EQ(Challenger("keygen --out=k --overwrite").exit_code, 0);
+}
+
+TEST_F(ChallengerCliTest, WipePassesAndTheLedgerVerifies) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  testing::TcpTestAgent agent(testing::TestKey(0x33), testing::Cheat::kNone, Pub("k-authority.pub"),
+                              Pub("k-challenger.pub"));
+  WriteInventory(agent.address());
+  CliRun run = Challenger("wipe --node=n1 --json " + SessionFlags());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  nlohmann::json verdict = nlohmann::json::parse(run.out);
+  EXPECT_EQ(verdict["node"], "n1");
+  EXPECT_EQ(verdict["pass"], true);
+  EXPECT_EQ(verdict["statement"], "no bound: parameters not calibrated (profile cli-test)");
+  EXPECT_EQ(verdict["rounds"].size(), 4u);
+  EXPECT_EQ(verdict["failure"]["reason"], "none");
+  EXPECT_EQ(verdict["ledger"]["verdict_sequence"], 3);
+  EXPECT_NE(run.err.find("  PASS"), std::string::npos) << run.err;  // the summary, on stderr with --json
+  EXPECT_NE(run.err.find("NOT HELD  physical-binding"), std::string::npos) << run.err;
+
+  CliRun verify = Challenger("ledger verify --ledger=ledger.db --challenger_key=k-challenger.pub");
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+TEST_F(ChallengerCliTest, UnreachableNodeFailsWithExitOneAndIsRecorded) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  WriteInventory("127.0.0.1:1");
+  CliRun run = Challenger("wipe --node=n1 --connect_timeout_s=2 " + SessionFlags());
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("FAIL"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("failure: disconnected: cannot connect to the agent at 127.0.0.1:1"), std::string::npos)
+      << run.out;
+  CliRun show = Challenger("ledger show --ledger=ledger.db --challenger_key=k-challenger.pub");
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("failure=disconnected"), std::string::npos) << show.out;
+}
+
+TEST_F(ChallengerCliTest, ConfigurationErrorsExitTwoNamingTheField) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  std::ofstream(dir_ + "/inventory.json") << R"({"nodes": [{"name": "n1"}], "reserves": {}})";
+  CliRun run = Challenger("wipe --node=n1 " + SessionFlags());
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("inventory.json: nodes[0].address: missing"), std::string::npos) << run.err;
+  WriteInventory("127.0.0.1:1");
+  CliRun unknown = Challenger("wipe --node=n9 " + SessionFlags());
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no node named 'n9'"), std::string::npos) << unknown.err;
+  std::ofstream(dir_ + "/bad-profile.json") << R"({"name": "x"})";
+  CliRun profile = Challenger(
+      "wipe --node=n1 --inventory=inventory.json --authority_key=k-authority.key "
+      "--challenger_key=k-challenger.key --ledger=ledger.db --profile=bad-profile.json");
+  EXPECT_EQ(profile.exit_code, 2);
+  EXPECT_NE(profile.err.find("chunk_labels: missing"), std::string::npos) << profile.err;
+  chmod((dir_ + "/k-authority.key").c_str(), 0644);
+  CliRun key = Challenger("wipe --node=n1 " + SessionFlags());
+  EXPECT_EQ(key.exit_code, 2);
+  EXPECT_NE(key.err.find("--authority_key"), std::string::npos) << key.err;
+}
+
+TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  testing::TcpTestAgent agent(testing::TestKey(0x33), testing::Cheat::kNone, Pub("k-authority.pub"),
+                              Pub("k-challenger.pub"));
+  WriteInventory(agent.address());
+  CliRun run = Challenger("serve --once --json " + SessionFlags());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  nlohmann::json verdict = nlohmann::json::parse(run.out);  // one line, one session
+  EXPECT_EQ(verdict["pass"], true);
+  for (const auto& a : verdict["assumptions"]) {
+    if (a["name"] == "wave-complete") EXPECT_EQ(a["held"], true) << a.dump();
+  }
+  EXPECT_NE(run.err.find("1 session(s), 0 failed"), std::string::npos) << run.err;
+}
+
+// The tester's repro: an agent whose startSession fails with a 5 MiB error used to abort the
+// process (CHECK failure) in `wipe` and take `serve` down for the whole wave, leaving the order in
+// the ledger without a verdict. Now the text is cut, the session fails with exit 1, the other node
+// of the wave passes, and every order has its verdict in a ledger that verifies.
+TEST_F(ChallengerCliTest, HostileAgentNeitherCrashesWipeNorServe) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  const proto::PublicKey authority = Pub("k-authority.pub"), challenger = Pub("k-challenger.pub");
+  auto inventory = [&](const std::string& honest, const std::string& hostile) {
+    const proto::PublicKey a = testing::TestKeyPublic(0x33), b = testing::TestKeyPublic(0x44);
+    auto node = [](const std::string& name, const std::string& address, const proto::PublicKey& key) {
+      return nlohmann::json{
+          {"name", name},
+          {"address", address},
+          {"public_key", HexEncode(key.data(), key.size())},
+          {"devices", {{{"selector", "host"}, {"model", "host-dram"}, {"capacity_bytes", 64 * 64 * 32}}}}};
+    };
+    nlohmann::json inv = {
+        {"nodes", {node("n1", honest, a), node("n2", hostile, b)}},
+        {"waves",
+         {{{"name", "w1"}, {"nodes", {"n1", "n2"}}, {"period_s", 3600}, {"jitter_s", 60}, {"complete", true}}}},
+        {"reserves", {{"host-dram", 0}}}};
+    std::ofstream(dir_ + "/inventory.json") << inv.dump(2);
+  };
+
+  {
+    testing::TcpTestAgent hostile(testing::TestKey(0x44), testing::Cheat::kHugeRefusal, authority, challenger);
+    inventory("127.0.0.1:1", hostile.address());
+    CliRun wipe = Challenger("wipe --node=n2 --json " + SessionFlags());
+    EXPECT_EQ(wipe.exit_code, 1) << wipe.err.substr(0, 4000);
+    nlohmann::json verdict = nlohmann::json::parse(wipe.out);
+    EXPECT_EQ(verdict["pass"], false);
+    EXPECT_EQ(verdict["failure"]["reason"], "orderRefused");
+    const std::string text = verdict["failure"]["text"];
+    EXPECT_LE(text.size(), 4096u);
+    EXPECT_NE(text.find("bytes cut)"), std::string::npos) << text;
+    EXPECT_EQ(wipe.err.find("Check failed"), std::string::npos);
+  }
+  {
+    testing::TcpTestAgent honest(testing::TestKey(0x33), testing::Cheat::kNone, authority, challenger);
+    testing::TcpTestAgent hostile(testing::TestKey(0x44), testing::Cheat::kHugeRefusal, authority, challenger);
+    inventory(honest.address(), hostile.address());
+    CliRun serve = Challenger("serve --once --json " + SessionFlags());
+    EXPECT_EQ(serve.exit_code, 1) << serve.err.substr(0, 4000);
+    EXPECT_NE(serve.err.find("2 session(s), 1 failed"), std::string::npos) << serve.err.substr(0, 4000);
+    std::istringstream lines(serve.out);
+    std::string line;
+    std::map<std::string, nlohmann::json> by_node;
+    while (std::getline(lines, line)) {
+      nlohmann::json v = nlohmann::json::parse(line);
+      by_node[v["node"]] = v;
+    }
+    ASSERT_EQ(by_node.size(), 2u) << serve.out.substr(0, 4000);
+    EXPECT_EQ(by_node["n1"]["pass"], true);
+    EXPECT_EQ(by_node["n2"]["failure"]["reason"], "orderRefused");
+  }
+  // Three orders (wipe n2, serve n1 and n2), three verdicts, and the chain verifies.
+  CliRun show = Challenger("ledger show --ledger=ledger.db --challenger_key=k-challenger.pub");
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  size_t orders = 0, verdicts = 0;
+  for (size_t at = 0; (at = show.out.find("  order ", at)) != std::string::npos; ++at) ++orders;
+  for (size_t at = 0; (at = show.out.find("  verdict ", at)) != std::string::npos; ++at) ++verdicts;
+  EXPECT_EQ(orders, 3u) << show.out;
+  EXPECT_EQ(verdicts, 3u) << show.out;
+  CliRun verify = Challenger("ledger verify --ledger=ledger.db --challenger_key=k-challenger.pub");
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+}  // namespace
+}  // namespace wipeproof

@@ -1,0 +1,228 @@
+// Inventory and parameter-profile files: a good file parses; every malformed one is refused with
+// an error that names the field.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "challenger/fleet/inventory.h"
+#include "challenger/parameters/parameter_profile.h"
+#include "common/hex.h"
+#include "proto/key_files.h"
+#include "tests/challenger/challenger_test_agent.h"
+
+namespace wipeproof {
+namespace {
+
+std::string NodeKeyHex() {
+  const proto::PublicKey key = testing::TestKey(0x33).public_key;
+  return HexEncode(key.data(), key.size());
+}
+
+nlohmann::json GoodInventory() {
+  return nlohmann::json::parse(R"({
+    "nodes": [
+      {"name": "gpu-01", "address": "10.0.0.11:7700", "public_key": ")" +
+                               NodeKeyHex() + R"(",
+       "devices": [
+         {"selector": "host", "model": "host-dram", "capacity_bytes": 2147483648},
+         {"selector": "GPU-8c6f0000-0000-0000-0000-000000000001", "model": "NVIDIA H200",
+          "capacity_bytes": 150754820096}]},
+      {"name": "gpu-02", "address": "10.0.0.12:7700", "public_key": ")" +
+                               NodeKeyHex() + R"(",
+       "no_nvme_in_reach": true,
+       "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": 1073741824}]}
+    ],
+    "waves": [{"name": "rack-1", "nodes": ["gpu-01", "gpu-02"], "period_s": 86400, "jitter_s": 21600,
+               "complete": true}],
+    "reserves": {"host-dram": 0, "NVIDIA H200": 536870912}
+  })");
+}
+
+Status ParseError(const nlohmann::json& doc) {
+  auto inv = ParseInventoryJson(doc.dump(), "", "inv.json");
+  return inv.ok() ? Status::Ok() : inv.status();
+}
+
+TEST(InventoryTest, ParsesAGoodFile) {
+  auto inv = ParseInventoryJson(GoodInventory().dump(), "");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  ASSERT_EQ(inv->nodes.size(), 2u);
+  const InventoryNode* n = inv->FindNode("gpu-01");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->address, "10.0.0.11:7700");
+  EXPECT_EQ(n->public_key, testing::TestKey(0x33).public_key);
+  ASSERT_EQ(n->devices.size(), 2u);
+  EXPECT_EQ(n->devices[1].capacity_bytes, 150754820096u);
+  EXPECT_FALSE(n->no_nvme_in_reach);
+  EXPECT_TRUE(inv->FindNode("gpu-02")->no_nvme_in_reach);
+  EXPECT_EQ(inv->FindNode("nope"), nullptr);
+  const Wave* w = inv->WaveOf("gpu-02");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->name, "rack-1");
+  EXPECT_DOUBLE_EQ(w->period_s, 86400);
+  EXPECT_TRUE(w->complete);
+  EXPECT_EQ(*inv->ReserveFor("NVIDIA H200"), 536870912u);
+  EXPECT_EQ(inv->ReserveFor("MI300X").status().code(), StatusCode::kNotFound);
+}
+
+TEST(InventoryTest, ReadsKeyFilesRelativeToTheInventory) {
+  char dir_template[] = "/tmp/wp-inventory-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  auto keys = proto::GenerateKeyFiles(dir + "/node");
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  nlohmann::json doc = GoodInventory();
+  doc["nodes"][0].erase("public_key");
+  doc["nodes"][0]["public_key_file"] = "node.pub";
+  std::ofstream(dir + "/inventory.json") << doc.dump();
+  auto inv = LoadInventory(dir + "/inventory.json");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(inv->nodes[0].public_key, keys->public_key);
+  std::remove((dir + "/inventory.json").c_str());
+  std::remove(keys->secret_path.c_str());
+  std::remove(keys->public_path.c_str());
+  rmdir(dir.c_str());
+  EXPECT_EQ(LoadInventory(dir + "/inventory.json").status().code(), StatusCode::kNotFound);
+}
+
+struct BadCase {
+  const char* what;
+  std::function<void(nlohmann::json&)> edit;
+  const char* message;  // must appear in the error
+  StatusCode code = StatusCode::kInvalidArgument;
+};
+
+TEST(InventoryTest, MalformedFilesNameTheField) {
+  const std::vector<BadCase> cases = {
+      {"not json", nullptr, "inv.json: not valid JSON"},
+      {"missing capacity", [](nlohmann::json& d) { d["nodes"][1]["devices"][0].erase("capacity_bytes"); },
+       "inv.json: nodes[1].devices[0].capacity_bytes: missing"},
+      {"capacity as text", [](nlohmann::json& d) { d["nodes"][0]["devices"][0]["capacity_bytes"] = "2G"; },
+       "nodes[0].devices[0].capacity_bytes: want an unsigned integer, got \"2G\""},
+      {"zero capacity", [](nlohmann::json& d) { d["nodes"][0]["devices"][0]["capacity_bytes"] = 0; },
+       "nodes[0].devices[0].capacity_bytes: must be > 0"},
+      {"typo", [](nlohmann::json& d) { d["nodes"][0]["adress"] = "x"; }, "nodes[0]: unknown field 'adress'"},
+      {"no port", [](nlohmann::json& d) { d["nodes"][0]["address"] = "10.0.0.11"; },
+       "nodes[0].address: '10.0.0.11' is not host:port"},
+      {"bad port", [](nlohmann::json& d) { d["nodes"][0]["address"] = "h:70000"; }, "port must be in [1, 65535]"},
+      {"bad key", [](nlohmann::json& d) { d["nodes"][0]["public_key"] = "abcd"; }, "nodes[0].public_key"},
+      {"two keys", [](nlohmann::json& d) { d["nodes"][0]["public_key_file"] = "k.pub"; },
+       "nodes[0]: give exactly one of public_key"},
+      {"no key", [](nlohmann::json& d) { d["nodes"][0].erase("public_key"); }, "nodes[0]: give exactly one"},
+      {"missing key file",
+       [](nlohmann::json& d) {
+         d["nodes"][0].erase("public_key");
+         d["nodes"][0]["public_key_file"] = "/nonexistent/k.pub";
+       },
+       "nodes[0].public_key_file", StatusCode::kNotFound},
+      {"duplicate node", [](nlohmann::json& d) { d["nodes"][1]["name"] = "gpu-01"; },
+       "nodes[1].name: 'gpu-01' appears twice"},
+      {"duplicate selector", [](nlohmann::json& d) { d["nodes"][0]["devices"][1]["selector"] = "host"; },
+       "nodes[0].devices[1].selector: 'host' appears twice"},
+      {"no devices", [](nlohmann::json& d) { d["nodes"][0]["devices"] = nlohmann::json::array(); },
+       "nodes[0].devices: want a non-empty array"},
+      {"no nodes", [](nlohmann::json& d) { d.erase("nodes"); }, "nodes: missing"},
+      {"no reserve for a model", [](nlohmann::json& d) { d["reserves"].erase("NVIDIA H200"); },
+       "reserves: no entry for model 'NVIDIA H200' (used by nodes[0].devices[1])"},
+      {"reserve negative", [](nlohmann::json& d) { d["reserves"]["host-dram"] = -1; }, "reserves.host-dram: want"},
+      {"no reserves", [](nlohmann::json& d) { d.erase("reserves"); }, "reserves: missing"},
+      {"unknown wave node", [](nlohmann::json& d) { d["waves"][0]["nodes"][1] = "gpu-99"; },
+       "waves[0].nodes[1]: no node named 'gpu-99'"},
+      {"node in two waves",
+       [](nlohmann::json& d) {
+         d["waves"].push_back({{"name", "rack-2"}, {"nodes", {"gpu-02"}}, {"period_s", 10}, {"complete", false}});
+       },
+       "waves[1].nodes[0]: node 'gpu-02' is already in wave 'rack-1'"},
+      {"jitter over period", [](nlohmann::json& d) { d["waves"][0]["jitter_s"] = 90000; },
+       "waves[0].jitter_s: must be in [0, period_s]"},
+      {"zero period", [](nlohmann::json& d) { d["waves"][0]["period_s"] = 0; }, "waves[0].period_s: must be > 0"},
+      {"complete missing", [](nlohmann::json& d) { d["waves"][0].erase("complete"); }, "waves[0].complete: missing"},
+      {"complete as string", [](nlohmann::json& d) { d["waves"][0]["complete"] = "yes"; },
+       "waves[0].complete: want true or false"},
+  };
+  for (const BadCase& c : cases) {
+    Status s;
+    if (c.edit == nullptr) {
+      auto inv = ParseInventoryJson("{nodes: [", "", "inv.json");
+      s = inv.ok() ? Status::Ok() : inv.status();
+    } else {
+      nlohmann::json doc = GoodInventory();
+      c.edit(doc);
+      s = ParseError(doc);
+    }
+    EXPECT_EQ(s.code(), c.code) << c.what << ": " << s.ToString();
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << c.what << ": " << s.ToString();
+  }
+}
+
+TEST(ProfileTest, DefaultIsUncalibrated) {
+  const Profile p = DefaultProfile();
+  EXPECT_EQ(p.name, "default-uncalibrated");
+  EXPECT_FALSE(p.calibrated);
+  EXPECT_EQ(p.chunk_labels, 4096u);
+  EXPECT_EQ(p.rounds, 16u);
+  EXPECT_EQ(p.labels_per_round, 64u);
+  EXPECT_EQ(p.round_deadline_us, 50'000u);
+  EXPECT_TRUE(ValidateProfile(p).ok());
+  // Derived fill deadline: 2 GiB at 8 MiB/s = 256 s, + 60 s slack.
+  EXPECT_EQ(FillDeadlineUs(p, uint64_t{2} << 30), 316'000'000u);
+}
+
+constexpr char kGoodProfile[] = R"({
+  "name": "rack-cpu-2^14", "chunk_labels": 16384, "format": "posedb-blake3-c1", "rounds": 32,
+  "labels_per_round": 64, "labels_per_round_by_model": {"NVIDIA H200": 256},
+  "round_deadline_us": 400, "fill_deadline_ms": 90000,
+  "adversary": {"class": "commodity-cpu", "t_min_ps": 40000, "safety_factor": 2},
+  "confidence": 0.999, "calibrated": true, "honest_round_p999_us": 180, "order_ttl_s": 120
+})";
+
+TEST(ProfileTest, ParsesAGoodFile) {
+  auto p = ParseProfileJson(kGoodProfile);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->name, "rack-cpu-2^14");
+  EXPECT_EQ(p->chunk_labels, 16384u);
+  EXPECT_EQ(p->rounds, 32u);
+  EXPECT_EQ(LabelsPerRoundFor(*p, "NVIDIA H200"), 256u);
+  EXPECT_EQ(LabelsPerRoundFor(*p, "host-dram"), 64u);
+  EXPECT_EQ(p->round_deadline_us, 400u);
+  EXPECT_EQ(FillDeadlineUs(*p, uint64_t{1} << 40), 90'000'000u);  // fixed, whatever the bytes
+  EXPECT_EQ(p->adversary.name, "commodity-cpu");
+  EXPECT_EQ(p->adversary.t_min_ps, 40000u);
+  EXPECT_DOUBLE_EQ(p->confidence, 0.999);
+  EXPECT_TRUE(p->calibrated);
+  EXPECT_EQ(p->order_ttl_us, 120'000'000u);
+}
+
+TEST(ProfileTest, MalformedProfilesNameTheField) {
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](nlohmann::json& d) { d["chunk_labels"] = 3000; }, "chunk_labels: 3000 is not a power of two"},
+      {[](nlohmann::json& d) { d.erase("rounds"); }, "rounds: missing"},
+      {[](nlohmann::json& d) { d["rounds"] = 0; }, "rounds: must be >= 1"},
+      {[](nlohmann::json& d) { d["confidence"] = 1.0; }, "confidence: must be in (0, 1)"},
+      {[](nlohmann::json& d) { d["format"] = "sha256"; }, "format: want posedb-blake3-c1 or posedb-blake3-192"},
+      {[](nlohmann::json& d) { d["adversary"]["safety_factor"] = 0.5; }, "adversary.safety_factor"},
+      {[](nlohmann::json& d) { d["adversary"].erase("t_min_ps"); }, "adversary.t_min_ps: missing"},
+      {[](nlohmann::json& d) { d.erase("adversary"); }, "adversary: missing"},
+      {[](nlohmann::json& d) { d["deadline_us"] = 5; }, "unknown field 'deadline_us'"},
+      {[](nlohmann::json& d) { d["labels_per_round_by_model"]["X"] = "many"; },
+       "labels_per_round_by_model.X: want an unsigned integer"},
+      {[](nlohmann::json& d) { d.erase("calibrated"); }, "calibrated: missing"},
+  };
+  for (const auto& [edit, message] : cases) {
+    nlohmann::json doc = nlohmann::json::parse(kGoodProfile);
+    edit(doc);
+    auto p = ParseProfileJson(doc.dump(), "p.json");
+    ASSERT_FALSE(p.ok()) << message;
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(p.status().message().rfind("p.json: ", 0), 0u) << p.status().ToString();
+    EXPECT_NE(p.status().message().find(message), std::string::npos) << p.status().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace wipeproof

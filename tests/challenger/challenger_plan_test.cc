@@ -1,0 +1,221 @@
+// Session plans (chunk-aligned, disjoint, reserve respected, signed orders that pass the shape
+// check) and challenge indices (distinct chunks per round, in range, per-device counts, fresh per
+// session), and the expected-label worker against the reference labeler.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+
+#include "challenger/fleet/plan_builder.h"
+#include "challenger/session/challenges.h"
+#include "challenger/session/expected_labels.h"
+#include "challenger/session/session_plan.h"
+#include "kernels/region_labeler.h"
+#include "proto/codec.h"
+#include "proto/signing.h"
+#include "tests/challenger/challenger_test_agent.h"
+
+namespace wipeproof {
+namespace {
+
+constexpr uint32_t kM = testing::kTestChunkLabels;
+
+TEST(PlanTest, LabelCountIsWholeChunksOfCapacityMinusReserve) {
+  EXPECT_EQ(PlannedLabelCount(64 * kM * 32, 0, kM), 64u * kM);
+  EXPECT_EQ(PlannedLabelCount(64 * kM * 32 + 31, 0, kM), 64u * kM);
+  EXPECT_EQ(PlannedLabelCount(64 * kM * 32, 1, kM), 63u * kM);  // one byte of reserve costs a chunk
+  EXPECT_EQ(PlannedLabelCount(kM * 32 - 1, 0, kM), 0u);
+  EXPECT_EQ(PlannedLabelCount(100, 200, kM), 0u);
+}
+
+TEST(PlanTest, ChunkAlignedDisjointAndReserveRespected) {
+  const Inventory inv = testing::TestInventory();
+  FakeClock clock;
+  Profile profile = testing::TestProfile();
+  profile.labels_per_round_by_model["test-gpu"] = 500;  // capped at the device's 96 chunks
+  auto plan = BuildPlan(inv, "node-a", profile, LoneSessionWaveContext(inv, "node-a"), clock);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->devices.size(), 2u);
+  uint64_t next = 0;
+  for (const PlannedDevice& d : plan->devices) {
+    EXPECT_EQ(d.first_label % kM, 0u) << d.selector;
+    EXPECT_EQ(d.label_count % kM, 0u) << d.selector;
+    EXPECT_EQ(d.first_label, next);  // laid end to end: disjoint, no shared chunk
+    next = d.first_label + d.label_count;
+    EXPECT_LE(d.planned_bytes(), d.capacity_bytes - d.allowed_reserve_bytes) << d.selector;
+    EXPECT_LT(d.capacity_bytes - d.allowed_reserve_bytes - d.planned_bytes(), uint64_t{kM} * 32) << d.selector;
+  }
+  EXPECT_EQ(plan->devices[0].labels_per_round, 32u);
+  EXPECT_EQ(plan->devices[1].allowed_reserve_bytes, 1000u);
+  EXPECT_EQ(plan->devices[1].label_count, 96u * kM);
+  EXPECT_EQ(plan->devices[1].labels_per_round, 96u);
+  EXPECT_TRUE(plan->host_memory_in_plan);
+  EXPECT_FALSE(plan->wave_complete);  // node-b of its wave is not in a lone session
+  EXPECT_EQ(plan->wave.name, "wave-1");
+  EXPECT_EQ(plan->fill_deadline_us, 60'000'000u);
+  EXPECT_EQ(plan->expires_at_unix_us - plan->issued_at_unix_us, 300'000'000);
+  EXPECT_EQ(plan->issued_at_unix_us, clock.UnixMicros());
+  EXPECT_GT(plan->session_timeout_us, plan->fill_deadline_us + 16 * profile.round_deadline_us);
+
+  // The signed order verifies under the authority key and passes proto's shape check.
+  const proto::KeyPair authority = testing::TestKey(0x11);
+  auto order = SignOrder(*plan, authority);
+  ASSERT_TRUE(order.ok()) << order.status().ToString();
+  auto parsed = proto::VerifyAndParse<proto::WipeOrder>(*order, authority.public_key);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  proto::WipeOrder::Reader o = parsed->root();
+  EXPECT_EQ(std::string(o.getNodeName().cStr()), "node-a");
+  EXPECT_EQ(o.getChunkLabels(), kM);
+  EXPECT_EQ(o.getRounds(), 16u);
+  EXPECT_EQ(o.getDevices()[1].getCapacityBytes(), 96u * kM * 32 + 1000);
+  EXPECT_EQ(std::string(o.getProfile().getName().cStr()), "test-uncalibrated");
+  EXPECT_FALSE(o.getProfile().getCalibrated());
+  EXPECT_EQ(o.getProfile().getRecomputeFloorUs(), 1u);  // 1.92 us
+  EXPECT_TRUE(o.getHostMemoryInPlan());
+  const proto::KeyId node_id = proto::KeyIdOf(testing::TestKey(0x33).public_key);
+  EXPECT_EQ(0, std::memcmp(o.getNodeKeyId().begin(), node_id.data(), node_id.size()));
+}
+
+TEST(PlanTest, FreshSeedAndSessionIdPerSession) {
+  const Inventory inv = testing::TestInventory();
+  FakeClock clock;
+  auto a = BuildPlan(inv, "node-a", testing::TestProfile(), {}, clock);
+  auto b = BuildPlan(inv, "node-a", testing::TestProfile(), {}, clock);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->seed, b->seed);
+  EXPECT_NE(a->session_id, b->session_id);
+}
+
+TEST(PlanTest, Errors) {
+  Inventory inv = testing::TestInventory();
+  FakeClock clock;
+  EXPECT_EQ(BuildPlan(inv, "node-z", testing::TestProfile(), {}, clock).status().code(), StatusCode::kNotFound);
+  inv.nodes[0].devices[0].capacity_bytes = kM * 32 - 1;
+  auto small = BuildPlan(inv, "node-a", testing::TestProfile(), {}, clock);
+  EXPECT_EQ(small.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(small.status().message().find("node node-a device host"), std::string::npos) << small.status().ToString();
+  Profile bad = testing::TestProfile();
+  bad.chunk_labels = 100;
+  EXPECT_EQ(BuildPlan(testing::TestInventory(), "node-a", bad, {}, clock).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(PlanTest, WaveContext) {
+  Inventory inv = testing::TestInventory();
+  WaveContext lone = LoneSessionWaveContext(inv, "node-a");
+  EXPECT_EQ(lone.name, "wave-1");
+  EXPECT_TRUE(lone.declared_complete);
+  EXPECT_EQ(lone.wave_nodes, 2u);
+  EXPECT_FALSE(lone.whole_wave_in_session);
+  inv.waves[0].nodes = {"node-a"};
+  EXPECT_TRUE(LoneSessionWaveContext(inv, "node-a").whole_wave_in_session);
+  EXPECT_TRUE(LoneSessionWaveContext(inv, "node-b").name.empty());
+}
+
+std::vector<ChallengeRange> Ranges() { return {{0, 64 * kM, 32}, {64 * kM, 96 * kM, 96}, {160 * kM, 7 * kM, 1}}; }
+
+TEST(ChallengeTest, DistinctChunksInRangeWithPerDeviceCounts) {
+  auto set = GenerateChallenges(Ranges(), 50, kM);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->rounds(), 50u);
+  EXPECT_EQ(set->devices(), 3u);
+  EXPECT_EQ(set->LabelsPerRound(), 32u + 96u + 1u);
+  std::vector<std::set<uint64_t>> seen_chunks(3);
+  for (uint32_t r = 0; r < 50; ++r) {
+    for (size_t d = 0; d < 3; ++d) {
+      const ChallengeRange range = Ranges()[d];
+      const auto& idx = set->Indices(r, d);
+      ASSERT_EQ(idx.size(), range.labels_per_round);
+      std::set<uint64_t> chunks;
+      for (uint64_t g : idx) {
+        EXPECT_GE(g, range.first_label);
+        EXPECT_LT(g, range.first_label + range.label_count);
+        chunks.insert(g / kM);
+        seen_chunks[d].insert(g / kM);
+      }
+      EXPECT_EQ(chunks.size(), idx.size()) << "round " << r << " device " << d << ": a chunk repeats";
+    }
+  }
+  // q = all 96 chunks: every round covers the whole device.
+  EXPECT_EQ(set->DistinctChunks(1, 1, kM), 96u);
+  EXPECT_EQ(set->DistinctChunks(0, 50, kM), seen_chunks[0].size());
+  EXPECT_EQ(seen_chunks[0].size(), 64u);  // 50 rounds of 32 of 64 chunks: all seen (p(miss) ~ 2^-50 each)
+  EXPECT_EQ(set->DistinctChunks(0, 0, kM), 0u);
+}
+
+TEST(ChallengeTest, RanksAreSpreadOverTheChunk) {
+  auto set = GenerateChallenges({{0, 4 * kM, 4}}, 200, kM);
+  ASSERT_TRUE(set.ok());
+  std::set<uint64_t> ranks;
+  for (uint32_t r = 0; r < 200; ++r) {
+    for (uint64_t g : set->Indices(r, 0)) ranks.insert(g % kM);
+  }
+  EXPECT_GT(ranks.size(), kM * 3 / 4);  // 800 draws over 64 ranks
+}
+
+TEST(ChallengeTest, TwoSessionsDrawDifferentIndices) {
+  auto a = GenerateChallenges(Ranges(), 4, kM);
+  auto b = GenerateChallenges(Ranges(), 4, kM);
+  ASSERT_TRUE(a.ok() && b.ok());
+  bool differ = false;
+  for (uint32_t r = 0; r < 4; ++r) differ = differ || a->Indices(r, 0) != b->Indices(r, 0);
+  EXPECT_TRUE(differ);
+}
+
+TEST(ChallengeTest, Errors) {
+  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 5}}, 1, kM).ok());  // more than its chunks
+  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 0}}, 1, kM).ok());
+  EXPECT_FALSE(GenerateChallenges({{0, 0, 1}}, 1, kM).ok());
+  EXPECT_FALSE(GenerateChallenges({}, 1, kM).ok());
+}
+
+TEST(ChallengeTest, UniformBelowStaysBelow) {
+  for (uint64_t bound : {uint64_t{1}, uint64_t{2}, uint64_t{1} << 32, (uint64_t{1} << 33) + 7, UINT64_MAX}) {
+    for (int i = 0; i < 100; ++i) EXPECT_LT(UniformBelow(bound), bound);
+  }
+}
+
+TEST(ExpectedLabelsTest, MatchTheRegionLabeler) {
+  const std::vector<ChallengeRange> ranges = {{0, 16 * kM, 8}, {16 * kM, 8 * kM, 8}};
+  auto set = GenerateChallenges(ranges, 6, kM);
+  ASSERT_TRUE(set.ok());
+  ExpectedLabelsSpec spec;
+  for (int i = 0; i < kSeedBytes; ++i) spec.seed[i] = static_cast<uint8_t>(i * 7);
+  spec.chunk_labels = kM;
+  spec.devices = ranges;
+  spec.threads = 2;
+  auto expected = ExpectedLabels::Start(spec, *set);
+  ASSERT_TRUE(expected->Wait().ok());
+  EXPECT_TRUE(expected->ready());
+  RegionSpec region;
+  std::memcpy(region.seed, spec.seed, kSeedBytes);
+  region.chunk_labels = kM;
+  region.first = 0;
+  region.count = 24 * kM;
+  std::vector<uint8_t> all(region.count * 32);
+  ASSERT_TRUE(LabelRegion(region, all.data()).ok());
+  for (uint32_t r = 0; r < 6; ++r) {
+    size_t at = 0;
+    for (size_t d = 0; d < 2; ++d) {
+      for (uint64_t g : set->Indices(r, d)) {
+        EXPECT_EQ(0, std::memcmp(expected->Round(r) + at, all.data() + g * 32, 32)) << "round " << r << " label " << g;
+        at += 32;
+      }
+    }
+  }
+}
+
+TEST(ExpectedLabelsTest, DestructorCancels) {
+  auto set = GenerateChallenges({{0, 4096 * 4096, 64}}, 64, 4096);
+  ASSERT_TRUE(set.ok());
+  ExpectedLabelsSpec spec;
+  spec.chunk_labels = 4096;
+  spec.devices = {{0, 4096 * 4096, 64}};
+  spec.threads = 1;
+  auto expected = ExpectedLabels::Start(spec, *set);
+  expected.reset();  // returns after at most one batch, not after all 4096 chunks
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace wipeproof

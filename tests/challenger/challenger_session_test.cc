@@ -1,0 +1,525 @@
+// Whole sessions in process (style.md 10): the challenger's SessionRunner against a TestAgent that
+// stores real labels, over an in-memory pipe, with a FakeClock. An honest agent passes with a signed,
+// verifiable verdict; each cheating agent fails with its typed reason.
+#include <gtest/gtest.h>
+#include <kj/async-io.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "challenger/fleet/plan_builder.h"
+#include "challenger/ledger/ledger.h"
+#include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/session/session_plan.h"
+#include "challenger/session/session_runner.h"
+#include "challenger/session/wave_sync.h"
+#include "kernels/chunk_verifier.h"
+#include "proto/codec.h"
+#include "proto/signing.h"
+#include "tests/challenger/challenger_test_agent.h"
+
+namespace wipeproof {
+namespace {
+
+using proto::FailureReason;
+using proto::LedgerRecordKind;
+using testing::Cheat;
+using testing::TestAgentLog;
+using testing::TestAgentOptions;
+
+class SessionTest : public ::testing::Test {
+ protected:
+  SessionTest() : io_(kj::setupAsyncIo()) {}
+  ~SessionTest() noexcept override {}
+
+  // Runs one session of `node` under `profile` against a TestAgent with `options`.
+  SessionOutcome Run(TestAgentOptions options, const Profile& profile, const std::string& node = "node-a",
+                     const std::optional<proto::KeyPair>& agent_key = std::nullopt, RecordSink* records = nullptr) {
+    options.clock = &clock_;
+    auto plan = BuildPlan(inventory_, node, profile, LoneSessionWaveContext(inventory_, node), clock_);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    plan_ = *plan;
+    PipeHolder holder;
+    proto::KeyPair node_key = agent_key ? *agent_key : testing::TestKey(node == "node-a" ? 0x33 : 0x44);
+    options.disconnect = [&holder] { holder.pipe->Cut(); };
+    auto agent = kj::heap<testing::TestAgent>(authority_.public_key, challenger_.public_key, node_key,
+                                              std::move(options), &log_);
+    holder.pipe = std::make_unique<testing::PipeConnector>(io_, kj::mv(agent));
+    SessionEnv env;
+    env.clock = &clock_;
+    env.timer = &io_.provider->getTimer();
+    env.wait_scope = &io_.waitScope;
+    env.records = records != nullptr ? records : &sink_;
+    env.threads = 2;
+    env.expected_labels_test_delay_us = expected_labels_delay_us_;
+    SessionRunner runner(*plan, SessionKeys{authority_, challenger_}, env);
+    auto outcome = runner.Run(*holder.pipe);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
+    return std::move(outcome).value();
+  }
+
+  proto::Parsed<proto::Verdict> VerdictOf(const SessionOutcome& outcome) {
+    auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger_.public_key);
+    EXPECT_TRUE(verdict.ok()) << verdict.status().ToString();
+    return std::move(verdict).value();
+  }
+
+  std::vector<LedgerRecordKind> RecordKinds() {
+    std::vector<LedgerRecordKind> kinds;
+    for (const auto& r : sink_.records()) kinds.push_back(r.kind);
+    return kinds;
+  }
+
+  struct PipeHolder {
+    std::unique_ptr<testing::PipeConnector> pipe;
+  };
+
+  kj::AsyncIoContext io_;
+  FakeClock clock_;
+  const proto::KeyPair authority_ = testing::TestKey(0x11);
+  const proto::KeyPair challenger_ = testing::TestKey(0x22);
+  const Inventory inventory_ = testing::TestInventory();
+  testing::MemoryRecordSink sink_;
+  TestAgentLog log_;
+  SessionPlan plan_;
+  uint64_t expected_labels_delay_us_ = 0;
+};
+
+// The challenger finishes its expected labels 1.5 s after the fill (more than the 1 s slack of a
+// round's real-time bound): the event loop must keep its timer current while it waits, or round 0
+// would time out at once although the agent answers in time.
+TEST_F(SessionTest, HonestAgentPassesWhenExpectedLabelsFinishLongAfterTheFill) {
+  expected_labels_delay_us_ = 1'500'000;
+  SessionOutcome outcome = Run({}, testing::TestProfile());
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  EXPECT_EQ(outcome.rounds.size(), 16u);
+}
+
+TEST_F(SessionTest, HonestAgentPassesWithSignedVerifiableVerdict) {
+  SessionOutcome outcome = Run({}, testing::TestProfile());
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  EXPECT_TRUE(outcome.ledger.ok()) << outcome.ledger.ToString();
+  auto verdict = VerdictOf(outcome);
+  proto::Verdict::Reader v = verdict.root();
+  EXPECT_TRUE(v.getPass());
+  EXPECT_EQ(v.getFailure().getReason(), FailureReason::NONE);
+  EXPECT_EQ(v.getRounds().size(), 16u);
+  for (auto r : v.getRounds()) {
+    EXPECT_TRUE(r.getDeadlineMet());
+    EXPECT_TRUE(r.getAllCorrect());
+    EXPECT_EQ(r.getLabelsChecked(), 32u + 32u);  // host q=32, GPU q=32
+  }
+  ASSERT_EQ(v.getDevices().size(), 2u);
+  EXPECT_EQ(std::string(v.getDevices()[0].getSelector().cStr()), "host");
+  EXPECT_EQ(v.getDevices()[1].getPlannedBytes(), 96u * 64 * 32);
+  EXPECT_GE(v.getDevices()[0].getChunksChecked(), 32u);
+  EXPECT_LE(v.getDevices()[0].getChunksChecked(), 64u);
+  // Uncalibrated: no bound, and it says why.
+  EXPECT_FALSE(v.getBoundStated());
+  EXPECT_FALSE(v.getDeadlineRuleSatisfied());  // 1000 us > 1.92 us floor
+  EXPECT_EQ(std::string(v.getStatement().cStr()), "no bound: parameters not calibrated (profile test-uncalibrated)");
+  EXPECT_EQ(v.getTotalUnwipedBoundBytes(), 0u);
+  EXPECT_EQ(v.getAssumptions().size(), 5u);
+
+  // The agent's transcript verifies and is in the signed receipt.
+  ASSERT_TRUE(outcome.transcript.has_value());
+  ASSERT_TRUE(outcome.receipt.has_value());
+  EXPECT_FALSE(outcome.superseded_verdict.has_value());
+  auto receipt = proto::VerifyAndParse<proto::Receipt>(*outcome.receipt, challenger_.public_key);
+  ASSERT_TRUE(receipt.ok()) << receipt.status().ToString();
+  EXPECT_TRUE(receipt->root().getPass());
+  EXPECT_TRUE(receipt->root().hasTranscript());
+  auto transcript = proto::VerifyAndParse<proto::TranscriptDigest>(receipt->root().getTranscript(),
+                                                                   testing::TestKey(0x33).public_key);
+  EXPECT_TRUE(transcript.ok()) << transcript.status().ToString();
+  const proto::Digest vd = proto::Blake2b256(proto::AsView(outcome.verdict.payload));
+  EXPECT_EQ(0, std::memcmp(receipt->root().getVerdictDigest().begin(), vd.data(), vd.size()));
+  ASSERT_TRUE(outcome.verdict_sequence.has_value());
+  EXPECT_EQ(receipt->root().getLedgerSequence(), *outcome.verdict_sequence);
+
+  // Everything went to the ledger, in order; the agent released its memory.
+  EXPECT_EQ(RecordKinds(), (std::vector<LedgerRecordKind>{LedgerRecordKind::ORDER, LedgerRecordKind::FILL_REPORT,
+                                                          LedgerRecordKind::ROUND_LOG, LedgerRecordKind::VERDICT,
+                                                          LedgerRecordKind::TRANSCRIPT, LedgerRecordKind::RECEIPT}));
+  EXPECT_EQ(sink_.records()[3].bytes, proto::EncodeEnvelope(outcome.verdict));
+  EXPECT_EQ(log_.finishes, 1);
+  EXPECT_EQ(log_.aborts, 0);
+  EXPECT_FALSE(log_.holds_memory);
+}
+
+TEST_F(SessionTest, BoundStatedOnlyWithCalibratedProfileMeetingTheRule) {
+  SessionOutcome outcome = Run({}, testing::CalibratedTestProfile());
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  auto verdict = VerdictOf(outcome);
+  proto::Verdict::Reader v = verdict.root();
+  EXPECT_TRUE(v.getDeadlineRuleSatisfied());
+  EXPECT_TRUE(v.getBoundStated());
+  uint64_t sum = 0;
+  for (auto d : v.getDevices()) {
+    EXPECT_GT(d.getUnwipedBoundBytes(), d.getCapacityBytes() - d.getPlannedBytes());
+    EXPECT_LT(d.getUnwipedBoundBytes(), d.getCapacityBytes());
+    EXPECT_DOUBLE_EQ(d.getConfidence(), 1 - 0.01 / 2);
+    sum += d.getUnwipedBoundBytes();
+  }
+  EXPECT_EQ(v.getTotalUnwipedBoundBytes(), sum);
+  const std::string statement = v.getStatement().cStr();
+  EXPECT_NE(statement.find("at 99.5% confidence at most "), std::string::npos) << statement;
+  EXPECT_NE(statement.find(" bytes of device GPU-test-0 were not wiped"), std::string::npos) << statement;
+  EXPECT_NE(statement.find("together at 99% confidence: at most " + std::to_string(sum) + " bytes"), std::string::npos)
+      << statement;
+
+  // Calibrated, but the round deadline is above the floor: no bound, and the class is named.
+  Profile slow = testing::CalibratedTestProfile();
+  slow.round_deadline_us = 4;
+  SessionOutcome slow_outcome = Run({}, slow);
+  ASSERT_TRUE(slow_outcome.pass);
+  auto slow_verdict = VerdictOf(slow_outcome);
+  EXPECT_FALSE(slow_verdict.root().getBoundStated());
+  EXPECT_EQ(std::string(slow_verdict.root().getStatement().cStr()),
+            "no bound: deadline rule not met for class commodity-cpu (round deadline 4 us > recompute floor 3.84 us "
+            "for class commodity-cpu)");
+}
+
+// A bound needs the honest margin too: the honest p99.9 round time measured, and the deadline at
+// least kHonestRoundMargin (1.2) times it; otherwise the statement says which condition failed.
+TEST_F(SessionTest, NoBoundWithoutTheHonestRoundMargin) {
+  auto statement_of = [this](const Profile& p) {
+    SessionOutcome outcome = Run({}, p);
+    EXPECT_TRUE(outcome.pass) << outcome.failure.Describe();
+    EXPECT_FALSE(outcome.summary.bound_stated);
+    auto verdict = VerdictOf(outcome);
+    EXPECT_TRUE(verdict.root().getDeadlineRuleSatisfied());  // the rule itself holds
+    EXPECT_FALSE(verdict.root().getBoundStated());
+    EXPECT_EQ(verdict.root().getTotalUnwipedBoundBytes(), 0u);
+    for (auto d : verdict.root().getDevices()) EXPECT_EQ(d.getUnwipedBoundBytes(), 0u);
+    return std::string(verdict.root().getStatement().cStr());
+  };
+  Profile unmeasured = testing::CalibratedTestProfile();
+  unmeasured.honest_round_p999_us = 0;
+  EXPECT_EQ(statement_of(unmeasured),
+            "no bound: honest round time not measured (profile test-calibrated has no honest_round_p999_us)");
+  Profile tight = testing::CalibratedTestProfile();
+  tight.honest_round_p999_us = 3;  // = the deadline: no margin
+  EXPECT_EQ(statement_of(tight),
+            "no bound: round deadline 3 us is not at least 1.2 x the honest p99.9 round time 3 us (profile "
+            "test-calibrated): honest nodes would fail rounds");
+  Profile slower = testing::CalibratedTestProfile();
+  slower.honest_round_p999_us = 500;  // honest rounds slower than the deadline
+  EXPECT_NE(statement_of(slower).find("honest p99.9 round time 500 us"), std::string::npos);
+  // The conditions are reported in order: an uncalibrated profile says so first.
+  Profile uncalibrated = unmeasured;
+  uncalibrated.calibrated = false;
+  SessionOutcome outcome = Run({}, uncalibrated);
+  EXPECT_EQ(outcome.summary.statement, "no bound: parameters not calibrated (profile test-calibrated)");
+  // With the margin (3 us >= 1.2 * 2 us) the bound is stated.
+  SessionOutcome calibrated = Run({}, testing::CalibratedTestProfile());
+  EXPECT_TRUE(calibrated.summary.honest_margin_met);
+  EXPECT_TRUE(calibrated.summary.bound_stated);
+}
+
+// The capacity assumption rests on the node's own report: it says so when it holds.
+TEST_F(SessionTest, CapacityAssumptionSaysItIsTheNodesOwnReport) {
+  SessionOutcome outcome = Run({}, testing::TestProfile());
+  ASSERT_TRUE(outcome.pass);
+  bool found = false;
+  for (const AssumptionResult& a : outcome.summary.assumptions) {
+    if (a.name != kCapacityAsDeclared) continue;
+    found = true;
+    EXPECT_TRUE(a.held);
+    EXPECT_NE(a.detail.find("as reported by the node; not independently verified"), std::string::npos) << a.detail;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(SessionTest, BlankChunksAreCaughtAsWrongLabel) {
+  TestAgentOptions cheat;
+  cheat.cheat = Cheat::kBlankChunks;  // every 10th chunk zeroed: ~10% of the memory kept for itself
+  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  const SessionFailure& f = outcome.failure;
+  EXPECT_EQ(f.reason, FailureReason::WRONG_LABEL) << f.Describe();
+  EXPECT_TRUE(f.has_round && f.has_label);
+  EXPECT_EQ(f.received, std::vector<uint8_t>(32, 0));
+  // The blank chunks are chunk 0, 10, 20, ... of each device's own range.
+  const PlannedDevice* device = nullptr;
+  for (const auto& d : plan_.devices) {
+    if (d.selector == f.device) device = &d;
+  }
+  ASSERT_NE(device, nullptr) << f.device;
+  EXPECT_EQ((f.label_index - device->first_label) / testing::kTestChunkLabels % 10, 0u);
+  // The expected label is what the spec says (recomputed independently of the challenger).
+  auto chunk = RecomputeChunk(LabelFormat::kC1, plan_.seed.data(), testing::kTestChunkLabels,
+                              f.label_index / testing::kTestChunkLabels, device->first_label + device->label_count);
+  ASSERT_TRUE(chunk.ok());
+  const uint8_t* want = chunk->labels.data() + (f.label_index % testing::kTestChunkLabels) * 32;
+  EXPECT_EQ(f.expected, std::vector<uint8_t>(want, want + 32));
+  // The failure names it all, and the agent was told to abort.
+  EXPECT_NE(f.Describe().find("device " + f.device + ", round " + std::to_string(f.round)), std::string::npos);
+  auto verdict = VerdictOf(outcome);
+  EXPECT_EQ(verdict.root().getFailure().getReason(), FailureReason::WRONG_LABEL);
+  EXPECT_EQ(verdict.root().getFailure().getLabelIndex(), f.label_index);
+  EXPECT_EQ(std::string(verdict.root().getStatement().cStr()), "no bound: session failed (wrongLabel)");
+  for (auto d : verdict.root().getDevices()) {
+    EXPECT_EQ(d.getAllCorrect(), std::string(d.getSelector().cStr()) != f.device) << d.getSelector().cStr();
+    EXPECT_EQ(d.getUnwipedBoundBytes(), 0u);
+  }
+  EXPECT_EQ(log_.aborts, 1);
+  EXPECT_EQ(log_.finishes, 0);
+  EXPECT_FALSE(log_.holds_memory);
+  EXPECT_FALSE(outcome.transcript.has_value());
+  EXPECT_EQ(RecordKinds().back(), LedgerRecordKind::RECEIPT);
+}
+
+TEST_F(SessionTest, LateRoundFailsAndStops) {
+  TestAgentOptions cheat;
+  cheat.cheat = Cheat::kLateRound;
+  cheat.late_round = 2;
+  cheat.advance_us = 1001;  // deadline 1000 us
+  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::LATE_ROUND) << outcome.failure.Describe();
+  EXPECT_EQ(outcome.failure.round, 2u);
+  ASSERT_EQ(outcome.rounds.size(), 3u);  // stopped at the first failure
+  EXPECT_EQ(outcome.rounds[2].elapsed_us, 1001u);
+  EXPECT_FALSE(outcome.rounds[2].deadline_met);
+  EXPECT_TRUE(outcome.rounds[2].all_correct);
+  EXPECT_EQ(log_.rounds, 3);
+  EXPECT_EQ(log_.aborts, 1);
+}
+
+TEST_F(SessionTest, LateFill) {
+  TestAgentOptions cheat;
+  cheat.cheat = Cheat::kLateFill;
+  cheat.advance_us = 60'000'001;  // fill deadline 60 s
+  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::LATE_FILL) << outcome.failure.Describe();
+  EXPECT_EQ(outcome.fill_us, 60'000'001u);
+  EXPECT_TRUE(outcome.rounds.empty());
+  EXPECT_EQ(log_.aborts, 1);
+  EXPECT_FALSE(log_.holds_memory);
+}
+
+TEST_F(SessionTest, ShortCapacityWhateverTheNoteSays) {
+  TestAgentOptions cheat;
+  cheat.cheat = Cheat::kShortCapacity;
+  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::SHORT_CAPACITY) << outcome.failure.Describe();
+  EXPECT_EQ(outcome.failure.device, "GPU-test-0");
+  EXPECT_NE(outcome.failure.text.find("the driver holds some memory"), std::string::npos);
+  EXPECT_TRUE(outcome.rounds.empty());
+  EXPECT_EQ(log_.aborts, 1);
+}
+
+TEST_F(SessionTest, TamperedReportIsBadSignature) {
+  TestAgentOptions cheat;
+  cheat.cheat = Cheat::kTamperedReport;
+  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  EXPECT_EQ(outcome.failure.reason, FailureReason::BAD_SIGNATURE) << outcome.failure.Describe();
+  EXPECT_TRUE(outcome.report.has_value());  // kept as evidence
+  EXPECT_EQ(RecordKinds()[1], LedgerRecordKind::FILL_REPORT);
+}
+
+TEST_F(SessionTest, ReportSignedByAnotherKeyIsBadSignature) {
+  SessionOutcome outcome = Run({}, testing::TestProfile(), "node-a", testing::TestKey(0x55));
+  EXPECT_EQ(outcome.failure.reason, FailureReason::BAD_SIGNATURE) << outcome.failure.Describe();
+}
+
+TEST_F(SessionTest, TranscriptMismatchFailsTheSessionAfterFinish) {
+  TestAgentOptions cheat;
+  cheat.cheat = Cheat::kTranscriptMismatch;
+  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::PROTOCOL_ERROR);
+  EXPECT_NE(outcome.failure.text.find("digest mismatch"), std::string::npos) << outcome.failure.text;
+  // The pass sent in `finish` is superseded by a failing verdict; both are in the ledger.
+  ASSERT_TRUE(outcome.superseded_verdict.has_value());
+  auto first = proto::VerifyAndParse<proto::Verdict>(*outcome.superseded_verdict, challenger_.public_key);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->root().getPass());
+  EXPECT_FALSE(VerdictOf(outcome).root().getPass());
+  EXPECT_EQ(RecordKinds(), (std::vector<LedgerRecordKind>{LedgerRecordKind::ORDER, LedgerRecordKind::FILL_REPORT,
+                                                          LedgerRecordKind::ROUND_LOG, LedgerRecordKind::VERDICT,
+                                                          LedgerRecordKind::TRANSCRIPT, LedgerRecordKind::VERDICT,
+                                                          LedgerRecordKind::RECEIPT}));
+  auto receipt = proto::VerifyAndParse<proto::Receipt>(*outcome.receipt, challenger_.public_key);
+  ASSERT_TRUE(receipt.ok());
+  EXPECT_FALSE(receipt->root().getPass());
+  EXPECT_EQ(receipt->root().getLedgerSequence(), 5u);
+}
+
+TEST_F(SessionTest, DisconnectMidFill) {
+  TestAgentOptions cheat;
+  cheat.cheat = Cheat::kDisconnectMidFill;
+  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::DISCONNECTED) << outcome.failure.Describe();
+  EXPECT_FALSE(outcome.report.has_value());
+  EXPECT_EQ(log_.aborts, 0);  // nothing to send it over
+  auto verdict = VerdictOf(outcome);
+  EXPECT_EQ(verdict.root().getReportDigest().size(), 0u);
+}
+
+TEST_F(SessionTest, RefusedOrderCarriesTheAgentsText) {
+  TestAgentOptions cheat;
+  cheat.cheat = Cheat::kRefuseOrder;
+  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::ORDER_REFUSED);
+  EXPECT_NE(outcome.failure.text.find("FAILED_PRECONDITION: busy: test refusal"), std::string::npos)
+      << outcome.failure.text;
+}
+
+TEST_F(SessionTest, WrongRoundIndexIsProtocolError) {
+  TestAgentOptions cheat;
+  cheat.cheat = Cheat::kWrongRoundIndex;
+  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  EXPECT_EQ(outcome.failure.reason, FailureReason::PROTOCOL_ERROR);
+  EXPECT_EQ(outcome.failure.round, 0u);
+}
+
+TEST_F(SessionTest, LedgerRefusingTheOrderStartsNoSession) {
+  sink_.fail_with = ResourceExhaustedError("ledger disk full: refusing new sessions");
+  auto plan =
+      BuildPlan(inventory_, "node-a", testing::TestProfile(), LoneSessionWaveContext(inventory_, "node-a"), clock_);
+  ASSERT_TRUE(plan.ok());
+  auto agent = kj::heap<testing::TestAgent>(authority_.public_key, challenger_.public_key, testing::TestKey(0x33),
+                                            TestAgentOptions{}, &log_);
+  testing::PipeConnector pipe(io_, kj::mv(agent));
+  SessionEnv env;
+  env.clock = &clock_;
+  env.timer = &io_.provider->getTimer();
+  env.wait_scope = &io_.waitScope;
+  env.records = &sink_;
+  SessionRunner runner(*plan, SessionKeys{authority_, challenger_}, env);
+  auto outcome = runner.Run(pipe);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(log_.orders, 0);
+}
+
+// The production sink: every record of passing and failing sessions is accepted by the real ledger,
+// and the chain verifies afterwards.
+TEST_F(SessionTest, RecordsGoToARealLedgerThatVerifies) {
+  char path[] = "/tmp/wp-session-ledger-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::remove(path);
+  {
+    auto ledger = Ledger::Open(path, challenger_, clock_);
+    ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
+    LedgerRecordSink sink(ledger->get());
+    size_t expected_entries = 0;
+    for (Cheat cheat :
+         {Cheat::kNone, Cheat::kTamperedReport, Cheat::kTranscriptMismatch, Cheat::kBlankChunks, Cheat::kRefuseOrder}) {
+      TestAgentOptions options;
+      options.cheat = cheat;
+      SessionOutcome outcome = Run(options, testing::TestProfile(), "node-a", std::nullopt, &sink);
+      EXPECT_EQ(outcome.pass, cheat == Cheat::kNone);
+      EXPECT_TRUE(outcome.ledger.ok()) << static_cast<int>(cheat) << ": " << outcome.ledger.ToString();
+      expected_entries += outcome.ledger_sequences.size();
+    }
+    auto head = (*ledger)->Verify(challenger_.public_key);
+    ASSERT_TRUE(head.ok()) << head.status().ToString();
+    EXPECT_EQ(head->entry_count, expected_entries);
+  }
+  std::remove(path);
+  std::remove((std::string(path) + "-wal").c_str());
+  std::remove((std::string(path) + "-shm").c_str());
+}
+
+// Two nodes of one wave, each session on its own thread and event loop, kept in step by WaveSync.
+// node-b refuses its order, so node-a's rounds ran while node-b's memory was not proven to hold
+// labels: node-a passes, but its wave-complete assumption does not hold and names node-b.
+TEST(WaveSessionTest, FailedMemberMakesWaveIncomplete) {
+  const Inventory inventory = testing::TestInventory();
+  const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
+  testing::MemoryRecordSink sink;
+  WaveSync wave({"node-a", "node-b"});
+  FakeClock clock;
+  WaveContext context;
+  context.name = "wave-1";
+  context.declared_complete = true;
+  context.wave_nodes = 2;
+  context.whole_wave_in_session = true;
+  std::optional<SessionOutcome> outcomes[2];
+  auto run = [&](int i, const std::string& node, uint8_t key, Cheat cheat) {
+    kj::AsyncIoContext io = kj::setupAsyncIo();
+    TestAgentLog log;
+    TestAgentOptions options;
+    options.cheat = cheat;
+    auto agent =
+        kj::heap<testing::TestAgent>(authority.public_key, challenger.public_key, testing::TestKey(key), options, &log);
+    testing::PipeConnector pipe(io, kj::mv(agent));
+    auto plan = BuildPlan(inventory, node, testing::TestProfile(), context, clock);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_TRUE(plan->wave_complete);
+    SessionEnv env;
+    env.clock = &clock;
+    env.timer = &io.provider->getTimer();
+    env.wait_scope = &io.waitScope;
+    env.records = &sink;
+    env.wave = &wave;
+    env.threads = 1;
+    SessionRunner runner(*plan, SessionKeys{authority, challenger}, env);
+    auto outcome = runner.Run(pipe);
+    ASSERT_TRUE(outcome.ok());
+    outcomes[i] = std::move(outcome).value();
+  };
+  std::thread a(run, 0, "node-a", 0x33, Cheat::kNone);
+  std::thread b(run, 1, "node-b", 0x44, Cheat::kRefuseOrder);
+  a.join();
+  b.join();
+  ASSERT_TRUE(outcomes[0] && outcomes[1]);
+  EXPECT_TRUE(outcomes[0]->pass) << outcomes[0]->failure.Describe();
+  EXPECT_EQ(outcomes[1]->failure.reason, FailureReason::ORDER_REFUSED);
+  bool found = false;
+  for (const AssumptionResult& a : outcomes[0]->summary.assumptions) {
+    if (a.name != kWaveComplete) continue;
+    found = true;
+    EXPECT_FALSE(a.held);
+    EXPECT_NE(a.detail.find("node-b"), std::string::npos) << a.detail;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(WaveSessionTest, WholeHonestWaveHoldsTheAssumption) {
+  const Inventory inventory = testing::TestInventory();
+  const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
+  testing::MemoryRecordSink sink;
+  WaveSync wave({"node-a", "node-b"});
+  FakeClock clock;
+  WaveContext context{"wave-1", true, 2, true, 0};
+  std::optional<SessionOutcome> outcomes[2];
+  auto run = [&](int i, const std::string& node, uint8_t key) {
+    kj::AsyncIoContext io = kj::setupAsyncIo();
+    TestAgentLog log;
+    auto agent = kj::heap<testing::TestAgent>(authority.public_key, challenger.public_key, testing::TestKey(key),
+                                              TestAgentOptions{}, &log);
+    testing::PipeConnector pipe(io, kj::mv(agent));
+    auto plan = BuildPlan(inventory, node, testing::TestProfile(), context, clock);
+    ASSERT_TRUE(plan.ok());
+    SessionEnv env{&clock, &io.provider->getTimer(), &io.waitScope, &sink, &wave, 1};
+    SessionRunner runner(*plan, SessionKeys{authority, challenger}, env);
+    auto outcome = runner.Run(pipe);
+    ASSERT_TRUE(outcome.ok());
+    outcomes[i] = std::move(outcome).value();
+  };
+  std::thread a(run, 0, "node-a", 0x33);
+  std::thread b(run, 1, "node-b", 0x44);
+  a.join();
+  b.join();
+  for (const auto& o : outcomes) {
+    ASSERT_TRUE(o && o->pass);
+    for (const AssumptionResult& a : o->summary.assumptions) {
+      if (a.name == kWaveComplete) EXPECT_TRUE(a.held) << a.detail;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wipeproof

@@ -1,0 +1,99 @@
+// Sessions over real loopback TCP sockets: RunTcpSession (wipe --node) and RunWave (serve) against
+// TestAgents served from their own threads, with the system clock. (The smoke test with the real
+// wipeproof-prover binary lives with the agent.)
+#include <gtest/gtest.h>
+#include <kj/async-io.h>
+
+#include "challenger/fleet/plan_builder.h"
+#include "challenger/fleet/wave_run.h"
+#include "proto/codec.h"
+#include "tests/challenger/challenger_test_agent.h"
+
+namespace wipeproof {
+namespace {
+
+using testing::Cheat;
+
+Profile TcpProfile() {
+  Profile p = testing::TestProfile();
+  p.rounds = 8;
+  p.round_deadline_us = 500'000;  // loopback on a shared machine: generous
+  return p;
+}
+
+TEST(TcpSessionTest, HonestAgentPassesOverLoopback) {
+  testing::TcpTestAgent agent(testing::TestKey(0x33));
+  Inventory inventory = testing::TestInventory();
+  inventory.nodes[0].address = agent.address();
+  inventory.waves.clear();
+  auto plan = BuildPlan(inventory, "node-a", TcpProfile(), LoneSessionWaveContext(inventory, "node-a"), SystemClock());
+  ASSERT_TRUE(plan.ok());
+  testing::MemoryRecordSink sink;
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  options.threads = 1;
+  auto outcome =
+      RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_TRUE(outcome->pass) << outcome->failure.Describe();
+  EXPECT_EQ(outcome->rounds.size(), 8u);
+  for (const RoundRecord& r : outcome->rounds) EXPECT_GT(r.elapsed_us, 0u);
+  EXPECT_GT(outcome->fill_us, 0u);
+  EXPECT_TRUE(outcome->transcript.has_value());
+  EXPECT_EQ(sink.records().size(), 6u);
+}
+
+TEST(TcpSessionTest, UnreachableAgentIsRecordedAsDisconnected) {
+  // Bind a port and close it again, so nothing listens there.
+  uint16_t port;
+  {
+    kj::AsyncIoContext io = kj::setupAsyncIo();
+    port = static_cast<uint16_t>(
+        io.provider->getNetwork().parseAddress("127.0.0.1", 0).wait(io.waitScope)->listen()->getPort());
+  }
+  Inventory inventory = testing::TestInventory();
+  inventory.nodes[0].address = "127.0.0.1:" + std::to_string(port);
+  auto plan = BuildPlan(inventory, "node-a", TcpProfile(), {}, SystemClock());
+  ASSERT_TRUE(plan.ok());
+  testing::MemoryRecordSink sink;
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  auto outcome =
+      RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->failure.reason, proto::FailureReason::DISCONNECTED);
+  EXPECT_NE(outcome->failure.text.find("cannot connect"), std::string::npos) << outcome->failure.text;
+  // The order and the failed verdict are on record.
+  ASSERT_EQ(sink.records().size(), 4u);
+  EXPECT_EQ(sink.records()[0].kind, proto::LedgerRecordKind::ORDER);
+  EXPECT_EQ(sink.records()[2].kind, proto::LedgerRecordKind::VERDICT);
+}
+
+TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
+  testing::TcpTestAgent a(testing::TestKey(0x33)), b(testing::TestKey(0x44), Cheat::kBlankChunks);
+  Inventory inventory = testing::TestInventory();
+  inventory.nodes[0].address = a.address();
+  inventory.nodes[1].address = b.address();
+  testing::MemoryRecordSink sink;
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  options.threads = 1;
+  auto results = RunWave(inventory, inventory.waves[0], TcpProfile(),
+                         SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options);
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(results[0].outcome.ok()) << results[0].outcome.status().ToString();
+  ASSERT_TRUE(results[1].outcome.ok()) << results[1].outcome.status().ToString();
+  EXPECT_EQ(results[0].node, "node-a");
+  EXPECT_TRUE(results[0].outcome->pass) << results[0].outcome->failure.Describe();
+  EXPECT_EQ(results[1].outcome->failure.reason, proto::FailureReason::WRONG_LABEL);
+  // node-b cheated, so node-a's wave did not hold labels throughout.
+  for (const AssumptionResult& r : results[0].outcome->summary.assumptions) {
+    if (r.name == kWaveComplete) {
+      EXPECT_FALSE(r.held);
+      EXPECT_NE(r.detail.find("node-b"), std::string::npos) << r.detail;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wipeproof

@@ -1,0 +1,327 @@
+// `wipeproof-prover keygen` and `wipeproof-prover serve`, run as processes: key files and their
+// modes, start-up refusals with their reasons, one wipe session against the real binary over TCP
+// loopback (the "listening on HOST:PORT" line tells the test the port), and the agent still
+// serving after it ran out of file descriptors.
+#include <arpa/inet.h>
+#include <capnp/rpc-twoparty.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <kj/async-io.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/key_files.h"
+#include "proto/rpc_status.h"
+#include "tests/prover/agent_test_util.h"
+#include "tests/support/run_binary.h"
+
+namespace wipeproof {
+namespace {
+
+using ProverRun = testing::BinaryRun;
+using testing::ReadWholeFile;
+
+// Runs `wipeproof-prover <args>` to completion (plain words, no quoting).
+ProverRun RunProver(const std::string& args) { return testing::RunBinary(WIPEPROOF_PROVER_BIN, args); }
+
+mode_t ModeOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 0777;
+}
+
+// A fresh folder for one test's files.
+std::string TestDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/agent_cli_" + name;
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  return dir;
+}
+
+// Key files of the test keys (agent_test_util.h), so test orders verify at the served agent.
+std::string WriteTestKeys(const std::string& dir) {
+  EXPECT_TRUE(proto::WritePublicKeyFile(dir + "/authority.pub", agent_test::AuthorityKey().public_key).ok());
+  EXPECT_TRUE(proto::WritePublicKeyFile(dir + "/challenger.pub", agent_test::ChallengerKey().public_key).ok());
+  EXPECT_TRUE(proto::WriteSecretKeyFile(dir + "/node.key", agent_test::NodeKey()).ok());
+  return " --authority_key=" + dir + "/authority.pub --challenger_key=" + dir + "/challenger.pub --node_key=" + dir +
+         "/node.key --node_name=" + agent_test::kNodeName;
+}
+
+TEST(AgentCli, KeygenWritesKeyFilesAndRefusesToOverwrite) {
+  const std::string dir = TestDir("keygen");
+  ProverRun run = RunProver("keygen --out=" + dir + "/node");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(ModeOf(dir + "/node.key"), 0600u);
+  EXPECT_EQ(ModeOf(dir + "/node.pub"), 0644u);
+  auto key = proto::ReadSecretKeyFile(dir + "/node.key");
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  const std::string key_id = proto::KeyIdHex(proto::KeyIdOf(key->public_key));
+  EXPECT_NE(run.out.find("key-id: " + key_id + "\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("public-key-file: " + dir + "/node.pub\n"), std::string::npos) << run.out;
+
+  ProverRun again = RunProver("keygen --out=" + dir + "/node");
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("--force overwrites it"), std::string::npos) << again.err;
+  auto unchanged = proto::ReadSecretKeyFile(dir + "/node.key");
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_EQ(unchanged->public_key, key->public_key);
+
+  ProverRun forced = RunProver("keygen --force --out=" + dir + "/node");
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  auto replaced = proto::ReadSecretKeyFile(dir + "/node.key");
+  ASSERT_TRUE(replaced.ok());
+  EXPECT_NE(replaced->public_key, key->public_key);
+
+  EXPECT_EQ(RunProver("keygen").exit_code, 2);
+}
+
+TEST(AgentCli, ServeRefusesBadStartUps) {
+  const std::string dir = TestDir("refusals");
+  const std::string keys = WriteTestKeys(dir);
+
+  ProverRun no_name = RunProver("serve --authority_key=" + dir + "/authority.pub");
+  EXPECT_EQ(no_name.exit_code, 2);
+  EXPECT_NE(no_name.err.find("--node_name is required"), std::string::npos) << no_name.err;
+
+  ProverRun missing = RunProver("serve" + keys + " --challenger_key=" + dir + "/nope.pub");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("--challenger_key"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("NOT_FOUND"), std::string::npos) << missing.err;
+
+  ASSERT_EQ(chmod((dir + "/node.key").c_str(), 0640), 0);
+  ProverRun readable = RunProver("serve" + keys);
+  EXPECT_EQ(readable.exit_code, 1);
+  EXPECT_NE(readable.err.find("chmod 600"), std::string::npos) << readable.err;
+  ASSERT_EQ(chmod((dir + "/node.key").c_str(), 0600), 0);
+
+  ProverRun devices = RunProver("serve" + keys + " --devices=host,tpu");
+  EXPECT_EQ(devices.exit_code, 2);
+  EXPECT_NE(devices.err.find("unknown backend 'tpu'"), std::string::npos) << devices.err;
+
+  ProverRun budget = RunProver("serve" + keys + " --host_budget_bytes=1 --host_budget_gib=1");
+  EXPECT_EQ(budget.exit_code, 2);
+  EXPECT_NE(budget.err.find("not both"), std::string::npos) << budget.err;
+
+  ProverRun listen = RunProver("serve" + keys + " --listen=7300");
+  EXPECT_EQ(listen.exit_code, 2);
+  EXPECT_NE(listen.err.find("HOST:PORT"), std::string::npos) << listen.err;
+
+  ProverRun connections = RunProver("serve" + keys + " --max_connections=0");
+  EXPECT_EQ(connections.exit_code, 2);
+  EXPECT_NE(connections.err.find("--max_connections must be > 0"), std::string::npos) << connections.err;
+
+  ProverRun idle = RunProver("serve" + keys + " --idle_timeout_s=-1");
+  EXPECT_EQ(idle.exit_code, 2);
+  EXPECT_NE(idle.err.find("--idle_timeout_s must be >= 0"), std::string::npos) << idle.err;
+}
+
+// A running `serve` process with its stdout on a pipe; its stderr goes to `err_path` when given,
+// and `max_files` (when not 0) is its open-file limit (RLIMIT_NOFILE, soft and hard).
+class ServeProcess {
+ public:
+  explicit ServeProcess(const std::vector<std::string>& args, const std::string& err_path = "", rlim_t max_files = 0) {
+    int out[2];
+    if (pipe(out) != 0) std::abort();
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      close(out[0]);
+      close(out[1]);
+      if (!err_path.empty()) {
+        const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (err < 0) _exit(126);
+        dup2(err, STDERR_FILENO);
+        close(err);
+      }
+      if (max_files != 0) {
+        const struct rlimit files = {max_files, max_files};
+        if (setrlimit(RLIMIT_NOFILE, &files) != 0) _exit(125);
+      }
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(WIPEPROOF_PROVER_BIN));
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(WIPEPROOF_PROVER_BIN, argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    out_ = fdopen(out[0], "r");
+  }
+  ~ServeProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (out_ != nullptr) fclose(out_);
+  }
+  // The first stdout line, without its newline ("" at EOF).
+  std::string FirstLine() {
+    char line[256] = {};
+    if (fgets(line, sizeof(line), out_) == nullptr) return "";
+    std::string s(line);
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+  }
+  // Sends `signal` and returns the exit code (-1 if it did not exit normally).
+  int Stop(int signal) {
+    kill(pid_, signal);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* out_ = nullptr;
+};
+
+TEST(AgentCli, ServeRunsASessionOverTcp) {
+  const std::string dir = TestDir("serve");
+  WriteTestKeys(dir);
+  ServeProcess serve({"serve", "--listen=127.0.0.1:0", "--authority_key=" + dir + "/authority.pub",
+                      "--challenger_key=" + dir + "/challenger.pub", "--node_key=" + dir + "/node.key",
+                      std::string("--node_name=") + agent_test::kNodeName, "--devices=host",
+                      "--host_budget_bytes=4194304", "--host_reserve_bytes=0", "--threads=2", "--minloglevel=1"});
+  const std::string line = serve.FirstLine();
+  const std::string prefix = "listening on 127.0.0.1:";
+  ASSERT_EQ(line.rfind(prefix, 0), 0u) << "first line: '" << line << "'";
+  const unsigned port = static_cast<unsigned>(std::stoul(line.substr(prefix.size())));
+
+  auto io = kj::setupAsyncIo();
+  auto address = io.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io.waitScope);
+  auto stream = address->connect().wait(io.waitScope);
+  capnp::TwoPartyVatNetwork network(*stream, capnp::rpc::twoparty::Side::CLIENT, proto::RpcReaderOptions());
+  auto rpc = capnp::makeRpcClient(network);
+  capnp::MallocMessageBuilder vat;
+  vat.initRoot<capnp::rpc::twoparty::VatId>().setSide(capnp::rpc::twoparty::Side::SERVER);
+  auto agent = rpc.bootstrap(vat.getRoot<capnp::rpc::twoparty::VatId>()).castAs<proto::ProverAgent>();
+
+  auto description = agent.describeRequest().send().wait(io.waitScope).getDescription();
+  EXPECT_TRUE(description.getNodePublicKey() == proto::AsView(agent_test::NodeKey().public_key));
+  EXPECT_EQ(std::string(description.getDevices()[0].getStableId().cStr()), "host");
+
+  const proto::SignedEnvelope order = agent_test::SignedOrder(agent_test::OrderSpec(), SystemClock());
+  auto start = agent.startSessionRequest();
+  proto::WriteEnvelope(order, start.initOrder());
+  auto report = start.send().wait(io.waitScope);
+  EXPECT_TRUE(proto::VerifyAndParse<proto::FillReport>(report.getReport(), agent_test::NodeKey().public_key).ok());
+
+  auto round = agent.roundRequest();
+  auto r = round.initRound();
+  r.setSessionId(proto::AsView(agent_test::SessionIdOf(1)));
+  auto indices = r.initDevices(1)[0].initLabelIndices(2);
+  indices.set(0, 100);
+  indices.set(1, 65000);
+  auto answer = round.send().wait(io.waitScope);
+  const auto expected = agent_test::ExpectedLabels(256, 0, 65536);
+  auto labels = answer.getAnswer().getLabels();
+  ASSERT_EQ(labels.size(), 64u);
+  EXPECT_EQ(0, std::memcmp(labels.begin(), expected.data() + 32 * 100, 32));
+  EXPECT_EQ(0, std::memcmp(labels.begin() + 32, expected.data() + 32 * 65000, 32));
+
+  auto finish = agent.finishRequest();
+  proto::WriteEnvelope(agent_test::SignedVerdict(order, true), finish.initVerdict());
+  auto transcript = finish.send().wait(io.waitScope);
+  EXPECT_TRUE(
+      proto::VerifyAndParse<proto::TranscriptDigest>(transcript.getTranscript(), agent_test::NodeKey().public_key)
+          .ok());
+  auto status = agent.statusRequest().send().wait(io.waitScope).getStatus();
+  EXPECT_EQ(status.getPhase(), proto::AgentPhase::IDLE);
+  EXPECT_EQ(status.getSessionsCompleted(), 1u);
+
+  // A session left running when the agent is told to stop is ended cleanly.
+  agent_test::OrderSpec next;
+  next.session_id = agent_test::SessionIdOf(2);
+  auto start2 = agent.startSessionRequest();
+  proto::WriteEnvelope(agent_test::SignedOrder(next, SystemClock()), start2.initOrder());
+  start2.send().wait(io.waitScope);
+  EXPECT_EQ(serve.Stop(SIGTERM), 0);
+}
+
+// The tester's repro: the agent under a small open-file limit, more idle connections than that,
+// all closed again. accept() fails with EMFILE meanwhile; the agent must log it, keep listening,
+// and serve the next challenger.
+TEST(AgentCli, ServeKeepsAcceptingAfterRunningOutOfFileDescriptors) {
+  const std::string dir = TestDir("emfile");
+  WriteTestKeys(dir);
+  const std::string err_path = dir + "/serve.err";
+  ServeProcess serve({"serve", "--listen=127.0.0.1:0", "--authority_key=" + dir + "/authority.pub",
+                      "--challenger_key=" + dir + "/challenger.pub", "--node_key=" + dir + "/node.key",
+                      std::string("--node_name=") + agent_test::kNodeName, "--devices=host",
+                      "--host_budget_bytes=4194304", "--host_reserve_bytes=0", "--threads=2"},
+                     err_path, /*max_files=*/32);
+  const std::string line = serve.FirstLine();
+  const std::string prefix = "listening on 127.0.0.1:";
+  ASSERT_EQ(line.rfind(prefix, 0), 0u) << "first line: '" << line << "'; stderr: " << ReadWholeFile(err_path);
+  const unsigned port = static_cast<unsigned>(std::stoul(line.substr(prefix.size())));
+
+  // More connections than the agent has descriptors for (the kernel completes them all: backlog).
+  std::vector<int> sockets;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+    sockets.push_back(fd);
+  }
+  bool exhausted = false;
+  for (int i = 0; i < 200 && !exhausted; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    exhausted = ReadWholeFile(err_path).find("Too many open files") != std::string::npos;
+  }
+  EXPECT_TRUE(exhausted) << ReadWholeFile(err_path);
+  for (int fd : sockets) close(fd);
+
+  // The next challenger is served: describe, then a whole session.
+  auto io = kj::setupAsyncIo();
+  kj::Timer& timer = io.provider->getTimer();
+  auto address = io.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io.waitScope);
+  auto stream = timer.timeoutAfter(10 * kj::SECONDS, address->connect()).wait(io.waitScope);
+  capnp::TwoPartyVatNetwork network(*stream, capnp::rpc::twoparty::Side::CLIENT, proto::RpcReaderOptions());
+  auto rpc = capnp::makeRpcClient(network);
+  capnp::MallocMessageBuilder vat;
+  vat.initRoot<capnp::rpc::twoparty::VatId>().setSide(capnp::rpc::twoparty::Side::SERVER);
+  auto agent = rpc.bootstrap(vat.getRoot<capnp::rpc::twoparty::VatId>()).castAs<proto::ProverAgent>();
+  auto description =
+      timer.timeoutAfter(10 * kj::SECONDS, agent.describeRequest().send()).wait(io.waitScope).getDescription();
+  EXPECT_TRUE(description.getNodePublicKey() == proto::AsView(agent_test::NodeKey().public_key));
+
+  const proto::SignedEnvelope order = agent_test::SignedOrder(agent_test::OrderSpec(), SystemClock());
+  auto start = agent.startSessionRequest();
+  proto::WriteEnvelope(order, start.initOrder());
+  auto report = timer.timeoutAfter(30 * kj::SECONDS, start.send()).wait(io.waitScope);
+  EXPECT_TRUE(proto::VerifyAndParse<proto::FillReport>(report.getReport(), agent_test::NodeKey().public_key).ok());
+  auto finish = agent.finishRequest();
+  proto::WriteEnvelope(agent_test::SignedVerdict(order, true), finish.initVerdict());
+  auto transcript = timer.timeoutAfter(10 * kj::SECONDS, finish.send()).wait(io.waitScope);
+  EXPECT_TRUE(
+      proto::VerifyAndParse<proto::TranscriptDigest>(transcript.getTranscript(), agent_test::NodeKey().public_key)
+          .ok());
+
+  const std::string log = ReadWholeFile(err_path);
+  EXPECT_NE(log.find("agent RPC: accept failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("still listening"), std::string::npos) << log;
+  EXPECT_NE(log.find("RLIMIT_NOFILE 32"), std::string::npos) << log;  // warned at start-up
+  EXPECT_EQ(serve.Stop(SIGTERM), 0);
+}
+
+}  // namespace
+}  // namespace wipeproof

@@ -1,0 +1,224 @@
+// wipeproof-prover, run as a process: every labels-public.json case through `labels --sha256`,
+// hex lines, bad flags (non-zero exit, one-line reason), graph-info against the spec's table
+// (label-spec.md §3), and smoke runs of each benchmark.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <sodium.h>
+
+#include "common/hex.h"
+#include "kernels/region_labeler.h"
+#include "tests/support/run_binary.h"
+#include "tests/support/test_data.h"
+
+namespace wipeproof {
+namespace {
+
+using ProverRun = testing::BinaryRun;
+
+// Runs `wipeproof-prover <args>` (args are plain words, no shell quoting needed).
+ProverRun RunProver(const std::string& args) { return testing::RunBinary(WIPEPROOF_PROVER_BIN, args); }
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string LabelsArgs(const nlohmann::json& c) {
+  return "labels --format=" + c["format"].get<std::string>() + " --seed=" + c["session_seed"].get<std::string>() +
+         " --chunk_labels=" + std::to_string(c["chunk_labels"].get<uint64_t>()) +
+         " --first=" + std::to_string(c["first"].get<uint64_t>()) +
+         " --count=" + std::to_string(c["count"].get<uint64_t>());
+}
+
+// Source: tests/testdata/labels-public.json (label-spec.md §7; SOURCES.md).
+TEST(ProverCli, EveryPublicCaseSha256) {
+  const nlohmann::json cases = testing::LoadTestJson("labels-public.json")["cases"];
+  ASSERT_GE(cases.size(), 20u);
+  for (const auto& c : cases) {
+    ProverRun run = RunProver(LabelsArgs(c) + " --sha256 --progress=false");
+    SCOPED_TRACE(LabelsArgs(c));
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out, c["sha256_concat"].get<std::string>() + "\n");
+    EXPECT_EQ(run.err, "");
+  }
+}
+
+TEST(ProverCli, HexLines) {
+  const nlohmann::json cases = testing::LoadTestJson("labels-public.json")["cases"];
+  int checked = 0;
+  for (const auto& c : cases) {
+    // posedb-blake3-c1 m = 256, first 2304, count 529: starts on a chunk, ends inside one.
+    if (c["format"] != "posedb-blake3-c1" || c["chunk_labels"] != 256) continue;
+    ProverRun run = RunProver(LabelsArgs(c) + " --threads=2");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::vector<std::string> lines = Lines(run.out);
+    const uint64_t first = c["first"].get<uint64_t>();
+    ASSERT_EQ(lines.size(), c["count"].get<uint64_t>());
+    for (const auto& [index, hex] : c["labels"].items()) {
+      EXPECT_EQ(lines.at(std::stoull(index) - first), hex.get<std::string>()) << index;
+      ++checked;
+    }
+    for (const auto& line : lines) EXPECT_EQ(line.find_first_not_of("0123456789abcdef"), std::string::npos) << line;
+  }
+  EXPECT_GE(checked, 3);
+}
+
+// Ranges above the CLI's piece size (2^21 labels) are computed in chunk-aligned pieces; the
+// digest must equal one LabelRegion call over the whole range, including a 192 trailing partial
+// chunk and a range that starts inside a chunk.
+TEST(ProverCli, LargeRangesStreamInPiecesWithTheSameBytes) {
+  struct Case {
+    LabelFormat format;
+    uint32_t m;
+    uint64_t first, count;
+  } cases[] = {{LabelFormat::kC1, 1, 7, (1u << 21) + 5}, {LabelFormat::k192, 3, 1, (1u << 21) + 4}};
+  for (const auto& c : cases) {
+    RegionSpec spec;
+    spec.format = c.format;
+    for (int i = 0; i < kSeedBytes; ++i) spec.seed[i] = static_cast<uint8_t>(i * 13 + 1);
+    spec.chunk_labels = c.m;
+    spec.first = c.first;
+    spec.count = c.count;
+    std::vector<uint8_t> labels(c.count * 32);
+    ASSERT_TRUE(LabelRegion(spec, labels.data()).ok());
+    uint8_t digest[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(digest, labels.data(), labels.size());
+    ProverRun run = RunProver(std::string("labels --sha256 --progress=false --format=") + LabelFormatName(c.format) +
+                              " --seed=" + HexEncode(spec.seed, kSeedBytes) + " --chunk_labels=" +
+                              std::to_string(c.m) + " --first=" + std::to_string(c.first) +
+                              " --count=" + std::to_string(c.count));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out, HexEncode(digest, sizeof digest) + "\n") << LabelFormatName(c.format);
+  }
+}
+
+TEST(ProverCli, BadFlagsExitNonZeroWithOneLineReason) {
+  const std::string seed = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+  const std::string ok = " --chunk_labels=64 --count=4";
+  struct BadCase {
+    std::string args;
+    std::string reason;  // expected in the message
+  } cases[] = {
+      {"labels --seed=" + std::string(64, 'g') + ok, "--seed"},             // non-hex
+      {"labels --seed=" + seed.substr(0, 62) + ok, "64 hex digits"},        // wrong length
+      {"labels --seed=" + seed + "00" + ok, "64 hex digits"},               // too long
+      {"labels" + ok, "--seed is required"},                                // missing
+      {"labels --seed=" + seed + " --chunk_labels=0 --count=4", "--chunk_labels"},
+      {"labels --seed=" + seed + " --chunk_labels=1048577 --count=4", "[1, 1048576]"},
+      {"labels --seed=" + seed + " --chunk_labels=64 --count=0", "--count"},
+      {"labels --seed=" + seed + ok + " --format=posedb-sha256", "--format"},
+      {"labels --seed=" + seed + ok + " --simd=sse9", "--simd"},
+      {"labels --seed=" + seed + ok + " --gib=2", "does not apply"},
+      {"labels --seed=" + seed + ok + " --bogus=1", "unknown flag '--bogus'"},
+      {"keygen --out=x --idle_timeout_s=2", "--idle_timeout_s does not apply to keygen"},  // a serve flag
+      {"graph-info", "--chunk_labels is required"},
+      {"bench --what=everything", "--what"},
+      {"bench --backend=opencl", "--backend"},
+  };
+  for (const auto& c : cases) {
+    ProverRun run = RunProver(c.args);
+    SCOPED_TRACE(c.args);
+    EXPECT_EQ(run.exit_code, 2);  // a bad command line, whatever the flag
+    EXPECT_EQ(run.out, "");
+    std::vector<std::string> lines = Lines(run.err);
+    ASSERT_EQ(lines.size(), 1u) << run.err;
+    EXPECT_NE(lines[0].find(c.reason), std::string::npos) << lines[0];
+  }
+}
+
+TEST(ProverCli, UsageAndHelp) {
+  ProverRun unknown = RunProver("frobnicate");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown subcommand 'frobnicate'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("usage: wipeproof-prover <labels|graph-info|bench|keygen|serve>"), std::string::npos);
+  EXPECT_EQ(RunProver("").exit_code, 2);
+  for (const char* sub : {"labels", "graph-info", "bench"}) {
+    ProverRun help = RunProver(std::string(sub) + " --help");
+    EXPECT_EQ(help.exit_code, 0) << sub;
+    EXPECT_NE(help.out.find("-chunk_labels"), std::string::npos) << help.out;
+  }
+  ProverRun bench_help = RunProver("bench --helpshort");
+  EXPECT_NE(bench_help.out.find("-seconds"), std::string::npos);
+  EXPECT_EQ(bench_help.out.find("-sha256"), std::string::npos);  // labels-only flag not listed
+}
+
+// label-spec.md §3 table.
+TEST(ProverCli, GraphInfoReproducesTheSpecTable) {
+  struct Row {
+    uint32_t m;
+    uint64_t nodes;
+    double per_output;
+    uint64_t min_depth;
+  } rows[] = {{1024, 96254, 94.0, 1536},
+              {4096, 557054, 136.0, 6144},
+              {16384, 3047422, 186.0, 24576},
+              {131072, 36175870, 276.0, 196608}};
+  for (const auto& row : rows) {
+    ProverRun run = RunProver("graph-info --chunk_labels=" + std::to_string(row.m));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    nlohmann::json j = nlohmann::json::parse(run.out);
+    EXPECT_EQ(j["chunk_labels"], row.m);
+    EXPECT_EQ(j["nodes"], row.nodes);
+    EXPECT_NEAR(j["nodes_per_output"].get<double>(), row.per_output, 0.05) << row.m;  // spec rounds to 0.1
+    EXPECT_EQ(j["min_output_depth"], row.min_depth);
+    EXPECT_GE(j["max_output_depth"].get<uint64_t>(), row.min_depth);
+    EXPECT_GT(j["peak_live_labels"].get<uint64_t>(), 0u);
+  }
+}
+
+TEST(ProverCli, BenchLabelerChecksKnownAnswerAndPrintsRates) {
+  for (const char* format : {"posedb-blake3-c1", "posedb-blake3-192"}) {
+    ProverRun run = RunProver(std::string("bench --what=labeler --seconds=0.2 --chunk_labels=1024 --format=") + format);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    nlohmann::json j = nlohmann::json::parse(run.out);
+    EXPECT_EQ(j["format"], format);
+    EXPECT_EQ(j["known_answer"]["ok"], true);
+    EXPECT_GT(j["labels_per_s"].get<double>(), 0);
+    EXPECT_GT(j["compressions_per_s_per_core"].get<double>(), 0);
+    EXPECT_GE(j["simd_width"].get<int>(), 1);
+  }
+  ProverRun portable = RunProver("bench --what=labeler --seconds=0.1 --chunk_labels=256 --simd=portable");
+  ASSERT_EQ(portable.exit_code, 0) << portable.err;
+  EXPECT_EQ(nlohmann::json::parse(portable.out)["simd"], "portable");
+}
+
+TEST(ProverCli, BenchVerifyAndFill) {
+  ProverRun verify = RunProver("bench --what=verify --seconds=0.1");
+  ASSERT_EQ(verify.exit_code, 0) << verify.err;
+  nlohmann::json v = nlohmann::json::parse(verify.out);
+  EXPECT_EQ(v["chunk_labels"], 16384);
+  EXPECT_GT(v["ms_per_chunk"]["median"].get<double>(), 0);
+  EXPECT_TRUE(v.contains("meets_target"));
+
+  ProverRun fill = RunProver("bench --what=fill --gib=0.01 --chunk_labels=1024 --samples=4 --progress=false");
+  ASSERT_EQ(fill.exit_code, 0) << fill.err;
+  nlohmann::json f = nlohmann::json::parse(fill.out);
+  EXPECT_EQ(f["bytes_held"], 10737418 / 4096 * 4096);
+  EXPECT_EQ(f["check"]["ok"], true);
+  EXPECT_EQ(f["check"]["chunks"], 4);
+  EXPECT_EQ(f["scratch_bytes_after_fill"], 0);
+}
+
+TEST(ProverCli, GpuBackendSaysDisabledOrRuns) {
+  for (const char* backend : {"cuda", "hip"}) {
+    ProverRun run = RunProver(std::string("bench --what=labeler --seconds=0.1 --chunk_labels=1024 --backend=") + backend);
+    if (run.exit_code == 0) continue;  // a GPU build on a GPU machine
+    EXPECT_EQ(run.exit_code, 1);
+    EXPECT_NE(run.err.find(std::string(backend) + ": disabled: "), std::string::npos) << run.err;
+    EXPECT_EQ(Lines(run.err).size(), 1u) << run.err;
+  }
+}
+
+}  // namespace
+}  // namespace wipeproof
