@@ -7,13 +7,14 @@
 #include <cstring>
 #include <utility>
 
-#include "challenger/session/pipe_agent_connector.h"
 #include "kernels/region_labeler.h"
 #include "proto/codec.h"
+#include "proto/label_wire.h"
+#include "proto/node_messages.h"
 #include "proto/rpc_status.h"
 #include "proto/validate.h"
 
-namespace wipeproof::selftest {
+namespace wipeproof::adversary {
 
 namespace {
 
@@ -22,48 +23,67 @@ using proto::kLabelBytes;
 capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
 kj::Exception Refusal(const Status& s) { return proto::StatusToException(s); }
 
-// Labels [first, first + count) of a session; one thread (the selftest's sessions are small and
-// run one after another).
-Status Label(LabelFormat format, const uint8_t* seed, uint32_t m, uint64_t first, uint64_t count, uint8_t* out) {
-  RegionSpec region;
-  region.format = format;
-  std::memcpy(region.seed, seed, kSeedBytes);
-  region.chunk_labels = m;
+// Labels [first, first + count) of a session.
+Status Label(const RegionSpec& session, uint64_t first, uint64_t count, int threads, uint8_t* out) {
+  RegionSpec region = session;
   region.first = first;
   region.count = count;
   RegionLabelOptions options;
-  options.threads = 1;
+  options.threads = threads;
   return LabelRegion(region, out, options);
 }
 
 // Label `g` of a device's range [first, first + count) recomputed from its whole chunk (a region of
 // one label would be a partial chunk, which in 192 is another graph).
-Status ChunkLabel(LabelFormat format, const uint8_t* seed, uint32_t m, uint64_t first, uint64_t count, uint64_t g,
-                  uint8_t* out) {
+Status ChunkLabel(const RegionSpec& session, uint64_t first, uint64_t count, uint64_t g, uint8_t* out) {
+  const uint64_t m = session.chunk_labels;
   const uint64_t chunk_first = first + (g - first) / m * m;
   const uint64_t chunk_count = std::min<uint64_t>(m, first + count - chunk_first);
   std::vector<uint8_t> chunk(chunk_count * kLabelBytes);
-  WP_RETURN_IF_ERROR(Label(format, seed, m, chunk_first, chunk_count, chunk.data()));
+  WP_RETURN_IF_ERROR(Label(session, chunk_first, chunk_count, 1, chunk.data()));
   std::memcpy(out, chunk.data() + (g - chunk_first) * kLabelBytes, kLabelBytes);
   return Status::Ok();
 }
 
+RegionSpec SessionOf(LabelFormat format, const uint8_t* seed, uint32_t m) {
+  RegionSpec s;
+  s.format = format;
+  std::memcpy(s.seed, seed, kSeedBytes);
+  s.chunk_labels = m;
+  return s;
+}
+
+bool IsHuge(DeviationKind k) {
+  return k == DeviationKind::kHugeRefusal || k == DeviationKind::kHugeException ||
+         k == DeviationKind::kHugeDisconnect || k == DeviationKind::kHugeRoundError ||
+         k == DeviationKind::kHugeFinishError;
+}
+
 }  // namespace
 
-SelftestAgent::SelftestAgent(proto::PublicKey authority, proto::PublicKey challenger, proto::KeyPair node,
-                             Deviation deviation, SimTiming timing, FakeClock* clock, AdversaryMemory* memory,
-                             AgentObservations* seen, uint64_t rng_seed)
-    : authority_(authority),
-      challenger_(challenger),
-      node_(std::move(node)),
-      deviation_(deviation),
-      timing_(timing),
-      clock_(clock),
-      memory_(memory),
-      seen_(seen),
-      rng_(rng_seed) {}
+std::string HugeAgentText(size_t bytes) {
+  std::string text = "agent text\n\x01\xff";
+  if (text.size() < bytes) text.append(bytes - text.size(), 'x');
+  return text;
+}
 
-void SelftestAgent::Release() {
+CheatingAgent::CheatingAgent(AgentKeys keys, CheatingAgentOptions options)
+    : keys_(std::move(keys)),
+      options_(std::move(options)),
+      deviation_(options_.deviation),
+      memory_(options_.memory != nullptr ? options_.memory : &own_memory_),
+      log_(options_.log != nullptr ? options_.log : &own_log_),
+      rng_(options_.rng_seed) {}
+
+void CheatingAgent::Charge(int64_t micros) {
+  if (options_.sim_clock != nullptr && micros > 0) options_.sim_clock->Advance(micros);
+}
+
+int64_t CheatingAgent::NowUnixUs() const {
+  return options_.sim_clock != nullptr ? options_.sim_clock->UnixMicros() : SystemClock().UnixMicros();
+}
+
+void CheatingAgent::Release() {
   if (hasher_) memory_->earlier_seed = seed_;  // what 1(c) answers from in the next session
   devices_.clear();
   host_store_.clear();
@@ -71,9 +91,10 @@ void SelftestAgent::Release() {
   session_id_.clear();
   previous_answer_.reset();
   previous_indices_.clear();
+  log_->holds_memory = false;
 }
 
-void SelftestAgent::ApplyStorageDeviation() {
+void CheatingAgent::ApplyStorageDeviation() {
   const uint64_t chunk_bytes = uint64_t{m_} * kLabelBytes;
   auto drop = [&](Device& dev, uint64_t c, ChunkState state) {
     const uint64_t begin = c * chunk_bytes;
@@ -101,6 +122,11 @@ void SelftestAgent::ApplyStorageDeviation() {
   switch (deviation_.kind) {
     case DeviationKind::kHideChunks:
       for (Device& dev : devices_) {
+        if (deviation_.placement == Placement::kStrided) {
+          const uint64_t stride = std::max<uint64_t>(1, deviation_.stride);
+          for (uint64_t c = 0; c < dev.count / m_; c += stride) drop(dev, c, ChunkState::kHidden);
+          continue;
+        }
         const auto hidden = static_cast<uint64_t>(deviation_.hidden_fraction * dev.chunks.size() + 0.5);
         for (uint64_t c : pick(dev, hidden, deviation_.placement)) drop(dev, c, ChunkState::kHidden);
       }
@@ -147,7 +173,7 @@ void SelftestAgent::ApplyStorageDeviation() {
         } else if (overwrite_next > 0) {
           // No room left: the chunk takes the place of one of the host's own labelled chunks.
           drop(devices_[host], --overwrite_next, ChunkState::kOverwritten);
-          ++seen_->overwritten_chunks;
+          ++log_->overwritten_chunks;
         } else {
           drop(src, c, ChunkState::kOverwritten);  // nowhere to go
           continue;
@@ -155,7 +181,7 @@ void SelftestAgent::ApplyStorageDeviation() {
         host_store_[{from, c}].assign(src.labels.begin() + static_cast<ptrdiff_t>(begin),
                                       src.labels.begin() + static_cast<ptrdiff_t>(end));
         drop(src, c, ChunkState::kRelocated);
-        ++seen_->relocated_chunks;
+        ++log_->relocated_chunks;
       }
       break;
     }
@@ -171,25 +197,44 @@ void SelftestAgent::ApplyStorageDeviation() {
   }
 }
 
-kj::Promise<void> SelftestAgent::startSession(StartSessionContext context) {
+kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
+  ++log_->orders;
+  if (deviation_.kind == DeviationKind::kRefuseOrder) return Refusal(FailedPreconditionError("busy: test refusal"));
+  if (IsHuge(deviation_.kind)) {
+    const std::string huge = HugeAgentText(deviation_.huge_text_bytes);
+    const kj::String text = kj::heapString(huge.data(), huge.size());
+    switch (deviation_.kind) {
+      case DeviationKind::kHugeRefusal:
+        return Refusal(FailedPreconditionError(huge));
+      case DeviationKind::kHugeException:
+        return kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(text));
+      case DeviationKind::kHugeDisconnect:
+        return kj::Exception(kj::Exception::Type::DISCONNECTED, __FILE__, __LINE__, kj::heapString(text));
+      default:
+        break;
+    }
+  }
   if (hasher_) return Refusal(FailedPreconditionError("a session is already running"));
-  auto order_or = proto::VerifyAndParse<proto::WipeOrder>(context.getParams().getOrder(), authority_);
+  auto order_or = proto::VerifyAndParse<proto::WipeOrder>(context.getParams().getOrder(), keys_.authority);
   if (!order_or.ok()) return Refusal(order_or.status());
   proto::WipeOrder::Reader order = order_or->root();
+  if (deviation_.kind == DeviationKind::kDisconnectMidFill) {
+    deviation_.disconnect();
+    return kj::NEVER_DONE;
+  }
 
+  const RegionSpec ordered = proto::SessionRegion(order);
   session_id_.assign(order.getSessionId().begin(), order.getSessionId().end());
-  std::memcpy(seed_.data(), order.getSeed().begin(), kSeedBytes);
-  format_ = order.getFormat() == proto::LabelFormat::POSEDB_BLAKE3_N192 ? LabelFormat::k192 : LabelFormat::kC1;
-  m_ = order.getChunkLabels();
+  std::memcpy(seed_.data(), ordered.seed, kSeedBytes);
+  format_ = ordered.format;
+  m_ = ordered.chunk_labels;
 
   // Key material the labels are made from: the order's, unless adversary 6 substitutes its own.
-  std::array<uint8_t, kSeedBytes> seed = seed_;
-  LabelFormat format = format_;
-  uint32_t m = m_;
-  if (deviation_.kind == DeviationKind::kWrongSeed) seed[0] ^= 1;
+  RegionSpec filled = ordered;
+  if (deviation_.kind == DeviationKind::kWrongSeed) filled.seed[0] ^= 1;
   if (deviation_.kind == DeviationKind::kWrongFormat)
-    format = format == LabelFormat::kC1 ? LabelFormat::k192 : LabelFormat::kC1;
-  if (deviation_.kind == DeviationKind::kWrongChunkLabels) m = std::max<uint32_t>(1, m / 2);
+    filled.format = filled.format == LabelFormat::kC1 ? LabelFormat::k192 : LabelFormat::kC1;
+  if (deviation_.kind == DeviationKind::kWrongChunkLabels) filled.chunk_labels = std::max<uint32_t>(1, m_ / 2);
 
   for (proto::DevicePlan::Reader plan : order.getDevices()) {
     Device d;
@@ -198,66 +243,61 @@ kj::Promise<void> SelftestAgent::startSession(StartSessionContext context) {
     d.count = plan.getLabelCount();
     d.capacity_bytes = plan.getCapacityBytes();
     d.allowed_reserve_bytes = plan.getAllowedReserveBytes();
-    if (d.count % m_ != 0 || d.first % m_ != 0) ++seen_->partial_chunk_ranges;
+    if (d.count % m_ != 0 || d.first % m_ != 0) ++log_->partial_chunk_ranges;
     d.labels.resize(d.count * kLabelBytes);
     d.chunks.assign((d.count + m_ - 1) / m_, ChunkState::kStored);
-    Status filled = Label(format, seed.data(), m, d.first, d.count, d.labels.data());
-    if (!filled.ok()) {
+    Status status = Label(filled, d.first, d.count, options_.fill_threads, d.labels.data());
+    if (!status.ok()) {
       Release();
-      return Refusal(filled);
+      return Refusal(status);
     }
     devices_.push_back(std::move(d));
   }
   ApplyStorageDeviation();
-  clock_->Advance(timing_.fill_us);
+  log_->holds_memory = true;
+  Charge(options_.timing.fill_us);
+  if (deviation_.kind == DeviationKind::kLateFill) Charge(deviation_.advance_us);
 
-  capnp::MallocMessageBuilder message;
-  auto report = message.initRoot<proto::FillReport>();
-  report.setSessionId(order.getSessionId());
-  const proto::Digest order_digest = proto::Blake2b256(order_or->bytes());
-  report.setOrderDigest(DataOf(order_digest.data(), order_digest.size()));
-  const proto::KeyId id = proto::KeyIdOf(node_.public_key);
-  report.setNodeKeyId(DataOf(id.data(), id.size()));
-  report.setFillMicros(static_cast<uint64_t>(timing_.fill_us));
-  report.setFinishedAtUnixUs(clock_->UnixMicros());
-  auto fills = report.initDevices(static_cast<unsigned>(devices_.size()));
-  for (unsigned i = 0; i < fills.size(); ++i) {
+  std::vector<proto::DeviceFillFacts> facts;
+  for (size_t i = 0; i < devices_.size(); ++i) {
     const Device& d = devices_[i];
-    uint64_t count = d.count;
-    uint64_t reserve = d.allowed_reserve_bytes;
-    const bool last = i + 1 == fills.size();
-    const uint64_t short_labels = deviation_.short_chunks * m_;
-    if (last && deviation_.kind == DeviationKind::kUnderfillHeldByOthers) {
-      count -= std::min(count, short_labels);
-      fills[i].setBytesHeldByOthers(short_labels * kLabelBytes);
-      fills[i].setNote("memory held by other processes when the fill started");
+    proto::DeviceFillFacts f;
+    f.selector = d.selector;
+    f.first_label = d.first;
+    f.label_count = d.count;
+    f.reserve_bytes = d.allowed_reserve_bytes;
+    f.total_bytes = d.capacity_bytes;
+    f.fill_micros = static_cast<uint64_t>(options_.timing.fill_us);
+    const uint64_t short_labels = std::min(f.label_count, deviation_.short_chunks * m_);
+    if (i + 1 == devices_.size() && deviation_.kind == DeviationKind::kUnderfillHeldByOthers) {
+      f.label_count -= short_labels;
+      f.bytes_held_by_others = short_labels * kLabelBytes;
+      f.note = deviation_.note.empty() ? "memory held by other processes when the fill started" : deviation_.note;
     }
-    if (last && deviation_.kind == DeviationKind::kUnderfillInflatedReserve) {
-      count -= std::min(count, short_labels);
-      reserve += short_labels * kLabelBytes;
-      fills[i].setNote("the driver needs a larger reserve on this device");
+    if (i + 1 == devices_.size() && deviation_.kind == DeviationKind::kUnderfillInflatedReserve) {
+      f.label_count -= short_labels;
+      f.reserve_bytes += short_labels * kLabelBytes;
+      f.note = deviation_.note.empty() ? "the driver needs a larger reserve on this device" : deviation_.note;
     }
-    fills[i].setSelector(d.selector);
-    fills[i].setFirstLabel(d.first);
-    fills[i].setLabelCount(count);
-    fills[i].setBytesHeld(count * kLabelBytes);
-    fills[i].setReserveBytes(reserve);
-    fills[i].setTotalBytes(d.capacity_bytes);
-    fills[i].setFillMicros(static_cast<uint64_t>(timing_.fill_us));
+    f.bytes_held = f.label_count * kLabelBytes;
+    facts.push_back(std::move(f));
   }
-  auto signed_report = proto::SignMessage(report.asReader(), node_);
-  if (!signed_report.ok()) {
+  auto report = proto::SignFillReport(order_or->bytes(), order.getSessionId(), facts,
+                                      static_cast<uint64_t>(options_.timing.fill_us), NowUnixUs(), keys_.node);
+  if (!report.ok()) {
     Release();
-    return Refusal(signed_report.status());
+    return Refusal(report.status());
   }
   hasher_.emplace();
   (void)hasher_->AddOrder(order_or->bytes());
-  (void)hasher_->AddReport(proto::AsView(signed_report->payload));
-  proto::WriteEnvelope(*signed_report, context.getResults().initReport());
+  (void)hasher_->AddReport(proto::AsView(report->payload));
+  // Byte 8 is the low byte of fillMicros (first word of the data section): still a well-formed report.
+  if (deviation_.kind == DeviationKind::kTamperedReport) report->payload[8] ^= 1;
+  proto::WriteEnvelope(*report, context.getResults().initReport());
   return kj::READY_NOW;
 }
 
-void SelftestAgent::AnswerLabel(size_t d, uint64_t g, uint8_t* out, std::set<std::pair<size_t, uint64_t>>* recompute) {
+void CheatingAgent::AnswerLabel(size_t d, uint64_t g, uint8_t* out, std::set<std::pair<size_t, uint64_t>>* recompute) {
   const Device& dev = devices_[d];
   const uint64_t offset = g - dev.first;
   const uint64_t c = offset / m_;
@@ -285,29 +325,34 @@ void SelftestAgent::AnswerLabel(size_t d, uint64_t g, uint8_t* out, std::set<std
     std::memset(out, 0, kLabelBytes);
     return;
   }
+  const RegionSpec session = SessionOf(format_, seed_.data(), m_);
   switch (deviation_.hidden_answer) {
     case HiddenAnswer::kRecompute: {
       // Correct labels, recomputed for real; the time is charged per round (see round()).
-      ++seen_->hidden_chunks_challenged;
+      ++log_->hidden_chunks_challenged;
       recompute->insert({d, c});
-      (void)ChunkLabel(format_, seed_.data(), m_, dev.first, dev.count, g, out);
+      (void)ChunkLabel(session, dev.first, dev.count, g, out);
       return;
     }
     case HiddenAnswer::kEarlierSession:
-      ++seen_->hidden_chunks_challenged;
+      ++log_->hidden_chunks_challenged;
       if (memory_->earlier_seed) {
-        (void)ChunkLabel(format_, memory_->earlier_seed->data(), m_, dev.first, dev.count, g, out);
+        (void)ChunkLabel(SessionOf(format_, memory_->earlier_seed->data(), m_), dev.first, dev.count, g, out);
         return;
       }
       break;
     case HiddenAnswer::kRandomBytes:
-      ++seen_->hidden_chunks_challenged;
+      ++log_->hidden_chunks_challenged;
       break;
+    case HiddenAnswer::kZeros:
+      ++log_->hidden_chunks_challenged;
+      std::memset(out, 0, kLabelBytes);
+      return;
   }
   randombytes_buf(out, kLabelBytes);
 }
 
-kj::Promise<void> SelftestAgent::round(RoundContext context) {
+kj::Promise<void> CheatingAgent::round(RoundContext context) {
   if (!hasher_) return Refusal(FailedPreconditionError("no session"));
   proto::ChallengeRound::Reader request = context.getParams().getRound();
   Status shape = proto::WalkMessage(request);
@@ -317,6 +362,10 @@ kj::Promise<void> SelftestAgent::round(RoundContext context) {
     return Refusal(InvalidArgumentError("round for another session"));
   }
   const uint32_t r = request.getRoundIndex();
+  ++log_->rounds;
+  if (deviation_.kind == DeviationKind::kHugeRoundError && r == deviation_.round) {
+    return Refusal(InternalError(HugeAgentText(deviation_.huge_text_bytes)));
+  }
 
   // The indices this agent answers: the round's, or (7b) the previous round's.
   std::vector<std::vector<uint64_t>> indices;
@@ -344,7 +393,7 @@ kj::Promise<void> SelftestAgent::round(RoundContext context) {
     context.getResults().setAnswer(replay->root());
   } else {
     answer.setSessionId(request.getSessionId());
-    answer.setRoundIndex(r);
+    answer.setRoundIndex(deviation_.kind == DeviationKind::kWrongRoundIndex ? r + 1 : r);
     size_t count = 0;
     for (const auto& list : answered) count += list.size();
     auto labels = answer.initLabels(static_cast<unsigned>(count * kLabelBytes));
@@ -365,14 +414,16 @@ kj::Promise<void> SelftestAgent::round(RoundContext context) {
     }
     if (!recompute.empty()) {
       // ceil(k / cores) batches of depth(m) * c_node * t_min each, rounded up to whole microseconds.
-      const uint64_t batches = (recompute.size() + timing_.recompute_cores - 1) / timing_.recompute_cores;
-      const uint64_t charge_us = (batches * timing_.recompute_chunk_ps + 999'999) / 1'000'000;
-      clock_->Advance(static_cast<int64_t>(charge_us));
-      seen_->recompute_charged_us += static_cast<int64_t>(charge_us);
-      seen_->max_round_recompute_us = std::max(seen_->max_round_recompute_us, charge_us);
+      const SimTiming& t = options_.timing;
+      const uint64_t batches = (recompute.size() + t.recompute_cores - 1) / t.recompute_cores;
+      const uint64_t charge_us = (batches * t.recompute_chunk_ps + 999'999) / 1'000'000;
+      Charge(static_cast<int64_t>(charge_us));
+      log_->recompute_charged_us += static_cast<int64_t>(charge_us);
+      log_->max_round_recompute_us = std::max(log_->max_round_recompute_us, charge_us);
     }
   }
-  clock_->Advance(timing_.round_us);
+  if (deviation_.kind == DeviationKind::kLateRound && r == deviation_.round) Charge(deviation_.advance_us);
+  Charge(options_.timing.round_us);
 
   auto sent = proto::EncodeCanonical(context.getResults().getAnswer().asReader());
   if (sent.ok()) previous_answer_ = *std::move(sent);
@@ -382,23 +433,19 @@ kj::Promise<void> SelftestAgent::round(RoundContext context) {
   return kj::READY_NOW;
 }
 
-kj::Promise<void> SelftestAgent::finish(FinishContext context) {
+kj::Promise<void> CheatingAgent::finish(FinishContext context) {
   if (!hasher_) return Refusal(FailedPreconditionError("no session"));
-  auto verdict = proto::VerifyAndParse<proto::Verdict>(context.getParams().getVerdict(), challenger_);
+  ++log_->finishes;
+  if (deviation_.kind == DeviationKind::kHugeFinishError) {
+    return Refusal(InternalError(HugeAgentText(deviation_.huge_text_bytes)));
+  }
+  auto verdict = proto::VerifyAndParse<proto::Verdict>(context.getParams().getVerdict(), keys_.challenger);
   if (!verdict.ok()) return Refusal(verdict.status());
   auto digest = hasher_->Finish();
   if (!digest.ok()) return Refusal(digest.status());
-  capnp::MallocMessageBuilder message;
-  auto t = message.initRoot<proto::TranscriptDigest>();
-  t.setSessionId(verdict->root().getSessionId());
-  t.setDigest(DataOf(digest->data(), digest->size()));
-  t.setRoundCount(hasher_->round_count());
-  const proto::Digest vd = proto::Blake2b256(verdict->bytes());
-  t.setVerdictDigest(DataOf(vd.data(), vd.size()));
-  const proto::KeyId id = proto::KeyIdOf(node_.public_key);
-  t.setNodeKeyId(DataOf(id.data(), id.size()));
-  t.setSignedAtUnixUs(clock_->UnixMicros());
-  auto signed_t = proto::SignMessage(t.asReader(), node_);
+  if (deviation_.kind == DeviationKind::kTranscriptMismatch) (*digest)[0] ^= 1;
+  auto signed_t = proto::SignTranscriptDigest(verdict->root().getSessionId(), *digest, hasher_->round_count(),
+                                              verdict->bytes(), NowUnixUs(), keys_.node);
   if (!signed_t.ok()) return Refusal(signed_t.status());
   proto::SignedEnvelope sent = *signed_t;
   if (deviation_.kind == DeviationKind::kReusedTranscriptSignature && memory_->earlier_transcript) {
@@ -410,69 +457,19 @@ kj::Promise<void> SelftestAgent::finish(FinishContext context) {
   return kj::READY_NOW;
 }
 
-kj::Promise<void> SelftestAgent::abort(AbortContext) {
+kj::Promise<void> CheatingAgent::abort(AbortContext context) {
+  ++log_->aborts;
+  log_->abort_reason = context.getParams().getReason().cStr();
   Release();
+  if (deviation_.kind == DeviationKind::kHugeRoundError) {
+    return Refusal(InternalError(HugeAgentText(deviation_.huge_text_bytes)));
+  }
   return kj::READY_NOW;
 }
 
-kj::Promise<void> SelftestAgent::status(StatusContext context) {
+kj::Promise<void> CheatingAgent::status(StatusContext context) {
   context.getResults().initStatus().setPhase(hasher_ ? proto::AgentPhase::READY : proto::AgentPhase::IDLE);
   return kj::READY_NOW;
 }
 
-// ---------------------------------------------------------------------------------------------
-// RelayAgent
-
-struct RelayAgent::Link {
-  Link(kj::AsyncIoContext& io, kj::Own<proto::ProverAgent::Server> helper)
-      : pipe(io, kj::mv(helper)), client(Connect(pipe)) {}
-  static proto::ProverAgent::Client Connect(PipeAgentConnector& pipe) {
-    auto client = pipe.Connect();  // in-process: cannot fail
-    return kj::mv(*client);
-  }
-  PipeAgentConnector pipe;
-  proto::ProverAgent::Client client;
-};
-
-RelayAgent::RelayAgent(kj::AsyncIoContext& io, kj::Own<proto::ProverAgent::Server> helper, FakeClock* clock,
-                       int64_t link_us)
-    : link_(kj::heap<Link>(io, kj::mv(helper))), clock_(clock), link_us_(link_us) {}
-
-RelayAgent::~RelayAgent() noexcept(false) {}
-
-kj::Promise<void> RelayAgent::startSession(StartSessionContext context) {
-  auto request = link_->client.startSessionRequest();
-  request.setOrder(context.getParams().getOrder());
-  return request.send().then(
-      [context](auto&& response) mutable { context.getResults().setReport(response.getReport()); });
-}
-
-kj::Promise<void> RelayAgent::round(RoundContext context) {
-  auto request = link_->client.roundRequest();
-  request.setRound(context.getParams().getRound());
-  return request.send().then([this, context](auto&& response) mutable {
-    clock_->Advance(link_us_);  // the round trip to the helper and back
-    context.getResults().setAnswer(response.getAnswer());
-  });
-}
-
-kj::Promise<void> RelayAgent::finish(FinishContext context) {
-  auto request = link_->client.finishRequest();
-  request.setVerdict(context.getParams().getVerdict());
-  return request.send().then(
-      [context](auto&& response) mutable { context.getResults().setTranscript(response.getTranscript()); });
-}
-
-kj::Promise<void> RelayAgent::abort(AbortContext context) {
-  auto request = link_->client.abortRequest();
-  request.setSessionId(context.getParams().getSessionId());
-  request.setReason(context.getParams().getReason());
-  return request.send().ignoreResult();
-}
-
-kj::Promise<void> RelayAgent::status(StatusContext context) {
-  return link_->client.statusRequest().send().then(
-      [context](auto&& response) mutable { context.getResults().setStatus(response.getStatus()); });
-}
-
-}  // namespace wipeproof::selftest
+}  // namespace wipeproof::adversary

@@ -1,31 +1,35 @@
-// The selftest's prover agents (docs/security-results.md, issue #6): one honest agent that speaks
-// the real ProverAgent protocol over Cap'n Proto (verifies the authority-signed order, fills host
-// vectors with the session's labels (kernels/region_labeler.h), signs the fill report and the
-// transcript with the node key, answers rounds by lookup), and each adversary as that same agent
-// with exactly one Deviation. The challenger side is the real SessionRunner, so every outcome is a
-// real signed verdict.
+// The cheating prover: one ProverAgent server that speaks the real protocol over Cap'n Proto and is
+// honest unless its Deviation says how to cheat. Honest, it verifies the authority-signed order,
+// fills host vectors with the session's labels (kernels/region_labeler.h), signs the fill report
+// and the transcript with the node key (proto/node_messages.h) and answers rounds by lookup. Each
+// deviation departs from that in exactly one way. The selftest (challenger/selftest, scenarios in
+// scenarios.h) and the challenger's tests run it against the real SessionRunner, so every outcome
+// is a real signed verdict.
 //
-// Not the production agent (prover/agent): that library links the GPU backends, and the challenger
-// binary must not link a GPU runtime. Admission checks of the production agent (expiry, skew,
-// replay of session ids) are tested in tests/agent_*; they are not what these adversaries attack.
+// Not the production agent (prover/agent): that one links the GPU backends, and the challenger
+// binary, which runs the selftest, must not link a GPU runtime. The production agent's admission
+// checks (expiry, skew, replayed session ids) are tested in tests/prover/agent_*; they are not what
+// these deviations attack.
 //
-// Simulated time. Every session runs on a FakeClock that moves only when an agent charges it:
+// Simulated time. With a FakeClock (Options::sim_clock) the agent charges it for what it would
+// take:
 //   fill            SimTiming::fill_us once per startSession
 //   honest round    SimTiming::round_us per round (link + lookup of an honest node)
-//   recompute (1a)  ceil(k / recompute_cores) * depth(m) * c_node * t_min per round in which k
-//                   hidden chunks were challenged (a chunk's labels need depth(m) sequential node
+//   recompute (1a)  ceil(k / recompute_cores) * recompute_chunk_ps per round in which k hidden
+//                   chunks were challenged (a chunk's labels need depth(m) sequential node
 //                   evaluations of c_node compressions each, t_min per compression; chunks are
-//                   independent, so `recompute_cores` cores recompute that many at once). The
-//                   labels are recomputed for real (they are correct); only the time is simulated,
-//                   so a 2-core CI machine does not flatter the margin.
-//   relay (2)       RelayAgent adds link_us per round on top of its helper's round_us.
+//                   independent, so `recompute_cores` cores recompute that many at once). The labels
+//                   are recomputed for real (they are correct); only the time is simulated, so a
+//                   2-core CI machine does not flatter the margin.
+// Without one (an agent served over TCP) nothing is charged and timestamps come from the system
+// clock.
 //
 // Thread-safety: an agent lives on the thread of the kj event loop it serves.
 #pragma once
 
-#include <kj/async-io.h>
-
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -40,20 +44,21 @@
 #include "proto/transcript.h"
 #include "proto/wipe.capnp.h"
 
-namespace wipeproof::selftest {
+namespace wipeproof::adversary {
 
-// The one way an adversary departs from the honest agent.
+// The one way an agent departs from the honest one. Numbers are the adversaries of
+// docs/security-results.md; the rest are faults the challenger's tests provoke.
 enum class DeviationKind {
   kNone,
-  // 1. Keeps `hidden_fraction` of the chunks of every device unlabeled and answers there per
-  //    `hidden_answer`.
+  // 1. Keeps some chunks of every device unlabeled (hidden_fraction at `placement`, or every
+  //    stride-th chunk) and answers there per `hidden_answer`.
   kHideChunks,
   // 3. Moves `relocate_chunks` chunks of the last planned device to host memory: outside the plan
   //    when host is not planned (room: `host_free_bytes`), else into the planned host region,
   //    overwriting as many host chunks as there is no free room for (those answer zeros).
   kRelocate,
   // 4. Fills `short_chunks` chunks fewer on the last device and reports them as held by other
-  //    processes (a) or as a larger reserve (b).
+  //    processes (a) or as a larger reserve (b), with `note` (a default when empty).
   kUnderfillHeldByOthers,
   kUnderfillInflatedReserve,
   // 5. Serves `dedup_chunks` chunks of device 1 (all of them when 0) from device 0's copy at the
@@ -70,26 +75,58 @@ enum class DeviationKind {
   kReusedTranscriptSignature,  // this session's transcript payload under an earlier session's signature
   kPartialChunkProbe,          // records any device range that is not whole chunks and leaves its
                                // trailing partial chunk unlabeled (answers zeros there)
+  kWrongRoundIndex,            // answers round r as round r+1
+  kTamperedReport,             // flips a payload byte of the signed fill report
+  kTranscriptMismatch,         // signs a transcript digest with one bit flipped
+  // Timing faults (need sim_clock): the clock moves `advance_us` inside startSession (kLateFill)
+  // or inside round `round` (kLateRound).
+  kLateFill,
+  kLateRound,
+  // Connection faults.
+  kRefuseOrder,        // refuses every order: FAILED_PRECONDITION "busy: test refusal"
+  kDisconnectMidFill,  // calls `disconnect` during startSession and never answers
+  // Hostile texts (HugeAgentText(huge_text_bytes)): a wipeproof Status, a plain exception or a
+  // DISCONNECTED exception from startSession; a Status from round `round` and the abort that
+  // follows; a Status from finish.
+  kHugeRefusal,
+  kHugeException,
+  kHugeDisconnect,
+  kHugeRoundError,
+  kHugeFinishError,
 };
 
 enum class HiddenAnswer {
   kRecompute,       // (a) recompute on demand (correct, charged on the simulated clock)
   kRandomBytes,     // (b) random bytes
   kEarlierSession,  // (c) the label of the same index under an earlier session's seed
+  kZeros,           // the memory was simply never written
 };
 
-enum class Placement { kRandom, kContiguous };
+enum class Placement {
+  kRandom,      // hidden_fraction of the chunks, chosen at random
+  kContiguous,  // hidden_fraction of the chunks, one contiguous run (as a checkpoint would be)
+  kStrided,     // every stride-th chunk from chunk 0
+};
 
 struct Deviation {
   DeviationKind kind = DeviationKind::kNone;
   double hidden_fraction = 0;  // kHideChunks: hidden chunks = round(f * chunks), per device
   Placement placement = Placement::kContiguous;
+  uint64_t stride = 10;  // kHideChunks with Placement::kStrided
   HiddenAnswer hidden_answer = HiddenAnswer::kRandomBytes;
   uint64_t relocate_chunks = 0;
-  uint64_t host_free_bytes = 0;  // kRelocate: room in unplanned host memory
+  uint64_t host_free_bytes = 0;  // kRelocate: room in unplanned host memory (bytes)
   uint64_t short_chunks = 0;
   uint64_t dedup_chunks = 0;
+  std::string note;          // kUnderfill*: the fill report's note for the short device
+  uint32_t round = 2;        // kLateRound, kHugeRoundError: the round index it happens in
+  int64_t advance_us = 0;    // kLateFill, kLateRound: simulated microseconds added
+  size_t huge_text_bytes = size_t{5} << 20;  // kHuge*
+  std::function<void()> disconnect;          // kDisconnectMidFill: cuts the connection
 };
+
+// The hostile text of the kHuge* deviations: "agent text\n\x01\xff" then 'x' up to `bytes`.
+std::string HugeAgentText(size_t bytes);
 
 struct SimTiming {
   int64_t fill_us = 1'000'000;  // charged once per fill
@@ -105,8 +142,14 @@ struct AdversaryMemory {
   std::optional<proto::SignedEnvelope> earlier_transcript;
 };
 
-// What an agent observed, for the runner's per-scenario checks.
-struct AgentObservations {
+// What an agent did and saw, for assertions and the selftest's per-scenario checks.
+struct AgentLog {
+  int orders = 0;  // startSession calls
+  int rounds = 0;  // round calls that got past the shape check
+  int finishes = 0;
+  int aborts = 0;
+  std::string abort_reason;  // of the last abort
+  bool holds_memory = false;
   uint64_t hidden_chunks_challenged = 0;  // kHideChunks: hidden chunks asked, all rounds
   int64_t recompute_charged_us = 0;       // kHideChunks + kRecompute: simulated time charged
   uint64_t max_round_recompute_us = 0;    // ... largest single-round charge
@@ -115,13 +158,26 @@ struct AgentObservations {
   uint64_t overwritten_chunks = 0;        // kRelocate: host chunks lost for lack of room
 };
 
-class SelftestAgent final : public proto::ProverAgent::Server {
+struct AgentKeys {
+  proto::PublicKey authority{};  // orders must verify under it
+  proto::PublicKey challenger{};  // verdicts must verify under it
+  proto::KeyPair node;            // signs fill reports and transcripts
+};
+
+struct CheatingAgentOptions {
+  Deviation deviation;
+  SimTiming timing;
+  FakeClock* sim_clock = nullptr;      // when set: simulated time is charged to it
+  AdversaryMemory* memory = nullptr;   // when set: shared across agents (else the agent's own)
+  AgentLog* log = nullptr;             // when set: filled in as the agent runs
+  uint64_t rng_seed = 1;               // the adversary's own choices (which chunks to hide)
+  int fill_threads = 1;                // labeler threads per device fill
+};
+
+class CheatingAgent final : public proto::ProverAgent::Server {
  public:
-  // `clock`, `memory` and `seen` outlive the agent. `rng_seed` picks the adversary's choices
-  // (which chunks to hide); the challenger's challenges come from its own CSPRNG.
-  SelftestAgent(proto::PublicKey authority, proto::PublicKey challenger, proto::KeyPair node, Deviation deviation,
-                SimTiming timing, FakeClock* clock, AdversaryMemory* memory, AgentObservations* seen,
-                uint64_t rng_seed);
+  // Pointers in `options` outlive the agent. The challenger's challenges come from its own CSPRNG.
+  CheatingAgent(AgentKeys keys, CheatingAgentOptions options);
 
  protected:
   kj::Promise<void> startSession(StartSessionContext context) override;
@@ -145,15 +201,17 @@ class SelftestAgent final : public proto::ProverAgent::Server {
   // Writes label `g` of device `d` as this agent answers it; `recompute` collects hidden chunks.
   void AnswerLabel(size_t d, uint64_t g, uint8_t* out, std::set<std::pair<size_t, uint64_t>>* recompute);
   void ApplyStorageDeviation();
+  void Charge(int64_t micros);
+  int64_t NowUnixUs() const;
   void Release();
 
-  proto::PublicKey authority_, challenger_;
-  proto::KeyPair node_;
-  Deviation deviation_;
-  SimTiming timing_;
-  FakeClock* clock_;
+  const AgentKeys keys_;
+  CheatingAgentOptions options_;
+  const Deviation& deviation_;
+  AdversaryMemory own_memory_;
   AdversaryMemory* memory_;
-  AgentObservations* seen_;
+  AgentLog own_log_;
+  AgentLog* log_;
   std::mt19937_64 rng_;
 
   // The session.
@@ -168,25 +226,4 @@ class SelftestAgent final : public proto::ProverAgent::Server {
   std::vector<std::vector<uint64_t>> previous_indices_;                     // [device][k]
 };
 
-// Adversary 2: forwards every call to a helper agent that holds the labels (over its own
-// in-memory capnp connection) and adds `link_us` of simulated latency to every round.
-class RelayAgent final : public proto::ProverAgent::Server {
- public:
-  RelayAgent(kj::AsyncIoContext& io, kj::Own<proto::ProverAgent::Server> helper, FakeClock* clock, int64_t link_us);
-  ~RelayAgent() noexcept(false);
-
- protected:
-  kj::Promise<void> startSession(StartSessionContext context) override;
-  kj::Promise<void> round(RoundContext context) override;
-  kj::Promise<void> finish(FinishContext context) override;
-  kj::Promise<void> abort(AbortContext context) override;
-  kj::Promise<void> status(StatusContext context) override;
-
- private:
-  struct Link;
-  kj::Own<Link> link_;
-  FakeClock* clock_;
-  int64_t link_us_;
-};
-
-}  // namespace wipeproof::selftest
+}  // namespace wipeproof::adversary

@@ -26,12 +26,9 @@
 #include <vector>
 
 #include "kernels/host_device.h"
+#include "kernels/label_spec.h"  // kMaxChunkLabels, kLabelBytes
 
 namespace wipeproof {
-
-constexpr uint32_t kMaxChunkLabels = 1u << 20;  // largest m the spec allows
-constexpr int kLabelBytes = 32;
-constexpr int kLabelWords = 8;
 
 enum class GraphOpKind : uint8_t {
   kSource = 0,     // slot[dst] = node()                              (width 1)

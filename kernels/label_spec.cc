@@ -1,4 +1,4 @@
-// Spec §4 and §5: per-chunk key material.
+// Spec §2 regions, §4 and §5 per-chunk key material.
 #include "kernels/label_spec.h"
 
 #include <cstring>
@@ -8,13 +8,6 @@
 
 namespace wipeproof {
 namespace {
-
-constexpr char kC1ChunkKeyContext[] = "wipeproof/posedb-blake3-c1/chunk-key";
-constexpr char k192ChunkSeedContext[] = "pose-db/chunk-seed";
-constexpr char k192DescriptorContext[] = "pose-db/descriptor";
-constexpr char k192SourceContext[] = "pose-db/label/src";
-constexpr char k192InternalContext[] = "pose-db/label/int";
-constexpr uint64_t k192LabelBits = 256;
 
 void PutBe64(uint8_t* p, uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (56 - 8 * i));
@@ -71,6 +64,25 @@ ChunkHashParams DeriveChunkHashParams(LabelFormat format, const uint8_t seed[kSe
   DeriveKey(k192DescriptorContext, descriptor_material, sizeof descriptor_material, block2 + 32);
   for (int i = 0; i < 16; ++i) p.block2[i] = LoadLe32(block2 + 4 * i);
   return p;
+}
+
+Status ValidateRegion(const RegionSpec& region) {
+  if (!ChunkLabelsInRange(region.chunk_labels)) {
+    return InvalidArgumentError("chunk_labels (m) must be in [1, 1048576], got " +
+                                std::to_string(region.chunk_labels));
+  }
+  if (region.count == 0) return InvalidArgumentError("label count must be at least 1");
+  if (region.first + region.count < region.first || region.first + region.count > kLabelIndexLimit) {
+    return InvalidArgumentError("label range [first, first + count) exceeds the index space (2^62)");
+  }
+  return Status::Ok();
+}
+
+uint32_t GraphLabelsForChunk(LabelFormat format, uint32_t chunk_labels, uint64_t chunk, uint64_t region_end) {
+  if (format == LabelFormat::kC1) return chunk_labels;
+  uint64_t chunk_start = chunk * chunk_labels;
+  uint64_t left = region_end - chunk_start;
+  return left < chunk_labels ? static_cast<uint32_t>(left) : chunk_labels;
 }
 
 }  // namespace wipeproof

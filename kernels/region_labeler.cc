@@ -14,25 +14,6 @@
 
 namespace wipeproof {
 
-uint32_t GraphLabelsForChunk(LabelFormat format, uint32_t chunk_labels, uint64_t chunk, uint64_t region_end) {
-  if (format == LabelFormat::kC1) return chunk_labels;
-  uint64_t chunk_start = chunk * chunk_labels;
-  uint64_t left = region_end - chunk_start;
-  return left < chunk_labels ? static_cast<uint32_t>(left) : chunk_labels;
-}
-
-Status ValidateRegion(const RegionSpec& region) {
-  if (region.chunk_labels < 1 || region.chunk_labels > kMaxChunkLabels) {
-    return InvalidArgumentError("chunk_labels (m) must be in [1, 1048576], got " +
-                                std::to_string(region.chunk_labels));
-  }
-  if (region.count == 0) return InvalidArgumentError("label count must be at least 1");
-  if (region.first + region.count < region.first || region.first + region.count > (1ull << 62)) {
-    return InvalidArgumentError("label range [first, first + count) exceeds the index space (2^62)");
-  }
-  return Status::Ok();
-}
-
 namespace {
 
 // A work unit: chunks [first_chunk, first_chunk + chunks) that share one graph, labeled together

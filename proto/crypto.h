@@ -26,8 +26,7 @@ inline constexpr size_t kSignatureBytes = 64;    // Ed25519 detached signature
 inline constexpr size_t kKeyIdBytes = 8;         // key id: first 8 bytes of BLAKE2b-256(public key)
 inline constexpr size_t kDigestBytes = 32;       // BLAKE2b-256 output
 inline constexpr size_t kSessionIdBytes = 16;    // WipeOrder.sessionId
-inline constexpr size_t kSessionSeedBytes = 32;  // WipeOrder.seed
-inline constexpr size_t kLabelBytes = 32;        // one label (label-spec.md §1)
+// Label and seed sizes: proto/label_wire.h.
 
 using Bytes = std::vector<uint8_t>;
 using ByteView = kj::ArrayPtr<const uint8_t>;  // capnp::Data::Reader converts to this implicitly

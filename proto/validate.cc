@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "proto/crypto.h"
+#include "proto/label_wire.h"
 
 namespace wipeproof::proto {
 
 namespace {
 
-constexpr uint32_t kMaxChunkLabels = uint32_t{1} << 20;  // label-spec.md §2
 constexpr uint32_t kMaxDevices = 65536;                  // DeviceChallenge.deviceIndex is UInt16
 
 Status CheckSize(const char* field, capnp::Data::Reader data, size_t want) {
@@ -92,7 +92,7 @@ Status ValidateShape(WipeOrder::Reader order) {
     return InvalidArgumentError("format " + std::to_string(static_cast<int>(order.getFormat())) + " is unknown");
   }
   const uint64_t m = order.getChunkLabels();
-  if (m < 1 || m > kMaxChunkLabels) {
+  if (!ChunkLabelsInRange(m)) {
     return InvalidArgumentError("chunkLabels " + std::to_string(m) + " is outside [1, 2^20]");
   }
   if (order.getRounds() < 1) return InvalidArgumentError("rounds must be >= 1");

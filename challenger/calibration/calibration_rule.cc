@@ -1,4 +1,5 @@
 #include "challenger/calibration/calibration_rule.h"
+#include "common/numbers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,22 +10,8 @@ namespace wipeproof {
 
 namespace {
 
-bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
-int Log2(uint64_t x) {
-  int k = 0;
-  while ((uint64_t{1} << (k + 1)) <= x) ++k;
-  return k;
-}
-
-std::string Fixed(double x, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
-  return buf;
-}
-
 std::string Micros(double us) {
-  std::string s = Fixed(us, 2);
+  std::string s = FormatFixed(us, 2);
   while (s.back() == '0') s.pop_back();
   if (s.back() == '.') s.pop_back();
   return s + " us";
@@ -34,12 +21,12 @@ std::string Micros(double us) {
 
 StatusOr<uint64_t> CeilScaled(uint64_t x, double factor) {
   if (!std::isfinite(factor) || factor < 0) {
-    return InvalidArgumentError("scale factor " + Fixed(factor, 3) + " is not a finite number >= 0");
+    return InvalidArgumentError("scale factor " + FormatFixed(factor, 3) + " is not a finite number >= 0");
   }
   const double y = std::ceil(static_cast<double>(x) * factor - 1e-9);
   // 2^64 is exactly representable; every double below it converts without overflow.
   if (!(y < 18446744073709551616.0)) {
-    return InvalidArgumentError(std::to_string(x) + " x " + Fixed(factor, 3) + " does not fit in 64 bits");
+    return InvalidArgumentError(std::to_string(x) + " x " + FormatFixed(factor, 3) + " does not fit in 64 bits");
   }
   return y <= 0 ? uint64_t{0} : static_cast<uint64_t>(y);
 }
@@ -50,8 +37,8 @@ bool MeetsHonestRoundMargin(uint64_t round_deadline_us, uint64_t honest_p999_us)
 }
 
 std::string FormatPicoseconds(double ps) {
-  if (ps >= 100 || ps == std::floor(ps)) return Fixed(std::floor(ps), 0);
-  std::string s = Fixed(ps, 3);
+  if (ps >= 100 || ps == std::floor(ps)) return FormatFixed(std::floor(ps), 0);
+  std::string s = FormatFixed(ps, 3);
   while (s.back() == '0') s.pop_back();
   if (s.back() == '.') s.pop_back();
   return s;
@@ -93,15 +80,15 @@ Status ValidatePolicy(const CalibrationPolicy& p) {
   }
   // A verdict states a bound only when deadline >= kHonestRoundMargin * p99.9 (verdict.h).
   if (!(p.round_margin >= kHonestRoundMargin - 1 - 1e-12) || !std::isfinite(p.round_margin)) {
-    return InvalidArgumentError("margin must be >= " + Fixed(kHonestRoundMargin - 1, 1) +
+    return InvalidArgumentError("margin must be >= " + FormatFixed(kHonestRoundMargin - 1, 1) +
                                 ": verdicts state a bound only when the round deadline is at least " +
-                                Fixed(kHonestRoundMargin, 1) + " x the honest p99.9");
+                                FormatFixed(kHonestRoundMargin, 1) + " x the honest p99.9");
   }
   if (!(p.round_margin <= kMaxRoundMargin)) {
-    return InvalidArgumentError("margin must be <= " + Fixed(kMaxRoundMargin, 0));
+    return InvalidArgumentError("margin must be <= " + FormatFixed(kMaxRoundMargin, 0));
   }
   if (!(p.fill_slack >= 0 && p.fill_slack <= kMaxFillSlack)) {
-    return InvalidArgumentError("fill slack must be in [0, " + Fixed(kMaxFillSlack, 0) + "]");
+    return InvalidArgumentError("fill slack must be in [0, " + FormatFixed(kMaxFillSlack, 0) + "]");
   }
   if (!(p.target_fraction >= kMinTargetFraction && p.target_fraction < 1)) {
     return InvalidArgumentError("target fraction must be in [1e-9, 1)");
@@ -110,7 +97,7 @@ Status ValidatePolicy(const CalibrationPolicy& p) {
     return InvalidArgumentError("confidence must be in (0, 1 - 1e-12]");
   }
   if (p.labels_per_round < 1) return InvalidArgumentError("labels per round must be >= 1");
-  if (!IsPowerOfTwo(p.max_chunk_labels) || p.max_chunk_labels > kMaxCalibratedChunkLabels) {
+  if (!IsPowerOfTwo(p.max_chunk_labels) || p.max_chunk_labels > kMaxChunkLabels) {
     return InvalidArgumentError("max chunk labels must be a power of two <= 2^20, got " +
                                 std::to_string(p.max_chunk_labels));
   }
@@ -145,12 +132,12 @@ StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPo
   // The honest p99.9 the largest m would still allow with this margin.
   const double allowed_p999_us = largest_floor_us / (1.0 + policy.round_margin);
   return FailedPreconditionError(
-      "no m up to 2^" + std::to_string(Log2(policy.max_chunk_labels)) + " satisfies the deadline rule for class " +
-      a.name + " (t_min " + std::to_string(a.t_min_ps) + " ps, safety " + Fixed(a.safety_factor, 2) + ", " +
+      "no m up to 2^" + std::to_string(FloorLog2(policy.max_chunk_labels)) + " satisfies the deadline rule for class " +
+      a.name + " (t_min " + std::to_string(a.t_min_ps) + " ps, safety " + FormatFixed(a.safety_factor, 2) + ", " +
       LabelFormatName(policy.format) + "): the honest p99.9 round time " + std::to_string(honest_p999_us) +
-      " us * (1 + margin " + Fixed(policy.round_margin, 2) + ") = deadline " + std::to_string(r.round_deadline_us) +
+      " us * (1 + margin " + FormatFixed(policy.round_margin, 2) + ") = deadline " + std::to_string(r.round_deadline_us) +
       " us, above the recompute floor " + Micros(largest_floor_us) + " at m = 2^" +
-      std::to_string(Log2(policy.max_chunk_labels)) + ". A prover could recompute a discarded label within that " +
+      std::to_string(FloorLog2(policy.max_chunk_labels)) + ". A prover could recompute a discarded label within that " +
       "deadline. It takes an honest p99.9 of at most " + Micros(allowed_p999_us) +
       ": move the challenger closer to the node, use a smaller margin, or the 192 format (c_node 2)");
 }
@@ -228,7 +215,7 @@ StatusOr<FillRule> ChooseFillDeadline(uint64_t measured_fill_us, uint64_t node_c
     return FailedPreconditionError(
         "the node is too slow for the fill deadline its own profile sets: it claims a fill of " +
         std::to_string(node_claim_us) + " us, so the deadline is " + std::to_string(f.fill_deadline_us) +
-        " us (claim * (1 + slack " + Fixed(policy.fill_slack, 2) + ")), but it took " +
+        " us (claim * (1 + slack " + FormatFixed(policy.fill_slack, 2) + ")), but it took " +
         std::to_string(measured_fill_us) +
         " us on the challenger's clock. Re-run `wipeproof-prover bench --what=all` on the node under the same "
         "conditions, or find out why its fill was slow");
@@ -281,10 +268,10 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
       const double bound = 1 - std::pow(1 - policy.confidence, 1 / std::max(1.0, d.expected_distinct));
       std::string w = "device " + std::to_string(i) + " (" + in.device_models[i] + ") has " + std::to_string(d.chunks) +
                       " chunks at m = " + std::to_string(m) + ": " + std::to_string(out.sampling.rounds) +
-                      " rounds of " + std::to_string(d.labels_per_round) + " reach " + Fixed(d.expected_distinct, 1) +
+                      " rounds of " + std::to_string(d.labels_per_round) + " reach " + FormatFixed(d.expected_distinct, 1) +
                       " distinct chunks, fewer than N = " + std::to_string(out.sampling.chunks_needed) +
-                      ", so a passing verdict bounds the unwiped part at " + Fixed(bound * 100, 2) +
-                      "% of the device, not " + Fixed(policy.target_fraction * 100, 2) + "%";
+                      ", so a passing verdict bounds the unwiped part at " + FormatFixed(bound * 100, 2) +
+                      "% of the device, not " + FormatFixed(policy.target_fraction * 100, 2) + "%";
       if (d.labels_per_round < d.chunks) {
         w += "; ask every chunk every round with --labels_per_round=" + std::to_string(d.chunks) +
              " and recalibrate (rounds get longer)";
@@ -319,7 +306,7 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
   // The last guard before `calibrated: true`: verdicts state a bound only at >= 1.2 x p99.9.
   if (!MeetsHonestRoundMargin(p.round_deadline_us, in.rounds.p999_us)) {
     return InternalError("derived round deadline " + std::to_string(p.round_deadline_us) + " us is below " +
-                         Fixed(kHonestRoundMargin, 1) + " x the honest p99.9 " + std::to_string(in.rounds.p999_us) +
+                         FormatFixed(kHonestRoundMargin, 1) + " x the honest p99.9 " + std::to_string(in.rounds.p999_us) +
                          " us: refusing to mark it calibrated");
   }
   // Profiles carry the fill deadline in whole milliseconds: round up.

@@ -42,7 +42,6 @@
 
 namespace wipeproof {
 
-inline constexpr uint32_t kMaxCalibratedChunkLabels = uint32_t{1} << 20;
 // Sane maxima of the authority's knobs and of a measured honest round time: beyond them a figure
 // is a typo or an attack, and the products below would leave uint64 (a deadline wrapping to 1 us).
 inline constexpr double kMaxRoundMargin = 100;                  // deadline <= 101 x p99.9
@@ -89,7 +88,7 @@ struct CalibrationPolicy {
   double confidence = 0.999;                              // detection probability per device,
                                                           // (0, kMaxConfidence]
   uint32_t labels_per_round = 64;                         // q: most labels per device per round
-  uint32_t max_chunk_labels = kMaxCalibratedChunkLabels;  // cap on m, a power of two <= 2^20
+  uint32_t max_chunk_labels = kMaxChunkLabels;  // cap on m, a power of two <= 2^20
   uint64_t max_fill_deadline_us = 0;                      // cap on the fill deadline; 0 = none
   uint64_t order_ttl_us = 300'000'000;                    // copied into the profile
 };

@@ -1,19 +1,12 @@
 #include "challenger/calibration/calibration_session.h"
 #include "challenger/fleet/plan_builder.h"
+#include "common/numbers.h"
 
 #include <algorithm>
 
 namespace wipeproof {
 
 namespace {
-
-bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
-int Log2(uint64_t x) {
-  int k = 0;
-  while ((uint64_t{1} << (k + 1)) <= x) ++k;
-  return k;
-}
 
 // An uncalibrated profile for a probe session: the verdict states no bound.
 Profile ProbeProfile(const std::string& name, const CalibrationPolicy& policy, uint32_t m, uint32_t rounds,
@@ -55,7 +48,7 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
   const CalibrationPolicy& policy = request.policy;
   WP_RETURN_IF_ERROR(ValidatePolicy(policy));
   const ProbeOptions& probe = request.probe;
-  if (!IsPowerOfTwo(probe.probe_chunk_labels) || probe.probe_chunk_labels > kMaxCalibratedChunkLabels) {
+  if (!IsPowerOfTwo(probe.probe_chunk_labels) || probe.probe_chunk_labels > kMaxChunkLabels) {
     return InvalidArgumentError("probe m must be a power of two <= 2^20, got " +
                                 std::to_string(probe.probe_chunk_labels));
   }
@@ -71,7 +64,7 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
                    policy.labels_per_round, probe.probe_round_deadline_us, probe.probe_fill_deadline_us);
   WP_ASSIGN_OR_RETURN(SessionPlan round_plan, BuildPlan(*request.inventory, request.node, round_profile, wave, clock));
   say("round probe: " + std::to_string(probe.probe_rounds) + " rounds of " + std::to_string(policy.labels_per_round) +
-      " labels per device at m = 2^" + std::to_string(Log2(probe.probe_chunk_labels)) + " over " + round_plan.address);
+      " labels per device at m = 2^" + std::to_string(FloorLog2(probe.probe_chunk_labels)) + " over " + round_plan.address);
   auto round_outcome = drive(round_plan);
   if (!round_outcome.ok()) return round_outcome.status().WithContext("round probe");
   run.round_probe = Summarize(*round_outcome, probe.probe_chunk_labels);
@@ -98,7 +91,7 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
     in.device_models.push_back(d.model);
   }
   in.profile_name = request.profile_name.empty()
-                        ? request.node + "-" + policy.adversary.name + "-m2^" + std::to_string(Log2(m))
+                        ? request.node + "-" + policy.adversary.name + "-m2^" + std::to_string(FloorLog2(m))
                         : request.profile_name;
   in.measured_fill_us = 1;  // a placeholder: this derivation only shapes the trial (m, R, q)
   WP_ASSIGN_OR_RETURN(CalibrationResult shape, DeriveCalibratedProfile(in, policy));
@@ -108,7 +101,7 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
   fill_profile.honest_round_p999_us = 0;
   fill_profile.fill_deadline_us = probe.probe_fill_deadline_us;
   WP_ASSIGN_OR_RETURN(SessionPlan fill_plan, BuildPlan(*request.inventory, request.node, fill_profile, wave, clock));
-  say("fill probe: m = 2^" + std::to_string(Log2(m)) + ", R = " + std::to_string(fill_profile.rounds) +
+  say("fill probe: m = 2^" + std::to_string(FloorLog2(m)) + ", R = " + std::to_string(fill_profile.rounds) +
       ", q = " + std::to_string(fill_profile.labels_per_round) + ", round deadline " +
       std::to_string(rule.round_deadline_us) + " us <= recompute floor " + std::to_string(rule.rule.floor_us) + " us");
   auto fill_outcome = drive(fill_plan);

@@ -76,7 +76,7 @@ StatusOr<NodeDeviceProfile> ParseDevice(const nlohmann::json& j, const std::stri
       WP_RETURN_IF_ERROR(ReadNumber(fills[i], fp, "acquire_s", &f.acquire_s, false, kMaxNodeProfileSeconds));
       WP_RETURN_IF_ERROR(ReadNumber(fills[i], fp, "fill_s", &f.fill_s, true, kMaxNodeProfileSeconds));
       WP_RETURN_IF_ERROR(ReadNumber(fills[i], fp, "bytes_per_s", &f.bytes_per_s, true, kMaxNodeProfileBytesPerS));
-      if (f.chunk_labels == 0 || f.chunk_labels > kMaxCalibratedChunkLabels || f.bytes == 0 || !(f.bytes_per_s > 0)) {
+      if (f.chunk_labels == 0 || f.chunk_labels > kMaxChunkLabels || f.bytes == 0 || !(f.bytes_per_s > 0)) {
         return InvalidArgumentError(fp + ": chunk_labels, bytes and bytes_per_s must be positive (m <= 2^20)");
       }
       d.fills.push_back(f);

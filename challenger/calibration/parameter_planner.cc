@@ -67,11 +67,11 @@ Status CheckInputs(const PlanInputs& in) {
     if (!(d.fill_bytes_per_s > 0) || !std::isfinite(d.fill_bytes_per_s)) {
       return InvalidArgumentError(d.model + ": fill rate must be finite and > 0");
     }
-    if (d.fill_rate_chunk_labels > kMaxCalibratedChunkLabels) {
+    if (d.fill_rate_chunk_labels > kMaxChunkLabels) {
       return InvalidArgumentError(d.model + ": fill rate m must be in [1, 2^20]");
     }
   }
-  if (in.fill_rate_chunk_labels < 1 || in.fill_rate_chunk_labels > kMaxCalibratedChunkLabels) {
+  if (in.fill_rate_chunk_labels < 1 || in.fill_rate_chunk_labels > kMaxChunkLabels) {
     return InvalidArgumentError("fill rate m must be in [1, 2^20]");
   }
   if (in.honest_round_p999_us == 0 && !in.profile) return InvalidArgumentError("honest round p99.9 must be > 0");

@@ -18,6 +18,7 @@
 #include "challenger/fleet/wave_run.h"
 #include "common/clock.h"
 #include "common/file_write.h"
+#include "common/numbers.h"
 
 namespace wipeproof {
 
@@ -25,30 +26,6 @@ namespace {
 
 constexpr char kSub[] = "calibrate";
 
-// Calibration sessions without --ledger: records are counted, not kept.
-class DiscardRecordSink final : public RecordSink {
- public:
-  StatusOr<uint64_t> Append(proto::LedgerRecordKind, proto::ByteView, proto::ByteView) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return next_++;
-  }
-
- private:
-  std::mutex mu_;
-  uint64_t next_ = 0;
-};
-
-std::string Fixed(double x, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
-  return buf;
-}
-
-int Log2(uint64_t x) {
-  int k = 0;
-  while ((uint64_t{1} << (k + 1)) <= x) ++k;
-  return k;
-}
 
 nlohmann::ordered_json StatsJson(const RoundTimeStats& s) {
   return {{"count", s.count},
@@ -139,33 +116,33 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
   const RoundTimeStats& s = run.rounds;
   std::string t;
   t += "calibrate node " + req.node + " (" + address + "), class " + p.adversary.name + " (t_min " +
-       std::to_string(p.adversary.t_min_ps) + " ps, safety " + Fixed(p.adversary.safety_factor, 2) + "), " +
+       std::to_string(p.adversary.t_min_ps) + " ps, safety " + FormatFixed(p.adversary.safety_factor, 2) + "), " +
        LabelFormatName(p.format) + "\n";
   t += "round probe: " + std::to_string(s.count) + " rounds, q = " + std::to_string(p.labels_per_round) +
-       " per device, m = 2^" + std::to_string(Log2(run.round_probe.chunk_labels)) + ", challenger's monotonic clock\n";
+       " per device, m = 2^" + std::to_string(FloorLog2(run.round_probe.chunk_labels)) + ", challenger's monotonic clock\n";
   t += "  round time: min " + std::to_string(s.min_us) + " us, p50 " + std::to_string(s.p50_us) + " us, p90 " +
        std::to_string(s.p90_us) + " us, p99 " + std::to_string(s.p99_us) + " us, p99.9 " + std::to_string(s.p999_us) +
        " us, max " + std::to_string(s.max_us) + " us\n";
-  t += "  jitter: stddev " + Fixed(s.stddev_us, 1) + " us, p99 - p50 " + std::to_string(s.jitter_us) + " us (mean " +
-       Fixed(s.mean_us, 1) + " us); first round " +
+  t += "  jitter: stddev " + FormatFixed(s.stddev_us, 1) + " us, p99 - p50 " + std::to_string(s.jitter_us) + " us (mean " +
+       FormatFixed(s.mean_us, 1) + " us); first round " +
        std::to_string(run.round_times_us.empty() ? 0 : run.round_times_us[0]) + " us\n";
-  t += "round deadline: p99.9 " + std::to_string(r.round.honest_p999_us) + " us * (1 + " + Fixed(p.round_margin, 2) +
+  t += "round deadline: p99.9 " + std::to_string(r.round.honest_p999_us) + " us * (1 + " + FormatFixed(p.round_margin, 2) +
        ") = " + std::to_string(r.round.round_deadline_us) + " us\n";
-  t += "m = 2^" + std::to_string(Log2(r.round.chunk_labels)) + " = " + std::to_string(r.round.chunk_labels) +
+  t += "m = 2^" + std::to_string(FloorLog2(r.round.chunk_labels)) + " = " + std::to_string(r.round.chunk_labels) +
        ", the smallest power of two with 1.5*m*c_node*t_min/safety >= deadline: " + r.round.rule.explanation + "\n";
-  t += "sampling: f = " + Fixed(p.target_fraction * 100, 3) + "%, confidence " + Fixed(p.confidence * 100, 3) +
+  t += "sampling: f = " + FormatFixed(p.target_fraction * 100, 3) + "%, confidence " + FormatFixed(p.confidence * 100, 3) +
        "% -> N = " + std::to_string(r.sampling.chunks_needed) +
        " chunks per device, R = " + std::to_string(r.sampling.rounds) + " rounds\n";
   for (size_t i = 0; i < r.sampling.devices.size(); ++i) {
     const DeviceSampling& d = r.sampling.devices[i];
     t += "  " + (i < selectors.size() ? selectors[i] : std::to_string(i)) + ": " + std::to_string(d.chunks) +
-         " chunks, q = " + std::to_string(d.labels_per_round) + ", " + Fixed(d.expected_distinct, 1) +
-         " distinct chunks expected, detection " + Fixed(d.detection_probability * 100, 3) + "%\n";
+         " chunks, q = " + std::to_string(d.labels_per_round) + ", " + FormatFixed(d.expected_distinct, 1) +
+         " distinct chunks expected, detection " + FormatFixed(d.detection_probability * 100, 3) + "%\n";
   }
-  t += "fill probe: m = 2^" + std::to_string(Log2(run.fill_probe.chunk_labels)) + ", fill " +
-       Fixed(run.fill_probe.fill_us / 1e6, 3) + " s (order sent to report received)";
+  t += "fill probe: m = 2^" + std::to_string(FloorLog2(run.fill_probe.chunk_labels)) + ", fill " +
+       FormatFixed(run.fill_probe.fill_us / 1e6, 3) + " s (order sent to report received)";
   if (run.fill_probe.expected_labels_wait_us > 0) {
-    t += ", then " + Fixed(run.fill_probe.expected_labels_wait_us / 1e6, 3) + " s waiting for expected labels";
+    t += ", then " + FormatFixed(run.fill_probe.expected_labels_wait_us / 1e6, 3) + " s waiting for expected labels";
   }
   if (!run.trial_round_times_us.empty()) {
     uint64_t slowest = 0;
@@ -174,12 +151,12 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
          std::to_string(slowest) + " us";
   }
   t += run.fill_probe.pass ? "\n" : " (" + run.fill_probe.failure + ")\n";
-  t += "fill deadline: " + Fixed(r.fill.basis_us / 1e6, 3) + " s * (1 + " + Fixed(p.fill_slack, 2) +
-       ") = " + Fixed(r.fill.fill_deadline_us / 1e6, 3) + " s";
+  t += "fill deadline: " + FormatFixed(r.fill.basis_us / 1e6, 3) + " s * (1 + " + FormatFixed(p.fill_slack, 2) +
+       ") = " + FormatFixed(r.fill.fill_deadline_us / 1e6, 3) + " s";
   if (r.fill.node_claim_us > 0) {
     t += std::string(" (basis: ") + (r.fill.basis_us < r.fill.measured_fill_us ? "the node's claim" : "measured") +
-         "; node claims " + Fixed(r.fill.node_claim_us / 1e6, 3) + " s, measured " +
-         Fixed(r.fill.measured_fill_us / 1e6, 3) + " s)";
+         "; node claims " + FormatFixed(r.fill.node_claim_us / 1e6, 3) + " s, measured " +
+         FormatFixed(r.fill.measured_fill_us / 1e6, 3) + " s)";
   }
   t += "\n";
   if (node_profile != nullptr) {
@@ -244,7 +221,7 @@ int RunCalibrate() {
     if (!room.ok()) return ConfigError(kSub, room);
     sink = std::make_unique<LedgerRecordSink>(ledger.get());
   } else {
-    sink = std::make_unique<DiscardRecordSink>();
+    sink = std::make_unique<DiscardingRecordSink>();
   }
 
   TcpSessionOptions options;

@@ -1,4 +1,5 @@
 #include "challenger/cli/cli_calibration_flags.h"
+#include "common/numbers.h"
 
 #include <cmath>
 #include <cstdio>
@@ -63,8 +64,6 @@ namespace wipeproof {
 
 namespace {
 
-bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
 std::string G(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", x);
@@ -110,7 +109,7 @@ StatusOr<CalibrationPolicy> PolicyFromFlags(const AdversaryClass& adversary) {
     return InvalidArgumentError("--confidence must be in (0, 1 - 1e-12], got " + G(FLAGS_confidence));
   }
   if (FLAGS_labels_per_round < 1) return InvalidArgumentError("--labels_per_round must be >= 1");
-  if (!IsPowerOfTwo(FLAGS_max_chunk_labels) || FLAGS_max_chunk_labels > kMaxCalibratedChunkLabels) {
+  if (!IsPowerOfTwo(FLAGS_max_chunk_labels) || FLAGS_max_chunk_labels > kMaxChunkLabels) {
     return InvalidArgumentError("--max_chunk_labels must be a power of two <= 1048576");
   }
   WP_RETURN_IF_ERROR(InRange("--max_fill_s", FLAGS_max_fill_s, 0, kMaxFlagFillSeconds));
@@ -126,7 +125,7 @@ StatusOr<CalibrationPolicy> PolicyFromFlags(const AdversaryClass& adversary) {
 
 StatusOr<ProbeOptions> ProbeOptionsFromFlags() {
   ProbeOptions o;
-  if (!IsPowerOfTwo(FLAGS_probe_chunk_labels) || FLAGS_probe_chunk_labels > kMaxCalibratedChunkLabels) {
+  if (!IsPowerOfTwo(FLAGS_probe_chunk_labels) || FLAGS_probe_chunk_labels > kMaxChunkLabels) {
     return InvalidArgumentError("--probe_chunk_labels must be a power of two <= 1048576");
   }
   if (FLAGS_probe_rounds < 1 || FLAGS_probe_rounds > kMaxProfileRounds) {

@@ -22,6 +22,7 @@
 #include "challenger/calibration/node_profile_claims.h"
 #include "challenger/fleet/plan_builder.h"
 #include "common/file_write.h"
+#include "common/numbers.h"
 #include "kernels/chunk_verifier.h"
 #include "kernels/region_labeler.h"
 #include "proto/key_files.h"
@@ -34,22 +35,10 @@ constexpr char kSub[] = "plan";
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
 
-std::string Fixed(double x, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
-  return buf;
-}
-
-int Log2(uint64_t x) {
-  int k = 0;
-  while ((uint64_t{1} << (k + 1)) <= x) ++k;
-  return k;
-}
-
 std::string Seconds(double s) {
-  if (s < 1) return Fixed(s * 1000, 2) + " ms";
-  if (s < 600) return Fixed(s, 1) + " s";
-  return Fixed(s / 60, 1) + " min";
+  if (s < 1) return FormatFixed(s * 1000, 2) + " ms";
+  if (s < 600) return FormatFixed(s, 1) + " s";
+  return FormatFixed(s / 60, 1) + " min";
 }
 
 // The challenger's expected-label rate on one core, as plan_calculator.h counts it: chunks
@@ -180,27 +169,27 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
     t += "node profile " + source->path + " verified (key " + p.node_key_id + ", " + p.software_version + ", " +
          p.created_at + (p.hostname.empty() ? "" : ", " + p.hostname) + "): honest round p99.9 = network " +
          std::to_string(source->network_p999_us) + " us + slowest lookup " +
-         Fixed(source->shape.slowest_lookup_p999_us, 1) + " us\n";
+         FormatFixed(source->shape.slowest_lookup_p999_us, 1) + " us\n";
     for (const auto& note : source->shape.notes) t += "note: " + note + "\n";
   }
   t += "node:";
   for (const auto& d : in.devices) {
     const uint32_t m_ref = d.fill_rate_chunk_labels > 0 ? d.fill_rate_chunk_labels : in.fill_rate_chunk_labels;
     t += " " + std::to_string(d.count) + " x " + d.model + " (" + std::to_string(d.capacity_bytes) + " B, reserve " +
-         std::to_string(d.reserve_bytes) + " B, fill " + Fixed(d.fill_bytes_per_s / kGiB, 3) + " GiB/s at m = 2^" +
-         std::to_string(Log2(m_ref)) + ");";
+         std::to_string(d.reserve_bytes) + " B, fill " + FormatFixed(d.fill_bytes_per_s / kGiB, 3) + " GiB/s at m = 2^" +
+         std::to_string(FloorLog2(m_ref)) + ");";
   }
   t += "\n";
   if (in.profile) {
     t += "profile " + in.profile->name + " (" + LabelFormatName(in.profile->format) + ")";
   } else {
     t += "honest round p99.9 " + std::to_string(in.honest_round_p999_us) + " us, margin " +
-         Fixed(in.policy.round_margin, 2) + ", " + LabelFormatName(in.policy.format) +
+         FormatFixed(in.policy.round_margin, 2) + ", " + LabelFormatName(in.policy.format) +
          ", q <= " + std::to_string(in.policy.labels_per_round);
   }
-  t += "; f = " + Fixed(in.policy.target_fraction * 100, 3) + "%, confidence " + Fixed(in.policy.confidence * 100, 3) +
+  t += "; f = " + FormatFixed(in.policy.target_fraction * 100, 3) + "%, confidence " + FormatFixed(in.policy.confidence * 100, 3) +
        "%; wave of " + std::to_string(in.nodes_per_wave) + " node(s); challenger " +
-       std::to_string(in.challenger_cores) + " core(s) at " + Fixed(in.verify_compressions_per_s_per_core / 1e6, 1) +
+       std::to_string(in.challenger_cores) + " core(s) at " + FormatFixed(in.verify_compressions_per_s_per_core / 1e6, 1) +
        " M compressions/s each\n\n";
 
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;
@@ -213,12 +202,12 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
   for (const ClassPlan& c : r.classes) header.push_back(c.adversary.name);
   rows.push_back({"", header});
   row("t_min / safety", [](const ClassPlan& c) {
-    return std::to_string(c.adversary.t_min_ps) + " ps / " + Fixed(c.adversary.safety_factor, 1);
+    return std::to_string(c.adversary.t_min_ps) + " ps / " + FormatFixed(c.adversary.safety_factor, 1);
   });
-  row("m", [](const ClassPlan& c) { return "2^" + std::to_string(Log2(c.chunk_labels)); });
+  row("m", [](const ClassPlan& c) { return "2^" + std::to_string(FloorLog2(c.chunk_labels)); });
   row("round deadline", [](const ClassPlan& c) { return std::to_string(c.round_deadline_us) + " us"; });
   row("recompute floor", [](const ClassPlan& c) {
-    return Fixed(c.recompute_floor_us, 2) + " us" + (c.rule_satisfied ? "" : " (rule NOT met)");
+    return FormatFixed(c.recompute_floor_us, 2) + " us" + (c.rule_satisfied ? "" : " (rule NOT met)");
   });
   row("chunks checked N", [](const ClassPlan& c) { return std::to_string(c.chunks_needed); });
   row("rounds R", [](const ClassPlan& c) { return std::to_string(c.rounds); });
@@ -227,7 +216,7 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
     row(model + ": chunks", [i](const ClassPlan& c) { return std::to_string(c.devices[i].chunks); });
     row("  labels per round", [i](const ClassPlan& c) { return std::to_string(c.devices[i].labels_per_round); });
     row("  detection at f",
-        [i](const ClassPlan& c) { return Fixed(c.devices[i].detection_probability * 100, 3) + "%"; });
+        [i](const ClassPlan& c) { return FormatFixed(c.devices[i].detection_probability * 100, 3) + "%"; });
     row("  fill", [i](const ClassPlan& c) { return Seconds(c.devices[i].fill_s); });
   }
   row("fill (node)", [](const ClassPlan& c) { return Seconds(c.fill_s); });
@@ -263,7 +252,7 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
   detect.title = "Detection probability per device";
   detect.x = {"hidden fraction of a device", true, 1e-4, 1, {}};
   detect.y = {"probability the session fails", false, 0, 1, {}};
-  detect.y_lines.push_back({in.policy.confidence, "confidence " + Fixed(in.policy.confidence * 100, 1) + "%"});
+  detect.y_lines.push_back({in.policy.confidence, "confidence " + FormatFixed(in.policy.confidence * 100, 1) + "%"});
   const ClassPlan* first = nullptr;
   for (const ClassPlan& c : r.classes) {
     if (c.feasible && first == nullptr) first = &c;
@@ -273,7 +262,7 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
       const PlanDeviceRow& d = first->devices[i];
       SvgSeries s;
       s.label = d.model + ": R=" + std::to_string(first->rounds) + ", q=" + std::to_string(d.labels_per_round) + " (" +
-                Fixed(d.expected_distinct, 0) + " chunks)";
+                FormatFixed(d.expected_distinct, 0) + " chunks)";
       s.color = kColors[i % 6];
       for (double lf = -4; lf <= 0.0001; lf += 0.05) {
         const double f = std::pow(10, lf);
@@ -282,7 +271,7 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
       detect.series.push_back(s);
       detect.markers.push_back({in.policy.target_fraction,
                                 DetectionProbability(in.policy.target_fraction, d.expected_distinct),
-                                "f = " + Fixed(in.policy.target_fraction * 100, 2) + "%", kColors[i % 6]});
+                                "f = " + FormatFixed(in.policy.target_fraction * 100, 2) + "%", kColors[i % 6]});
     }
   }
   // Panel 2: wipe time per node vs m, per class: dashed grey where no class is satisfied, the
@@ -319,8 +308,8 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
     const ClassPlan& c = r.classes[i];
     if (!c.feasible) continue;
     SvgSeries s;
-    s.label = c.adversary.name + " (t_min " + Fixed(c.adversary.t_min_ps / 1000.0, 1) + " ns): m >= 2^" +
-              std::to_string(Log2(c.chunk_labels));
+    s.label = c.adversary.name + " (t_min " + FormatFixed(c.adversary.t_min_ps / 1000.0, 1) + " ns): m >= 2^" +
+              std::to_string(FloorLog2(c.chunk_labels));
     s.color = kColors[i % 6];
     for (const auto& [m, y] : all) {
       if (m >= c.chunk_labels) s.points.push_back({m, y});
@@ -330,8 +319,8 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
                             c.adversary.name + ": " + Seconds(c.node_wipe_s), kColors[i % 6]});
   }
   return RenderSvg({detect, wipe}, "wipeproof plan: " + std::to_string(in.honest_round_p999_us) +
-                                       " us honest round p99.9, f = " + Fixed(in.policy.target_fraction * 100, 2) +
-                                       "%, confidence " + Fixed(in.policy.confidence * 100, 2) + "%");
+                                       " us honest round p99.9, f = " + FormatFixed(in.policy.target_fraction * 100, 2) +
+                                       "%, confidence " + FormatFixed(in.policy.confidence * 100, 2) + "%");
 }
 
 }  // namespace
@@ -396,7 +385,7 @@ int RunPlan() {
       if (in.honest_round_p999_us > kMaxHonestRoundP999Us) {
         return ConfigError(kSub, "--round_p999_us " + std::to_string(FLAGS_round_p999_us) +
                                      " us + the node profile's slowest lookup p99.9 " +
-                                     Fixed(source->shape.slowest_lookup_p999_us, 1) + " us is above " +
+                                     FormatFixed(source->shape.slowest_lookup_p999_us, 1) + " us is above " +
                                      std::to_string(kMaxHonestRoundP999Us) + " us (1000 s): not a round time");
       }
     }

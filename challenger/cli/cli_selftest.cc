@@ -9,7 +9,7 @@
 
 #include "challenger/session/failure.h"
 #include "common/json_fields.h"
-#include "adversary/selftest/selftest_runner.h"
+#include "challenger/selftest/selftest_runner.h"
 #include "common/file_write.h"
 #include "common/json_nesting.h"
 #include "adversary/scaffold/scaffold_report.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "proto/codec.h"
+#include "proto/label_wire.h"
 
 namespace wipeproof {
 

@@ -5,16 +5,14 @@
 
 #include "challenger/parameters/deadline_rule.h"
 #include "common/json_fields.h"
+#include "common/numbers.h"
 
 namespace wipeproof {
 
 namespace {
 
-constexpr uint32_t kMaxChunkLabels = uint32_t{1} << 20;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr uint64_t kMicrosPerSecond = 1'000'000;
-
-bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 std::string Number(double x) {
   char buf[40];
@@ -30,7 +28,7 @@ Status InRange(const std::string& field, uint64_t value, uint64_t lo, uint64_t h
 }
 
 Status CheckChunkLabels(uint64_t m) {
-  if (m < 1 || m > kMaxChunkLabels || !IsPowerOfTwo(m)) {
+  if (!ChunkLabelsInRange(m) || !IsPowerOfTwo(m)) {
     return InvalidArgumentError("chunk_labels: " + std::to_string(m) +
                                 " is not a power of two in [1, 2^20] (the deadline rule's depth 1.5*m is "
                                 "established for powers of two)");

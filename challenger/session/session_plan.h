@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "proto/crypto.h"
+#include "proto/label_wire.h"
 #include "proto/signing.h"
 #include "proto/wipe.capnp.h"
 

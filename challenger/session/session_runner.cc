@@ -11,6 +11,7 @@
 #include "challenger/session/expected_labels.h"
 #include "common/hex.h"
 #include "proto/codec.h"
+#include "proto/label_wire.h"
 #include "proto/rpc_status.h"
 #include "proto/transcript.h"
 #include "proto/validate.h"
@@ -613,16 +614,7 @@ void Session::Record() {
   capnp::MallocMessageBuilder log_message;
   auto log = log_message.initRoot<proto::RoundLog>();
   log.setSessionId(DataOf(plan_.session_id.data(), plan_.session_id.size()));
-  auto rounds = log.initRounds(static_cast<unsigned>(out_.rounds.size()));
-  for (size_t i = 0; i < out_.rounds.size(); ++i) {
-    const RoundRecord& r = out_.rounds[i];
-    auto w = rounds[static_cast<unsigned>(i)];
-    w.setRoundIndex(r.round);
-    w.setElapsedUs(r.elapsed_us);
-    w.setLabelsChecked(r.labels_checked);
-    w.setDeadlineMet(r.deadline_met);
-    w.setAllCorrect(r.all_correct);
-  }
+  WriteRoundTimings(out_.rounds, log.initRounds(static_cast<unsigned>(out_.rounds.size())));
   auto log_bytes = proto::EncodeCanonical(log.asReader());
   if (log_bytes.ok()) {
     Append(proto::LedgerRecordKind::ROUND_LOG, *log_bytes);

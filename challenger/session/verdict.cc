@@ -30,6 +30,18 @@ std::string FormatFactor(double x) {
 
 }  // namespace
 
+void WriteRoundTimings(const std::vector<RoundRecord>& rounds, capnp::List<proto::RoundTiming>::Builder out) {
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const RoundRecord& r = rounds[i];
+    auto w = out[static_cast<unsigned>(i)];
+    w.setRoundIndex(r.round);
+    w.setElapsedUs(r.elapsed_us);
+    w.setLabelsChecked(r.labels_checked);
+    w.setDeadlineMet(r.deadline_met);
+    w.setAllCorrect(r.all_correct);
+  }
+}
+
 std::string FormatPercent(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.6g%%", fraction * 100.0);
@@ -81,16 +93,7 @@ void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Ver
   facts.failure.WriteTo(out.initFailure());
   out.setFillMicros(facts.fill_us);
   out.setFillDeadlineUs(plan.fill_deadline_us);
-  auto rounds = out.initRounds(static_cast<unsigned>(facts.rounds.size()));
-  for (size_t i = 0; i < facts.rounds.size(); ++i) {
-    const RoundRecord& r = facts.rounds[i];
-    auto w = rounds[static_cast<unsigned>(i)];
-    w.setRoundIndex(r.round);
-    w.setElapsedUs(r.elapsed_us);
-    w.setLabelsChecked(r.labels_checked);
-    w.setDeadlineMet(r.deadline_met);
-    w.setAllCorrect(r.all_correct);
-  }
+  WriteRoundTimings(facts.rounds, out.initRounds(static_cast<unsigned>(facts.rounds.size())));
   out.setRoundDeadlineUs(plan.profile.round_deadline_us);
   auto devices = out.initDevices(static_cast<unsigned>(plan.devices.size()));
   const double device_conf = PerDeviceConfidence(plan.profile.confidence, plan.devices.size());

@@ -43,6 +43,9 @@ struct RoundRecord {
   bool all_correct = false;
 };
 
+// Writes `rounds` as wipe.capnp RoundTiming entries (the verdict's rounds and the ledger's round log).
+void WriteRoundTimings(const std::vector<RoundRecord>& rounds, capnp::List<proto::RoundTiming>::Builder out);
+
 // Everything the verdict is computed from.
 struct VerdictFacts {
   const SessionPlan* plan = nullptr;

@@ -12,6 +12,8 @@
 
 #include "common/hex.h"
 #include "proto/codec.h"
+#include "proto/label_wire.h"
+#include "proto/node_messages.h"
 #include "proto/transcript.h"
 #include "prover/agent/device_fill.h"
 #include "prover/agent/device_plan.h"
@@ -49,10 +51,6 @@ SessionId ToSessionId(proto::ByteView bytes) {
 
 bool SameBytes(proto::ByteView a, const SessionId& b) {
   return a.size() == b.size() && std::memcmp(a.begin(), b.data(), b.size()) == 0;
-}
-
-LabelFormat ToLabelFormat(proto::LabelFormat format) {
-  return format == proto::LabelFormat::POSEDB_BLAKE3_N192 ? LabelFormat::k192 : LabelFormat::kC1;
 }
 
 const char* PhaseName(proto::AgentPhase phase) {
@@ -235,9 +233,7 @@ StatusOr<proto::SignedEnvelope> AgentCore::FillSession(Admitted admitted) {
   proto::WipeOrder::Reader order = s->order.root();
 
   FillSettings settings;
-  settings.session.format = ToLabelFormat(order.getFormat());
-  std::memcpy(settings.session.seed, order.getSeed().begin(), kSeedBytes);
-  settings.session.chunk_labels = order.getChunkLabels();
+  settings.session = proto::SessionRegion(order);
   settings.host_threads = config_.host_fill_threads;
   settings.cancel = &s->cancel;
   settings.clock = &clock_;
@@ -408,16 +404,9 @@ StatusOr<proto::SignedEnvelope> AgentCore::FinishLocked(Session& s, const proto:
     return InvalidArgumentError("verdict names a different order (orderDigest differs)");
   }
   WP_ASSIGN_OR_RETURN(proto::Digest digest, s.hasher.Finish());
-  const proto::Digest verdict_digest = proto::Blake2b256(verdict.bytes());
-  capnp::MallocMessageBuilder message;
-  auto t = message.initRoot<proto::TranscriptDigest>();
-  t.setSessionId(proto::AsView(s.id));
-  t.setDigest(proto::AsView(digest));
-  t.setRoundCount(s.hasher.round_count());
-  t.setVerdictDigest(proto::AsView(verdict_digest));
-  t.setNodeKeyId(proto::AsView(node_key_id_));
-  t.setSignedAtUnixUs(clock_.UnixMicros());
-  WP_ASSIGN_OR_RETURN(proto::SignedEnvelope transcript, proto::SignMessage(t.asReader(), config_.node_key));
+  WP_ASSIGN_OR_RETURN(proto::SignedEnvelope transcript,
+                      proto::SignTranscriptDigest(proto::AsView(s.id), digest, s.hasher.round_count(), verdict.bytes(),
+                                                  clock_.UnixMicros(), config_.node_key));
   const bool pass = verdict.root().getPass();
   LOG(INFO) << s.name << ": verdict " << (pass ? "pass" : "FAIL")
             << (pass ? "" : std::string(" (") + verdict.root().getFailure().getText().cStr() + ")")

@@ -93,7 +93,7 @@ Status AcquireAndFill(const std::vector<std::unique_ptr<DeviceSlot>>& slots, con
 
   ForEachSlotConcurrently(n, [&](size_t i) {
     DeviceSlot& slot = *slots[i];
-    FillPlan plan = settings.session;
+    RegionSpec plan = settings.session;
     plan.first = slot.plan.first_label;
     plan.count = slot.plan.label_count;
     FillOptions options;

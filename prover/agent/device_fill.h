@@ -37,7 +37,7 @@ struct DeviceSlot {
 };
 
 struct FillSettings {
-  FillPlan session;                     // format, seed, m; first/count are taken from each slot
+  RegionSpec session;                   // format, seed, m; first/count are taken from each slot
   int host_threads = 0;                 // host labeler threads; 0 = hardware threads minus one per GPU slot
   std::atomic<bool>* cancel = nullptr;  // required: set by others to stop; set here when a device fails
   const Clock* clock = nullptr;         // required: for fill_micros

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "proto/crypto.h"
+#include "proto/label_wire.h"
 
 namespace wipeproof {
 

@@ -1,6 +1,6 @@
 #include "prover/agent/fill_report.h"
 
-#include <capnp/message.h>
+#include "proto/node_messages.h"
 
 namespace wipeproof {
 
@@ -8,30 +8,22 @@ StatusOr<proto::SignedEnvelope> SignFillReport(proto::ByteView order_payload, pr
                                                const std::vector<std::unique_ptr<DeviceSlot>>& slots,
                                                uint64_t fill_micros, int64_t now_unix_us,
                                                const proto::KeyPair& node_key) {
-  capnp::MallocMessageBuilder message;
-  auto report = message.initRoot<proto::FillReport>();
-  report.setSessionId(session_id);
-  const proto::Digest order_digest = proto::Blake2b256(order_payload);
-  report.setOrderDigest(proto::AsView(order_digest));
-  const proto::KeyId key_id = proto::KeyIdOf(node_key.public_key);
-  report.setNodeKeyId(proto::AsView(key_id));
-  auto devices = report.initDevices(static_cast<unsigned>(slots.size()));
-  for (size_t i = 0; i < slots.size(); ++i) {
-    const DeviceSlot& slot = *slots[i];
-    const MatchedDevice& p = slot.plan;
-    auto d = devices[static_cast<unsigned>(i)];
-    d.setSelector(p.selector);
-    d.setFirstLabel(p.first_label);
-    d.setLabelCount(p.label_count);
-    d.setBytesHeld(p.label_bytes);
-    d.setReserveBytes(p.info.total_bytes > p.label_bytes ? p.info.total_bytes - p.label_bytes : 0);
-    d.setBytesHeldByOthers(p.info.held_by_others_bytes);
-    d.setTotalBytes(p.info.total_bytes);
-    d.setFillMicros(slot.fill_micros);
+  std::vector<proto::DeviceFillFacts> devices;
+  devices.reserve(slots.size());
+  for (const auto& slot : slots) {
+    const MatchedDevice& p = slot->plan;
+    proto::DeviceFillFacts d;
+    d.selector = p.selector;
+    d.first_label = p.first_label;
+    d.label_count = p.label_count;
+    d.bytes_held = p.label_bytes;
+    d.reserve_bytes = p.info.total_bytes > p.label_bytes ? p.info.total_bytes - p.label_bytes : 0;
+    d.bytes_held_by_others = p.info.held_by_others_bytes;
+    d.total_bytes = p.info.total_bytes;
+    d.fill_micros = slot->fill_micros;
+    devices.push_back(std::move(d));
   }
-  report.setFillMicros(fill_micros);
-  report.setFinishedAtUnixUs(now_unix_us);
-  return proto::SignMessage(report.asReader(), node_key);
+  return proto::SignFillReport(order_payload, session_id, devices, fill_micros, now_unix_us, node_key);
 }
 
 }  // namespace wipeproof

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "kernels/label_spec.h"
+#include "kernels/label_spec.h"  // RegionSpec: a session's labels for one device
 
 namespace wipeproof {
 
@@ -41,16 +41,6 @@ struct AcquireOptions {
   uint64_t reserve_bytes = 0;
 };
 
-// A session's labels for one device: global label indices [first, first + count), stored at
-// slots 0 .. count-1 of the acquired memory (label-spec.md §2).
-struct FillPlan {
-  LabelFormat format = LabelFormat::kC1;
-  uint8_t seed[kSeedBytes] = {};
-  uint32_t chunk_labels = 0;  // m
-  uint64_t first = 0;         // first global label index
-  uint64_t count = 0;         // labels; <= DeviceMemory::label_capacity()
-};
-
 struct FillOptions {
   // (labels written, labels planned); called from a worker thread, at most every ~100 ms.
   std::function<void(uint64_t, uint64_t)> progress;
@@ -69,9 +59,10 @@ class DeviceMemory {
   // Bytes of memory outside the proof used during the fill (scratch); 0 after Fill returns.
   virtual uint64_t scratch_bytes() const { return 0; }
 
-  // Writes the plan's labels. Errors: INVALID_ARGUMENT (plan exceeds capacity, m out of range),
+  // Writes the region's labels (global indices [first, first + count) at slots 0 .. count-1,
+  // label-spec.md §2; count <= label_capacity()). Errors: INVALID_ARGUMENT (plan exceeds capacity, m out of range),
   // FAILED_PRECONDITION (released, or cancelled), INTERNAL (device error, naming the device).
-  virtual Status Fill(const FillPlan& plan, const FillOptions& options) = 0;
+  virtual Status Fill(const RegionSpec& plan, const FillOptions& options) = 0;
   // Copies the labels of `n` global indices to out (n * 32 bytes, in request order).
   // Errors: FAILED_PRECONDITION before a successful Fill or after Release; INVALID_ARGUMENT
   // naming the first index outside [first, first + count).

@@ -52,7 +52,7 @@ BackendSet CreateBackends(const BackendConfig& config) {
       if (filler.ok()) {
         std::shared_ptr<GpuHostFiller> gpu(std::move(filler).value());
         host.host_filler.name = gpu->device();
-        host.host_filler.fill = [gpu](uint8_t* memory, const FillPlan& plan, const FillOptions& options) {
+        host.host_filler.fill = [gpu](uint8_t* memory, const RegionSpec& plan, const FillOptions& options) {
           return gpu->Fill(memory, plan, options);
         };
       } else {

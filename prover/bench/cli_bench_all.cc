@@ -36,6 +36,7 @@
 
 #include "common/file_write.h"
 #include "common/hex.h"
+#include "common/numbers.h"
 #include "kernels/blake3_compress.h"
 #include "kernels/chunk_verifier.h"
 #include "kernels/graph_schedule.h"
@@ -81,7 +82,7 @@ StatusOr<std::vector<uint32_t>> ParseChunkLabelsList(const std::string& text) {
   while (std::getline(in, item, ',')) {
     char* end = nullptr;
     const unsigned long long v = std::strtoull(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v == 0 || v > kMaxChunkLabels || (v & (v - 1)) != 0) {
+    if (item.empty() || *end != '\0' || !ChunkLabelsInRange(v) || !IsPowerOfTwo(v)) {
       return InvalidArgumentError("--fill_chunk_labels: '" + item + "' is not a power of two in [1, 1048576]");
     }
     out.push_back(static_cast<uint32_t>(v));
@@ -172,7 +173,7 @@ StatusOr<nlohmann::ordered_json> SequentialCompression() {
 }
 
 // One chunk of `plan` recomputed and compared with the device. Errors: DATA_LOSS naming the label.
-Status SpotCheck(const DeviceMemory& memory, const FillPlan& plan, uint64_t chunk) {
+Status SpotCheck(const DeviceMemory& memory, const RegionSpec& plan, uint64_t chunk) {
   WP_ASSIGN_OR_RETURN(ChunkOutputs expected,
                       RecomputeChunk(plan.format, plan.seed, plan.chunk_labels, chunk, plan.first + plan.count));
   std::vector<uint64_t> indices(plan.chunk_labels);
@@ -196,7 +197,7 @@ uint64_t RandomBelow(uint64_t bound) {
 }
 
 // Lookup latency of `q` uniformly random labels of the filled range, `samples` times.
-nlohmann::ordered_json LookupLatency(const DeviceMemory& memory, const FillPlan& plan, uint32_t q, uint32_t samples,
+nlohmann::ordered_json LookupLatency(const DeviceMemory& memory, const RegionSpec& plan, uint32_t q, uint32_t samples,
                                      Status* error) {
   std::vector<uint64_t> indices(q);
   std::vector<uint8_t> out(static_cast<size_t>(q) * kLabelBytes);
@@ -256,7 +257,7 @@ StatusOr<nlohmann::ordered_json> BenchDevice(Backend& backend, const DeviceInfo&
       WP_RETURN_IF_ERROR(CheckKnownAnswerOnDevice(mem, ka, options));
       d["known_answer"] = {{"case", KnownAnswerName(ka)}, {"sha256", ka.sha256_hex}, {"ok", true}};
     }
-    FillPlan plan;
+    RegionSpec plan;
     plan.format = format;
     randombytes_buf(plan.seed, kSeedBytes);
     plan.chunk_labels = m;
@@ -291,7 +292,7 @@ StatusOr<nlohmann::ordered_json> BenchDevice(Backend& backend, const DeviceInfo&
       d["lookup"] = LookupLatency(mem, plan, FLAGS_lookup_labels, FLAGS_lookup_samples, &error);
       if (!error.ok()) return error;
       // One chunk alone: the device's latency to label a single chunk (a recompute).
-      FillPlan one = plan;
+      RegionSpec one = plan;
       one.count = m;
       t0 = Clock::now();
       WP_RETURN_IF_ERROR(mem.Fill(one, options));

@@ -32,7 +32,7 @@ double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 // Recomputes chunk `c` and compares it with the device's labels.
 // Errors: DATA_LOSS naming the first wrong label, expected and got.
-Status CheckChunk(const DeviceMemory& memory, const FillPlan& plan, uint64_t c, uint64_t* labels_checked) {
+Status CheckChunk(const DeviceMemory& memory, const RegionSpec& plan, uint64_t c, uint64_t* labels_checked) {
   const uint64_t end = plan.first + plan.count;
   WP_ASSIGN_OR_RETURN(ChunkOutputs expected, RecomputeChunk(plan.format, plan.seed, plan.chunk_labels, c, end));
   const uint64_t lo = std::max(plan.first, expected.first_label);
@@ -78,7 +78,7 @@ int RunBenchFill(BenchSetup& setup) {
   if (!ka_status.ok()) return Failure(kName, ka_status);
 
   // Whole chunks only (a 192 session covers whole chunks; c1 does too here, for equal rates).
-  FillPlan plan;
+  RegionSpec plan;
   plan.format = setup.format;
   randombytes_buf(plan.seed, kSeedBytes);
   plan.chunk_labels = setup.chunk_labels;

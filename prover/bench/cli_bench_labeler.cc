@@ -41,7 +41,7 @@ int RunBenchLabeler(BenchSetup& setup) {
   Status ka_status = CheckKnownAnswerOnDevice(**memory, ka, options);
   if (!ka_status.ok()) return Failure(kName, ka_status);
 
-  FillPlan plan;
+  RegionSpec plan;
   plan.format = setup.format;
   for (int i = 0; i < kSeedBytes; ++i) plan.seed[i] = static_cast<uint8_t>(0x5A ^ i);
   plan.chunk_labels = setup.chunk_labels;

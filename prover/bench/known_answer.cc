@@ -41,7 +41,7 @@ std::string KnownAnswerName(const KnownAnswer& ka) {
 }
 
 Status CheckKnownAnswerOnDevice(DeviceMemory& memory, const KnownAnswer& ka, const FillOptions& options) {
-  FillPlan plan;
+  RegionSpec plan;
   plan.format = ka.format;
   WP_RETURN_IF_ERROR(HexDecodeExact(ka.seed_hex, kSeedBytes, plan.seed, "known-answer seed"));
   plan.chunk_labels = ka.chunk_labels;

@@ -45,7 +45,7 @@ Status SeedFromFlag(uint8_t seed[kSeedBytes]) {
 StatusOr<uint32_t> ChunkLabelsFromFlag(uint32_t default_m) {
   uint64_t m = FLAGS_chunk_labels == 0 ? default_m : FLAGS_chunk_labels;
   if (m == 0) return InvalidArgumentError("--chunk_labels is required (m in [1, 1048576])");
-  if (m > kMaxChunkLabels) {
+  if (!ChunkLabelsInRange(m)) {
     return InvalidArgumentError("--chunk_labels must be in [1, 1048576], got " + std::to_string(m));
   }
   return static_cast<uint32_t>(m);

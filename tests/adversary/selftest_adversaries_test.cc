@@ -1,4 +1,4 @@
-// Every selftest scenario (adversary/selftest/selftest_runner.h) against the real SessionRunner,
+// Every selftest scenario (challenger/selftest/selftest_runner.h) against the real SessionRunner,
 // with a small run count: the honest agent passes every run; each adversary ends only in pass or
 // its expected failure reason, with the per-run checks holding and the expected detection pattern.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "adversary/selftest/selftest_runner.h"
+#include "challenger/selftest/selftest_runner.h"
 #include "proto/crypto.h"
 
 namespace wipeproof::selftest {
@@ -66,7 +66,7 @@ class SelftestAdversariesTest : public ::testing::Test {
 };
 
 TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSeven) {
-  const auto all = SelftestScenarios(DefaultSelftestSetup());
+  const auto all = adversary::SelftestScenarios(adversary::DefaultSelftestSetup());
   EXPECT_EQ(all.size(), 23u);
   std::map<int, int> per_adversary;
   for (const auto& s : all) ++per_adversary[s.adversary];

@@ -30,117 +30,25 @@
 #include "proto/codec.h"
 #include "proto/key_files.h"
 #include "proto/node_profile.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "adversary/relay_agent.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {
 
-// Forwards to a TestAgent, answering startSession `fill_ms` and every round `round_ms` late by the
-// event loop's real-time timer: what the challenger's clock sees is at least those delays.
-class SlowAgent final : public proto::ProverAgent::Server {
- public:
-  SlowAgent(kj::Timer& timer, proto::ProverAgent::Client inner, int64_t fill_ms, int64_t round_ms)
-      : timer_(timer), inner_(kj::mv(inner)), fill_ms_(fill_ms), round_ms_(round_ms) {}
-
- protected:
-  kj::Promise<void> startSession(StartSessionContext context) override {
-    auto request = inner_.startSessionRequest();
-    request.setOrder(context.getParams().getOrder());
-    return request.send().then([this, context](auto&& response) mutable {
-      auto report = kj::heap<capnp::MallocMessageBuilder>();
-      report->setRoot(response.getReport());
-      return timer_.afterDelay(fill_ms_ * kj::MILLISECONDS).then([context, report = kj::mv(report)]() mutable {
-        context.getResults().setReport(report->getRoot<proto::Envelope>().asReader());
+// Serves, to every TCP connection on 127.0.0.1 (calibrate opens one per probe session), a relay
+// that answers startSession `fill_ms` and every round `round_ms` late by the event loop's real-time
+// timer, in front of a fresh honest agent (node key 0x33): what the challenger's clock sees is at
+// least those delays.
+std::unique_ptr<adversary::LoopbackAgentServer> ServeSlowAgents(int64_t fill_ms, int64_t round_ms) {
+  return std::make_unique<adversary::LoopbackAgentServer>(
+      [fill_ms, round_ms](kj::Timer& timer) -> kj::Own<proto::ProverAgent::Server> {
+        adversary::RelayDelays delays;
+        delays.fill_us = fill_ms * 1000;
+        delays.round_us = round_ms * 1000;
+        return kj::heap<adversary::RelayAgent>(proto::ProverAgent::Client(testing::TestAgent()), delays, &timer);
       });
-    });
-  }
-  kj::Promise<void> round(RoundContext context) override {
-    auto request = inner_.roundRequest();
-    request.setRound(context.getParams().getRound());
-    return request.send().then([this, context](auto&& response) mutable {
-      auto answer = kj::heap<capnp::MallocMessageBuilder>();
-      answer->setRoot(response.getAnswer());
-      return timer_.afterDelay(round_ms_ * kj::MILLISECONDS).then([context, answer = kj::mv(answer)]() mutable {
-        context.getResults().setAnswer(answer->getRoot<proto::RoundAnswer>().asReader());
-      });
-    });
-  }
-  kj::Promise<void> finish(FinishContext context) override {
-    auto request = inner_.finishRequest();
-    request.setVerdict(context.getParams().getVerdict());
-    return request.send().then(
-        [context](auto&& response) mutable { context.getResults().setTranscript(response.getTranscript()); });
-  }
-  kj::Promise<void> abort(AbortContext context) override {
-    auto request = inner_.abortRequest();
-    request.setSessionId(context.getParams().getSessionId());
-    request.setReason(context.getParams().getReason());
-    return request.send().ignoreResult();
-  }
-
- private:
-  kj::Timer& timer_;
-  proto::ProverAgent::Client inner_;
-  int64_t fill_ms_, round_ms_;
-};
-
-// Serves a fresh SlowAgent (over a fresh TestAgent, node key 0x33) to every TCP connection on
-// 127.0.0.1, on its own thread, until destroyed: calibrate opens one connection per probe session.
-class SlowTcpAgents {
- public:
-  SlowTcpAgents(int64_t fill_ms, int64_t round_ms) {
-    std::promise<uint16_t> port;
-    std::future<uint16_t> port_future = port.get_future();
-    std::promise<kj::Own<const kj::Executor>> executor;
-    std::future<kj::Own<const kj::Executor>> executor_future = executor.get_future();
-    thread_ = std::thread([this, fill_ms, round_ms, &port, &executor] {
-      kj::AsyncIoContext io = kj::setupAsyncIo();
-      auto listener = io.provider->getNetwork().parseAddress("127.0.0.1", 0).wait(io.waitScope)->listen();
-      auto stop = kj::newPromiseAndFulfiller<void>();
-      stop_ = stop.fulfiller.get();
-      executor.set_value(kj::getCurrentThreadExecutor().addRef());
-      port.set_value(static_cast<uint16_t>(listener->getPort()));
-      kj::TaskSet::ErrorHandler* handler = &errors_;
-      kj::TaskSet connections(*handler);
-      kj::Timer& timer = io.provider->getTimer();
-      kj::Function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
-        return listener->accept().then([&](kj::Own<kj::AsyncIoStream> stream) {
-          auto inner = kj::heap<testing::TestAgent>(testing::TestKeyPublic(0x11), testing::TestKeyPublic(0x22),
-                                                    testing::TestKey(0x33), testing::TestAgentOptions(), &log_);
-          auto network = kj::heap<capnp::TwoPartyVatNetwork>(*stream, capnp::rpc::twoparty::Side::SERVER,
-                                                             proto::RpcReaderOptions());
-          auto rpc = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(capnp::makeRpcServer(
-              *network, proto::ProverAgent::Client(
-                            kj::heap<SlowAgent>(timer, proto::ProverAgent::Client(kj::mv(inner)), fill_ms, round_ms))));
-          connections.add(network->onDisconnect().attach(kj::mv(rpc), kj::mv(network), kj::mv(stream)));
-          ++connections_;
-          return accept_loop();
-        });
-      };
-      stop.promise.exclusiveJoin(accept_loop()).wait(io.waitScope);
-    });
-    port_ = port_future.get();
-    executor_ = executor_future.get();
-  }
-  ~SlowTcpAgents() {
-    executor_->executeSync([this] { stop_->fulfill(); });
-    thread_.join();
-  }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  int connections() const { return connections_; }
-
- private:
-  struct IgnoreErrors final : kj::TaskSet::ErrorHandler {
-    void taskFailed(kj::Exception&&) override {}
-  };
-  IgnoreErrors errors_;
-  testing::TestAgentLog log_;
-  kj::PromiseFulfiller<void>* stop_ = nullptr;
-  kj::Own<const kj::Executor> executor_;
-  std::atomic<int> connections_{0};
-  uint16_t port_ = 0;
-  std::thread thread_;
-};
+}
 
 struct CliRun {
   int exit_code = -1;
@@ -165,7 +73,7 @@ class CalibrationCliTest : public ::testing::Test {
     char dir[] = "/tmp/wp-calibration-cli-XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     dir_ = dir;
-    // The keys TcpTestAgent trusts by default, and the node's.
+    // The keys ServeTestAgent trusts by default, and the node's.
     ASSERT_TRUE(proto::WriteSecretKeyFile(dir_ + "/a.key", testing::TestKey(0x11)).ok());
     ASSERT_TRUE(proto::WriteSecretKeyFile(dir_ + "/c.key", testing::TestKey(0x22)).ok());
     ASSERT_TRUE(proto::WriteSecretKeyFile(dir_ + "/node.key", testing::TestKey(0x33)).ok());
@@ -357,8 +265,8 @@ TEST_F(CalibrationCliTest, PlanReadsASignedNodeProfileAndRejectsATamperedOne) {
 TEST_F(CalibrationCliTest, CalibrateWritesAProfileOverTcpAboveTheDelayAndBelowTheFloor) {
   constexpr int64_t kRoundDelayMs = 1, kFillDelayMs = 200;
   constexpr uint64_t kCapacity = uint64_t{131072} * 32;  // 4 MiB of host memory: 2^17 labels
-  SlowTcpAgents agents(kFillDelayMs, kRoundDelayMs);
-  WriteInventory(agents.address(), kCapacity);
+  auto agents = ServeSlowAgents(kFillDelayMs, kRoundDelayMs);
+  WriteInventory(agents->address(), kCapacity);
   std::ofstream(dir_ + "/classes.json")
       << R"({"classes": [{"name": "test-slow", "t_min_ps": 4000000, "safety_factor": 1}]})";
   CliRun r = Challenger(
@@ -366,7 +274,7 @@ TEST_F(CalibrationCliTest, CalibrateWritesAProfileOverTcpAboveTheDelayAndBelowTh
       "--classes=classes.json --class=test-slow --probe_chunk_labels=64 --probe_rounds=40 --labels_per_round=2 "
       "--target_fraction=0.5 --confidence=0.9 --threads=1 --json --out=profile.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(agents.connections(), 2);  // the round probe and the fill probe
+  EXPECT_EQ(agents->connections(), 2);  // the round probe and the fill probe
   auto report = nlohmann::json::parse(r.out);
   auto loaded = LoadProfile(dir_ + "/profile.json");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -513,8 +421,8 @@ TEST_F(CalibrationCliTest, PlanRangeChecksSignedNodeProfiles) {
 }
 
 TEST_F(CalibrationCliTest, CalibrateRefusesOverTcpAndWritesNothing) {
-  testing::TcpTestAgent agent(testing::TestKey(0x33));
-  WriteInventory(agent.address());
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33));
+  WriteInventory(agent->address());
   // Loopback rounds take tens of microseconds at least; the ASIC floor at m <= 2^10 is 3.84 us.
   CliRun r = Challenger(
       "calibrate --node=n1 --inventory=inventory.json --authority_key=a.key --challenger_key=c.key "

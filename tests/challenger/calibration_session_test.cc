@@ -10,62 +10,13 @@
 #include <kj/async-io.h>
 
 #include "challenger/parameters/deadline_rule.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "adversary/relay_agent.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {
 
 using testing::TestKey;
-
-// Forwards every call to `inner` and moves `clock` forward before answering: by `fill_us` in
-// startSession, by `round_us` in round (plus `first_round_extra_us` in round 0), so the
-// challenger's clock sees exactly those times.
-class DelayingAgent final : public proto::ProverAgent::Server {
- public:
-  DelayingAgent(proto::ProverAgent::Client inner, FakeClock* clock, int64_t fill_us, int64_t round_us,
-                int64_t first_round_extra_us = 0)
-      : inner_(kj::mv(inner)),
-        clock_(clock),
-        fill_us_(fill_us),
-        round_us_(round_us),
-        first_round_extra_us_(first_round_extra_us) {}
-
- protected:
-  kj::Promise<void> startSession(StartSessionContext context) override {
-    auto request = inner_.startSessionRequest();
-    request.setOrder(context.getParams().getOrder());
-    return request.send().then([this, context](auto&& response) mutable {
-      clock_->Advance(fill_us_);
-      context.getResults().setReport(response.getReport());
-    });
-  }
-  kj::Promise<void> round(RoundContext context) override {
-    auto request = inner_.roundRequest();
-    request.setRound(context.getParams().getRound());
-    const bool first = context.getParams().getRound().getRoundIndex() == 0;
-    return request.send().then([this, context, first](auto&& response) mutable {
-      clock_->Advance(round_us_ + (first ? first_round_extra_us_ : 0));
-      context.getResults().setAnswer(response.getAnswer());
-    });
-  }
-  kj::Promise<void> finish(FinishContext context) override {
-    auto request = inner_.finishRequest();
-    request.setVerdict(context.getParams().getVerdict());
-    return request.send().then(
-        [context](auto&& response) mutable { context.getResults().setTranscript(response.getTranscript()); });
-  }
-  kj::Promise<void> abort(AbortContext context) override {
-    auto request = inner_.abortRequest();
-    request.setSessionId(context.getParams().getSessionId());
-    request.setReason(context.getParams().getReason());
-    return request.send().ignoreResult();
-  }
-
- private:
-  proto::ProverAgent::Client inner_;
-  FakeClock* clock_;
-  int64_t fill_us_, round_us_, first_round_extra_us_;
-};
 
 constexpr uint32_t kProbeM = 256;
 
@@ -85,12 +36,11 @@ class CalibrationSessionTest : public ::testing::Test {
 
   SessionDriver Driver(int64_t fill_us, int64_t round_us, int64_t first_round_extra_us = 0) {
     return [this, fill_us, round_us, first_round_extra_us](const SessionPlan& plan) -> StatusOr<SessionOutcome> {
-      testing::TestAgentOptions options;
-      options.clock = &clock_;
-      proto::ProverAgent::Client inner =
-          kj::heap<testing::TestAgent>(authority_.public_key, challenger_.public_key, TestKey(0x33), options, &log_);
-      testing::PipeConnector pipe(
-          io_, kj::heap<DelayingAgent>(kj::mv(inner), &clock_, fill_us, round_us, first_round_extra_us));
+      // A relay (adversary/relay_agent.h) moves the clock by exactly these times before answering.
+      adversary::RelayDelays delays{fill_us, round_us, first_round_extra_us};
+      proto::ProverAgent::Client inner = testing::TestAgent({}, &log_, &clock_, TestKey(0x33), authority_.public_key,
+                                                            challenger_.public_key);
+      testing::PipeConnector pipe(io_, kj::heap<adversary::RelayAgent>(kj::mv(inner), delays, &clock_));
       SessionEnv env;
       env.clock = &clock_;
       env.timer = &io_.provider->getTimer();
@@ -118,7 +68,7 @@ class CalibrationSessionTest : public ::testing::Test {
   FakeClock clock_;
   Inventory inventory_;
   proto::KeyPair authority_ = TestKey(0x11), challenger_ = TestKey(0x22);
-  testing::TestAgentLog log_;
+  testing::AgentLog log_;
   testing::MemoryRecordSink sink_;
   int sessions_ = 0;
 };

@@ -12,7 +12,7 @@
 #include "challenger/calibration/node_profile_claims.h"
 #include "common/hex.h"
 #include "proto/node_profile.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "common/hex.h"
 #include "proto/key_files.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "tests/support/challenger_fixtures.h"
 #include "tests/support/run_binary.h"
 
 namespace wipeproof {
@@ -104,9 +104,8 @@ TEST_F(ChallengerCliTest, KeygenWritesBothPairsAndRefusesToOverwrite) {
 
 TEST_F(ChallengerCliTest, WipePassesAndTheLedgerVerifies) {
   ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
-  testing::TcpTestAgent agent(testing::TestKey(0x33), testing::Cheat::kNone, Pub("k-authority.pub"),
-                              Pub("k-challenger.pub"));
-  WriteInventory(agent.address());
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, Pub("k-authority.pub"), Pub("k-challenger.pub"));
+  WriteInventory(agent->address());
   CliRun run = Challenger("wipe --node=n1 --json " + SessionFlags());
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   nlohmann::json verdict = nlohmann::json::parse(run.out);
@@ -160,9 +159,8 @@ TEST_F(ChallengerCliTest, ConfigurationErrorsExitTwoNamingTheField) {
 
 TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
   ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
-  testing::TcpTestAgent agent(testing::TestKey(0x33), testing::Cheat::kNone, Pub("k-authority.pub"),
-                              Pub("k-challenger.pub"));
-  WriteInventory(agent.address());
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, Pub("k-authority.pub"), Pub("k-challenger.pub"));
+  WriteInventory(agent->address());
   CliRun run = Challenger("serve --once --json " + SessionFlags());
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   nlohmann::json verdict = nlohmann::json::parse(run.out);  // one line, one session
@@ -198,8 +196,9 @@ TEST_F(ChallengerCliTest, HostileAgentNeitherCrashesWipeNorServe) {
   };
 
   {
-    testing::TcpTestAgent hostile(testing::TestKey(0x44), testing::Cheat::kHugeRefusal, authority, challenger);
-    inventory("127.0.0.1:1", hostile.address());
+    auto hostile = testing::ServeTestAgent(testing::TestKey(0x44), testing::Cheat(testing::DeviationKind::kHugeRefusal),
+                                           authority, challenger);
+    inventory("127.0.0.1:1", hostile->address());
     CliRun wipe = Challenger("wipe --node=n2 --json " + SessionFlags());
     EXPECT_EQ(wipe.exit_code, 1) << wipe.err.substr(0, 4000);
     nlohmann::json verdict = nlohmann::json::parse(wipe.out);
@@ -211,9 +210,10 @@ TEST_F(ChallengerCliTest, HostileAgentNeitherCrashesWipeNorServe) {
     EXPECT_EQ(wipe.err.find("Check failed"), std::string::npos);
   }
   {
-    testing::TcpTestAgent honest(testing::TestKey(0x33), testing::Cheat::kNone, authority, challenger);
-    testing::TcpTestAgent hostile(testing::TestKey(0x44), testing::Cheat::kHugeRefusal, authority, challenger);
-    inventory(honest.address(), hostile.address());
+    auto honest = testing::ServeTestAgent(testing::TestKey(0x33), {}, authority, challenger);
+    auto hostile = testing::ServeTestAgent(testing::TestKey(0x44), testing::Cheat(testing::DeviationKind::kHugeRefusal),
+                                           authority, challenger);
+    inventory(honest->address(), hostile->address());
     CliRun serve = Challenger("serve --once --json " + SessionFlags());
     EXPECT_EQ(serve.exit_code, 1) << serve.err.substr(0, 4000);
     EXPECT_NE(serve.err.find("2 session(s), 1 failed"), std::string::npos) << serve.err.substr(0, 4000);

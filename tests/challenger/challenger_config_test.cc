@@ -13,7 +13,7 @@
 #include "challenger/parameters/parameter_profile.h"
 #include "common/hex.h"
 #include "proto/key_files.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {

@@ -19,16 +19,21 @@
 #include "challenger/session/wave_sync.h"
 #include "proto/codec.h"
 #include "proto/signing.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {
 
 using proto::FailureReason;
 using proto::LedgerRecordKind;
+using testing::AgentLog;
 using testing::Cheat;
-using testing::TestAgentLog;
-using testing::TestAgentOptions;
+using testing::Deviation;
+using testing::DeviationKind;
+
+// A short-capacity report whose note is 512 KiB of the huge text (a fill report is at most 1 MiB,
+// proto/codec.h: the note stays well under that).
+Deviation HugeNote() { return testing::ShortCapacity(testing::HugeAgentText(size_t{5} << 20).substr(0, size_t{512} << 10)); }
 
 // What the huge text's first bytes ("agent text\n\x01\xff") become once sanitized.
 const std::string kSanitizedStart = "agent text\\x0a\\x01\xef\xbf\xbd";
@@ -101,17 +106,14 @@ class HostileAgentTest : public ::testing::Test {
   HostileAgentTest() : io_(kj::setupAsyncIo()) {}
   ~HostileAgentTest() noexcept override {}
 
-  SessionOutcome Run(Cheat cheat, const Profile& profile, RecordSink* records = nullptr) {
-    TestAgentOptions options;
-    options.cheat = cheat;
-    options.clock = &clock_;
+  SessionOutcome Run(Deviation cheat, const Profile& profile, RecordSink* records = nullptr) {
     auto plan = BuildPlan(inventory_, "node-a", profile, LoneSessionWaveContext(inventory_, "node-a"), clock_);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     std::unique_ptr<testing::PipeConnector> pipe;
-    options.disconnect = [&pipe] { pipe->Cut(); };
-    log_ = TestAgentLog{};
-    auto agent = kj::heap<testing::TestAgent>(authority_.public_key, challenger_.public_key, testing::TestKey(0x33),
-                                              std::move(options), &log_);
+    cheat.disconnect = [&pipe] { pipe->Cut(); };
+    log_ = AgentLog{};
+    auto agent = testing::TestAgent(std::move(cheat), &log_, &clock_, testing::TestKey(0x33), authority_.public_key,
+                                    challenger_.public_key);
     pipe = std::make_unique<testing::PipeConnector>(io_, kj::mv(agent));
     SessionEnv env;
     env.clock = &clock_;
@@ -156,12 +158,12 @@ class HostileAgentTest : public ::testing::Test {
   const proto::KeyPair challenger_ = testing::TestKey(0x22);
   const Inventory inventory_ = testing::TestInventory();
   testing::MemoryRecordSink sink_;
-  TestAgentLog log_;
+  AgentLog log_;
 };
 
 // The tester's repro: startSession fails with a 5 MiB error. Before: CHECK failure (SIGABRT).
 TEST_F(HostileAgentTest, HugeRefusalIsCutAndRecorded) {
-  SessionOutcome outcome = Run(Cheat::kHugeRefusal, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kHugeRefusal), testing::TestProfile());
   ExpectCutFailureInVerdict(outcome, FailureReason::ORDER_REFUSED);
   EXPECT_EQ(outcome.failure.text.rfind("startSession: FAILED_PRECONDITION: " + kSanitizedStart, 0), 0u)
       << outcome.failure.text;
@@ -172,19 +174,19 @@ TEST_F(HostileAgentTest, HugeRefusalIsCutAndRecorded) {
 }
 
 TEST_F(HostileAgentTest, HugePlainExceptionIsProtocolError) {
-  SessionOutcome outcome = Run(Cheat::kHugeException, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kHugeException), testing::TestProfile());
   ExpectCutFailureInVerdict(outcome, FailureReason::PROTOCOL_ERROR);
   EXPECT_EQ(outcome.failure.text.rfind("startSession: ", 0), 0u) << outcome.failure.text;
 }
 
 TEST_F(HostileAgentTest, HugeDisconnectDescriptionIsCut) {
-  SessionOutcome outcome = Run(Cheat::kHugeDisconnect, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kHugeDisconnect), testing::TestProfile());
   ExpectCutFailureInVerdict(outcome, FailureReason::DISCONNECTED);
   EXPECT_EQ(log_.aborts, 0);  // the connection counts as lost: nothing to abort over
 }
 
 TEST_F(HostileAgentTest, HugeRoundAndAbortErrorsAreCut) {
-  SessionOutcome outcome = Run(Cheat::kHugeRoundError, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kHugeRoundError), testing::TestProfile());
   ExpectCutFailureInVerdict(outcome, FailureReason::AGENT_ABORTED);
   EXPECT_TRUE(outcome.failure.has_round);
   EXPECT_EQ(outcome.failure.round, 2u);
@@ -194,7 +196,7 @@ TEST_F(HostileAgentTest, HugeRoundAndAbortErrorsAreCut) {
 }
 
 TEST_F(HostileAgentTest, HugeFinishErrorSupersedesThePass) {
-  SessionOutcome outcome = Run(Cheat::kHugeFinishError, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kHugeFinishError), testing::TestProfile());
   ExpectCutFailureInVerdict(outcome, FailureReason::AGENT_ABORTED);
   EXPECT_EQ(outcome.failure.text.rfind("finish: INTERNAL: " + kSanitizedStart, 0), 0u) << outcome.failure.text;
   ASSERT_TRUE(outcome.superseded_verdict.has_value());
@@ -207,7 +209,7 @@ TEST_F(HostileAgentTest, HugeFinishErrorSupersedesThePass) {
 }
 
 TEST_F(HostileAgentTest, HugeDeviceNoteIsCut) {
-  SessionOutcome outcome = Run(Cheat::kHugeNote, testing::TestProfile());
+  SessionOutcome outcome = Run(HugeNote(), testing::TestProfile());
   ExpectCutFailureInVerdict(outcome, FailureReason::SHORT_CAPACITY);
   EXPECT_EQ(outcome.failure.device, "GPU-test-0");
   EXPECT_NE(outcome.failure.text.find("agent's note: " + kSanitizedStart), std::string::npos);
@@ -263,12 +265,13 @@ TEST_F(HostileAgentTest, RealLedgerTakesEveryHostileSession) {
     ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
     LedgerRecordSink sink(ledger->get());
     size_t entries = 0, verdicts = 0;
-    for (Cheat cheat : {Cheat::kHugeRefusal, Cheat::kHugeException, Cheat::kHugeDisconnect, Cheat::kHugeRoundError,
-                        Cheat::kHugeFinishError, Cheat::kHugeNote}) {
+    for (const Deviation& cheat : {Cheat(DeviationKind::kHugeRefusal), Cheat(DeviationKind::kHugeException),
+                                   Cheat(DeviationKind::kHugeDisconnect), Cheat(DeviationKind::kHugeRoundError),
+                                   Cheat(DeviationKind::kHugeFinishError), HugeNote()}) {
       SessionOutcome outcome = Run(cheat, testing::TestProfile(), &sink);
       EXPECT_FALSE(outcome.pass);
-      EXPECT_TRUE(outcome.ledger.ok()) << static_cast<int>(cheat) << ": " << outcome.ledger.ToString();
-      EXPECT_TRUE(outcome.verdict_sequence.has_value()) << static_cast<int>(cheat);
+      EXPECT_TRUE(outcome.ledger.ok()) << static_cast<int>(cheat.kind) << ": " << outcome.ledger.ToString();
+      EXPECT_TRUE(outcome.verdict_sequence.has_value()) << static_cast<int>(cheat.kind);
       entries += outcome.ledger_sequences.size();
       verdicts += outcome.verdict_sequence.has_value();
     }
@@ -291,11 +294,12 @@ Profile TcpProfile() {
   return p;
 }
 
-void ExpectWaveSurvives(Cheat hostile, FailureReason reason) {
-  testing::TcpTestAgent a(testing::TestKey(0x33)), b(testing::TestKey(0x44), hostile);
+void ExpectWaveSurvives(DeviationKind hostile, FailureReason reason) {
+  auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+  auto b = testing::ServeTestAgent(testing::TestKey(0x44), Cheat(hostile));
   Inventory inventory = testing::TestInventory();
-  inventory.nodes[0].address = a.address();
-  inventory.nodes[1].address = b.address();
+  inventory.nodes[0].address = a->address();
+  inventory.nodes[1].address = b->address();
   testing::MemoryRecordSink sink;
   TcpSessionOptions options;
   options.clock = &SystemClock();
@@ -324,10 +328,10 @@ void ExpectWaveSurvives(Cheat hostile, FailureReason reason) {
   EXPECT_EQ(receipts, 2);
 }
 
-TEST(HostileWaveTest, HugeRefusalInAWaveRun) { ExpectWaveSurvives(Cheat::kHugeRefusal, FailureReason::ORDER_REFUSED); }
+TEST(HostileWaveTest, HugeRefusalInAWaveRun) { ExpectWaveSurvives(DeviationKind::kHugeRefusal, FailureReason::ORDER_REFUSED); }
 
 TEST(HostileWaveTest, HugeRoundErrorInAWaveRun) {
-  ExpectWaveSurvives(Cheat::kHugeRoundError, FailureReason::AGENT_ABORTED);
+  ExpectWaveSurvives(DeviationKind::kHugeRoundError, FailureReason::AGENT_ABORTED);
 }
 
 // A member whose session never reaches the runner (here: no plan-time error, but a session that

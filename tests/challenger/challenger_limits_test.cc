@@ -16,7 +16,7 @@
 #include "challenger/session/session_plan.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "common/hex.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {

@@ -13,7 +13,7 @@
 #include "kernels/region_labeler.h"
 #include "proto/codec.h"
 #include "proto/signing.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {

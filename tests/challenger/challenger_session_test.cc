@@ -18,34 +18,34 @@
 #include "kernels/chunk_verifier.h"
 #include "proto/codec.h"
 #include "proto/signing.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {
 
 using proto::FailureReason;
 using proto::LedgerRecordKind;
+using testing::AgentLog;
 using testing::Cheat;
-using testing::TestAgentLog;
-using testing::TestAgentOptions;
+using testing::Deviation;
+using testing::DeviationKind;
 
 class SessionTest : public ::testing::Test {
  protected:
   SessionTest() : io_(kj::setupAsyncIo()) {}
   ~SessionTest() noexcept override {}
 
-  // Runs one session of `node` under `profile` against a TestAgent with `options`.
-  SessionOutcome Run(TestAgentOptions options, const Profile& profile, const std::string& node = "node-a",
+  // Runs one session of `node` under `profile` against a TestAgent with `deviation`.
+  SessionOutcome Run(Deviation deviation, const Profile& profile, const std::string& node = "node-a",
                      const std::optional<proto::KeyPair>& agent_key = std::nullopt, RecordSink* records = nullptr) {
-    options.clock = &clock_;
     auto plan = BuildPlan(inventory_, node, profile, LoneSessionWaveContext(inventory_, node), clock_);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     plan_ = *plan;
     PipeHolder holder;
     proto::KeyPair node_key = agent_key ? *agent_key : testing::TestKey(node == "node-a" ? 0x33 : 0x44);
-    options.disconnect = [&holder] { holder.pipe->Cut(); };
-    auto agent = kj::heap<testing::TestAgent>(authority_.public_key, challenger_.public_key, node_key,
-                                              std::move(options), &log_);
+    deviation.disconnect = [&holder] { holder.pipe->Cut(); };
+    auto agent =
+        testing::TestAgent(std::move(deviation), &log_, &clock_, node_key, authority_.public_key, challenger_.public_key);
     holder.pipe = std::make_unique<testing::PipeConnector>(io_, kj::mv(agent));
     SessionEnv env;
     env.clock = &clock_;
@@ -82,7 +82,7 @@ class SessionTest : public ::testing::Test {
   const proto::KeyPair challenger_ = testing::TestKey(0x22);
   const Inventory inventory_ = testing::TestInventory();
   testing::MemoryRecordSink sink_;
-  TestAgentLog log_;
+  AgentLog log_;
   SessionPlan plan_;
   uint64_t expected_labels_delay_us_ = 0;
 };
@@ -234,9 +234,8 @@ TEST_F(SessionTest, CapacityAssumptionSaysItIsTheNodesOwnReport) {
 }
 
 TEST_F(SessionTest, BlankChunksAreCaughtAsWrongLabel) {
-  TestAgentOptions cheat;
-  cheat.cheat = Cheat::kBlankChunks;  // every 10th chunk zeroed: ~10% of the memory kept for itself
-  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  // Every 10th chunk zeroed: ~10% of the memory kept for itself.
+  SessionOutcome outcome = Run(testing::BlankChunks(), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
   const SessionFailure& f = outcome.failure;
   EXPECT_EQ(f.reason, FailureReason::WRONG_LABEL) << f.Describe();
@@ -273,9 +272,8 @@ TEST_F(SessionTest, BlankChunksAreCaughtAsWrongLabel) {
 }
 
 TEST_F(SessionTest, LateRoundFailsAndStops) {
-  TestAgentOptions cheat;
-  cheat.cheat = Cheat::kLateRound;
-  cheat.late_round = 2;
+  Deviation cheat = Cheat(DeviationKind::kLateRound);
+  cheat.round = 2;
   cheat.advance_us = 1001;  // deadline 1000 us
   SessionOutcome outcome = Run(cheat, testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
@@ -290,8 +288,7 @@ TEST_F(SessionTest, LateRoundFailsAndStops) {
 }
 
 TEST_F(SessionTest, LateFill) {
-  TestAgentOptions cheat;
-  cheat.cheat = Cheat::kLateFill;
+  Deviation cheat = Cheat(DeviationKind::kLateFill);
   cheat.advance_us = 60'000'001;  // fill deadline 60 s
   SessionOutcome outcome = Run(cheat, testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
@@ -303,9 +300,7 @@ TEST_F(SessionTest, LateFill) {
 }
 
 TEST_F(SessionTest, ShortCapacityWhateverTheNoteSays) {
-  TestAgentOptions cheat;
-  cheat.cheat = Cheat::kShortCapacity;
-  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  SessionOutcome outcome = Run(testing::ShortCapacity(), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
   EXPECT_EQ(outcome.failure.reason, FailureReason::SHORT_CAPACITY) << outcome.failure.Describe();
   EXPECT_EQ(outcome.failure.device, "GPU-test-0");
@@ -315,9 +310,7 @@ TEST_F(SessionTest, ShortCapacityWhateverTheNoteSays) {
 }
 
 TEST_F(SessionTest, TamperedReportIsBadSignature) {
-  TestAgentOptions cheat;
-  cheat.cheat = Cheat::kTamperedReport;
-  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kTamperedReport), testing::TestProfile());
   EXPECT_EQ(outcome.failure.reason, FailureReason::BAD_SIGNATURE) << outcome.failure.Describe();
   EXPECT_TRUE(outcome.report.has_value());  // kept as evidence
   EXPECT_EQ(RecordKinds()[1], LedgerRecordKind::FILL_REPORT);
@@ -329,9 +322,7 @@ TEST_F(SessionTest, ReportSignedByAnotherKeyIsBadSignature) {
 }
 
 TEST_F(SessionTest, TranscriptMismatchFailsTheSessionAfterFinish) {
-  TestAgentOptions cheat;
-  cheat.cheat = Cheat::kTranscriptMismatch;
-  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kTranscriptMismatch), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
   EXPECT_EQ(outcome.failure.reason, FailureReason::PROTOCOL_ERROR);
   EXPECT_NE(outcome.failure.text.find("digest mismatch"), std::string::npos) << outcome.failure.text;
@@ -352,9 +343,7 @@ TEST_F(SessionTest, TranscriptMismatchFailsTheSessionAfterFinish) {
 }
 
 TEST_F(SessionTest, DisconnectMidFill) {
-  TestAgentOptions cheat;
-  cheat.cheat = Cheat::kDisconnectMidFill;
-  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kDisconnectMidFill), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
   EXPECT_EQ(outcome.failure.reason, FailureReason::DISCONNECTED) << outcome.failure.Describe();
   EXPECT_FALSE(outcome.report.has_value());
@@ -364,9 +353,7 @@ TEST_F(SessionTest, DisconnectMidFill) {
 }
 
 TEST_F(SessionTest, RefusedOrderCarriesTheAgentsText) {
-  TestAgentOptions cheat;
-  cheat.cheat = Cheat::kRefuseOrder;
-  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kRefuseOrder), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
   EXPECT_EQ(outcome.failure.reason, FailureReason::ORDER_REFUSED);
   EXPECT_NE(outcome.failure.text.find("FAILED_PRECONDITION: busy: test refusal"), std::string::npos)
@@ -374,9 +361,7 @@ TEST_F(SessionTest, RefusedOrderCarriesTheAgentsText) {
 }
 
 TEST_F(SessionTest, WrongRoundIndexIsProtocolError) {
-  TestAgentOptions cheat;
-  cheat.cheat = Cheat::kWrongRoundIndex;
-  SessionOutcome outcome = Run(cheat, testing::TestProfile());
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kWrongRoundIndex), testing::TestProfile());
   EXPECT_EQ(outcome.failure.reason, FailureReason::PROTOCOL_ERROR);
   EXPECT_EQ(outcome.failure.round, 0u);
 }
@@ -386,8 +371,8 @@ TEST_F(SessionTest, LedgerRefusingTheOrderStartsNoSession) {
   auto plan =
       BuildPlan(inventory_, "node-a", testing::TestProfile(), LoneSessionWaveContext(inventory_, "node-a"), clock_);
   ASSERT_TRUE(plan.ok());
-  auto agent = kj::heap<testing::TestAgent>(authority_.public_key, challenger_.public_key, testing::TestKey(0x33),
-                                            TestAgentOptions{}, &log_);
+  auto agent = testing::TestAgent({}, &log_, &clock_, testing::TestKey(0x33), authority_.public_key,
+                                  challenger_.public_key);
   testing::PipeConnector pipe(io_, kj::mv(agent));
   SessionEnv env;
   env.clock = &clock_;
@@ -414,13 +399,12 @@ TEST_F(SessionTest, RecordsGoToARealLedgerThatVerifies) {
     ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
     LedgerRecordSink sink(ledger->get());
     size_t expected_entries = 0;
-    for (Cheat cheat :
-         {Cheat::kNone, Cheat::kTamperedReport, Cheat::kTranscriptMismatch, Cheat::kBlankChunks, Cheat::kRefuseOrder}) {
-      TestAgentOptions options;
-      options.cheat = cheat;
-      SessionOutcome outcome = Run(options, testing::TestProfile(), "node-a", std::nullopt, &sink);
-      EXPECT_EQ(outcome.pass, cheat == Cheat::kNone);
-      EXPECT_TRUE(outcome.ledger.ok()) << static_cast<int>(cheat) << ": " << outcome.ledger.ToString();
+    for (const Deviation& cheat : {Deviation{}, Cheat(DeviationKind::kTamperedReport),
+                                   Cheat(DeviationKind::kTranscriptMismatch), testing::BlankChunks(),
+                                   Cheat(DeviationKind::kRefuseOrder)}) {
+      SessionOutcome outcome = Run(cheat, testing::TestProfile(), "node-a", std::nullopt, &sink);
+      EXPECT_EQ(outcome.pass, cheat.kind == DeviationKind::kNone);
+      EXPECT_TRUE(outcome.ledger.ok()) << static_cast<int>(cheat.kind) << ": " << outcome.ledger.ToString();
       expected_entries += outcome.ledger_sequences.size();
     }
     auto head = (*ledger)->Verify(challenger_.public_key);
@@ -447,13 +431,10 @@ TEST(WaveSessionTest, FailedMemberMakesWaveIncomplete) {
   context.wave_nodes = 2;
   context.whole_wave_in_session = true;
   std::optional<SessionOutcome> outcomes[2];
-  auto run = [&](int i, const std::string& node, uint8_t key, Cheat cheat) {
+  auto run = [&](int i, const std::string& node, uint8_t key, DeviationKind cheat) {
     kj::AsyncIoContext io = kj::setupAsyncIo();
-    TestAgentLog log;
-    TestAgentOptions options;
-    options.cheat = cheat;
-    auto agent =
-        kj::heap<testing::TestAgent>(authority.public_key, challenger.public_key, testing::TestKey(key), options, &log);
+    auto agent = testing::TestAgent(Cheat(cheat), nullptr, nullptr, testing::TestKey(key), authority.public_key,
+                                    challenger.public_key);
     testing::PipeConnector pipe(io, kj::mv(agent));
     auto plan = BuildPlan(inventory, node, testing::TestProfile(), context, clock);
     ASSERT_TRUE(plan.ok());
@@ -470,8 +451,8 @@ TEST(WaveSessionTest, FailedMemberMakesWaveIncomplete) {
     ASSERT_TRUE(outcome.ok());
     outcomes[i] = std::move(outcome).value();
   };
-  std::thread a(run, 0, "node-a", 0x33, Cheat::kNone);
-  std::thread b(run, 1, "node-b", 0x44, Cheat::kRefuseOrder);
+  std::thread a(run, 0, "node-a", 0x33, DeviationKind::kNone);
+  std::thread b(run, 1, "node-b", 0x44, DeviationKind::kRefuseOrder);
   a.join();
   b.join();
   ASSERT_TRUE(outcomes[0] && outcomes[1]);
@@ -497,9 +478,8 @@ TEST(WaveSessionTest, WholeHonestWaveHoldsTheAssumption) {
   std::optional<SessionOutcome> outcomes[2];
   auto run = [&](int i, const std::string& node, uint8_t key) {
     kj::AsyncIoContext io = kj::setupAsyncIo();
-    TestAgentLog log;
-    auto agent = kj::heap<testing::TestAgent>(authority.public_key, challenger.public_key, testing::TestKey(key),
-                                              TestAgentOptions{}, &log);
+    auto agent =
+        testing::TestAgent({}, nullptr, nullptr, testing::TestKey(key), authority.public_key, challenger.public_key);
     testing::PipeConnector pipe(io, kj::mv(agent));
     auto plan = BuildPlan(inventory, node, testing::TestProfile(), context, clock);
     ASSERT_TRUE(plan.ok());

@@ -1,5 +1,5 @@
 // Sessions over real loopback TCP sockets: RunTcpSession (wipe --node) and RunWave (serve) against
-// TestAgents served from their own threads, with the system clock. (The smoke test with the real
+// cheating agents (adversary/) served from their own threads, with the system clock. (The smoke test with the real
 // wipeproof-prover binary lives with the agent.)
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
@@ -7,12 +7,11 @@
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/fleet/wave_run.h"
 #include "proto/codec.h"
-#include "tests/challenger/challenger_test_agent.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {
 
-using testing::Cheat;
 
 Profile TcpProfile() {
   Profile p = testing::TestProfile();
@@ -22,9 +21,9 @@ Profile TcpProfile() {
 }
 
 TEST(TcpSessionTest, HonestAgentPassesOverLoopback) {
-  testing::TcpTestAgent agent(testing::TestKey(0x33));
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33));
   Inventory inventory = testing::TestInventory();
-  inventory.nodes[0].address = agent.address();
+  inventory.nodes[0].address = agent->address();
   inventory.waves.clear();
   auto plan = BuildPlan(inventory, "node-a", TcpProfile(), LoneSessionWaveContext(inventory, "node-a"), SystemClock());
   ASSERT_TRUE(plan.ok());
@@ -70,10 +69,11 @@ TEST(TcpSessionTest, UnreachableAgentIsRecordedAsDisconnected) {
 }
 
 TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
-  testing::TcpTestAgent a(testing::TestKey(0x33)), b(testing::TestKey(0x44), Cheat::kBlankChunks);
+  auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+  auto b = testing::ServeTestAgent(testing::TestKey(0x44), testing::BlankChunks());
   Inventory inventory = testing::TestInventory();
-  inventory.nodes[0].address = a.address();
-  inventory.nodes[1].address = b.address();
+  inventory.nodes[0].address = a->address();
+  inventory.nodes[1].address = b->address();
   testing::MemoryRecordSink sink;
   TcpSessionOptions options;
   options.clock = &SystemClock();

@@ -17,6 +17,7 @@
 #include "challenger/ledger/ledger_export.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "common/clock.h"
+#include "proto/label_wire.h"
 #include "proto/node_profile.h"
 #include "proto/rpc_status.h"
 #include "tests/fuzz/fuzz_agent.h"

@@ -9,6 +9,7 @@
 
 #include "common/hex.h"
 #include "proto/codec.h"
+#include "proto/label_wire.h"
 #include "proto/rpc_status.h"
 #include "proto/transcript.h"
 #include "proto/validate.h"

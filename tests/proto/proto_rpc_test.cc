@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 
+#include "proto/label_wire.h"
 #include "proto/rpc_status.h"
 #include "proto/signing.h"
 #include "proto/transcript.h"

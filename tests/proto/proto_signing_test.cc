@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/hex.h"
+#include "proto/label_wire.h"
 #include "proto/signing.h"
 
 namespace wipeproof::proto {

@@ -31,7 +31,7 @@ class CountingMemory final : public DeviceMemory {
   ~CountingMemory() override { Release(); }
   const DeviceInfo& device() const override { return inner_->device(); }
   uint64_t bytes_held() const override { return inner_->bytes_held(); }
-  Status Fill(const FillPlan& plan, const FillOptions& options) override {
+  Status Fill(const RegionSpec& plan, const FillOptions& options) override {
     if (gate_ != nullptr && !gate_->Wait(options.cancel)) return FailedPreconditionError("cancelled");
     return inner_->Fill(plan, options);
   }
@@ -72,7 +72,7 @@ class HeapMemory final : public DeviceMemory {
       : device_(std::move(device)), buffer_(bytes), options_(options) {}
   const DeviceInfo& device() const override { return device_; }
   uint64_t bytes_held() const override { return buffer_.size(); }
-  Status Fill(const FillPlan& plan, const FillOptions& options) override {
+  Status Fill(const RegionSpec& plan, const FillOptions& options) override {
     if (options_.gate != nullptr && !options_.gate->Wait(options.cancel)) return FailedPreconditionError("cancelled");
     if (!options_.fill_error.ok()) return options_.fill_error;
     if (plan.count > label_capacity()) return InvalidArgumentError("plan exceeds capacity");
@@ -110,7 +110,7 @@ class HeapMemory final : public DeviceMemory {
   DeviceInfo device_;
   std::vector<uint8_t> buffer_;
   FakeDeviceOptions options_;
-  FillPlan plan_;
+  RegionSpec plan_;
   bool filled_ = false;
 };
 

@@ -52,7 +52,7 @@ TEST(GpuBackend, EnumeratesAcquiresFillsAndLooksUp) {
   // What this backend holds is not "held by others".
   EXPECT_EQ((*backend)->Devices()[1].held_by_others_bytes, others_before);
 
-  FillPlan plan;
+  RegionSpec plan;
   plan.format = LabelFormat::k192;
   for (int i = 0; i < kSeedBytes; ++i) plan.seed[i] = static_cast<uint8_t>(i);
   plan.chunk_labels = 1000;
@@ -123,7 +123,7 @@ TEST(GpuHostFiller, LabelsHostMemoryOnTheGpuByteForByte) {
   ASSERT_TRUE(filler.ok()) << filler.status().ToString();
   EXPECT_EQ((*filler)->device(), "emulated:EMU-0");
   for (LabelFormat format : {LabelFormat::kC1, LabelFormat::k192}) {
-    FillPlan plan;
+    RegionSpec plan;
     plan.format = format;
     for (int i = 0; i < kSeedBytes; ++i) plan.seed[i] = static_cast<uint8_t>(3 * i + 1);
     plan.chunk_labels = 512;

@@ -38,8 +38,8 @@ std::unique_ptr<Backend> FakeBackend(uint64_t available, uint64_t min_reserve = 
   return MakeCpuBackend(config);
 }
 
-FillPlan Plan(LabelFormat format, uint32_t m, uint64_t first, uint64_t count) {
-  FillPlan plan;
+RegionSpec Plan(LabelFormat format, uint32_t m, uint64_t first, uint64_t count) {
+  RegionSpec plan;
   plan.format = format;
   for (int i = 0; i < kSeedBytes; ++i) plan.seed[i] = static_cast<uint8_t>(0x3C ^ (7 * i));
   plan.chunk_labels = m;
@@ -48,7 +48,7 @@ FillPlan Plan(LabelFormat format, uint32_t m, uint64_t first, uint64_t count) {
   return plan;
 }
 
-std::vector<uint8_t> RegionBytes(const FillPlan& plan) {
+std::vector<uint8_t> RegionBytes(const RegionSpec& plan) {
   RegionSpec spec;
   spec.format = plan.format;
   std::memcpy(spec.seed, plan.seed, kSeedBytes);
@@ -98,7 +98,7 @@ TEST(CpuBackend, AcquireFillLookupMatchesRegionLabeler) {
   EXPECT_GE(StatusKb("VmLck") * 1024, 4 * kMiB);
 
   // c1 starting and ending inside chunks, then 192 with a trailing partial chunk.
-  for (const FillPlan& plan : {Plan(LabelFormat::kC1, 1024, 5 * 1024 + 17, 4 * kMiB / 32 - 100),
+  for (const RegionSpec& plan : {Plan(LabelFormat::kC1, 1024, 5 * 1024 + 17, 4 * kMiB / 32 - 100),
                                Plan(LabelFormat::k192, 4096, 8192, 3 * 4096 + 1000)}) {
     std::atomic<uint64_t> last_done{0};
     FillOptions fill;
@@ -135,7 +135,7 @@ TEST(CpuBackend, LookupErrors) {
   Status before = (*mem)->Lookup(&index, 1, out);
   EXPECT_EQ(before.code(), StatusCode::kFailedPrecondition) << before.ToString();
 
-  FillPlan plan = Plan(LabelFormat::kC1, 256, 1000, 2000);
+  RegionSpec plan = Plan(LabelFormat::kC1, 256, 1000, 2000);
   ASSERT_TRUE((*mem)->Fill(plan, {}).ok());
   for (uint64_t bad : {uint64_t{999}, uint64_t{3000}, ~uint64_t{0}}) {
     const uint64_t indices[] = {1000, bad};
@@ -274,7 +274,7 @@ TEST(CpuBackend, HostFillerAndCpuFallback) {
     CpuBackendConfig config;
     config.meminfo = []() -> StatusOr<HostMemInfo> { return HostMemInfo{1ull << 32, 1ull << 31}; };
     config.host_filler.name = "fake:gpu0";
-    config.host_filler.fill = [&](uint8_t* host, const FillPlan& plan, const FillOptions&) -> Status {
+    config.host_filler.fill = [&](uint8_t* host, const RegionSpec& plan, const FillOptions&) -> Status {
       ++calls;
       if (filler_fails) {
         std::memset(host, 0xAB, plan.count * 32);  // a partial, wrong fill the CPU must overwrite
@@ -289,7 +289,7 @@ TEST(CpuBackend, HostFillerAndCpuFallback) {
     auto mem = MakeCpuBackend(config)->Acquire("host", options);
     ASSERT_TRUE(mem.ok()) << mem.status().ToString();
     EXPECT_EQ((*mem)->FillDetailsJson(), "{}");
-    FillPlan plan = Plan(LabelFormat::kC1, 512, 700, 5000);
+    RegionSpec plan = Plan(LabelFormat::kC1, 512, 700, 5000);
     ASSERT_TRUE((*mem)->Fill(plan, {}).ok());
     EXPECT_EQ(calls, 1);
     EXPECT_EQ(LookupRange(**mem, plan.first, plan.count), RegionBytes(plan)) << filler_fails;

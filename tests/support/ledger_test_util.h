@@ -16,6 +16,7 @@
 
 #include "challenger/ledger/ledger.h"
 #include "proto/codec.h"
+#include "proto/label_wire.h"
 #include "proto/signing.h"
 
 namespace wipeproof::ledger_test {

@@ -32,6 +32,7 @@
 #include "prover/agent/agent_core.h"
 #include "prover/agent/agent_rpc_server.h"
 #include "tests/prover/agent_test_util.h"
+#include "proto/label_wire.h"
 
 namespace wipeproof {
 namespace {
@@ -58,10 +59,10 @@ class FaultyMemory final : public DeviceMemory {
   FaultyMemory(std::unique_ptr<DeviceMemory> inner, DeviceFaults* faults) : inner_(std::move(inner)), faults_(faults) {}
   const DeviceInfo& device() const override { return inner_->device(); }
   uint64_t bytes_held() const override { return inner_->bytes_held(); }
-  Status Fill(const FillPlan& plan, const FillOptions& options) override {
+  Status Fill(const RegionSpec& plan, const FillOptions& options) override {
     const uint64_t after = faults_->fail_fill_after_labels.load();
     if (after == 0 || after >= plan.count) return inner_->Fill(plan, options);
-    FillPlan part = plan;
+    RegionSpec part = plan;
     part.count = after;
     WP_RETURN_IF_ERROR(inner_->Fill(part, options));
     if (options.progress) options.progress(after, plan.count);

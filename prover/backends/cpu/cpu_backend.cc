@@ -26,20 +26,14 @@ class HostMemory final : public DeviceMemory {
   const DeviceInfo& device() const override { return device_; }
   uint64_t bytes_held() const override { return memory_.size(); }
 
-  Status Fill(const FillPlan& plan, const FillOptions& options) override {
+  Status Fill(const RegionSpec& plan, const FillOptions& options) override {
     if (memory_.data() == nullptr) return FailedPreconditionError("host memory was released");
     if (plan.count > label_capacity()) {
       return InvalidArgumentError("plan of " + std::to_string(plan.count) + " labels exceeds the " +
                                   std::to_string(label_capacity()) + " labels (" + std::to_string(bytes_held()) +
                                   " bytes) held on " + device_.id);
     }
-    RegionSpec region;
-    region.format = plan.format;
-    std::memcpy(region.seed, plan.seed, kSeedBytes);
-    region.chunk_labels = plan.chunk_labels;
-    region.first = plan.first;
-    region.count = plan.count;
-    WP_RETURN_IF_ERROR(ValidateRegion(region));
+    WP_RETURN_IF_ERROR(ValidateRegion(plan));
     filled_ = false;  // a failed or cancelled fill leaves nothing to look up
     filled_by_ = "cpu";
     if (filler_.fill) {
@@ -58,7 +52,7 @@ class HostMemory final : public DeviceMemory {
     labeler.simd = simd_;
     labeler.progress = options.progress;
     labeler.cancel = options.cancel;
-    WP_RETURN_IF_ERROR(LabelRegion(region, memory_.data(), labeler));
+    WP_RETURN_IF_ERROR(LabelRegion(plan, memory_.data(), labeler));
     plan_ = plan;
     filled_ = true;
     return Status::Ok();
@@ -99,7 +93,7 @@ class HostMemory final : public DeviceMemory {
   LockedMemory memory_;
   SimdLevel simd_;
   HostFiller filler_;
-  FillPlan plan_;
+  RegionSpec plan_;
   bool filled_ = false;
   std::string filled_by_;  // "cpu" or the filler's name
 };

@@ -28,7 +28,7 @@ namespace wipeproof {
 // labels to host[0 .. 32 * plan.count).
 struct HostFiller {
   std::string name;  // for reports, e.g. "cuda:GPU-..."
-  std::function<Status(uint8_t* host, const FillPlan& plan, const FillOptions& options)> fill;
+  std::function<Status(uint8_t* host, const RegionSpec& plan, const FillOptions& options)> fill;
 };
 
 struct CpuBackendConfig {

@@ -57,13 +57,7 @@ class GpuMemory final : public DeviceMemory {
   uint64_t bytes_held() const override { return region_->bytes_held(); }
   uint64_t scratch_bytes() const override { return region_->scratch_bytes(); }
 
-  Status Fill(const FillPlan& plan, const FillOptions& options) override {
-    RegionSpec spec;
-    spec.format = plan.format;
-    std::memcpy(spec.seed, plan.seed, kSeedBytes);
-    spec.chunk_labels = plan.chunk_labels;
-    spec.first = plan.first;
-    spec.count = plan.count;
+  Status Fill(const RegionSpec& spec, const FillOptions& options) override {
     gpu::FillControl control;
     control.progress = options.progress;
     control.cancel = options.cancel;

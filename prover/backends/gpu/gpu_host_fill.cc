@@ -23,21 +23,15 @@ StatusOr<std::unique_ptr<GpuHostFiller>> GpuHostFiller::Create(std::unique_ptr<g
   return std::unique_ptr<GpuHostFiller>(new GpuHostFiller(std::move(runtime), ordinal, scratch_bytes, device));
 }
 
-Status GpuHostFiller::Fill(uint8_t* host, const FillPlan& plan, const FillOptions& options) {
+Status GpuHostFiller::Fill(uint8_t* host, const RegionSpec& plan, const FillOptions& options) {
   WP_ASSIGN_OR_RETURN(auto region,
                       gpu::DeviceRegion::AdoptHostMemory(runtime_.get(), ordinal_, host, plan.count * kLabelBytes));
-  RegionSpec spec;
-  spec.format = plan.format;
-  std::memcpy(spec.seed, plan.seed, kSeedBytes);
-  spec.chunk_labels = plan.chunk_labels;
-  spec.first = plan.first;
-  spec.count = plan.count;
   gpu::FillTuning tuning;
   tuning.side_scratch_bytes = scratch_bytes_;  // halves on RESOURCE_EXHAUSTED down to one chunk
   gpu::FillControl control;
   control.progress = options.progress;
   control.cancel = options.cancel;
-  Status st = region->Fill(spec, tuning, control);
+  Status st = region->Fill(plan, tuning, control);
   region->Release();  // unpins; the labels stay in host memory
   return st.ok() ? st : st.WithContext("GPU fill of host memory on " + device_);
 }

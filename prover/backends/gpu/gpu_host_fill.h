@@ -31,7 +31,7 @@ class GpuHostFiller {
   // REQUIRES: host is 32-byte aligned and holds at least 32 * plan.count bytes.
   // Errors: as DeviceMemory::Fill; INTERNAL for a device error (the host memory then holds a
   // partial fill: fill it again or on the CPU).
-  Status Fill(uint8_t* host, const FillPlan& plan, const FillOptions& options);
+  Status Fill(uint8_t* host, const RegionSpec& plan, const FillOptions& options);
 
   // "cuda:GPU-..." / "hip:0000:..": which device labels the host memory (for reports).
   const std::string& device() const { return device_; }

@@ -1,21 +1,10 @@
-// `wipeproof-challenger selftest --adversaries`: runs the honest agent and adversaries 1-7 of
-// issue #6 (selftest_agent.h) through the real SessionRunner many times each, counts outcomes (pass
-// or the verdict's FailureReason: the check that caught it), and compares the measured detection
-// rate with the theoretical one (docs/security-results.md is generated from the result).
+// `wipeproof-challenger selftest --adversaries`: runs the honest agent and adversaries 1-7 (the
+// scenarios of adversary/scenarios.h, each a deviation of adversary/cheating_agent.h) through the
+// real SessionRunner many times each, counts outcomes (pass or the verdict's FailureReason: the
+// check that caught it), and compares the measured detection rate with the theoretical one
+// (docs/security-results.md is generated from the result).
 //
-// Setup (SelftestSetup, every scenario the same unless it says otherwise): one node with one planned
-// device "GPU-selftest-0" of 32 chunks of m = 256 labels (256 KiB) plus a 4096-byte allowed reserve;
-// profile c1, R = 3 rounds, q = 4 labels per device per round, round deadline 7 us, calibrated for
-// class commodity-cpu (t_min 40 ns, safety 2: recompute floor 1.5*m*t_min/2 = 7.68 us), honest
-// p99.9 5 us; honest agents take 2 us per round on the simulated clock (selftest_agent.h).
-//
-// Theoretical detection rate of an adversary whose labels are missing (or wrong) in a fraction f of
-// a device's chunks: 1 - (1-f)^N, with N = q_d * R the labels challenged on that device over the
-// session (each lands in a hidden chunk with probability f). The challenger draws the q_d chunks of
-// a round without replacement (challenges.h), so the exact rate is higher:
-//   exact = 1 - (C(C-h, q) / C(C, q))^R       (C chunks, h of them hidden)
-// and the issue's formula is a lower bound of it. Deterministic cheats have f = 1 (rate 1);
-// adversaries expected to pass have f = 0 (rate 0).
+// Setup, scenarios and the theory of their rates: adversary/scenarios.h.
 //
 // Acceptance per scenario (ScenarioResult::matches): every run passed or failed with the expected
 // reason (nothing else); every per-run check held (the signed verdict verifies and says what the
@@ -39,60 +28,17 @@
 #include <vector>
 
 #include "challenger/parameters/parameter_profile.h"
-#include "adversary/cheating_agent.h"
+#include "adversary/scenarios.h"
 #include "common/status.h"
 #include "proto/wipe.capnp.h"
 
 namespace wipeproof::selftest {
 
-struct SelftestSetup {
-  uint32_t chunk_labels = 256;        // m
-  uint64_t device_chunks = 32;        // chunks per planned device
-  uint64_t gpu_reserve_bytes = 4096;  // allowed reserve of the selftest GPU model
-  uint32_t rounds = 3;                // R
-  uint32_t labels_per_round = 4;      // q per device
-  uint64_t round_deadline_us = 7;
-  uint64_t honest_round_p999_us = 5;
-  AdversaryClass adversary{"commodity-cpu", 40'000, 2.0};
-  SimTiming timing;          // recompute_chunk_ps filled from depth(m)
-  uint64_t graph_depth = 0;  // min output depth of the graph for m (graph_metrics.h)
-};
-
-// The setup above with graph_depth and timing.recompute_chunk_ps = depth * c_node(c1) * t_min.
-SelftestSetup DefaultSelftestSetup();
-
-enum class NodeKind {
-  kOneGpu,         // GPU-selftest-0 only
-  kHostAndGpu,     // host (32 chunks, no reserve) then GPU-selftest-0
-  kTwoGpus,        // GPU-selftest-0, GPU-selftest-1
-  kGpuOddCapacity  // GPU-selftest-0 whose capacity is not whole chunks (+1..chunk-1 bytes, per run)
-};
-
-enum class ScenarioCheck { kNone, kHostNotPlanned, kNoPartialChunk, kBoundStated };
-
-struct ScenarioSpec {
-  std::string id;     // "1a-recompute-contiguous"
-  int adversary = 0;  // 0 honest, 1-7 as in issue #6
-  std::string title;
-  std::string description;
-  NodeKind node = NodeKind::kOneGpu;
-  LabelFormat format = LabelFormat::kC1;
-  Deviation deviation;
-  int64_t relay_link_us = -1;  // >= 0: a RelayAgent with this added latency in front
-  bool prime = false;          // one uncounted honest session first (AdversaryMemory)
-  proto::FailureReason expected = proto::FailureReason::NONE;
-  ScenarioCheck check = ScenarioCheck::kNone;
-  // Theory: f of the device's chunks missing, N labels challenged there, chunks C, hidden h.
-  double f = 0;
-  uint64_t n = 0;
-  uint64_t chunks = 0;
-  uint64_t hidden = 0;
-  std::string n_meaning;
-  double theory = 0;  // 1 - (1-f)^N
-  double exact = 0;   // 1 - (C(C-h,q)/C(C,q))^R; = theory when f is 0 or 1
-};
-
-std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup);
+using adversary::AgentLog;
+using adversary::NodeKind;
+using adversary::ScenarioCheck;
+using adversary::ScenarioSpec;
+using adversary::SelftestSetup;
 
 struct SelftestOptions {
   uint64_t runs = 200;            // per scenario
@@ -120,7 +66,7 @@ struct ScenarioResult {
   bool matches = false;
   std::string verdict_text;     // why it matches or not
   std::string example_failure;  // the first failure, described
-  AgentObservations seen;       // summed over counted runs
+  AgentLog seen;                // summed over counted runs
   double wall_s = 0;
 };
 

@@ -1,10 +1,10 @@
-// The scenario catalogue of selftest_runner.h: the honest agent and adversaries 1-7 of issue #6.
+#include "adversary/scenarios.h"
+
 #include <cmath>
 
-#include "adversary/selftest/selftest_runner.h"
 #include "kernels/graph_metrics.h"
 
-namespace wipeproof::selftest {
+namespace wipeproof::adversary {
 
 namespace {
 
@@ -53,7 +53,7 @@ SelftestSetup DefaultSelftestSetup() {
   SelftestSetup s;
   s.graph_depth = ComputeGraphMetrics(s.chunk_labels).min_output_depth;
   s.timing.recompute_chunk_ps =
-      s.graph_depth * static_cast<uint64_t>(SequentialCompressionsPerNode(LabelFormat::kC1)) * s.adversary.t_min_ps;
+      s.graph_depth * static_cast<uint64_t>(SequentialCompressionsPerNode(LabelFormat::kC1)) * s.t_min_ps;
   return s;
 }
 
@@ -280,4 +280,4 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
   return all;
 }
 
-}  // namespace wipeproof::selftest
+}  // namespace wipeproof::adversary

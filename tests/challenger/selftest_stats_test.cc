@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "adversary/selftest/clopper_pearson.h"
+#include "challenger/selftest/clopper_pearson.h"
 
 namespace wipeproof::selftest {
 namespace {

@@ -8,7 +8,8 @@
 
 #include "challenger/parameters/deadline_rule.h"
 #include "challenger/session/failure.h"
-#include "adversary/selftest/selftest_runner.h"
+#include "challenger/selftest/selftest_runner.h"
+#include "common/numbers.h"
 
 namespace wipeproof::selftest {
 
@@ -18,12 +19,6 @@ using nlohmann::json;
 
 std::string ExpectedName(proto::FailureReason r) {
   return r == proto::FailureReason::NONE ? "pass" : FailureReasonName(r);
-}
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
 }
 
 }  // namespace
@@ -40,7 +35,7 @@ json SelftestJson(const SelftestResult& result) {
   doc["all_match"] = result.all_match;
   doc["wall_s"] = result.wall_s;
   const double floor_us =
-      RecomputeFloorPs(s.chunk_labels, LabelFormat::kC1, s.adversary.t_min_ps, s.adversary.safety_factor) / 1e6;
+      RecomputeFloorPs(s.chunk_labels, LabelFormat::kC1, s.t_min_ps, s.safety_factor) / 1e6;
   doc["setup"] = {
       {"chunk_labels", s.chunk_labels},
       {"format", "posedb-blake3-c1 (7e: posedb-blake3-192)"},
@@ -53,9 +48,9 @@ json SelftestJson(const SelftestResult& result) {
       {"honest_round_p999_us", s.honest_round_p999_us},
       {"sim_honest_round_us", s.timing.round_us},
       {"sim_fill_us", s.timing.fill_us},
-      {"adversary_class", s.adversary.name},
-      {"t_min_ps", s.adversary.t_min_ps},
-      {"safety_factor", s.adversary.safety_factor},
+      {"adversary_class", s.adversary_class},
+      {"t_min_ps", s.t_min_ps},
+      {"safety_factor", s.safety_factor},
       {"recompute_floor_us", floor_us},
       {"graph_depth", s.graph_depth},
       {"c_node", SequentialCompressionsPerNode(LabelFormat::kC1)},
@@ -100,18 +95,18 @@ json SelftestJson(const SelftestResult& result) {
                     {"round_us", s.timing.round_us + sp.relay_link_us},
                     {"deadline_us", s.round_deadline_us}};
     }
-    if (sp.deviation.kind == DeviationKind::kHideChunks && sp.deviation.hidden_answer == HiddenAnswer::kRecompute) {
+    if (sp.deviation.kind == adversary::DeviationKind::kHideChunks && sp.deviation.hidden_answer == adversary::HiddenAnswer::kRecompute) {
       const double batch_us = static_cast<double>(s.timing.recompute_chunk_ps) / 1e6;
       j["recompute"] = {{"depth", s.graph_depth},
                         {"c_node", SequentialCompressionsPerNode(sp.format)},
-                        {"t_min_ps", s.adversary.t_min_ps},
+                        {"t_min_ps", s.t_min_ps},
                         {"recompute_us", batch_us},
                         {"round_us_with_recompute", batch_us + static_cast<double>(s.timing.round_us)},
                         {"deadline_us", s.round_deadline_us},
                         {"hidden_chunks_challenged", r.seen.hidden_chunks_challenged},
                         {"max_round_charge_us", r.seen.max_round_recompute_us}};
     }
-    if (sp.deviation.kind == DeviationKind::kRelocate) {
+    if (sp.deviation.kind == adversary::DeviationKind::kRelocate) {
       j["relocation"] = {{"relocated_chunks", r.seen.relocated_chunks},
                          {"overwritten_chunks", r.seen.overwritten_chunks}};
     }
@@ -224,13 +219,13 @@ StatusOr<std::string> SelftestMarkdown(const json& doc) {
         << " labels per device per round, round deadline " << s.at("round_deadline_us").get<uint64_t>()
         << " us; calibrated for class " << s.at("adversary_class").get<std::string>() << " (t_min "
         << s.at("t_min_ps").get<uint64_t>() << " ps, safety " << s.at("safety_factor").get<double>()
-        << "): recompute floor 1.5*m*c_node*t_min/safety = " << Fixed(s.at("recompute_floor_us").get<double>(), 2)
+        << "): recompute floor 1.5*m*c_node*t_min/safety = " << FormatFixed(s.at("recompute_floor_us").get<double>(), 2)
         << " us >= deadline; honest p99.9 " << s.at("honest_round_p999_us").get<uint64_t>() << " us.\n"
         << "- Simulated clock: an honest round costs " << s.at("sim_honest_round_us").get<int64_t>() << " us, a fill "
         << s.at("sim_fill_us").get<int64_t>() / 1000 << " ms. Recomputing hidden chunks "
         << "(1a) costs depth(m) x c_node x t_min = " << s.at("graph_depth").get<uint64_t>() << " x "
         << s.at("c_node").get<int>() << " x " << s.at("t_min_ps").get<uint64_t>()
-        << " ps = " << Fixed(s.at("recompute_chunk_us").get<double>(), 2) << " us per batch of "
+        << " ps = " << FormatFixed(s.at("recompute_chunk_us").get<double>(), 2) << " us per batch of "
         << s.at("recompute_cores").get<uint64_t>() << " chunks (host cores), whatever the CI machine's cores.\n"
         << "- Theoretical detection rate: 1-(1-f)^N, f the fraction of the attacked device's chunks that are "
            "missing or wrong, N = q*R the labels challenged on that device in one session. The challenger "
@@ -238,14 +233,14 @@ StatusOr<std::string> SelftestMarkdown(const json& doc) {
            "higher; both are shown.\n"
         << "- Acceptance: every run passes or fails with the expected reason; the signed verdict verifies and "
            "agrees; rate-0 scenarios are never caught, rate-1 scenarios always; otherwise the one-sided "
-        << Fixed(doc.at("confidence").get<double>() * 100, 0)
+        << FormatFixed(doc.at("confidence").get<double>() * 100, 0)
         << "% Clopper-Pearson upper bound of the measured rate is at least the theoretical rate.\n"
         << "- An adversary that escapes detection gets a passing verdict like an honest node; with R and q this "
            "small its stated bound is loose (about a third of the device at 99%), so it still covers what was "
            "hidden. Real profiles choose R and q for a target fraction (docs/calibration.md).\n\n";
     out << "## Results\n\n"
         << "| id | adversary | expected | runs | outcomes | caught by | f | N | 1-(1-f)^N | exact | measured | CP "
-        << Fixed(doc.at("confidence").get<double>() * 100, 0) << "% lower-upper | match |\n"
+        << FormatFixed(doc.at("confidence").get<double>() * 100, 0) << "% lower-upper | match |\n"
         << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const json& j : doc.at("scenarios")) {
       std::string outcomes;
@@ -255,10 +250,10 @@ StatusOr<std::string> SelftestMarkdown(const json& doc) {
       out << "| " << j.at("id").get<std::string>() << " | " << j.at("title").get<std::string>() << " | "
           << j.at("expected").get<std::string>() << " | " << j.at("runs").get<uint64_t>() << " | " << outcomes << " | "
           << (j.at("caught_by").is_null() ? "-" : j.at("caught_by").get<std::string>()) << " | "
-          << Fixed(j.at("hidden_fraction").get<double>(), 4) << " | " << j.at("challenged_labels_n").get<uint64_t>()
-          << " | " << Fixed(j.at("theoretical_rate").get<double>(), 4) << " | "
-          << Fixed(j.at("exact_rate").get<double>(), 4) << " | " << Fixed(j.at("measured_rate").get<double>(), 4)
-          << " | " << Fixed(j.at("cp_lower").get<double>(), 4) << "-" << Fixed(j.at("cp_upper").get<double>(), 4)
+          << FormatFixed(j.at("hidden_fraction").get<double>(), 4) << " | " << j.at("challenged_labels_n").get<uint64_t>()
+          << " | " << FormatFixed(j.at("theoretical_rate").get<double>(), 4) << " | "
+          << FormatFixed(j.at("exact_rate").get<double>(), 4) << " | " << FormatFixed(j.at("measured_rate").get<double>(), 4)
+          << " | " << FormatFixed(j.at("cp_lower").get<double>(), 4) << "-" << FormatFixed(j.at("cp_upper").get<double>(), 4)
           << " | " << (j.at("matches").get<bool>() ? "yes" : "**NO**") << " |\n";
     }
     out << "\n## Scenarios\n\n";
@@ -270,9 +265,9 @@ StatusOr<std::string> SelftestMarkdown(const json& doc) {
       if (j.contains("recompute")) {
         const json& rc = j.at("recompute");
         out << "\nRecompute time " << rc.at("depth").get<uint64_t>() << " x " << rc.at("c_node").get<int>() << " x "
-            << rc.at("t_min_ps").get<uint64_t>() << " ps = " << Fixed(rc.at("recompute_us").get<double>(), 2)
+            << rc.at("t_min_ps").get<uint64_t>() << " ps = " << FormatFixed(rc.at("recompute_us").get<double>(), 2)
             << " us, plus the " << s.at("sim_honest_round_us").get<int64_t>()
-            << " us round: " << Fixed(rc.at("round_us_with_recompute").get<double>(), 2) << " us against the "
+            << " us round: " << FormatFixed(rc.at("round_us_with_recompute").get<double>(), 2) << " us against the "
             << rc.at("deadline_us").get<uint64_t>() << " us deadline ("
             << rc.at("hidden_chunks_challenged").get<uint64_t>()
             << " hidden chunks challenged over all runs; largest charge in one round "

@@ -1,4 +1,4 @@
-#include "adversary/selftest/selftest_runner.h"
+#include "challenger/selftest/selftest_runner.h"
 
 #include <kj/async-io.h>
 
@@ -6,15 +6,18 @@
 #include <cmath>
 #include <random>
 
+#include "adversary/fixed_keys.h"
+#include "adversary/relay_agent.h"
+#include "challenger/fleet/inventory.h"
 #include "challenger/fleet/plan_builder.h"
+#include "challenger/ledger/record_sink.h"
+#include "challenger/selftest/clopper_pearson.h"
 #include "challenger/session/assumptions.h"
 #include "challenger/session/failure.h"
-#include "challenger/fleet/inventory.h"
-#include "challenger/session/session_plan.h"
-#include "challenger/ledger/record_sink.h"
-#include "adversary/selftest/clopper_pearson.h"
 #include "challenger/session/pipe_agent_connector.h"
+#include "challenger/session/session_plan.h"
 #include "challenger/session/session_runner.h"
+#include "proto/label_wire.h"
 #include "proto/signing.h"
 
 namespace wipeproof::selftest {
@@ -25,21 +28,6 @@ using proto::FailureReason;
 
 constexpr char kNodeName[] = "selftest-node";
 constexpr size_t kMaxCheckExamples = 3;
-
-proto::KeyPair SelftestKey(uint8_t fill) {
-  std::array<uint8_t, proto::kKeySeedBytes> seed;
-  seed.fill(fill);
-  return proto::KeyPairFromSeed(seed);
-}
-
-// Keeps nothing: the selftest checks the signed verdict itself; the ledger is tested elsewhere.
-class CountingRecordSink final : public RecordSink {
- public:
-  StatusOr<uint64_t> Append(proto::LedgerRecordKind, proto::ByteView, proto::ByteView) override { return next_++; }
-
- private:
-  uint64_t next_ = 0;
-};
 
 Inventory SelftestInventory(const SelftestSetup& s, NodeKind kind, const proto::PublicKey& node_key,
                             uint64_t odd_bytes) {
@@ -69,7 +57,7 @@ Profile SelftestProfile(const SelftestSetup& s, LabelFormat format) {
   p.labels_per_round = s.labels_per_round;
   p.round_deadline_us = s.round_deadline_us;
   p.fill_deadline_us = 60'000'000;
-  p.adversary = s.adversary;
+  p.adversary = AdversaryClass{s.adversary_class, s.t_min_ps, s.safety_factor};
   p.confidence = 0.99;
   p.calibrated = true;
   p.honest_round_p999_us = s.honest_round_p999_us;
@@ -88,7 +76,7 @@ std::string OutcomeName(const SessionOutcome& o) { return o.pass ? "pass" : Fail
 
 // Per-run checks on the signed verdict; returns "" when they hold, else what failed.
 std::string CheckRun(const ScenarioSpec& spec, const SessionOutcome& outcome, const proto::PublicKey& challenger,
-                     const AgentObservations& seen, bool* bound_stated, ScenarioResult* r) {
+                     const AgentLog& seen, bool* bound_stated, ScenarioResult* r) {
   auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger);
   if (!verdict.ok()) return "verdict does not verify: " + verdict.status().ToString();
   proto::Verdict::Reader v = verdict->root();
@@ -171,23 +159,24 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
   if (options.runs == 0) return InvalidArgumentError("runs must be at least 1");
   if (!(options.confidence > 0 && options.confidence < 1)) return InvalidArgumentError("confidence must be in (0, 1)");
   SelftestResult result;
-  result.setup = DefaultSelftestSetup();
+  result.setup = adversary::DefaultSelftestSetup();
   result.options = options;
   result.options.progress = nullptr;
   std::vector<ScenarioSpec> specs;
-  for (const ScenarioSpec& s : SelftestScenarios(result.setup)) {
+  for (const ScenarioSpec& s : adversary::SelftestScenarios(result.setup)) {
     if (Selected(s, options.only)) specs.push_back(s);
   }
   for (const std::string& o : options.only) {
     bool known = false;
-    for (const ScenarioSpec& s : SelftestScenarios(result.setup)) known = known || Selected(s, {o});
+    for (const ScenarioSpec& s : adversary::SelftestScenarios(result.setup)) known = known || Selected(s, {o});
     if (!known)
       return InvalidArgumentError("unknown scenario '" + o + "' (an id such as 1a-recompute-contiguous, or 0-7)");
   }
   for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192})
     WP_RETURN_IF_ERROR(ValidateProfile(SelftestProfile(result.setup, f)));
 
-  const proto::KeyPair authority = SelftestKey(0xa1), challenger = SelftestKey(0xc1), node = SelftestKey(0xb1);
+  const proto::KeyPair authority = adversary::FixedKey(0xa1), challenger = adversary::FixedKey(0xc1),
+                       node = adversary::FixedKey(0xb1);
   kj::AsyncIoContext io = kj::setupAsyncIo();
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -197,11 +186,11 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
     const auto scenario_start = std::chrono::steady_clock::now();
     std::mt19937_64 rng(options.seed * 1'000'003 + i * 7919 + std::hash<std::string>()(spec.id));
     FakeClock clock;
-    AdversaryMemory memory;
+    adversary::AdversaryMemory memory;
     const Profile profile = SelftestProfile(result.setup, spec.format);
-    SimTiming timing = result.setup.timing;
+    adversary::SimTiming timing = result.setup.timing;
     if (spec.format == LabelFormat::k192) {
-      timing.recompute_chunk_ps = result.setup.graph_depth * 2 * result.setup.adversary.t_min_ps;
+      timing.recompute_chunk_ps = result.setup.graph_depth * 2 * result.setup.t_min_ps;
     }
     const uint64_t chunk_bytes = uint64_t{result.setup.chunk_labels} * proto::kLabelBytes;
     for (int64_t run = spec.prime ? -1 : 0; run < static_cast<int64_t>(options.runs); ++run) {
@@ -209,15 +198,23 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
       const Inventory inventory = SelftestInventory(result.setup, spec.node, node.public_key, odd);
       WP_ASSIGN_OR_RETURN(SessionPlan plan, BuildPlan(inventory, kNodeName, profile,
                                                       LoneSessionWaveContext(inventory, kNodeName), clock));
-      AgentObservations seen;
-      const Deviation deviation = run < 0 ? Deviation{} : spec.deviation;
-      kj::Own<proto::ProverAgent::Server> agent = kj::heap<SelftestAgent>(
-          authority.public_key, challenger.public_key, node, deviation, timing, &clock, &memory, &seen, rng());
+      AgentLog seen;
+      adversary::CheatingAgentOptions agent_options;
+      if (run >= 0) agent_options.deviation = spec.deviation;
+      agent_options.timing = timing;
+      agent_options.sim_clock = &clock;
+      agent_options.memory = &memory;
+      agent_options.log = &seen;
+      agent_options.rng_seed = rng();
+      kj::Own<proto::ProverAgent::Server> agent = kj::heap<adversary::CheatingAgent>(
+          adversary::AgentKeys{authority.public_key, challenger.public_key, node}, std::move(agent_options));
       if (spec.relay_link_us >= 0 && run >= 0) {
-        agent = kj::heap<RelayAgent>(io, kj::mv(agent), &clock, spec.relay_link_us);
+        adversary::RelayDelays link;
+        link.round_us = spec.relay_link_us;
+        agent = kj::heap<adversary::RelayAgent>(proto::ProverAgent::Client(kj::mv(agent)), link, &clock);
       }
       PipeAgentConnector pipe(io, kj::mv(agent));
-      CountingRecordSink sink;
+      DiscardingRecordSink sink;
       SessionEnv env;
       env.clock = &clock;
       env.timer = &io.provider->getTimer();

@@ -1,4 +1,4 @@
-#include "adversary/selftest/clopper_pearson.h"
+#include "challenger/selftest/clopper_pearson.h"
 
 #include <cmath>
 

@@ -1,0 +1,88 @@
+// The selftest's scenarios: the honest agent and adversaries 1-7 of docs/security-results.md, each
+// a Deviation of the cheating agent (cheating_agent.h) on a small node, with the outcome the
+// challenger must reach and the detection rate theory predicts. challenger/selftest runs them
+// through the real SessionRunner and judges the measured rates against these.
+//
+// Setup (SelftestSetup, every scenario the same unless it says otherwise): one node with one planned
+// device "GPU-selftest-0" of 32 chunks of m = 256 labels (256 KiB) plus a 4096-byte allowed reserve;
+// profile c1, R = 3 rounds, q = 4 labels per device per round, round deadline 7 us, calibrated for
+// class commodity-cpu (t_min 40 ns, safety 2: recompute floor 1.5*m*t_min/2 = 7.68 us), honest
+// p99.9 5 us; honest agents take 2 us per round on the simulated clock (cheating_agent.h).
+//
+// Theoretical detection rate of an adversary whose labels are missing (or wrong) in a fraction f of
+// a device's chunks: 1 - (1-f)^N, with N = q_d * R the labels challenged on that device over the
+// session (each lands in a hidden chunk with probability f). The challenger draws the q_d chunks of
+// a round without replacement (challenger/session/challenges.h), so the exact rate is higher:
+//   exact = 1 - (C(C-h, q) / C(C, q))^R       (C chunks, h of them hidden)
+// and the 1 - (1-f)^N formula is a lower bound of it. Deterministic cheats have f = 1 (rate 1);
+// adversaries expected to pass have f = 0 (rate 0).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adversary/cheating_agent.h"
+#include "kernels/label_spec.h"
+#include "proto/wipe.capnp.h"
+
+namespace wipeproof::adversary {
+
+struct SelftestSetup {
+  uint32_t chunk_labels = 256;        // m
+  uint64_t device_chunks = 32;        // chunks per planned device
+  uint64_t gpu_reserve_bytes = 4096;  // allowed reserve of the selftest GPU model
+  uint32_t rounds = 3;                // R
+  uint32_t labels_per_round = 4;      // q per device
+  uint64_t round_deadline_us = 7;
+  uint64_t honest_round_p999_us = 5;
+  // The adversary class the profile is calibrated for (challenger/parameters AdversaryClass).
+  std::string adversary_class = "commodity-cpu";
+  uint64_t t_min_ps = 40'000;  // picoseconds per sequential compression ruled out
+  double safety_factor = 2.0;
+  SimTiming timing;          // recompute_chunk_ps filled from depth(m)
+  uint64_t graph_depth = 0;  // min output depth of the graph for m (graph_metrics.h)
+};
+
+// The setup above with graph_depth and timing.recompute_chunk_ps = depth * c_node(c1) * t_min.
+SelftestSetup DefaultSelftestSetup();
+
+enum class NodeKind {
+  kOneGpu,         // GPU-selftest-0 only
+  kHostAndGpu,     // host (32 chunks, no reserve) then GPU-selftest-0
+  kTwoGpus,        // GPU-selftest-0, GPU-selftest-1
+  kGpuOddCapacity  // GPU-selftest-0 whose capacity is not whole chunks (+1..chunk-1 bytes, per run)
+};
+
+enum class ScenarioCheck { kNone, kHostNotPlanned, kNoPartialChunk, kBoundStated };
+
+struct ScenarioSpec {
+  std::string id;     // "1a-recompute-contiguous"
+  int adversary = 0;  // 0 honest, 1-7 as in docs/security-results.md
+  std::string title;
+  std::string description;
+  NodeKind node = NodeKind::kOneGpu;
+  LabelFormat format = LabelFormat::kC1;
+  Deviation deviation;
+  int64_t relay_link_us = -1;  // >= 0: a RelayAgent (relay_agent.h) with this added round latency in front
+  bool prime = false;          // one uncounted honest session first (AdversaryMemory)
+  proto::FailureReason expected = proto::FailureReason::NONE;
+  ScenarioCheck check = ScenarioCheck::kNone;
+  // Theory: f of the device's chunks missing, N labels challenged there, chunks C, hidden h.
+  double f = 0;
+  uint64_t n = 0;
+  uint64_t chunks = 0;
+  uint64_t hidden = 0;
+  std::string n_meaning;
+  double theory = 0;  // 1 - (1-f)^N
+  double exact = 0;   // 1 - (C(C-h,q)/C(C,q))^R; = theory when f is 0 or 1
+};
+
+std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup);
+
+// Every scenario, in report order.
+std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup);
+
+}  // namespace wipeproof::adversary

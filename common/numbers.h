@@ -1,0 +1,22 @@
+// Small integer helpers and number formatting shared by the CLIs, reports and parameter checks.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace wipeproof {
+
+inline constexpr bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+// floor(log2(x)); 0 for x <= 1.
+inline constexpr int FloorLog2(uint64_t x) {
+  int k = 0;
+  while (k < 63 && (uint64_t{1} << (k + 1)) <= x) ++k;
+  return k;
+}
+
+// `x` with exactly `decimals` digits after the point ("%.*f"): FormatFixed(0.125, 2) = "0.13".
+std::string FormatFixed(double x, int decimals);
+
+}  // namespace wipeproof

@@ -1,0 +1,108 @@
+#include "tests/support/challenger_fixtures.h"
+
+#include <utility>
+
+#include "proto/label_wire.h"
+
+namespace wipeproof::testing {
+
+Deviation Cheat(DeviationKind kind) {
+  Deviation d;
+  d.kind = kind;
+  d.round = 2;
+  d.huge_text_bytes = size_t{5} << 20;
+  return d;
+}
+
+Deviation BlankChunks() {
+  Deviation d = Cheat(DeviationKind::kHideChunks);
+  d.placement = adversary::Placement::kStrided;
+  d.stride = 10;
+  d.hidden_answer = adversary::HiddenAnswer::kZeros;
+  return d;
+}
+
+Deviation ShortCapacity(std::string note) {
+  Deviation d = Cheat(DeviationKind::kUnderfillHeldByOthers);
+  d.short_chunks = 1;
+  d.note = std::move(note);
+  return d;
+}
+
+kj::Own<adversary::CheatingAgent> TestAgent(Deviation deviation, AgentLog* log, FakeClock* clock, proto::KeyPair node,
+                                            proto::PublicKey authority, proto::PublicKey challenger) {
+  adversary::CheatingAgentOptions options;
+  options.deviation = std::move(deviation);
+  options.timing.fill_us = 0;
+  options.timing.round_us = 0;
+  options.sim_clock = clock;
+  options.log = log;
+  return kj::heap<adversary::CheatingAgent>(adversary::AgentKeys{authority, challenger, std::move(node)},
+                                            std::move(options));
+}
+
+std::unique_ptr<adversary::LoopbackAgentServer> ServeTestAgent(proto::KeyPair node, Deviation deviation,
+                                                               proto::PublicKey authority, proto::PublicKey challenger,
+                                                               AgentLog* log) {
+  return std::make_unique<adversary::LoopbackAgentServer>(
+      [=](kj::Timer&) -> kj::Own<proto::ProverAgent::Server> {
+        return TestAgent(deviation, log, nullptr, node, authority, challenger);
+      });
+}
+
+StatusOr<uint64_t> MemoryRecordSink::Append(proto::LedgerRecordKind kind, proto::ByteView record,
+                                            proto::ByteView session_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fail_with.ok()) return fail_with;
+  records_.push_back(
+      {kind, proto::Bytes(record.begin(), record.end()), proto::Bytes(session_id.begin(), session_id.end())});
+  return records_.size() - 1;
+}
+
+std::vector<StoredRecord> MemoryRecordSink::records() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+Inventory TestInventory() {
+  const uint64_t chunk_bytes = uint64_t{kTestChunkLabels} * proto::kLabelBytes;
+  Inventory inv;
+  InventoryNode a;
+  a.name = "node-a";
+  a.address = "127.0.0.1:7700";
+  a.public_key = TestKey(0x33).public_key;
+  a.devices.push_back({"host", "host-dram", 64 * chunk_bytes});
+  a.devices.push_back({"GPU-test-0", "test-gpu", 96 * chunk_bytes + 1000});
+  InventoryNode b;
+  b.name = "node-b";
+  b.address = "127.0.0.1:7701";
+  b.public_key = TestKey(0x44).public_key;
+  b.devices.push_back({"host", "host-dram", 64 * chunk_bytes});
+  inv.nodes = {a, b};
+  inv.waves.push_back({"wave-1", {"node-a", "node-b"}, 3600, 600, true});
+  inv.reserve_bytes_by_model = {{"host-dram", 0}, {"test-gpu", 1000}};
+  return inv;
+}
+
+Profile TestProfile() {
+  Profile p = DefaultProfile();
+  p.name = "test-uncalibrated";
+  p.chunk_labels = kTestChunkLabels;
+  p.rounds = 16;
+  p.labels_per_round = 32;
+  p.round_deadline_us = 1000;
+  p.fill_deadline_us = 60'000'000;
+  return p;
+}
+
+Profile CalibratedTestProfile() {
+  Profile p = TestProfile();
+  p.name = "test-calibrated";
+  p.calibrated = true;
+  p.adversary.safety_factor = 1;  // floor 3.84 us
+  p.round_deadline_us = 3;
+  p.honest_round_p999_us = 2;  // 3 >= 1.2 * 2
+  return p;
+}
+
+}  // namespace wipeproof::testing

@@ -1,0 +1,93 @@
+// Fixtures of the challenger's tests: the cheating agent (adversary/cheating_agent.h) with the
+// tests' keys and no simulated time unless a test gives a clock, deviations with the tests'
+// parameters, a RecordSink that keeps records in a vector, and a small inventory and profile.
+//
+// Thread-safety: an agent lives on the thread whose kj event loop serves it; MemoryRecordSink is
+// thread-safe.
+#pragma once
+
+#include <kj/async-io.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "adversary/agent_server.h"
+#include "adversary/cheating_agent.h"
+#include "adversary/fixed_keys.h"
+#include "challenger/fleet/inventory.h"
+#include "challenger/ledger/record_sink.h"
+#include "challenger/parameters/parameter_profile.h"
+#include "challenger/session/pipe_agent_connector.h"
+#include "common/clock.h"
+#include "proto/crypto.h"
+#include "proto/wipe.capnp.h"
+
+namespace wipeproof::testing {
+
+using adversary::AgentLog;
+using adversary::Deviation;
+using adversary::DeviationKind;
+using adversary::HugeAgentText;
+
+// Keys from fixed seeds (authority 0x11, challenger 0x22, node 0x33, other node 0x44).
+inline proto::KeyPair TestKey(uint8_t fill) { return adversary::FixedKey(fill); }
+inline proto::PublicKey TestKeyPublic(uint8_t fill) { return TestKey(fill).public_key; }
+
+// A deviation of `kind` with the tests' parameters: kLateRound in round 2, huge texts of 5 MiB.
+Deviation Cheat(DeviationKind kind);
+// Every 10th chunk of every device never written (zeros): ~10% of the memory kept for itself.
+Deviation BlankChunks();
+// One chunk fewer on the last device, reported as held by other processes with `note`.
+Deviation ShortCapacity(std::string note = "the driver holds some memory");
+
+// The cheating agent with `deviation`, trusting `authority` and `challenger`, signing as `node`;
+// honest and instant (no simulated time) unless told otherwise. `clock` (may be null) is where
+// kLateFill / kLateRound move time; `log` (may be null) records what the agent saw.
+kj::Own<adversary::CheatingAgent> TestAgent(Deviation deviation = {}, AgentLog* log = nullptr,
+                                            FakeClock* clock = nullptr, proto::KeyPair node = TestKey(0x33),
+                                            proto::PublicKey authority = TestKeyPublic(0x11),
+                                            proto::PublicKey challenger = TestKeyPublic(0x22));
+
+// Serves a fresh TestAgent(deviation, log, no clock, node, authority, challenger) to every TCP
+// connection on 127.0.0.1 until destroyed.
+std::unique_ptr<adversary::LoopbackAgentServer> ServeTestAgent(proto::KeyPair node, Deviation deviation = {},
+                                                               proto::PublicKey authority = TestKeyPublic(0x11),
+                                                               proto::PublicKey challenger = TestKeyPublic(0x22),
+                                                               AgentLog* log = nullptr);
+
+// Both ends of an in-memory pipe with the real RPC system (challenger/session/pipe_agent_connector.h).
+using PipeConnector = PipeAgentConnector;
+
+struct StoredRecord {
+  proto::LedgerRecordKind kind;
+  proto::Bytes bytes;
+  proto::Bytes session_id;
+};
+
+class MemoryRecordSink final : public RecordSink {
+ public:
+  StatusOr<uint64_t> Append(proto::LedgerRecordKind kind, proto::ByteView record, proto::ByteView session_id) override;
+  std::vector<StoredRecord> records() const;
+  Status fail_with;  // when not OK, Append returns it
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<StoredRecord> records_;
+};
+
+// m = 64 labels per chunk. Node "node-a": "host" (model host-dram, 64 chunks) and "GPU-test-0"
+// (model test-gpu, 96 chunks + 1000 bytes of allowed reserve). Node "node-b": host only, 64
+// chunks. Wave "wave-1" = both nodes, complete.
+inline constexpr uint32_t kTestChunkLabels = 64;
+Inventory TestInventory();
+
+// m = 64, c1, R = 16, q = 32, round deadline 1000 us, fill deadline 60 s, uncalibrated.
+Profile TestProfile();
+// The same, calibrated, safety factor 1, round deadline 3 us: meets the rule (floor 3.84 us for
+// 40 ns) and the honest margin (honest p99.9 2 us).
+Profile CalibratedTestProfile();
+
+}  // namespace wipeproof::testing
