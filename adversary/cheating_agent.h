@@ -118,9 +118,9 @@ struct Deviation {
   uint64_t host_free_bytes = 0;  // kRelocate: room in unplanned host memory (bytes)
   uint64_t short_chunks = 0;
   uint64_t dedup_chunks = 0;
-  std::string note;          // kUnderfill*: the fill report's note for the short device
-  uint32_t round = 2;        // kLateRound, kHugeRoundError: the round index it happens in
-  int64_t advance_us = 0;    // kLateFill, kLateRound: simulated microseconds added
+  std::string note;                          // kUnderfill*: the fill report's note for the short device
+  uint32_t round = 2;                        // kLateRound, kHugeRoundError: the round index it happens in
+  int64_t advance_us = 0;                    // kLateFill, kLateRound: simulated microseconds added
   size_t huge_text_bytes = size_t{5} << 20;  // kHuge*
   std::function<void()> disconnect;          // kDisconnectMidFill: cuts the connection
 };
@@ -159,7 +159,7 @@ struct AgentLog {
 };
 
 struct AgentKeys {
-  proto::PublicKey authority{};  // orders must verify under it
+  proto::PublicKey authority{};   // orders must verify under it
   proto::PublicKey challenger{};  // verdicts must verify under it
   proto::KeyPair node;            // signs fill reports and transcripts
 };
@@ -167,11 +167,11 @@ struct AgentKeys {
 struct CheatingAgentOptions {
   Deviation deviation;
   SimTiming timing;
-  FakeClock* sim_clock = nullptr;      // when set: simulated time is charged to it
-  AdversaryMemory* memory = nullptr;   // when set: shared across agents (else the agent's own)
-  AgentLog* log = nullptr;             // when set: filled in as the agent runs
-  uint64_t rng_seed = 1;               // the adversary's own choices (which chunks to hide)
-  int fill_threads = 1;                // labeler threads per device fill
+  FakeClock* sim_clock = nullptr;     // when set: simulated time is charged to it
+  AdversaryMemory* memory = nullptr;  // when set: shared across agents (else the agent's own)
+  AgentLog* log = nullptr;            // when set: filled in as the agent runs
+  uint64_t rng_seed = 1;              // the adversary's own choices (which chunks to hide)
+  int fill_threads = 1;               // labeler threads per device fill
 };
 
 class CheatingAgent final : public proto::ProverAgent::Server {

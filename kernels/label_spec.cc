@@ -68,8 +68,7 @@ ChunkHashParams DeriveChunkHashParams(LabelFormat format, const uint8_t seed[kSe
 
 Status ValidateRegion(const RegionSpec& region) {
   if (!ChunkLabelsInRange(region.chunk_labels)) {
-    return InvalidArgumentError("chunk_labels (m) must be in [1, 1048576], got " +
-                                std::to_string(region.chunk_labels));
+    return InvalidArgumentError("chunk_labels (m) must be in [1, 1048576], got " + std::to_string(region.chunk_labels));
   }
   if (region.count == 0) return InvalidArgumentError("label count must be at least 1");
   if (region.first + region.count < region.first || region.first + region.count > kLabelIndexLimit) {

@@ -16,11 +16,11 @@
 
 namespace wipeproof {
 
-constexpr int kLabelBytes = 32;                 // one label (spec §1)
-constexpr int kLabelWords = 8;                  // a label as 32-bit little-endian words
-constexpr int kSeedBytes = 32;                  // session seed (spec §1)
-constexpr uint32_t kMinChunkLabels = 1;         // m, outputs of one chunk's graph (spec §2)
-constexpr uint32_t kMaxChunkLabels = 1u << 20;  // largest m the spec allows
+constexpr int kLabelBytes = 32;                           // one label (spec §1)
+constexpr int kLabelWords = 8;                            // a label as 32-bit little-endian words
+constexpr int kSeedBytes = 32;                            // session seed (spec §1)
+constexpr uint32_t kMinChunkLabels = 1;                   // m, outputs of one chunk's graph (spec §2)
+constexpr uint32_t kMaxChunkLabels = 1u << 20;            // largest m the spec allows
 constexpr uint64_t kLabelIndexLimit = uint64_t{1} << 62;  // global indices stay below 2^62
 
 // Whether m (labels per chunk) is in the spec's range [1, 2^20].

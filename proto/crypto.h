@@ -19,13 +19,13 @@ namespace wipeproof::proto {
 
 // Sizes in bytes. They match libsodium's crypto_sign_ed25519_* and crypto_generichash constants
 // (static_asserts in crypto.cc).
-inline constexpr size_t kPublicKeyBytes = 32;    // Ed25519 public key
-inline constexpr size_t kSecretKeyBytes = 64;    // Ed25519 secret key, libsodium layout: seed || public key
-inline constexpr size_t kKeySeedBytes = 32;      // Ed25519 seed the secret key is derived from
-inline constexpr size_t kSignatureBytes = 64;    // Ed25519 detached signature
-inline constexpr size_t kKeyIdBytes = 8;         // key id: first 8 bytes of BLAKE2b-256(public key)
-inline constexpr size_t kDigestBytes = 32;       // BLAKE2b-256 output
-inline constexpr size_t kSessionIdBytes = 16;    // WipeOrder.sessionId
+inline constexpr size_t kPublicKeyBytes = 32;  // Ed25519 public key
+inline constexpr size_t kSecretKeyBytes = 64;  // Ed25519 secret key, libsodium layout: seed || public key
+inline constexpr size_t kKeySeedBytes = 32;    // Ed25519 seed the secret key is derived from
+inline constexpr size_t kSignatureBytes = 64;  // Ed25519 detached signature
+inline constexpr size_t kKeyIdBytes = 8;       // key id: first 8 bytes of BLAKE2b-256(public key)
+inline constexpr size_t kDigestBytes = 32;     // BLAKE2b-256 output
+inline constexpr size_t kSessionIdBytes = 16;  // WipeOrder.sessionId
 // Label and seed sizes: proto/label_wire.h.
 
 using Bytes = std::vector<uint8_t>;

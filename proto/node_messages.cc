@@ -36,8 +36,8 @@ StatusOr<SignedEnvelope> SignFillReport(ByteView order_payload, ByteView session
 }
 
 StatusOr<SignedEnvelope> SignTranscriptDigest(ByteView session_id, const Digest& transcript_digest,
-                                              uint32_t round_count, ByteView verdict_payload,
-                                              int64_t signed_at_unix_us, const KeyPair& node_key) {
+                                              uint32_t round_count, ByteView verdict_payload, int64_t signed_at_unix_us,
+                                              const KeyPair& node_key) {
   capnp::MallocMessageBuilder message;
   auto t = message.initRoot<TranscriptDigest>();
   t.setSessionId(session_id);

@@ -42,7 +42,7 @@ StatusOr<SignedEnvelope> SignFillReport(ByteView order_payload, ByteView session
                                         int64_t finished_at_unix_us, const KeyPair& node_key);
 
 StatusOr<SignedEnvelope> SignTranscriptDigest(ByteView session_id, const Digest& transcript_digest,
-                                              uint32_t round_count, ByteView verdict_payload,
-                                              int64_t signed_at_unix_us, const KeyPair& node_key);
+                                              uint32_t round_count, ByteView verdict_payload, int64_t signed_at_unix_us,
+                                              const KeyPair& node_key);
 
 }  // namespace wipeproof::proto

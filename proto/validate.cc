@@ -15,7 +15,7 @@ namespace wipeproof::proto {
 
 namespace {
 
-constexpr uint32_t kMaxDevices = 65536;                  // DeviceChallenge.deviceIndex is UInt16
+constexpr uint32_t kMaxDevices = 65536;  // DeviceChallenge.deviceIndex is UInt16
 
 Status CheckSize(const char* field, capnp::Data::Reader data, size_t want) {
   if (data.size() == want) return Status::Ok();

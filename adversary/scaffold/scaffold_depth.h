@@ -26,8 +26,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/status.h"
 #include "adversary/scaffold/scaffold_dag.h"
+#include "common/status.h"
 
 namespace wipeproof {
 

@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/status.h"
 #include "adversary/scaffold/scaffold_depth.h"
 #include "adversary/scaffold/scaffold_strategies.h"
+#include "common/status.h"
 
 namespace wipeproof {
 

@@ -5,8 +5,8 @@
 #include <random>
 #include <utility>
 
-#include "kernels/graph_schedule.h"
 #include "adversary/scaffold/scaffold_depth.h"
+#include "kernels/graph_schedule.h"
 
 namespace wipeproof {
 namespace {

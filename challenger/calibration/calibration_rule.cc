@@ -1,10 +1,11 @@
 #include "challenger/calibration/calibration_rule.h"
-#include "common/numbers.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+
+#include "common/numbers.h"
 
 namespace wipeproof {
 
@@ -135,10 +136,11 @@ StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPo
       "no m up to 2^" + std::to_string(FloorLog2(policy.max_chunk_labels)) + " satisfies the deadline rule for class " +
       a.name + " (t_min " + std::to_string(a.t_min_ps) + " ps, safety " + FormatFixed(a.safety_factor, 2) + ", " +
       LabelFormatName(policy.format) + "): the honest p99.9 round time " + std::to_string(honest_p999_us) +
-      " us * (1 + margin " + FormatFixed(policy.round_margin, 2) + ") = deadline " + std::to_string(r.round_deadline_us) +
-      " us, above the recompute floor " + Micros(largest_floor_us) + " at m = 2^" +
-      std::to_string(FloorLog2(policy.max_chunk_labels)) + ". A prover could recompute a discarded label within that " +
-      "deadline. It takes an honest p99.9 of at most " + Micros(allowed_p999_us) +
+      " us * (1 + margin " + FormatFixed(policy.round_margin, 2) + ") = deadline " +
+      std::to_string(r.round_deadline_us) + " us, above the recompute floor " + Micros(largest_floor_us) +
+      " at m = 2^" + std::to_string(FloorLog2(policy.max_chunk_labels)) +
+      ". A prover could recompute a discarded label within that " + "deadline. It takes an honest p99.9 of at most " +
+      Micros(allowed_p999_us) +
       ": move the challenger closer to the node, use a smaller margin, or the 192 format (c_node 2)");
 }
 
@@ -268,7 +270,8 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
       const double bound = 1 - std::pow(1 - policy.confidence, 1 / std::max(1.0, d.expected_distinct));
       std::string w = "device " + std::to_string(i) + " (" + in.device_models[i] + ") has " + std::to_string(d.chunks) +
                       " chunks at m = " + std::to_string(m) + ": " + std::to_string(out.sampling.rounds) +
-                      " rounds of " + std::to_string(d.labels_per_round) + " reach " + FormatFixed(d.expected_distinct, 1) +
+                      " rounds of " + std::to_string(d.labels_per_round) + " reach " +
+                      FormatFixed(d.expected_distinct, 1) +
                       " distinct chunks, fewer than N = " + std::to_string(out.sampling.chunks_needed) +
                       ", so a passing verdict bounds the unwiped part at " + FormatFixed(bound * 100, 2) +
                       "% of the device, not " + FormatFixed(policy.target_fraction * 100, 2) + "%";
@@ -306,8 +309,8 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
   // The last guard before `calibrated: true`: verdicts state a bound only at >= 1.2 x p99.9.
   if (!MeetsHonestRoundMargin(p.round_deadline_us, in.rounds.p999_us)) {
     return InternalError("derived round deadline " + std::to_string(p.round_deadline_us) + " us is below " +
-                         FormatFixed(kHonestRoundMargin, 1) + " x the honest p99.9 " + std::to_string(in.rounds.p999_us) +
-                         " us: refusing to mark it calibrated");
+                         FormatFixed(kHonestRoundMargin, 1) + " x the honest p99.9 " +
+                         std::to_string(in.rounds.p999_us) + " us: refusing to mark it calibrated");
   }
   // Profiles carry the fill deadline in whole milliseconds: round up.
   p.fill_deadline_us = (out.fill.fill_deadline_us + 999) / 1000 * 1000;

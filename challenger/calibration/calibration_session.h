@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "challenger/calibration/node_profile_claims.h"
 #include "challenger/calibration/calibration_rule.h"
+#include "challenger/calibration/node_profile_claims.h"
 #include "challenger/fleet/inventory.h"
 #include "challenger/session/session_plan.h"
 #include "challenger/session/session_runner.h"

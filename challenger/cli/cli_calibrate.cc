@@ -195,10 +195,8 @@ int RunCalibrate() {
   if (!policy.ok()) return ConfigError(kSub, policy.status());
   auto probe = ProbeOptionsFromFlags();
   if (!probe.ok()) return ConfigError(kSub, probe.status());
-  auto threads = ThreadsFromFlag();
-  if (!threads.ok()) return ConfigError(kSub, threads.status());
-  auto connect_timeout = ConnectTimeoutUsFromFlag();
-  if (!connect_timeout.ok()) return ConfigError(kSub, connect_timeout.status());
+  auto tcp = TcpSessionOptionsFromFlags();
+  if (!tcp.ok()) return ConfigError(kSub, tcp.status());
   auto keys = KeysFromFlags();
   if (!keys.ok()) return ConfigError(kSub, keys.status());
 
@@ -224,10 +222,7 @@ int RunCalibrate() {
     sink = std::make_unique<DiscardingRecordSink>();
   }
 
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
-  options.threads = *threads;
-  options.connect_timeout_us = *connect_timeout;
+  const TcpSessionOptions options = *tcp;
   const SessionDriver drive = [&](const SessionPlan& plan) {
     return RunTcpSession(plan, *keys, *sink, nullptr, options);
   };

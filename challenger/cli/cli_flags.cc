@@ -57,16 +57,16 @@ StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenge
   return ledger;
 }
 
-StatusOr<int> ThreadsFromFlag() {
+StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
   if (FLAGS_threads < 0) return InvalidArgumentError("--threads must be >= 0, got " + std::to_string(FLAGS_threads));
-  return static_cast<int>(FLAGS_threads);
-}
-
-StatusOr<uint64_t> ConnectTimeoutUsFromFlag() {
   if (!(FLAGS_connect_timeout_s > 0) || !std::isfinite(FLAGS_connect_timeout_s)) {
     return InvalidArgumentError("--connect_timeout_s must be > 0");
   }
-  return static_cast<uint64_t>(FLAGS_connect_timeout_s * 1e6);
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  options.threads = static_cast<int>(FLAGS_threads);
+  options.connect_timeout_us = static_cast<uint64_t>(FLAGS_connect_timeout_s * 1e6);
+  return options;
 }
 
 }  // namespace wipeproof

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "challenger/fleet/inventory.h"
+#include "challenger/fleet/wave_run.h"
 #include "challenger/ledger/ledger.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "challenger/session/session_runner.h"
@@ -39,8 +40,8 @@ StatusOr<Profile> ProfileFromFlag();
 StatusOr<SessionKeys> KeysFromFlags();
 // --ledger (required): opened for appending with the challenger key, checked for room.
 StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key);
-// --threads >= 0. --connect_timeout_s > 0, in microseconds.
-StatusOr<int> ThreadsFromFlag();
-StatusOr<uint64_t> ConnectTimeoutUsFromFlag();
+// --threads (>= 0: expected-label threads per session) and --connect_timeout_s (> 0) as the
+// options of sessions over TCP on the system clock.
+StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags();
 
 }  // namespace wipeproof

@@ -11,13 +11,13 @@
 
 #include "challenger/cli/cli.h"
 #include "challenger/cli/cli_flags.h"
-#include "challenger/fleet/plan_builder.h"
-#include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/fleet/open_files.h"
 #include "challenger/fleet/outcome_report.h"
-#include "challenger/session/session_plan.h"
+#include "challenger/fleet/plan_builder.h"
 #include "challenger/fleet/scheduler.h"
 #include "challenger/fleet/wave_run.h"
+#include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/session/session_plan.h"
 #include "common/clock.h"
 
 namespace wipeproof {
@@ -79,10 +79,8 @@ int RunServe() {
   if (!inventory.ok()) return ConfigError(kSub, inventory.status());
   auto profile = ProfileFromFlag();
   if (!profile.ok()) return ConfigError(kSub, profile.status().WithContext("--profile"));
-  auto threads = ThreadsFromFlag();
-  if (!threads.ok()) return ConfigError(kSub, threads.status());
-  auto connect_timeout = ConnectTimeoutUsFromFlag();
-  if (!connect_timeout.ok()) return ConfigError(kSub, connect_timeout.status());
+  auto tcp = TcpSessionOptionsFromFlags();
+  if (!tcp.ok()) return ConfigError(kSub, tcp.status());
   auto keys = KeysFromFlags();
   if (!keys.ok()) return ConfigError(kSub, keys.status());
 
@@ -129,10 +127,7 @@ int RunServe() {
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   LedgerRecordSink sink(ledger->get());
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
-  options.threads = *threads;
-  options.connect_timeout_us = *connect_timeout;
+  const TcpSessionOptions options = *tcp;
   ServeState state;
 
   auto schedule = [&](const Wave& wave) {

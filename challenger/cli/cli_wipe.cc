@@ -4,11 +4,11 @@
 
 #include "challenger/cli/cli.h"
 #include "challenger/cli/cli_flags.h"
-#include "challenger/fleet/plan_builder.h"
-#include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/fleet/outcome_report.h"
-#include "challenger/session/session_plan.h"
+#include "challenger/fleet/plan_builder.h"
 #include "challenger/fleet/wave_run.h"
+#include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/session/session_plan.h"
 #include "common/clock.h"
 
 namespace wipeproof {
@@ -23,10 +23,8 @@ int RunWipe() {
   if (!inventory.ok()) return ConfigError(kSub, inventory.status());
   auto profile = ProfileFromFlag();
   if (!profile.ok()) return ConfigError(kSub, profile.status().WithContext("--profile"));
-  auto threads = ThreadsFromFlag();
-  if (!threads.ok()) return ConfigError(kSub, threads.status());
-  auto connect_timeout = ConnectTimeoutUsFromFlag();
-  if (!connect_timeout.ok()) return ConfigError(kSub, connect_timeout.status());
+  auto tcp = TcpSessionOptionsFromFlags();
+  if (!tcp.ok()) return ConfigError(kSub, tcp.status());
   auto keys = KeysFromFlags();
   if (!keys.ok()) return ConfigError(kSub, keys.status());
   auto plan =
@@ -38,10 +36,7 @@ int RunWipe() {
   if (!room.ok()) return ConfigError(kSub, room);
 
   LedgerRecordSink sink(ledger->get());
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
-  options.threads = *threads;
-  options.connect_timeout_us = *connect_timeout;
+  const TcpSessionOptions options = *tcp;
   auto outcome = RunTcpSession(*plan, *keys, sink, nullptr, options);
   if (!outcome.ok()) return ConfigError(kSub, outcome.status());
 

@@ -1,4 +1,3 @@
-#include "challenger/fleet/plan_builder.h"
 #include "challenger/fleet/wave_run.h"
 
 #include <glog/logging.h>
@@ -9,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "challenger/fleet/plan_builder.h"
 #include "challenger/session/tcp_agent_connector.h"
 
 namespace wipeproof {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "challenger/fleet/inventory.h"
-#include "challenger/session/session_plan.h"
-#include "challenger/parameters/parameter_profile.h"
 #include "challenger/ledger/record_sink.h"
+#include "challenger/parameters/parameter_profile.h"
+#include "challenger/session/session_plan.h"
 #include "challenger/session/session_runner.h"
 #include "common/clock.h"
 

@@ -51,11 +51,11 @@
 #include <optional>
 #include <string>
 
+#include "challenger/ledger/ledger_row.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "proto/codec.h"
 #include "proto/crypto.h"
-#include "challenger/ledger/ledger_row.h"
 #include "proto/wipe.capnp.h"
 
 namespace wipeproof {

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "challenger/parameters/parameter_profile.h"
 #include "adversary/scenarios.h"
+#include "challenger/parameters/parameter_profile.h"
 #include "common/status.h"
 #include "proto/wipe.capnp.h"
 

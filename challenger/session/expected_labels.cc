@@ -45,15 +45,12 @@ void ExpectedLabels::Work() {
 }
 
 Status ExpectedLabels::Compute() {
-  const uint64_t m = spec_.chunk_labels;
+  const uint64_t m = spec_.session.chunk_labels;
   const int threads = spec_.threads > 0 ? spec_.threads : std::max(1u, std::thread::hardware_concurrency());
   const size_t batch_chunks = kChunksPerThreadPerBatch * static_cast<size_t>(threads);
   size_t device_offset = 0;  // labels before this device within a round
   for (size_t d = 0; d < spec_.devices.size(); ++d) {
-    RegionSpec region;
-    region.format = spec_.format;
-    std::memcpy(region.seed, spec_.seed, kSeedBytes);
-    region.chunk_labels = spec_.chunk_labels;
+    RegionSpec region = spec_.session;
     region.first = spec_.devices[d].first_label;
     region.count = spec_.devices[d].label_count;
     // (index, destination offset in labels) for every round, sorted so batches end at chunk edges.

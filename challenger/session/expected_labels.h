@@ -27,9 +27,7 @@
 namespace wipeproof {
 
 struct ExpectedLabelsSpec {
-  LabelFormat format = LabelFormat::kC1;
-  uint8_t seed[kSeedBytes] = {};
-  uint32_t chunk_labels = 0;
+  RegionSpec session;                   // format, seed, m (first and count unused)
   std::vector<ChallengeRange> devices;  // ranges, plan order (as given to GenerateChallenges)
   int threads = 0;                      // RecomputeLabels threads; 0 = all cores
   // Tests only: the worker sleeps this long before computing (a challenger slower than the fill).

@@ -1,8 +1,10 @@
 #include "challenger/session/session_plan.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "proto/codec.h"
+#include "proto/label_wire.h"
 
 namespace wipeproof {
 
@@ -14,6 +16,14 @@ constexpr uint64_t kSessionTimeoutSlackUs = 60 * kSecondUs;
 capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
 
 }  // namespace
+
+RegionSpec SessionPlan::LabelSession() const {
+  RegionSpec region;
+  region.format = profile.format;
+  std::memcpy(region.seed, seed.data(), kSeedBytes);
+  region.chunk_labels = profile.chunk_labels;
+  return region;
+}
 
 uint64_t FillWaitLimitUs(uint64_t fill_deadline_us) {
   return fill_deadline_us + std::max<uint64_t>(10 * kSecondUs, fill_deadline_us / 10);
@@ -36,8 +46,7 @@ void WriteOrder(const SessionPlan& plan, proto::WipeOrder::Builder out) {
   out.setNodeName(plan.node_name);
   out.setNodeKeyId(DataOf(plan.node_key_id.data(), plan.node_key_id.size()));
   out.setSeed(DataOf(plan.seed.data(), plan.seed.size()));
-  out.setFormat(plan.profile.format == LabelFormat::k192 ? proto::LabelFormat::POSEDB_BLAKE3_N192
-                                                         : proto::LabelFormat::POSEDB_BLAKE3_C1);
+  out.setFormat(proto::FormatToWire(plan.profile.format));
   out.setChunkLabels(plan.profile.chunk_labels);
   auto devices = out.initDevices(static_cast<unsigned>(plan.devices.size()));
   for (size_t i = 0; i < plan.devices.size(); ++i) {

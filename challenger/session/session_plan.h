@@ -20,6 +20,7 @@
 #include "challenger/parameters/parameter_profile.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "kernels/label_spec.h"
 #include "proto/crypto.h"
 #include "proto/label_wire.h"
 #include "proto/signing.h"
@@ -65,6 +66,9 @@ struct SessionPlan {
   bool host_memory_in_plan = false;  // a device with selector "host" is planned
   WaveContext wave;
   bool wave_complete = false;  // order field: declared complete and the whole wave in this run
+
+  // The session's key material as the label engine takes it: format, seed, m (first, count 0).
+  RegionSpec LabelSession() const;
 };
 
 // Most labels one session challenges over all rounds and devices: the challenger holds every

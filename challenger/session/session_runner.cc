@@ -182,9 +182,7 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
   out_.ledger_sequences.push_back(order_sequence);
 
   ExpectedLabelsSpec spec;
-  spec.format = plan_.profile.format;
-  std::memcpy(spec.seed, plan_.seed.data(), kSeedBytes);
-  spec.chunk_labels = m;
+  spec.session = plan_.LabelSession();
   spec.devices = ranges;
   spec.threads = env_.threads;
   spec.test_delay_us = env_.expected_labels_test_delay_us;

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "challenger/parameters/deadline_rule.h"
 #include "challenger/session/assumptions.h"
 #include "challenger/session/bound.h"
-#include "challenger/parameters/deadline_rule.h"
 #include "challenger/session/failure.h"
 #include "challenger/session/session_plan.h"
 #include "proto/crypto.h"

@@ -42,10 +42,10 @@
 #include "kernels/graph_schedule.h"
 #include "proto/key_files.h"
 #include "proto/node_profile.h"
-#include "prover/cli/cli.h"
 #include "prover/bench/cli_bench.h"
-#include "prover/cli/cli_flags.h"
 #include "prover/bench/known_answer.h"
+#include "prover/cli/cli.h"
+#include "prover/cli/cli_flags.h"
 
 DEFINE_string(fill_chunk_labels, "4096,16384,65536",
               "bench --what=all: comma-separated m values (powers of two) to measure fill rates at");

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "kernels/chunk_verifier.h"
-#include "prover/cli/cli.h"
 #include "prover/bench/cli_bench.h"
 #include "prover/bench/known_answer.h"
+#include "prover/cli/cli.h"
 
 namespace wipeproof {
 namespace {

@@ -36,11 +36,11 @@
 #include <vector>
 
 #include "kernels/chunk_verifier.h"
-#include "prover/backends/gpu/device_region.h"
 #include "kernels/gpu/emulated_runtime.h"
 #include "kernels/gpu/gpu_runtime.h"
 #include "kernels/graph_schedule.h"
 #include "kernels/region_labeler.h"
+#include "prover/backends/gpu/device_region.h"
 
 namespace wipeproof {
 namespace gpu {

@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/graph_metrics.h"
-#include "kernels/graph_schedule.h"
 #include "adversary/scaffold/scaffold_dag.h"
 #include "adversary/scaffold/scaffold_experiments.h"
 #include "adversary/scaffold/scaffold_report.h"
 #include "adversary/scaffold/scaffold_strategies.h"
+#include "kernels/graph_metrics.h"
+#include "kernels/graph_schedule.h"
 
 namespace wipeproof {
 namespace {

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 
-#include "challenger/parameters/deadline_rule.h"
 #include "adversary/relay_agent.h"
+#include "challenger/parameters/deadline_rule.h"
 #include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
@@ -38,8 +38,8 @@ class CalibrationSessionTest : public ::testing::Test {
     return [this, fill_us, round_us, first_round_extra_us](const SessionPlan& plan) -> StatusOr<SessionOutcome> {
       // A relay (adversary/relay_agent.h) moves the clock by exactly these times before answering.
       adversary::RelayDelays delays{fill_us, round_us, first_round_extra_us};
-      proto::ProverAgent::Client inner = testing::TestAgent({}, &log_, &clock_, TestKey(0x33), authority_.public_key,
-                                                            challenger_.public_key);
+      proto::ProverAgent::Client inner =
+          testing::TestAgent({}, &log_, &clock_, TestKey(0x33), authority_.public_key, challenger_.public_key);
       testing::PipeConnector pipe(io_, kj::heap<adversary::RelayAgent>(kj::mv(inner), delays, &clock_));
       SessionEnv env;
       env.clock = &clock_;

@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "challenger/fleet/plan_builder.h"
+#include "challenger/fleet/wave_run.h"
 #include "challenger/ledger/ledger.h"
 #include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/session/session_plan.h"
 #include "challenger/session/session_runner.h"
-#include "challenger/fleet/wave_run.h"
 #include "challenger/session/wave_sync.h"
 #include "proto/codec.h"
 #include "proto/signing.h"
@@ -33,7 +33,9 @@ using testing::DeviationKind;
 
 // A short-capacity report whose note is 512 KiB of the huge text (a fill report is at most 1 MiB,
 // proto/codec.h: the note stays well under that).
-Deviation HugeNote() { return testing::ShortCapacity(testing::HugeAgentText(size_t{5} << 20).substr(0, size_t{512} << 10)); }
+Deviation HugeNote() {
+  return testing::ShortCapacity(testing::HugeAgentText(size_t{5} << 20).substr(0, size_t{512} << 10));
+}
 
 // What the huge text's first bytes ("agent text\n\x01\xff") become once sanitized.
 const std::string kSanitizedStart = "agent text\\x0a\\x01\xef\xbf\xbd";
@@ -328,7 +330,9 @@ void ExpectWaveSurvives(DeviationKind hostile, FailureReason reason) {
   EXPECT_EQ(receipts, 2);
 }
 
-TEST(HostileWaveTest, HugeRefusalInAWaveRun) { ExpectWaveSurvives(DeviationKind::kHugeRefusal, FailureReason::ORDER_REFUSED); }
+TEST(HostileWaveTest, HugeRefusalInAWaveRun) {
+  ExpectWaveSurvives(DeviationKind::kHugeRefusal, FailureReason::ORDER_REFUSED);
+}
 
 TEST(HostileWaveTest, HugeRoundErrorInAWaveRun) {
   ExpectWaveSurvives(DeviationKind::kHugeRoundError, FailureReason::AGENT_ABORTED);

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "challenger/fleet/inventory.h"
-#include "common/json_fields.h"
 #include "challenger/fleet/plan_builder.h"
-#include "challenger/session/session_plan.h"
 #include "challenger/parameters/parameter_profile.h"
+#include "challenger/session/session_plan.h"
 #include "common/hex.h"
+#include "common/json_fields.h"
 #include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {

@@ -180,16 +180,14 @@ TEST(ExpectedLabelsTest, MatchTheRegionLabeler) {
   auto set = GenerateChallenges(ranges, 6, kM);
   ASSERT_TRUE(set.ok());
   ExpectedLabelsSpec spec;
-  for (int i = 0; i < kSeedBytes; ++i) spec.seed[i] = static_cast<uint8_t>(i * 7);
-  spec.chunk_labels = kM;
+  for (int i = 0; i < kSeedBytes; ++i) spec.session.seed[i] = static_cast<uint8_t>(i * 7);
+  spec.session.chunk_labels = kM;
   spec.devices = ranges;
   spec.threads = 2;
   auto expected = ExpectedLabels::Start(spec, *set);
   ASSERT_TRUE(expected->Wait().ok());
   EXPECT_TRUE(expected->ready());
-  RegionSpec region;
-  std::memcpy(region.seed, spec.seed, kSeedBytes);
-  region.chunk_labels = kM;
+  RegionSpec region = spec.session;
   region.first = 0;
   region.count = 24 * kM;
   std::vector<uint8_t> all(region.count * 32);
@@ -209,7 +207,7 @@ TEST(ExpectedLabelsTest, DestructorCancels) {
   auto set = GenerateChallenges({{0, 4096 * 4096, 64}}, 64, 4096);
   ASSERT_TRUE(set.ok());
   ExpectedLabelsSpec spec;
-  spec.chunk_labels = 4096;
+  spec.session.chunk_labels = 4096;
   spec.devices = {{0, 4096 * 4096, 64}};
   spec.threads = 1;
   auto expected = ExpectedLabels::Start(spec, *set);

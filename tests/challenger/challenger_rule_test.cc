@@ -3,8 +3,8 @@
 //   floor = 1.5 * m * c_node * t_min / safety;  f(c, N) = 1 - (1 - c)^(1/N).
 #include <gtest/gtest.h>
 
-#include "challenger/session/bound.h"
 #include "challenger/parameters/deadline_rule.h"
+#include "challenger/session/bound.h"
 #include "challenger/session/verdict.h"
 
 namespace wipeproof {

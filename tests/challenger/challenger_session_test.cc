@@ -44,8 +44,8 @@ class SessionTest : public ::testing::Test {
     PipeHolder holder;
     proto::KeyPair node_key = agent_key ? *agent_key : testing::TestKey(node == "node-a" ? 0x33 : 0x44);
     deviation.disconnect = [&holder] { holder.pipe->Cut(); };
-    auto agent =
-        testing::TestAgent(std::move(deviation), &log_, &clock_, node_key, authority_.public_key, challenger_.public_key);
+    auto agent = testing::TestAgent(std::move(deviation), &log_, &clock_, node_key, authority_.public_key,
+                                    challenger_.public_key);
     holder.pipe = std::make_unique<testing::PipeConnector>(io_, kj::mv(agent));
     SessionEnv env;
     env.clock = &clock_;
@@ -371,8 +371,8 @@ TEST_F(SessionTest, LedgerRefusingTheOrderStartsNoSession) {
   auto plan =
       BuildPlan(inventory_, "node-a", testing::TestProfile(), LoneSessionWaveContext(inventory_, "node-a"), clock_);
   ASSERT_TRUE(plan.ok());
-  auto agent = testing::TestAgent({}, &log_, &clock_, testing::TestKey(0x33), authority_.public_key,
-                                  challenger_.public_key);
+  auto agent =
+      testing::TestAgent({}, &log_, &clock_, testing::TestKey(0x33), authority_.public_key, challenger_.public_key);
   testing::PipeConnector pipe(io_, kj::mv(agent));
   SessionEnv env;
   env.clock = &clock_;
@@ -399,9 +399,9 @@ TEST_F(SessionTest, RecordsGoToARealLedgerThatVerifies) {
     ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
     LedgerRecordSink sink(ledger->get());
     size_t expected_entries = 0;
-    for (const Deviation& cheat : {Deviation{}, Cheat(DeviationKind::kTamperedReport),
-                                   Cheat(DeviationKind::kTranscriptMismatch), testing::BlankChunks(),
-                                   Cheat(DeviationKind::kRefuseOrder)}) {
+    for (const Deviation& cheat :
+         {Deviation{}, Cheat(DeviationKind::kTamperedReport), Cheat(DeviationKind::kTranscriptMismatch),
+          testing::BlankChunks(), Cheat(DeviationKind::kRefuseOrder)}) {
       SessionOutcome outcome = Run(cheat, testing::TestProfile(), "node-a", std::nullopt, &sink);
       EXPECT_EQ(outcome.pass, cheat.kind == DeviationKind::kNone);
       EXPECT_TRUE(outcome.ledger.ok()) << static_cast<int>(cheat.kind) << ": " << outcome.ledger.ToString();

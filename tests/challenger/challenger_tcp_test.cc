@@ -12,7 +12,6 @@
 namespace wipeproof {
 namespace {
 
-
 Profile TcpProfile() {
   Profile p = testing::TestProfile();
   p.rounds = 8;

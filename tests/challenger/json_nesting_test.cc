@@ -1,6 +1,8 @@
 // Deeply nested JSON is refused before any parser or recursive code sees it (common/json_nesting.h):
 // the pre-scan itself, ParseJsonText (inventory, profiles, adversary classes), the signed node
 // profile, `ledger verify --export/--expect_head` and `selftest --render`.
+#include "common/json_nesting.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -8,14 +10,13 @@
 #include <string>
 
 #include "challenger/cli/cli_ledger.h"
-#include "common/json_fields.h"
-#include "challenger/ledger/ledger.h"
 #include "challenger/cli/cli_selftest.h"
+#include "challenger/ledger/ledger.h"
 #include "common/clock.h"
-#include "common/json_nesting.h"
-#include "tests/support/ledger_test_util.h"
+#include "common/json_fields.h"
 #include "proto/key_files.h"
 #include "proto/node_profile.h"
+#include "tests/support/ledger_test_util.h"
 
 namespace wipeproof {
 namespace {
@@ -48,7 +49,7 @@ TEST(CheckJsonNestingTest, CountsObjectsAndArraysButNotBracketsInStrings) {
   const std::string brackets(100, '[');
   EXPECT_TRUE(CheckJsonNesting("{\"k\":\"" + brackets + "\"}", "doc", 1).ok());
   EXPECT_TRUE(CheckJsonNesting("[\"a\\\"" + brackets + "\"]", "doc", 1).ok());
-  EXPECT_TRUE(CheckJsonNesting("[\"a\\\\\"]", "doc", 1).ok());          // escaped backslash ends the string
+  EXPECT_TRUE(CheckJsonNesting("[\"a\\\\\"]", "doc", 1).ok());       // escaped backslash ends the string
   EXPECT_FALSE(CheckJsonNesting("[\"a\\\\\",[1]]", "doc", 1).ok());  // so this bracket counts
   // Siblings do not add up: depth, not count.
   EXPECT_TRUE(CheckJsonNesting("[[1],[2],[3],{\"a\":1},{}]", "doc", 2).ok());
@@ -121,7 +122,8 @@ TEST_F(DeepJsonCliTest, LedgerVerifyRefusesADeepExportAndExpectedHead) {
     FakeClock clock{1'800'000'000'000'000};
     auto ledger = ledger_test::Must(Ledger::Open(ledger_path, keys.challenger, clock), "Open");
   }
-  Result head = RunLedger({"verify", "--ledger=" + ledger_path, "--challenger_key=" + key_path, "--expect_head=" + deep});
+  Result head =
+      RunLedger({"verify", "--ledger=" + ledger_path, "--challenger_key=" + key_path, "--expect_head=" + deep});
   EXPECT_EQ(head.code, 1) << head.err;
   EXPECT_NE(head.err.find("JSON nested deeper than 64 levels"), std::string::npos) << head.err;
 }

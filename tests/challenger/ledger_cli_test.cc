@@ -12,8 +12,8 @@
 #include "challenger/ledger/ledger_export.h"
 #include "common/clock.h"
 #include "common/hex.h"
-#include "tests/support/ledger_test_util.h"
 #include "proto/key_files.h"
+#include "tests/support/ledger_test_util.h"
 
 namespace wipeproof {
 namespace {

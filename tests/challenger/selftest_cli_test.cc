@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_binary.h"
@@ -19,9 +18,9 @@ const std::string kBin = WIPEPROOF_CHALLENGER_BIN;
 TEST(SelftestCliTest, WritesJsonAndMarkdownWithTheDocumentedFields) {
   const std::string json_path = ::testing::TempDir() + "/selftest_cli.json";
   const std::string md_path = ::testing::TempDir() + "/selftest_cli.md";
-  auto run = RunBinary(
-      kBin, "selftest --adversaries --runs=4 --only=0,2,4a,7d --seed=3 --scaffold_m=256 --json=" + json_path +
-                " --markdown=" + md_path);
+  auto run =
+      RunBinary(kBin, "selftest --adversaries --runs=4 --only=0,2,4a,7d --seed=3 --scaffold_m=256 --json=" + json_path +
+                          " --markdown=" + md_path);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("selftest [1/5] 0-honest: 4/4 runs"), std::string::npos) << run.err;  // progress
   auto doc = nlohmann::json::parse(ReadWholeFile(json_path));

@@ -5,8 +5,8 @@
 //   2 profile (challenger/parameters/parameter_profile.h ParseProfileJson, which validates too)
 //   3 adversary classes (challenger/parameters/adversary_classes.h ParseAdversaryClassesJson)
 // All three go through ParseJsonText (json_fields.h: duplicate keys, typed fields, paths in errors).
-#include "challenger/parameters/adversary_classes.h"
 #include "challenger/fleet/inventory.h"
+#include "challenger/parameters/adversary_classes.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "tests/fuzz/fuzz_util.h"
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <mutex>
 
+#include "adversary/fixed_keys.h"
+
 namespace wipeproof::fuzz {
 
 const proto::KeyPair& FuzzKey(uint8_t seed_byte) {
@@ -16,9 +18,7 @@ const proto::KeyPair& FuzzKey(uint8_t seed_byte) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = keys.find(seed_byte);
   if (it == keys.end()) {
-    std::array<uint8_t, proto::kKeySeedBytes> seed;
-    seed.fill(seed_byte);
-    it = keys.emplace(seed_byte, proto::KeyPairFromSeed(seed)).first;
+    it = keys.emplace(seed_byte, adversary::FixedKey(seed_byte)).first;
   }
   return it->second;
 }

@@ -7,10 +7,10 @@
 
 #include <random>
 
-#include "tests/support/gpu_test_util.h"
 #include "kernels/chunk_verifier.h"
-#include "prover/backends/gpu/device_region.h"
 #include "kernels/gpu/gpu_runtime.h"
+#include "prover/backends/gpu/device_region.h"
+#include "tests/support/gpu_test_util.h"
 
 namespace wipeproof {
 namespace gpu {

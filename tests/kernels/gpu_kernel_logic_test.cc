@@ -10,11 +10,11 @@
 #include <set>
 #include <tuple>
 
-#include "tests/support/gpu_test_util.h"
 #include "kernels/blake3_compress.h"
 #include "kernels/gpu/fast_compress.h"
 #include "kernels/gpu/team_executor.h"
 #include "kernels/label_spec.h"
+#include "tests/support/gpu_test_util.h"
 
 namespace wipeproof {
 namespace gpu {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 
+#include "adversary/fixed_keys.h"
 #include "proto/label_wire.h"
 #include "proto/rpc_status.h"
 #include "proto/signing.h"
@@ -17,12 +18,6 @@
 
 namespace wipeproof::proto {
 namespace {
-
-std::array<uint8_t, kKeySeedBytes> SeedOf(uint8_t fill) {
-  std::array<uint8_t, kKeySeedBytes> seed;
-  seed.fill(fill);
-  return seed;
-}
 
 const uint8_t kSid[kSessionIdBytes] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 1};
 
@@ -182,9 +177,9 @@ class ProtoRpcTest : public ::testing::Test {
     }
   }
 
-  const KeyPair authority_ = KeyPairFromSeed(SeedOf(0x11));
-  const KeyPair challenger_ = KeyPairFromSeed(SeedOf(0x22));
-  const KeyPair node_ = KeyPairFromSeed(SeedOf(0x33));
+  const KeyPair authority_ = adversary::FixedKey(0x11);
+  const KeyPair challenger_ = adversary::FixedKey(0x22);
+  const KeyPair node_ = adversary::FixedKey(0x33);
   kj::AsyncIoContext io_;
   kj::TwoWayPipe pipe_;
   capnp::TwoPartyVatNetwork server_net_, client_net_;

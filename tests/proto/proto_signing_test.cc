@@ -7,18 +7,13 @@
 #include <cstring>
 #include <string>
 
+#include "adversary/fixed_keys.h"
 #include "common/hex.h"
 #include "proto/label_wire.h"
 #include "proto/signing.h"
 
 namespace wipeproof::proto {
 namespace {
-
-std::array<uint8_t, kKeySeedBytes> SeedOf(uint8_t fill) {
-  std::array<uint8_t, kKeySeedBytes> seed;
-  seed.fill(fill);
-  return seed;
-}
 
 capnp::Data::Reader DataOf(const uint8_t* p, size_t n) { return capnp::Data::Reader(p, n); }
 
@@ -71,8 +66,8 @@ class ProtoSigningTest : public ::testing::Test {
     envelope_ = *signed_or;
   }
 
-  const KeyPair authority_ = KeyPairFromSeed(SeedOf(1));
-  const KeyPair other_ = KeyPairFromSeed(SeedOf(2));
+  const KeyPair authority_ = adversary::FixedKey(1);
+  const KeyPair other_ = adversary::FixedKey(2);
   SignedEnvelope envelope_;
 };
 
@@ -97,12 +92,12 @@ TEST(ProtoCryptoTest, Blake2b256KnownAnswer) {
 }
 
 TEST(ProtoCryptoTest, KeyIdIsFirstEightBytesOfBlake2bOfPublicKey) {
-  KeyPair pair = KeyPairFromSeed(SeedOf(7));
+  KeyPair pair = adversary::FixedKey(7);
   Digest d = Blake2b256(AsView(pair.public_key));
   KeyId id = KeyIdOf(pair.public_key);
   EXPECT_EQ(0, std::memcmp(id.data(), d.data(), kKeyIdBytes));
   EXPECT_EQ(KeyIdHex(id).size(), 16u);
-  EXPECT_NE(KeyIdOf(KeyPairFromSeed(SeedOf(8)).public_key), id);
+  EXPECT_NE(KeyIdOf(adversary::FixedKey(8).public_key), id);
 }
 
 TEST_F(ProtoSigningTest, SignedBytesAreContextKindAndPayload) {

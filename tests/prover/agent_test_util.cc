@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "adversary/fixed_keys.h"
 #include "kernels/region_labeler.h"
 #include "prover/backends/cpu/cpu_backend.h"
 
@@ -14,12 +15,6 @@ namespace wipeproof::agent_test {
 namespace {
 
 std::atomic<uint64_t> g_live_bytes{0};
-
-std::array<uint8_t, proto::kKeySeedBytes> SeedOf(uint8_t fill) {
-  std::array<uint8_t, proto::kKeySeedBytes> seed;
-  seed.fill(fill);
-  return seed;
-}
 
 // Counts the bytes of `inner` in g_live_bytes while it is held; waits for `gate` before filling.
 class CountingMemory final : public DeviceMemory {
@@ -144,9 +139,9 @@ class FakeDeviceBackend final : public Backend {
 
 }  // namespace
 
-proto::KeyPair AuthorityKey() { return proto::KeyPairFromSeed(SeedOf(0x11)); }
-proto::KeyPair ChallengerKey() { return proto::KeyPairFromSeed(SeedOf(0x22)); }
-proto::KeyPair NodeKey() { return proto::KeyPairFromSeed(SeedOf(0x33)); }
+proto::KeyPair AuthorityKey() { return adversary::FixedKey(0x11); }
+proto::KeyPair ChallengerKey() { return adversary::FixedKey(0x22); }
+proto::KeyPair NodeKey() { return adversary::FixedKey(0x33); }
 
 uint64_t LiveBytes() { return g_live_bytes.load(); }
 

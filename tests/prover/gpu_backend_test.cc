@@ -7,10 +7,10 @@
 
 #include <cstring>
 
-#include "tests/support/gpu_test_util.h"
 #include "kernels/gpu/emulated_runtime.h"
-#include "prover/backends/gpu/gpu_runtimes.h"
 #include "prover/backends/gpu/gpu_host_fill.h"
+#include "prover/backends/gpu/gpu_runtimes.h"
+#include "tests/support/gpu_test_util.h"
 
 namespace wipeproof {
 namespace {

@@ -6,10 +6,10 @@
 #include <atomic>
 #include <random>
 
-#include "tests/support/gpu_test_util.h"
 #include "kernels/chunk_verifier.h"
-#include "prover/backends/gpu/device_region.h"
 #include "kernels/gpu/emulated_runtime.h"
+#include "prover/backends/gpu/device_region.h"
+#include "tests/support/gpu_test_util.h"
 
 namespace wipeproof {
 namespace gpu {

@@ -99,7 +99,7 @@ TEST(CpuBackend, AcquireFillLookupMatchesRegionLabeler) {
 
   // c1 starting and ending inside chunks, then 192 with a trailing partial chunk.
   for (const RegionSpec& plan : {Plan(LabelFormat::kC1, 1024, 5 * 1024 + 17, 4 * kMiB / 32 - 100),
-                               Plan(LabelFormat::k192, 4096, 8192, 3 * 4096 + 1000)}) {
+                                 Plan(LabelFormat::k192, 4096, 8192, 3 * 4096 + 1000)}) {
     std::atomic<uint64_t> last_done{0};
     FillOptions fill;
     fill.threads = 2;

@@ -44,10 +44,9 @@ kj::Own<adversary::CheatingAgent> TestAgent(Deviation deviation, AgentLog* log, 
 std::unique_ptr<adversary::LoopbackAgentServer> ServeTestAgent(proto::KeyPair node, Deviation deviation,
                                                                proto::PublicKey authority, proto::PublicKey challenger,
                                                                AgentLog* log) {
-  return std::make_unique<adversary::LoopbackAgentServer>(
-      [=](kj::Timer&) -> kj::Own<proto::ProverAgent::Server> {
-        return TestAgent(deviation, log, nullptr, node, authority, challenger);
-      });
+  return std::make_unique<adversary::LoopbackAgentServer>([=](kj::Timer&) -> kj::Own<proto::ProverAgent::Server> {
+    return TestAgent(deviation, log, nullptr, node, authority, challenger);
+  });
 }
 
 StatusOr<uint64_t> MemoryRecordSink::Append(proto::LedgerRecordKind kind, proto::ByteView record,

@@ -8,11 +8,11 @@
 
 #include "kernels/gpu/device_program.h"
 #include "kernels/gpu/emulated_runtime.h"
-#include "prover/backends/gpu/fill_passes.h"
 #include "kernels/gpu/session_constants.h"
 #include "kernels/gpu/team_executor.h"
 #include "kernels/graph_schedule.h"
 #include "kernels/region_labeler.h"
+#include "prover/backends/gpu/fill_passes.h"
 
 namespace wipeproof {
 namespace gpu {

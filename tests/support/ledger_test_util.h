@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "adversary/fixed_keys.h"
 #include "challenger/ledger/ledger.h"
 #include "proto/codec.h"
 #include "proto/label_wire.h"
@@ -35,11 +36,7 @@ T Must(StatusOr<T> value, const char* what) {
   return std::move(value).value();
 }
 
-inline KeyPair KeyFromByte(uint8_t fill) {
-  std::array<uint8_t, proto::kKeySeedBytes> seed;
-  seed.fill(fill);
-  return proto::KeyPairFromSeed(seed);
-}
+inline KeyPair KeyFromByte(uint8_t fill) { return adversary::FixedKey(fill); }
 
 struct Keys {
   KeyPair authority = KeyFromByte(1);

@@ -25,14 +25,14 @@
 #include <vector>
 
 #include "challenger/fleet/plan_builder.h"
+#include "challenger/fleet/wave_run.h"
 #include "challenger/ledger/ledger.h"
 #include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/session/session_plan.h"
-#include "challenger/fleet/wave_run.h"
+#include "proto/label_wire.h"
 #include "prover/agent/agent_core.h"
 #include "prover/agent/agent_rpc_server.h"
 #include "tests/prover/agent_test_util.h"
-#include "proto/label_wire.h"
 
 namespace wipeproof {
 namespace {

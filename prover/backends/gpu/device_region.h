@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "common/status.h"
-#include "prover/backends/gpu/fill_passes.h"
 #include "kernels/gpu/gpu_runtime.h"
-#include "prover/backends/gpu/memory_acquisition.h"
 #include "kernels/region_labeler.h"
+#include "prover/backends/gpu/fill_passes.h"
+#include "prover/backends/gpu/memory_acquisition.h"
 
 namespace wipeproof {
 namespace gpu {

@@ -13,10 +13,10 @@
 #include <memory>
 
 #include "common/status.h"
-#include "prover/backends/gpu/fill_passes.h"
 #include "kernels/gpu/gpu_runtime.h"
-#include "prover/backends/gpu/memory_acquisition.h"
 #include "prover/backends/backend.h"
+#include "prover/backends/gpu/fill_passes.h"
+#include "prover/backends/gpu/memory_acquisition.h"
 
 namespace wipeproof {
 

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <utility>
 
-#include "prover/backends/gpu/device_region.h"
 #include "kernels/graph_schedule.h"
+#include "prover/backends/gpu/device_region.h"
 
 namespace wipeproof {
 
