@@ -16,7 +16,7 @@
 #include "proto/node_messages.h"
 #include "proto/transcript.h"
 #include "prover/agent/device_fill.h"
-#include "prover/agent/device_plan.h"
+#include "prover/agent/device_match.h"
 #include "prover/agent/fill_report.h"
 #include "prover/agent/order_checks.h"
 
@@ -183,7 +183,7 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   HostLimits host;
   host.budget_bytes = config_.host_budget_bytes;
   host.reserve_bytes = config_.host_reserve_bytes;
-  auto planned = MatchPlan(order, backends_, host);
+  auto planned = MatchOrderDevices(order, backends_, host);
   if (!planned.ok()) return Refuse(planned.status(), kRefused + (" " + name));
 
   session_ = std::make_unique<Session>(std::move(parsed).value(), owner);

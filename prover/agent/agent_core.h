@@ -24,7 +24,7 @@
 //                                         refused order cannot be replayed either (seen_sessions.h)
 //   6. plan names exactly this node's     NOT_FOUND (unknown device) / INVALID_ARGUMENT (omitted or
 //      devices, each with room           duplicate) / RESOURCE_EXHAUSTED "device 'SEL' short of
-//                                         capacity: ..." (device_plan.h)
+//                                         capacity: ..." (device_match.h)
 //   7. acquire + fill all devices         RESOURCE_EXHAUSTED (short), the backend's error naming the
 //      concurrently                       device, or the reason the session was ended meanwhile
 // Steps 1-6 are AdmitSession (quick, no memory taken: the RPC layer runs it on its event loop, so

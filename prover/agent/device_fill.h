@@ -4,7 +4,7 @@
 // slot's `labels_filled` while it runs.
 //
 // Shortfall policy: a device that cannot hold all its planned labels fails the whole fill with
-// RESOURCE_EXHAUSTED "device 'SEL' short of capacity: ..." (device_plan.h); the agent never fills
+// RESOURCE_EXHAUSTED "device 'SEL' short of capacity: ..." (device_match.h); the agent never fills
 // part of a device and reports it short. The challenger fails such a session either way, and a
 // refusal says why at once instead of after a fill.
 //
@@ -19,7 +19,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "prover/agent/device_plan.h"
+#include "prover/agent/device_match.h"
 #include "prover/backends/backend.h"
 
 namespace wipeproof {

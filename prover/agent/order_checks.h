@@ -1,5 +1,5 @@
 // The agent's checks of a verified, shape-valid WipeOrder that do not involve its devices: is it
-// addressed to this node, and may it be accepted now. (Device checks: device_plan.h. Signature,
+// addressed to this node, and may it be accepted now. (Device checks: device_match.h. Signature,
 // shape and version: proto/signing.h VerifyAndParse.)
 //
 // Time rule, all on the agent's wall clock `now` (Unix us), `skew` = allowed clock skew:

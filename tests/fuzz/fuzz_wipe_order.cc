@@ -2,7 +2,7 @@
 // WipeOrder payload, signed here with the authority key the agent trusts, so everything after the
 // signature check is reached: ParseMessage<WipeOrder> (canonical form, walk, ValidateShape), the
 // address and time checks (order_checks.h), the replay set, and matching the plan against the
-// agent's devices (device_plan.h). An admitted order is dropped unfilled (the session ends).
+// agent's devices (device_match.h). An admitted order is dropped unfilled (the session ends).
 // A fresh agent per input (fuzz_agent.h). Unsigned envelopes: fuzz_signed_envelope.
 #include "tests/fuzz/fuzz_agent.h"
 #include "tests/fuzz/fuzz_util.h"

@@ -4,9 +4,7 @@
 // timed on the monotonic clock from send to a verified answer (every label compared with the
 // reference labeler's). The percentiles are printed and recorded as test properties, not asserted
 // (this machine may be shared); the target is p99 <= 200 us (design-brief.md).
-//
-// (This binary links the agent only: challenger/session/session_plan.h and prover/agent/device_plan.h both define
-// wipeproof::PlannedDevice, so one binary cannot hold both libraries without breaking the ODR.)
+// The challenger side here is a plain RPC client, so the binary links the agent only.
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 #include <sodium.h>

@@ -1,4 +1,4 @@
-#include "prover/agent/device_plan.h"
+#include "prover/agent/device_match.h"
 
 #include <algorithm>
 #include <set>
@@ -32,8 +32,8 @@ std::string WhyLimited(const DeviceInfo& info, const HostLimits& host) {
 
 }  // namespace
 
-StatusOr<std::vector<MatchedDevice>> MatchPlan(proto::WipeOrder::Reader order, const BackendSet& backends,
-                                               const HostLimits& host) {
+StatusOr<std::vector<MatchedDevice>> MatchOrderDevices(proto::WipeOrder::Reader order, const BackendSet& backends,
+                                                       const HostLimits& host) {
   const std::vector<DeviceInfo> devices = backends.Devices();
   std::string known;
   for (const auto& d : devices) known += (known.empty() ? "" : ", ") + d.id;

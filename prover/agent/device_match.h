@@ -13,7 +13,7 @@
 //                      challenger can name the device in its shortCapacity failure.
 // A shortfall found later, when the memory is actually taken (device_fill.h), uses the same form.
 //
-// Thread-safety: pure functions (MatchPlan calls BackendSet::Devices(), which is thread-safe).
+// Thread-safety: pure functions (MatchOrderDevices calls BackendSet::Devices(), which is thread-safe).
 #pragma once
 
 #include <cstdint>
@@ -52,7 +52,7 @@ uint64_t UsableBytes(const DeviceInfo& info, const HostLimits& host);
 // The message prefix of every shortfall refusal: "device 'SELECTOR' short of capacity".
 std::string ShortOfCapacity(const std::string& selector);
 
-StatusOr<std::vector<MatchedDevice>> MatchPlan(proto::WipeOrder::Reader order, const BackendSet& backends,
-                                               const HostLimits& host);
+StatusOr<std::vector<MatchedDevice>> MatchOrderDevices(proto::WipeOrder::Reader order, const BackendSet& backends,
+                                                       const HostLimits& host);
 
 }  // namespace wipeproof
