@@ -69,4 +69,15 @@ StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
   return options;
 }
 
+StatusOr<WipeSetup> WipeSetupFromFlags() {
+  WipeSetup setup;
+  WP_ASSIGN_OR_RETURN(setup.inventory, InventoryFromFlag());
+  auto profile = ProfileFromFlag();
+  if (!profile.ok()) return profile.status().WithContext("--profile");
+  setup.profile = *std::move(profile);
+  WP_ASSIGN_OR_RETURN(setup.tcp, TcpSessionOptionsFromFlags());
+  WP_ASSIGN_OR_RETURN(setup.keys, KeysFromFlags());
+  return setup;
+}
+
 }  // namespace wipeproof

@@ -40,6 +40,17 @@ StatusOr<Profile> ProfileFromFlag();
 StatusOr<SessionKeys> KeysFromFlags();
 // --ledger (required): opened for appending with the challenger key, checked for room.
 StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key);
+// What a wipe needs before its first order, for `wipe` and `serve`: --inventory, --profile,
+// --threads and --connect_timeout_s, --authority_key and --challenger_key. Errors: the first
+// loader's, naming its flag.
+struct WipeSetup {
+  Inventory inventory;
+  Profile profile;
+  TcpSessionOptions tcp;
+  SessionKeys keys;
+};
+StatusOr<WipeSetup> WipeSetupFromFlags();
+
 // --threads (>= 0: expected-label threads per session) and --connect_timeout_s (> 0) as the
 // options of sessions over TCP on the system clock.
 StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags();

@@ -75,17 +75,14 @@ void ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, 
 }  // namespace
 
 int RunServe() {
-  auto inventory = InventoryFromFlag();
-  if (!inventory.ok()) return ConfigError(kSub, inventory.status());
-  auto profile = ProfileFromFlag();
-  if (!profile.ok()) return ConfigError(kSub, profile.status().WithContext("--profile"));
-  auto tcp = TcpSessionOptionsFromFlags();
-  if (!tcp.ok()) return ConfigError(kSub, tcp.status());
-  auto keys = KeysFromFlags();
-  if (!keys.ok()) return ConfigError(kSub, keys.status());
+  auto setup = WipeSetupFromFlags();
+  if (!setup.ok()) return ConfigError(kSub, setup.status());
+  const Inventory& inventory = setup->inventory;
+  const Profile& profile = setup->profile;
+  const SessionKeys& keys = setup->keys;
 
   std::vector<const Wave*> waves;
-  for (const Wave& w : inventory->waves) {
+  for (const Wave& w : inventory.waves) {
     if (FLAGS_wave.empty() || w.name == FLAGS_wave) waves.push_back(&w);
   }
   if (waves.empty()) {
@@ -95,12 +92,12 @@ int RunServe() {
   // Every node of every scheduled wave must plan now, so a configuration error stops serve at start.
   for (const Wave* w : waves) {
     for (const std::string& node : w->nodes) {
-      auto plan = BuildPlan(*inventory, node, *profile, {}, SystemClock());
+      auto plan = BuildPlan(inventory, node, profile, {}, SystemClock());
       if (!plan.ok()) return ConfigError(kSub, plan.status().WithContext("wave " + w->name));
     }
   }
-  for (const InventoryNode& n : inventory->nodes) {
-    if (inventory->WaveOf(n.name) == nullptr) {
+  for (const InventoryNode& n : inventory.nodes) {
+    if (inventory.WaveOf(n.name) == nullptr) {
       std::cerr << "wipeproof-challenger serve: node " << n.name << " is in no wave and is never wiped by serve\n";
     }
   }
@@ -119,7 +116,7 @@ int RunServe() {
     std::cerr << "wipeproof-challenger serve: warning: " << fits.message()
               << "; members of waves whose runs overlap may fail as disconnected\n";
   }
-  auto ledger = LedgerFromFlag(keys->challenger);
+  auto ledger = LedgerFromFlag(keys.challenger);
   if (!ledger.ok()) return ConfigError(kSub, ledger.status());
   Status room = (*ledger)->CheckRoomForSession();
   if (!room.ok()) return ConfigError(kSub, room);
@@ -127,7 +124,7 @@ int RunServe() {
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   LedgerRecordSink sink(ledger->get());
-  const TcpSessionOptions options = *tcp;
+  const TcpSessionOptions& options = setup->tcp;
   ServeState state;
 
   auto schedule = [&](const Wave& wave) {
@@ -144,7 +141,7 @@ int RunServe() {
         // A wave run that fails, however it fails, is counted and reported; the schedule (and the
         // other waves) go on.
         try {
-          ReportWave(wave, RunWave(*inventory, wave, *profile, *keys, sink, options), &state);
+          ReportWave(wave, RunWave(inventory, wave, profile, keys, sink, options), &state);
         } catch (const std::exception& e) {
           std::lock_guard<std::mutex> lock(state.mu);
           ++state.failures;

@@ -19,25 +19,21 @@ constexpr char kSub[] = "wipe";
 
 int RunWipe() {
   if (FLAGS_node.empty()) return ConfigError(kSub, "--node is required (inventory name of the node)");
-  auto inventory = InventoryFromFlag();
-  if (!inventory.ok()) return ConfigError(kSub, inventory.status());
-  auto profile = ProfileFromFlag();
-  if (!profile.ok()) return ConfigError(kSub, profile.status().WithContext("--profile"));
-  auto tcp = TcpSessionOptionsFromFlags();
-  if (!tcp.ok()) return ConfigError(kSub, tcp.status());
-  auto keys = KeysFromFlags();
-  if (!keys.ok()) return ConfigError(kSub, keys.status());
-  auto plan =
-      BuildPlan(*inventory, FLAGS_node, *profile, LoneSessionWaveContext(*inventory, FLAGS_node), SystemClock());
+  auto setup = WipeSetupFromFlags();
+  if (!setup.ok()) return ConfigError(kSub, setup.status());
+  const Inventory& inventory = setup->inventory;
+  const Profile& profile = setup->profile;
+  const SessionKeys& keys = setup->keys;
+  auto plan = BuildPlan(inventory, FLAGS_node, profile, LoneSessionWaveContext(inventory, FLAGS_node), SystemClock());
   if (!plan.ok()) return ConfigError(kSub, plan.status());
-  auto ledger = LedgerFromFlag(keys->challenger);
+  auto ledger = LedgerFromFlag(keys.challenger);
   if (!ledger.ok()) return ConfigError(kSub, ledger.status());
   Status room = (*ledger)->CheckRoomForSession();
   if (!room.ok()) return ConfigError(kSub, room);
 
   LedgerRecordSink sink(ledger->get());
-  const TcpSessionOptions options = *tcp;
-  auto outcome = RunTcpSession(*plan, *keys, sink, nullptr, options);
+  const TcpSessionOptions& options = setup->tcp;
+  auto outcome = RunTcpSession(*plan, keys, sink, nullptr, options);
   if (!outcome.ok()) return ConfigError(kSub, outcome.status());
 
   const std::string summary = OutcomeSummary(*outcome, FLAGS_ledger);

@@ -22,16 +22,17 @@
 #include <string>
 #include <thread>
 
-#include "challenger/calibration/node_profile_claims.h"
+#include "adversary/relay_agent.h"
 #include "challenger/calibration/calibration_rule.h"
+#include "challenger/calibration/node_profile_claims.h"
 #include "challenger/parameters/deadline_rule.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "common/hex.h"
 #include "proto/codec.h"
 #include "proto/key_files.h"
 #include "proto/node_profile.h"
-#include "adversary/relay_agent.h"
 #include "tests/support/challenger_fixtures.h"
+#include "tests/support/run_binary.h"
 
 namespace wipeproof {
 namespace {
@@ -50,17 +51,8 @@ std::unique_ptr<adversary::LoopbackAgentServer> ServeSlowAgents(int64_t fill_ms,
       });
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using CliRun = testing::BinaryRun;
+using testing::ReadWholeFile;
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -80,16 +72,7 @@ class CalibrationCliTest : public ::testing::Test {
   }
   void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
 
-  CliRun Run(const std::string& binary, const std::string& args) {
-    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
-    const std::string command = "cd " + dir_ + " && " + binary + " " + args + " >" + out + " 2>" + err;
-    const int status = std::system(command.c_str());
-    CliRun run;
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = ReadFile(out);
-    run.err = ReadFile(err);
-    return run;
-  }
+  CliRun Run(const std::string& binary, const std::string& args) { return testing::RunBinary(binary, args, dir_); }
   CliRun Challenger(const std::string& args) { return Run(WIPEPROOF_CHALLENGER_BIN, args); }
   CliRun Prover(const std::string& args) { return Run(WIPEPROOF_PROVER_BIN, args); }
 
@@ -119,7 +102,7 @@ TEST_F(CalibrationCliTest, PlanPrintsBothClassesAsJsonAndDrawsTheSvg) {
   EXPECT_EQ(j["classes"][0]["round_deadline_us"], 400);
   EXPECT_EQ(j["classes"][0]["rounds"], 11);
   EXPECT_EQ(j["classes"][0]["devices"][0]["count"], 8);
-  const std::string svg = ReadFile(dir_ + "/plan.svg");
+  const std::string svg = ReadWholeFile(dir_ + "/plan.svg");
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("Detection probability"), std::string::npos);
@@ -181,7 +164,8 @@ TEST_F(CalibrationCliTest, PlanReadsASignedNodeProfileAndRejectsATamperedOne) {
       {"machine", {{"hostname", "gpu-07"}}},
       {"host_sequential_compression", {{"ps_per_compression", 65000.0}}},
       {"devices",
-       {gpu("GPU-a", 20000.0), gpu("GPU-b", 30000.0),
+       {gpu("GPU-a", 20000.0),
+        gpu("GPU-b", 30000.0),
         {{"kind", "host"},
          {"id", "host"},
          {"name", "host memory"},
@@ -240,7 +224,7 @@ TEST_F(CalibrationCliTest, PlanReadsASignedNodeProfileAndRejectsATamperedOne) {
   EXPECT_NE(table.out.find("2 x NVIDIA H200"), std::string::npos) << table.out;
 
   // Tampered after signing: refused as a signature failure, before any field is read.
-  nlohmann::json doc = nlohmann::json::parse(ReadFile(dir_ + "/np.json"));
+  nlohmann::json doc = nlohmann::json::parse(ReadWholeFile(dir_ + "/np.json"));
   std::string altered = doc["profile"];
   altered.replace(altered.find("3758096384"), 10, "7516192768");  // claims twice the GPU fill rate
   doc["profile"] = altered;
@@ -410,8 +394,9 @@ TEST_F(CalibrationCliTest, PlanRangeChecksSignedNodeProfiles) {
   EXPECT_NE(fast.out.find("honest round p99.9 = network 150 us + slowest lookup 50.0 us"), std::string::npos);
   const size_t row = fast.out.find("round deadline ");
   ASSERT_NE(row, std::string::npos) << fast.out;
-  EXPECT_EQ(fast.out.substr(row, fast.out.find('\n', row) - row).substr(fast.out.find_first_not_of(' ', row + 14) - row),
-            "400 us");  // (150 + 50) x (1 + margin 1)
+  EXPECT_EQ(
+      fast.out.substr(row, fast.out.find('\n', row) - row).substr(fast.out.find_first_not_of(' ', row + 14) - row),
+      "400 us");  // (150 + 50) x (1 + margin 1)
   EXPECT_NE(fast.out.find("measured 0.5 ps per sequential compression"), std::string::npos) << fast.out;
 
   CliRun other = Challenger(common + "--node_profile=fast.json --node_pub=other.pub");
@@ -467,7 +452,8 @@ TEST_F(CalibrationCliTest, BenchAllWritesASignedProfileTheChallengerVerifies) {
   double chain_ps = printed["host_sequential_compression"]["ps_per_compression"];
   ASSERT_GT(chain_ps, 0);
   for (const auto& d : printed["devices"]) {  // a GPU's one-chunk step counts too (GPU builds)
-    if (d["kind"] != "host" && d.contains("one_chunk")) chain_ps = std::min(chain_ps, d["one_chunk"]["step_ps"].get<double>());
+    if (d["kind"] != "host" && d.contains("one_chunk"))
+      chain_ps = std::min(chain_ps, d["one_chunk"]["step_ps"].get<double>());
   }
   ASSERT_TRUE(printed["class_warnings"].is_array());
   size_t expected_warnings = 0;

@@ -15,6 +15,7 @@
 #include "challenger/fleet/open_files.h"
 #include "common/hex.h"
 #include "proto/key_files.h"
+#include "tests/support/run_binary.h"
 
 namespace wipeproof {
 namespace {
@@ -75,13 +76,6 @@ TEST(OpenFilesTest, RaiseStopsAtTheHardLimit) {
   EXPECT_EQ(*raised, limit.rlim_max == RLIM_INFINITY ? kUnlimitedOpenFiles : static_cast<uint64_t>(limit.rlim_max));
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 class ServeOpenFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -102,7 +96,7 @@ class ServeOpenFilesTest : public ::testing::Test {
     const std::string command = "cd " + dir_ + " && " + (limits.empty() ? "" : limits + " && ") +
                                 std::string(WIPEPROOF_CHALLENGER_BIN) + " " + args + " >out 2>err";
     const int status = std::system(("sh -c '" + command + "'").c_str());
-    err_ = ReadFile(dir_ + "/err");
+    err_ = testing::ReadWholeFile(dir_ + "/err");
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
