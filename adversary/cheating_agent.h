@@ -47,7 +47,7 @@
 namespace wipeproof::adversary {
 
 // The one way an agent departs from the honest one. Numbers are the adversaries of
-// docs/security-results.md; the rest are faults the challenger's tests provoke.
+// docs/results/security-results.md; the rest are faults the challenger's tests provoke.
 enum class DeviationKind {
   kNone,
   // 1. Keeps some chunks of every device unlabeled (hidden_fraction at `placement`, or every

@@ -1,5 +1,5 @@
 // A relay: a ProverAgent server that forwards every call to a helper agent and answers only after
-// an added delay. It is adversary 2 of docs/security-results.md (a node that keeps no labels and
+// an added delay. It is adversary 2 of docs/results/security-results.md (a node that keeps no labels and
 // asks a helper that holds them, paying a network link on every round), and the slow or distant
 // node the calibration tests measure.
 //

@@ -1,4 +1,4 @@
-// The selftest's scenarios: the honest agent and adversaries 1-7 of docs/security-results.md, each
+// The selftest's scenarios: the honest agent and adversaries 1-7 of docs/results/security-results.md, each
 // a Deviation of the cheating agent (cheating_agent.h) on a small node, with the outcome the
 // challenger must reach and the detection rate theory predicts. challenger/selftest runs them
 // through the real SessionRunner and judges the measured rates against these.
@@ -60,7 +60,7 @@ enum class ScenarioCheck { kNone, kHostNotPlanned, kNoPartialChunk, kBoundStated
 
 struct ScenarioSpec {
   std::string id;     // "1a-recompute-contiguous"
-  int adversary = 0;  // 0 honest, 1-7 as in docs/security-results.md
+  int adversary = 0;  // 0 honest, 1-7 as in docs/results/security-results.md
   std::string title;
   std::string description;
   NodeKind node = NodeKind::kOneGpu;

@@ -1,4 +1,4 @@
-// Typed reads of JSON configuration objects (inventory.h, profile.h) with errors that name the
+// Typed reads of JSON configuration objects (the challenger's inventory, parameter profiles, adversary classes) with errors that name the
 // field's path, e.g. "nodes[2].devices[0].capacity_bytes: want an unsigned integer, got \"16G\"".
 // Unknown keys are errors too, so a misspelt optional field is never silently ignored; so are
 // duplicate keys (ParseJsonText).

@@ -95,7 +95,7 @@ struct CalibrationPolicy {
 // Errors: INVALID_ARGUMENT naming the field.
 Status ValidatePolicy(const CalibrationPolicy& policy);
 
-// What a node claims in its signed profile (calibration_node_profile.h), reduced to what the rule
+// What a node claims in its signed profile (node_profile_claims.h), reduced to what the rule
 // uses. 0 = not claimed.
 struct NodeClaims {
   uint64_t fill_estimate_us = 0;           // its fill of this plan at the chosen m, by its own benchmark

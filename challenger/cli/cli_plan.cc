@@ -1,4 +1,4 @@
-// `wipeproof-challenger plan` (cli.h): the offline calculator (plan_calculator.h). From flags (GPU
+// `wipeproof-challenger plan` (cli.h): the offline planner (challenger/calibration/parameter_planner.h). From flags (GPU
 // count, model, memory, fill rates, host memory, honest round time, classes, detection target),
 // from a node's signed profile (--node_profile, verified under --node_pub before it is read: its
 // devices, fill rates and slowest lookup), or from a parameter profile (--profile: its m, R, q,
@@ -41,7 +41,7 @@ std::string Seconds(double s) {
   return FormatFixed(s / 60, 1) + " min";
 }
 
-// The challenger's expected-label rate on one core, as plan_calculator.h counts it: chunks
+// The challenger's expected-label rate on one core, as parameter_planner.h counts it: chunks
 // recomputed by RecomputeLabels (the session's path: batches of chunks, one random index each, m =
 // 2^12) times VerifyCompressionsPerChunk, per second.
 double MeasureVerifyRate(LabelFormat format) {

@@ -42,7 +42,7 @@ constexpr char kUsage[] =
     "  --scaffold_m=LIST   chunk sizes m (labels, powers of two in [4, 65536]) of the scaffold-storage\n"
     "                      experiments (default 256,1024,4096: ~10 s; 16384 takes minutes); none = skip\n"
     "  --json[=FILE]       JSON document on stdout, or to FILE\n"
-    "  --markdown=FILE     Markdown document (docs/security-results.md) to FILE\n"
+    "  --markdown=FILE     Markdown document (docs/results/security-results.md) to FILE\n"
     "  --render=JSON_FILE  run nothing; render --markdown from that JSON document\n"
     "  --quiet             no progress on stderr\n\n"
     "Exit codes: 0 every outcome matches (the honest agent passed every run), 1 a mismatch or a file not\n"

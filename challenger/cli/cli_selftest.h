@@ -1,5 +1,5 @@
 // `wipeproof-challenger selftest --adversaries [flags]`: runs the adversary selftest
-// (selftest_runner.h) and reports it; docs/security-results.md is its --markdown output
+// (selftest_runner.h) and reports it; docs/results/security-results.md is its --markdown output
 // (scripts/security-results.sh).
 //
 // Flags (parsed here, not with gflags, so `--json` may take a file; main dispatches `selftest`
@@ -15,7 +15,7 @@
 //   --confidence=C       one-sided Clopper-Pearson confidence, default 0.99, in (0, 1)
 //   --threads=N          expected-label threads per session, default 1, in [0, 256] (0 = all cores)
 //   --json[=FILE]        the JSON document on stdout, or written to FILE
-//   --markdown=FILE      the Markdown document (docs/security-results.md) written to FILE
+//   --markdown=FILE      the Markdown document (docs/results/security-results.md) written to FILE
 //   --render=JSON_FILE   run nothing: render --markdown from an existing JSON document
 //   --quiet              no progress on stderr
 // Without --json or --markdown a summary table goes to stdout. Progress goes to stderr.

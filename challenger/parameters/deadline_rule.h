@@ -7,7 +7,7 @@
 // posedb-blake3-192; kernels/label_spec.h) and t_min the fastest sequential time of one
 // compression the class must rule out. The rule holds iff round deadline <= floor. depth(m) = 1.5*m
 // is the measured minimum output depth for powers of two (label-spec.md §3), so profiles use
-// power-of-two m (profile.h checks it).
+// power-of-two m (parameter_profile.h checks it).
 //
 // The brief's second condition (deadline above the honest p99.9 round time with margin) is about
 // liveness, not soundness: an honest node that is too slow fails its rounds, it never passes wrongly.

@@ -29,7 +29,7 @@
 // The bounds keep every derived quantity in range: a verdict with R <= 4096 rounds fits its size
 // limit, deadlines and wait limits fit kj's nanosecond durations, and the order's expiry its field.
 // Derived fill deadlines (FillDeadlineUs) and the labels a plan asks per round and per session
-// (plan.h BuildPlan) are checked when a plan is built, since they depend on the inventory.
+// (challenger/fleet/plan_builder.h BuildPlan) are checked when a plan is built, since they depend on the inventory.
 //
 // Thread-safety: Profile is a value; functions are pure (LoadProfile reads a file).
 #pragma once

@@ -1,4 +1,4 @@
-// Writes a parameter profile as the JSON document profile.h reads (docs/operations.md "Parameter
+// Writes a parameter profile as the JSON document parameter_profile.h reads (docs/operations.md "Parameter
 // profiles"), so `calibrate` output loads with --profile unchanged: ParseProfileJson(dump) gives
 // back the same Profile (fill deadline in whole milliseconds, slack in whole seconds).
 //

@@ -1,5 +1,5 @@
 // Exact (Clopper-Pearson) binomial confidence bounds, for the adversary selftest's statistical
-// acceptance (docs/security-results.md): a measured detection rate k/n passes when its one-sided
+// acceptance (docs/results/security-results.md): a measured detection rate k/n passes when its one-sided
 // upper bound at the stated confidence is at least the theoretical rate.
 //
 // Definitions (Clopper & Pearson 1934), for k successes in n trials and alpha = 1 - confidence:

@@ -114,7 +114,7 @@ json SelftestJson(const SelftestResult& result) {
     scenarios.push_back(j);
   }
   doc["scenarios"] = scenarios;
-  // Adversary 8 (scaffold-storage depth, kernels/scaffold_*): its own check fills this section.
+  // Adversary 8 (scaffold-storage depth, adversary/scaffold/): its own check fills this section.
   doc["scaffold"] = nullptr;
   return doc;
 }

@@ -2,7 +2,7 @@
 // scenarios of adversary/scenarios.h, each a deviation of adversary/cheating_agent.h) through the
 // real SessionRunner many times each, counts outcomes (pass or the verdict's FailureReason: the
 // check that caught it), and compares the measured detection rate with the theoretical one
-// (docs/security-results.md is generated from the result).
+// (docs/results/security-results.md is generated from the result).
 //
 // Setup, scenarios and the theory of their rates: adversary/scenarios.h.
 //
@@ -90,8 +90,8 @@ inline constexpr uint64_t kMinRunsToJudgeARate = 20;
 // a session could not run at all (SessionRunner::Run error).
 StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options);
 
-// The JSON document of a result (fields: docs/security-results.md "JSON"). "scaffold" is null:
-// adversary 8's section, filled by its own check.
+// The JSON document of a result (docs/results/security-results.json; its fields are written in
+// selftest_report.cc). "scaffold" is null: adversary 8's section, filled by its own check.
 nlohmann::json SelftestJson(const SelftestResult& result);
 
 // Puts adversary 8's section (adversary/scaffold/scaffold_report.h ScaffoldExperimentsJson) under "scaffold"
@@ -102,7 +102,7 @@ void AttachScaffold(nlohmann::json* doc, nlohmann::json scaffold);
 // document; INVALID_ARGUMENT when its "all_match" says otherwise or a field is missing.
 StatusOr<bool> DocumentAllMatch(const nlohmann::json& doc);
 
-// docs/security-results.md from a JSON document of SelftestJson (so it can be re-rendered after
+// docs/results/security-results.md from a JSON document of SelftestJson (so it can be re-rendered after
 // other sections, e.g. "scaffold", are added). Errors: INVALID_ARGUMENT naming a missing field.
 StatusOr<std::string> SelftestMarkdown(const nlohmann::json& doc);
 

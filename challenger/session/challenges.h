@@ -6,7 +6,7 @@
 //
 // Drawing: per round and device, a uniformly random set of q_d distinct chunks of the range
 // (Floyd's algorithm, q_d draws), in random order (Fisher-Yates), then a uniform label inside each
-// chunk's part of the range. Plans cover whole chunks (plan.h), so each index is then uniform over
+// chunk's part of the range. Plans cover whole chunks (challenger/fleet/plan_builder.h), so each index is then uniform over
 // the range, conditioned only on the chunks of one round being distinct.
 //
 // Thread-safety: a ChallengeSet is immutable after GenerateChallenges; share it freely read-only.

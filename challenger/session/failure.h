@@ -1,4 +1,4 @@
-// Why a session failed, as a typed value (style.md 7): the wire FailureReason plus the device,
+// Why a session failed, as a typed value: the wire FailureReason plus the device,
 // round, label index, expected and received label where they apply. Mirrors proto::Failure.
 //
 // Text from the agent. Everything the agent controls that can end up in a failure text, and so in a

@@ -1,7 +1,7 @@
 // An in-memory connection to an in-process ProverAgent server: both ends of a kj two-way pipe with
 // the real Cap'n Proto RPC system and reader limits (proto::RpcReaderOptions) on each side, so an
 // in-process agent (the selftest's adversaries, the tests' agents) speaks exactly the wire protocol
-// a TCP agent does (style.md 10).
+// a TCP agent does.
 //
 // Thread-safety: lives on the thread whose kj event loop `io` belongs to.
 #pragma once

@@ -617,7 +617,7 @@ void Session::Record() {
   if (log_bytes.ok()) {
     Append(proto::LedgerRecordKind::ROUND_LOG, *log_bytes);
   } else {
-    // Bounded by the profile's rounds (profile.h), so not expected; the verdict still goes in.
+    // Bounded by the profile's rounds (parameter_profile.h), so not expected; the verdict still goes in.
     LOG(ERROR) << "session " << sid_hex_ << ": round log not recorded: " << log_bytes.status().ToString();
     if (out_.ledger.ok()) out_.ledger = log_bytes.status().WithContext("round log");
   }

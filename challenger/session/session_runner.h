@@ -1,7 +1,7 @@
 // One wipe session, challenger side (design-brief.md "Protocol v1"), over any ProverAgent client:
 // TCP in production, an in-memory pipe in tests. Everything timed uses the injected Clock's
 // monotonic time; real-time waits (kj::Timer) only bound how long the runner waits for an answer
-// that is late anyway (plan.h FillWaitLimitUs / RoundWaitLimitUs).
+// that is late anyway (session_plan.h FillWaitLimitUs / RoundWaitLimitUs).
 //
 // Steps of Run():
 //   1. draw the challenges (secret until sent), sign the order (authority key), check that the

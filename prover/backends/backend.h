@@ -1,5 +1,5 @@
-// The device interface every memory kind implements: host memory (CpuBackend), NVIDIA GPUs
-// (CudaBackend), AMD GPUs (HipBackend). A backend enumerates its devices and acquires memory on
+// The device interface every memory kind implements: host memory (cpu/cpu_backend.h), NVIDIA
+// and AMD GPUs (gpu/gpu_backend.h over the CUDA or HIP runtime, gpu/gpu_runtimes.h). A backend enumerates its devices and acquires memory on
 // one; the acquired memory (DeviceMemory) is filled with a session's labels, answers lookups by
 // global label index, and is freed by Release() or on destruction, so no error path can leave
 // memory held. Backends are built by one factory (backend_factory.h).

@@ -1,7 +1,7 @@
 // `bench --what=all`: the node profile calibration reads (docs/calibration.md "The node profile").
 // On every device of every backend this node has (host memory, CUDA, HIP):
 //   - the known answer through the device's own fill and lookup (as every benchmark);
-//   - the fill rate at each m of --fill_chunk_labels: acquire --fill_gib (host default 0.25 GiB,
+//   - the fill rate at each m of --fill_chunk_labels: acquire --fill_gib (host default 0.125 GiB,
 //     GPUs 16 GiB), fill it with whole chunks of a fresh seed (the --what=fill path), spot-check
 //     one chunk against RecomputeChunk, release;
 //   - lookup latency: --lookup_samples lookups of --lookup_labels random labels each (q of a round)

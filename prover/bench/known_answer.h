@@ -1,5 +1,5 @@
 // Known answers compiled into the benchmark, so it proves its own correctness before printing a
-// rate (style.md 11). The cases are from tests/testdata/labels-public.json (label-spec.md §7),
+// rate. The cases are from tests/testdata/labels-public.json (label-spec.md §7),
 // which came from an independent implementation of the spec (c1) and the public PoSE-DB prototype
 // (192 at m = 2^14). Each is one whole chunk at m = 2^14, so it exercises the full-size graph.
 //

@@ -1,4 +1,4 @@
-// The scaffold-storage checker (kernels/scaffold_*.h, docs/scaffold-depth.md): the explicit DAG
+// The scaffold-storage checker (adversary/scaffold/, docs/scaffold-depth.md): the explicit DAG
 // against an independent transcription of label-spec.md §3 and against graph_metrics, the
 // recompute-depth checker on hand-built DAGs and against an independent search, and the
 // experiments' invariants for m up to 2^12.

@@ -1,4 +1,4 @@
-// `calibrate` in process (style.md 10): RunCalibration drives real sessions against a TestAgent
+// `calibrate` in process: RunCalibration drives real sessions against a TestAgent
 // (real labels, every answer checked) over an in-memory pipe, through a wrapper that injects a
 // delay into every round and into the fill on the FakeClock the challenger times with. The derived
 // round deadline must sit above the injected round delay and at or below the class's recompute

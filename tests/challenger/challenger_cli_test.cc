@@ -1,5 +1,5 @@
 // wipeproof-challenger, run as a process: keygen, exit codes, `wipe` and `serve --once` over TCP
-// against a TestAgent served from this process (challenger_test_agent.h), and the ledger they write
+// against the cheating agent served from this process (tests/support/challenger_fixtures.h), and the ledger they write
 // verified with `ledger verify`.
 #include <gtest/gtest.h>
 #include <sys/stat.h>

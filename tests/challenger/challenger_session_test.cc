@@ -1,4 +1,4 @@
-// Whole sessions in process (style.md 10): the challenger's SessionRunner against a TestAgent that
+// Whole sessions in process: the challenger's SessionRunner against a TestAgent that
 // stores real labels, over an in-memory pipe, with a FakeClock. An honest agent passes with a signed,
 // verifiable verdict; each cheating agent fails with its typed reason.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// The signed node profile `calibrate` reads (proto/node_profile.h, challenger/
-// calibration_node_profile.h). Byte 0:
+// The signed node profile `calibrate` reads (proto/node_profile.h,
+// challenger/calibration/node_profile_claims.h). Byte 0:
 //   0: the rest is the signed document: VerifyNodeProfile under the fixed node key (random bytes
 //      stop at the shape checks or the signature), then ParseNodeProfileJson if it verified
 //   1: the rest is the profile text, signed here with the node key (SignNodeProfile), then

@@ -1,4 +1,4 @@
-// The ProverAgent interface in process over an in-memory pipe (style.md 10): envelopes through RPC
+// The ProverAgent interface in process over an in-memory pipe: envelopes through RPC
 // params, Status carried in exceptions, the RPC size limit. The agent here is a stand-in that
 // answers from a formula; the real agent lives in prover/.
 #include <capnp/message.h>

@@ -84,7 +84,7 @@ TEST(ProtoCryptoTest, KeyPairFromSeedMatchesRfc8032Test1) {
 }
 
 // BLAKE2b-256("abc"): RFC 7693 test vectors list BLAKE2b-512 only; this 256-bit value is the one
-// libsodium and Python's hashlib.blake2b(b"abc", digest_size=32) give (toolchain.md §3).
+// libsodium and Python's hashlib.blake2b(b"abc", digest_size=32) give.
 TEST(ProtoCryptoTest, Blake2b256KnownAnswer) {
   const uint8_t abc[] = {'a', 'b', 'c'};
   Digest d = Blake2b256(ByteView(abc, 3));

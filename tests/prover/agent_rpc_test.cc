@@ -1,5 +1,5 @@
 // The agent over Cap'n Proto RPC (prover/agent/agent_rpc_server.h): in process over in-memory pipes
-// (style.md 10) with a fake clock, and sessions over real loopback TCP. Covers what only the RPC
+// with a fake clock, and sessions over real loopback TCP. Covers what only the RPC
 // layer can get wrong: status answered during a fill, typed errors across the wire, a connection
 // dropped mid-fill or a cancelled call freeing memory, oversized messages, the timeout timer, and
 // staying up under abuse: accept errors, the connection cap (eviction), idle and trickling connections, abort

@@ -8,7 +8,7 @@
 // buffers for lookups. Fill adds the side scratch (<= 256 MiB by default: the packed schedule,
 // the slot table, the 192 block-0 table and the scratch of the final passes) and frees it before
 // returning, so between fills no device memory outside the pieces is held; the main passes keep their scratch in the
-// region's own not-yet-labeled tail (fill_plan.h), so when Fill returns OK every byte of the
+// region's own not-yet-labeled tail (fill_passes.h), so when Fill returns OK every byte of the
 // pieces up to the plan's count holds its label. Release frees everything; so does the
 // destructor, and every error path.
 //

@@ -1,7 +1,7 @@
 // The GPU backends (CUDA and HIP, backend.h) over one runtime-neutral implementation: a Backend
 // that enumerates the runtime's devices and hands out DeviceMemory backed by gpu::DeviceRegion
-// (prover/backends/gpu/device_region.h: acquisition with back-off, fill passes, lookup). cuda_backend.h
-// and hip_backend.h bind it to their runtime; tests bind it to the CPU-emulated runtime.
+// (prover/backends/gpu/device_region.h: acquisition with back-off, fill passes, lookup).
+// gpu_runtimes.h binds it to the CUDA and HIP runtimes; tests bind it to the CPU-emulated runtime.
 //
 // Devices are named by the runtime's stable id: "GPU-<uuid>" (CUDA), the PCI id (HIP).
 // DeviceInfo.held_by_others_bytes is total - free - what this backend holds, read from the
