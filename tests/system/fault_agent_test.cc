@@ -33,6 +33,7 @@
 #include "prover/agent/agent_core.h"
 #include "prover/agent/agent_rpc_server.h"
 #include "tests/prover/agent_test_util.h"
+#include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
 namespace {
@@ -216,19 +217,10 @@ class FaultTest : public ::testing::Test {
     ExpectNothingHeld();
   }
 
-  // Records kept in memory: these tests are about the agent, the ledger test uses a real one.
-  class Sink final : public RecordSink {
-   public:
-    StatusOr<uint64_t> Append(proto::LedgerRecordKind kind, proto::ByteView, proto::ByteView) override {
-      kinds.push_back(kind);
-      return kinds.size() - 1;
-    }
-    std::vector<proto::LedgerRecordKind> kinds;
-  };
-
   DeviceFaults faults_;
   std::unique_ptr<TcpAgent> agent_;
-  Sink sink_;
+  // Records kept in memory: these tests are about the agent, the ledger test uses a real one.
+  testing::MemoryRecordSink sink_;
   uint64_t base_live_ = 0;
 };
 
@@ -245,8 +237,8 @@ TEST_F(FaultTest, DeviceAllocationFailureFailsCleanlyNamingTheDevice) {
   EXPECT_TRUE(Contains(outcome->failure.text, "cudaMalloc: an illegal memory access")) << outcome->failure.text;
   EXPECT_FALSE(outcome->report.has_value());
   // The order and the failed verdict are on record.
-  ASSERT_GE(sink_.kinds.size(), 3u);
-  EXPECT_EQ(sink_.kinds.front(), proto::LedgerRecordKind::ORDER);
+  ASSERT_GE(sink_.records().size(), 3u);
+  EXPECT_EQ(sink_.records().front().kind, proto::LedgerRecordKind::ORDER);
   ExpectNothingHeld();
   EXPECT_TRUE(Contains(agent_->core().GetStatus().last_error, std::string("device '") + kGpu + "'"))
       << agent_->core().GetStatus().last_error;
