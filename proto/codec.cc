@@ -36,6 +36,10 @@ size_t MaxPayloadBytes(MessageKind kind) {
       return kMaxReceiptBytes;
     case MessageKind::LEDGER_ENTRY:
       return kMaxLedgerEntryBytes;
+    case MessageKind::DEVICE_FILL_NOTICE:
+      return kMaxDeviceFillNoticeBytes;
+    case MessageKind::WAVE_VERDICT:
+      return kMaxWaveVerdictBytes;
     case MessageKind::UNKNOWN:
       return 0;
   }

@@ -95,7 +95,11 @@ Status ValidateShape(WipeOrder::Reader order) {
   if (!ChunkLabelsInRange(m)) {
     return InvalidArgumentError("chunkLabels " + std::to_string(m) + " is outside [1, 2^20]");
   }
-  if (order.getRounds() < 1) return InvalidArgumentError("rounds must be >= 1");
+  WP_RETURN_IF_ERROR(CheckSize("challengerKeyId", order.getChallengerKeyId(), kKeyIdBytes));
+  if (order.getRounds() != 0) {
+    return InvalidArgumentError("rounds is " + std::to_string(order.getRounds()) +
+                                ": a v2 order never discloses the number of rounds (0)");
+  }
   if (order.getRoundDeadlineUs() == 0) return InvalidArgumentError("roundDeadlineUs must be > 0");
   if (order.getFillDeadlineUs() == 0) return InvalidArgumentError("fillDeadlineUs must be > 0");
   auto devices = order.getDevices();
@@ -109,6 +113,11 @@ Status ValidateShape(WipeOrder::Reader order) {
     if (d.getSelector().size() == 0) return InvalidArgumentError(where + ": empty selector");
     if (d.getLabelCount() == 0) return InvalidArgumentError(where + ": labelCount is 0");
     if (d.getLabelsPerRound() == 0) return InvalidArgumentError(where + ": labelsPerRound is 0");
+    if (d.getFillDeadlineUs() == 0 || d.getFillDeadlineUs() > order.getFillDeadlineUs()) {
+      return InvalidArgumentError(where + ": fillDeadlineUs " + std::to_string(d.getFillDeadlineUs()) +
+                                  " is not in [1, the order's fillDeadlineUs " +
+                                  std::to_string(order.getFillDeadlineUs()) + "]");
+    }
     if (d.getFirstLabel() > UINT64_MAX - d.getLabelCount()) {
       return InvalidArgumentError(where + ": label range overflows");
     }
@@ -139,6 +148,28 @@ Status ValidateShape(FillReport::Reader report) {
   WP_RETURN_IF_ERROR(CheckSize("orderDigest", report.getOrderDigest(), kDigestBytes));
   WP_RETURN_IF_ERROR(CheckSize("nodeKeyId", report.getNodeKeyId(), kKeyIdBytes));
   if (report.getDevices().size() == 0) return InvalidArgumentError("devices: empty");
+  return Status::Ok();
+}
+
+Status ValidateShape(DeviceFillNotice::Reader notice) {
+  WP_RETURN_IF_ERROR(CheckSize("sessionId", notice.getSessionId(), kSessionIdBytes));
+  WP_RETURN_IF_ERROR(CheckSize("orderDigest", notice.getOrderDigest(), kDigestBytes));
+  WP_RETURN_IF_ERROR(CheckSize("nodeKeyId", notice.getNodeKeyId(), kKeyIdBytes));
+  return Status::Ok();
+}
+
+Status ValidateShape(WaveVerdict::Reader verdict) {
+  const auto ids = verdict.getSessionIds();
+  if (ids.size() == 0) return InvalidArgumentError("sessionIds: empty");
+  if (verdict.getNodeNames().size() != ids.size() || verdict.getVerdictDigests().size() != ids.size()) {
+    return InvalidArgumentError("sessionIds, nodeNames and verdictDigests differ in length");
+  }
+  for (unsigned i = 0; i < ids.size(); ++i) {
+    const std::string id_field = "sessionIds[" + std::to_string(i) + "]";
+    const std::string digest_field = "verdictDigests[" + std::to_string(i) + "]";
+    WP_RETURN_IF_ERROR(CheckSize(id_field.c_str(), ids[i], kSessionIdBytes));
+    WP_RETURN_IF_ERROR(CheckSize(digest_field.c_str(), verdict.getVerdictDigests()[i], kDigestBytes));
+  }
   return Status::Ok();
 }
 

@@ -17,9 +17,13 @@
 
 namespace wipeproof::proto {
 
-Status ValidateShape(WipeOrder::Reader order);  // version 1, 16/8/32-byte ids, m in [1, 2^20],
-                                                // >= 1 device, labelCount > 0, R >= 1
+Status ValidateShape(WipeOrder::Reader order);  // version 2, 16/8/32-byte ids, challengerKeyId,
+                                                // m in [1, 2^20], >= 1 device, labelCount > 0,
+                                                // rounds 0 (undisclosed), each device's fill
+                                                // deadline in [1, the order's]
 Status ValidateShape(FillReport::Reader report);
+Status ValidateShape(DeviceFillNotice::Reader notice);  // 16/32/8-byte ids
+Status ValidateShape(WaveVerdict::Reader verdict);      // one session id, node name, verdict digest per member
 Status ValidateShape(ChallengeRound::Reader round);
 Status ValidateShape(RoundAnswer::Reader answer);  // labels a whole number of 32-byte labels
 Status ValidateShape(TranscriptDigest::Reader transcript);

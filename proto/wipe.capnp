@@ -1,7 +1,7 @@
 @0x98ca53e3277f4ae1;
-# wipeproof protocol v1: wipe orders, fill reports, challenge rounds, verdicts, receipts, ledger
-# entries, and the ProverAgent RPC interface between challenger and prover agent.
-# Protocol narrative: docs/design-brief.md "Protocol v1"; label values: docs/label-spec.md.
+# wipeproof protocol v2: wipe orders, device fill notices, fill reports, challenge rounds,
+# verdicts, receipts, ledger entries, and the ProverAgent RPC interface between challenger and
+# prover agent. Protocol narrative: docs/protocol.md; label values: docs/label-spec.md.
 #
 # Conventions for every field below:
 # - Sizes are bytes unless the comment says labels (one label = 32 bytes).
@@ -14,16 +14,20 @@
 # - Every signed message is carried as an Envelope (below) whose payload is the message in
 #   Cap'n Proto canonical form (one segment, no segment table, capnp::canonicalize()).
 #
-# Who signs what:  WipeOrder: authority key.  FillReport, TranscriptDigest: node key.
-#                  Verdict, Receipt, LedgerEntry: challenger key.
+# Who signs what:  WipeOrder: authority key.
+#                  DeviceFillNotice, FillReport, TranscriptDigest: node key.
+#                  Verdict, WaveVerdict, Receipt, LedgerEntry: challenger key.
 # ChallengeRound and RoundAnswer travel unsigned for latency; they are bound afterwards by the
 # node-signed TranscriptDigest, and a wrong or late answer fails the session anyway.
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("wipeproof::proto");
 
-const protocolVersion :UInt16 = 1;
+const protocolVersion :UInt16 = 2;
 # The only version this schema describes. Agents refuse orders with any other value.
+# v2 (from v1): the order no longer discloses the number of rounds and names the challenger that
+# may deliver it; each device has its own fill deadline and is reported filled on its own
+# (deviceFilled); rounds may challenge any subset of the filled devices.
 
 # ---------------------------------------------------------------------------------------------
 # Envelope: a signed message.
@@ -39,6 +43,8 @@ enum MessageKind {
   verdict @4;           # payload: Verdict, signed by the challenger
   receipt @5;           # payload: Receipt, signed by the challenger
   ledgerEntry @6;       # payload: LedgerEntry, signed by the challenger
+  deviceFillNotice @7;  # payload: DeviceFillNotice, signed by the node
+  waveVerdict @8;       # payload: WaveVerdict, signed by the challenger
 }
 
 struct Envelope {
@@ -80,6 +86,10 @@ struct ParameterProfile {
   recomputeFloorUs @7 :UInt64;   # microseconds: 1.5 * m * c_node * tMinPs / safetyFactor / 1e6,
                                  # the largest round deadline the rule allows (for display)
   calibratedAtUnixUs @8 :Int64;  # Unix us when calibrated; 0 = never
+  authorityKeyId @9 :Data;       # 8 bytes: key id of the authority key that signed the profile
+                                 # document; empty when the profile was not signed (no bound)
+  documentDigest @10 :Data;      # 32 bytes: BLAKE2b-256 of the signed profile text; empty when
+                                 # unsigned
 }
 
 struct DevicePlan {
@@ -96,6 +106,8 @@ struct DevicePlan {
   capacityBytes @5 :UInt64;       # bytes: the device's declared capacity in the inventory;
                                   # the fill must hold >= capacityBytes - allowedReserveBytes
   model @6 :Text;                 # device model from the inventory (informational)
+  fillDeadlineUs @7 :UInt64;      # microseconds: from sending the order to receiving this
+                                  # device's DeviceFillNotice, on the challenger's clock
 }
 
 struct WipeOrder {
@@ -114,8 +126,9 @@ struct WipeOrder {
   chunkLabels @8 :UInt32;         # labels: m, labels per chunk, in [1, 2^20]
   devices @9 :List(DevicePlan);   # the plan; at least one device
   fillDeadlineUs @10 :UInt64;     # microseconds: from sending the order to receiving the fill
-                                  # report, on the challenger's monotonic clock
-  rounds @11 :UInt32;             # R: number of challenge rounds, >= 1
+                                  # report (every device filled), on the challenger's clock
+  rounds @11 :UInt32;             # always 0 in v2: the number of rounds is not disclosed; the
+                                  # agent answers rounds until `finish`
   roundDeadlineUs @12 :UInt64;    # microseconds: per round, from sending the ChallengeRound to
                                   # receiving the RoundAnswer, on the challenger's clock
   profile @13 :ParameterProfile;  # what the parameters were derived from
@@ -125,6 +138,9 @@ struct WipeOrder {
   waveName @16 :Text;             # name of the wave (node group) this session belongs to
   sessionTimeoutUs @17 :UInt64;   # microseconds: the agent aborts and frees memory when the
                                   # session has not finished this long after the order arrived
+  challengerKeyId @18 :Data;      # 8 bytes: key id of the challenger that delivers this order
+                                  # and signs its verdict; the agent accepts the order only on a
+                                  # connection authenticated as that key
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -142,6 +158,18 @@ struct DeviceFill {
   totalBytes @6 :UInt64;         # bytes: device total as its runtime reports it
   fillMicros @7 :UInt64;         # microseconds: agent-measured fill time of this device
   note @8 :Text;                 # why the device is short, if it is; empty otherwise
+}
+
+struct DeviceFillNotice {
+  # Signed by the node as soon as one planned device holds all its labels (deviceFilled); the
+  # challenger starts challenging that device at once. The FillReport follows when every device
+  # is filled.
+  sessionId @0 :Data;            # 16 bytes, from the order
+  orderDigest @1 :Data;          # 32 bytes: BLAKE2b-256 of the order envelope's payload
+  nodeKeyId @2 :Data;            # 8 bytes: key id of the node key that signs this
+  deviceIndex @3 :UInt16;        # index into WipeOrder.devices
+  fill @4 :DeviceFill;           # as it will appear in the FillReport
+  finishedAtUnixUs @5 :Int64;    # Unix us: agent's wall clock when the device was filled
 }
 
 struct FillReport {
@@ -168,7 +196,8 @@ struct DeviceChallenge {
 struct ChallengeRound {
   sessionId @0 :Data;                  # 16 bytes
   roundIndex @1 :UInt32;               # 0, 1, ..., rounds-1, sent in order
-  devices @2 :List(DeviceChallenge);   # every planned device once, each with its own count
+  devices @2 :List(DeviceChallenge);   # a non-empty subset of the devices reported filled, each
+                                       # at most once, each with its own count
 }
 
 struct RoundAnswer {
@@ -280,6 +309,25 @@ struct Verdict {
   issuedAtUnixUs @18 :Int64;      # Unix us: challenger's wall clock when signed
 }
 
+struct WaveVerdict {
+  # Signed by the challenger once every member of a wave run has its verdict: the statement for
+  # the wave's planned memory taken together (design-brief "What a pass proves": a neighbour's
+  # memory is only ruled out when it was wiped in the same wave).
+  waveName @0 :Text;
+  sessionIds @1 :List(Data);      # 16 bytes each, one per member session
+  nodeNames @2 :List(Text);       # same order
+  verdictDigests @3 :List(Data);  # 32 bytes each: BLAKE2b-256 of each member's verdict payload
+  pass @4 :Bool;                  # every member passed
+  complete @5 :Bool;              # every node of the wave was in the run and the wave is declared
+                                  # complete in the inventory
+  confidence @6 :Float64;
+  boundStated @7 :Bool;
+  unwipedBoundBytes @8 :UInt64;   # bytes: all members' planned memory together; only meaningful
+                                  # when boundStated
+  statement @9 :Text;
+  issuedAtUnixUs @10 :Int64;      # Unix us
+}
+
 struct Receipt {
   # Signed by the challenger: the self-contained record of one session for auditors.
   sessionId @0 :Data;             # 16 bytes
@@ -301,11 +349,23 @@ enum LedgerRecordKind {
   verdict @4;        # record: Envelope bytes of a Verdict
   transcript @5;     # record: Envelope bytes of a TranscriptDigest
   receipt @6;        # record: Envelope bytes of a Receipt
+  deviceFillNotice @7;  # record: Envelope bytes of a DeviceFillNotice
+  waveVerdict @8;    # record: Envelope bytes of a WaveVerdict
+}
+
+struct LoggedRound {
+  # One round exactly as the transcript hashes it: the challenge as sent, the answer as received
+  # (both canonical), so an auditor can re-check every label and the node-signed transcript.
+  round @0 :ChallengeRound;
+  answer @1 :RoundAnswer;        # absent when no usable answer arrived
 }
 
 struct RoundLog {
   sessionId @0 :Data;            # 16 bytes
   rounds @1 :List(RoundTiming);
+  exchanges @2 :List(LoggedRound);  # the rounds in `rounds`, same order; a long session is
+                                    # split over several RoundLog records (firstRound says where)
+  firstRound @3 :UInt32;         # index in the session's rounds of exchanges[0]
 }
 
 struct LedgerEntry {
@@ -382,7 +442,8 @@ interface ProverAgent {
   # Agent state machine (one session at a time):
   #
   #   idle --startSession ok--> filling --report returned--> ready
-  #   ready --round(i)--> ready          i must be rounds answered so far, and < order.rounds
+  #   filling|ready --round(i)--> same   i must be rounds answered so far; every device it names
+  #                                      must be filled (deviceFilled returned); no upper limit
   #   ready --finish--> releasing --> idle      (transcript returned, memory freed)
   #   filling|ready --abort | disconnect | sessionTimeoutUs--> releasing --> idle
   #
@@ -410,4 +471,10 @@ interface ProverAgent {
   status @4 () -> (status :AgentStatus);
 
   describe @5 () -> (description :NodeDescription);
+
+  deviceFilled @6 (sessionId :Data, deviceIndex :UInt16) -> (notice :Envelope);
+  # Returns the node-signed DeviceFillNotice of one device of the running session as soon as that
+  # device holds all its labels (at once if it already does). The challenger calls it for every
+  # device right after startSession; it fails like startSession when the session ends first.
+  # Only the connection that started the session may call it.
 }

@@ -63,6 +63,7 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
     next_label += p.label_count;
     const uint64_t chunks = p.label_count / m;
     p.labels_per_round = static_cast<uint32_t>(std::min<uint64_t>(LabelsPerRoundFor(profile, d.model), chunks));
+    p.fill_deadline_us = FillDeadlineUs(profile, p.planned_bytes());
     plan.host_memory_in_plan = plan.host_memory_in_plan || d.selector == kHostSelector;
     largest_bytes = std::max(largest_bytes, p.planned_bytes());
     plan.devices.push_back(std::move(p));

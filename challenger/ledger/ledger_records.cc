@@ -96,7 +96,6 @@ nlohmann::ordered_json Summarize(proto::WipeOrder::Reader order) {
           {"format", EnumName(order.getFormat(), "format")},
           {"chunk_labels", order.getChunkLabels()},
           {"devices", order.getDevices().size()},
-          {"rounds", order.getRounds()},
           {"round_deadline_us", order.getRoundDeadlineUs()},
           {"fill_deadline_us", order.getFillDeadlineUs()},
           {"profile", order.getProfile().getName().cStr()},

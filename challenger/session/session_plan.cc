@@ -38,7 +38,7 @@ uint64_t SessionTimeoutUs(uint64_t fill_deadline_us, uint32_t rounds, uint64_t r
          kSessionTimeoutSlackUs;
 }
 
-void WriteOrder(const SessionPlan& plan, proto::WipeOrder::Builder out) {
+void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::WipeOrder::Builder out) {
   out.setProtocolVersion(proto::PROTOCOL_VERSION);
   out.setSessionId(DataOf(plan.session_id.data(), plan.session_id.size()));
   out.setIssuedAtUnixUs(plan.issued_at_unix_us);
@@ -59,23 +59,25 @@ void WriteOrder(const SessionPlan& plan, proto::WipeOrder::Builder out) {
     w.setLabelsPerRound(d.labels_per_round);
     w.setCapacityBytes(d.capacity_bytes);
     w.setModel(d.model);
+    w.setFillDeadlineUs(d.fill_deadline_us);
   }
   out.setFillDeadlineUs(plan.fill_deadline_us);
-  out.setRounds(plan.profile.rounds);
+  out.setRounds(0);  // never disclosed: the agent answers until `finish`
   out.setRoundDeadlineUs(plan.profile.round_deadline_us);
   WriteProfile(plan.profile, out.initProfile());
   out.setHostMemoryInPlan(plan.host_memory_in_plan);
   out.setWaveComplete(plan.wave_complete);
   out.setWaveName(plan.wave.name);
   out.setSessionTimeoutUs(plan.session_timeout_us);
+  out.setChallengerKeyId(DataOf(challenger.data(), challenger.size()));
 }
 
-StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const proto::KeyPair& authority) {
+StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const SessionKeys& keys) {
   capnp::MallocMessageBuilder message;
   auto order = message.initRoot<proto::WipeOrder>();
-  WriteOrder(plan, order);
+  WriteOrder(plan, proto::KeyIdOf(keys.challenger.public_key), order);
   WP_RETURN_IF_ERROR(proto::ValidateShape(order.asReader()).WithContext("order for node " + plan.node_name));
-  return proto::SignMessage(order.asReader(), authority);
+  return proto::SignMessage(order.asReader(), keys.authority);
 }
 
 }  // namespace wipeproof

@@ -28,6 +28,12 @@
 
 namespace wipeproof {
 
+// The keys a session is run with.
+struct SessionKeys {
+  proto::KeyPair authority;   // signs orders
+  proto::KeyPair challenger;  // signs verdicts and receipts; its key id is in the order
+};
+
 struct PlannedDevice {
   std::string selector;
   std::string model;
@@ -36,6 +42,7 @@ struct PlannedDevice {
   uint64_t first_label = 0;            // global label index, a multiple of m
   uint64_t label_count = 0;            // a multiple of m, >= m
   uint32_t labels_per_round = 0;       // q_d
+  uint64_t fill_deadline_us = 0;       // from the order to this device's fill notice
 
   uint64_t planned_bytes() const { return label_count * proto::kLabelBytes; }
 };
@@ -80,11 +87,13 @@ uint64_t FillWaitLimitUs(uint64_t fill_deadline_us);    // deadline + max(10 s, 
 uint64_t RoundWaitLimitUs(uint64_t round_deadline_us);  // deadline + max(1 s, deadline)
 uint64_t SessionTimeoutUs(uint64_t fill_deadline_us, uint32_t rounds, uint64_t round_deadline_us);
 
-// Writes the order for `plan` (protocol version 1) into `out`.
-void WriteOrder(const SessionPlan& plan, proto::WipeOrder::Builder out);
+// Writes the order for `plan` (protocol version 2), delivered by challenger key `challenger`, into
+// `out`.
+void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::WipeOrder::Builder out);
 
-// The order in canonical form, checked with proto::ValidateShape, signed by `authority`.
+// The order in canonical form naming keys.challenger, checked with proto::ValidateShape, signed by
+// keys.authority.
 // Errors: INVALID_ARGUMENT when the order fails its shape check (a bug in the plan).
-StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const proto::KeyPair& authority);
+StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const SessionKeys& keys);
 
 }  // namespace wipeproof

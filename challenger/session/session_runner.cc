@@ -167,7 +167,7 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
   for (const PlannedDevice& d : plan_.devices) ranges.push_back({d.first_label, d.label_count, d.labels_per_round});
   WP_ASSIGN_OR_RETURN(ChallengeSet challenges, GenerateChallenges(ranges, plan_.profile.rounds, m));
   challenges_.emplace(std::move(challenges));
-  WP_ASSIGN_OR_RETURN(out_.order, SignOrder(plan_, keys_.authority));
+  WP_ASSIGN_OR_RETURN(out_.order, SignOrder(plan_, keys_));
   order_digest_ = proto::Blake2b256(proto::AsView(out_.order.payload));
   WP_RETURN_IF_ERROR(transcript_.AddOrder(proto::AsView(out_.order.payload)));
 

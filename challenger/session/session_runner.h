@@ -57,11 +57,6 @@
 
 namespace wipeproof {
 
-struct SessionKeys {
-  proto::KeyPair authority;   // signs orders
-  proto::KeyPair challenger;  // signs verdicts and receipts
-};
-
 struct SessionEnv {
   const Clock* clock = nullptr;             // required: all timing
   kj::Timer* timer = nullptr;               // required: bounds waits in real time

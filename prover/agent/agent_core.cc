@@ -35,7 +35,6 @@ struct AgentCore::Session {
   bool fill_started = false;                       // FillSession has taken the session over
   bool filled = false;                             // phase ready: the report was returned
   proto::TranscriptHasher hasher;
-  uint32_t rounds_planned = 0;
   uint32_t rounds_answered = 0;
   int64_t arrived_us = 0;   // monotonic
   uint64_t timeout_us = 0;  // microseconds after arrived_us
@@ -164,7 +163,8 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   const std::string name = "session " + HexEncode(id.data(), id.size());
   const int64_t now = clock_.UnixMicros();
 
-  Status checked = CheckOrderAddress(order, config_.node_name, node_key_id_);
+  Status checked =
+      CheckOrderAddress(order, config_.node_name, node_key_id_, proto::KeyIdOf(config_.challenger_key));
   if (checked.ok()) {
     OrderTimePolicy policy;
     policy.clock_skew_us = config_.clock_skew_us;
@@ -191,7 +191,6 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   s->id = id;
   s->name = name;
   for (MatchedDevice& p : *planned) s->slots.push_back(std::make_unique<DeviceSlot>(std::move(p)));
-  s->rounds_planned = s->order.root().getRounds();
   s->arrived_us = clock_.MonotonicMicros();
   const uint64_t asked = s->order.root().getSessionTimeoutUs();
   s->timeout_us = asked == 0 ? config_.session_timeout_us : std::min(asked, config_.session_timeout_us);
@@ -202,7 +201,7 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
         (devices.empty() ? "" : ", ") + slot->plan.selector + " " + std::to_string(slot->plan.label_count) + " labels";
   }
   LOG(INFO) << name << ": order accepted (node " << config_.node_name << ", m=" << s->order.root().getChunkLabels()
-            << ", rounds=" << s->rounds_planned << ", timeout " << s->timeout_us << " us, connection " << owner
+            << ", timeout " << s->timeout_us << " us, connection " << owner
             << "): filling " << devices;
   return Admitted(this);
 }
@@ -308,9 +307,6 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
   if (r.getRoundIndex() != s.rounds_answered) {
     return InvalidArgumentError("round index " + std::to_string(r.getRoundIndex()) + ", expected " +
                                 std::to_string(s.rounds_answered));
-  }
-  if (s.rounds_answered >= s.rounds_planned) {
-    return InvalidArgumentError("all " + std::to_string(s.rounds_planned) + " rounds were answered");
   }
   auto devices = r.getDevices();
   std::vector<bool> seen(s.slots.size(), false);

@@ -64,8 +64,8 @@ Status CheckOrderTime(proto::WipeOrder::Reader order, int64_t now_unix_us, const
   return Status::Ok();
 }
 
-Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node_name,
-                         const proto::KeyId& node_key_id) {
+Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node_name, const proto::KeyId& node_key_id,
+                         const proto::KeyId& challenger_key_id) {
   const std::string name(order.getNodeName().cStr(), order.getNodeName().size());
   if (name != node_name) {
     return PermissionDeniedError("order is for node '" + name + "', this agent serves node '" + node_name + "'");
@@ -74,6 +74,13 @@ Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node
   if (key_id.size() != node_key_id.size() || std::memcmp(key_id.begin(), node_key_id.data(), key_id.size()) != 0) {
     return PermissionDeniedError("order names node key id " + HexEncode(key_id.begin(), key_id.size()) +
                                  ", this agent's node key id is " + proto::KeyIdHex(node_key_id));
+  }
+  capnp::Data::Reader challenger = order.getChallengerKeyId();
+  if (challenger.size() != challenger_key_id.size() ||
+      std::memcmp(challenger.begin(), challenger_key_id.data(), challenger.size()) != 0) {
+    return PermissionDeniedError("order names challenger key id " + HexEncode(challenger.begin(), challenger.size()) +
+                                 ", this agent trusts challenger key id " + proto::KeyIdHex(challenger_key_id) +
+                                 " only (its verdicts could not be accepted)");
   }
   return Status::Ok();
 }

@@ -20,7 +20,8 @@
 // has issuedAt >= agentStart and is accepted again. Keeping clocks synchronised (NTP) and the skew
 // allowance small bounds that window; see seen_sessions.h.
 //
-// Address rule: nodeName and nodeKeyId must be this node's -> PERMISSION_DENIED otherwise.
+// Address rule: nodeName and nodeKeyId must be this node's, and challengerKeyId the challenger key
+// this agent is configured with (whose verdicts it accepts) -> PERMISSION_DENIED otherwise.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -42,6 +43,7 @@ struct OrderTimePolicy {
 
 Status CheckOrderTime(proto::WipeOrder::Reader order, int64_t now_unix_us, const OrderTimePolicy& policy);
 
-Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node_name, const proto::KeyId& node_key_id);
+Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node_name, const proto::KeyId& node_key_id,
+                         const proto::KeyId& challenger_key_id);
 
 }  // namespace wipeproof

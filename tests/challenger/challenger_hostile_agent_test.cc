@@ -240,7 +240,7 @@ TEST(VerdictSizeTest, LargestAllowedVerdictSigns) {
   FakeClock clock;
   auto plan = BuildPlan(inventory, node.name, profile, {}, clock);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_TRUE(SignOrder(*plan, testing::TestKey(0x11)).ok());
+  EXPECT_TRUE(SignOrder(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}).ok());
 
   VerdictFacts facts;
   facts.plan = &*plan;

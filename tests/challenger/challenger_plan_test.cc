@@ -58,15 +58,18 @@ TEST(PlanTest, ChunkAlignedDisjointAndReserveRespected) {
   EXPECT_GT(plan->session_timeout_us, plan->fill_deadline_us + 16 * profile.round_deadline_us);
 
   // The signed order verifies under the authority key and passes proto's shape check.
-  const proto::KeyPair authority = testing::TestKey(0x11);
-  auto order = SignOrder(*plan, authority);
+  const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
+  auto order = SignOrder(*plan, SessionKeys{authority, challenger});
   ASSERT_TRUE(order.ok()) << order.status().ToString();
   auto parsed = proto::VerifyAndParse<proto::WipeOrder>(*order, authority.public_key);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   proto::WipeOrder::Reader o = parsed->root();
   EXPECT_EQ(std::string(o.getNodeName().cStr()), "node-a");
   EXPECT_EQ(o.getChunkLabels(), kM);
-  EXPECT_EQ(o.getRounds(), 16u);
+  EXPECT_EQ(o.getRounds(), 0u);  // never disclosed
+  EXPECT_EQ(proto::AsView(proto::KeyIdOf(challenger.public_key)), o.getChallengerKeyId());
+  // Each device's own fill deadline; the session's is the largest (fill_deadline_ms is set here).
+  EXPECT_EQ(o.getDevices()[0].getFillDeadlineUs(), 60'000'000u);
   EXPECT_EQ(o.getDevices()[1].getCapacityBytes(), 96u * kM * 32 + 1000);
   EXPECT_EQ(std::string(o.getProfile().getName().cStr()), "test-uncalibrated");
   EXPECT_FALSE(o.getProfile().getCalibrated());

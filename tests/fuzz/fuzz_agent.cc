@@ -8,7 +8,6 @@ namespace wipeproof::fuzz {
 agent_test::OrderSpec FuzzOrderSpec() {
   agent_test::OrderSpec spec;
   spec.chunk_labels = 16;
-  spec.rounds = 3;
   spec.devices = {{"host", 0, 64, 4}, {agent_test::kGpuId, 64, 64, 4}};
   return spec;
 }

@@ -141,14 +141,14 @@ class ProtoOrderShapeTest : public ::testing::Test {
   void SetUp() override {
     WipeOrder::Builder order_ = message_->initRoot<WipeOrder>();
     uint8_t key_id[kKeyIdBytes] = {}, seed[kSessionSeedBytes] = {};
-    order_.setProtocolVersion(1);
+    order_.setProtocolVersion(2);
     order_.setSessionId(capnp::Data::Reader(kSid, sizeof(kSid)));
     order_.setNodeKeyId(capnp::Data::Reader(key_id, sizeof(key_id)));
+    order_.setChallengerKeyId(capnp::Data::Reader(key_id, sizeof(key_id)));
     order_.setSeed(capnp::Data::Reader(seed, sizeof(seed)));
     order_.setIssuedAtUnixUs(1);
     order_.setExpiresAtUnixUs(2);
     order_.setChunkLabels(1024);
-    order_.setRounds(1);
     order_.setRoundDeadlineUs(500);
     order_.setFillDeadlineUs(1'000'000);
     auto d = order_.initDevices(2);
@@ -156,10 +156,12 @@ class ProtoOrderShapeTest : public ::testing::Test {
     d[0].setFirstLabel(0);
     d[0].setLabelCount(4096);
     d[0].setLabelsPerRound(4);
+    d[0].setFillDeadlineUs(1'000'000);
     d[1].setSelector("GPU-1");
     d[1].setFirstLabel(4096);
     d[1].setLabelCount(2048);
     d[1].setLabelsPerRound(2);
+    d[1].setFillDeadlineUs(500'000);
   }
   std::string Check() { return ValidateShape(order().asReader()).message(); }
   WipeOrder::Builder order() { return message_->getRoot<WipeOrder>(); }
@@ -171,9 +173,9 @@ class ProtoOrderShapeTest : public ::testing::Test {
 TEST_F(ProtoOrderShapeTest, ValidOrderPasses) { EXPECT_TRUE(ValidateShape(order().asReader()).ok()) << Check(); }
 
 TEST_F(ProtoOrderShapeTest, EachBadFieldNamed) {
-  order().setProtocolVersion(2);
-  EXPECT_EQ(Check(), "protocolVersion 2, want 1");
   order().setProtocolVersion(1);
+  EXPECT_EQ(Check(), "protocolVersion 1, want 2");
+  order().setProtocolVersion(2);
   order().setChunkLabels(0);
   EXPECT_EQ(Check(), "chunkLabels 0 is outside [1, 2^20]");
   order().setChunkLabels((1u << 20) + 1);

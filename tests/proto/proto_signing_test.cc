@@ -39,12 +39,14 @@ void FillOrder(WipeOrder::Builder order, size_t session_id_bytes = kSessionIdByt
   devices[0].setAllowedReserveBytes(64 << 20);
   devices[0].setLabelsPerRound(64);
   devices[0].setCapacityBytes(uint64_t{32} << 20);
+  devices[0].setFillDeadlineUs(40'000'000);
   devices[1].setSelector("GPU-8c6f0d1e-0000-1111-2222-333344445555");
   devices[1].setFirstLabel(1 << 20);
   devices[1].setLabelCount(1 << 21);
   devices[1].setLabelsPerRound(192);
+  devices[1].setFillDeadlineUs(30'000'000);
   order.setFillDeadlineUs(40'000'000);
-  order.setRounds(16);
+  order.setChallengerKeyId(DataOf(node_key_id, sizeof(node_key_id)));
   order.setRoundDeadlineUs(900);
   auto profile = order.initProfile();
   profile.setName("default-uncalibrated");

@@ -147,7 +147,7 @@ TEST_F(AgentRpcTest, HonestSessionWhileStatusKeepsAnswering) {
   auto client = Connect();
   auto observer = Connect();
   OrderSpec spec;
-  spec.rounds = 2;
+  const uint32_t rounds = 2;
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
   auto pending = StartRequest(*client, order).send();
 
@@ -581,11 +581,11 @@ TEST_F(AgentRpcTest, IdleAndTricklingConnectionsDoNotBlockAnHonestSession) {
 
   Client honest(address->connect().wait(io_.waitScope));
   OrderSpec spec;
-  spec.rounds = 3;
+  const uint32_t rounds = 3;
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
   ASSERT_TRUE(ErrorOf(StartRequest(honest, order).send(), io_.waitScope).ok());
   const auto expected = agent_test::ExpectedLabels(256, 0, 65536);
-  for (uint32_t r = 0; r < spec.rounds; ++r) {
+  for (uint32_t r = 0; r < rounds; ++r) {
     Spin(200);  // quiet for longer than the idle timeout in all: the session owner stays
     auto round = honest.agent.roundRequest();
     BuildRound(round.initRound(), spec.session_id, r, {11 + r, 60000 + r});
@@ -632,11 +632,11 @@ TEST_F(AgentRpcTest, ACapFullOfIdleAndPollingConnectionsDoesNotBlockAnHonestSess
 
   Client honest(connect());  // evicts silent1
   OrderSpec spec;
-  spec.rounds = 2;
+  const uint32_t rounds = 2;
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
   ASSERT_TRUE(ErrorOf(StartRequest(honest, order).send(), io_.waitScope).ok());
   const auto expected = agent_test::ExpectedLabels(256, 0, 65536);
-  for (uint32_t r = 0; r < spec.rounds; ++r) {
+  for (uint32_t r = 0; r < rounds; ++r) {
     EXPECT_EQ(PhaseOverRpc(poller1), proto::AgentPhase::READY);
     EXPECT_EQ(PhaseOverRpc(poller2), proto::AgentPhase::READY);
     auto round = honest.agent.roundRequest();

@@ -240,9 +240,10 @@ proto::SignedEnvelope SignedOrder(const OrderSpec& spec, const Clock& clock, con
     d.setLabelCount(spec.devices[i].label_count);
     d.setLabelsPerRound(spec.devices[i].labels_per_round);
     d.setCapacityBytes(spec.devices[i].label_count * 32);
+    d.setFillDeadlineUs(60'000'000);
   }
   order.setFillDeadlineUs(60'000'000);
-  order.setRounds(spec.rounds);
+  order.setChallengerKeyId(proto::AsView(proto::KeyIdOf(ChallengerKey().public_key)));
   order.setRoundDeadlineUs(1000);
   order.setSessionTimeoutUs(spec.session_timeout_us);
   order.setHostMemoryInPlan(true);

@@ -86,7 +86,6 @@ struct OrderSpec {
   std::string node_name = kNodeName;
   bool wrong_node_key = false;
   uint32_t chunk_labels = 256;
-  uint32_t rounds = 3;
   uint64_t session_timeout_us = 0;
   std::vector<PlannedDeviceSpec> devices = {{"host", 0, 65536, 8}};  // 2 MiB of labels
 };

@@ -51,7 +51,7 @@ TEST(CalibrationLatencyTest, RoundsOfQ256InProcessAgainstTheRealAgent) {
 
   agent_test::OrderSpec spec;
   spec.chunk_labels = kM;
-  spec.rounds = kRounds;
+  const uint32_t rounds = kRounds;
   spec.devices = {{"host", 0, kLabels, kQ}};
   const proto::SignedEnvelope order = agent_test::SignedOrder(spec, clock);
   auto start = agent.startSessionRequest();

@@ -81,8 +81,9 @@ inline Bytes OrderRecord(const Bytes& session, const Keys& keys) {
   device.setLabelCount(uint64_t{1} << 20);
   device.setLabelsPerRound(64);
   device.setCapacityBytes(uint64_t{32} << 20);
+  device.setFillDeadlineUs(40'000'000);
   order.setFillDeadlineUs(40'000'000);
-  order.setRounds(4);
+  order.setChallengerKeyId(DataOf(proto::KeyIdOf(keys.challenger.public_key)));
   order.setRoundDeadlineUs(900);
   order.initProfile().setName("default-uncalibrated");
   order.setHostMemoryInPlan(true);
