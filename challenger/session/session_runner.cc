@@ -372,12 +372,17 @@ void Session::RunRounds(proto::ProverAgent::Client& agent) {
 
     RoundRecord record;
     record.round = r;
+    RoundExchange exchange;
+    auto sent = proto::EncodeCanonical(round.asReader());
+    if (sent.ok()) exchange.round = *std::move(sent);
     const int64_t start = env_.clock->MonotonicMicros();
     try {
       auto response = WaitBounded(request.send(), RoundWaitLimitUs(deadline));
       record.elapsed_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start);
       record.deadline_met = record.elapsed_us <= deadline;
       KJ_IF_MAYBE (resp, response) {
+        auto received = proto::EncodeCanonical(resp->getAnswer());
+        if (received.ok()) exchange.answer = *std::move(received);
         const bool correct = CheckAnswer(r, round.asReader(), resp->getAnswer());
         record.all_correct = correct;
         record.labels_checked = correct ? static_cast<uint32_t>(challenges.LabelsPerRound()) : 0;
@@ -405,6 +410,7 @@ void Session::RunRounds(proto::ProverAgent::Client& agent) {
       Fail(std::move(f));
     }
     out_.rounds.push_back(record);
+    out_.exchanges.push_back(std::move(exchange));
     VLOG(1) << "session " << sid_hex_ << " round " << r << ": " << record.elapsed_us << " us";
     if (failure_.failed()) return;
     ++rounds_passed_;
@@ -491,6 +497,7 @@ void Session::SignVerdictOrMinimal() {
                                                                "; the session's first failure: " + first);
     rounds_passed_ = 0;
     out_.rounds.clear();
+    out_.exchanges.clear();
     verdict = BuildVerdict(failure_, &out_.summary);
   }
   if (!verdict.ok()) {
@@ -609,17 +616,13 @@ void Session::Record() {
     Append(proto::LedgerRecordKind::FILL_REPORT, proto::EncodeEnvelope(*out_.report));
   }
 
-  capnp::MallocMessageBuilder log_message;
-  auto log = log_message.initRoot<proto::RoundLog>();
-  log.setSessionId(DataOf(plan_.session_id.data(), plan_.session_id.size()));
-  WriteRoundTimings(out_.rounds, log.initRounds(static_cast<unsigned>(out_.rounds.size())));
-  auto log_bytes = proto::EncodeCanonical(log.asReader());
-  if (log_bytes.ok()) {
-    Append(proto::LedgerRecordKind::ROUND_LOG, *log_bytes);
+  auto logs = BuildRoundLogs(plan_.session_id, out_.rounds, out_.exchanges);
+  if (logs.ok()) {
+    for (const proto::Bytes& log : *logs) Append(proto::LedgerRecordKind::ROUND_LOG, log);
   } else {
-    // Bounded by the profile's rounds (parameter_profile.h), so not expected; the verdict still goes in.
-    LOG(ERROR) << "session " << sid_hex_ << ": round log not recorded: " << log_bytes.status().ToString();
-    if (out_.ledger.ok()) out_.ledger = log_bytes.status().WithContext("round log");
+    // Every logged round was built here, so not expected; the verdict still goes in.
+    LOG(ERROR) << "session " << sid_hex_ << ": round log not recorded: " << logs.status().ToString();
+    if (out_.ledger.ok()) out_.ledger = logs.status().WithContext("round log");
   }
 
   uint64_t verdict_sequence = 0;

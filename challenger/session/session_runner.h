@@ -48,6 +48,7 @@
 
 #include "challenger/session/agent_connector.h"
 #include "challenger/session/failure.h"
+#include "challenger/session/round_log.h"
 #include "challenger/session/session_plan.h"
 #include "challenger/ledger/record_sink.h"
 #include "challenger/session/verdict.h"
@@ -88,6 +89,7 @@ struct SessionOutcome {
   uint64_t fill_us = 0;                 // order sent to report received
   int64_t expected_labels_wait_us = 0;  // waited for expected labels after the fill (0: ready)
   std::vector<RoundRecord> rounds;
+  std::vector<RoundExchange> exchanges;  // rounds as sent and answers as received, same order
 
   Status ledger;                             // OK when every record reached the ledger
   std::vector<uint64_t> ledger_sequences;    // of the records appended, in order
