@@ -75,6 +75,10 @@ CheatingAgent::CheatingAgent(AgentKeys keys, CheatingAgentOptions options)
       log_(options_.log != nullptr ? options_.log : &own_log_),
       rng_(options_.rng_seed) {}
 
+int64_t CheatingAgent::NowMonotonicUs() const {
+  return options_.sim_clock != nullptr ? options_.sim_clock->MonotonicMicros() : SystemClock().MonotonicMicros();
+}
+
 void CheatingAgent::Charge(int64_t micros) {
   if (options_.sim_clock != nullptr && micros > 0) options_.sim_clock->Advance(micros);
 }
@@ -86,11 +90,13 @@ int64_t CheatingAgent::NowUnixUs() const {
 void CheatingAgent::Release() {
   if (hasher_) memory_->earlier_seed = seed_;  // what 1(c) answers from in the next session
   devices_.clear();
+  notices_.clear();
   host_store_.clear();
   hasher_.reset();
   session_id_.clear();
   previous_answer_.reset();
   previous_indices_.clear();
+  rounds_answered_ = 0;
   log_->holds_memory = false;
 }
 
@@ -120,6 +126,12 @@ void CheatingAgent::ApplyStorageDeviation() {
   };
 
   switch (deviation_.kind) {
+    case DeviationKind::kEarlyFillReport:
+      DropChunks(ChunkState::kPending);
+      break;
+    case DeviationKind::kDisconnectOnHidden:
+      DropChunks(ChunkState::kHidden);
+      break;
     case DeviationKind::kHideChunks:
       for (Device& dev : devices_) {
         if (deviation_.placement == Placement::kStrided) {
@@ -197,8 +209,36 @@ void CheatingAgent::ApplyStorageDeviation() {
   }
 }
 
+void CheatingAgent::DropChunks(ChunkState state) {
+  const uint64_t chunk_bytes = uint64_t{m_} * kLabelBytes;
+  for (Device& dev : devices_) {
+    const uint64_t n = dev.chunks.size();
+    const auto count = std::min<uint64_t>(n, static_cast<uint64_t>(deviation_.hidden_fraction * n + 0.5));
+    std::vector<uint64_t> all(n);
+    for (uint64_t c = 0; c < n; ++c) all[c] = c;
+    std::shuffle(all.begin(), all.end(), rng_);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t c = all[i];
+      // Pending chunks keep their labels (they are written later); dropped ones are gone.
+      if (state != ChunkState::kPending) {
+        const uint64_t begin = c * chunk_bytes;
+        const uint64_t end = std::min<uint64_t>(begin + chunk_bytes, dev.labels.size());
+        std::memset(dev.labels.data() + begin, 0, end - begin);
+      }
+      dev.chunks[c] = state;
+    }
+  }
+}
+
 kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
-  ++log_->orders;
+  if (options_.fill_gate && options_.timer != nullptr && !options_.fill_gate()) {
+    gated_ = true;
+    return options_.timer->afterDelay(100 * kj::MICROSECONDS).then([this, context]() mutable {
+      return startSession(context);
+    });
+  }
+  gated_ = false;
+  if (log_->orders++ == 0) log_->first_order_at = std::chrono::steady_clock::now();
   if (deviation_.kind == DeviationKind::kRefuseOrder) return Refusal(FailedPreconditionError("busy: test refusal"));
   if (IsHuge(deviation_.kind)) {
     const std::string huge = HugeAgentText(deviation_.huge_text_bytes);
@@ -257,6 +297,7 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
   log_->holds_memory = true;
   Charge(options_.timing.fill_us);
   if (deviation_.kind == DeviationKind::kLateFill) Charge(deviation_.advance_us);
+  pending_ready_us_ = NowMonotonicUs() + deviation_.advance_us;
 
   std::vector<proto::DeviceFillFacts> facts;
   for (size_t i = 0; i < devices_.size(); ++i) {
@@ -290,6 +331,16 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
   }
   hasher_.emplace();
   (void)hasher_->AddOrder(order_or->bytes());
+  for (size_t i = 0; i < facts.size(); ++i) {
+    auto notice = proto::SignDeviceFillNotice(order_or->bytes(), order.getSessionId(), static_cast<uint16_t>(i),
+                                              facts[i], NowUnixUs(), keys_.node);
+    if (!notice.ok()) {
+      Release();
+      return Refusal(notice.status());
+    }
+    (void)hasher_->AddNotice(static_cast<uint16_t>(i), proto::AsView(notice->payload));
+    notices_.push_back(*std::move(notice));
+  }
   (void)hasher_->AddReport(proto::AsView(report->payload));
   // Byte 8 is the low byte of fillMicros (first word of the data section): still a well-formed report.
   if (deviation_.kind == DeviationKind::kTamperedReport) report->payload[8] ^= 1;
@@ -312,6 +363,15 @@ void CheatingAgent::AnswerLabel(size_t d, uint64_t g, uint8_t* out, std::set<std
     }
     case ChunkState::kOverwritten:
       std::memset(out, 0, kLabelBytes);
+      return;
+    case ChunkState::kPending:
+      // Reported filled, but written only later: what is there before then is nothing.
+      if (NowMonotonicUs() >= pending_ready_us_) {
+        std::memcpy(out, dev.labels.data() + offset * kLabelBytes, kLabelBytes);
+      } else {
+        ++log_->hidden_chunks_challenged;
+        std::memset(out, 0, kLabelBytes);
+      }
       return;
     case ChunkState::kDeduped: {
       // Device 0's label at the same offset: a copy that is there, but of other indices.
@@ -381,6 +441,17 @@ kj::Promise<void> CheatingAgent::round(RoundContext context) {
     }
     indices.push_back(std::move(list));
   }
+  if (deviation_.kind == DeviationKind::kDisconnectOnHidden) {
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const Device& dev = devices_[request.getDevices()[static_cast<unsigned>(i)].getDeviceIndex()];
+      for (uint64_t g : indices[i]) {
+        if (dev.chunks[(g - dev.first) / m_] != ChunkState::kHidden) continue;
+        ++log_->hidden_chunks_challenged;
+        deviation_.disconnect();  // rather than answer a label it does not hold
+        return kj::NEVER_DONE;
+      }
+    }
+  }
   std::vector<std::vector<uint64_t>> answered = indices;
   if (deviation_.kind == DeviationKind::kOtherRoundIndices && r >= 1 && previous_indices_.size() == indices.size()) {
     answered = previous_indices_;
@@ -430,6 +501,10 @@ kj::Promise<void> CheatingAgent::round(RoundContext context) {
   previous_indices_ = std::move(indices);
   Status hashed = hasher_->AddRound(request, context.getResults().getAnswer().asReader());
   if (!hashed.ok()) return Refusal(hashed);
+  if (++rounds_answered_ == deviation_.round && deviation_.kind == DeviationKind::kDropAfterRounds) {
+    DropChunks(ChunkState::kHidden);
+    if (deviation_.on_drop) deviation_.on_drop();
+  }
   return kj::READY_NOW;
 }
 
@@ -464,6 +539,23 @@ kj::Promise<void> CheatingAgent::abort(AbortContext context) {
   if (deviation_.kind == DeviationKind::kHugeRoundError) {
     return Refusal(InternalError(HugeAgentText(deviation_.huge_text_bytes)));
   }
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> CheatingAgent::deviceFilled(DeviceFilledContext context) {
+  if (!hasher_ && gated_ && options_.timer != nullptr) {
+    // The fill is held at its gate: answer once it has run.
+    return options_.timer->afterDelay(100 * kj::MICROSECONDS).then([this, context]() mutable {
+      return deviceFilled(context);
+    });
+  }
+  if (!hasher_) return Refusal(FailedPreconditionError("no session"));
+  auto params = context.getParams();
+  if (params.getSessionId() != capnp::Data::Reader(session_id_.data(), session_id_.size())) {
+    return Refusal(InvalidArgumentError("deviceFilled for another session"));
+  }
+  if (params.getDeviceIndex() >= notices_.size()) return Refusal(InvalidArgumentError("deviceIndex out of range"));
+  proto::WriteEnvelope(notices_[params.getDeviceIndex()], context.getResults().initNotice());
   return kj::READY_NOW;
 }
 

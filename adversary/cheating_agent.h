@@ -27,7 +27,10 @@
 // Thread-safety: an agent lives on the thread of the kj event loop it serves.
 #pragma once
 
+#include <kj/timer.h>
+
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -73,11 +76,19 @@ enum class DeviationKind {
   kOtherRoundIndices,          // round r >= 1: correct labels of round r-1's indices, round r's header
   kReorderedAnswer,            // the first two labels of every answer swapped
   kReusedTranscriptSignature,  // this session's transcript payload under an earlier session's signature
-  kPartialChunkProbe,          // records any device range that is not whole chunks and leaves its
-                               // trailing partial chunk unlabeled (answers zeros there)
-  kWrongRoundIndex,            // answers round r as round r+1
-  kTamperedReport,             // flips a payload byte of the signed fill report
-  kTranscriptMismatch,         // signs a transcript digest with one bit flipped
+  kEarlyFillReport,            // reports every device filled while hidden_fraction of its chunks are not
+                               // written yet; they are `advance_us` simulated us after the report
+  kDisconnectOnHidden,         // hides hidden_fraction of the chunks; cuts the connection (`disconnect`)
+                               // when a round asks for one, hoping to be run again with fresh draws
+  // 9. The wave shell game: after answering `round` rounds (the count it expects, as a v1 order
+  //    disclosed), drops hidden_fraction of every device's chunks (they answer zeros) to make room
+  //    for a neighbour's checkpoint, and calls `on_drop` (the neighbour then relabels).
+  kDropAfterRounds,
+  kPartialChunkProbe,   // records any device range that is not whole chunks and leaves its
+                        // trailing partial chunk unlabeled (answers zeros there)
+  kWrongRoundIndex,     // answers round r as round r+1
+  kTamperedReport,      // flips a payload byte of the signed fill report
+  kTranscriptMismatch,  // signs a transcript digest with one bit flipped
   // Timing faults (need sim_clock): the clock moves `advance_us` inside startSession (kLateFill)
   // or inside round `round` (kLateRound).
   kLateFill,
@@ -122,7 +133,8 @@ struct Deviation {
   uint32_t round = 2;                        // kLateRound, kHugeRoundError: the round index it happens in
   int64_t advance_us = 0;                    // kLateFill, kLateRound: simulated microseconds added
   size_t huge_text_bytes = size_t{5} << 20;  // kHuge*
-  std::function<void()> disconnect;          // kDisconnectMidFill: cuts the connection
+  std::function<void()> disconnect;          // kDisconnectMidFill, kDisconnectOnHidden: cuts the connection
+  std::function<void()> on_drop;             // kDropAfterRounds: called once, right after the drop
 };
 
 // The hostile text of the kHuge* deviations: "agent text\n\x01\xff" then 'x' up to `bytes`.
@@ -144,8 +156,9 @@ struct AdversaryMemory {
 
 // What an agent did and saw, for assertions and the selftest's per-scenario checks.
 struct AgentLog {
-  int orders = 0;  // startSession calls
-  int rounds = 0;  // round calls that got past the shape check
+  int orders = 0;                                          // startSession calls
+  std::chrono::steady_clock::time_point first_order_at{};  // real time of the first startSession
+  int rounds = 0;                                          // round calls that got past the shape check
   int finishes = 0;
   int aborts = 0;
   std::string abort_reason;  // of the last abort
@@ -172,6 +185,10 @@ struct CheatingAgentOptions {
   AgentLog* log = nullptr;            // when set: filled in as the agent runs
   uint64_t rng_seed = 1;              // the adversary's own choices (which chunks to hide)
   int fill_threads = 1;               // labeler threads per device fill
+  // When set (with `timer`), startSession does not fill before fill_gate() is true: it checks again
+  // every 100 us of real time (a node whose fill is held back by its neighbour's state).
+  std::function<bool()> fill_gate;
+  kj::Timer* timer = nullptr;
 };
 
 class CheatingAgent final : public proto::ProverAgent::Server {
@@ -185,9 +202,10 @@ class CheatingAgent final : public proto::ProverAgent::Server {
   kj::Promise<void> finish(FinishContext context) override;
   kj::Promise<void> abort(AbortContext context) override;
   kj::Promise<void> status(StatusContext context) override;
+  kj::Promise<void> deviceFilled(DeviceFilledContext context) override;
 
  private:
-  enum class ChunkState : uint8_t { kStored, kHidden, kRelocated, kOverwritten, kDeduped };
+  enum class ChunkState : uint8_t { kStored, kHidden, kRelocated, kOverwritten, kDeduped, kPending };
   struct Device {
     std::string selector;
     uint64_t first = 0;
@@ -201,8 +219,12 @@ class CheatingAgent final : public proto::ProverAgent::Server {
   // Writes label `g` of device `d` as this agent answers it; `recompute` collects hidden chunks.
   void AnswerLabel(size_t d, uint64_t g, uint8_t* out, std::set<std::pair<size_t, uint64_t>>* recompute);
   void ApplyStorageDeviation();
+  // Drops round(hidden_fraction * chunks) chunks of every device, chosen at random, as `state`.
+  void DropChunks(ChunkState state);
+  kj::Promise<void> Fill(StartSessionContext context);
   void Charge(int64_t micros);
   int64_t NowUnixUs() const;
+  int64_t NowMonotonicUs() const;
   void Release();
 
   const AgentKeys keys_;
@@ -221,9 +243,13 @@ class CheatingAgent final : public proto::ProverAgent::Server {
   LabelFormat format_ = LabelFormat::kC1;
   uint32_t m_ = 0;
   std::vector<Device> devices_;
+  std::vector<proto::SignedEnvelope> notices_;                              // per device, signed at the fill
   std::map<std::pair<size_t, uint64_t>, std::vector<uint8_t>> host_store_;  // kRelocated chunks
   std::optional<proto::Bytes> previous_answer_;                             // canonical RoundAnswer
   std::vector<std::vector<uint64_t>> previous_indices_;                     // [device][k]
+  uint32_t rounds_answered_ = 0;
+  bool gated_ = false;            // startSession waits at options_.fill_gate
+  int64_t pending_ready_us_ = 0;  // kEarlyFillReport: simulated time when the pending chunks exist
 };
 
 }  // namespace wipeproof::adversary

@@ -14,15 +14,32 @@ kj::Promise<void> RelayAgent::Delay(int64_t micros) {
     clock_->Advance(micros);
     return kj::READY_NOW;
   }
-  return timer_->afterDelay(micros * kj::MICROSECONDS);
+  return Until(std::chrono::steady_clock::now() + std::chrono::microseconds(micros));
+}
+
+kj::Promise<void> RelayAgent::Until(std::chrono::steady_clock::time_point target) {
+  // The kj timer counts from the event loop's last look at the clock, which lags on a busy machine:
+  // wait again for whatever real time is still left, so a delay is never shorter than asked.
+  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(target - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return kj::READY_NOW;
+  return timer_->afterDelay(left.count() * kj::MICROSECONDS).then([this, target] { return Until(target); });
+}
+
+kj::Promise<void> RelayAgent::FillDelay() {
+  if (clock_ != nullptr) {
+    if (fill_charged_) return kj::READY_NOW;
+    fill_charged_ = true;
+  }
+  return Delay(delays_.fill_us);
 }
 
 kj::Promise<void> RelayAgent::startSession(StartSessionContext context) {
+  fill_charged_ = false;
   auto request = helper_.startSessionRequest();
   request.setOrder(context.getParams().getOrder());
   return request.send().then([this, context](auto&& response) mutable {
     context.getResults().setReport(response.getReport());
-    return Delay(delays_.fill_us);
+    return FillDelay();
   });
 }
 
@@ -48,6 +65,17 @@ kj::Promise<void> RelayAgent::abort(AbortContext context) {
   request.setSessionId(context.getParams().getSessionId());
   request.setReason(context.getParams().getReason());
   return request.send().ignoreResult();
+}
+
+kj::Promise<void> RelayAgent::deviceFilled(DeviceFilledContext context) {
+  auto request = helper_.deviceFilledRequest();
+  request.setSessionId(context.getParams().getSessionId());
+  request.setDeviceIndex(context.getParams().getDeviceIndex());
+  // A device is filled no sooner than the whole fill is late: its notice waits as long as the report.
+  return request.send().then([this, context](auto&& response) mutable {
+    context.getResults().setNotice(response.getNotice());
+    return FillDelay();
+  });
 }
 
 kj::Promise<void> RelayAgent::status(StatusContext context) {

@@ -11,6 +11,7 @@
 
 #include <kj/async-io.h>
 
+#include <chrono>
 #include <cstdint>
 
 #include "common/clock.h"
@@ -20,7 +21,7 @@ namespace wipeproof::adversary {
 
 // Microseconds added to each answer.
 struct RelayDelays {
-  int64_t fill_us = 0;               // startSession
+  int64_t fill_us = 0;               // startSession and each deviceFilled
   int64_t round_us = 0;              // every round
   int64_t first_round_extra_us = 0;  // round 0, on top of round_us
 };
@@ -38,12 +39,17 @@ class RelayAgent final : public proto::ProverAgent::Server {
   kj::Promise<void> finish(FinishContext context) override;
   kj::Promise<void> abort(AbortContext context) override;
   kj::Promise<void> status(StatusContext context) override;
+  kj::Promise<void> deviceFilled(DeviceFilledContext context) override;
 
  private:
   kj::Promise<void> Delay(int64_t micros);
+  // fill_us, after the report and after each device's fill notice; simulated: charged once a session.
+  kj::Promise<void> FillDelay();
+  kj::Promise<void> Until(std::chrono::steady_clock::time_point target);
 
   proto::ProverAgent::Client helper_;
   RelayDelays delays_;
+  bool fill_charged_ = false;  // simulated: this session's fill delay is on the clock already
   FakeClock* clock_ = nullptr;
   kj::Timer* timer_ = nullptr;
 };

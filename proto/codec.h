@@ -42,7 +42,7 @@ namespace wipeproof::proto {
 // Size limits, bytes of the canonical message.
 inline constexpr size_t kMaxOrderBytes = size_t{1} << 20;              // 1 MiB
 inline constexpr size_t kMaxFillReportBytes = size_t{1} << 20;         // 1 MiB
-inline constexpr size_t kMaxDeviceFillNoticeBytes = size_t{256} << 10;  // 256 KiB (a note of <= 1 KiB)
+inline constexpr size_t kMaxDeviceFillNoticeBytes = size_t{1} << 20;   // 1 MiB, like the report it precedes
 inline constexpr size_t kMaxWaveVerdictBytes = size_t{1} << 20;        // 1 MiB
 inline constexpr size_t kMaxTranscriptDigestBytes = size_t{64} << 10;  // 64 KiB
 inline constexpr size_t kMaxVerdictBytes = size_t{4} << 20;            // 4 MiB (per-round timings)

@@ -1,8 +1,10 @@
-// The two messages a node signs (wipe.capnp FillReport and TranscriptDigest), built in one place
+// The messages a node signs (wipe.capnp DeviceFillNotice, FillReport, TranscriptDigest), built in one place
 // for every prover: the agent (prover/agent) and the cheating agent of the selftest and the tests
 // (adversary/). What each field means is in wipe.capnp; what a prover puts in it is its own
 // business (the honest agent reports what it filled; a cheating one may not).
 //
+//   DeviceFillNotice: sessionId, orderDigest = BLAKE2b-256(order payload), nodeKeyId, deviceIndex,
+//               the device's DeviceFill, finishedAtUnixUs.
 //   FillReport: sessionId, orderDigest = BLAKE2b-256(order payload), nodeKeyId, one DeviceFill per
 //               planned device in the order's order, fillMicros, finishedAtUnixUs.
 //   TranscriptDigest: sessionId, digest (proto/transcript.h), roundCount, verdictDigest =
@@ -36,6 +38,10 @@ struct DeviceFillFacts {
   uint64_t fill_micros = 0;
   std::string note;  // empty unless the device is short
 };
+
+StatusOr<SignedEnvelope> SignDeviceFillNotice(ByteView order_payload, ByteView session_id, uint16_t device_index,
+                                              const DeviceFillFacts& device, int64_t finished_at_unix_us,
+                                              const KeyPair& node_key);
 
 StatusOr<SignedEnvelope> SignFillReport(ByteView order_payload, ByteView session_id,
                                         const std::vector<DeviceFillFacts>& devices, uint64_t fill_micros,

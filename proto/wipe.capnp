@@ -214,11 +214,13 @@ struct RoundAnswer {
 
 struct TranscriptDigest {
   # Signed by the node in `finish`. `digest` is BLAKE2b-256 over
-  #   "wipeproof/v1/transcript" (23 ASCII bytes), then for each item in this order:
-  #   tag (1 byte) || length (UInt64 little-endian) || bytes
-  # with items: tag 1 the order payload; tag 2 the fill report payload; for each round in
-  # order, tag 3 the ChallengeRound and tag 4 its RoundAnswer, both in canonical form (as
-  # received/sent); finally tag 5 with the round count (UInt32 little-endian, 4 bytes).
+  #   "wipeproof/v2/transcript" (23 ASCII bytes), then items, each
+  #   tag (1 byte) || length (UInt64 little-endian) || bytes:
+  # tag 1 the order payload; tag 6 each DeviceFillNotice payload in device-index order; tag 2 the
+  # fill report payload; tag 7 the rounds digest = BLAKE2b-256 over, for each round in order,
+  # tag 3 the ChallengeRound and tag 4 its RoundAnswer (canonical form, as sent/received); tag 5
+  # the round count (UInt32 little-endian). Each kind of item has a fixed place, so the digest does
+  # not depend on how notices, rounds and the report interleave in time.
   # Implemented once, for both sides, in proto/transcript.h.
   sessionId @0 :Data;      # 16 bytes
   digest @1 :Data;         # 32 bytes, see above

@@ -125,7 +125,7 @@ check_ledger() {
   touch "$dir/entries.tsv"
   entries=$(wc -l <"$dir/entries.tsv")
   head_count=$(sed -n 's/^    "entry_count": \([0-9]*\),\{0,1\}$/\1/p' "$dir/export.json" 2>/dev/null | head -n 1 || true)
-  kinds=(order fillReport roundLog verdict transcript receipt)
+  kinds=(order deviceFillNotice fillReport roundLog verdict transcript receipt)  # one device (host) per agent
   expected_entries=$((agents * ${#kinds[@]}))
   [[ $entries -eq $expected_entries ]] || problem "ledger export lists $entries entries, expected $expected_entries (${#kinds[@]} per session)"
   [[ "${head_count:-}" == "$entries" ]] || problem "export head says ${head_count:-?} entries, the export lists $entries"

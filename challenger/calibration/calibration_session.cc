@@ -1,8 +1,9 @@
 #include "challenger/calibration/calibration_session.h"
-#include "challenger/fleet/plan_builder.h"
-#include "common/numbers.h"
 
 #include <algorithm>
+
+#include "challenger/fleet/plan_builder.h"
+#include "common/numbers.h"
 
 namespace wipeproof {
 
@@ -33,7 +34,7 @@ ProbeSummary Summarize(const SessionOutcome& o, uint32_t m) {
   s.chunk_labels = m;
   s.rounds_run = static_cast<uint32_t>(o.rounds.size());
   s.fill_us = o.fill_us;
-  s.expected_labels_wait_us = o.expected_labels_wait_us;
+  s.prepare_us = o.prepare_us;
   return s;
 }
 
@@ -64,7 +65,8 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
                    policy.labels_per_round, probe.probe_round_deadline_us, probe.probe_fill_deadline_us);
   WP_ASSIGN_OR_RETURN(SessionPlan round_plan, BuildPlan(*request.inventory, request.node, round_profile, wave, clock));
   say("round probe: " + std::to_string(probe.probe_rounds) + " rounds of " + std::to_string(policy.labels_per_round) +
-      " labels per device at m = 2^" + std::to_string(FloorLog2(probe.probe_chunk_labels)) + " over " + round_plan.address);
+      " labels per device at m = 2^" + std::to_string(FloorLog2(probe.probe_chunk_labels)) + " over " +
+      round_plan.address);
   auto round_outcome = drive(round_plan);
   if (!round_outcome.ok()) return round_outcome.status().WithContext("round probe");
   run.round_probe = Summarize(*round_outcome, probe.probe_chunk_labels);
@@ -125,8 +127,8 @@ StatusOr<CalibrationRun> RunCalibration(const CalibrationRequest& request, const
       probe_warnings.push_back("round " + std::to_string(f.round) + " of the fill probe was answered in " +
                                std::to_string(answered_us) +
                                " us, within the new deadline, but the session runner's real-time wait limit expired "
-                               "first (" + f.text + "; " + std::to_string(run.fill_probe.expected_labels_wait_us) +
-                               " us waiting for expected labels): the challenger's machine stalled; rerun calibrate");
+                               "first (" +
+                               f.text + "): the challenger's machine stalled; rerun calibrate");
     } else {
       probe_warnings.push_back("a round of the fill probe missed the new deadline: " + run.fill_probe.failure +
                                " (rerun calibrate if it recurs; an honest session would fail the same way)");

@@ -66,7 +66,7 @@ struct ProbeSummary {
   uint32_t chunk_labels = 0;
   uint32_t rounds_run = 0;
   uint64_t fill_us = 0;
-  int64_t expected_labels_wait_us = 0;
+  uint64_t prepare_us = 0;  // challenges and expected labels, before the order
 };
 
 struct CalibrationRun {

@@ -10,12 +10,12 @@
 #include <mutex>
 #include <optional>
 
-#include "challenger/parameters/profile_json_writer.h"
 #include "challenger/cli/cli.h"
 #include "challenger/cli/cli_calibration_flags.h"
 #include "challenger/cli/cli_flags.h"
-#include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/fleet/wave_run.h"
+#include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/parameters/profile_json_writer.h"
 #include "common/clock.h"
 #include "common/file_write.h"
 #include "common/numbers.h"
@@ -25,7 +25,6 @@ namespace wipeproof {
 namespace {
 
 constexpr char kSub[] = "calibrate";
-
 
 nlohmann::ordered_json StatsJson(const RoundTimeStats& s) {
   return {{"count", s.count},
@@ -61,12 +60,12 @@ nlohmann::ordered_json ReportJson(const CalibrationRun& run, const CalibrationRe
                       {"rounds", run.round_probe.rounds_run},
                       {"labels_per_round", p.labels_per_round},
                       {"fill_us", run.round_probe.fill_us},
-                      {"expected_labels_wait_us", run.round_probe.expected_labels_wait_us},
+                      {"prepare_us", run.round_probe.prepare_us},
                       {"first_round_us", run.round_times_us.empty() ? 0 : run.round_times_us[0]},
                       {"round_time", StatsJson(run.rounds)}};
   j["fill_probe"] = {{"chunk_labels", run.fill_probe.chunk_labels},
                      {"fill_us", run.fill_probe.fill_us},
-                     {"expected_labels_wait_us", run.fill_probe.expected_labels_wait_us},
+                     {"prepare_us", run.fill_probe.prepare_us},
                      {"rounds", run.fill_probe.rounds_run},
                      {"round_us", run.trial_round_times_us},
                      {"pass", run.fill_probe.pass},
@@ -119,19 +118,20 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
        std::to_string(p.adversary.t_min_ps) + " ps, safety " + FormatFixed(p.adversary.safety_factor, 2) + "), " +
        LabelFormatName(p.format) + "\n";
   t += "round probe: " + std::to_string(s.count) + " rounds, q = " + std::to_string(p.labels_per_round) +
-       " per device, m = 2^" + std::to_string(FloorLog2(run.round_probe.chunk_labels)) + ", challenger's monotonic clock\n";
+       " per device, m = 2^" + std::to_string(FloorLog2(run.round_probe.chunk_labels)) +
+       ", challenger's monotonic clock\n";
   t += "  round time: min " + std::to_string(s.min_us) + " us, p50 " + std::to_string(s.p50_us) + " us, p90 " +
        std::to_string(s.p90_us) + " us, p99 " + std::to_string(s.p99_us) + " us, p99.9 " + std::to_string(s.p999_us) +
        " us, max " + std::to_string(s.max_us) + " us\n";
-  t += "  jitter: stddev " + FormatFixed(s.stddev_us, 1) + " us, p99 - p50 " + std::to_string(s.jitter_us) + " us (mean " +
-       FormatFixed(s.mean_us, 1) + " us); first round " +
+  t += "  jitter: stddev " + FormatFixed(s.stddev_us, 1) + " us, p99 - p50 " + std::to_string(s.jitter_us) +
+       " us (mean " + FormatFixed(s.mean_us, 1) + " us); first round " +
        std::to_string(run.round_times_us.empty() ? 0 : run.round_times_us[0]) + " us\n";
-  t += "round deadline: p99.9 " + std::to_string(r.round.honest_p999_us) + " us * (1 + " + FormatFixed(p.round_margin, 2) +
-       ") = " + std::to_string(r.round.round_deadline_us) + " us\n";
+  t += "round deadline: p99.9 " + std::to_string(r.round.honest_p999_us) + " us * (1 + " +
+       FormatFixed(p.round_margin, 2) + ") = " + std::to_string(r.round.round_deadline_us) + " us\n";
   t += "m = 2^" + std::to_string(FloorLog2(r.round.chunk_labels)) + " = " + std::to_string(r.round.chunk_labels) +
        ", the smallest power of two with 1.5*m*c_node*t_min/safety >= deadline: " + r.round.rule.explanation + "\n";
-  t += "sampling: f = " + FormatFixed(p.target_fraction * 100, 3) + "%, confidence " + FormatFixed(p.confidence * 100, 3) +
-       "% -> N = " + std::to_string(r.sampling.chunks_needed) +
+  t += "sampling: f = " + FormatFixed(p.target_fraction * 100, 3) + "%, confidence " +
+       FormatFixed(p.confidence * 100, 3) + "% -> N = " + std::to_string(r.sampling.chunks_needed) +
        " chunks per device, R = " + std::to_string(r.sampling.rounds) + " rounds\n";
   for (size_t i = 0; i < r.sampling.devices.size(); ++i) {
     const DeviceSampling& d = r.sampling.devices[i];
@@ -141,9 +141,7 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
   }
   t += "fill probe: m = 2^" + std::to_string(FloorLog2(run.fill_probe.chunk_labels)) + ", fill " +
        FormatFixed(run.fill_probe.fill_us / 1e6, 3) + " s (order sent to report received)";
-  if (run.fill_probe.expected_labels_wait_us > 0) {
-    t += ", then " + FormatFixed(run.fill_probe.expected_labels_wait_us / 1e6, 3) + " s waiting for expected labels";
-  }
+  t += ", after " + FormatFixed(run.fill_probe.prepare_us / 1e6, 3) + " s preparing challenges and expected labels";
   if (!run.trial_round_times_us.empty()) {
     uint64_t slowest = 0;
     for (uint64_t us : run.trial_round_times_us) slowest = std::max(slowest, us);
@@ -246,9 +244,10 @@ int RunCalibrate() {
   // Never write `calibrated: true` with a deadline verdicts cannot state a bound under.
   if (run->result.profile.calibrated &&
       !MeetsHonestRoundMargin(run->result.profile.round_deadline_us, run->result.profile.honest_round_p999_us)) {
-    std::fprintf(stderr, "wipeproof-challenger %s: refused, no profile written: round deadline %llu us is below %.1f x "
-                 "the honest p99.9 %llu us\n", kSub,
-                 static_cast<unsigned long long>(run->result.profile.round_deadline_us), kHonestRoundMargin,
+    std::fprintf(stderr,
+                 "wipeproof-challenger %s: refused, no profile written: round deadline %llu us is below %.1f x "
+                 "the honest p99.9 %llu us\n",
+                 kSub, static_cast<unsigned long long>(run->result.profile.round_deadline_us), kHonestRoundMargin,
                  static_cast<unsigned long long>(run->result.profile.honest_round_p999_us));
     return kExitFail;
   }

@@ -49,7 +49,7 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
     j["fill_us"] = v.getFillMicros();
     j["fill_deadline_us"] = v.getFillDeadlineUs();
     j["round_deadline_us"] = v.getRoundDeadlineUs();
-    j["expected_labels_wait_us"] = outcome.expected_labels_wait_us;
+    j["prepare_us"] = outcome.prepare_us;
     json rounds = json::array();
     for (auto r : v.getRounds()) {
       rounds.push_back({{"round", r.getRoundIndex()},
@@ -116,9 +116,7 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
   s << "deadline rule " << (v.getDeadlineRuleSatisfied() ? "met" : "not met") << ": "
     << outcome.summary.rule.explanation << "\n";
   s << "fill: " << Seconds(v.getFillMicros()) << " (deadline " << Seconds(v.getFillDeadlineUs()) << ")";
-  if (outcome.expected_labels_wait_us > 0) {
-    s << "; then waited " << Seconds(static_cast<uint64_t>(outcome.expected_labels_wait_us)) << " for expected labels";
-  }
+  s << "; challenges and expected labels prepared in " << Seconds(outcome.prepare_us) << " before the order";
   s << "\n";
   std::vector<uint64_t> times;
   for (auto r : v.getRounds()) times.push_back(r.getElapsedUs());

@@ -5,7 +5,7 @@
 //   session_id (hex), node, pass, statement,
 //   failure {reason ("none", "wrongLabel", ...), text, device?, round?, label_index?, expected?, received?},
 //   bound_stated, deadline_rule_satisfied, confidence, total_unwiped_bound_bytes,
-//   fill_us, fill_deadline_us, round_deadline_us, expected_labels_wait_us,
+//   fill_us, fill_deadline_us, round_deadline_us, prepare_us (challenges and expected labels, before the order),
 //   rounds [{round, elapsed_us, labels_checked, deadline_met, all_correct}],
 //   devices [{selector, planned_bytes, bytes_held, capacity_bytes, allowed_reserve_bytes, chunks_checked,
 //             confidence, unwiped_bound_bytes}],

@@ -99,8 +99,7 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
   plan.issued_at_unix_us = clock.UnixMicros();
   plan.expires_at_unix_us = plan.issued_at_unix_us + static_cast<int64_t>(profile.order_ttl_us);
   plan.fill_deadline_us = fill_deadline_us;
-  plan.session_timeout_us = SessionTimeoutUs(std::max(plan.fill_deadline_us, wave.wave_fill_deadline_us),
-                                             profile.rounds, profile.round_deadline_us);
+  SetHoldingSchedule(&plan, std::max(plan.fill_deadline_us, wave.wave_fill_deadline_us));
   return plan;
 }
 

@@ -76,7 +76,7 @@ std::vector<WaveMemberResult> RunWave(const Inventory& inventory, const Wave& wa
     plan->wave.wave_fill_deadline_us = wave_fill_deadline;
     plan->wave.whole_wave_in_session = whole;
     plan->wave_complete = plan->wave.declared_complete && whole;
-    plan->session_timeout_us = SessionTimeoutUs(wave_fill_deadline, profile.rounds, profile.round_deadline_us);
+    SetHoldingSchedule(&*plan, wave_fill_deadline);
   }
   WaveSync sync(members);
   std::vector<std::thread> threads;

@@ -130,6 +130,22 @@ nlohmann::ordered_json Summarize(proto::Verdict::Reader verdict) {
           {"statement", verdict.getStatement().cStr()}};
 }
 
+nlohmann::ordered_json Summarize(proto::DeviceFillNotice::Reader notice) {
+  return {{"device_index", notice.getDeviceIndex()},
+          {"selector", notice.getFill().getSelector().cStr()},
+          {"bytes_held", notice.getFill().getBytesHeld()},
+          {"fill_micros", notice.getFill().getFillMicros()}};
+}
+
+nlohmann::ordered_json Summarize(proto::WaveVerdict::Reader verdict) {
+  return {{"wave", verdict.getWaveName().cStr()},
+          {"members", verdict.getSessionIds().size()},
+          {"pass", verdict.getPass()},
+          {"complete", verdict.getComplete()},
+          {"bound_stated", verdict.getBoundStated()},
+          {"statement", verdict.getStatement().cStr()}};
+}
+
 nlohmann::ordered_json Summarize(proto::TranscriptDigest::Reader transcript) {
   return {{"round_count", transcript.getRoundCount()}, {"digest", Hex(transcript.getDigest())}};
 }
@@ -156,7 +172,8 @@ std::string LedgerRecordKindName(LedgerRecordKind kind) { return EnumName(kind, 
 
 StatusOr<LedgerRecordKind> ParseLedgerRecordKind(const std::string& name) {
   for (auto kind : {LedgerRecordKind::ORDER, LedgerRecordKind::FILL_REPORT, LedgerRecordKind::ROUND_LOG,
-                    LedgerRecordKind::VERDICT, LedgerRecordKind::TRANSCRIPT, LedgerRecordKind::RECEIPT}) {
+                    LedgerRecordKind::VERDICT, LedgerRecordKind::TRANSCRIPT, LedgerRecordKind::RECEIPT,
+                    LedgerRecordKind::DEVICE_FILL_NOTICE, LedgerRecordKind::WAVE_VERDICT}) {
     if (LedgerRecordKindName(kind) == name) return kind;
   }
   return InvalidArgumentError("unknown ledger record kind '" + name + "'");
@@ -172,6 +189,22 @@ Status CheckLedgerRecord(LedgerRecordKind kind, ByteView record, ByteView sessio
     case LedgerRecordKind::FILL_REPORT:
       status = CheckEnvelopeRecord<proto::FillReport>(record, session_id, nullptr);
       break;
+    case LedgerRecordKind::DEVICE_FILL_NOTICE:
+      status = CheckEnvelopeRecord<proto::DeviceFillNotice>(record, session_id, nullptr);
+      break;
+    case LedgerRecordKind::WAVE_VERDICT: {
+      // A wave's statement belongs to no one session: its entry has no session id.
+      if (session_id.size() != 0) {
+        status = InvalidArgumentError("a wave verdict is filed under no session");
+        break;
+      }
+      auto decoded = DecodeEnvelopeRecord<proto::WaveVerdict>(record);
+      status = decoded.ok() ? Status::Ok() : decoded.status();
+      if (status.ok() && challenger != nullptr) {
+        status = proto::VerifySignature(decoded->envelope, proto::MessageKind::WAVE_VERDICT, *challenger);
+      }
+      break;
+    }
     case LedgerRecordKind::TRANSCRIPT:
       status = CheckEnvelopeRecord<proto::TranscriptDigest>(record, session_id, nullptr);
       break;
@@ -200,6 +233,10 @@ nlohmann::ordered_json SummarizeRecord(LedgerRecordKind kind, ByteView record) {
       return SummarizeEnvelopeRecord<proto::WipeOrder>(record);
     case LedgerRecordKind::FILL_REPORT:
       return SummarizeEnvelopeRecord<proto::FillReport>(record);
+    case LedgerRecordKind::DEVICE_FILL_NOTICE:
+      return SummarizeEnvelopeRecord<proto::DeviceFillNotice>(record);
+    case LedgerRecordKind::WAVE_VERDICT:
+      return SummarizeEnvelopeRecord<proto::WaveVerdict>(record);
     case LedgerRecordKind::TRANSCRIPT:
       return SummarizeEnvelopeRecord<proto::TranscriptDigest>(record);
     case LedgerRecordKind::VERDICT:
@@ -221,8 +258,7 @@ nlohmann::ordered_json SummarizeRecord(LedgerRecordKind kind, ByteView record) {
 // UTF-8, which made `ledger show` (SummaryLine) and `ledger export` abort on such a record (found by
 // tests/fuzz/fuzz_ledger_record). Invalid bytes become U+FFFD here, once, for every caller.
 nlohmann::ordered_json ValidUtf8(const nlohmann::ordered_json& summary) {
-  return nlohmann::ordered_json::parse(
-      summary.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  return nlohmann::ordered_json::parse(summary.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 }  // namespace

@@ -4,15 +4,17 @@
 //   kind        record bytes                               signature checked here
 //   order       EncodeEnvelope of a wipeOrder envelope      no (authority key not known here)
 //   fillReport  EncodeEnvelope of a fillReport envelope     no (node key not known here)
+//   deviceFillNotice  EncodeEnvelope of a deviceFillNotice  no (node key not known here)
+//   waveVerdict EncodeEnvelope of a waveVerdict envelope    yes, challenger key (no session id)
 //   roundLog    canonical RoundLog                          (unsigned)
 //   verdict     EncodeEnvelope of a verdict envelope        yes, challenger key
 //   transcript  EncodeEnvelope of a transcriptDigest env.   no (node key not known here)
 //   receipt     EncodeEnvelope of a receipt envelope        yes, challenger key
 //
-// Every kind's message carries a sessionId; it must equal the ledger entry's sessionId, so a record
-// cannot be filed under another session. Records of other signers are parsed (bounded, validated:
-// proto/codec.h) but their signatures are the session code's business; the ledger's own signature
-// covers the bytes as recorded.
+// Every kind's message but the wave verdict carries a sessionId; it must equal the ledger entry's
+// sessionId, so a record cannot be filed under another session (a wave verdict is filed under none). Records of other
+// signers are parsed (bounded, validated: proto/codec.h) but their signatures are the session code's business; the
+// ledger's own signature covers the bytes as recorded.
 //
 // Thread-safety: pure functions.
 #pragma once

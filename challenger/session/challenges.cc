@@ -20,21 +20,22 @@ uint64_t UniformBelow(uint64_t bound) {
   }
 }
 
-uint64_t ChallengeSet::DistinctChunks(size_t device, uint32_t rounds_run, uint32_t chunk_labels) const {
+uint64_t ChallengeSet::DistinctChunks(size_t device, const std::vector<uint32_t>& batches,
+                                      uint32_t chunk_labels) const {
   std::unordered_set<uint64_t> chunks;
-  for (uint32_t r = 0; r < rounds_run && r < rounds(); ++r) {
-    for (uint64_t g : indices_[r][device]) chunks.insert(g / chunk_labels);
+  for (uint32_t b : batches) {
+    if (b >= this->batches()) continue;
+    for (uint64_t g : batches_[device][b]) chunks.insert(g / chunk_labels);
   }
   return chunks.size();
 }
 
-StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t rounds,
-                                          uint32_t chunk_labels) {
+StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t proof_batches,
+                                          uint32_t holding_batches, uint32_t chunk_labels) {
   if (chunk_labels == 0) return InvalidArgumentError("chunk_labels must be >= 1");
   if (ranges.empty()) return InvalidArgumentError("no devices to challenge");
   if (proto::InitSodium().ok() == false) return InternalError("libsodium failed to initialise");
   const uint64_t m = chunk_labels;
-  ChallengeSet set;
   for (size_t d = 0; d < ranges.size(); ++d) {
     const ChallengeRange& r = ranges[d];
     if (r.label_count == 0 || r.first_label > UINT64_MAX - r.label_count) {
@@ -46,16 +47,22 @@ StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ran
                                   std::to_string(r.labels_per_round) + " not in [1, " + std::to_string(chunks) +
                                   "] (chunks of its range)");
     }
-    set.labels_per_round_ += r.labels_per_round;
+    if (r.hold_labels > r.labels_per_round || (holding_batches > 0 && r.hold_labels == 0)) {
+      return InvalidArgumentError("device " + std::to_string(d) + ": hold_labels " + std::to_string(r.hold_labels) +
+                                  " not in [1, labels_per_round " + std::to_string(r.labels_per_round) + "]");
+    }
   }
-  set.indices_.assign(rounds, std::vector<std::vector<uint64_t>>(ranges.size()));
-  for (uint32_t round = 0; round < rounds; ++round) {
-    for (size_t d = 0; d < ranges.size(); ++d) {
-      const ChallengeRange& r = ranges[d];
-      const uint64_t first_chunk = r.first_label / m;
-      const uint64_t end = r.first_label + r.label_count;
-      const uint64_t chunks = (end - 1) / m - first_chunk + 1;
-      const uint32_t q = r.labels_per_round;
+  ChallengeSet set;
+  set.proof_batches_ = proof_batches;
+  const uint32_t total = proof_batches + holding_batches;
+  set.batches_.assign(ranges.size(), std::vector<std::vector<uint64_t>>(total));
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    const ChallengeRange& r = ranges[d];
+    const uint64_t first_chunk = r.first_label / m;
+    const uint64_t end = r.first_label + r.label_count;
+    const uint64_t chunks = (end - 1) / m - first_chunk + 1;
+    for (uint32_t batch = 0; batch < total; ++batch) {
+      const uint32_t q = batch < proof_batches ? r.labels_per_round : r.hold_labels;
       // Floyd: a uniform q-subset of [0, chunks) in q draws.
       std::unordered_set<uint64_t> picked;
       std::vector<uint64_t> order;
@@ -67,7 +74,7 @@ StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ran
       }
       // Fisher-Yates: a uniform order, so position says nothing about the value.
       for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[UniformBelow(i)]);
-      std::vector<uint64_t>& out = set.indices_[round][d];
+      std::vector<uint64_t>& out = set.batches_[d][batch];
       out.reserve(q);
       for (uint64_t c : order) {
         const uint64_t lo = std::max(r.first_label, (first_chunk + c) * m);

@@ -1,13 +1,18 @@
-// Challenge indices (design-brief.md "Protocol v1", step 3): for every round and every device, q_d
-// global label indices uniform over the device's range, each in a distinct chunk within the round,
-// from libsodium's CSPRNG. All rounds are drawn up front so the expected labels can be computed
-// during the fill, but they are secret until sent: nothing here logs or prints them, and the
-// session runner reads round r's indices only when it sends round r.
+// Challenge indices (protocol v2): for every device, a sequence of batches, each of q global label
+// indices uniform over the device's range, each in a distinct chunk within the batch, from
+// libsodium's CSPRNG. A device's first `proof` batches have q_d labels (labels_per_round): they are
+// the session's proof rounds. The rest ("holding" batches) have hold_labels each: they probe the
+// device at random intervals after its proof rounds, until every device of the session (and every
+// member of its wave) has passed, so a device can never tell that it will not be asked again.
+// A round carries the next batch of every device that is filled. All batches are drawn before the
+// order is sent, so the expected labels are ready when the first device reports filled; they are
+// secret until sent: nothing here logs or prints them, and the session runner reads a batch only
+// when it sends it.
 //
-// Drawing: per round and device, a uniformly random set of q_d distinct chunks of the range
-// (Floyd's algorithm, q_d draws), in random order (Fisher-Yates), then a uniform label inside each
-// chunk's part of the range. Plans cover whole chunks (challenger/fleet/plan_builder.h), so each index is then uniform over
-// the range, conditioned only on the chunks of one round being distinct.
+// Drawing: per batch, a uniformly random set of q distinct chunks of the range (Floyd's algorithm,
+// q draws), in random order (Fisher-Yates), then a uniform label inside each chunk's part of the
+// range. Plans cover whole chunks (challenger/fleet/plan_builder.h), so each index is then uniform
+// over the range, conditioned only on the chunks of one batch being distinct.
 //
 // Thread-safety: a ChallengeSet is immutable after GenerateChallenges; share it freely read-only.
 #pragma once
@@ -27,30 +32,34 @@ uint64_t UniformBelow(uint64_t bound);
 struct ChallengeRange {
   uint64_t first_label = 0;       // global index of the device's first label
   uint64_t label_count = 0;       // labels in the range
-  uint32_t labels_per_round = 0;  // q_d; <= chunks the range touches
+  uint32_t labels_per_round = 0;  // q_d of a proof batch; <= chunks the range touches
+  uint32_t hold_labels = 0;       // q of a holding batch; <= labels_per_round (0 when there are none)
 };
 
 class ChallengeSet {
  public:
-  uint32_t rounds() const { return static_cast<uint32_t>(indices_.size()); }
-  size_t devices() const { return indices_.empty() ? 0 : indices_[0].size(); }
-  // Round `round`'s indices for device `device`, in send order.
-  const std::vector<uint64_t>& Indices(uint32_t round, size_t device) const { return indices_[round][device]; }
-  // Labels asked in one round, all devices (the answer carries 32 bytes per label).
-  size_t LabelsPerRound() const { return labels_per_round_; }
-  // Distinct chunks of device `device` challenged in rounds [0, rounds_run): N_d of the bound.
-  uint64_t DistinctChunks(size_t device, uint32_t rounds_run, uint32_t chunk_labels) const;
+  size_t devices() const { return batches_.size(); }
+  // Proof batches per device (R) and all batches per device (R + holding).
+  uint32_t proof_batches() const { return proof_batches_; }
+  uint32_t batches() const { return batches_.empty() ? 0 : static_cast<uint32_t>(batches_[0].size()); }
+  // Batch `batch` of device `device`, in send order.
+  const std::vector<uint64_t>& Indices(size_t device, uint32_t batch) const { return batches_[device][batch]; }
+  // Distinct chunks of device `device` over the batches listed: N_d of the bound when they are the
+  // batches answered correctly.
+  uint64_t DistinctChunks(size_t device, const std::vector<uint32_t>& batches, uint32_t chunk_labels) const;
 
  private:
-  friend StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t rounds,
-                                                   uint32_t chunk_labels);
-  std::vector<std::vector<std::vector<uint64_t>>> indices_;  // [round][device][k]
-  size_t labels_per_round_ = 0;
+  friend StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t proof_batches,
+                                                   uint32_t holding_batches, uint32_t chunk_labels);
+  std::vector<std::vector<std::vector<uint64_t>>> batches_;  // [device][batch][k]
+  uint32_t proof_batches_ = 0;
 };
 
-// Draws `rounds` rounds for `ranges` (one per device, in plan order).
-// Errors: INVALID_ARGUMENT for m == 0, an empty range, q_d == 0 or q_d above the range's chunks.
-StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t rounds,
-                                          uint32_t chunk_labels);
+// Draws `proof_batches` batches of labels_per_round and `holding_batches` of hold_labels for every
+// range (one per device, in plan order).
+// Errors: INVALID_ARGUMENT for m == 0, no ranges, an empty range, q_d == 0 or q_d above the range's
+// chunks, hold_labels above q_d, or holding batches with hold_labels == 0.
+StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t proof_batches,
+                                          uint32_t holding_batches, uint32_t chunk_labels);
 
 }  // namespace wipeproof

@@ -1,8 +1,7 @@
 #include "challenger/session/expected_labels.h"
 
-#include <chrono>
-
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "kernels/chunk_verifier.h"
@@ -25,7 +24,12 @@ std::unique_ptr<ExpectedLabels> ExpectedLabels::Start(const ExpectedLabelsSpec& 
 
 ExpectedLabels::ExpectedLabels(const ExpectedLabelsSpec& spec, const ChallengeSet& challenges)
     : spec_(spec), challenges_(challenges) {
-  rounds_.assign(challenges.rounds(), std::vector<uint8_t>(challenges.LabelsPerRound() * kLabel));
+  batches_.resize(challenges.devices());
+  for (size_t d = 0; d < challenges.devices(); ++d) {
+    for (uint32_t b = 0; b < challenges.batches(); ++b) {
+      batches_[d].emplace_back(challenges.Indices(d, b).size() * kLabel);
+    }
+  }
 }
 
 ExpectedLabels::~ExpectedLabels() {
@@ -47,27 +51,25 @@ void ExpectedLabels::Work() {
 Status ExpectedLabels::Compute() {
   const uint64_t m = spec_.session.chunk_labels;
   const int threads = spec_.threads > 0 ? spec_.threads : std::max(1u, std::thread::hardware_concurrency());
-  const size_t batch_chunks = kChunksPerThreadPerBatch * static_cast<size_t>(threads);
-  size_t device_offset = 0;  // labels before this device within a round
+  const size_t unit_chunks = kChunksPerThreadPerBatch * static_cast<size_t>(threads);
   for (size_t d = 0; d < spec_.devices.size(); ++d) {
     RegionSpec region = spec_.session;
     region.first = spec_.devices[d].first_label;
     region.count = spec_.devices[d].label_count;
-    // (index, destination offset in labels) for every round, sorted so batches end at chunk edges.
+    // (index, batch, position) for every batch of the device, sorted so work units end at chunk
+    // edges (a chunk asked in several batches is computed once when it falls in one unit).
     struct Want {
       uint64_t index;
-      uint32_t round;
+      uint32_t batch;
       uint32_t slot;
     };
     std::vector<Want> wants;
-    for (uint32_t r = 0; r < challenges_.rounds(); ++r) {
-      const std::vector<uint64_t>& idx = challenges_.Indices(r, d);
-      for (size_t k = 0; k < idx.size(); ++k) {
-        wants.push_back({idx[k], r, static_cast<uint32_t>(device_offset + k)});
-      }
+    for (uint32_t b = 0; b < challenges_.batches(); ++b) {
+      const std::vector<uint64_t>& idx = challenges_.Indices(d, b);
+      for (size_t k = 0; k < idx.size(); ++k) wants.push_back({idx[k], b, static_cast<uint32_t>(k)});
     }
     std::sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) { return a.index < b.index; });
-    std::vector<uint64_t> batch;
+    std::vector<uint64_t> unit;
     std::vector<uint8_t> out;
     for (size_t i = 0; i < wants.size();) {
       if (cancel_.load()) return FailedPreconditionError("cancelled");
@@ -76,24 +78,23 @@ Status ExpectedLabels::Compute() {
       while (j < wants.size()) {
         const uint64_t c = wants[j].index / m;
         if (c != last_chunk) {
-          if (chunks == batch_chunks) break;
+          if (chunks == unit_chunks) break;
           ++chunks;
           last_chunk = c;
         }
         ++j;
       }
-      batch.resize(j - i);
-      for (size_t k = i; k < j; ++k) batch[k - i] = wants[k].index;
-      out.resize(batch.size() * kLabel);
-      WP_RETURN_IF_ERROR(RecomputeLabels(region, batch.data(), batch.size(), out.data(), threads)
+      unit.resize(j - i);
+      for (size_t k = i; k < j; ++k) unit[k - i] = wants[k].index;
+      out.resize(unit.size() * kLabel);
+      WP_RETURN_IF_ERROR(RecomputeLabels(region, unit.data(), unit.size(), out.data(), threads)
                              .WithContext("expected labels of device " + std::to_string(d)));
       for (size_t k = i; k < j; ++k) {
-        std::memcpy(rounds_[wants[k].round].data() + size_t{wants[k].slot} * kLabel, out.data() + (k - i) * kLabel,
+        std::memcpy(batches_[d][wants[k].batch].data() + size_t{wants[k].slot} * kLabel, out.data() + (k - i) * kLabel,
                     kLabel);
       }
       i = j;
     }
-    device_offset += spec_.devices[d].labels_per_round;
   }
   return Status::Ok();
 }

@@ -1,14 +1,15 @@
-// Expected labels: the challenger's own answers to every round, computed from the seed with the
-// batched SIMD verifier (kernels/chunk_verifier.h RecomputeLabels) on a worker thread that starts
-// when the order is sent, so the work overlaps the prover's fill (design-brief.md step 3). The
-// session waits for it only when the fill finished first.
+// Expected labels: the challenger's own answers to every batch of a session's challenges
+// (challenges.h), computed from the seed with the batched SIMD verifier (kernels/chunk_verifier.h
+// RecomputeLabels) on a worker thread. The session runner computes them all before it sends the
+// order, so a device is challenged the moment it reports filled (no window between a fill notice
+// and its first round).
 //
-// Layout of Round(r): exactly the RoundAnswer.labels layout, 32 bytes per index, devices in plan
-// order, indices in send order; so an answer is checked with one comparison per label.
+// Layout of Batch(d, b): 32 bytes per index of that batch, in send order: exactly that device's
+// part of a RoundAnswer's labels, so an answer is checked with one comparison per label.
 //
-// Work: one chunk graph per distinct chunk per device (a chunk asked in several rounds is computed
-// once when it falls in the same batch; batches are cut at chunk boundaries of the sorted indices).
-// Cancellation is checked between batches of ~32 chunks per thread.
+// Work: one chunk graph per distinct chunk per device (a chunk asked in several batches is
+// computed once when it falls in the same work unit; units are cut at chunk boundaries of the
+// sorted indices). Cancellation is checked between units of ~32 chunks per thread.
 //
 // Thread-safety: Start() launches the worker; Wait() and the accessors are for the one thread that
 // runs the session. The destructor cancels and joins the worker.
@@ -46,8 +47,8 @@ class ExpectedLabels {
   // Blocks until the worker finished; its status (INVALID_ARGUMENT from RecomputeLabels, or
   // FAILED_PRECONDITION "cancelled"). Idempotent.
   Status Wait();
-  // REQUIRES: Wait() returned OK. LabelsPerRound() * 32 bytes.
-  const uint8_t* Round(uint32_t round) const { return rounds_[round].data(); }
+  // REQUIRES: Wait() returned OK. Indices(device, batch).size() * 32 bytes.
+  const uint8_t* Batch(size_t device, uint32_t batch) const { return batches_[device][batch].data(); }
 
  private:
   ExpectedLabels(const ExpectedLabelsSpec& spec, const ChallengeSet& challenges);
@@ -56,7 +57,7 @@ class ExpectedLabels {
 
   ExpectedLabelsSpec spec_;
   const ChallengeSet& challenges_;
-  std::vector<std::vector<uint8_t>> rounds_;
+  std::vector<std::vector<std::vector<uint8_t>>> batches_;  // [device][batch]: 32 bytes per index
   std::atomic<bool> cancel_{false};
   std::atomic<bool> done_{false};
   Status status_;

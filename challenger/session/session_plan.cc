@@ -33,9 +33,19 @@ uint64_t RoundWaitLimitUs(uint64_t round_deadline_us) {
   return round_deadline_us + std::max<uint64_t>(kSecondUs, round_deadline_us);
 }
 
-uint64_t SessionTimeoutUs(uint64_t fill_deadline_us, uint32_t rounds, uint64_t round_deadline_us) {
-  return FillWaitLimitUs(fill_deadline_us) + uint64_t{rounds} * RoundWaitLimitUs(round_deadline_us) +
-         kSessionTimeoutSlackUs;
+uint64_t SessionTimeoutUs(const SessionPlan& plan) {
+  const uint64_t fill = std::max(plan.fill_deadline_us, plan.wave.wave_fill_deadline_us);
+  const uint64_t round = RoundWaitLimitUs(plan.profile.round_deadline_us);
+  return FillWaitLimitUs(fill) + uint64_t{plan.profile.rounds} * round +
+         uint64_t{plan.holding_batches} * (plan.hold_gap_max_us + round) + kSessionTimeoutSlackUs;
+}
+
+void SetHoldingSchedule(SessionPlan* plan, uint64_t window_us) {
+  constexpr uint64_t kMinGapUs = 1'000, kMaxGapUs = 10 * kSecondUs;
+  plan->holding_batches = kHoldingBatches;
+  for (PlannedDevice& d : plan->devices) d.hold_labels = std::max<uint32_t>(1, d.labels_per_round / 8);
+  plan->hold_gap_max_us = std::clamp<uint64_t>(2 * window_us / kHoldingBatches, kMinGapUs, kMaxGapUs);
+  plan->session_timeout_us = SessionTimeoutUs(*plan);
 }
 
 void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::WipeOrder::Builder out) {

@@ -41,7 +41,8 @@ struct PlannedDevice {
   uint64_t allowed_reserve_bytes = 0;  // from the inventory's table for the model
   uint64_t first_label = 0;            // global label index, a multiple of m
   uint64_t label_count = 0;            // a multiple of m, >= m
-  uint32_t labels_per_round = 0;       // q_d
+  uint32_t labels_per_round = 0;       // q_d of a proof round
+  uint32_t hold_labels = 0;            // labels of a holding round on this device (challenges.h)
   uint64_t fill_deadline_us = 0;       // from the order to this device's fill notice
 
   uint64_t planned_bytes() const { return label_count * proto::kLabelBytes; }
@@ -73,6 +74,12 @@ struct SessionPlan {
   bool host_memory_in_plan = false;  // a device with selector "host" is planned
   WaveContext wave;
   bool wave_complete = false;  // order field: declared complete and the whole wave in this run
+  // Holding rounds (challenges.h): after its profile.rounds proof rounds a device is probed at random
+  // intervals, each U[0, hold_gap_max_us] of real time after the previous answer, with at most
+  // holding_batches rounds (the last kept for the probe that must follow the wave's last fill
+  // report), until every device of the session and every session of its wave run has passed.
+  uint32_t holding_batches = 0;
+  uint64_t hold_gap_max_us = 0;
 
   // The session's key material as the label engine takes it: format, seed, m (first, count 0).
   RegionSpec LabelSession() const;
@@ -85,7 +92,16 @@ inline constexpr uint64_t kMaxLabelsPerSession = uint64_t{1} << 24;
 // Real-time wait limits (microseconds) and the agent's session timeout.
 uint64_t FillWaitLimitUs(uint64_t fill_deadline_us);    // deadline + max(10 s, deadline / 10)
 uint64_t RoundWaitLimitUs(uint64_t round_deadline_us);  // deadline + max(1 s, deadline)
-uint64_t SessionTimeoutUs(uint64_t fill_deadline_us, uint32_t rounds, uint64_t round_deadline_us);
+// Covers the fill, the proof rounds, every holding round at its largest gap and a minute of slack.
+uint64_t SessionTimeoutUs(const SessionPlan& plan);
+
+// Holding rounds per device and session (the pool drawn before the order; challenges.h).
+inline constexpr uint32_t kHoldingBatches = 16;
+// Sets plan->holding_batches, each device's hold_labels (q_d / 8, at least 1), hold_gap_max_us and
+// session_timeout_us for a session that may wait `window_us` (the longest fill deadline of its wave
+// run, or its own) for the devices and nodes that fill last: the holding pool then lasts the window
+// on average (mean gap window / kHoldingBatches), gaps between 1 ms and 10 s.
+void SetHoldingSchedule(SessionPlan* plan, uint64_t window_us);
 
 // Writes the order for `plan` (protocol version 2), delivered by challenger key `challenger`, into
 // `out`.

@@ -22,8 +22,8 @@ namespace {
 
 using proto::FailureReason;
 
-// How often the event loop checks whether the expected labels are ready (AwaitExpectedLabels).
-constexpr uint64_t kExpectedLabelsPollUs = 2'000;
+// How often (real time) a session waiting for its wave looks at the wave's state again.
+constexpr uint64_t kWavePollUs = 1'000;
 
 capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
 
@@ -59,59 +59,128 @@ SessionFailure FailureFromUnexpected(const char* where, std::string_view what) {
                             std::string("challenger: unexpected error ") + where + ": " + AgentText(what));
 }
 
-// Arrives at a wave's barriers exactly once each, also on early returns.
+// Arrives at a wave's barriers and reports to it exactly once each, also on early returns.
 class WaveGuard {
  public:
   WaveGuard(WaveSync* sync, std::string member) : sync_(sync), member_(std::move(member)) {}
   ~WaveGuard() {
     if (sync_ == nullptr) return;
-    if (!filled_) sync_->ArriveFilled(member_, false);
-    if (!released_) sync_->ArriveReleasing(member_, false);
+    Ready(false);
+    Releasing(false);
   }
   WaveGuard(const WaveGuard&) = delete;
   WaveGuard& operator=(const WaveGuard&) = delete;
 
+  bool active() const { return sync_ != nullptr; }
+  void Ready(bool ok) {
+    if (sync_ == nullptr || ready_) return;
+    ready_ = true;
+    sync_->ArriveReady(member_, ok);
+  }
   void Filled(bool ok) {
     if (sync_ == nullptr || filled_) return;
     filled_ = true;
-    sync_->ArriveFilled(member_, ok);
+    sync_->ReportFilled(member_, ok);
   }
+  void ProofDone(bool ok) {
+    if (sync_ == nullptr || proof_done_) return;
+    proof_done_ = true;
+    sync_->ReportProofDone(member_, ok);
+  }
+  // Fill and proof reported as failed (once) so the others stop waiting for this member.
+  void Failed() {
+    Filled(false);
+    ProofDone(false);
+  }
+  bool WaveDone() const { return sync_ == nullptr || sync_->WaveDone(); }
+  bool AllFilled() const { return sync_ == nullptr || sync_->AllFilled(); }
   // Returns the members that did not hold labels throughout.
   std::vector<std::string> Releasing(bool held) {
-    Filled(false);  // no-op when already arrived
     if (sync_ == nullptr || released_) return {};
+    Ready(held);
     released_ = true;
     return sync_->ArriveReleasing(member_, held);
   }
-  bool active() const { return sync_ != nullptr; }
 
  private:
   WaveSync* sync_;
   std::string member_;
+  bool ready_ = false;
   bool filled_ = false;
+  bool proof_done_ = false;
   bool released_ = false;
 };
 
-// One run of the protocol; holds what the steps share.
+// One run of the protocol over prepared challenges; holds what the steps share. Run() drives the
+// session as events on the client's kj event loop: the report and every device's fill notice are
+// awaited at once, each device is challenged in the turn its notice is verified, and rounds follow
+// one another (proof rounds back to back, holding rounds after random gaps) until the session and
+// its wave are done.
 class Session {
  public:
-  Session(const SessionPlan& plan, const SessionKeys& keys, const SessionEnv& env)
-      : plan_(plan), keys_(keys), env_(env), wave_(env.wave, plan.node_name) {
+  Session(const SessionPlan& plan, const SessionKeys& keys, const SessionEnv& env, const ChallengeSet& challenges,
+          const ExpectedLabels& expected, uint64_t prepare_us)
+      : plan_(plan),
+        keys_(keys),
+        env_(env),
+        wave_(env.wave, plan.node_name),
+        challenges_(challenges),
+        expected_(expected),
+        tasks_(errors_) {
     out_.node_name = plan.node_name;
     out_.session_id = plan.session_id;
+    out_.prepare_us = prepare_us;
     sid_hex_ = HexEncode(plan.session_id.data(), plan.session_id.size());
+    const size_t n = plan.devices.size();
+    notice_at_us_.assign(n, -1);
+    notice_failure_.resize(n);
+    next_batch_.assign(n, 0);
+    correct_batches_.resize(n);
+    bytes_held_.assign(n, 0);
+    device_totals_.assign(n, 0);
+    notices_.resize(n);
   }
 
   StatusOr<SessionOutcome> Run(AgentConnector& connector);
 
  private:
+  // Failures from tasks_ that escaped their own handlers: a challenger bug, recorded as `internal`.
+  struct TaskErrors final : kj::TaskSet::ErrorHandler {
+    Session* session = nullptr;
+    void taskFailed(kj::Exception&& e) override {
+      if (session != nullptr) session->Fail(FailureFromUnexpected("in an RPC handler", e.getDescription().cStr()));
+    }
+  };
+  // The round on the wire: which batch of which device it carries, and when it left.
+  struct InFlight {
+    uint32_t index = 0;
+    std::vector<std::pair<size_t, uint32_t>> parts;  // (device, batch), in the round's order
+    proto::Bytes round;                              // canonical, as sent
+    int64_t sent_us = 0;                             // clock
+    kj::TimePoint sent_real = kj::origin<kj::TimePoint>();
+  };
+
   void Fail(SessionFailure failure) {
     if (!failure_.failed()) {
       LOG(WARNING) << "session " << sid_hex_ << " node " << plan_.node_name << ": " << failure.Describe();
       failure_ = std::move(failure);
+      wave_.Failed();
+    }
+    Wake();
+  }
+  void Wake() {
+    if (wake_) {
+      wake_->fulfill();
+      wake_ = nullptr;
     }
   }
-
+  // Runs the event loop until `when` (real time) or until a handler calls Wake().
+  void WaitUntil(kj::TimePoint when) {
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    wake_ = kj::mv(paf.fulfiller);
+    paf.promise.exclusiveJoin(env_.timer->atTime(when)).wait(*env_.wait_scope);
+    wake_ = nullptr;
+  }
   // Waits for `promise` at most `limit_us` of real time; nullptr when the time ran out.
   template <typename T>
   kj::Maybe<T> WaitBounded(kj::Promise<T> promise, uint64_t limit_us) {
@@ -121,11 +190,19 @@ class Session {
         .wait(*env_.wait_scope);
   }
 
-  void RunFill(proto::ProverAgent::Client& agent);
+  void Drive(proto::ProverAgent::Client& agent);
+  void OnNotice(size_t d, proto::Envelope::Reader envelope);
+  void OnReport(proto::Envelope::Reader envelope);
   void CheckReport(const proto::SignedEnvelope& envelope);
-  bool AwaitExpectedLabels();
-  void RunRounds(proto::ProverAgent::Client& agent);
-  bool CheckAnswer(uint32_t r, proto::ChallengeRound::Reader round, proto::RoundAnswer::Reader answer);
+  void OnAnswer(proto::RoundAnswer::Reader answer);
+  void OnRoundError(const kj::Exception& e);
+  bool CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader answer);
+  // Sends the next round if one is due now and none is on the wire.
+  void MaybeSendRound();
+  bool AllNoticed() const;
+  bool ProofDone() const;
+  bool HoldingDone() const;
+  void CheckRealTimeLimits();
   void FinishOrAbort(proto::ProverAgent::Client* agent);
   // Signs the verdict for failure_ into out_.verdict, falling back to a minimal `internal` one.
   void SignVerdictOrMinimal();
@@ -141,12 +218,29 @@ class Session {
   const SessionKeys& keys_;
   const SessionEnv& env_;
   WaveGuard wave_;
+  const ChallengeSet& challenges_;
+  const ExpectedLabels& expected_;
   std::string sid_hex_;
   SessionOutcome out_;
   SessionFailure failure_;
 
-  std::optional<ChallengeSet> challenges_;
-  std::unique_ptr<ExpectedLabels> expected_;
+  proto::ProverAgent::Client* agent_ = nullptr;
+  TaskErrors errors_;
+  kj::TaskSet tasks_;
+  kj::Own<kj::PromiseFulfiller<void>> wake_;
+  int64_t start_us_ = 0;  // clock, when the order was sent
+  kj::TimePoint start_real_ = kj::origin<kj::TimePoint>();
+  std::vector<int64_t> notice_at_us_;                          // per device: clock time of its verified notice, -1
+  std::vector<std::optional<SessionFailure>> notice_failure_;  // deviceFilled failed (decided at the report)
+  std::vector<std::optional<proto::SignedEnvelope>> notices_;  // as received and verified
+  std::vector<uint32_t> next_batch_;                           // per device: the next batch to send
+  std::vector<std::vector<uint32_t>> correct_batches_;         // per device: batches answered right
+  std::optional<InFlight> in_flight_;
+  uint32_t next_round_ = 0;
+  kj::TimePoint next_round_at_ = kj::origin<kj::TimePoint>();  // real time: no round before
+  bool round_after_all_filled_ = false;  // a round left once this node and its wave had reported filled
+  bool report_arrived_ = false;          // any answer to startSession (even a refusal)
+
   proto::TranscriptHasher transcript_;
   proto::Digest order_digest_{};
   std::optional<proto::Digest> report_digest_;
@@ -157,16 +251,11 @@ class Session {
   bool transcript_recordable_ = false;
   std::vector<uint64_t> bytes_held_;
   std::vector<uint64_t> device_totals_;
-  uint32_t rounds_passed_ = 0;
   std::vector<std::string> wave_not_held_;
 };
 
 StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
-  const uint32_t m = plan_.profile.chunk_labels;
-  std::vector<ChallengeRange> ranges;
-  for (const PlannedDevice& d : plan_.devices) ranges.push_back({d.first_label, d.label_count, d.labels_per_round});
-  WP_ASSIGN_OR_RETURN(ChallengeSet challenges, GenerateChallenges(ranges, plan_.profile.rounds, m));
-  challenges_.emplace(std::move(challenges));
+  errors_.session = this;
   WP_ASSIGN_OR_RETURN(out_.order, SignOrder(plan_, keys_));
   order_digest_ = proto::Blake2b256(proto::AsView(out_.order.payload));
   WP_RETURN_IF_ERROR(transcript_.AddOrder(proto::AsView(out_.order.payload)));
@@ -174,22 +263,17 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
   // A ledger without room for the whole session refuses it before any order exists: a session run
   // now could lose its verdict to a full disk.
   WP_RETURN_IF_ERROR(env_.records->CheckRoomForSession().WithContext("no session was started"));
-  uint64_t order_sequence = 0;
   auto recorded = env_.records->Append(proto::LedgerRecordKind::ORDER, proto::AsView(proto::EncodeEnvelope(out_.order)),
                                        DataOf(plan_.session_id.data(), plan_.session_id.size()));
   if (!recorded.ok()) return recorded.status().WithContext("the ledger refused the order; no session was started");
-  order_sequence = *recorded;
-  out_.ledger_sequences.push_back(order_sequence);
+  out_.ledger_sequences.push_back(*recorded);
+  LOG(INFO) << "session " << sid_hex_ << " node " << plan_.node_name << ": order recorded (ledger #" << *recorded
+            << "), " << plan_.devices.size() << " device(s), m=" << plan_.profile.chunk_labels << ", "
+            << plan_.profile.rounds << " proof rounds; challenges and expected labels ready (" << out_.prepare_us
+            << " us)";
 
-  ExpectedLabelsSpec spec;
-  spec.session = plan_.LabelSession();
-  spec.devices = ranges;
-  spec.threads = env_.threads;
-  spec.test_delay_us = env_.expected_labels_test_delay_us;
-  expected_ = ExpectedLabels::Start(spec, *challenges_);
-
-  LOG(INFO) << "session " << sid_hex_ << " node " << plan_.node_name << ": order recorded (ledger #" << order_sequence
-            << "), " << plan_.devices.size() << " device(s), m=" << m << ", R=" << plan_.profile.rounds;
+  // Every member of a wave run sends its order at the same moment, once all are prepared.
+  wave_.Ready(true);
 
   // From here on every failure, expected or not, ends in a signed verdict in the ledger.
   auto agent = connector.Connect();
@@ -197,15 +281,14 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
     if (!agent.ok()) {
       Fail(SessionFailure::Of(FailureReason::DISCONNECTED, agent.status().message()));
     } else {
-      RunFill(*agent);
+      Drive(*agent);
     }
-    wave_.Filled(have_report_ && !failure_.failed());
-    if (!failure_.failed() && AwaitExpectedLabels()) RunRounds(*agent);
   } catch (const kj::Exception& e) {
     Fail(FailureFromUnexpected("during the fill or the rounds", e.getDescription().cStr()));
   } catch (const std::exception& e) {
     Fail(FailureFromUnexpected("during the fill or the rounds", e.what()));
   }
+  if (failure_.failed()) wave_.Failed();
   wave_not_held_ = wave_.Releasing(!failure_.failed());
   try {
     FinishOrAbort(agent.ok() ? &*agent : nullptr);
@@ -229,33 +312,254 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
   return std::move(out_);
 }
 
-void Session::RunFill(proto::ProverAgent::Client& agent) {
-  auto request = agent.startSessionRequest();
-  proto::WriteEnvelope(out_.order, request.initOrder());
-  const int64_t start = env_.clock->MonotonicMicros();
-  try {
-    auto response = WaitBounded(request.send(), FillWaitLimitUs(plan_.fill_deadline_us));
-    out_.fill_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start);
-    KJ_IF_MAYBE (r, response) {
-      auto envelope = proto::DecodeEnvelope(r->getReport());
-      if (!envelope.ok()) {
-        Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR,
-                                "fill report: " + AgentText(envelope.status().ToString())));
-        return;
-      }
-      out_.report = *envelope;
-      CheckReport(*envelope);
-    } else {
-      Fail(SessionFailure::Of(FailureReason::LATE_FILL,
-                              "no fill report within " + std::to_string(FillWaitLimitUs(plan_.fill_deadline_us)) +
-                                  " us (deadline " + std::to_string(plan_.fill_deadline_us) + " us)"));
-    }
-  } catch (const kj::Exception& e) {
-    out_.fill_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start);
-    Fail(FailureFromException(e, FailureReason::ORDER_REFUSED, "startSession"));
+void Session::Drive(proto::ProverAgent::Client& agent) {
+  agent_ = &agent;
+  start_us_ = env_.clock->MonotonicMicros();
+  start_real_ = env_.timer->now();
+  next_round_at_ = start_real_;
+
+  auto start = agent.startSessionRequest();
+  proto::WriteEnvelope(out_.order, start.initOrder());
+  tasks_.add(start.send().then([this](auto&& response) { OnReport(response.getReport()); },
+                               [this](kj::Exception&& e) {
+                                 report_arrived_ = true;
+                                 out_.fill_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start_us_);
+                                 Fail(FailureFromException(e, FailureReason::ORDER_REFUSED, "startSession"));
+                               }));
+  for (size_t d = 0; d < plan_.devices.size(); ++d) {
+    auto request = agent.deviceFilledRequest();
+    request.setSessionId(DataOf(plan_.session_id.data(), plan_.session_id.size()));
+    request.setDeviceIndex(static_cast<uint16_t>(d));
+    tasks_.add(request.send().then([this, d](auto&& response) { OnNotice(d, response.getNotice()); },
+                                   [this, d](kj::Exception&& e) {
+                                     // Usually the session ended: startSession says why. Decided there.
+                                     notice_failure_[d] =
+                                         FailureFromException(e, FailureReason::PROTOCOL_ERROR,
+                                                              "deviceFilled(" + plan_.devices[d].selector + ")");
+                                     if (report_arrived_ && !failure_.failed()) Fail(*notice_failure_[d]);
+                                     Wake();
+                                   }));
   }
-  LOG(INFO) << "session " << sid_hex_ << " node " << plan_.node_name << ": fill " << out_.fill_us << " us (deadline "
-            << plan_.fill_deadline_us << " us)";
+
+  for (;;) {
+    CheckRealTimeLimits();
+    if (failure_.failed()) break;
+    MaybeSendRound();
+    if (failure_.failed()) break;
+    if (!in_flight_ && have_report_ && AllNoticed() && ProofDone() && HoldingDone()) break;
+    // Wake for: the next round's time, the fill's and the round's real-time limits, the wave.
+    kj::TimePoint wake = env_.timer->now() + kWavePollUs * kj::MICROSECONDS;
+    if (!report_arrived_)
+      wake = std::min(wake, start_real_ + FillWaitLimitUs(plan_.fill_deadline_us) * kj::MICROSECONDS);
+    if (in_flight_) {
+      wake =
+          std::min(wake, in_flight_->sent_real + RoundWaitLimitUs(plan_.profile.round_deadline_us) * kj::MICROSECONDS);
+    } else if (next_round_at_ > env_.timer->now()) {
+      wake = std::min(wake, next_round_at_);
+    }
+    WaitUntil(wake);
+  }
+  out_.rounds_sent = next_round_;
+  LOG(INFO) << "session " << sid_hex_ << " node " << plan_.node_name << ": " << out_.rounds.size() << " rounds ("
+            << plan_.profile.rounds << " proof rounds per device)";
+}
+
+void Session::CheckRealTimeLimits() {
+  if (failure_.failed()) return;
+  const kj::TimePoint now = env_.timer->now();
+  if (!report_arrived_ && now - start_real_ > FillWaitLimitUs(plan_.fill_deadline_us) * kj::MICROSECONDS) {
+    out_.fill_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start_us_);
+    Fail(SessionFailure::Of(FailureReason::LATE_FILL,
+                            "no fill report within " + std::to_string(FillWaitLimitUs(plan_.fill_deadline_us)) +
+                                " us (deadline " + std::to_string(plan_.fill_deadline_us) + " us)"));
+    return;
+  }
+  if (in_flight_ &&
+      now - in_flight_->sent_real > RoundWaitLimitUs(plan_.profile.round_deadline_us) * kj::MICROSECONDS) {
+    RoundRecord record;
+    record.round = in_flight_->index;
+    record.elapsed_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - in_flight_->sent_us);
+    out_.rounds.push_back(record);
+    out_.exchanges.push_back({in_flight_->round, {}});
+    SessionFailure f =
+        SessionFailure::Of(FailureReason::LATE_ROUND,
+                           "no answer within " + std::to_string(RoundWaitLimitUs(plan_.profile.round_deadline_us)) +
+                               " us (deadline " + std::to_string(plan_.profile.round_deadline_us) + " us)");
+    f.has_round = true;
+    f.round = in_flight_->index;
+    in_flight_.reset();
+    Fail(std::move(f));
+  }
+}
+
+bool Session::AllNoticed() const {
+  for (int64_t at : notice_at_us_) {
+    if (at < 0) return false;
+  }
+  return true;
+}
+
+bool Session::ProofDone() const {
+  for (const std::vector<uint32_t>& batches : correct_batches_) {
+    uint32_t proof = 0;
+    for (uint32_t b : batches) proof += b < challenges_.proof_batches();
+    if (proof < challenges_.proof_batches()) return false;
+  }
+  return true;
+}
+
+// Holding is over once the wave is done (every member reported its fill and its proof rounds) and
+// a round of this session left when this node and every member of the wave had reported filled.
+bool Session::HoldingDone() const { return wave_.WaveDone() && round_after_all_filled_; }
+
+void Session::MaybeSendRound() {
+  if (failure_.failed() || in_flight_ || agent_ == nullptr) return;
+  const uint32_t proof = challenges_.proof_batches();
+  const uint32_t total = challenges_.batches();
+  // Proof rounds are due at once; holding rounds at next_round_at_, except the probe that must
+  // follow the last fill report, which is due as soon as the wave is done.
+  bool any_proof = false, any_device = false;
+  for (size_t d = 0; d < plan_.devices.size(); ++d) {
+    if (notice_at_us_[d] < 0) continue;
+    any_device = true;
+    any_proof = any_proof || next_batch_[d] < proof;
+  }
+  if (!any_device) return;
+  const bool waiting = !(have_report_ && AllNoticed() && ProofDone());
+  const bool final_probe = !waiting && wave_.WaveDone() && !HoldingDone();
+  if (!any_proof && !final_probe) {
+    if (!waiting && HoldingDone()) return;           // nothing left to do
+    if (env_.timer->now() < next_round_at_) return;  // the holding round's random gap
+  }
+
+  InFlight round;
+  round.index = next_round_++;
+  capnp::MallocMessageBuilder message;
+  auto msg = message.initRoot<proto::ChallengeRound>();
+  msg.setSessionId(DataOf(plan_.session_id.data(), plan_.session_id.size()));
+  msg.setRoundIndex(round.index);
+  for (size_t d = 0; d < plan_.devices.size(); ++d) {
+    if (notice_at_us_[d] < 0) continue;
+    uint32_t b = next_batch_[d];
+    if (b >= proof) {
+      // Holding batches [proof, total - 1) at random gaps; the last one is kept for the final probe.
+      if (b >= total - 1 && !final_probe) continue;
+      if (b >= total) continue;
+    }
+    round.parts.emplace_back(d, b);
+  }
+  if (round.parts.empty()) {
+    --next_round_;
+    if (!final_probe) LOG(WARNING) << "session " << sid_hex_ << ": holding rounds used up while the wave runs";
+    return;
+  }
+  auto devices = msg.initDevices(static_cast<unsigned>(round.parts.size()));
+  for (size_t i = 0; i < round.parts.size(); ++i) {
+    const auto [d, b] = round.parts[i];
+    // A batch's indices are read here, just before they are sent, and nowhere earlier.
+    const std::vector<uint64_t>& idx = challenges_.Indices(d, b);
+    devices[static_cast<unsigned>(i)].setDeviceIndex(static_cast<uint16_t>(d));
+    auto list = devices[static_cast<unsigned>(i)].initLabelIndices(static_cast<unsigned>(idx.size()));
+    for (size_t k = 0; k < idx.size(); ++k) list.set(static_cast<unsigned>(k), idx[k]);
+    next_batch_[d] = b + 1;
+  }
+  auto sent = proto::EncodeCanonical(msg.asReader());
+  if (sent.ok()) round.round = *std::move(sent);
+  auto request = agent_->roundRequest();
+  request.setRound(msg.asReader());
+  round.sent_us = env_.clock->MonotonicMicros();
+  round.sent_real = env_.timer->now();
+  if (have_report_ && wave_.AllFilled()) round_after_all_filled_ = true;
+  in_flight_ = std::move(round);
+  tasks_.add(request.send().then([this](auto&& response) { OnAnswer(response.getAnswer()); },
+                                 [this](kj::Exception&& e) { OnRoundError(e); }));
+}
+
+void Session::OnNotice(size_t d, proto::Envelope::Reader wire) {
+  if (failure_.failed()) return;
+  const int64_t now = env_.clock->MonotonicMicros();
+  const uint64_t fill_us = static_cast<uint64_t>(now - start_us_);
+  const PlannedDevice& want = plan_.devices[d];
+  auto fail = [&](FailureReason reason, const std::string& text) {
+    SessionFailure f = SessionFailure::Of(reason, "fill notice: " + text);
+    f.device = want.selector;
+    Fail(std::move(f));
+  };
+  auto envelope = proto::DecodeEnvelope(wire);
+  if (!envelope.ok()) return fail(FailureReason::PROTOCOL_ERROR, AgentText(envelope.status().ToString()));
+  Status signature = proto::VerifySignature(*envelope, proto::MessageKind::DEVICE_FILL_NOTICE, plan_.node_key);
+  if (!signature.ok()) {
+    return fail(signature.code() == StatusCode::kPermissionDenied ? FailureReason::BAD_SIGNATURE
+                                                                  : FailureReason::PROTOCOL_ERROR,
+                AgentText(signature.message()));
+  }
+  auto parsed = proto::ParseMessage<proto::DeviceFillNotice>(proto::AsView(envelope->payload));
+  if (!parsed.ok()) return fail(FailureReason::PROTOCOL_ERROR, AgentText(parsed.status().message()));
+  proto::DeviceFillNotice::Reader notice = parsed->root();
+  if (!SameBytes(notice.getSessionId(), plan_.session_id)) {
+    return fail(FailureReason::PROTOCOL_ERROR, "session id differs from the order's");
+  }
+  if (!SameBytes(notice.getOrderDigest(), order_digest_)) {
+    return fail(FailureReason::PROTOCOL_ERROR, "orderDigest is not the digest of the order sent");
+  }
+  if (!SameBytes(notice.getNodeKeyId(), plan_.node_key_id)) {
+    return fail(FailureReason::PROTOCOL_ERROR, "nodeKeyId is not the node's key");
+  }
+  proto::DeviceFill::Reader got = notice.getFill();
+  if (notice.getDeviceIndex() != d || got.getSelector() != want.selector.c_str() ||
+      got.getFirstLabel() != want.first_label) {
+    return fail(FailureReason::PROTOCOL_ERROR,
+                "notice for device " + std::to_string(notice.getDeviceIndex()) + " (" + TextOf(got.getSelector()) +
+                    " at label " + std::to_string(got.getFirstLabel()) + ") where device " + std::to_string(d) + " (" +
+                    want.selector + " at label " + std::to_string(want.first_label) + ") was asked");
+  }
+  // Short of capacity minus reserve (as planned: rounded down to whole chunks), whatever the reason.
+  if (got.getBytesHeld() < want.planned_bytes() || got.getLabelCount() < want.label_count) {
+    return fail(
+        FailureReason::SHORT_CAPACITY,
+        "holds " + std::to_string(got.getBytesHeld()) + " bytes (" + std::to_string(got.getLabelCount()) +
+            " labels), needs " + std::to_string(want.planned_bytes()) + " = capacity " +
+            std::to_string(want.capacity_bytes) + " - allowed reserve " + std::to_string(want.allowed_reserve_bytes) +
+            " rounded down to whole chunks; other processes hold " + std::to_string(got.getBytesHeldByOthers()) +
+            " bytes" + (got.getNote().size() > 0 ? "; agent's note: " + TextOf(got.getNote()) : ""));
+  }
+  if (fill_us > want.fill_deadline_us) {
+    return fail(FailureReason::LATE_FILL, "device filled after " + std::to_string(fill_us) + " us, deadline " +
+                                              std::to_string(want.fill_deadline_us) + " us");
+  }
+  if (notice_at_us_[d] >= 0) return fail(FailureReason::PROTOCOL_ERROR, "a second notice for the device");
+  Status hashed = transcript_.AddNotice(static_cast<uint16_t>(d), proto::AsView(envelope->payload));
+  if (!hashed.ok()) return fail(FailureReason::INTERNAL, "transcript: " + hashed.ToString());
+  notices_[d] = *envelope;
+  notice_at_us_[d] = now;
+  bytes_held_[d] = got.getBytesHeld();
+  device_totals_[d] = got.getTotalBytes();
+  VLOG(1) << "session " << sid_hex_ << ": device " << want.selector << " filled after " << fill_us << " us";
+  // The device is challenged in this same turn of the event loop (unless a round is on the wire,
+  // whose answer sends the next round at once, with this device in it).
+  MaybeSendRound();
+  Wake();
+}
+
+void Session::OnReport(proto::Envelope::Reader wire) {
+  report_arrived_ = true;
+  out_.fill_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start_us_);
+  auto envelope = proto::DecodeEnvelope(wire);
+  if (!envelope.ok()) {
+    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "fill report: " + AgentText(envelope.status().ToString())));
+    return;
+  }
+  out_.report = *envelope;
+  CheckReport(*envelope);
+  LOG(INFO) << "session " << sid_hex_ << " node " << plan_.node_name << ": fill report after " << out_.fill_us
+            << " us (deadline " << plan_.fill_deadline_us << " us)";
+  if (failure_.failed()) return;
+  for (size_t d = 0; d < plan_.devices.size(); ++d) {
+    if (notice_failure_[d]) return Fail(*notice_failure_[d]);
+  }
+  wave_.Filled(true);
+  MaybeSendRound();
+  Wake();
 }
 
 void Session::CheckReport(const proto::SignedEnvelope& envelope) {
@@ -299,10 +603,11 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
                             std::to_string(got.getFirstLabel()) + ", the order planned " + want.selector +
                             " at label " + std::to_string(want.first_label));
     }
-    bytes_held_.push_back(got.getBytesHeld());
-    device_totals_.push_back(got.getTotalBytes());
+    if (bytes_held_[i] == 0) {
+      bytes_held_[i] = got.getBytesHeld();
+      device_totals_[i] = got.getTotalBytes();
+    }
   }
-  have_report_ = true;
   // Short of capacity minus reserve (as planned: rounded down to whole chunks), whatever the reason.
   for (unsigned i = 0; i < devices.size(); ++i) {
     const PlannedDevice& want = plan_.devices[i];
@@ -320,6 +625,16 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
       return;
     }
   }
+  // The report repeats what each device's notice said.
+  for (unsigned i = 0; i < devices.size(); ++i) {
+    if (!notices_[i]) continue;  // its notice may still be on the wire; checked by AllNoticed
+    auto notice = proto::ParseMessage<proto::DeviceFillNotice>(proto::AsView(notices_[i]->payload));
+    if (!notice.ok() || notice->root().getFill().getLabelCount() != devices[i].getLabelCount() ||
+        notice->root().getFill().getBytesHeld() != devices[i].getBytesHeld()) {
+      return protocol_error("devices[" + std::to_string(i) + "] differs from that device's fill notice");
+    }
+  }
+  have_report_ = true;
   if (out_.fill_us > plan_.fill_deadline_us) {
     Fail(SessionFailure::Of(FailureReason::LATE_FILL, "fill took " + std::to_string(out_.fill_us) + " us, deadline " +
                                                           std::to_string(plan_.fill_deadline_us) + " us"));
@@ -329,95 +644,73 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
   if (!hashed.ok()) Fail(SessionFailure::Of(FailureReason::INTERNAL, "transcript: " + hashed.ToString()));
 }
 
-bool Session::AwaitExpectedLabels() {
-  const bool ready = expected_->ready();
-  const int64_t start = env_.clock->MonotonicMicros();
-  // Keep the event loop turning while the worker finishes: a loop blocked in Wait() would leave
-  // kj's timer at the old time, and round 0's real-time bound (deadline + 1 s, measured from that
-  // stale "now") would expire at once although the agent answered in time.
-  while (!expected_->ready()) env_.timer->afterDelay(kExpectedLabelsPollUs * kj::MICROSECONDS).wait(*env_.wait_scope);
-  Status s = expected_->Wait();
-  if (ready) {
-    LOG(INFO) << "session " << sid_hex_ << ": expected labels were ready before the fill ended";
-  } else {
-    out_.expected_labels_wait_us = env_.clock->MonotonicMicros() - start;
-    LOG(INFO) << "session " << sid_hex_ << ": the fill ended first; waited " << out_.expected_labels_wait_us
-              << " us for expected labels";
-  }
-  if (!s.ok()) {
-    Fail(SessionFailure::Of(FailureReason::INTERNAL, "expected labels: " + s.ToString()));
-    return false;
-  }
-  return true;
-}
-
-void Session::RunRounds(proto::ProverAgent::Client& agent) {
-  const ChallengeSet& challenges = *challenges_;
+void Session::OnAnswer(proto::RoundAnswer::Reader answer) {
+  if (!in_flight_) return;
+  InFlight round = std::move(*in_flight_);
+  in_flight_.reset();
   const uint64_t deadline = plan_.profile.round_deadline_us;
-  for (uint32_t r = 0; r < challenges.rounds(); ++r) {
-    // Round r's indices are read here, just before they are sent, and nowhere earlier.
-    capnp::MallocMessageBuilder message;
-    auto round = message.initRoot<proto::ChallengeRound>();
-    round.setSessionId(DataOf(plan_.session_id.data(), plan_.session_id.size()));
-    round.setRoundIndex(r);
-    auto devices = round.initDevices(static_cast<unsigned>(challenges.devices()));
-    for (size_t d = 0; d < challenges.devices(); ++d) {
-      const std::vector<uint64_t>& idx = challenges.Indices(r, d);
-      devices[static_cast<unsigned>(d)].setDeviceIndex(static_cast<uint16_t>(d));
-      auto list = devices[static_cast<unsigned>(d)].initLabelIndices(static_cast<unsigned>(idx.size()));
-      for (size_t k = 0; k < idx.size(); ++k) list.set(static_cast<unsigned>(k), idx[k]);
-    }
-    auto request = agent.roundRequest();
-    request.setRound(round.asReader());
-
-    RoundRecord record;
-    record.round = r;
-    RoundExchange exchange;
-    auto sent = proto::EncodeCanonical(round.asReader());
-    if (sent.ok()) exchange.round = *std::move(sent);
-    const int64_t start = env_.clock->MonotonicMicros();
-    try {
-      auto response = WaitBounded(request.send(), RoundWaitLimitUs(deadline));
-      record.elapsed_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start);
-      record.deadline_met = record.elapsed_us <= deadline;
-      KJ_IF_MAYBE (resp, response) {
-        auto received = proto::EncodeCanonical(resp->getAnswer());
-        if (received.ok()) exchange.answer = *std::move(received);
-        const bool correct = CheckAnswer(r, round.asReader(), resp->getAnswer());
-        record.all_correct = correct;
-        record.labels_checked = correct ? static_cast<uint32_t>(challenges.LabelsPerRound()) : 0;
-        if (correct && !record.deadline_met) {
-          SessionFailure f =
-              SessionFailure::Of(FailureReason::LATE_ROUND, "answered in " + std::to_string(record.elapsed_us) +
-                                                                " us, deadline " + std::to_string(deadline) + " us");
-          f.has_round = true;
-          f.round = r;
-          Fail(std::move(f));
-        }
-      } else {
-        SessionFailure f = SessionFailure::Of(FailureReason::LATE_ROUND,
-                                              "no answer within " + std::to_string(RoundWaitLimitUs(deadline)) +
-                                                  " us (deadline " + std::to_string(deadline) + " us)");
-        f.has_round = true;
-        f.round = r;
-        Fail(std::move(f));
-      }
-    } catch (const kj::Exception& e) {
-      record.elapsed_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start);
-      SessionFailure f = FailureFromException(e, FailureReason::AGENT_ABORTED, "round " + std::to_string(r));
+  RoundRecord record;
+  record.round = round.index;
+  record.elapsed_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - round.sent_us);
+  record.deadline_met = record.elapsed_us <= deadline;
+  RoundExchange exchange;
+  exchange.round = round.round;
+  auto received = proto::EncodeCanonical(answer);
+  if (received.ok()) exchange.answer = *std::move(received);
+  if (!failure_.failed()) {
+    const bool correct = CheckAnswer(round, answer);
+    record.all_correct = correct;
+    size_t labels = 0;
+    for (const auto& [d, b] : round.parts) labels += challenges_.Indices(d, b).size();
+    record.labels_checked = correct ? static_cast<uint32_t>(labels) : 0;
+    if (correct && !record.deadline_met) {
+      SessionFailure f =
+          SessionFailure::Of(FailureReason::LATE_ROUND, "answered in " + std::to_string(record.elapsed_us) +
+                                                            " us, deadline " + std::to_string(deadline) + " us");
       f.has_round = true;
-      f.round = r;
+      f.round = round.index;
       Fail(std::move(f));
+    } else if (correct) {
+      for (const auto& [d, b] : round.parts) correct_batches_[d].push_back(b);
     }
-    out_.rounds.push_back(record);
-    out_.exchanges.push_back(std::move(exchange));
-    VLOG(1) << "session " << sid_hex_ << " round " << r << ": " << record.elapsed_us << " us";
-    if (failure_.failed()) return;
-    ++rounds_passed_;
   }
+  out_.rounds.push_back(record);
+  out_.exchanges.push_back(std::move(exchange));
+  VLOG(1) << "session " << sid_hex_ << " round " << round.index << ": " << record.elapsed_us << " us";
+  if (failure_.failed()) return Wake();
+  if (have_report_ && AllNoticed() && ProofDone()) wave_.ProofDone(true);
+  // The next round: proof rounds follow at once; holding rounds after a random gap.
+  const uint64_t gap_us = plan_.hold_gap_max_us == 0 ? 0 : UniformBelow(plan_.hold_gap_max_us + 1);
+  next_round_at_ = env_.timer->now() + gap_us * kj::MICROSECONDS;
+  MaybeSendRound();
+  Wake();
 }
 
-bool Session::CheckAnswer(uint32_t r, proto::ChallengeRound::Reader round, proto::RoundAnswer::Reader answer) {
+void Session::OnRoundError(const kj::Exception& e) {
+  if (!in_flight_) return;
+  RoundRecord record;
+  record.round = in_flight_->index;
+  record.elapsed_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - in_flight_->sent_us);
+  out_.rounds.push_back(record);
+  out_.exchanges.push_back({in_flight_->round, {}});
+  const std::string call = "round " + std::to_string(in_flight_->index);
+  SessionFailure f = FailureFromException(e, FailureReason::AGENT_ABORTED, call);
+  if (f.reason == FailureReason::DISCONNECTED) {
+    // Its indices were on the wire: a node that drops the connection when a round asks for labels
+    // it does not hold must not get fresh draws by being run again. This failure stands.
+    f.text = AgentText(f.text +
+                           " (after the round's indices were sent: the node's failed wipe; a retry is a new "
+                           "session and does not replace this verdict)",
+                       kMaxFailureTextBytes);
+  }
+  f.has_round = true;
+  f.round = in_flight_->index;
+  in_flight_.reset();
+  Fail(std::move(f));
+}
+
+bool Session::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader answer) {
+  const uint32_t r = round.index;
   auto protocol_error = [this, r](const std::string& text) {
     SessionFailure f = SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "round answer: " + text);
     f.has_round = true;
@@ -433,28 +726,31 @@ bool Session::CheckAnswer(uint32_t r, proto::ChallengeRound::Reader round, proto
     return protocol_error("answers round " + std::to_string(answer.getRoundIndex()) + ", expected " +
                           std::to_string(r));
   }
-  const ChallengeSet& challenges = *challenges_;
-  const size_t want_bytes = challenges.LabelsPerRound() * proto::kLabelBytes;
+  size_t want_labels = 0;
+  for (const auto& [d, b] : round.parts) want_labels += challenges_.Indices(d, b).size();
+  const size_t want_bytes = want_labels * proto::kLabelBytes;
   capnp::Data::Reader labels = answer.getLabels();
   if (labels.size() != want_bytes) {
     return protocol_error(std::to_string(labels.size()) + " label bytes, expected " + std::to_string(want_bytes));
   }
-  Status hashed = transcript_.AddRound(round, answer);
+  auto sent = proto::ParseMessage<proto::ChallengeRound>(proto::AsView(round.round));
+  if (!sent.ok()) return protocol_error("round not logged: " + sent.status().ToString());
+  Status hashed = transcript_.AddRound(sent->root(), answer);
   if (!hashed.ok()) return protocol_error("transcript: " + AgentText(hashed.message()));
 
-  const uint8_t* expected = expected_->Round(r);
   size_t at = 0;
-  for (size_t d = 0; d < challenges.devices(); ++d) {
-    const std::vector<uint64_t>& idx = challenges.Indices(r, d);
+  for (const auto& [d, b] : round.parts) {
+    const std::vector<uint64_t>& idx = challenges_.Indices(d, b);
+    const uint8_t* expected = expected_.Batch(d, b);
     for (size_t k = 0; k < idx.size(); ++k, at += proto::kLabelBytes) {
-      if (std::memcmp(labels.begin() + at, expected + at, proto::kLabelBytes) == 0) continue;
+      if (std::memcmp(labels.begin() + at, expected + k * proto::kLabelBytes, proto::kLabelBytes) == 0) continue;
       SessionFailure f = SessionFailure::Of(FailureReason::WRONG_LABEL, "label differs from the expected one");
       f.device = plan_.devices[d].selector;
       f.has_round = true;
       f.round = r;
       f.has_label = true;
       f.label_index = idx[k];
-      f.expected.assign(expected + at, expected + at + proto::kLabelBytes);
+      f.expected.assign(expected + k * proto::kLabelBytes, expected + (k + 1) * proto::kLabelBytes);
       f.received.assign(labels.begin() + at, labels.begin() + at + proto::kLabelBytes);
       Fail(std::move(f));
       return false;
@@ -470,7 +766,7 @@ StatusOr<proto::SignedEnvelope> Session::BuildVerdict(const SessionFailure& fail
   facts.fill_us = out_.fill_us;
   facts.rounds = out_.rounds;
   for (size_t d = 0; d < plan_.devices.size(); ++d) {
-    facts.chunks_checked.push_back(challenges_->DistinctChunks(d, rounds_passed_, plan_.profile.chunk_labels));
+    facts.chunks_checked.push_back(challenges_.DistinctChunks(d, correct_batches_[d], plan_.profile.chunk_labels));
   }
   facts.bytes_held = bytes_held_;
   facts.assumptions.wave_run.synchronized = wave_.active();
@@ -495,7 +791,7 @@ void Session::SignVerdictOrMinimal() {
     const std::string first = failure_.failed() ? AgentText(failure_.Describe()) : "none (the session had passed)";
     failure_ = SessionFailure::Of(FailureReason::INTERNAL, "verdict: " + AgentText(verdict.status().ToString()) +
                                                                "; the session's first failure: " + first);
-    rounds_passed_ = 0;
+    for (auto& batches : correct_batches_) batches.clear();
     out_.rounds.clear();
     out_.exchanges.clear();
     verdict = BuildVerdict(failure_, &out_.summary);
@@ -612,6 +908,9 @@ void Session::Append(proto::LedgerRecordKind kind, const proto::Bytes& bytes, ui
 }
 
 void Session::Record() {
+  for (const auto& notice : notices_) {
+    if (notice) Append(proto::LedgerRecordKind::DEVICE_FILL_NOTICE, proto::EncodeEnvelope(*notice));
+  }
   if (out_.report && report_recordable_) {
     Append(proto::LedgerRecordKind::FILL_REPORT, proto::EncodeEnvelope(*out_.report));
   }
@@ -668,11 +967,49 @@ SessionRunner::SessionRunner(SessionPlan plan, SessionKeys keys, SessionEnv env)
       << "SessionEnv: clock, timer, wait_scope and records are required";
 }
 
+SessionRunner::~SessionRunner() = default;
+
+Status SessionRunner::Prepare() {
+  if (expected_) return expected_status_;
+  const int64_t start = env_.clock->MonotonicMicros();
+  std::vector<ChallengeRange> ranges;
+  for (const PlannedDevice& d : plan_.devices) {
+    ranges.push_back({d.first_label, d.label_count, d.labels_per_round, d.hold_labels});
+  }
+  auto challenges = GenerateChallenges(ranges, plan_.profile.rounds, plan_.holding_batches, plan_.profile.chunk_labels);
+  if (!challenges.ok()) {
+    expected_status_ = challenges.status();
+    expected_ = std::unique_ptr<ExpectedLabels>();
+    return expected_status_;
+  }
+  challenges_ = std::make_unique<ChallengeSet>(*std::move(challenges));
+  ExpectedLabelsSpec spec;
+  spec.session = plan_.LabelSession();
+  spec.devices = ranges;
+  spec.threads = env_.threads;
+  spec.test_delay_us = env_.expected_labels_test_delay_us;
+  auto expected = ExpectedLabels::Start(spec, *challenges_);
+  expected_status_ = expected->Wait().WithContext("expected labels");
+  expected_ = std::move(expected);
+  prepare_us_ = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start);
+  return expected_status_;
+}
+
 StatusOr<SessionOutcome> SessionRunner::Run(AgentConnector& connector) {
   // RPC failures are handled where they happen; anything escaping is a challenger bug, reported as
   // a Status rather than ending a wave run's thread.
   try {
-    Session session(plan_, keys_, env_);
+    Status prepared = Prepare();
+    if (!prepared.ok()) {
+      // No order exists yet; a wave's other members must not wait for this one.
+      if (env_.wave != nullptr) env_.wave->Leave(plan_.node_name);
+      return prepared;
+    }
+    // The order's validity starts when it is signed, after the preparation (which may take tens of
+    // seconds at the strongest adversary classes), not when the plan was built.
+    plan_.issued_at_unix_us = env_.clock->UnixMicros();
+    plan_.expires_at_unix_us = plan_.issued_at_unix_us + static_cast<int64_t>(plan_.profile.order_ttl_us);
+    Session session(plan_, keys_, env_, *challenges_, *expected_, prepare_us_);
     return session.Run(connector);
   } catch (const kj::Exception& e) {
     return InternalError(std::string("session runner: ") + e.getDescription().cStr());

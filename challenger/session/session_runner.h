@@ -3,29 +3,41 @@
 // monotonic time; real-time waits (kj::Timer) only bound how long the runner waits for an answer
 // that is late anyway (session_plan.h FillWaitLimitUs / RoundWaitLimitUs).
 //
-// Steps of Run():
-//   1. draw the challenges (secret until sent), sign the order (authority key), check that the
-//      ledger has room for the whole session (RecordSink::CheckRoomForSession; a full ledger refuses
-//      the session before any order exists), record the order in the ledger, start the
-//      expected-label worker (expected_labels.h);
-//   2. connect; send startSession and time it, send to receipt; verify the report under the
-//      inventory's node key (badSignature), check session id, order digest, node key id and the
-//      devices against the plan (protocolError), every device's bytes held against its planned
-//      bytes = capacity - allowed reserve, rounded down to whole chunks (shortCapacity, whatever the
-//      agent's note says), the fill time (lateFill);
-//   3. [wave runs: barrier 1, wave_sync.h] wait for the expected labels if they are not ready yet
-//      (logged); R rounds: send round r's indices, time send to receipt, check the answer's shape,
-//      session id and round (protocolError), every label (wrongLabel naming device, round, index,
-//      expected and received), the time (lateRound);
-//   4. [wave runs: barrier 2] build and sign the verdict (challenger key; verdict.h). On a pass,
-//      send `finish`: the agent returns its node-signed TranscriptDigest, which must verify
+// Steps (protocol v2):
+//   1. Prepare(): draw every batch of challenges of the session (challenges.h: each device's proof
+//      batches, then its holding batches) and compute all their expected labels (expected_labels.h)
+//      BEFORE any order exists: the seed stays in this process's memory only, and when a device
+//      reports filled its first round can leave at once. Run() prepares when Prepare() was not
+//      called; `serve` calls it ahead of time for the next wave (pipelining).
+//   2. sign the order (authority key; it names the challenger key and never the number of rounds),
+//      check that the ledger has room for the whole session (RecordSink::CheckRoomForSession; a
+//      full ledger refuses the session before any order exists) and record the order. [Wave runs:
+//      barrier "ready" (wave_sync.h): every member prepared, then all orders go out together.]
+//   3. connect; send startSession and, at once, deviceFilled for every device. Each device's
+//      node-signed DeviceFillNotice is verified (signature under the inventory's node key, session,
+//      order digest, node key id, device, bytes held against capacity - allowed reserve rounded down
+//      to whole chunks (shortCapacity, whatever the agent's note says), the device's own fill
+//      deadline (lateFill)); in the same event-loop turn the device is challenged. The FillReport
+//      must verify the same way, repeat the notices, and come by the order's fill deadline.
+//   4. rounds: each carries the next batch of every device that is filled, is timed from send to
+//      receipt, and its answer is checked (shape, session id and round: protocolError; every label:
+//      wrongLabel naming device, round, index, expected and received; the time: lateRound). Proof
+//      rounds follow one another at once; once a device has passed its proof rounds it is probed
+//      with holding rounds after random gaps (plan.hold_gap_max_us) until every device of the node
+//      has passed and, in a wave run, every member has reported its fill and its proof rounds, and
+//      one round of this session left after the last fill report of the wave (wave_sync.h): a node
+//      never learns that it will not be asked again. A disconnect after a round's indices were sent
+//      is the node's failure (disconnected), never a reason to run it again with fresh draws.
+//   5. [wave runs: barrier "release"] build and sign the verdict (challenger key; verdict.h). On a
+//      pass, send `finish`: the agent returns its node-signed TranscriptDigest, which must verify
 //      (badSignature) and match the challenger's own TranscriptHasher digest, the verdict digest
 //      and the round count (protocolError); if it does not, a second, failing verdict supersedes
 //      the first. On a failure, the runner stops at the first failure and sends `abort` (not after
 //      a disconnect);
-//   5. record fill report, round log, verdict(s), transcript and a signed Receipt in the ledger
-//      (a report or transcript that is malformed or names another session is not recordable there;
-//      the failure text describes it instead).
+//   6. record the fill notices, fill report, round log (round_log.h: every round as sent and every
+//      answer as received), verdict(s), transcript and a signed Receipt in the ledger (a report or
+//      transcript that is malformed or names another session is not recordable there; the failure
+//      text describes it instead).
 // RPC failures map to: DISCONNECTED -> disconnected; a wipeproof Status from the agent -> orderRefused
 // (startSession) or agentAborted (later calls), with its text; other exceptions -> protocolError.
 //
@@ -43,14 +55,15 @@
 #include <kj/timer.h>
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <vector>
 
+#include "challenger/ledger/record_sink.h"
 #include "challenger/session/agent_connector.h"
 #include "challenger/session/failure.h"
 #include "challenger/session/round_log.h"
 #include "challenger/session/session_plan.h"
-#include "challenger/ledger/record_sink.h"
 #include "challenger/session/verdict.h"
 #include "challenger/session/wave_sync.h"
 #include "common/clock.h"
@@ -59,15 +72,15 @@
 namespace wipeproof {
 
 struct SessionEnv {
-  const Clock* clock = nullptr;             // required: all timing
-  kj::Timer* timer = nullptr;               // required: bounds waits in real time
-  kj::WaitScope* wait_scope = nullptr;      // required: the client's event loop
-  RecordSink* records = nullptr;            // required: the ledger
-  WaveSync* wave = nullptr;                 // set in wave runs
-  int threads = 0;                          // expected-label threads; 0 = all cores
-  uint64_t expected_labels_test_delay_us = 0;  // tests only: ExpectedLabelsSpec::test_delay_us
-  uint64_t finish_timeout_us = 30'000'000;  // real-time bound on `finish`
-  uint64_t abort_timeout_us = 5'000'000;    // real-time bound on `abort`
+  const Clock* clock = nullptr;                // required: all timing
+  kj::Timer* timer = nullptr;                  // required: bounds waits in real time
+  kj::WaitScope* wait_scope = nullptr;         // required: the client's event loop
+  RecordSink* records = nullptr;               // required: the ledger
+  WaveSync* wave = nullptr;                    // set in wave runs
+  int threads = 0;                             // expected-label threads; 0 = all cores
+  uint64_t expected_labels_test_delay_us = 0;  // tests only: Prepare() takes this much longer
+  uint64_t finish_timeout_us = 30'000'000;     // real-time bound on `finish`
+  uint64_t abort_timeout_us = 5'000'000;       // real-time bound on `abort`
 };
 
 // The typed result of a session whose order was issued: pass, or the first failure.
@@ -86,8 +99,9 @@ struct SessionOutcome {
   std::optional<proto::SignedEnvelope> transcript;          // as received, when decodable
   std::optional<proto::SignedEnvelope> receipt;
 
-  uint64_t fill_us = 0;                 // order sent to report received
-  int64_t expected_labels_wait_us = 0;  // waited for expected labels after the fill (0: ready)
+  uint64_t fill_us = 0;      // order sent to report received
+  uint64_t prepare_us = 0;   // drawing challenges and computing expected labels (before the order)
+  uint32_t rounds_sent = 0;  // rounds put on the wire (proof and holding)
   std::vector<RoundRecord> rounds;
   std::vector<RoundExchange> exchanges;  // rounds as sent and answers as received, same order
 
@@ -96,9 +110,18 @@ struct SessionOutcome {
   std::optional<uint64_t> verdict_sequence;  // ledger sequence of the final verdict
 };
 
+class ChallengeSet;
+class ExpectedLabels;
+
 class SessionRunner {
  public:
   SessionRunner(SessionPlan plan, SessionKeys keys, SessionEnv env);
+  ~SessionRunner();
+
+  // Step 1: draws the challenges and computes their expected labels (blocks; no event loop needed,
+  // any thread). Idempotent; Run() calls it when it was not called. Errors: INVALID_ARGUMENT from
+  // challenge generation (a bad plan), FAILED_PRECONDITION "cancelled" never (nothing cancels it).
+  Status Prepare();
 
   // Runs the session. Any failure after the order was recorded is a typed SessionFailure inside a
   // returned outcome (an unexpected exception there is an `internal` one). Errors (no session
@@ -114,6 +137,10 @@ class SessionRunner {
   SessionPlan plan_;
   SessionKeys keys_;
   SessionEnv env_;
+  std::unique_ptr<ChallengeSet> challenges_;
+  std::unique_ptr<ExpectedLabels> expected_;  // set once Prepare() ran
+  Status expected_status_;
+  uint64_t prepare_us_ = 0;
 };
 
 }  // namespace wipeproof

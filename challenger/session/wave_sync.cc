@@ -6,21 +6,55 @@ WaveSync::WaveSync(std::vector<std::string> members) : members_(std::move(member
   for (const std::string& m : members_) ok_[m] = true;
 }
 
-void WaveSync::ArriveFilled(const std::string& member, bool filled) {
+void WaveSync::MarkFailedLocked(const std::string& member) {
+  ok_[member] = false;
+  // A failed member has nothing more to report: the others stop waiting for it.
+  ready_.insert(member);
+  filled_.insert(member);
+  proof_done_.insert(member);
+}
+
+void WaveSync::ArriveReady(const std::string& member, bool ok) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!filled) ok_[member] = false;
-  if (filled_.insert(member).second) ++filled_arrivals_;
+  if (!ok) MarkFailedLocked(member);
+  ready_.insert(member);
   cv_.notify_all();
-  cv_.wait(lock, [this] { return filled_arrivals_ >= members_.size(); });
+  cv_.wait(lock, [this] { return ready_.size() >= members_.size(); });
+}
+
+void WaveSync::ReportFilled(const std::string& member, bool ok) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ok) MarkFailedLocked(member);
+  filled_.insert(member);
+  cv_.notify_all();
+}
+
+void WaveSync::ReportProofDone(const std::string& member, bool ok) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ok) MarkFailedLocked(member);
+  proof_done_.insert(member);
+  cv_.notify_all();
+}
+
+bool WaveSync::WaveDone() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return filled_.size() >= members_.size() && proof_done_.size() >= members_.size();
+}
+
+bool WaveSync::AllFilled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return filled_.size() >= members_.size();
 }
 
 std::vector<std::string> WaveSync::ArriveReleasing(const std::string& member, bool held) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!held) ok_[member] = false;
-  if (filled_.insert(member).second) ++filled_arrivals_;  // releasing implies past barrier 1
-  if (released_.insert(member).second) ++release_arrivals_;
+  if (!held) MarkFailedLocked(member);
+  ready_.insert(member);  // releasing implies past the earlier steps
+  filled_.insert(member);
+  proof_done_.insert(member);
+  released_.insert(member);
   cv_.notify_all();
-  cv_.wait(lock, [this] { return release_arrivals_ >= members_.size(); });
+  cv_.wait(lock, [this] { return released_.size() >= members_.size(); });
   std::vector<std::string> not_held;
   for (const std::string& m : members_) {
     if (m != member && !ok_[m]) not_held.push_back(m);

@@ -1,21 +1,30 @@
-// Keeps the sessions of one wave run in step, so that every node's rounds happen while every other
-// node of the wave holds its own labels (design-brief.md "What a pass proves": neighbouring nodes
-// wiped in the same wave). Two barriers:
-//   1. after the fill: no member starts its rounds before every member has a fill report (or
-//      failed), so no member's memory is free while another is being challenged;
-//   2. before release: no member frees its memory (finish or abort) before every member's rounds
-//      ended. A member that failed waits here too before aborting.
-// After barrier 2 each member learns which members did not hold labels throughout (failed fill or
+// Keeps the sessions of one wave run in step (protocol v2), so that a node whose own rounds are
+// over cannot hold a neighbour's checkpoint while the neighbour relabels the memory it freed
+// (design-brief.md "What a pass proves": neighbouring nodes are wiped in the same wave):
+//   1. ready: every member has drawn its challenges and computed their expected labels before any
+//      order is sent, and then all orders go out at the same moment (ArriveReady);
+//   2. while the wave runs, each member reports its fill (ReportFilled) and the end of its proof
+//      rounds (ReportProofDone); a member keeps probing its node with holding rounds until every
+//      member has reported both (WaveDone) and it has sent its node a round at a moment when every
+//      member had reported its fill (AllFilled): every node held its labels at one moment after
+//      every node was filled. (The order of events, not a clock, decides "after": members may run
+//      on different clocks, e.g. the selftest's simulated ones.)
+//   3. release: no member frees its memory (finish or abort) before every member's rounds ended
+//      (ArriveReleasing). A member that failed reports so at once (its fill or proof "not ok"), so
+//      the others do not wait for it, and waits here too before aborting.
+// After barrier 3 each member learns which members did not hold labels throughout (failed fill or
 // failed rounds); its verdict's wave-complete assumption then does not hold.
 //
-// Each member calls ArriveFilled once and then ArriveReleasing once, from its own thread; every
-// member must arrive at both (the session runner guarantees it on every path), and each wait is
+// Each member calls ArriveReady once, ReportFilled and ReportProofDone at most once each, then
+// ArriveReleasing once, from its own thread; every member must arrive at both barriers (the session
+// runner guarantees it on every path; Leave covers a member that never ran). Barrier waits are
 // bounded by the slowest member's own deadlines.
 //
 // Thread-safety: thread-safe; one object per wave run.
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <set>
@@ -28,26 +37,34 @@ class WaveSync {
  public:
   explicit WaveSync(std::vector<std::string> members);
 
-  // Barrier 1. `filled`: this member has a valid fill report.
-  void ArriveFilled(const std::string& member, bool filled);
-  // Barrier 2. `held`: this member filled and passed every round so far. Returns the members
-  // (others than `member`) that did not hold labels throughout, in member order.
+  // Barrier 1. `ok`: this member is prepared and will send its order.
+  void ArriveReady(const std::string& member, bool ok);
+  // This member's node reported filled (or failed before: ok false).
+  void ReportFilled(const std::string& member, bool ok);
+  // This member's proof rounds are over (ok: all passed).
+  void ReportProofDone(const std::string& member, bool ok);
+  // Every member reported its fill and its proof rounds (or failed).
+  bool WaveDone() const;
+  // Every member reported its fill (or failed).
+  bool AllFilled() const;
+  // Barrier 3. `held`: this member filled and passed every round. Returns the members (others than
+  // `member`) that did not hold labels throughout, in member order.
   std::vector<std::string> ArriveReleasing(const std::string& member, bool held);
   // For a member whose session ended without arriving (an error before or outside the session
-  // runner): arrives at whichever barriers it has not, as not held, and waits like ArriveReleasing.
-  // No-op for a member that arrived at both. Arrivals count once per member.
+  // runner): arrives wherever it has not, as not held, and waits like ArriveReleasing. No-op for a
+  // member that arrived at barrier 3.
   void Leave(const std::string& member);
 
   size_t size() const { return members_.size(); }
 
  private:
+  void MarkFailedLocked(const std::string& member);
+
   const std::vector<std::string> members_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
-  size_t filled_arrivals_ = 0;
-  size_t release_arrivals_ = 0;
-  std::map<std::string, bool> ok_;           // member -> held labels throughout
-  std::set<std::string> filled_, released_;  // members that arrived at barrier 1, 2
+  std::map<std::string, bool> ok_;  // member -> held labels throughout (so far)
+  std::set<std::string> ready_, filled_, proof_done_, released_;
 };
 
 }  // namespace wipeproof

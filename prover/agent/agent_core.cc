@@ -34,6 +34,10 @@ struct AgentCore::Session {
   Status end_status;                               // why the session is ending; set once, while filling
   bool fill_started = false;                       // FillSession has taken the session over
   bool filled = false;                             // phase ready: the report was returned
+  // Per slot: its signed DeviceFillNotice once the device holds all its labels (it may then be
+  // challenged, while other devices still fill), and the deviceFilled calls waiting for it.
+  std::vector<std::optional<proto::SignedEnvelope>> notices;
+  std::vector<std::vector<NoticeCallback>> waiters;
   proto::TranscriptHasher hasher;
   uint32_t rounds_answered = 0;
   int64_t arrived_us = 0;   // monotonic
@@ -114,6 +118,11 @@ void AgentCore::EndSessionLocked(const Status& why) {
 
 void AgentCore::ReleaseSessionLocked(const Status& why, bool completed) {
   Session& s = *session_;
+  // deviceFilled calls still waiting learn that the session ended.
+  const Status ended = FailedPreconditionError(s.name + (completed ? " finished" : ": " + why.ToString()));
+  for (auto& list : s.waiters) {
+    for (NoticeCallback& done : list) done(ended);
+  }
   const int64_t t0 = clock_.MonotonicMicros();
   const uint64_t bytes = ReleaseSlots(s.slots);
   const int64_t release_us = clock_.MonotonicMicros() - t0;
@@ -163,8 +172,7 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   const std::string name = "session " + HexEncode(id.data(), id.size());
   const int64_t now = clock_.UnixMicros();
 
-  Status checked =
-      CheckOrderAddress(order, config_.node_name, node_key_id_, proto::KeyIdOf(config_.challenger_key));
+  Status checked = CheckOrderAddress(order, config_.node_name, node_key_id_, proto::KeyIdOf(config_.challenger_key));
   if (checked.ok()) {
     OrderTimePolicy policy;
     policy.clock_skew_us = config_.clock_skew_us;
@@ -191,6 +199,9 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   s->id = id;
   s->name = name;
   for (MatchedDevice& p : *planned) s->slots.push_back(std::make_unique<DeviceSlot>(std::move(p)));
+  s->notices.resize(s->slots.size());
+  s->waiters.resize(s->slots.size());
+  CHECK(s->hasher.AddOrder(s->order.bytes()).ok());  // a fresh hasher takes its order
   s->arrived_us = clock_.MonotonicMicros();
   const uint64_t asked = s->order.root().getSessionTimeoutUs();
   s->timeout_us = asked == 0 ? config_.session_timeout_us : std::min(asked, config_.session_timeout_us);
@@ -201,8 +212,7 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
         (devices.empty() ? "" : ", ") + slot->plan.selector + " " + std::to_string(slot->plan.label_count) + " labels";
   }
   LOG(INFO) << name << ": order accepted (node " << config_.node_name << ", m=" << s->order.root().getChunkLabels()
-            << ", timeout " << s->timeout_us << " us, connection " << owner
-            << "): filling " << devices;
+            << ", timeout " << s->timeout_us << " us, connection " << owner << "): filling " << devices;
   return Admitted(this);
 }
 
@@ -236,6 +246,7 @@ StatusOr<proto::SignedEnvelope> AgentCore::FillSession(Admitted admitted) {
   settings.host_threads = config_.host_fill_threads;
   settings.cancel = &s->cancel;
   settings.clock = &clock_;
+  settings.on_filled = [this, s](size_t i) { OnDeviceFilled(*s, i); };
 
   // The fill runs without the lock: status, abort, disconnect and timeouts act meanwhile. Nothing
   // but this thread removes a session that is not filled, so `s` stays valid. A session ended
@@ -259,8 +270,7 @@ StatusOr<proto::SignedEnvelope> AgentCore::FillSession(Admitted admitted) {
   }
   auto report =
       SignFillReport(s->order.bytes(), proto::AsView(s->id), s->slots, fill_us, clock_.UnixMicros(), config_.node_key);
-  Status hashed = report.ok() ? s->hasher.AddOrder(s->order.bytes()) : report.status();
-  if (hashed.ok()) hashed = s->hasher.AddReport(proto::AsView(report->payload));
+  Status hashed = report.ok() ? s->hasher.AddReport(proto::AsView(report->payload)) : report.status();
   s->filled = true;
   if (!hashed.ok()) {
     ReleaseSessionLocked(hashed.WithContext("signing the fill report"), /*completed=*/false);
@@ -270,6 +280,54 @@ StatusOr<proto::SignedEnvelope> AgentCore::FillSession(Admitted admitted) {
   SetPhaseSinceLocked();
   LOG(INFO) << name << ": filled and reported in " << fill_us << " us; answering rounds";
   return std::move(report).value();
+}
+
+void AgentCore::OnDeviceFilled(Session& s, size_t i) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!s.end_status.ok()) return;  // ending: no notice, the waiters learn why when it is released
+  auto notice = proto::SignDeviceFillNotice(s.order.bytes(), proto::AsView(s.id), static_cast<uint16_t>(i),
+                                            DeviceFillFactsOf(*s.slots[i]), clock_.UnixMicros(), config_.node_key);
+  Status hashed =
+      notice.ok() ? s.hasher.AddNotice(static_cast<uint16_t>(i), proto::AsView(notice->payload)) : notice.status();
+  if (!hashed.ok()) {
+    EndSessionLocked(hashed.WithContext("signing the fill notice of device '" + s.slots[i]->plan.selector + "'"));
+    return;
+  }
+  s.notices[i] = *std::move(notice);
+  LOG(INFO) << s.name << ": device '" << s.slots[i]->plan.selector << "' filled in " << s.slots[i]->fill_micros
+            << " us; it may be challenged now";
+  for (NoticeCallback& done : s.waiters[i]) done(*s.notices[i]);
+  s.waiters[i].clear();
+}
+
+void AgentCore::AwaitDeviceFilled(ConnectionId from, proto::ByteView session_id, uint32_t device_index,
+                                  NoticeCallback done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session_ || !SameBytes(session_id, session_->id)) {
+    done(FailedPreconditionError("no session " +
+                                 HexEncode(session_id.begin(), std::min<size_t>(session_id.size(), 64)) + " running" +
+                                 (last_ended_.empty() ? "" : " (" + last_ended_ + ")")));
+    return;
+  }
+  Session& s = *session_;
+  if (from != s.owner) {
+    done(PermissionDeniedError(s.name + " belongs to another connection"));
+    return;
+  }
+  if (device_index >= s.slots.size()) {
+    done(InvalidArgumentError("device index " + std::to_string(device_index) + " out of range (the plan has " +
+                              std::to_string(s.slots.size()) + ")"));
+    return;
+  }
+  if (!s.end_status.ok()) {
+    done(FailedPreconditionError(s.name + " is ending: " + s.end_status.ToString()));
+    return;
+  }
+  if (s.notices[device_index]) {
+    done(*s.notices[device_index]);
+    return;
+  }
+  s.waiters[device_index].push_back(std::move(done));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -295,7 +353,6 @@ Status AgentCore::AnswerRound(ConnectionId from, proto::ChallengeRound::Reader r
 Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer,
                                     int64_t started_us) {
   if (!s.end_status.ok()) return FailedPreconditionError("session is ending: " + s.end_status.ToString());
-  if (!s.filled) return FailedPreconditionError("round before the fill report");
   // A canonical copy, parsed with the same bounds as any received message (proto/codec.h): the
   // RPC reader is untrusted, the copy is validated and cheap (q = 256: 2 KiB).
   WP_ASSIGN_OR_RETURN(proto::Bytes bytes, proto::EncodeCanonical(round));
@@ -319,6 +376,9 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
                                   " out of range (the plan has " + std::to_string(s.slots.size()) + ")");
     }
     if (seen[d]) return InvalidArgumentError("device index " + std::to_string(d) + " challenged twice");
+    if (!s.notices[d]) {
+      return InvalidArgumentError("device '" + s.slots[d]->plan.selector + "' is challenged before its fill notice");
+    }
     seen[d] = true;
     device_of.push_back(d);
     const MatchedDevice& p = s.slots[d]->plan;
@@ -330,9 +390,6 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
       }
       indices.push_back(g);
     }
-  }
-  for (size_t d = 0; d < seen.size(); ++d) {
-    if (!seen[d]) return InvalidArgumentError("device '" + s.slots[d]->plan.selector + "' is not challenged");
   }
   if (indices.size() > (proto::kMaxRoundAnswerBytes - 1024) / proto::kLabelBytes) {
     return InvalidArgumentError(std::to_string(indices.size()) + " labels asked, more than one answer may carry");

@@ -1,8 +1,12 @@
-// The prover agent's session state machine (wipe.capnp ProverAgent, design-brief "Protocol v1"),
-// without RPC: the RPC layer (agent_rpc_server.h) and tests call it directly. Time comes from an
-// injected Clock, so expiry, skew and session timeouts are tested with FakeClock.
+// The prover agent's session state machine (wipe.capnp ProverAgent, protocol v2), without RPC:
+// the RPC layer (agent_rpc_server.h) and tests call it directly. Time comes from an injected
+// Clock, so expiry, skew and session timeouts are tested with FakeClock.
 //
-//   idle --StartSession ok--> filling --report signed--> ready --AnswerRound(i)--> ready
+//   idle --StartSession ok--> filling --report signed--> ready
+//   filling: each device that holds all its labels gets a signed DeviceFillNotice (AwaitDeviceFilled)
+//            and may be challenged at once, while the others still fill
+//   filling|ready --AnswerRound(i)--> same   (only devices with a notice; no limit on rounds: the
+//                                             order never says how many, the agent answers until Finish)
 //   ready --Finish--> idle (transcript signed, memory freed)
 //   filling|ready --Abort | OnDisconnect(owner) | CheckTimeouts | protocol error--> idle
 //   (a session ended while filling shows phase "releasing" until its fill threads stop)
@@ -57,6 +61,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -109,6 +114,17 @@ class AgentCore {
   // AdmitSession then FillSession.
   StatusOr<proto::SignedEnvelope> StartSession(const proto::SignedEnvelope& order, ConnectionId owner);
 
+  // How AwaitDeviceFilled reports: the device's signed DeviceFillNotice, or why it never will.
+  using NoticeCallback = std::function<void(StatusOr<proto::SignedEnvelope>)>;
+
+  // Calls `done` with device `device_index`'s node-signed DeviceFillNotice (wipe.capnp) as soon as
+  // that device of session `session_id` holds all its labels (at once if it already does), or with
+  // why it never will: FAILED_PRECONDITION when no such session runs or it ends first (with its
+  // reason), PERMISSION_DENIED when `from` does not own it, INVALID_ARGUMENT for an index out of
+  // range. `done` runs on the fill thread or the caller's, under the core's lock: it must be quick
+  // and must not call the core.
+  void AwaitDeviceFilled(ConnectionId from, proto::ByteView session_id, uint32_t device_index, NoticeCallback done);
+
   // Answers `round` into `answer` (sessionId, roundIndex, labels in request order, agentMicros)
   // and adds both to the transcript. `round` may be unvalidated RPC input. Errors that leave
   // everything as it was: FAILED_PRECONDITION "no session running (...)", PERMISSION_DENIED (not
@@ -156,6 +172,9 @@ class AgentCore {
   void EndSessionLocked(const Status& why);
   // REQUIRES: mu_ held, session_ set and not filling. Frees memory and returns to idle.
   void ReleaseSessionLocked(const Status& why, bool completed);
+  // Called by the fill (device_fill.h on_filled), mu_ not held: signs slot i's fill notice and wakes
+  // the deviceFilled calls waiting for it.
+  void OnDeviceFilled(Session& s, size_t i);
   // REQUIRES: mu_ not held. Ends an admitted session whose fill never started (Admitted dropped).
   void AbandonAdmitted();
   Status AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer,

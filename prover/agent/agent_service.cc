@@ -98,6 +98,25 @@ kj::Promise<void> AgentService::status(StatusContext context) {
   return kj::READY_NOW;
 }
 
+kj::Promise<void> AgentService::deviceFilled(DeviceFilledContext context) {
+  auto call = BeginCall();
+  auto params = context.getParams();
+  using Outcome = StatusOr<proto::SignedEnvelope>;
+  // The notice is signed on the device's fill thread: it reaches this event loop through a
+  // cross-thread fulfiller (std::function needs a copyable callable, hence the shared_ptr).
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<Outcome>();
+  auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<Outcome>>>(kj::mv(paf.fulfiller));
+  core_.AwaitDeviceFilled(connection_, params.getSessionId(), params.getDeviceIndex(),
+                          [fulfiller](Outcome outcome) { (*fulfiller)->fulfill(std::move(outcome)); });
+  context.allowCancellation();
+  return paf.promise
+      .then([context](Outcome outcome) mutable {
+        if (!outcome.ok()) kj::throwFatalException(proto::StatusToException(outcome.status()));
+        proto::WriteEnvelope(*outcome, context.getResults().initNotice());
+      })
+      .attach(kj::mv(call));
+}
+
 kj::Promise<void> AgentService::describe(DescribeContext context) {
   auto call = BeginCall();
   WriteDescription(core_.Describe(), context.getResults().initDescription());

@@ -69,10 +69,7 @@ Status AcquireAndFill(const std::vector<std::unique_ptr<DeviceSlot>>& slots, con
     }
     return Status::Ok();
   };
-  auto fail = [&](Status status) {
-    ReleaseSlots(slots);
-    return status;
-  };
+  auto fail = [](Status status) { return status; };  // the caller releases (device_fill.h)
   auto cancelled = [&] { return settings.cancel->load(); };
   std::atomic<int64_t> first_failed{-1};
 
@@ -107,6 +104,7 @@ Status AcquireAndFill(const std::vector<std::unique_ptr<DeviceSlot>>& slots, con
       first_failed.store(static_cast<int64_t>(i));  // failed on its own; stop the other devices
     }
     slot.fill_micros = static_cast<uint64_t>(settings.clock->MonotonicMicros() - started[i]);
+    if (s.ok() && settings.on_filled && !cancelled()) settings.on_filled(i);
     if (!s.ok()) s = s.WithContext("device '" + slot.plan.selector + "'");
     results[i] = s;
     LOG(INFO) << "device '" << slot.plan.selector << "': " << (s.ok() ? "filled " : "fill failed after ")

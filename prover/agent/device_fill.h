@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,10 +42,14 @@ struct FillSettings {
   int host_threads = 0;                 // host labeler threads; 0 = hardware threads minus one per GPU slot
   std::atomic<bool>* cancel = nullptr;  // required: set by others to stop; set here when a device fails
   const Clock* clock = nullptr;         // required: for fill_micros
+  // Called from the device's fill thread as soon as slot `i` holds all its labels (fill_micros
+  // set), while other devices may still fill: the agent signs that device's fill notice then.
+  std::function<void(size_t i)> on_filled;
 };
 
-// Acquires and fills every slot. OK: every slot holds its labels. Otherwise every slot's memory is
-// released and the first error in slot order is returned, naming the device:
+// Acquires and fills every slot. OK: every slot holds its labels. Otherwise the first error in slot
+// order is returned, naming the device, and the caller releases the slots (ReleaseSlots) under the
+// lock that also guards lookups: a slot reported filled may be answering rounds meanwhile:
 //   RESOURCE_EXHAUSTED (short of capacity), FAILED_PRECONDITION "cancelled" (when *cancel was set
 //   by someone else), or the backend's error with "device 'SEL': " in front.
 Status AcquireAndFill(const std::vector<std::unique_ptr<DeviceSlot>>& slots, const FillSettings& settings);

@@ -14,10 +14,14 @@
 #include <vector>
 
 #include "common/status.h"
+#include "proto/node_messages.h"
 #include "proto/signing.h"
 #include "prover/agent/device_fill.h"
 
 namespace wipeproof {
+
+// What the report (and the device's DeviceFillNotice) says of one filled slot.
+proto::DeviceFillFacts DeviceFillFactsOf(const DeviceSlot& slot);
 
 // REQUIRES: every slot is filled; slots are in plan order.
 StatusOr<proto::SignedEnvelope> SignFillReport(proto::ByteView order_payload, proto::ByteView session_id,

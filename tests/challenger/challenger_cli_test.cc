@@ -112,9 +112,9 @@ TEST_F(ChallengerCliTest, WipePassesAndTheLedgerVerifies) {
   EXPECT_EQ(verdict["node"], "n1");
   EXPECT_EQ(verdict["pass"], true);
   EXPECT_EQ(verdict["statement"], "no bound: parameters not calibrated (profile cli-test)");
-  EXPECT_EQ(verdict["rounds"].size(), 4u);
+  EXPECT_GE(verdict["rounds"].size(), 4u);  // 4 proof rounds, then holding rounds until done
   EXPECT_EQ(verdict["failure"]["reason"], "none");
-  EXPECT_EQ(verdict["ledger"]["verdict_sequence"], 3);
+  EXPECT_EQ(verdict["ledger"]["verdict_sequence"], 4);              // order, fill notice, report, round log
   EXPECT_NE(run.err.find("  PASS"), std::string::npos) << run.err;  // the summary, on stderr with --json
   EXPECT_NE(run.err.find("NOT HELD  physical-binding"), std::string::npos) << run.err;
 

@@ -205,7 +205,8 @@ TEST_F(HostileAgentTest, HugeFinishErrorSupersedesThePass) {
   auto first = proto::VerifyAndParse<proto::Verdict>(*outcome.superseded_verdict, challenger_.public_key);
   ASSERT_TRUE(first.ok());
   EXPECT_TRUE(first->root().getPass());
-  EXPECT_EQ(Kinds(), (std::vector<LedgerRecordKind>{LedgerRecordKind::ORDER, LedgerRecordKind::FILL_REPORT,
+  EXPECT_EQ(Kinds(), (std::vector<LedgerRecordKind>{LedgerRecordKind::ORDER, LedgerRecordKind::DEVICE_FILL_NOTICE,
+                                                    LedgerRecordKind::DEVICE_FILL_NOTICE, LedgerRecordKind::FILL_REPORT,
                                                     LedgerRecordKind::ROUND_LOG, LedgerRecordKind::VERDICT,
                                                     LedgerRecordKind::VERDICT, LedgerRecordKind::RECEIPT}));
 }
@@ -314,7 +315,7 @@ void ExpectWaveSurvives(DeviationKind hostile, FailureReason reason) {
   const SessionOutcome& good = *results[0].outcome;
   const SessionOutcome& bad = *results[1].outcome;
   EXPECT_TRUE(good.pass) << good.failure.Describe();
-  EXPECT_EQ(good.rounds.size(), 8u);
+  EXPECT_GE(good.rounds.size(), 9u);  // 8 proof rounds, then holding rounds until the wave is done
   EXPECT_EQ(bad.failure.reason, reason) << bad.failure.Describe();
   EXPECT_LE(bad.failure.text.size(), kMaxFailureTextBytes);
   EXPECT_NE(bad.failure.text.find("bytes cut)"), std::string::npos) << bad.failure.text;
@@ -344,13 +345,43 @@ TEST(WaveSyncTest, LeaveReleasesTheOthers) {
   WaveSync sync({"a", "b"});
   std::vector<std::string> not_held;
   std::thread a([&] {
-    sync.ArriveFilled("a", true);
+    sync.ArriveReady("a", true);
+    sync.ReportFilled("a", true);
+    sync.ReportProofDone("a", true);
     not_held = sync.ArriveReleasing("a", true);
   });
   sync.Leave("b");  // b arrived nowhere
   a.join();
   EXPECT_EQ(not_held, std::vector<std::string>{"b"});
   sync.Leave("b");  // again: no-op
+}
+
+// The wave is done only when every member reported its fill and its proof rounds; a failed member
+// counts as done at once, so the others stop waiting for it.
+TEST(WaveSyncTest, DoneNeedsEveryMembersFillAndProof) {
+  WaveSync sync({"a", "b", "c"});
+  std::thread ready_b([&] { sync.ArriveReady("b", true); });
+  std::thread ready_c([&] { sync.ArriveReady("c", false); });
+  sync.ArriveReady("a", true);
+  ready_b.join();
+  ready_c.join();
+  EXPECT_FALSE(sync.AllFilled());
+  sync.ReportFilled("a", true);
+  EXPECT_FALSE(sync.AllFilled());  // b has not reported; c failed (counts as reported)
+  sync.ReportFilled("b", true);
+  EXPECT_TRUE(sync.AllFilled());
+  EXPECT_FALSE(sync.WaveDone());
+  sync.ReportProofDone("a", true);
+  EXPECT_FALSE(sync.WaveDone());
+  sync.ReportProofDone("b", false);
+  EXPECT_TRUE(sync.WaveDone());
+  std::vector<std::string> seen_by_a;
+  std::thread release_b([&] { sync.ArriveReleasing("b", false); });
+  std::thread release_c([&] { sync.Leave("c"); });
+  seen_by_a = sync.ArriveReleasing("a", true);
+  release_b.join();
+  release_c.join();
+  EXPECT_EQ(seen_by_a, (std::vector<std::string>{"b", "c"}));
 }
 
 }  // namespace

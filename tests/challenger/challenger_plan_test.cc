@@ -115,61 +115,76 @@ TEST(PlanTest, WaveContext) {
   EXPECT_TRUE(LoneSessionWaveContext(inv, "node-b").name.empty());
 }
 
-std::vector<ChallengeRange> Ranges() { return {{0, 64 * kM, 32}, {64 * kM, 96 * kM, 96}, {160 * kM, 7 * kM, 1}}; }
+std::vector<ChallengeRange> Ranges() {
+  return {{0, 64 * kM, 32, 4}, {64 * kM, 96 * kM, 96, 12}, {160 * kM, 7 * kM, 1, 1}};
+}
 
-TEST(ChallengeTest, DistinctChunksInRangeWithPerDeviceCounts) {
-  auto set = GenerateChallenges(Ranges(), 50, kM);
+std::vector<uint32_t> Sequence(uint32_t from, uint32_t to) {
+  std::vector<uint32_t> out;
+  for (uint32_t b = from; b < to; ++b) out.push_back(b);
+  return out;
+}
+
+TEST(ChallengeTest, ProofThenHoldingBatchesOfDistinctChunksInRange) {
+  auto set = GenerateChallenges(Ranges(), 50, 7, kM);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
-  EXPECT_EQ(set->rounds(), 50u);
+  EXPECT_EQ(set->proof_batches(), 50u);
+  EXPECT_EQ(set->batches(), 57u);
   EXPECT_EQ(set->devices(), 3u);
-  EXPECT_EQ(set->LabelsPerRound(), 32u + 96u + 1u);
-  std::vector<std::set<uint64_t>> seen_chunks(3);
-  for (uint32_t r = 0; r < 50; ++r) {
-    for (size_t d = 0; d < 3; ++d) {
-      const ChallengeRange range = Ranges()[d];
-      const auto& idx = set->Indices(r, d);
-      ASSERT_EQ(idx.size(), range.labels_per_round);
+  std::vector<std::set<uint64_t>> proof_chunks(3);
+  for (size_t d = 0; d < 3; ++d) {
+    const ChallengeRange range = Ranges()[d];
+    for (uint32_t b = 0; b < 57; ++b) {
+      const auto& idx = set->Indices(d, b);
+      ASSERT_EQ(idx.size(), b < 50 ? range.labels_per_round : range.hold_labels) << "device " << d << " batch " << b;
       std::set<uint64_t> chunks;
       for (uint64_t g : idx) {
         EXPECT_GE(g, range.first_label);
         EXPECT_LT(g, range.first_label + range.label_count);
         chunks.insert(g / kM);
-        seen_chunks[d].insert(g / kM);
+        if (b < 50) proof_chunks[d].insert(g / kM);
       }
-      EXPECT_EQ(chunks.size(), idx.size()) << "round " << r << " device " << d << ": a chunk repeats";
+      EXPECT_EQ(chunks.size(), idx.size()) << "batch " << b << " device " << d << ": a chunk repeats";
     }
   }
-  // q = all 96 chunks: every round covers the whole device.
-  EXPECT_EQ(set->DistinctChunks(1, 1, kM), 96u);
-  EXPECT_EQ(set->DistinctChunks(0, 50, kM), seen_chunks[0].size());
-  EXPECT_EQ(seen_chunks[0].size(), 64u);  // 50 rounds of 32 of 64 chunks: all seen (p(miss) ~ 2^-50 each)
-  EXPECT_EQ(set->DistinctChunks(0, 0, kM), 0u);
+  // q = all 96 chunks: every proof batch covers the whole device.
+  EXPECT_EQ(set->DistinctChunks(1, {0}, kM), 96u);
+  EXPECT_EQ(set->DistinctChunks(0, Sequence(0, 50), kM), proof_chunks[0].size());
+  EXPECT_EQ(proof_chunks[0].size(), 64u);  // 50 batches of 32 of 64 chunks: all seen (p(miss) ~ 2^-50 each)
+  EXPECT_EQ(set->DistinctChunks(0, {}, kM), 0u);
+  // Only the batches listed count: one batch of device 0 touches exactly its 32 chunks.
+  EXPECT_EQ(set->DistinctChunks(0, {3}, kM), 32u);
+  EXPECT_EQ(set->DistinctChunks(2, Sequence(0, 57), kM), 7u);
 }
 
 TEST(ChallengeTest, RanksAreSpreadOverTheChunk) {
-  auto set = GenerateChallenges({{0, 4 * kM, 4}}, 200, kM);
+  auto set = GenerateChallenges({{0, 4 * kM, 4, 0}}, 200, 0, kM);
   ASSERT_TRUE(set.ok());
   std::set<uint64_t> ranks;
-  for (uint32_t r = 0; r < 200; ++r) {
-    for (uint64_t g : set->Indices(r, 0)) ranks.insert(g % kM);
+  for (uint32_t b = 0; b < 200; ++b) {
+    for (uint64_t g : set->Indices(0, b)) ranks.insert(g % kM);
   }
   EXPECT_GT(ranks.size(), kM * 3 / 4);  // 800 draws over 64 ranks
 }
 
 TEST(ChallengeTest, TwoSessionsDrawDifferentIndices) {
-  auto a = GenerateChallenges(Ranges(), 4, kM);
-  auto b = GenerateChallenges(Ranges(), 4, kM);
+  auto a = GenerateChallenges(Ranges(), 4, 2, kM);
+  auto b = GenerateChallenges(Ranges(), 4, 2, kM);
   ASSERT_TRUE(a.ok() && b.ok());
   bool differ = false;
-  for (uint32_t r = 0; r < 4; ++r) differ = differ || a->Indices(r, 0) != b->Indices(r, 0);
+  for (uint32_t r = 0; r < 6; ++r) differ = differ || a->Indices(0, r) != b->Indices(0, r);
   EXPECT_TRUE(differ);
 }
 
 TEST(ChallengeTest, Errors) {
-  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 5}}, 1, kM).ok());  // more than its chunks
-  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 0}}, 1, kM).ok());
-  EXPECT_FALSE(GenerateChallenges({{0, 0, 1}}, 1, kM).ok());
-  EXPECT_FALSE(GenerateChallenges({}, 1, kM).ok());
+  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 5, 1}}, 1, 0, kM).ok());  // more than its chunks
+  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 0, 0}}, 1, 0, kM).ok());
+  EXPECT_FALSE(GenerateChallenges({{0, 0, 1, 1}}, 1, 0, kM).ok());
+  EXPECT_FALSE(GenerateChallenges({}, 1, 0, kM).ok());
+  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 2, 3}}, 1, 1, kM).ok());  // holding above proof
+  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 2, 0}}, 1, 1, kM).ok());  // holding batches of 0 labels
+  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 2, 1}}, 1, 0, 0).ok());   // m == 0
+  EXPECT_TRUE(GenerateChallenges({{0, 4 * kM, 2, 0}}, 1, 0, kM).ok());
 }
 
 TEST(ChallengeTest, UniformBelowStaysBelow) {
@@ -179,8 +194,8 @@ TEST(ChallengeTest, UniformBelowStaysBelow) {
 }
 
 TEST(ExpectedLabelsTest, MatchTheRegionLabeler) {
-  const std::vector<ChallengeRange> ranges = {{0, 16 * kM, 8}, {16 * kM, 8 * kM, 8}};
-  auto set = GenerateChallenges(ranges, 6, kM);
+  const std::vector<ChallengeRange> ranges = {{0, 16 * kM, 8, 2}, {16 * kM, 8 * kM, 8, 1}};
+  auto set = GenerateChallenges(ranges, 6, 3, kM);
   ASSERT_TRUE(set.ok());
   ExpectedLabelsSpec spec;
   for (int i = 0; i < kSeedBytes; ++i) spec.session.seed[i] = static_cast<uint8_t>(i * 7);
@@ -195,11 +210,12 @@ TEST(ExpectedLabelsTest, MatchTheRegionLabeler) {
   region.count = 24 * kM;
   std::vector<uint8_t> all(region.count * 32);
   ASSERT_TRUE(LabelRegion(region, all.data()).ok());
-  for (uint32_t r = 0; r < 6; ++r) {
-    size_t at = 0;
-    for (size_t d = 0; d < 2; ++d) {
-      for (uint64_t g : set->Indices(r, d)) {
-        EXPECT_EQ(0, std::memcmp(expected->Round(r) + at, all.data() + g * 32, 32)) << "round " << r << " label " << g;
+  for (size_t d = 0; d < 2; ++d) {
+    for (uint32_t b = 0; b < 9; ++b) {
+      size_t at = 0;
+      for (uint64_t g : set->Indices(d, b)) {
+        EXPECT_EQ(0, std::memcmp(expected->Batch(d, b) + at, all.data() + g * 32, 32))
+            << "device " << d << " batch " << b << " label " << g;
         at += 32;
       }
     }
@@ -207,11 +223,11 @@ TEST(ExpectedLabelsTest, MatchTheRegionLabeler) {
 }
 
 TEST(ExpectedLabelsTest, DestructorCancels) {
-  auto set = GenerateChallenges({{0, 4096 * 4096, 64}}, 64, 4096);
+  auto set = GenerateChallenges({{0, 4096 * 4096, 64, 8}}, 64, 16, 4096);
   ASSERT_TRUE(set.ok());
   ExpectedLabelsSpec spec;
   spec.session.chunk_labels = 4096;
-  spec.devices = {{0, 4096 * 4096, 64}};
+  spec.devices = {{0, 4096 * 4096, 64, 8}};
   spec.threads = 1;
   auto expected = ExpectedLabels::Start(spec, *set);
   expected.reset();  // returns after at most one batch, not after all 4096 chunks

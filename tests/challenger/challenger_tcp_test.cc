@@ -34,11 +34,12 @@ TEST(TcpSessionTest, HonestAgentPassesOverLoopback) {
       RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_TRUE(outcome->pass) << outcome->failure.Describe();
-  EXPECT_EQ(outcome->rounds.size(), 8u);
+  EXPECT_GE(outcome->rounds.size(), 9u);  // 8 proof rounds, then holding rounds until done
   for (const RoundRecord& r : outcome->rounds) EXPECT_GT(r.elapsed_us, 0u);
   EXPECT_GT(outcome->fill_us, 0u);
   EXPECT_TRUE(outcome->transcript.has_value());
-  EXPECT_EQ(sink.records().size(), 6u);
+  // order, a fill notice per device (2), report, round log, verdict, transcript, receipt
+  EXPECT_EQ(sink.records().size(), 8u);
 }
 
 TEST(TcpSessionTest, UnreachableAgentIsRecordedAsDisconnected) {

@@ -213,38 +213,55 @@ TEST(ProtoMessageKindTest, NamesAndLimits) {
   EXPECT_EQ(RpcReaderOptions().traversalLimitInWords, uint64_t{4} << 20);
 }
 
-// The transcript digest, recomputed here straight from the rule written in wipe.capnp.
-Digest ReferenceTranscript(const Bytes& order, const Bytes& report, const std::vector<Bytes>& items, uint32_t rounds) {
-  crypto_generichash_state st;
-  crypto_generichash_init(&st, nullptr, 0, 32);
-  const std::string context = "wipeproof/v1/transcript";
-  crypto_generichash_update(&st, reinterpret_cast<const uint8_t*>(context.data()), context.size());
-  auto item = [&](uint8_t tag, const Bytes& b) {
+// The transcript digest, recomputed here straight from the rule written in proto/transcript.h.
+Digest ReferenceTranscript(const Bytes& order, const std::vector<Bytes>& notices, const Bytes& report,
+                           const std::vector<Bytes>& items, uint32_t rounds) {
+  auto item = [](crypto_generichash_state* st, uint8_t tag, const Bytes& b) {
     uint8_t h[9] = {tag};
     for (int i = 0; i < 8; ++i) h[1 + i] = static_cast<uint8_t>(uint64_t{b.size()} >> (8 * i));
-    crypto_generichash_update(&st, h, 9);
-    crypto_generichash_update(&st, b.data(), b.size());
+    crypto_generichash_update(st, h, 9);
+    crypto_generichash_update(st, b.data(), b.size());
   };
-  item(1, order);
-  item(2, report);
-  for (size_t i = 0; i < items.size(); ++i) item(i % 2 == 0 ? 3 : 4, items[i]);
-  item(5, Bytes{static_cast<uint8_t>(rounds), static_cast<uint8_t>(rounds >> 8), static_cast<uint8_t>(rounds >> 16),
-                static_cast<uint8_t>(rounds >> 24)});
+  crypto_generichash_state rs;
+  crypto_generichash_init(&rs, nullptr, 0, 32);
+  for (size_t i = 0; i < items.size(); ++i) item(&rs, i % 2 == 0 ? 3 : 4, items[i]);
+  Bytes rounds_digest(32);
+  crypto_generichash_final(&rs, rounds_digest.data(), rounds_digest.size());
+
+  crypto_generichash_state st;
+  crypto_generichash_init(&st, nullptr, 0, 32);
+  const std::string context = "wipeproof/v2/transcript";
+  crypto_generichash_update(&st, reinterpret_cast<const uint8_t*>(context.data()), context.size());
+  item(&st, 1, order);
+  for (const Bytes& n : notices) item(&st, 6, n);
+  item(&st, 2, report);
+  item(&st, 7, rounds_digest);
+  item(&st, 5,
+       Bytes{static_cast<uint8_t>(rounds), static_cast<uint8_t>(rounds >> 8), static_cast<uint8_t>(rounds >> 16),
+             static_cast<uint8_t>(rounds >> 24)});
   Digest d;
   crypto_generichash_final(&st, d.data(), d.size());
   return d;
 }
 
-TEST(ProtoTranscriptTest, MatchesWrittenRuleAndBothSidesAgree) {
+TEST(ProtoTranscriptTest, MatchesWrittenRuleAndBothSidesAgreeWhateverTheInterleaving) {
   ASSERT_TRUE(InitSodium().ok());
-  const Bytes order(40, 0xaa), report(24, 0xbb);
+  const Bytes order(40, 0xaa), report(24, 0xbb), notice0(16, 0xc0), notice1(16, 0xc1);
   TranscriptHasher challenger, agent;
   std::vector<Bytes> items;
   ASSERT_TRUE(challenger.AddOrder(AsView(order)).ok());
   ASSERT_TRUE(agent.AddOrder(AsView(order)).ok());
-  ASSERT_TRUE(challenger.AddReport(AsView(report)).ok());
-  ASSERT_TRUE(agent.AddReport(AsView(report)).ok());
+  // The agent sends device 1's notice first and answers a round on it before device 0 fills and
+  // before the report; the challenger receives them in another order. Same digest.
+  ASSERT_TRUE(agent.AddNotice(1, AsView(notice1)).ok());
+  ASSERT_TRUE(challenger.AddNotice(1, AsView(notice1)).ok());
   for (uint32_t r = 0; r < 3; ++r) {
+    if (r == 1) {
+      ASSERT_TRUE(challenger.AddReport(AsView(report)).ok());
+      ASSERT_TRUE(challenger.AddNotice(0, AsView(notice0)).ok());
+      ASSERT_TRUE(agent.AddNotice(0, AsView(notice0)).ok());
+    }
+    if (r == 2) ASSERT_TRUE(agent.AddReport(AsView(report)).ok());
     capnp::MallocMessageBuilder rm, am;
     FillRound(rm.initRoot<ChallengeRound>(), r);
     FillAnswer(am.initRoot<RoundAnswer>(), r, static_cast<uint8_t>(r));
@@ -262,24 +279,35 @@ TEST(ProtoTranscriptTest, MatchesWrittenRuleAndBothSidesAgree) {
     items.push_back(*ab);
   }
   EXPECT_EQ(challenger.round_count(), 3u);
+  EXPECT_EQ(challenger.notice_count(), 2u);
   auto dc = challenger.Finish();
   auto da = agent.Finish();
   ASSERT_TRUE(dc.ok() && da.ok());
   EXPECT_EQ(*dc, *da);
-  EXPECT_EQ(*dc, ReferenceTranscript(order, report, items, 3));
-  // Any changed answer byte gives another digest.
+  EXPECT_EQ(*dc, ReferenceTranscript(order, {notice0, notice1}, report, items, 3));
+  // Any changed answer byte, a missing notice or rounds in another order give another digest.
+  EXPECT_NE(*dc, ReferenceTranscript(order, {notice0}, report, items, 3));
+  std::vector<Bytes> swapped = items;
+  std::swap(swapped[0], swapped[2]);
+  std::swap(swapped[1], swapped[3]);
+  EXPECT_NE(*dc, ReferenceTranscript(order, {notice0, notice1}, report, swapped, 3));
   items[5][items[5].size() - 1] ^= 1;
-  EXPECT_NE(*dc, ReferenceTranscript(order, report, items, 3));
+  EXPECT_NE(*dc, ReferenceTranscript(order, {notice0, notice1}, report, items, 3));
 }
 
 TEST(ProtoTranscriptTest, CallsOutOfOrderRefused) {
   TranscriptHasher h;
   const Bytes b(8, 0);
   EXPECT_EQ(h.AddReport(AsView(b)).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(h.AddNotice(0, AsView(b)).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(h.Finish().status().code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(h.AddOrder(AsView(b)).ok());
   EXPECT_EQ(h.AddOrder(AsView(b)).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(h.Finish().status().code(), StatusCode::kFailedPrecondition);  // no report yet
+  ASSERT_TRUE(h.AddNotice(3, AsView(b)).ok());
+  EXPECT_EQ(h.AddNotice(3, AsView(b)).code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(h.AddReport(AsView(b)).ok());
+  EXPECT_EQ(h.AddReport(AsView(b)).code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(h.Finish().ok());
   EXPECT_EQ(h.Finish().status().code(), StatusCode::kFailedPrecondition);
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -138,6 +139,26 @@ TEST_F(AgentCoreTest, HonestSessionEndToEnd) {
   proto::TranscriptHasher challenger;
   ASSERT_TRUE(challenger.AddOrder(proto::AsView(order.payload)).ok());
   ASSERT_TRUE(challenger.AddReport(proto::AsView(report_env->payload)).ok());
+  // The device's fill notice: already filled, so the callback runs at once with the signed notice.
+  StatusOr<proto::SignedEnvelope> notice_env = InternalError("never called");
+  core.AwaitDeviceFilled(kOwner, proto::AsView(spec.session_id), 0,
+                         [&](StatusOr<proto::SignedEnvelope> n) { notice_env = std::move(n); });
+  ASSERT_TRUE(notice_env.ok()) << notice_env.status().ToString();
+  auto notice = proto::VerifyAndParse<proto::DeviceFillNotice>(*notice_env, agent_test::NodeKey().public_key);
+  ASSERT_TRUE(notice.ok()) << notice.status().ToString();
+  EXPECT_TRUE(notice->root().getOrderDigest() == proto::AsView(order_digest));
+  EXPECT_EQ(notice->root().getDeviceIndex(), 0u);
+  EXPECT_EQ(notice->root().getFill().getLabelCount(), 65536u);
+  ASSERT_TRUE(challenger.AddNotice(0, proto::AsView(notice_env->payload)).ok());
+  // Another device index is out of range; another owner is refused.
+  StatusOr<proto::SignedEnvelope> out_of_range = InternalError("never called");
+  core.AwaitDeviceFilled(kOwner, proto::AsView(spec.session_id), 1,
+                         [&](StatusOr<proto::SignedEnvelope> n) { out_of_range = std::move(n); });
+  EXPECT_EQ(out_of_range.status().code(), StatusCode::kInvalidArgument);
+  StatusOr<proto::SignedEnvelope> stranger = InternalError("never called");
+  core.AwaitDeviceFilled(kOwner + 1, proto::AsView(spec.session_id), 0,
+                         [&](StatusOr<proto::SignedEnvelope> n) { stranger = std::move(n); });
+  EXPECT_EQ(stranger.status().code(), StatusCode::kPermissionDenied);
   const std::vector<uint8_t> expected = agent_test::ExpectedLabels(256, 0, 65536);
   for (uint32_t r = 0; r < 3; ++r) {
     std::vector<uint64_t> indices;
@@ -485,6 +506,43 @@ TEST_F(AgentCoreTest, SecondOrderDuringASessionIsRefused) {
   ASSERT_TRUE(core.Finish(kOwner, SignedVerdict(first, true)).ok());
   EXPECT_TRUE(core.StartSession(second, 2).ok());
   EXPECT_TRUE(core.Abort(2, proto::AsView(spec2.session_id), "test done").ok());
+  ExpectNothingHeld();
+}
+
+// A device is challenged from its own fill notice on, while the others still fill; a round that
+// names a device before its notice exists ends the session (the node never answers for labels it
+// has not claimed), and the fill still running stops and frees its memory.
+TEST_F(AgentCoreTest, DevicesAreChallengedFromTheirOwnNoticeOnly) {
+  FillGate gpu_gate;
+  agent_test::FakeDeviceOptions gpu;
+  gpu.gate = &gpu_gate;
+  AgentCore& core = Make(agent_test::HostAndGpuBackends(gpu));
+  OrderSpec spec;
+  spec.devices = {{kGpuId, 0, 32768, 4}, {"host", 65536, 32768, 4}};
+  const proto::SignedEnvelope order = SignedOrder(spec, clock_);
+  auto filling = std::async(std::launch::async, [&] { return core.StartSession(order, kOwner); });
+  // The host fills; the GPU waits at its gate.
+  std::atomic<bool> host_noticed{false};
+  core.AwaitDeviceFilled(kOwner, proto::AsView(spec.session_id), 1,
+                         [&](StatusOr<proto::SignedEnvelope> n) { host_noticed = n.ok(); });
+  for (int i = 0; i < 10'000 && !(host_noticed && gpu_gate.waiting() > 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(host_noticed);
+  ASSERT_GT(gpu_gate.waiting(), 0);
+
+  const auto host_labels = agent_test::ExpectedLabels(256, 65536, 32768);
+  Round host_round;
+  ASSERT_TRUE(AnswerRound(host_round, spec.session_id, 0, {{1, {65536 + 9}}}).ok());
+  EXPECT_EQ(0, std::memcmp(host_round.answer().asReader().getLabels().begin(), host_labels.data() + 32 * 9, 32));
+
+  Round early;
+  Status refused = AnswerRound(early, spec.session_id, 1, {{0, {7}}});
+  EXPECT_TRUE(HasError(refused, StatusCode::kInvalidArgument,
+                       "device '" + std::string(kGpuId) + "' is challenged before its fill notice"))
+      << refused.ToString();
+  gpu_gate.Open();
+  EXPECT_FALSE(filling.get().ok());
   ExpectNothingHeld();
 }
 

@@ -169,6 +169,16 @@ TEST_F(AgentRpcTest, HonestSessionWhileStatusKeepsAnswering) {
   auto report_env = proto::DecodeEnvelope(response.getReport());
   ASSERT_TRUE(report_env.ok());
   ASSERT_TRUE(challenger.AddReport(proto::AsView(report_env->payload)).ok());
+  // The device's signed fill notice, over RPC: it is in the transcript too.
+  auto filled = client->agent.deviceFilledRequest();
+  filled.setSessionId(proto::AsView(spec.session_id));
+  filled.setDeviceIndex(0);
+  auto notice_env = proto::DecodeEnvelope(filled.send().wait(io_.waitScope).getNotice());
+  ASSERT_TRUE(notice_env.ok()) << notice_env.status().ToString();
+  auto notice = proto::VerifyAndParse<proto::DeviceFillNotice>(*notice_env, agent_test::NodeKey().public_key);
+  ASSERT_TRUE(notice.ok()) << notice.status().ToString();
+  EXPECT_EQ(notice->root().getFill().getLabelCount(), 65536u);
+  ASSERT_TRUE(challenger.AddNotice(0, proto::AsView(notice_env->payload)).ok());
   const auto expected = agent_test::ExpectedLabels(256, 0, 65536);
   for (uint32_t r = 0; r < 2; ++r) {
     std::vector<uint64_t> indices = {3 + r, 1000 + r, 40000 + r, 65535 - r};
@@ -528,10 +538,11 @@ TEST_F(AgentRpcTest, IdleConnectionsAreClosedButNotTheSessionOwner) {
   options_.idle_timeout_us = 250'000;
   Start(agent_test::HostBackends());
   auto owner = Connect();
-  auto idle = Connect();
-  auto chatty = Connect();
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
   ASSERT_TRUE(ErrorOf(StartRequest(*owner, order).send(), io_.waitScope).ok());
+  // Connected after the fill, which may take longer than the idle timeout on a loaded machine.
+  auto idle = Connect();
+  auto chatty = Connect();
 
   // 600 ms: the owner says nothing (its session governs it), `chatty` calls every 20 ms, `idle`
   // never calls.
