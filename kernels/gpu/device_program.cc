@@ -87,8 +87,8 @@ DeviceProgram BuildDeviceProgram(uint32_t graph_labels, uint32_t ranks_needed, b
   const std::vector<GraphOp> ops = layout == ProgramLayout::kWork ? WorkLayoutOps(graph_labels, ranks_needed)
                                                                   : BuildGraphProgram(graph_labels, ranks_needed);
   DeviceProgram p;
-  p.work_labels = layout == ProgramLayout::kWork ? WorkLabels(graph_labels)
-                                                 : ShapeForChunkLabels(graph_labels).scratch_labels;
+  p.work_labels =
+      layout == ProgramLayout::kWork ? WorkLabels(graph_labels) : ShapeForChunkLabels(graph_labels).scratch_labels;
   p.ops = static_cast<uint32_t>(ops.size());
   int sources = 0;
   for (const GraphOp& op : ops) {
@@ -155,7 +155,7 @@ uint64_t FootprintLabels(const std::vector<GraphOp>& ops) {
     int64_t birth, last_use;
   };
   std::vector<Value> values;
-  std::vector<int64_t> current(slots, -1);  // value index held by each slot
+  std::vector<int64_t> current(slots, -1);                                    // value index held by each slot
   std::vector<std::vector<std::pair<uint32_t, int64_t>>> writes(ops.size());  // (slot, previous value)
   std::vector<uint64_t> emitted(ops.size(), 0);
   for (size_t t = 0; t < ops.size(); ++t) {

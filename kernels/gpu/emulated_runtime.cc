@@ -43,7 +43,8 @@ void EmulateTeams(const FillLaunch& launch, EmulatedThreadOrder order) {
 
 Status EmulateFill(const FillLaunch& launch, EmulatedThreadOrder order) {
   const FillWaveArgs& a = launch.args;
-  if (launch.threads_per_team == 0 || a.team_count == 0) return InvalidArgumentError("fill launch needs threads and teams");
+  if (launch.threads_per_team == 0 || a.team_count == 0)
+    return InvalidArgumentError("fill launch needs threads and teams");
   for (uint32_t b = 0; b < a.team_count; ++b) {
     if (a.teams[b].chunks > a.max_team_chunks || a.teams[b].chunks > kMaxTeamChunks) {
       return InvalidArgumentError("team " + std::to_string(b) + " has more chunks than max_team_chunks");

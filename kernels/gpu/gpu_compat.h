@@ -19,8 +19,8 @@ namespace gpu {
 constexpr const char kRuntimeName[] = "hip";
 constexpr bool kRuntimeIsHip = true;
 // FillKernel's second launch bound, per format (c1, 192). hip-clang turns it into
-// amdgpu_waves_per_eu: at least 6 (c1: <= 85 VGPRs; gfx90a uses 74) or 5 (192: <= 102; uses 98)
-// waves per SIMD. 8 waves would cap c1 at 64 VGPRs and spill 6 of them (clang 15, gfx90a).
+// amdgpu_waves_per_eu: at least 6 (c1: <= 85 VGPRs; gfx90a uses 72) or 5 (192: <= 102; uses 96)
+// waves per SIMD. 8 waves would cap c1 at 64 VGPRs and spill (clang 15, gfx90a).
 constexpr int kFillMinBlocks[2] = {6, 5};
 }  // namespace gpu
 }  // namespace wipeproof
@@ -106,9 +106,9 @@ inline hipError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void*
   if (e == hipSuccess) e = hipPointerGetAttribute(&managed, HIP_POINTER_ATTRIBUTE_IS_MANAGED, p);
   if (e == hipSuccess) e = hipPointerGetAttribute(&device, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p);
   if (e != hipSuccess) return e;
-  a->type = managed ? cudaMemoryTypeManaged
-                    : memory_type == static_cast<unsigned>(hipMemoryTypeDevice) ? cudaMemoryTypeDevice
-                                                                                 : cudaMemoryTypeHost;
+  a->type = managed                                                     ? cudaMemoryTypeManaged
+            : memory_type == static_cast<unsigned>(hipMemoryTypeDevice) ? cudaMemoryTypeDevice
+                                                                        : cudaMemoryTypeHost;
   a->device = device;
   return hipSuccess;
 }

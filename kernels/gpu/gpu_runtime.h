@@ -47,27 +47,27 @@ struct FillLaunch {
 // (migratable) memory could be evicted to the host, and compressible memory could hold a
 // label-sized region in fewer bytes than it claims.
 struct MemoryKind {
-  bool device = false;              // plain device memory (not host memory, not managed)
-  bool managed = false;             // unified/managed memory
-  bool compressible = false;        // generic compression enabled on the allocation
+  bool device = false;               // plain device memory (not host memory, not managed)
+  bool managed = false;              // unified/managed memory
+  bool compressible = false;         // generic compression enabled on the allocation
   bool compression_checked = false;  // false: the runtime cannot tell (detail says why)
-  std::string detail;               // what was asked of the runtime, and its answer
+  std::string detail;                // what was asked of the runtime, and its answer
 };
 
 // A raw-rate run of CompressChain (MeasureCompressionChain): `blocks_per_multiprocessor` blocks of
 // `threads_per_block` threads on every multiprocessor, each thread a dependent chain of c1 node
 // hashes for about `seconds`.
 struct ChainRun {
-  uint32_t threads_per_block = 128;     // 4 NVIDIA warps: one per SM sub-partition
+  uint32_t threads_per_block = 128;        // 4 NVIDIA warps: one per SM sub-partition
   uint32_t blocks_per_multiprocessor = 0;  // 0: as many as fit
   double seconds = 0.5;
 };
 
 struct ChainResult {
   double compressions_per_s = 0;
-  double seconds = 0;        // the timed launch, by device events
-  double sm_clock_hz = 0;    // mean over blocks of SM clock cycles (clock64) / seconds; 0: unknown
-  uint64_t threads = 0;      // threads in the grid
+  double seconds = 0;                      // the timed launch, by device events
+  double sm_clock_hz = 0;                  // mean over blocks of SM clock cycles (clock64) / seconds; 0: unknown
+  uint64_t threads = 0;                    // threads in the grid
   uint32_t blocks_per_multiprocessor = 0;  // as run
 };
 

@@ -49,7 +49,7 @@ GpuShape Mi300xShape() {
   s.max_warps_per_subpartition = 8;
   s.registers_per_subpartition = 512 * 64;  // 512 VGPRs per lane, 64 lanes per SIMD
   s.register_granule = 8;
-  s.fill_registers[0] = 74;  // clang 15 gfx90a VGPRs on this commit (gfx942 not compiled here)
+  s.fill_registers[0] = 72;  // clang 15 gfx90a VGPRs on this commit (gfx942 not compiled here)
   s.fill_registers[1] = 96;
   s.instructions_per_compression = 600;  // assumed: no ISA count for gfx942 here
   s.sources =

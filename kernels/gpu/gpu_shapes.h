@@ -26,11 +26,11 @@ struct GpuShape {
   int max_threads_per_multiprocessor = 2048;
   int max_blocks_per_multiprocessor = 32;
   int max_warps_per_subpartition = 16;
-  int registers_per_subpartition = 16384;  // 32-bit registers per sub-partition (per SIMD on AMD: 512 x 64)
-  int register_granule = 8;                // registers per thread are allocated in multiples of this
-  int fill_registers[2] = {64, 80};        // FillKernel c1 / 192 registers per thread, as compiled here
+  int registers_per_subpartition = 16384;     // 32-bit registers per sub-partition (per SIMD on AMD: 512 x 64)
+  int register_granule = 8;                   // registers per thread are allocated in multiples of this
+  int fill_registers[2] = {64, 80};           // FillKernel c1 / 192 registers per thread, as compiled here
   double instructions_per_compression = 570;  // integer-pipe instructions of one compression
-  std::string sources;                     // where the figures come from
+  std::string sources;                        // where the figures come from
 };
 
 // H200 SXM (141 GB HBM3e), H100 SXM (80 GB HBM3) and MI300X (192 GB HBM3).

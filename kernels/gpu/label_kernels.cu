@@ -97,8 +97,8 @@ __global__ void LookupKernel(const LookupArgs a) {
 // The raw compression rate of the fill's own node hash: a dependent chain of c1 node hashes per
 // thread, each reading the previous label as its predecessor, like a narrow layer does. Thread 0
 // of each block records its SM clock counter at start and end.
-__global__ void __launch_bounds__(kMaxTeamThreads) CompressChainKernel(uint32_t iterations, uint32_t* sink,
-                                                                       unsigned long long* clocks) {
+__global__ void __launch_bounds__(kMaxTeamThreads)
+    CompressChainKernel(uint32_t iterations, uint32_t* sink, unsigned long long* clocks) {
   const uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned long long start = clock64();
   uint32_t key[16];
@@ -349,7 +349,7 @@ class RuntimeImpl final : public GpuRuntime {
     Status st = Allocate(ordinal, static_cast<uint64_t>(blocks) * 16, &clocks);
     cudaEvent_t start = nullptr, stop = nullptr;
     if (st.ok()) {
-      st = [&]() -> Status {
+      Status measured = [&]() -> Status {
         WP_GPU_RETURN_IF_ERROR(cudaEventCreate(&start));
         WP_GPU_RETURN_IF_ERROR(cudaEventCreate(&stop));
         auto* clock_words = static_cast<unsigned long long*>(clocks);
@@ -385,6 +385,7 @@ class RuntimeImpl final : public GpuRuntime {
         result->sm_clock_hz = cycles / blocks / result->seconds;
         return Status::Ok();
       }();
+      st = measured;
     }
     (void)cudaEventDestroy(start);
     (void)cudaEventDestroy(stop);

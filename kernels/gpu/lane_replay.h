@@ -40,18 +40,16 @@ struct ReplayCost {
 };
 
 struct ReplayResult {
-  uint64_t steps = 0;                      // barriers (super-steps) per team
-  uint64_t items = 0;                      // item executions per team (all chunks)
-  double useful_compressions = 0;          // per team
-  double warp_compressions = 0;            // per team: SIMT issue, compressions x warps
-  double critical_path_compressions = 0;   // per team: sum over steps of the busiest warp's
-  uint64_t warp_iterations = 0;            // per team: loop iterations of all warps with an item
-  double warp_instructions = 0;            // per team: ReplayCost-weighted issue of all warps
-  double critical_path_instructions = 0;   // per team: sum over steps of the busiest warp's
-  uint32_t warps = 0;                      // per team: ceil(G / warp width)
-  double lane_use() const {
-    return warp_compressions > 0 ? useful_compressions / (warp_compressions * lane_width) : 0;
-  }
+  uint64_t steps = 0;                     // barriers (super-steps) per team
+  uint64_t items = 0;                     // item executions per team (all chunks)
+  double useful_compressions = 0;         // per team
+  double warp_compressions = 0;           // per team: SIMT issue, compressions x warps
+  double critical_path_compressions = 0;  // per team: sum over steps of the busiest warp's
+  uint64_t warp_iterations = 0;           // per team: loop iterations of all warps with an item
+  double warp_instructions = 0;           // per team: ReplayCost-weighted issue of all warps
+  double critical_path_instructions = 0;  // per team: sum over steps of the busiest warp's
+  uint32_t warps = 0;                     // per team: ceil(G / warp width)
+  double lane_use() const { return warp_compressions > 0 ? useful_compressions / (warp_compressions * lane_width) : 0; }
   uint32_t lane_width = 32;
 };
 

@@ -8,8 +8,8 @@
 // K % C (a multiply and a shift: ChunkDivider), and thread t takes items t, t + G, t + 2G, ... So
 // every lane hashes in the same loop iteration whatever op its item belongs to (a step of forty
 // width-1 ops keeps forty lanes busy at once), and items are numbered chunk-fastest (consecutive
-// threads touch consecutive labels of the team block: coalesced). Items of one step never touch each other's labels (the in-place argument of
-// graph_schedule.h, and levelling), so one block barrier between steps is the only
+// threads touch consecutive labels of the team block: coalesced). Items of one step never touch each other's labels
+// (the in-place argument of graph_schedule.h, and levelling), so one block barrier between steps is the only
 // synchronisation. Nothing assumes a warp or wavefront width: G is blockDim.x, any value >= 1.
 //
 // Work labels (kernel_args.h TeamDesc). A chunk's work slot s holds output rank s at the end
@@ -119,7 +119,7 @@ struct NoAccessObserver {
 // compression's). The graph's fields are copied with constant indices, so no address of a
 // kernel parameter is taken (that would move the arguments to local memory).
 struct Team {
-  const TeamDesc* d = nullptr;            // shared memory: valid after the prologue's barrier
+  const TeamDesc* d = nullptr;  // shared memory: valid after the prologue's barrier
   const uint32_t* program = nullptr;
   const uint32_t* step_begin = nullptr;
   uint32_t steps = 0;
@@ -159,10 +159,13 @@ struct LabelPtr {
 };
 
 WP_HOST_DEVICE LabelPtr WorkLabel(const FillWaveArgs& a, const Team& t, uint32_t s, uint32_t c) {
-  const TeamDesc& d = *t.d;
+  // Volatile: the descriptor is read again at every use, so addresses are recomputed after the
+  // compression rather than held in registers across it (a few shared-memory loads per item).
+  const volatile TeamDesc& d = *t.d;
   const uint64_t C = d.chunks;
   if (s >= d.inplace_slots) {
-    uint32_t* p = reinterpret_cast<uint32_t*>(d.extra) + (2 * static_cast<uint64_t>(s - d.inplace_slots) * C + c) * kHalfWords32;
+    uint32_t* p =
+        reinterpret_cast<uint32_t*>(d.extra) + (2 * static_cast<uint64_t>(s - d.inplace_slots) * C + c) * kHalfWords32;
     return {p, p + C * kHalfWords32};
   }
   const uint64_t u0 = 2 * static_cast<uint64_t>(s) * C + c, u1 = u0 + C;
@@ -188,8 +191,7 @@ WP_HOST_DEVICE LabelPtr WorkLabel(const FillWaveArgs& a, const Team& t, uint32_t
 
 // Before the first step: thread `thread` of `threads` derives its share of the chunk material of
 // block b's team t. A barrier must follow.
-WP_HOST_DEVICE void TeamPrologue(const FillWaveArgs& a, uint32_t b, const Team& t, uint32_t thread,
-                                 uint32_t threads) {
+WP_HOST_DEVICE void TeamPrologue(const FillWaveArgs& a, uint32_t b, const Team& t, uint32_t thread, uint32_t threads) {
   const TeamDesc& desc = a.teams[b];  // the shared copy is not visible before the barrier
   uint32_t descriptor[8];
   for (int i = 0; i < 8; ++i) descriptor[i] = desc.graph != 0 ? a.graph[1].descriptor[i] : a.graph[0].descriptor[i];
@@ -281,8 +283,8 @@ WP_HOST_DEVICE void TeamRunItem(const FillWaveArgs& a, const Team& t, const Devi
 // in increasing order; `reverse` runs them in decreasing order, for the emulation's race check).
 // A barrier must follow.
 template <int kFormat, typename Observer = NoAccessObserver>
-WP_HOST_DEVICE void TeamRunStep(const FillWaveArgs& a, const Team& t, uint32_t step, uint32_t thread,
-                                uint32_t threads, bool reverse = false, const Observer& obs = Observer()) {
+WP_HOST_DEVICE void TeamRunStep(const FillWaveArgs& a, const Team& t, uint32_t step, uint32_t thread, uint32_t threads,
+                                bool reverse = false, const Observer& obs = Observer()) {
   const uint32_t* program = t.program;
   const uint32_t first = t.step_begin[step], end = t.step_begin[step + 1];
   const uint32_t items = program[(end - 1) * kOpWords + 3] * t.d->chunks;  // < 2^29

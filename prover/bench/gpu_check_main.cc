@@ -14,9 +14,10 @@
 //            On a GPU the model's prediction for the same plan is printed beside the measurement
 //            when the device resembles a named shape (or --gpu names one).
 //   lookup:  --gib=G --m=M --iterations=N
-//   parity:  --max-m=M (skip larger m, for the emulated runtime)
+//   parity:  --max-m=M, --min-m=M (skip larger or smaller m; the emulated runtime is slow)
 //   compress: --seconds=S --warps-per-subpartition=1,2,4,8 (CompressChain at each occupancy; 0: full)
-//   model:   --gpu=h200|h100|mi300x|all: issue 12's cases planned and modelled (dry run, no device)
+//   model:   --gpu=h200|h100|mi300x|all: issue 12's cases planned and modelled (dry run, no device);
+//            --issue-efficiency --instructions-per-item --step-latency-cycles override assumptions
 //   tuning (fill, lookup, parity): --team-threads --max-chunks-per-team --threads-per-chunk
 //            --target-threads --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib --scratch-teams
 //
@@ -277,6 +278,17 @@ int StepCompress(Context& c, Json* out) {
       if (w == 0) out->Num("compressions_per_s", r.compressions_per_s);
       std::fprintf(stderr, "compress w=%u: %.3g compressions/s at %.0f MHz\n", w, r.compressions_per_s,
                    r.sm_clock_hz / 1e6);
+      GpuShape shape;
+      if (w == 0 && ShapeForDevice(c.props, &shape)) {
+        std::fprintf(stderr,
+                     "MODEL-VS-MEASURED CompressChain, full occupancy, on %s: measured %.3g compressions/s at %.0f "
+                     "MHz (%.0f instructions per compression if integer-bound); modelled roofline %.3g at %.0f MHz "
+                     "(%.0f assumed)%s\n",
+                     shape.name.c_str(), r.compressions_per_s, r.sm_clock_hz / 1e6,
+                     r.compressions_per_s > 0 ? lanes * r.sm_clock_hz / r.compressions_per_s : 0.0,
+                     RooflineCompressionsPerSecond(shape), shape.clock_hz / 1e6, shape.instructions_per_compression,
+                     r.sm_clock_hz > 0 ? "" : " [no device clock: an emulated run]");
+      }
     }
     runs.push_back(j);
     Json partial = *out;
@@ -289,6 +301,7 @@ int StepCompress(Context& c, Json* out) {
 // Byte equality with the CPU engine over every label of each case, read back through Lookup.
 int StepParity(Context& c, Json* out) {
   const uint64_t max_m = static_cast<uint64_t>(c.flags.Num("max-m", 1 << 17));
+  const uint64_t min_m = static_cast<uint64_t>(c.flags.Num("min-m", 1));
   const FillTuning base = TuningFrom(c.flags);
   struct Case {
     std::string name;
@@ -305,7 +318,7 @@ int StepParity(Context& c, Json* out) {
   for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192}) {
     const std::string fn = f == LabelFormat::kC1 ? "c1" : "192";
     for (uint32_t m : {1u, 3u, 1000u, 4096u, 1u << 14, 1u << 17}) {
-      if (m > max_m) continue;
+      if (m > max_m || m < min_m) continue;
       // c1: partial chunks at both ends; 192: whole chunks then a trailing partial one.
       const uint64_t first = f == LabelFormat::kC1 ? 3ull * m + m / 2 : 3ull * m;
       const uint64_t chunks = m >= (1u << 17) ? 1 : m >= (1u << 14) ? 3 : m >= 1000 ? 9 : 40;
@@ -314,12 +327,12 @@ int StepParity(Context& c, Json* out) {
       cases.push_back({fn + " m=" + std::to_string(m), f, m, first, count, 0, piece, 0, 0, true});
     }
     // Several waves of teams of C and C + 1, small pieces; and scratch teams for every chunk.
-    if (max_m >= 4096) {
+    if (max_m >= 4096 && min_m <= 1000) {
       cases.push_back({fn + " m=4096 waves", f, 4096, 4096, 4096ull * 200 + 77, 0, 4 << 20, 0, 37, true});
       cases.push_back({fn + " m=1000 scratch teams", f, 1000, 1000, 1000ull * 90 + 5, 0, 1 << 20, 0, 0, false});
     }
     // 192: a side scratch too small for the block-0 table: the table in the region, chunks deferred.
-    if (f == LabelFormat::k192 && max_m >= 4096) {
+    if (f == LabelFormat::k192 && max_m >= 4096 && min_m <= 4096) {
       cases.push_back({fn + " m=4096 deferred chunks", f, 4096, 4096, 4096ull * 120, 0, 4 << 20, 2 << 20, 0, true});
     }
   }
@@ -384,6 +397,31 @@ int StepParity(Context& c, Json* out) {
   }
   out->Arr("cases", results).Bool("all_ok", all_ok);
   return rc ? rc : (all_ok ? 0 : 1);
+}
+
+std::string FormatSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", s);
+  return buf;
+}
+
+std::string FormatRatio(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", r);
+  return buf;
+}
+
+std::string FormatGib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
+  return buf;
+}
+
+std::string SmClock(const LaunchStats& l) {
+  if (l.sm_cycles == 0 || l.seconds <= 0) return "";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, " at %.0f MHz", l.sm_cycles / l.seconds / 1e6);
+  return buf;
 }
 
 Json AccountJson(const MemoryAccount& a, uint64_t plan_bytes) {
@@ -538,8 +576,8 @@ int StepFill(Context& c, Json* out) {
   }
   // The model of this very plan, where the device has a named shape: modelled beside measured.
   GpuShape gpu_shape;
-  const bool have_shape = c.flags.Has("gpu") ? GpuShapeByName(c.flags.Get("gpu", ""), &gpu_shape)
-                                             : ShapeForDevice(c.props, &gpu_shape);
+  const bool have_shape =
+      c.flags.Has("gpu") ? GpuShapeByName(c.flags.Get("gpu", ""), &gpu_shape) : ShapeForDevice(c.props, &gpu_shape);
   if (st.ok() && have_shape) {
     const FillModel model = ModelPlan(gpu_shape, spec, stats);
     for (size_t i = 0; i < launches.size() && i < model.launches.size(); ++i) {
@@ -550,6 +588,23 @@ int StepFill(Context& c, Json* out) {
     }
     out->Obj("model", ModelJson(model));
     if (!dry) out->Num("measured_over_modelled", s / model.total_s);
+    // One line per comparison for the script's side-by-side table.
+    const std::string what = std::string("fill ") + (format == LabelFormat::kC1 ? "c1" : "192") +
+                             " m=" + std::to_string(m) + " " + FormatGib(count * 32.0) + " on " + gpu_shape.name;
+    for (size_t i = 0; i < model.launches.size() && i < stats.launch_log.size(); ++i) {
+      const LaunchStats& l = stats.launch_log[i];
+      const LaunchModel& lm = model.launches[i];
+      std::fprintf(stderr,
+                   "MODEL-VS-MEASURED %s launch %zu (%s, %u teams of %u): measured %s, modelled %.2f s%s, "
+                   "modelled lane use %.3f\n",
+                   what.c_str(), i, l.phase.c_str(), l.teams, l.team_threads,
+                   dry ? "-" : (FormatSeconds(l.seconds) + SmClock(l)).c_str(), lm.predicted_s,
+                   dry || lm.predicted_s <= 0 ? "" : (", x" + FormatRatio(l.seconds / lm.predicted_s)).c_str(),
+                   lm.lane_use);
+    }
+    std::fprintf(stderr, "MODEL-VS-MEASURED %s total: measured %s, modelled %.2f s%s (tail %.1f%%)\n", what.c_str(),
+                 dry ? "-" : FormatSeconds(s).c_str(), model.total_s,
+                 dry ? "" : (", x" + FormatRatio(s / model.total_s)).c_str(), model.tail_share * 100);
   }
   out->Arr("launches", launches);
   if (!st.ok()) {
@@ -672,7 +727,11 @@ int Main(int argc, char** argv) {
     return rc;
   };
   if (step == "model") {  // the device model alone: no runtime, no device
-    const int rc = StepModel(flags.Get("gpu", "all"), &out);
+    ModelAssumptions a;   // --issue-efficiency etc.: the model's sensitivity to its assumptions
+    a.issue_efficiency = flags.Num("issue-efficiency", a.issue_efficiency);
+    a.instructions_per_item = flags.Num("instructions-per-item", a.instructions_per_item);
+    a.step_latency_cycles = flags.Num("step-latency-cycles", a.step_latency_cycles);
+    const int rc = StepModel(flags.Get("gpu", "all"), a, &out);
     return finish(rc, rc == 0 ? "ok" : "usage");
   }
   // auto: the first built runtime that sees a device.

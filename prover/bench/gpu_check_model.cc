@@ -122,14 +122,14 @@ struct ModelCase {
   const char* name;
   LabelFormat format;
   uint32_t m;
-  double target_max_s;        // c1: the fill must end by then (0: none)
-  double target_min_mib_s;    // 192: at least this rate (0: none)
+  double target_max_s;         // c1: the fill must end by then (0: none)
+  double target_min_mib_s;     // 192: at least this rate (0: none)
   double target_min_lane_use;  // 0: none
 };
 
 }  // namespace
 
-int StepModel(const std::string& gpu, Json* out) {
+int StepModel(const std::string& gpu, const ModelAssumptions& assumptions, Json* out) {
   std::vector<GpuShape> shapes;
   if (gpu.empty() || gpu == "all") {
     shapes = NamedGpuShapes();
@@ -182,7 +182,7 @@ int StepModel(const std::string& gpu, Json* out) {
         all_met = false;
         continue;
       }
-      const FillModel model = ModelPlan(shape, spec, stats);
+      const FillModel model = ModelPlan(shape, spec, stats, assumptions);
       const double mib_s = model.bytes_per_s / (1 << 20);
       row.Int("labels", spec.count)
           .Num("gib", spec.count * 32.0 / (1ull << 30))
@@ -198,9 +198,8 @@ int StepModel(const std::string& gpu, Json* out) {
           .Num("tail_s", model.tail_s)
           .Num("tail_share", model.tail_share)
           .Num("lane_use", model.lane_use)
-          .Num("fraction_of_roofline", model.total_s > 0 ? model.compressions / model.total_s /
-                                                               model.roofline_compressions_per_s
-                                                         : 0)
+          .Num("fraction_of_roofline",
+               model.total_s > 0 ? model.compressions / model.total_s / model.roofline_compressions_per_s : 0)
           .Num("mib_per_s", mib_s);
       if (shape.name == "H200") {
         Json targets;

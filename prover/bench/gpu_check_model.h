@@ -37,7 +37,7 @@ bool ShapeForDevice(const GpuDeviceProps& props, GpuShape* shape);
 // The `model` step: for each named shape (or the one `gpu` names), plans a fill of all memory at
 // c1 m = 2^14, c1 m = 2^17 and 192 m = 2^17 on a dry-run device of that shape and models it;
 // on the H200 shape against issue 12's targets. Returns 0, or 2 for an unknown shape.
-int StepModel(const std::string& gpu, Json* out);
+int StepModel(const std::string& gpu, const ModelAssumptions& assumptions, Json* out);
 
 }  // namespace gpu
 }  // namespace wipeproof

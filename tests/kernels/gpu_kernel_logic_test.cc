@@ -13,8 +13,8 @@
 #include "kernels/blake3_compress.h"
 #include "kernels/gpu/fast_compress.h"
 #include "kernels/gpu/team_executor.h"
-#include "prover/backends/gpu/label_layout.h"
 #include "kernels/label_spec.h"
+#include "prover/backends/gpu/label_layout.h"
 #include "tests/support/gpu_test_util.h"
 
 namespace wipeproof {
@@ -97,7 +97,8 @@ TEST(DeviceProgram, HoldsEveryOpOnceWithItsNodeNumbersAndUnits) {
             for (uint32_t k = p.step_begin[s]; k < p.step_begin[s + 1]; ++k) {
               const DeviceOp op = DecodeOp(p.words.data(), k);
               const bool out = op.kind == kOpOutput;
-              got.insert(key(op.kind, op.src, op.dst, op.width, out ? 0 : op.log_bit, out ? op.first_rank : op.node_base));
+              got.insert(
+                  key(op.kind, op.src, op.dst, op.width, out ? 0 : op.log_bit, out ? op.first_rank : op.node_base));
               unit_end += OpUnits(op);
               ASSERT_EQ(op.unit_end, unit_end) << "m=" << m << " step " << s;
             }
@@ -290,18 +291,15 @@ constexpr auto kForward = EmulatedThreadOrder::kForward;
 // teams with either program layout.
 INSTANTIATE_TEST_SUITE_P(
     SmallM, EmulatedParity,
-    ::testing::Combine(::testing::Values(ParityCase{LabelFormat::kC1, 1, 5, 9}, ParityCase{LabelFormat::k192, 1, 5, 9},
-                                         ParityCase{LabelFormat::kC1, 3, 1, 17},
-                                         ParityCase{LabelFormat::k192, 3, 1, 17},
-                                         ParityCase{LabelFormat::kC1, 1000, 999, 3002},
-                                         ParityCase{LabelFormat::k192, 1000, 1000, 2500}),
-                       ::testing::Values(Shape({1, 1, 1}), Shape({64, 4, 3}), Shape({32, 32, 2}),
-                                         Shape({48, 5, 2, kReverse, 1}), Shape({7, 3, 2, kReverse, 33}),
-                                         Shape({256, 1, 2, kForward, 4096, 300}),
-                                         Shape({40, 4, 2, kReverse, 500, 0, false}),
-                                         Shape({64, 6, 2, kReverse, 100, 0, true, false}),
-                                         Shape({64, 4, 2, kForward, 777, 50, true, false,
-                                                ProgramLayout::kSharedScratch}))));
+    ::testing::Combine(
+        ::testing::Values(ParityCase{LabelFormat::kC1, 1, 5, 9}, ParityCase{LabelFormat::k192, 1, 5, 9},
+                          ParityCase{LabelFormat::kC1, 3, 1, 17}, ParityCase{LabelFormat::k192, 3, 1, 17},
+                          ParityCase{LabelFormat::kC1, 1000, 999, 3002},
+                          ParityCase{LabelFormat::k192, 1000, 1000, 2500}),
+        ::testing::Values(Shape({1, 1, 1}), Shape({64, 4, 3}), Shape({32, 32, 2}), Shape({48, 5, 2, kReverse, 1}),
+                          Shape({7, 3, 2, kReverse, 33}), Shape({256, 1, 2, kForward, 4096, 300}),
+                          Shape({40, 4, 2, kReverse, 500, 0, false}), Shape({64, 6, 2, kReverse, 100, 0, true, false}),
+                          Shape({64, 4, 2, kForward, 777, 50, true, false, ProgramLayout::kSharedScratch}))));
 
 // The sizes the issue names; one shape each (the emulation runs every node on one core). m = 2^17:
 // a c1 range inside one chunk (its graph truncated after the last rank held); the 2^17 cases of

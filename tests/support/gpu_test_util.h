@@ -78,7 +78,8 @@ inline std::vector<uint8_t> DirectRun(const RegionSpec& spec, const DirectRunOpt
   const RegionChunks::Graph last = rc.GraphOf(rc.chunk_end - 1);
   const bool own_graph = last.graph_labels != m || last.ranks_needed != m;
   DeviceProgram partial_program;
-  if (own_graph) partial_program = BuildDeviceProgram(last.graph_labels, last.ranks_needed, o.levelled, o.program_layout);
+  if (own_graph)
+    partial_program = BuildDeviceProgram(last.graph_labels, last.ranks_needed, o.levelled, o.program_layout);
   FillLaunch launch;
   FillWaveArgs& a = launch.args;
   a.session = BuildSessionConstants(spec.format, spec.seed, m, m);
@@ -115,7 +116,8 @@ inline std::vector<uint8_t> DirectRun(const RegionSpec& spec, const DirectRunOpt
   SlotMap map;
   {
     std::vector<DeviceAllocation> allocations;
-    for (size_t i = 0; i < pieces.size(); ++i) allocations.push_back({pieces[i].data(), (slot_begin[i + 1] - slot_begin[i]) * 32});
+    for (size_t i = 0; i < pieces.size(); ++i)
+      allocations.push_back({pieces[i].data(), (slot_begin[i + 1] - slot_begin[i]) * 32});
     map = SlotMap(allocations);
   }
   for (uint64_t c : rc.PartialChunks()) {

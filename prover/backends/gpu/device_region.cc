@@ -32,7 +32,9 @@ class RuntimeAllocator final : public DeviceAllocator {
     Status st = runtime_->QueryMemory(ordinal_, *ptr, &kind);
     if (st.ok() && (!kind.device || kind.managed || kind.compressible)) {
       st = FailedPreconditionError(std::string("refusing ") +
-                                   (kind.managed ? "managed" : kind.compressible ? "compressible" : "non-device") +
+                                   (kind.managed        ? "managed"
+                                    : kind.compressible ? "compressible"
+                                                        : "non-device") +
                                    " memory for labels (" + kind.detail + ")");
     }
     if (!st.ok()) {
@@ -42,7 +44,8 @@ class RuntimeAllocator final : public DeviceAllocator {
     }
     if (account_ != nullptr) {
       if (account_->memory_kind.empty()) account_->memory_kind = kind.detail;
-      account_->compression_checked = kind.compression_checked && (account_->pieces == 0 || account_->compression_checked);
+      account_->compression_checked =
+          kind.compression_checked && (account_->pieces == 0 || account_->compression_checked);
       ++account_->pieces;
     }
     return Status::Ok();
@@ -133,8 +136,8 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::Acquire(GpuRuntime* runtim
     a.largest_piece_bytes = std::max(a.largest_piece_bytes, p.bytes);
     a.smallest_piece_bytes = std::min(a.smallest_piece_bytes, p.bytes);
   }
-  a.acquisition_overhead_bytes = static_cast<int64_t>(a.free_before_bytes) - static_cast<int64_t>(a.free_after_bytes) -
-                                 static_cast<int64_t>(got);
+  a.acquisition_overhead_bytes =
+      static_cast<int64_t>(a.free_before_bytes) - static_cast<int64_t>(a.free_after_bytes) - static_cast<int64_t>(got);
   return r;
 }
 
@@ -264,16 +267,16 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
   for (const Partial& p : partials) partial_bytes += aligned(p.work_bytes);
   // Side bytes each whole chunk needs: none in place when m is a power of two.
   const uint64_t per_chunk = in_place ? extra_bytes : work_bytes;
-  const uint32_t c_max = tune.threads_per_chunk > 0
-                             ? std::max<uint32_t>(1, tune.team_threads / tune.threads_per_chunk)
-                             : tune.max_chunks_per_team;
+  const uint32_t c_max = tune.threads_per_chunk > 0 ? std::max<uint32_t>(1, tune.team_threads / tune.threads_per_chunk)
+                                                    : tune.max_chunks_per_team;
   const uint64_t bulk_want = per_chunk > 0 ? per_chunk * std::min<uint64_t>(whole, full_wave_teams * c_max) +
                                                  kDeviceAlignment * full_wave_teams
                                            : 0;
   const uint64_t cv0_full_bytes = f192 ? std::min(program.nodes * 32, tune.cv0_side_max_bytes / 32 * 32) : 0;
   const uint64_t side_min = fixed + partial_bytes + (whole > 0 ? aligned(per_chunk) + kDeviceAlignment : 0);
-  const uint64_t side_want = std::max(side_min, std::min(tune.side_scratch_bytes, fixed + partial_bytes + bulk_want +
-                                                                                   cv0_full_bytes + kDeviceAlignment));
+  const uint64_t side_want = std::max(
+      side_min,
+      std::min(tune.side_scratch_bytes, fixed + partial_bytes + bulk_want + cv0_full_bytes + kDeviceAlignment));
   SideScratch side(runtime_, ordinal_);
   WP_RETURN_IF_ERROR(side.Allocate(side_want, side_min));
   st->side_scratch_bytes = side.bytes();
@@ -343,8 +346,8 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
     const uint64_t table_chunks = (table_bytes + m * 32ull - 1) / (m * 32ull) + 1;
     if (whole >= 4 * table_chunks) {
       uint64_t low = 0;
-      const std::vector<uint64_t> at = PlaceFromTop(map_, rc.SlotBegin(rc.whole_begin), rc.SlotBegin(rc.whole_end),
-                                                    table_bytes, 1, &low);
+      const std::vector<uint64_t> at =
+          PlaceFromTop(map_, rc.SlotBegin(rc.whole_begin), rc.SlotBegin(rc.whole_end), table_bytes, 1, &low);
       if (!at.empty()) {
         deferred_begin = std::max(rc.whole_begin, (low + spec.first) / m);
         if ((rc.whole_end - deferred_begin) * 4 <= whole) {
@@ -419,7 +422,8 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
         ls.groups.push_back({pt.chunks, 0, pt.graph, pt.scratch});
       }
       ++ls.groups.back().teams;
-      const bool is_partial = pt.scratch && pt.chunks == 1 && (pt.first_chunk < rc.whole_begin || pt.first_chunk >= rc.whole_end);
+      const bool is_partial =
+          pt.scratch && pt.chunks == 1 && (pt.first_chunk < rc.whole_begin || pt.first_chunk >= rc.whole_end);
       if (is_partial) {
         d.extra = partial_area[partial_index++];
         labels += rc.SlotEnd(pt.first_chunk) - rc.SlotBegin(pt.first_chunk);

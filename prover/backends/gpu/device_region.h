@@ -81,7 +81,7 @@ struct MemoryAccount {
   uint64_t free_before_bytes = 0;  // free right before acquisition (this process's context exists)
   uint64_t acquired_bytes = 0;     // the pieces
   uint64_t pieces = 0, largest_piece_bytes = 0, smallest_piece_bytes = 0;
-  uint64_t free_after_bytes = 0;   // free right after: the reserve left to the runtime and the side scratch
+  uint64_t free_after_bytes = 0;  // free right after: the reserve left to the runtime and the side scratch
   // total - free_before: this process's runtime context (kernel images, stacks, heaps) plus any
   // other process's memory; the runtime does not split them (nvidia-smi does, per process).
   uint64_t context_and_others_bytes = 0;
@@ -96,7 +96,7 @@ struct MemoryAccount {
 struct FillStats {
   double seconds = 0;
   uint64_t labels = 0;
-  uint64_t nodes = 0;  // node hashes (1 compression each in c1; 2 + a cached or computed one in 192)
+  uint64_t nodes = 0;   // node hashes (1 compression each in c1; 2 + a cached or computed one in 192)
   uint32_t passes = 0;  // phases: main, deferred
   uint32_t launches = 0;
   uint64_t side_scratch_bytes = 0;  // outside the proof, freed on return

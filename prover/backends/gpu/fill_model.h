@@ -35,24 +35,24 @@ namespace wipeproof {
 namespace gpu {
 
 struct ModelAssumptions {
-  double instructions_per_item = 60;   // per item: op search, addressing, 2-4 label loads, 1-2 stores (PTX estimate)
-  double issue_efficiency = 0.92;      // of the integer issue slots, when every sub-partition has ready warps
-  double step_latency_cycles = 700;    // per super-step on a team's critical path: barrier + dependent L2 load
-  double launch_overhead_s = 30e-6;    // launch, synchronise, team-table copy, clock read-back
-  double bytes_per_node = 80;          // label traffic of a node when nothing is cached (2 reads + 1 write, ~)
-  double memory_efficiency = 0.8;      // of peak bandwidth
-  double host_setup_s = 0;             // building the programs on the host before the first launch
-  std::string host_setup_source;       // how host_setup_s was obtained
+  double instructions_per_item = 60;  // per item: op search, addressing, 2-4 label loads, 1-2 stores (PTX estimate)
+  double issue_efficiency = 0.92;     // of the integer issue slots, when every sub-partition has ready warps
+  double step_latency_cycles = 700;   // per super-step on a team's critical path: barrier + dependent L2 load
+  double launch_overhead_s = 30e-6;   // launch, synchronise, team-table copy, clock read-back
+  double bytes_per_node = 80;         // label traffic of a node when nothing is cached (2 reads + 1 write, ~)
+  double memory_efficiency = 0.8;     // of peak bandwidth
+  double host_setup_s = 0;            // building the programs on the host before the first launch
+  std::string host_setup_source;      // how host_setup_s was obtained
 };
 
 struct LaunchModel {
   std::string phase;
   uint32_t team_threads = 0, teams = 0;
   uint64_t chunks = 0;
-  double lane_use = 0;               // useful compressions / SIMT lane-compressions issued
-  uint64_t barriers = 0;             // super-steps of the slowest team
-  double compressions = 0;           // useful
-  double occupancy = 0;              // threads launched / threads the device holds at this team size
+  double lane_use = 0;      // useful compressions / SIMT lane-compressions issued
+  uint64_t barriers = 0;    // super-steps of the slowest team
+  double compressions = 0;  // useful
+  double occupancy = 0;     // threads launched / threads the device holds at this team size
   double throughput_s = 0, critical_path_s = 0, memory_s = 0;
   double predicted_s = 0;
 };

@@ -56,7 +56,9 @@ void PlanEvenWaves(uint64_t begin, uint64_t end, const std::string& phase, bool 
   const uint64_t resident = std::max<uint64_t>(1, limits.resident_teams(G));
   const uint64_t first_teams = resident > first_wave_extra ? resident - first_wave_extra : 1;
   const uint64_t c_max = limits.fixed_chunks_per_team ? limits.fixed_chunks_per_team : limits.max_chunks_per_team;
-  auto capacity = [&](uint64_t teams) { return std::max<uint64_t>(1, std::min(teams * c_max, limits.max_wave_chunks)); };
+  auto capacity = [&](uint64_t teams) {
+    return std::max<uint64_t>(1, std::min(teams * c_max, limits.max_wave_chunks));
+  };
   // The fewest waves that hold everything, then N spread over them in proportion to capacity.
   std::vector<uint64_t> cap;
   uint64_t sum = 0;
@@ -95,8 +97,7 @@ void PlanEvenWaves(uint64_t begin, uint64_t end, const std::string& phase, bool 
       // Fewer chunks than resident teams: one chunk per team, and more threads per team while the
       // device still holds them all.
       uint32_t g = G;
-      while (g * 2 <= limits.max_team_threads && n * g * 2 <= resident * G &&
-             limits.resident_teams(g * 2) >= n) {
+      while (g * 2 <= limits.max_team_threads && n * g * 2 <= resident * G && limits.resident_teams(g * 2) >= n) {
         g *= 2;
       }
       wave.team_threads = g;

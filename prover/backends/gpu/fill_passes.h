@@ -39,13 +39,13 @@ namespace wipeproof {
 namespace gpu {
 
 struct FillTuning {
-  uint32_t team_threads = 64;         // G of full waves (two NVIDIA warps, one AMD wavefront)
-  uint32_t max_chunks_per_team = 16;  // C cap (replayed lane use at C = 16: 0.996 at 2^14, 0.997 at 2^17)
-  uint32_t threads_per_chunk = 0;     // > 0: C = team_threads / threads_per_chunk exactly (sweeps)
-  uint32_t max_team_threads = 256;    // G cap for waves with fewer chunks than resident teams
-  uint64_t target_threads = 0;        // > 0: caps resident threads per wave (sweeps); 0: occupancy decides
-  bool in_place = true;               // false: every chunk in a scratch team (tests, comparisons)
-  bool cv0_in_region = true;          // 192: the block-0 table may defer chunks (see the file comment)
+  uint32_t team_threads = 64;                // G of full waves (two NVIDIA warps, one AMD wavefront)
+  uint32_t max_chunks_per_team = 16;         // C cap (replayed lane use at C = 16: 0.996 at 2^14, 0.997 at 2^17)
+  uint32_t threads_per_chunk = 0;            // > 0: C = team_threads / threads_per_chunk exactly (sweeps)
+  uint32_t max_team_threads = 256;           // G cap for waves with fewer chunks than resident teams
+  uint64_t target_threads = 0;               // > 0: caps resident threads per wave (sweeps); 0: occupancy decides
+  bool in_place = true;                      // false: every chunk in a scratch team (tests, comparisons)
+  bool cv0_in_region = true;                 // 192: the block-0 table may defer chunks (see the file comment)
   uint64_t side_scratch_bytes = 256 * kMiB;  // cap on the only memory outside the plan's label slots
   uint64_t cv0_side_max_bytes = ~0ull;       // 192: cap on the block-0 table in the side scratch
   uint64_t max_wave_chunks = 0;              // cap on chunks per launch (progress granularity); 0: none

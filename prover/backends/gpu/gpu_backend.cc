@@ -104,8 +104,7 @@ class GpuMemory final : public DeviceMemory {
            ", \"free_before_acquire_bytes\": " + std::to_string(a.free_before_bytes) +
            ", \"free_after_acquire_bytes\": " + std::to_string(a.free_after_bytes) +
            ", \"context_and_others_bytes\": " + std::to_string(a.context_and_others_bytes) +
-           ", \"compression_checked\": " + (a.compression_checked ? "true" : "false") + ", \"plan\": \"" + plan +
-           "\"}";
+           ", \"compression_checked\": " + (a.compression_checked ? "true" : "false") + ", \"plan\": \"" + plan + "\"}";
   }
 
   DeviceInfo device_;
