@@ -302,15 +302,17 @@ INSTANTIATE_TEST_SUITE_P(
                           Shape({64, 4, 2, kForward, 777, 50, true, false, ProgramLayout::kSharedScratch}))));
 
 // The sizes the issue names; one shape each (the emulation runs every node on one core). m = 2^17:
-// a c1 range inside one chunk (its graph truncated after the last rank held); the 2^17 cases of
-// both formats in full run in `wipeproof-gpu-check --runtime=emulated parity`.
+// a range inside one chunk per format (its graph truncated after the last rank held: c1 from the
+// middle of a chunk, 192 from a chunk's start, as its partial-chunk rule has it); whole 2^17 chunks
+// of both formats run in `wipeproof-gpu-check --runtime=emulated parity`.
 INSTANTIATE_TEST_SUITE_P(
     LargerM, EmulatedParity,
     ::testing::Combine(::testing::Values(ParityCase{LabelFormat::kC1, 4096, 4096 * 3 - 5, 4096 * 2 + 10},
                                          ParityCase{LabelFormat::k192, 4096, 4096, 4096 * 2 + 100},
                                          ParityCase{LabelFormat::kC1, 1u << 14, 1u << 14, 1u << 14},
                                          ParityCase{LabelFormat::k192, 1u << 14, 0, 1u << 14},
-                                         ParityCase{LabelFormat::kC1, 1u << 17, (5ull << 17) + 7, 1000}),
+                                         ParityCase{LabelFormat::kC1, 1u << 17, (5ull << 17) + 7, 1000},
+                                         ParityCase{LabelFormat::k192, 1u << 17, 5ull << 17, 1000}),
                        ::testing::Values(Shape({64, 2, 1, kReverse, 1000, 5000}))));
 
 }  // namespace
