@@ -85,7 +85,7 @@ nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
 
 # --- build -------------------------------------------------------------------------------------
 # Sources of wipeproof-gpu-check for the plain nvcc build (the CMake targets wp_common, wp_kernels,
-# wp_gpu_kernels, wp_gpu_cuda, wp_gpu_region and wipeproof-gpu-check; tests/prover/
+# wp_gpu_kernels, wp_gpu_cuda, wp_gpu_region and wipeproof-gpu-check; tests/system/
 # gpu_check_script_test.sh checks this list against the CMakeLists).
 plain_sources=(
   common/status.cc common/hex.cc common/clock.cc common/file_write.cc common/json_nesting.cc common/numbers.cc

@@ -168,6 +168,25 @@ class HazardObserver {
   mutable std::map<const uint32_t*, std::set<uint64_t>> reads_, writes_;
 };
 
+// The pooled item loop splits item k into (unit k / C, chunk k % C) by a multiply and a shift:
+// exact for every C the kernel accepts over the whole item range (k < 2^29), checked at every
+// multiple of C and its neighbours near 0, near 2^29, and at random k.
+TEST(TeamExecutor, ChunkDividerIsExactDivision) {
+  std::mt19937_64 rng(12);
+  for (uint32_t C = 1; C <= kMaxTeamChunks; ++C) {
+    const ChunkDivider d = MakeChunkDivider(C);
+    auto check = [&](uint64_t k) {
+      ASSERT_EQ((k * d.magic) >> d.shift, k / C) << "k=" << k << " C=" << C;
+    };
+    for (uint64_t k = 0; k < 4096; ++k) check(k);
+    const uint64_t top = 1ull << 29;
+    for (uint64_t q = top / C - 64; q <= top / C + 1; ++q) {
+      for (uint64_t k : {q * C - 1, q * C, q * C + C - 1}) check(k);
+    }
+    for (int i = 0; i < 2000; ++i) check(rng() % top);
+  }
+}
+
 TEST(TeamExecutor, ItemsOfOneSuperStepNeverTouchAnotherItemsLabels) {
   for (uint32_t m : {2u, 3u, 17u, 1000u, 4096u}) {
     for (uint32_t chunks : {1u, 3u}) {
