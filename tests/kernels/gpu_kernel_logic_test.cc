@@ -175,9 +175,7 @@ TEST(TeamExecutor, ChunkDividerIsExactDivision) {
   std::mt19937_64 rng(12);
   for (uint32_t C = 1; C <= kMaxTeamChunks; ++C) {
     const ChunkDivider d = MakeChunkDivider(C);
-    auto check = [&](uint64_t k) {
-      ASSERT_EQ((k * d.magic) >> d.shift, k / C) << "k=" << k << " C=" << C;
-    };
+    auto check = [&](uint64_t k) { ASSERT_EQ((k * d.magic) >> d.shift, k / C) << "k=" << k << " C=" << C; };
     for (uint64_t k = 0; k < 4096; ++k) check(k);
     const uint64_t top = 1ull << 29;
     for (uint64_t q = top / C - 64; q <= top / C + 1; ++q) {
