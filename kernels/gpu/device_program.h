@@ -1,23 +1,34 @@
-// The graph schedule (kernels/graph_schedule.h) packed for devices, and regrouped into
-// *super-steps*: maximal sets of ops that may run at the same time.
+// The graph schedule (kernels/graph_schedule.h) packed for devices: relocated so a chunk is
+// labelled in its own m slots, and regrouped into *super-steps* whose items a team pools.
 //
-// Why super-steps. The schedule is a chain of 1.3 M layer ops at m = 2^17 (163 k at 2^14), 40% of
-// them of width 1, and a team barrier after every op makes that chain the latency of a chunk. But
-// many consecutive ops are independent (the ingress half of a merged connector does not read the
-// left recursion it runs beside, and the recursion's leaves touch disjoint slots). Levelling the
-// ops by their slot dependencies (read-after-write, write-after-read and write-after-write, per
-// scratch slot) and barriering only between levels leaves 590 k super-steps at 2^17 (74 k at 2^14),
-// 2.2x fewer, each with more items, so lanes idle less: at 2^17 with 32 threads per chunk, 72% of
-// lane slots do useful work instead of 43% (docs/kernels.md has the table).
+// Work layout ("in place"). graph_schedule.h runs both standalone copies of a chunk on one
+// scratch array of 2^level slots, so copy A's outputs must leave before copy B starts and the
+// live set plus the outputs kept is 1.5 * 2^level. Here the top-level connector's first layer
+// (right[i] = node(left[i]), one predecessor) is computed in place over the left half, and the
+// rest of that copy follows it there, so each copy needs only half = 2^(level-1) slots: copy A
+// works in slots [0, half) and ends with output ranks 0..half-1 there, copy B works in
+// [half, 2*half) and ends with ranks half..m-1 there. Output rank r sits in work slot r, and the
+// chunk's whole footprint is WorkLabels(m) = 2*half slots: exactly m for powers of two (the
+// chunk's own label slots, nothing else), m + (2*half - m) otherwise. The two copies share no
+// slot, so the levelling below runs them side by side.
 //
-// Within a super-step no two ops touch the same slot unless both only read it, so their items
-// may run in any order and on any thread (tests/kernels/gpu_kernel_logic_test.cc checks this with an
+// Super-steps. Levelling the ops by their slot dependencies (read-after-write, write-after-read,
+// write-after-write, per work slot) and barriering only between levels. With the copies side by
+// side that leaves 49,137 steps at m = 2^14 (163 k ops; 73,713 with the copies one after the
+// other) and 393,198 at 2^17 (1.31 M ops).
+// Within a super-step no two ops touch the same slot unless both only read it, so their items may
+// run in any order and on any thread (tests/kernels/gpu_kernel_logic_test.cc checks this with an
 // access observer and by running steps in reverse order).
 //
-// Packed op: three 32-bit words (12 bytes: 15.7 MB at m = 2^17, 126 MB at 2^20).
-//   a: [0, 21) src slot | [21, 24) kind | [24, 29) log_width | bit 29: last op of its super-step
+// Units. An op has `units`: one per node (a butterfly pair counts once) or per output rank.
+// A team pools a step's units across its C chunks into one item loop (team_executor.h); each op
+// stores the step's running unit count up to and including itself, which is how an item finds its op.
+//
+// Packed op: four 32-bit words (16 bytes: 21 MB at m = 2^17).
+//   a: [0, 21) src slot | [21, 24) kind | [24, 29) log_width
 //   b: [0, 21) dst slot (kOutput: the number of ranks) | [21, 26) log_bit | bit 26: kOutput of copy B
 //   c: node number of the op's element 0 (kOutput: unused)
+//   d: units of the op's step up to and including this op
 // Scratch slots are < 2^20 and node numbers < 2^29 for every m <= 2^20.
 //
 // Thread-safety: pure functions.
@@ -32,9 +43,8 @@
 namespace wipeproof {
 namespace gpu {
 
-constexpr uint32_t kOpWords = 3;
+constexpr uint32_t kOpWords = 4;
 constexpr uint32_t kOpSlotMask = (1u << 21) - 1;
-constexpr uint32_t kOpStepEnd = 1u << 29;
 
 struct DeviceOp {
   uint32_t kind;  // GraphOpKind as an integer
@@ -45,7 +55,7 @@ struct DeviceOp {
   uint32_t width;       // nodes of the layer, or output ranks
   uint32_t first_rank;  // kOutput only
   uint32_t node_base;   // node number of element 0
-  bool step_end;        // a barrier follows this op
+  uint32_t unit_end;    // the step's units up to and including this op
 };
 
 constexpr uint32_t kOpSource = static_cast<uint32_t>(GraphOpKind::kSource);
@@ -56,14 +66,15 @@ constexpr uint32_t kOpOutput = static_cast<uint32_t>(GraphOpKind::kOutput);
 
 // Decodes op `index` of a packed program.
 WP_HOST_DEVICE DeviceOp DecodeOp(const uint32_t* program, uint32_t index) {
-  const uint32_t a = program[index * kOpWords], b = program[index * kOpWords + 1];
+  const uint32_t* w = program + static_cast<uint64_t>(index) * kOpWords;
+  const uint32_t a = w[0], b = w[1];
   DeviceOp op;
   op.src = a & kOpSlotMask;
   op.kind = (a >> 21) & 7u;
   op.log_width = (a >> 24) & 31u;
-  op.step_end = (a & kOpStepEnd) != 0;
   op.log_bit = (b >> 21) & 31u;
-  op.node_base = program[index * kOpWords + 2];
+  op.node_base = w[2];
+  op.unit_end = w[3];
   if (op.kind == kOpOutput) {
     op.dst = op.src;
     op.width = b & kOpSlotMask;
@@ -76,27 +87,54 @@ WP_HOST_DEVICE DeviceOp DecodeOp(const uint32_t* program, uint32_t index) {
   return op;
 }
 
+// The op's units: one per node, per butterfly pair, or per output rank.
+WP_HOST_DEVICE uint32_t OpUnits(const DeviceOp& op) { return op.kind == kOpButterfly ? op.width >> 1 : op.width; }
+
 // Nodes an op emits (0 for kOutput).
 WP_HOST_DEVICE uint32_t OpNodes(const DeviceOp& op) { return op.kind == kOpOutput ? 0u : op.width; }
 
-// Items the team splits among its threads: one per node (a butterfly pair counts once), per
-// output label, for each of `chunks` chunks.
-WP_HOST_DEVICE uint32_t OpItems(const DeviceOp& op, uint32_t chunks) {
-  return chunks * (op.kind == kOpButterfly ? op.width >> 1 : op.width);
+// Work slots a chunk of the graph for m outputs uses (see the file comment): m for powers of two.
+WP_HOST_DEVICE uint32_t WorkLabels(uint32_t m) {
+  if (m <= 1) return 1;
+  uint32_t half = 1;
+  while (half * 2 < m) half *= 2;  // half < m <= 2 * half
+  return 2 * half;
 }
 
 struct DeviceProgram {
-  std::vector<uint32_t> words;  // kOpWords per op
+  std::vector<uint32_t> words;       // kOpWords per op, grouped by super-step
+  std::vector<uint32_t> step_begin;  // steps + 1 entries: the first op of each step, then ops
   uint32_t ops = 0;
   uint32_t steps = 0;                         // super-steps (barriers)
+  uint32_t work_labels = 0;                   // slots per chunk: WorkLabels(graph_labels) (kWork)
+  uint64_t units = 0;                         // all steps' units
   uint64_t nodes = 0;                         // node numbers used: [0, nodes)
   uint64_t source_nodes[2] = {~0ull, ~0ull};  // kSource node numbers (one per standalone copy)
+  uint32_t max_step_units = 0;
+  uint32_t max_step_ops = 0;
+};
+
+enum class ProgramLayout : uint8_t {
+  kWork = 0,           // the work layout above: what the fill runs
+  kSharedScratch = 1,  // graph_schedule.h's own (both copies in one scratch): the kernel before
+                       // v2, kept for the model's comparisons and scratch-team tests
 };
 
 // The schedule of the graph for `graph_labels` outputs with ranks [0, ranks_needed) emitted,
 // levelled into super-steps. With `levelled` false every op is its own step (the plain chain, for
-// comparisons). REQUIRES: 1 <= ranks_needed <= graph_labels <= kMaxChunkLabels.
-DeviceProgram BuildDeviceProgram(uint32_t graph_labels, uint32_t ranks_needed, bool levelled = true);
+// comparisons). With kSharedScratch output rank r does not sit in work slot r: scratch teams only.
+// REQUIRES: 1 <= ranks_needed <= graph_labels <= kMaxChunkLabels.
+DeviceProgram BuildDeviceProgram(uint32_t graph_labels, uint32_t ranks_needed, bool levelled = true,
+                                 ProgramLayout layout = ProgramLayout::kWork);
+
+// The schedule's ops relocated into the work layout, in emission order (unlevelled, unpacked).
+std::vector<GraphOp> WorkLayoutOps(uint32_t graph_labels, uint32_t ranks_needed);
+
+// The most labels a chunk holds at once under a schedule: the scaffold labels still to be read
+// plus the output labels emitted so far (a label is live from the op that writes it to the last op
+// that reads it; an output stays for good). For WorkLayoutOps(m, m) it is WorkLabels(m) (= m for
+// powers of two); for BuildGraphProgram(m, m), whose copies share one scratch, 1.5 * 2^level.
+uint64_t FootprintLabels(const std::vector<GraphOp>& ops);
 
 }  // namespace gpu
 }  // namespace wipeproof

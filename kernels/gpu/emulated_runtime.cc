@@ -23,34 +23,18 @@ template <int kFormat>
 void EmulateTeams(const FillLaunch& launch, EmulatedThreadOrder order) {
   const FillWaveArgs& a = launch.args;
   const uint32_t threads = launch.threads_per_team;
-  const uint64_t shared_bytes = FillSharedBytes(a.chunks_per_team, a.scratch_labels, a.scratch_in_shared != 0);
-  std::vector<uint32_t> shared(shared_bytes / 4 + 4);
-  std::vector<DeviceOp> ops(a.op_count);
-  std::vector<uint32_t> rotation(a.op_count);
-  for (uint32_t k = 0; k < a.op_count; ++k) ops[k] = DecodeOp(a.program, k);
-  for (uint32_t block = 0; block < launch.teams; ++block) {
+  std::vector<uint32_t> shared(FillSharedBytes(a.max_team_chunks) / 4 + 4);  // 16-byte aligned enough for the host
+  const bool reverse = order == EmulatedThreadOrder::kReverse;
+  for (uint32_t block = 0; block < a.team_count; ++block) {
     std::fill(shared.begin(), shared.end(), 0xDEADBEEFu);  // stale shared memory must not matter
-    const Team team = MakeTeam(a, block, shared.data());
-    if (team.chunks == 0) continue;
-    for (uint32_t t = 0; t < threads; ++t) TeamPrologue(a, team, shared.data(), t, threads);
-    // One super-step at a time (the barrier). kReverse runs its ops last to first and its threads
-    // last to first: any dependence inside a step would change the bytes.
-    for (uint32_t begin = 0, r = 0; begin < a.op_count;) {
-      uint32_t end = begin;
-      for (;; ++end) {
-        rotation[end] = r;
-        r = (r + OpItems(ops[end], team.chunks)) % threads;
-        if (ops[end].step_end || end + 1 == a.op_count) break;
+    const Team team = MakeTeam(a, block, shared.data(), 0);
+    for (uint32_t t = 0; t < threads; ++t) TeamPrologue(a, block, team, t, threads);
+    // One super-step at a time (the barrier); kReverse runs the threads, and each thread's items,
+    // last to first.
+    for (uint32_t s = 0; s < team.steps; ++s) {
+      for (uint32_t j = 0; j < threads; ++j) {
+        TeamRunStep<kFormat>(a, team, s, reverse ? threads - 1 - j : j, threads, reverse);
       }
-      r = 0;
-      for (uint32_t i = begin; i <= end; ++i) {
-        const uint32_t k = order == EmulatedThreadOrder::kForward ? i : end - (i - begin);
-        for (uint32_t j = 0; j < threads; ++j) {
-          const uint32_t t = order == EmulatedThreadOrder::kForward ? j : threads - 1 - j;
-          TeamRunOp<kFormat>(a, team, ops[k], rotation[k], t, threads);
-        }
-      }
-      begin = end + 1;
     }
   }
 }
@@ -58,10 +42,15 @@ void EmulateTeams(const FillLaunch& launch, EmulatedThreadOrder order) {
 }  // namespace
 
 Status EmulateFill(const FillLaunch& launch, EmulatedThreadOrder order) {
-  if (launch.threads_per_team == 0 || launch.teams == 0) {
+  const FillWaveArgs& a = launch.args;
+  if (launch.threads_per_team == 0 || a.team_count == 0)
     return InvalidArgumentError("fill launch needs threads and teams");
+  for (uint32_t b = 0; b < a.team_count; ++b) {
+    if (a.teams[b].chunks > a.max_team_chunks || a.teams[b].chunks > kMaxTeamChunks) {
+      return InvalidArgumentError("team " + std::to_string(b) + " has more chunks than max_team_chunks");
+    }
   }
-  if (launch.args.session.format == kFormatC1) {
+  if (a.session.format == kFormatC1) {
     EmulateTeams<kFormatC1>(launch, order);
   } else {
     EmulateTeams<kFormat192>(launch, order);
@@ -91,7 +80,7 @@ Status EmulatedRuntime::DeviceCount(int* count) {
 Status EmulatedRuntime::Properties(int ordinal, GpuDeviceProps* props) {
   WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
   props->ordinal = ordinal;
-  props->name = "emulated GPU";
+  props->name = config_.use_shape_occupancy ? "emulated " + config_.shape.name : "emulated GPU";
   props->id = "EMU-" + std::to_string(ordinal);
   props->pci_bus_id = "0000:00:00." + std::to_string(ordinal);
   props->arch = "emulated";
@@ -99,7 +88,7 @@ Status EmulatedRuntime::Properties(int ordinal, GpuDeviceProps* props) {
   WP_RETURN_IF_ERROR(MemoryInfo(ordinal, &free_bytes, &props->total_bytes));
   props->free_bytes = free_bytes;
   props->multiprocessors = config_.multiprocessors;
-  props->warp_size = 64;  // the emulation assumes nothing either
+  props->warp_size = config_.use_shape_occupancy ? config_.shape.warp_width : 64;  // the emulation assumes nothing
   props->max_threads_per_block = 1024;
   props->max_threads_per_multiprocessor = config_.max_threads_per_multiprocessor;
   props->shared_bytes_per_block = config_.shared_bytes_per_block;
@@ -136,7 +125,24 @@ Status EmulatedRuntime::Allocate(int ordinal, uint64_t bytes, void** ptr) {
   }
   allocations_[p] = bytes;
   allocated_ += bytes;
+  peak_allocated_ = std::max(peak_allocated_, allocated_);
   *ptr = p;
+  return Status::Ok();
+}
+
+Status EmulatedRuntime::QueryMemory(int ordinal, const void* ptr, MemoryKind* kind) {
+  WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
+  std::lock_guard<std::mutex> lock(mu_);
+  *kind = MemoryKind();
+  if (allocations_.count(const_cast<void*>(ptr)) == 0) {
+    kind->detail = "not an allocation of this device";
+    return Status::Ok();
+  }
+  kind->managed = config_.memory_kind == EmulatedMemoryKind::kManaged;
+  kind->device = !kind->managed;
+  kind->compressible = config_.memory_kind == EmulatedMemoryKind::kCompressible;
+  kind->compression_checked = config_.memory_kind != EmulatedMemoryKind::kUnknownCompression;
+  kind->detail = "emulated";
   return Status::Ok();
 }
 
@@ -200,9 +206,13 @@ Status EmulatedRuntime::CopyToHost(int ordinal, void* dst, const void* src, uint
   return Status::Ok();
 }
 
-Status EmulatedRuntime::FillTeamsPerMultiprocessor(int ordinal, uint32_t /*format*/, uint32_t threads_per_team,
+Status EmulatedRuntime::FillTeamsPerMultiprocessor(int ordinal, uint32_t format, uint32_t threads_per_team,
                                                    uint64_t shared_bytes, int* teams) {
   WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
+  if (config_.use_shape_occupancy) {
+    *teams = ResidentBlocksPerMultiprocessor(config_.shape, static_cast<int>(format), threads_per_team);
+    return Status::Ok();
+  }
   int by_threads = config_.max_threads_per_multiprocessor / static_cast<int>(threads_per_team ? threads_per_team : 1);
   int by_shared = shared_bytes ? static_cast<int>(config_.shared_bytes_per_block / shared_bytes) : 1 << 20;
   *teams = std::min({by_threads, by_shared, config_.max_teams_per_multiprocessor});
@@ -211,8 +221,7 @@ Status EmulatedRuntime::FillTeamsPerMultiprocessor(int ordinal, uint32_t /*forma
 
 Status EmulatedRuntime::RunFill(int ordinal, const FillLaunch& launch) {
   WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
-  const uint64_t shared =
-      FillSharedBytes(launch.args.chunks_per_team, launch.args.scratch_labels, launch.args.scratch_in_shared != 0);
+  const uint64_t shared = FillSharedBytes(launch.args.max_team_chunks);
   if (shared > config_.shared_bytes_per_block) {
     return InvalidArgumentError("emulated launch needs " + std::to_string(shared) + " bytes of shared memory");
   }
@@ -239,8 +248,18 @@ Status EmulatedRuntime::RunLookup(int ordinal, const LookupArgs& args) {
 }
 
 Status EmulatedRuntime::MeasureCompressionRate(int ordinal, double seconds, double* per_second) {
+  ChainRun run;
+  run.seconds = seconds;
+  ChainResult result;
+  WP_RETURN_IF_ERROR(MeasureCompressionChain(ordinal, run, &result));
+  *per_second = result.compressions_per_s;
+  return Status::Ok();
+}
+
+Status EmulatedRuntime::MeasureCompressionChain(int ordinal, const ChainRun& run, ChainResult* result) {
   WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
-  uint32_t key[16] = {1, 2, 3, 4, 5, 6, 7, 8}, a[8] = {}, b[8] = {};
+  // One CPU thread runs one chain: the rate of the code, not of any device.
+  uint32_t key[16] = {1, 2, 3, 4, 5, 6, 7, 8}, block[16] = {};
   FillWaveArgs unused;
   uint64_t n = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -248,13 +267,17 @@ Status EmulatedRuntime::MeasureCompressionRate(int ordinal, double seconds, doub
   do {
     for (int i = 0; i < 4096; ++i, ++n) {
       uint32_t out[8];
-      HashNode<kFormatC1>(unused, key, n, false, a, b, out);
-      std::memcpy(b, a, sizeof a);
-      std::memcpy(a, out, sizeof a);
+      HashNode<kFormatC1>(unused, key, n, false, block, out);
+      std::memcpy(block + 8, block, 32);
+      std::memcpy(block, out, 32);
     }
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } while (elapsed < seconds);
-  *per_second = n / elapsed + (a[0] == 0x5eed ? 1e-9 : 0.0);  // keep the chain alive
+  } while (elapsed < run.seconds);
+  *result = ChainResult();
+  result->compressions_per_s = n / elapsed + (block[0] == 0x5eed ? 1e-9 : 0.0);  // keep the chain alive
+  result->seconds = elapsed;
+  result->threads = 1;
+  result->blocks_per_multiprocessor = run.blocks_per_multiprocessor;
   return Status::Ok();
 }
 
@@ -271,6 +294,11 @@ uint64_t EmulatedRuntime::allocated_bytes() const {
 int EmulatedRuntime::live_mapped_host() const {
   std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int>(mapped_.size());
+}
+
+uint64_t EmulatedRuntime::peak_allocated_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_allocated_;
 }
 
 uint64_t EmulatedRuntime::fill_launches() const {

@@ -14,14 +14,20 @@
 #include <mutex>
 
 #include "kernels/gpu/gpu_runtime.h"
+#include "kernels/gpu/gpu_shapes.h"
 
 namespace wipeproof {
 namespace gpu {
 
 enum class EmulatedThreadOrder : uint8_t {
-  kForward = 0,  // threads 0, 1, ..., G-1 between barriers
-  kReverse = 1,  // G-1, ..., 0: an order-dependent (racy) item split would give other bytes
+  kForward = 0,  // threads 0, 1, ..., G-1 between barriers, each its items in order
+  kReverse = 1,  // threads G-1, ..., 0, each its items last to first: any dependence between the
+                 // items of a super-step would give other bytes
 };
+
+// What QueryMemory reports for every allocation (tests of the refusal of managed and
+// compressible memory).
+enum class EmulatedMemoryKind : uint8_t { kDevice = 0, kManaged = 1, kCompressible = 2, kUnknownCompression = 3 };
 
 struct EmulatedGpuConfig {
   int devices = 1;
@@ -34,9 +40,14 @@ struct EmulatedGpuConfig {
   int max_teams_per_multiprocessor = 32;
   uint64_t shared_bytes_per_block = 99 * 1024;
   EmulatedThreadOrder order = EmulatedThreadOrder::kForward;
+  EmulatedMemoryKind memory_kind = EmulatedMemoryKind::kDevice;
   // Plan only: allocations get fake addresses and hold no memory, copies and kernels do nothing.
   // Shows what the driver would do on a big device (wipeproof-gpu-check --runtime=dry-run).
   bool dry_run = false;
+  // Occupancy of a named GPU (gpu_shapes.h ResidentBlocksPerMultiprocessor) instead of the
+  // thread and team limits above; multiprocessors, memory and threads should match it.
+  bool use_shape_occupancy = false;
+  GpuShape shape;
 };
 
 class EmulatedRuntime final : public GpuRuntime {
@@ -50,6 +61,7 @@ class EmulatedRuntime final : public GpuRuntime {
   Status MemoryInfo(int ordinal, uint64_t* free_bytes, uint64_t* total_bytes) override;
   Status Allocate(int ordinal, uint64_t bytes, void** ptr) override;
   void Free(int ordinal, void* ptr) override;
+  Status QueryMemory(int ordinal, const void* ptr, MemoryKind* kind) override;
   Status AllocateMappedHost(int ordinal, uint64_t bytes, void** host, void** device) override;
   void FreeMappedHost(int ordinal, void* host) override;
   Status RegisterHost(int ordinal, void* host, uint64_t bytes, void** device) override;
@@ -63,12 +75,15 @@ class EmulatedRuntime final : public GpuRuntime {
   Status RunBuildCv0(int ordinal, const Cv0BuildArgs& args) override;
   Status RunLookup(int ordinal, const LookupArgs& args) override;
   Status MeasureCompressionRate(int ordinal, double seconds, double* per_second) override;
+  Status MeasureCompressionChain(int ordinal, const ChainRun& run, ChainResult* result) override;
 
   // Device allocations currently held (tests check that everything is released).
   int live_allocations() const;
   uint64_t allocated_bytes() const;
   int live_mapped_host() const;
   uint64_t fill_launches() const;
+  // The most device memory allocated at once since construction (tests of the scratch bound).
+  uint64_t peak_allocated_bytes() const;
 
  private:
   Status CheckOrdinal(int ordinal) const;
@@ -79,6 +94,7 @@ class EmulatedRuntime final : public GpuRuntime {
   std::map<void*, uint64_t> mapped_;       // mapped host allocations
   std::map<void*, uint64_t> registered_;   // registered host ranges
   uint64_t allocated_ = 0;
+  uint64_t peak_allocated_ = 0;
   int allocation_calls_ = 0;
   uint64_t fill_launches_ = 0;
   uint64_t next_fake_ = 1ull << 44;  // dry run: fake device addresses

@@ -18,6 +18,10 @@ namespace wipeproof {
 namespace gpu {
 constexpr const char kRuntimeName[] = "hip";
 constexpr bool kRuntimeIsHip = true;
+// FillKernel's second launch bound, per format (c1, 192). hip-clang turns it into
+// amdgpu_waves_per_eu: at least 6 (c1: <= 85 VGPRs; gfx90a uses 72) or 5 (192: <= 102; uses 96)
+// waves per SIMD. 8 waves would cap c1 at 64 VGPRs and spill (clang 15, gfx90a).
+constexpr int kFillMinBlocks[2] = {6, 5};
 }  // namespace gpu
 }  // namespace wipeproof
 
@@ -37,6 +41,14 @@ constexpr unsigned cudaHostAllocMapped = hipHostMallocMapped;
 constexpr unsigned cudaHostRegisterMapped = hipHostRegisterMapped;
 constexpr unsigned cudaHostRegisterPortable = hipHostRegisterPortable;
 constexpr hipDeviceAttribute_t cudaDevAttrMaxSharedMemoryPerBlockOptin = hipDeviceAttributeSharedMemPerBlockOptin;
+// CUDA's cudaMemoryType values, and the two fields of cudaPointerAttributes the source reads.
+constexpr int cudaMemoryTypeHost = 1;
+constexpr int cudaMemoryTypeDevice = 2;
+constexpr int cudaMemoryTypeManaged = 3;
+struct cudaPointerAttributes {
+  int type = 0;
+  int device = -1;
+};
 
 inline const char* cudaGetErrorName(hipError_t e) { return hipGetErrorName(e); }
 inline const char* cudaGetErrorString(hipError_t e) { return hipGetErrorString(e); }
@@ -84,6 +96,29 @@ inline hipError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Ker
                                                                 size_t shared_bytes) {
   return hipOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, shared_bytes);
 }
+// Asks one attribute at a time (hipPointerGetAttribute): its spelling is the same in ROCm 5 and 6,
+// unlike hipPointerAttribute_t's fields.
+inline hipError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* ptr) {
+  hipDeviceptr_t p = const_cast<void*>(ptr);
+  unsigned int memory_type = 0;
+  int managed = 0, device = -1;
+  hipError_t e = hipPointerGetAttribute(&memory_type, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, p);
+  if (e == hipSuccess) e = hipPointerGetAttribute(&managed, HIP_POINTER_ATTRIBUTE_IS_MANAGED, p);
+  if (e == hipSuccess) e = hipPointerGetAttribute(&device, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p);
+  if (e != hipSuccess) return e;
+  a->type = managed                                                     ? cudaMemoryTypeManaged
+            : memory_type == static_cast<unsigned>(hipMemoryTypeDevice) ? cudaMemoryTypeDevice
+                                                                        : cudaMemoryTypeHost;
+  a->device = device;
+  return hipSuccess;
+}
+// Compression: HIP has no compressible buffer allocation and no query for one (AMD's delta colour
+// compression applies to images, not to hipMalloc buffers), so nothing can be asked.
+inline bool GpuCompressionOf(const void* /*ptr*/, bool* compressible, std::string* detail) {
+  *compressible = false;
+  *detail = "compression: not checked (HIP exposes no compressible buffers and no query)";
+  return false;
+}
 // The device's stable id: HIP 5.2 has no reliable UUID on every board, so the PCI id is used.
 inline std::string GpuStableId(int device, const hipDeviceProp_t& /*prop*/) {
   char bus[32] = {0};
@@ -97,12 +132,16 @@ inline std::string GpuArchName(const hipDeviceProp_t& prop) {
 
 #else  // CUDA
 
+#include <cuda.h>  // driver API types only: its functions are fetched at run time (no libcuda link)
 #include <cuda_runtime.h>
 
 namespace wipeproof {
 namespace gpu {
 constexpr const char kRuntimeName[] = "cuda";
 constexpr bool kRuntimeIsHip = false;
+// FillKernel's second launch bound, per format (c1, 192): blocks of 256 threads per SM, so the
+// register cap is 65536 / (256 * 4) = 64 (c1: 1024 threads per SM) and 85 (192: 768 per SM).
+constexpr int kFillMinBlocks[2] = {4, 3};
 }  // namespace gpu
 }  // namespace wipeproof
 
@@ -124,6 +163,66 @@ inline std::string GpuStableId(int /*device*/, const cudaDeviceProp& prop) {
 }
 inline std::string GpuArchName(const cudaDeviceProp& prop) {
   return "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+}
+// A driver function by name, without linking libcuda (the binary must start without a driver).
+inline void* GpuDriverFunction(const char* name) {
+  void* fn = nullptr;
+#if CUDART_VERSION >= 12000
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found);
+#else
+  const cudaError_t e = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found);
+#endif
+  const bool ok = e == cudaSuccess && found == cudaDriverEntryPointSuccess;
+#elif CUDART_VERSION >= 11030
+  const cudaError_t e = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault);
+  const bool ok = e == cudaSuccess && fn != nullptr;
+#else
+  const cudaError_t e = cudaErrorNotSupported;
+  const bool ok = false;
+#endif
+  if (!ok) {
+    (void)e;
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return fn;
+}
+// Generic compression is a property of a cuMemCreate allocation (CU_MEM_ALLOCATION_COMP_GENERIC);
+// cudaMalloc never asks for it. The driver says which: cuMemRetainAllocationHandle succeeds only
+// for cuMemCreate/cuMemMap memory, whose properties then name the compression type.
+inline bool GpuCompressionOf(const void* ptr, bool* compressible, std::string* detail) {
+  using Retain = CUresult (*)(CUmemGenericAllocationHandle*, void*);
+  using Properties = CUresult (*)(CUmemAllocationProp*, CUmemGenericAllocationHandle);
+  using Release = CUresult (*)(CUmemGenericAllocationHandle);
+  auto retain = reinterpret_cast<Retain>(GpuDriverFunction("cuMemRetainAllocationHandle"));
+  auto properties = reinterpret_cast<Properties>(GpuDriverFunction("cuMemGetAllocationPropertiesFromHandle"));
+  auto release = reinterpret_cast<Release>(GpuDriverFunction("cuMemRelease"));
+  *compressible = false;
+  if (retain == nullptr || properties == nullptr || release == nullptr) {
+    *detail = "compression: not checked (driver entry points not found)";
+    return false;
+  }
+  CUmemGenericAllocationHandle handle = 0;
+  const CUresult r = retain(&handle, const_cast<void*>(ptr));
+  if (r != CUDA_SUCCESS) {
+    *detail = "compression: none (cuMemRetainAllocationHandle error " + std::to_string(static_cast<int>(r)) +
+              ": not a cuMemCreate allocation, so not compressible)";
+    return true;
+  }
+  CUmemAllocationProp prop = {};
+  const CUresult p = properties(&prop, handle);
+  (void)release(handle);
+  if (p != CUDA_SUCCESS) {
+    *detail = "compression: not checked (cuMemGetAllocationPropertiesFromHandle error " +
+              std::to_string(static_cast<int>(p)) + ")";
+    return false;
+  }
+  *compressible = prop.allocFlags.compressionType != CU_MEM_ALLOCATION_COMP_NONE;
+  *detail = std::string("compression: ") + (*compressible ? "generic (compressible)" : "none") +
+            " (cuMemCreate allocation properties)";
+  return true;
 }
 
 #endif

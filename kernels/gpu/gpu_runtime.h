@@ -36,11 +36,39 @@ struct GpuDeviceProps {
   uint64_t l2_bytes = 0;
 };
 
-// One launch of the fill kernel (team_executor.h): `teams` blocks of `threads_per_team` threads.
+// One launch of the fill kernel (team_executor.h): args.team_count blocks of `threads_per_team`
+// threads.
 struct FillLaunch {
   FillWaveArgs args;
-  uint32_t teams = 0;
   uint32_t threads_per_team = 0;
+};
+
+// What kind of memory an allocation is. Labels must occupy physical device bytes: managed
+// (migratable) memory could be evicted to the host, and compressible memory could hold a
+// label-sized region in fewer bytes than it claims.
+struct MemoryKind {
+  bool device = false;               // plain device memory (not host memory, not managed)
+  bool managed = false;              // unified/managed memory
+  bool compressible = false;         // generic compression enabled on the allocation
+  bool compression_checked = false;  // false: the runtime cannot tell (detail says why)
+  std::string detail;                // what was asked of the runtime, and its answer
+};
+
+// A raw-rate run of CompressChain (MeasureCompressionChain): `blocks_per_multiprocessor` blocks of
+// `threads_per_block` threads on every multiprocessor, each thread a dependent chain of c1 node
+// hashes for about `seconds`.
+struct ChainRun {
+  uint32_t threads_per_block = 128;        // 4 NVIDIA warps: one per SM sub-partition
+  uint32_t blocks_per_multiprocessor = 0;  // 0: as many as fit
+  double seconds = 0.5;
+};
+
+struct ChainResult {
+  double compressions_per_s = 0;
+  double seconds = 0;                      // the timed launch, by device events
+  double sm_clock_hz = 0;                  // mean over blocks of SM clock cycles (clock64) / seconds; 0: unknown
+  uint64_t threads = 0;                    // threads in the grid
+  uint32_t blocks_per_multiprocessor = 0;  // as run
 };
 
 class GpuRuntime {
@@ -58,6 +86,8 @@ class GpuRuntime {
   // Device memory (never managed memory). RESOURCE_EXHAUSTED when it does not fit.
   virtual Status Allocate(int ordinal, uint64_t bytes, void** ptr) = 0;
   virtual void Free(int ordinal, void* ptr) = 0;
+  // What the runtime says `ptr` (an allocation's start) is (MemoryKind).
+  virtual Status QueryMemory(int ordinal, const void* ptr, MemoryKind* kind) = 0;
   // Pinned host memory mapped into the device's address space (zero-copy).
   virtual Status AllocateMappedHost(int ordinal, uint64_t bytes, void** host, void** device) = 0;
   virtual void FreeMappedHost(int ordinal, void* host) = 0;
@@ -80,6 +110,8 @@ class GpuRuntime {
   // thread of a full grid runs a dependent chain of c1 node hashes for about `seconds`.
   // Returns compressions per second.
   virtual Status MeasureCompressionRate(int ordinal, double seconds, double* per_second) = 0;
+  // The same chain with a chosen number of blocks per multiprocessor (ChainRun), with the SM clock.
+  virtual Status MeasureCompressionChain(int ordinal, const ChainRun& run, ChainResult* result) = 0;
 };
 
 // The CUDA runtime (label_kernels.cu, built when WIPEPROOF_CUDA is on).

@@ -1,6 +1,7 @@
 // Plain-data arguments of the GPU kernels, shared by the kernels (device), the CPU emulation of the
 // kernels (tests) and the host code that fills them in. No runtime types: device addresses are
-// plain pointers, valid on the device the kernel runs on (host pointers in the emulation).
+// plain pointers (or integers), valid on the device the kernel runs on (host pointers in the
+// emulation).
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,12 @@ namespace wipeproof {
 namespace gpu {
 
 constexpr uint32_t kLabelWords32 = 8;  // a label is 8 little-endian 32-bit words
+constexpr uint32_t kHalfWords32 = 4;   // labels move as two 16-byte halves
+constexpr uint32_t kChunkWords = 16;   // per-chunk material kept in shared memory
 
 // Per-session constants of a fill, derived on the host once (session_constants.h). The per-chunk
 // material (c1 chunk_key, 192 chunk_seed) is derived on the device from these: one compression
-// per chunk, so no per-chunk table has to be uploaded (a full H200 at m = 2^14 has ~265k chunks).
+// per chunk, so no per-chunk table has to be uploaded (a full H200 at m = 2^14 has ~280k chunks).
 struct SessionConstants {
   uint32_t format = 0;        // LabelFormat: 0 = c1, 1 = 192
   uint32_t chunk_labels = 0;  // m: global index g lives in chunk g / m at rank g % m
@@ -48,46 +51,94 @@ WP_HOST_DEVICE uint32_t* SlotAddress(const SlotTableView& t, uint64_t s) {
   return reinterpret_cast<uint32_t*>(t.base[lo]) + (s - t.slot_begin[lo]) * kLabelWords32;
 }
 
-// One launch of the fill kernel: chunks [chunk_begin, chunk_end) of one graph program, C chunks per
-// team (thread block), team b taking chunks chunk_begin + b*C ... (grid = ceil(chunks / C) teams).
+// One graph a launch runs (device_program.h): the main graph (m), or a 192 trailing partial
+// chunk's graph (m').
+struct FillGraph {
+  const uint32_t* program = nullptr;     // kOpWords words per op, grouped by super-step
+  const uint32_t* step_begin = nullptr;  // steps + 1 entries
+  uint32_t steps = 0;
+  uint32_t work_labels = 0;     // work slots per chunk (WorkLabels)
+  uint32_t descriptor[8] = {};  // 192: descriptor(m') of this graph; c1: unused
+};
+
+// Chunks per team, at most: keeps item numbers below 2^29 (2^21 units per step at m = 2^20).
+constexpr uint32_t kMaxTeamChunks = 256;
+
+// Division of item numbers k < 2^29 by C <= kMaxTeamChunks as a multiply and a shift, exact:
+// with s = ceil(log2 C), magic = ceil(2^(32+s) / C) < 2^33 and k * magic < 2^62.
+struct ChunkDivider {
+  uint64_t magic = 0;
+  uint32_t shift = 0;
+};
+WP_HOST_DEVICE ChunkDivider MakeChunkDivider(uint32_t chunks) {
+  uint32_t s = 0;
+  while ((1u << s) < chunks) ++s;
+  ChunkDivider d;
+  d.shift = 32 + s;
+  d.magic = ((1ull << d.shift) + chunks - 1) / chunks;
+  return d;
+}
+
+// Team flags.
+constexpr uint32_t kTeamSplit = 1;      // the block crosses one allocation boundary: units >= split at seg1
+constexpr uint32_t kTeamSlotTable = 2;  // the block spans more than two pieces: every access via SlotAddress
+
+// One team (thread block) of a launch: C chunks of one graph in lockstep, and where their work
+// labels live (team_executor.h has the layout and the addressing):
+//  - in place (inplace_slots > 0): work slot s < inplace_slots of chunk c is a label of the
+//    region's *team block*, C * m consecutive region slots starting at block_slot, as 16-byte
+//    units u = s * 2C + half * C + c, at seg0 + 16u; with kTeamSplit (a block crossing one
+//    allocation boundary) units [split, ...) are at seg1 + 16(u - split) instead; with
+//    kTeamSlotTable every unit is found through the slot table. Work slots >= inplace_slots (m not a power of two)
+//    are at `extra`, units ((s - inplace_slots) * 2C + half * C + c).
+//  - scratch (inplace_slots == 0): every work slot is at `extra`, and the program's output ops
+//    copy ranks to the region in the natural layout (label g at region slot g - region_first).
+struct TeamDesc {
+  uint64_t first_chunk = 0;  // global chunk index of the team's chunk 0
+  uint64_t block_slot = 0;   // in place: region slot of the team block's first label
+  uint64_t seg0 = 0;         // in place: device address of unit 0
+  uint64_t seg1 = 0;         // in place: device address of unit `split`
+  uint64_t extra = 0;        // device address of the work labels outside the region
+  uint64_t chunk_magic = 0;  // item k is unit (k * chunk_magic) >> chunk_shift (ChunkDivider)
+  uint32_t chunk_shift = 0;
+  uint32_t split = 0;   // in place: units at seg0 (the whole block: 2 * C * inplace_slots)
+  uint32_t chunks = 0;  // C <= kMaxTeamChunks: chunks of this team, also the layout's stride
+  uint32_t inplace_slots = 0;
+  uint32_t graph = 0;  // index into FillWaveArgs::graph
+  uint32_t flags = 0;
+};
+
+// One launch of the fill kernel: team b runs teams[b] (grid = team_count blocks).
 struct FillWaveArgs {
   SessionConstants session;
-  const uint32_t* program = nullptr;  // device_program.h: kOpWords words per op, in super-steps
-  uint32_t op_count = 0;
-  uint32_t scratch_labels = 0;  // 2^level: slots per chunk
+  FillGraph graph[2];
   // 192 block-0 chaining values for node numbers [0, cv0_nodes), 8 words each; the rest are computed.
   const uint32_t* cv0 = nullptr;
   uint64_t cv0_nodes = 0;
-  uint64_t region_first = 0;  // outputs outside [region_first, region_first + region_count) are dropped
+  uint64_t region_first = 0;  // scratch teams drop outputs outside [first, first + count)
   uint64_t region_count = 0;
-  uint64_t chunk_begin = 0;
-  uint64_t chunk_end = 0;
-  uint32_t chunks_per_team = 1;    // C
-  uint32_t scratch_in_shared = 0;  // 1: team scratch in dynamic shared memory, team_scratch unused
-  // Team b's scratch: C * scratch_labels labels at team_scratch[b], layout [(slot * C + c) * 8 + word].
-  const uint64_t* team_scratch = nullptr;
+  const TeamDesc* teams = nullptr;  // team_count entries (device memory)
+  uint32_t team_count = 0;
+  uint32_t max_team_chunks = 0;  // the largest TeamDesc::chunks: sizes the shared memory
   SlotTableView slots;
+  // Optional (device memory, 2 entries): block 0's thread 0 writes its SM clock counter at start
+  // and end, so the host learns the clock the launch ran at.
+  uint64_t* clock_out = nullptr;
 };
 
-// Dynamic shared memory of a fill team: 16 words of chunk material per chunk, then (when
-// scratch_in_shared) the team scratch.
-WP_HOST_DEVICE uint64_t FillSharedBytes(uint32_t chunks_per_team, uint32_t scratch_labels, bool scratch_in_shared) {
-  uint64_t bytes = static_cast<uint64_t>(chunks_per_team) * 16 * 4;
-  if (scratch_in_shared) bytes += static_cast<uint64_t>(chunks_per_team) * scratch_labels * 32;
-  return bytes;
-}
-
-// The lookup kernel: out[k] = the label at addresses[k], k < n. The host maps global indices to
-// device addresses (SlotMap), so no table has to stay on the device after the fill.
+// The lookup kernel: label k = the 16-byte halves at addresses[2k] and addresses[2k + 1], k < n.
+// The host maps global indices to device addresses (label_layout.h), so no table has to stay on
+// the device after the fill.
 struct LookupArgs {
-  const uint64_t* addresses = nullptr;  // device-visible (mapped pinned host memory)
+  const uint64_t* addresses = nullptr;  // device-visible (mapped pinned host memory), 2n entries
   uint32_t* out = nullptr;              // device-visible, n * 8 words
   uint32_t n = 0;
 };
 
 // The 192 format's block-0 chaining-value table (label-spec.md §5), built on the device: node n
-// gets compress(key, be64(n) || 0^56) under the internal context key, except the graph's two
-// source nodes (one per standalone copy), which use the source key.
+// gets compress(key, be64(n) || 0^56) under the internal context key, except the source nodes
+// named here, which use the source key. (The fill names none: its kernel computes the sources'
+// block 0 itself, so one table serves every graph size.)
 struct Cv0BuildArgs {
   uint32_t* table = nullptr;  // nodes * 8 words
   uint64_t nodes = 0;

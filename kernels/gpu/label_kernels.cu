@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "kernels/gpu/gpu_compat.h"
 #include "kernels/gpu/gpu_runtime.h"
@@ -19,8 +20,7 @@ namespace wipeproof {
 namespace gpu {
 namespace {
 
-// Fill teams are at most this many threads; the compiler may then give each thread up to 255
-// registers (the compression's state, block and inputs need ~80).
+// Fill teams are at most this many threads.
 constexpr uint32_t kMaxTeamThreads = 256;
 constexpr uint32_t kLookupThreads = 128;
 
@@ -59,27 +59,27 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Kernels.
 
-// One team per block: derive the chunks' material, then the schedule op by op with a block
-// barrier after each super-step (team_executor.h explains why that is the only synchronisation).
+// One team per block: derive the chunks' material, then the program one super-step at a time,
+// a block barrier after each (team_executor.h explains why that is the only synchronisation).
+// The launch bound caps registers so that kFillMinBlocks blocks of kMaxTeamThreads fit
+// (c1: 64 registers, 1024 threads per SM; one register more would cost two teams of 64 per SM).
+// Block 0's thread 0 records the SM clock counter at its start and end (clock64): with the
+// launch's wall time that gives the clock the fill really ran at.
 template <int kFormat>
-__global__ void __launch_bounds__(kMaxTeamThreads) FillKernel(const FillWaveArgs a) {
-  extern __shared__ uint4 shared_raw[];  // 16-byte aligned for the label vector accesses
+__global__ void __launch_bounds__(kMaxTeamThreads, kFillMinBlocks[kFormat]) FillKernel(const FillWaveArgs a) {
+  extern __shared__ uint4 shared_raw[];  // 16-byte aligned
   uint32_t* shared = reinterpret_cast<uint32_t*>(shared_raw);
-  const Team team = MakeTeam(a, blockIdx.x, shared);
-  if (team.chunks == 0) return;  // uniform across the block
-  TeamPrologue(a, team, shared, threadIdx.x, blockDim.x);
+  if (blockIdx.x >= a.team_count) return;  // uniform across the block
+  const Team team = MakeTeam(a, blockIdx.x, shared, threadIdx.x);
+  const bool clock_probe = a.clock_out != nullptr && blockIdx.x == 0 && threadIdx.x == 0;
+  if (clock_probe) a.clock_out[0] = clock64();
+  TeamPrologue(a, blockIdx.x, team, threadIdx.x, blockDim.x);
   __syncthreads();
-  uint32_t rotation = 0;  // uniform: every thread follows the same ops
-  for (uint32_t k = 0; k < a.op_count; ++k) {
-    const DeviceOp op = DecodeOp(a.program, k);
-    TeamRunOp<kFormat>(a, team, op, rotation, threadIdx.x, blockDim.x);
-    if (op.step_end) {
-      __syncthreads();
-      rotation = 0;
-    } else {
-      rotation = (rotation + OpItems(op, team.chunks)) % blockDim.x;
-    }
+  for (uint32_t s = 0; s < team.steps; ++s) {
+    TeamRunStep<kFormat>(a, team, s, threadIdx.x, blockDim.x);
+    __syncthreads();
   }
+  if (clock_probe) a.clock_out[1] = clock64();
 }
 
 __global__ void BuildCv0Kernel(const Cv0BuildArgs a) {
@@ -95,22 +95,29 @@ __global__ void LookupKernel(const LookupArgs a) {
 }
 
 // The raw compression rate of the fill's own node hash: a dependent chain of c1 node hashes per
-// thread, each reading the previous label as its predecessor, like a narrow layer does.
-__global__ void __launch_bounds__(kMaxTeamThreads) CompressChainKernel(uint32_t iterations, uint32_t* sink) {
+// thread, each reading the previous label as its predecessor, like a narrow layer does. Thread 0
+// of each block records its SM clock counter at start and end.
+__global__ void __launch_bounds__(kMaxTeamThreads)
+    CompressChainKernel(uint32_t iterations, uint32_t* sink, unsigned long long* clocks) {
   const uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned long long start = clock64();
   uint32_t key[16];
   for (int i = 0; i < 16; ++i) key[i] = tid * 0x9E3779B9u + i;
   FillWaveArgs unused;
-  uint32_t a[8], b[8];
-  for (int i = 0; i < 8; ++i) a[i] = tid ^ i, b[i] = ~tid + i;
+  uint32_t block[16];
+  for (int i = 0; i < 8; ++i) block[i] = tid ^ i, block[8 + i] = ~tid + i;
   for (uint32_t it = 0; it < iterations; ++it) {
     uint32_t out[8];
-    HashNode<kFormatC1>(unused, key, it, false, a, b, out);
-    for (int i = 0; i < 8; ++i) b[i] = a[i], a[i] = out[i];
+    HashNode<kFormatC1>(unused, key, it, false, block, out);
+    for (int i = 0; i < 8; ++i) block[8 + i] = block[i], block[i] = out[i];
   }
   uint32_t x = 0;
-  for (int i = 0; i < 8; ++i) x ^= a[i];
+  for (int i = 0; i < 8; ++i) x ^= block[i];
   sink[tid] = x;
+  if (threadIdx.x == 0) {
+    clocks[2 * blockIdx.x] = start;
+    clocks[2 * blockIdx.x + 1] = clock64();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -187,6 +194,22 @@ class RuntimeImpl final : public GpuRuntime {
     (void)cudaGetLastError();
   }
 
+  Status QueryMemory(int ordinal, const void* ptr, MemoryKind* kind) override {
+    WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
+    *kind = MemoryKind();
+    cudaPointerAttributes attributes;
+    WP_GPU_RETURN_IF_ERROR(cudaPointerGetAttributes(&attributes, ptr));
+    kind->managed = attributes.type == cudaMemoryTypeManaged;
+    kind->device = attributes.type == cudaMemoryTypeDevice && attributes.device == ordinal;
+    kind->detail = std::string("pointer type ") + MemoryTypeName(attributes.type) + " on device " +
+                   std::to_string(attributes.device);
+    const CompressionQuery q = QueryCompression(ptr);
+    kind->compression_checked = q.checked;
+    kind->compressible = q.compressible;
+    kind->detail += "; " + q.detail;
+    return Status::Ok();
+  }
+
   Status AllocateMappedHost(int ordinal, uint64_t bytes, void** host, void** device) override {
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     *host = *device = nullptr;
@@ -243,7 +266,6 @@ class RuntimeImpl final : public GpuRuntime {
   Status FillTeamsPerMultiprocessor(int ordinal, uint32_t format, uint32_t threads_per_team, uint64_t shared_bytes,
                                     int* teams) override {
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
-    WP_RETURN_IF_ERROR(PrepareSharedMemory(format, shared_bytes));
     *teams = 0;
     if (format == kFormatC1) {
       WP_GPU_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -256,18 +278,19 @@ class RuntimeImpl final : public GpuRuntime {
   }
 
   Status RunFill(int ordinal, const FillLaunch& launch) override {
-    if (launch.threads_per_team == 0 || launch.threads_per_team > kMaxTeamThreads || launch.teams == 0) {
+    const FillWaveArgs& a = launch.args;
+    if (launch.threads_per_team == 0 || launch.threads_per_team > kMaxTeamThreads || a.team_count == 0 ||
+        a.max_team_chunks == 0 || a.max_team_chunks > kMaxTeamChunks) {
       return InvalidArgumentError("fill launch needs 1.." + std::to_string(kMaxTeamThreads) +
-                                  " threads per team and at least one team");
+                                  " threads per team, at least one team and 1.." + std::to_string(kMaxTeamChunks) +
+                                  " chunks per team");
     }
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
-    const FillWaveArgs& a = launch.args;
-    const uint64_t shared = FillSharedBytes(a.chunks_per_team, a.scratch_labels, a.scratch_in_shared != 0);
-    WP_RETURN_IF_ERROR(PrepareSharedMemory(a.session.format, shared));
+    const uint64_t shared = FillSharedBytes(a.max_team_chunks);  // <= 16 KiB: no opt-in needed
     if (a.session.format == kFormatC1) {
-      FillKernel<kFormatC1><<<launch.teams, launch.threads_per_team, shared>>>(a);
+      FillKernel<kFormatC1><<<a.team_count, launch.threads_per_team, shared>>>(a);
     } else {
-      FillKernel<kFormat192><<<launch.teams, launch.threads_per_team, shared>>>(a);
+      FillKernel<kFormat192><<<a.team_count, launch.threads_per_team, shared>>>(a);
     }
     WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
     WP_GPU_RETURN_IF_ERROR(cudaDeviceSynchronize());
@@ -294,63 +317,109 @@ class RuntimeImpl final : public GpuRuntime {
   }
 
   Status MeasureCompressionRate(int ordinal, double seconds, double* per_second) override {
+    ChainRun run;
+    run.threads_per_block = 256;
+    run.seconds = seconds;
+    ChainResult result;
+    WP_RETURN_IF_ERROR(MeasureCompressionChain(ordinal, run, &result));
+    *per_second = result.compressions_per_s;
+    return Status::Ok();
+  }
+
+  Status MeasureCompressionChain(int ordinal, const ChainRun& run, ChainResult* result) override {
     GpuDeviceProps props;
     WP_RETURN_IF_ERROR(Properties(ordinal, &props));
-    const uint32_t threads = 256;
+    const uint32_t threads = run.threads_per_block;
+    if (threads == 0 || threads > kMaxTeamThreads) return InvalidArgumentError("chain: 1..256 threads per block");
     int per_mp = 0;
     WP_GPU_RETURN_IF_ERROR(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_mp, CompressChainKernel, static_cast<int>(threads), 0));
+    if (run.blocks_per_multiprocessor > 0) {
+      if (static_cast<int>(run.blocks_per_multiprocessor) > per_mp) {
+        return InvalidArgumentError("chain: " + std::to_string(run.blocks_per_multiprocessor) + " blocks of " +
+                                    std::to_string(threads) + " threads per multiprocessor do not fit (" +
+                                    std::to_string(per_mp) + " do)");
+      }
+      per_mp = static_cast<int>(run.blocks_per_multiprocessor);
+    }
     const uint32_t blocks = static_cast<uint32_t>(props.multiprocessors * (per_mp > 0 ? per_mp : 1));
     void* sink = nullptr;
+    void* clocks = nullptr;
     WP_RETURN_IF_ERROR(Allocate(ordinal, static_cast<uint64_t>(blocks) * threads * 4, &sink));
+    Status st = Allocate(ordinal, static_cast<uint64_t>(blocks) * 16, &clocks);
     cudaEvent_t start = nullptr, stop = nullptr;
-    Status st = [&]() -> Status {
-      WP_GPU_RETURN_IF_ERROR(cudaEventCreate(&start));
-      WP_GPU_RETURN_IF_ERROR(cudaEventCreate(&stop));
-      uint32_t iterations = 256;  // calibrate: grow until a launch takes a tenth of the target
-      for (;;) {
-        WP_GPU_RETURN_IF_ERROR(cudaEventRecord(start));
-        CompressChainKernel<<<blocks, threads>>>(iterations, static_cast<uint32_t*>(sink));
-        WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
-        WP_GPU_RETURN_IF_ERROR(cudaEventRecord(stop));
-        WP_GPU_RETURN_IF_ERROR(cudaEventSynchronize(stop));
-        float ms = 0;
-        WP_GPU_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start, stop));
-        const double s = ms / 1e3;
-        if (s >= seconds / 10 || iterations >= (1u << 30)) {
-          const double target = seconds > s ? seconds : s;
-          uint64_t scaled = static_cast<uint64_t>(iterations * (target / (s > 0 ? s : 1e-6)));
-          if (scaled > (1u << 31)) scaled = 1u << 31;
-          iterations = static_cast<uint32_t>(scaled > 1 ? scaled : 1);
+    if (st.ok()) {
+      Status measured = [&]() -> Status {
+        WP_GPU_RETURN_IF_ERROR(cudaEventCreate(&start));
+        WP_GPU_RETURN_IF_ERROR(cudaEventCreate(&stop));
+        auto* clock_words = static_cast<unsigned long long*>(clocks);
+        auto timed = [&](uint32_t iterations, float* ms) -> Status {
           WP_GPU_RETURN_IF_ERROR(cudaEventRecord(start));
-          CompressChainKernel<<<blocks, threads>>>(iterations, static_cast<uint32_t*>(sink));
+          CompressChainKernel<<<blocks, threads>>>(iterations, static_cast<uint32_t*>(sink), clock_words);
           WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
           WP_GPU_RETURN_IF_ERROR(cudaEventRecord(stop));
           WP_GPU_RETURN_IF_ERROR(cudaEventSynchronize(stop));
-          WP_GPU_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start, stop));
-          *per_second = static_cast<double>(blocks) * threads * iterations / (ms / 1e3);
+          WP_GPU_RETURN_IF_ERROR(cudaEventElapsedTime(ms, start, stop));
           return Status::Ok();
+        };
+        uint32_t iterations = 256;  // calibrate: grow until a launch takes a tenth of the target
+        float ms = 0;
+        for (;;) {
+          WP_RETURN_IF_ERROR(timed(iterations, &ms));
+          if (ms / 1e3 >= run.seconds / 10 || iterations >= (1u << 30)) break;
+          iterations *= 4;
         }
-        iterations *= 4;
-      }
-    }();
+        const double s = ms / 1e3, target = run.seconds > s ? run.seconds : s;
+        uint64_t scaled = static_cast<uint64_t>(iterations * (target / (s > 0 ? s : 1e-6)));
+        if (scaled > (1u << 31)) scaled = 1u << 31;
+        iterations = static_cast<uint32_t>(scaled > 1 ? scaled : 1);
+        WP_RETURN_IF_ERROR(timed(iterations, &ms));
+        std::vector<unsigned long long> host(2ull * blocks);
+        WP_RETURN_IF_ERROR(CopyToHost(ordinal, host.data(), clocks, host.size() * 8));
+        double cycles = 0;
+        for (uint32_t b = 0; b < blocks; ++b) cycles += static_cast<double>(host[2 * b + 1] - host[2 * b]);
+        result->seconds = ms / 1e3;
+        result->threads = static_cast<uint64_t>(blocks) * threads;
+        result->blocks_per_multiprocessor = static_cast<uint32_t>(per_mp);
+        result->compressions_per_s = static_cast<double>(blocks) * threads * iterations / result->seconds;
+        result->sm_clock_hz = cycles / blocks / result->seconds;
+        return Status::Ok();
+      }();
+      st = measured;
+    }
     (void)cudaEventDestroy(start);
     (void)cudaEventDestroy(stop);
     Free(ordinal, sink);
+    Free(ordinal, clocks);
     return st;
   }
 
  private:
-  // Dynamic shared memory above the default 48 KiB needs an opt-in per kernel.
-  // (AMD GPUs have no opt-in: a block may use all 64 KiB of LDS, and a larger launch fails.)
-  Status PrepareSharedMemory(uint32_t format, uint64_t bytes) {
-    if (bytes <= 48 * 1024 || kRuntimeIsHip) return Status::Ok();
-    if (format == kFormatC1) {
-      WP_GPU_RETURN_IF_ERROR(cudaFuncSetMaxDynamicSharedMemory(FillKernel<kFormatC1>, static_cast<int>(bytes)));
-    } else {
-      WP_GPU_RETURN_IF_ERROR(cudaFuncSetMaxDynamicSharedMemory(FillKernel<kFormat192>, static_cast<int>(bytes)));
+  struct CompressionQuery {
+    bool checked = false, compressible = false;
+    std::string detail;
+  };
+
+  static const char* MemoryTypeName(int type) {
+    switch (type) {
+      case cudaMemoryTypeDevice:
+        return "device";
+      case cudaMemoryTypeHost:
+        return "host";
+      case cudaMemoryTypeManaged:
+        return "managed";
+      default:
+        return "unregistered";
     }
-    return Status::Ok();
+  }
+
+  // Generic compression is a property of the physical allocation (CUDA: cuMemCreate with
+  // CU_MEM_ALLOCATION_COMP_GENERIC; cudaMalloc never asks for it). GpuCompressionOf asks the
+  // driver where the runtime API can (gpu_compat.h says how, per vendor).
+  static CompressionQuery QueryCompression(const void* ptr) {
+    CompressionQuery q;
+    q.checked = GpuCompressionOf(ptr, &q.compressible, &q.detail);
+    return q;
   }
 };
 

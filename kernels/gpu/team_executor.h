@@ -1,25 +1,27 @@
 // The fill kernel's per-team logic as host/device functions, so the CPU can run it thread by
 // thread (tests, emulated_runtime.h) and the GPU runs the very same code (label_kernels.cu).
 //
-// A *team* is one thread block of G threads labeling C chunks of the same graph in lockstep
-// (label-spec.md §3-§6). It walks the packed schedule (device_program.h) op by op; an op is one
-// graph layer, applied to all C chunks. Its items (one node, or one butterfly pair, or one output
-// label, of one chunk) are independent: every item writes only its own slots and reads only its
-// own slots or slots no item of that op writes (the in-place argument of graph_schedule.h), and
-// ops of one super-step touch disjoint slots, so the G threads split a super-step's items freely
-// and one barrier between super-steps is the only synchronisation. Consecutive ops of a step
-// start their items where the previous op's ended (`rotation`), so a step of many narrow ops
-// spreads over all threads. Nothing here assumes a warp or wavefront width: G is blockDim.x, any
-// value >= 1.
+// A *team* is one thread block of G threads labelling C chunks of the same graph in lockstep
+// (label-spec.md §3-§6). It walks the packed program (device_program.h) one super-step at a
+// time. A step's ops each have `units` (a node, a butterfly pair, an output rank); the team pools
+// the step's units of all C chunks into one item loop: item K is unit K / C of the step for chunk
+// K % C (a multiply and a shift: ChunkDivider), and thread t takes items t, t + G, t + 2G, ... So
+// every lane hashes in the same loop iteration whatever op its item belongs to (a step of forty
+// width-1 ops keeps forty lanes busy at once), and items are numbered chunk-fastest (consecutive
+// threads touch consecutive labels of the team block: coalesced). Items of one step never touch each other's labels
+// (the in-place argument of graph_schedule.h, and levelling), so one block barrier between steps is the only
+// synchronisation. Nothing assumes a warp or wavefront width: G is blockDim.x, any value >= 1.
 //
-// Items are spread with the chunk index fastest (c = k % C), so for narrow layers (the recursion's
-// leaves: 40% of all ops have width 1) each thread works on a different chunk ("lane = chunk") and
-// the team stays busy although each chunk offers only 1..8 nodes; wide layers spread over chunks
-// and nodes alike. Threads per chunk r = G / C trades lane utilisation against scratch: see
-// docs/kernels.md for the table.
+// Work labels (kernel_args.h TeamDesc). A chunk's work slot s holds output rank s at the end
+// (device_program.h), so in-place teams label their chunks in the chunks' own region slots: the
+// team block holds label (rank s, chunk c) as two 16-byte halves at units s * 2C + h * C + c,
+// so each of a warp's two 16-byte accesses reads contiguous bytes (full sectors). Scratch teams
+// (partial chunks, GPU-filled host memory) work outside the region and copy their outputs to
+// the natural layout.
 //
-// Team scratch layout: label (slot, chunk c) at words [(slot * C + c) * 8, +8). Consecutive threads
-// touch consecutive 32-byte labels, so global accesses coalesce for every C.
+// Per item, one node hash (two for a butterfly pair) in a loop, so the item body holds the
+// format's compressions once (instruction cache): c1 one FastCompressCv; 192 block 1 and block 2,
+// and block 0 in a branch taken only past the cached table.
 #pragma once
 
 #include <cstdint>
@@ -34,14 +36,14 @@
 namespace wipeproof {
 namespace gpu {
 
-constexpr uint32_t kChunkWords = 16;  // per-chunk material kept in shared memory
 constexpr int kFormatC1 = 0;
 constexpr int kFormat192 = 1;
 
 // The chunk material: c1 words 0..7 = chunk_key(c) (spec §4); 192 words 0..15 = block 2 =
 // chunk_seed(c) || descriptor(m') (spec §5). One compression: the key-derivation material
 // (seed || be64(c) [|| be64(m)]) is a single block under the context key.
-WP_HOST_DEVICE void DeriveChunkWords(const SessionConstants& s, uint64_t chunk, uint32_t out[kChunkWords]) {
+WP_HOST_DEVICE void DeriveChunkWords(const SessionConstants& s, const uint32_t descriptor[8], uint64_t chunk,
+                                     uint32_t out[kChunkWords]) {
   uint32_t block[16];
   for (int i = 0; i < 8; ++i) block[i] = s.seed[i];
   for (int i = 8; i < 16; ++i) block[i] = 0;
@@ -53,24 +55,42 @@ WP_HOST_DEVICE void DeriveChunkWords(const SessionConstants& s, uint64_t chunk, 
     len = 48;
   }
   FastCompressCv(s.chunk_context_key, block, 0, len, kDeriveKeyMaterial | kChunkStart | kChunkEnd | kRoot, out);
-  for (int i = 0; i < 8; ++i) out[8 + i] = s.format == kFormatC1 ? 0u : s.descriptor[i];
+  for (int i = 0; i < 8; ++i) out[8 + i] = s.format == kFormatC1 ? 0u : descriptor[i];
 }
 
-// One node hash (spec §4 / §5). `chunk_words` is the chunk's material.
+// 16-byte loads and stores (one vector access each on the device).
+WP_HOST_DEVICE void LoadHalf(const uint32_t* p, uint32_t w[4]) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  const uint4 v = *reinterpret_cast<const uint4*>(p);
+  w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+#else
+  for (int i = 0; i < 4; ++i) w[i] = p[i];
+#endif
+}
+
+WP_HOST_DEVICE void StoreHalf(uint32_t* p, const uint32_t w[4]) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+#else
+  for (int i = 0; i < 4; ++i) p[i] = w[i];
+#endif
+}
+
+// One node hash (spec §4 / §5) of the predecessor block `block` = pred0 || pred1 (zeros where
+// absent). `chunk_words` is the chunk's material. Each compression runs through the one
+// FastCompressCv below (192: block 0 unless cached, block 1, block 2, chosen per pass).
 template <int kFormat>
 WP_HOST_DEVICE void HashNode(const FillWaveArgs& a, const uint32_t* chunk_words, uint64_t node, bool source,
-                             const uint32_t p0[8], const uint32_t p1[8], uint32_t out[8]) {
-  uint32_t block[16];
-  for (int i = 0; i < 8; ++i) {
-    block[i] = p0[i];
-    block[8 + i] = p1[i];
-  }
+                             const uint32_t block[16], uint32_t out[8]) {
   if constexpr (kFormat == kFormatC1) {
-    FastCompressCv(chunk_words, block, node, kBlake3BlockBytes, kC1NodeFlags, out);
+    uint32_t key[8];
+    for (int i = 0; i < 8; ++i) key[i] = chunk_words[i];
+    FastCompressCv(key, block, node, kBlake3BlockBytes, kC1NodeFlags, out);
   } else {
     uint32_t cv[8];
-    if (node < a.cv0_nodes) {
-      for (int i = 0; i < 8; ++i) cv[i] = a.cv0[node * 8 + i];
+    if (!source && node < a.cv0_nodes) {
+      LoadHalf(a.cv0 + node * 8, cv);
+      LoadHalf(a.cv0 + node * 8 + 4, cv + 4);
     } else {
       // Block 0 = be64(node) || 56 zero bytes, under the source or internal context key.
       // (Word-wise select: choosing between the two arrays by pointer would force them into local memory.)
@@ -80,154 +100,215 @@ WP_HOST_DEVICE void HashNode(const FillWaveArgs& a, const uint32_t* chunk_words,
       FastCompressCv(key, block0, 0, kBlake3BlockBytes, k192Block0Flags, cv);
     }
     FastCompressCv(cv, block, 0, kBlake3BlockBytes, k192Block1Flags, cv);
-    FastCompressCv(cv, chunk_words, 0, kBlake3BlockBytes, k192Block2Flags, out);
+    uint32_t words[16];
+    for (int i = 0; i < 16; ++i) words[i] = chunk_words[i];
+    FastCompressCv(cv, words, 0, kBlake3BlockBytes, k192Block2Flags, cv);
+    for (int i = 0; i < 8; ++i) out[i] = cv[i];
   }
 }
 
-WP_HOST_DEVICE void LoadLabel(const uint32_t* p, uint32_t w[8]) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  const uint4 a = reinterpret_cast<const uint4*>(p)[0];
-  const uint4 b = reinterpret_cast<const uint4*>(p)[1];
-  w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
-#else
-  for (int i = 0; i < 8; ++i) w[i] = p[i];
-#endif
-}
-
-WP_HOST_DEVICE void StoreLabel(uint32_t* p, const uint32_t w[8]) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  reinterpret_cast<uint4*>(p)[0] = make_uint4(w[0], w[1], w[2], w[3]);
-  reinterpret_cast<uint4*>(p)[1] = make_uint4(w[4], w[5], w[6], w[7]);
-#else
-  for (int i = 0; i < 8; ++i) p[i] = w[i];
-#endif
-}
-
-// Observes every label access of an op (tests check that no two items of one op touch the same
-// label with a write involved). The default does nothing and compiles away.
+// Observes every label access of a step (tests check that no two items of one step touch the
+// same label with a write involved). The default does nothing and compiles away.
 struct NoAccessObserver {
-  WP_HOST_DEVICE void Read(uint32_t /*item*/, const uint32_t* /*label*/) const {}
-  WP_HOST_DEVICE void Write(uint32_t /*item*/, const uint32_t* /*label*/) const {}
+  WP_HOST_DEVICE void Read(uint64_t /*item*/, const uint32_t* /*half0*/) const {}
+  WP_HOST_DEVICE void Write(uint64_t /*item*/, const uint32_t* /*half0*/) const {}
 };
 
-// One team's view of a launch.
+// One team's view of a launch. The descriptor is read from a copy in shared memory at every use
+// rather than held in registers across the compression (the item loop's registers are the
+// compression's). The graph's fields are copied with constant indices, so no address of a
+// kernel parameter is taken (that would move the arguments to local memory).
 struct Team {
-  uint32_t* scratch = nullptr;            // C * scratch_labels labels
-  const uint32_t* chunk_words = nullptr;  // kChunkWords per chunk
-  uint64_t first_chunk = 0;               // global index of the team's chunk 0
-  uint32_t chunks = 0;                    // chunks this team labels (<= C; fewer in the last team)
-  uint32_t stride = 1;                    // C: the scratch layout's chunk stride
+  const TeamDesc* d = nullptr;  // shared memory: valid after the prologue's barrier
+  const uint32_t* program = nullptr;
+  const uint32_t* step_begin = nullptr;
+  uint32_t steps = 0;
+  const uint32_t* chunk_words = nullptr;  // kChunkWords per chunk (shared memory)
 };
 
-// The team for block `team` of launch `a`; `shared` is the block's dynamic shared memory
-// (FillSharedBytes). Team.chunks is 0 for a block past the end.
-WP_HOST_DEVICE Team MakeTeam(const FillWaveArgs& a, uint32_t team, uint32_t* shared) {
+// Words of shared memory before the chunk material: the team's descriptor.
+constexpr uint32_t kTeamDescWords = (sizeof(TeamDesc) + 15) / 16 * 4;
+
+// Dynamic shared memory of a fill team: its descriptor, then 16 words of chunk material per chunk.
+WP_HOST_DEVICE uint64_t FillSharedBytes(uint32_t max_team_chunks) {
+  return kTeamDescWords * 4 + static_cast<uint64_t>(max_team_chunks) * kChunkWords * 4;
+}
+
+// The team for block `b` of launch `a` (REQUIRES: b < a.team_count); `shared` is the block's
+// dynamic shared memory (FillSharedBytes). Thread 0 copies the descriptor there; a barrier must
+// follow before Team.d is read (TeamPrologue's).
+WP_HOST_DEVICE Team MakeTeam(const FillWaveArgs& a, uint32_t b, uint32_t* shared, uint32_t thread) {
+  const TeamDesc& desc = a.teams[b];
+  if (thread == 0) *reinterpret_cast<TeamDesc*>(shared) = desc;
   Team t;
-  t.stride = a.chunks_per_team;
-  t.first_chunk = a.chunk_begin + static_cast<uint64_t>(team) * a.chunks_per_team;
-  const uint64_t left = a.chunk_end > t.first_chunk ? a.chunk_end - t.first_chunk : 0;
-  t.chunks = left < a.chunks_per_team ? static_cast<uint32_t>(left) : a.chunks_per_team;
-  t.chunk_words = shared;
-  t.scratch = a.scratch_in_shared ? shared + a.chunks_per_team * kChunkWords
-                                  : reinterpret_cast<uint32_t*>(a.team_scratch[team]);
+  t.d = reinterpret_cast<const TeamDesc*>(shared);
+  const bool g1 = desc.graph != 0;
+  t.program = g1 ? a.graph[1].program : a.graph[0].program;
+  t.step_begin = g1 ? a.graph[1].step_begin : a.graph[0].step_begin;
+  t.steps = g1 ? a.graph[1].steps : a.graph[0].steps;
+  t.chunk_words = shared + kTeamDescWords;
   return t;
 }
 
-// Before the first op: thread `thread` of `threads` derives its share of the chunk material.
-// A barrier must follow.
-WP_HOST_DEVICE void TeamPrologue(const FillWaveArgs& a, const Team& t, uint32_t* shared, uint32_t thread,
-                                 uint32_t threads) {
-  for (uint32_t c = thread; c < t.chunks; c += threads)
-    DeriveChunkWords(a.session, t.first_chunk + c, shared + c * kChunkWords);
+// The two 16-byte halves of work label (slot s, chunk c) of team t (kernel_args.h TeamDesc): half 1
+// is C units after half 0. One branch on the team's flags (uniform across the team) keeps the
+// common case, a block inside one piece, to a multiply-add and a shift.
+struct LabelPtr {
+  uint32_t* h0;
+  uint32_t* h1;
+};
+
+WP_HOST_DEVICE LabelPtr WorkLabel(const FillWaveArgs& a, const Team& t, uint32_t s, uint32_t c) {
+  // Volatile: the descriptor is read again at every use, so addresses are recomputed after the
+  // compression rather than held in registers across it (a few shared-memory loads per item).
+  const volatile TeamDesc& d = *t.d;
+  const uint64_t C = d.chunks;
+  if (s >= d.inplace_slots) {
+    uint32_t* p =
+        reinterpret_cast<uint32_t*>(d.extra) + (2 * static_cast<uint64_t>(s - d.inplace_slots) * C + c) * kHalfWords32;
+    return {p, p + C * kHalfWords32};
+  }
+  const uint64_t u0 = 2 * static_cast<uint64_t>(s) * C + c, u1 = u0 + C;
+  if ((d.flags & (kTeamSplit | kTeamSlotTable)) == 0) {
+    uint32_t* p = reinterpret_cast<uint32_t*>(d.seg0) + u0 * kHalfWords32;
+    return {p, p + C * kHalfWords32};
+  }
+  LabelPtr r;
+  const uint64_t u[2] = {u0, u1};
+  uint32_t* out[2];
+  for (int h = 0; h < 2; ++h) {
+    if (d.flags & kTeamSlotTable) {
+      out[h] = SlotAddress(a.slots, d.block_slot + u[h] / 2) + (u[h] & 1) * kHalfWords32;
+    } else {
+      out[h] = u[h] < d.split ? reinterpret_cast<uint32_t*>(d.seg0) + u[h] * kHalfWords32
+                              : reinterpret_cast<uint32_t*>(d.seg1) + (u[h] - d.split) * kHalfWords32;
+    }
+  }
+  r.h0 = out[0];
+  r.h1 = out[1];
+  return r;
 }
 
-// Thread `thread` of `threads` runs its items of `op`: items k with k % threads == (thread -
-// rotation) mod threads. A barrier must follow the last op of each super-step (op.step_end).
-// REQUIRES: rotation < threads.
-template <int kFormat, typename Observer = NoAccessObserver>
-WP_HOST_DEVICE void TeamRunOp(const FillWaveArgs& a, const Team& t, const DeviceOp& op, uint32_t rotation,
-                              uint32_t team_thread, uint32_t threads, const Observer& obs = Observer()) {
-  const uint32_t C = t.chunks;
-  const uint32_t thread = team_thread >= rotation ? team_thread - rotation : team_thread + threads - rotation;
-  const uint64_t node_base = op.node_base;
-  auto label = [&t](uint32_t slot, uint32_t c) {
-    return t.scratch + (static_cast<uint64_t>(slot) * t.stride + c) * kLabelWords32;
-  };
-  const uint32_t zero[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  uint32_t in0[8], in1[8], out[8];
+// Before the first step: thread `thread` of `threads` derives its share of the chunk material of
+// block b's team t. A barrier must follow.
+WP_HOST_DEVICE void TeamPrologue(const FillWaveArgs& a, uint32_t b, const Team& t, uint32_t thread, uint32_t threads) {
+  const TeamDesc& desc = a.teams[b];  // the shared copy is not visible before the barrier
+  uint32_t descriptor[8];
+  for (int i = 0; i < 8; ++i) descriptor[i] = desc.graph != 0 ? a.graph[1].descriptor[i] : a.graph[0].descriptor[i];
+  uint32_t* words = const_cast<uint32_t*>(t.chunk_words);
+  for (uint32_t c = thread; c < desc.chunks; c += threads)
+    DeriveChunkWords(a.session, descriptor, desc.first_chunk + c, words + c * kChunkWords);
+}
+
+// Item (unit u of `op`, chunk c) of team t. `item` only names it for the observer.
+template <int kFormat, typename Observer>
+WP_HOST_DEVICE void TeamRunItem(const FillWaveArgs& a, const Team& t, const DeviceOp& op, uint32_t u, uint32_t c,
+                                uint64_t item, const Observer& obs) {
+  uint32_t block[16];
+  for (int i = 0; i < 16; ++i) block[i] = 0;
+  uint32_t slot0 = op.dst, slot1 = 0, hashes = 1;
+  uint64_t node0 = op.node_base;
   switch (op.kind) {
     case kOpSource:
-      for (uint32_t k = thread; k < C; k += threads) {
-        HashNode<kFormat>(a, t.chunk_words + k * kChunkWords, node_base, /*source=*/true, zero, zero, out);
-        obs.Write(k, label(op.dst, k));
-        StoreLabel(label(op.dst, k), out);
-      }
-      return;
+      break;
     case kOpSingle:
     case kOpMerge: {
-      const uint32_t items = C * op.width;
-      for (uint32_t k = thread; k < items; k += threads) {
-        const uint32_t c = k % C, i = k / C;
-        uint32_t* dst = label(op.dst + i, c);
-        obs.Read(k, label(op.src + i, c));
-        LoadLabel(label(op.src + i, c), in0);
-        if (op.kind == kOpMerge) {
-          obs.Read(k, dst);
-          LoadLabel(dst, in1);  // spec §3: node(primary, ingress), primary emitted first
-        } else {
-          for (int w = 0; w < 8; ++w) in1[w] = 0;  // one predecessor: zeros
-        }
-        HashNode<kFormat>(a, t.chunk_words + c * kChunkWords, node_base + i, false, in0, in1, out);
-        obs.Write(k, dst);
-        StoreLabel(dst, out);
+      slot0 = op.dst + u;
+      node0 += u;
+      const LabelPtr in = WorkLabel(a, t, op.src + u, c);
+      obs.Read(item, in.h0);
+      LoadHalf(in.h0, block);
+      LoadHalf(in.h1, block + 4);
+      if (op.kind == kOpMerge) {  // spec §3: node(primary, ingress), primary emitted first
+        const LabelPtr ingress = WorkLabel(a, t, slot0, c);
+        obs.Read(item, ingress.h0);
+        LoadHalf(ingress.h0, block + 8);
+        LoadHalf(ingress.h1, block + 12);
       }
-      return;
+      break;
     }
     case kOpButterfly: {
       // Pair (i, i + bit), i with bit clear: both nodes read (slot i, slot i + bit) in that order.
       const uint32_t bit = 1u << op.log_bit;
-      const uint32_t items = C * (op.width >> 1);
-      for (uint32_t k = thread; k < items; k += threads) {
-        const uint32_t c = k % C, j = k / C;
-        const uint32_t i = ((j >> op.log_bit) << (op.log_bit + 1)) | (j & (bit - 1));
-        uint32_t* lo = label(op.dst + i, c);
-        uint32_t* hi = label(op.dst + i + bit, c);
-        obs.Read(k, lo);
-        obs.Read(k, hi);
-        LoadLabel(lo, in0);
-        LoadLabel(hi, in1);
-        const uint32_t* words = t.chunk_words + c * kChunkWords;
-        uint32_t out_hi[8];
-        HashNode<kFormat>(a, words, node_base + i, false, in0, in1, out);
-        HashNode<kFormat>(a, words, node_base + i + bit, false, in0, in1, out_hi);
-        obs.Write(k, lo);
-        obs.Write(k, hi);
-        StoreLabel(lo, out);
-        StoreLabel(hi, out_hi);
-      }
-      return;
+      const uint32_t i = ((u >> op.log_bit) << (op.log_bit + 1)) | (u & (bit - 1));
+      slot0 = op.dst + i;
+      slot1 = slot0 + bit;
+      node0 += i;
+      hashes = 2;
+      const LabelPtr lo = WorkLabel(a, t, slot0, c), hi = WorkLabel(a, t, slot1, c);
+      obs.Read(item, lo.h0);
+      obs.Read(item, hi.h0);
+      LoadHalf(lo.h0, block);
+      LoadHalf(lo.h1, block + 4);
+      LoadHalf(hi.h0, block + 8);
+      LoadHalf(hi.h1, block + 12);
+      break;
     }
     case kOpOutput: {
-      // Rank-major within a chunk so consecutive threads write consecutive region slots.
-      const uint32_t items = C * op.width;
-      const uint64_t m = a.session.chunk_labels;
-      const uint64_t region_end = a.region_first + a.region_count;
-      for (uint32_t k = thread; k < items; k += threads) {
-        const uint32_t c = k / op.width, r = k % op.width;
-        const uint64_t g = (t.first_chunk + c) * m + op.first_rank + r;
-        if (g < a.region_first || g >= region_end) continue;
-        obs.Read(k, label(op.src + r, c));
-        LoadLabel(label(op.src + r, c), out);
-        StoreLabel(SlotAddress(a.slots, g - a.region_first), out);
-      }
+      // Scratch teams only: chunk-major, so consecutive threads write consecutive region slots.
+      if (t.d->inplace_slots > 0) return;  // in place: rank r already sits in its slot
+      const uint64_t k = static_cast<uint64_t>(u) * t.d->chunks + c;
+      const uint32_t cc = static_cast<uint32_t>(k / op.width), r = static_cast<uint32_t>(k % op.width);
+      if (cc >= t.d->chunks) return;
+      const uint64_t g = (t.d->first_chunk + cc) * a.session.chunk_labels + op.first_rank + r;
+      if (g < a.region_first || g >= a.region_first + a.region_count) return;
+      uint32_t w[8];
+      const LabelPtr from = WorkLabel(a, t, op.src + r, cc);
+      obs.Read(item, from.h0);
+      LoadHalf(from.h0, w);
+      LoadHalf(from.h1, w + 4);
+      uint32_t* dst = SlotAddress(a.slots, g - a.region_first);
+      StoreHalf(dst, w);
+      StoreHalf(dst + kHalfWords32, w + 4);
       return;
     }
     default:
       return;
   }
+  const uint32_t* words = t.chunk_words + c * kChunkWords;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#pragma unroll 1
+#endif
+  for (uint32_t q = 0; q < hashes; ++q) {
+    uint32_t out[8];
+    HashNode<kFormat>(a, words, node0 + (q ? 1ull << op.log_bit : 0), op.kind == kOpSource, block, out);
+    const LabelPtr to = WorkLabel(a, t, q ? slot1 : slot0, c);
+    obs.Write(item, to.h0);
+    StoreHalf(to.h0, out);
+    StoreHalf(to.h1, out + 4);
+  }
 }
 
-// Entry `node` of the 192 block-0 table.
+// Thread `thread` of `threads` runs its items of super-step `step` (items K = thread + j*threads,
+// in increasing order; `reverse` runs them in decreasing order, for the emulation's race check).
+// A barrier must follow.
+template <int kFormat, typename Observer = NoAccessObserver>
+WP_HOST_DEVICE void TeamRunStep(const FillWaveArgs& a, const Team& t, uint32_t step, uint32_t thread, uint32_t threads,
+                                bool reverse = false, const Observer& obs = Observer()) {
+  const uint32_t* program = t.program;
+  const uint32_t first = t.step_begin[step], end = t.step_begin[step + 1];
+  const uint32_t items = program[(end - 1) * kOpWords + 3] * t.d->chunks;  // < 2^29
+  if (thread >= items) return;
+  const uint32_t last = thread + (items - 1 - thread) / threads * threads;
+  uint32_t o = reverse ? end - 1 : first;
+  DeviceOp op = DecodeOp(program, o);
+  for (uint32_t k = reverse ? last : thread;;) {
+    const uint32_t unit = static_cast<uint32_t>((k * t.d->chunk_magic) >> t.d->chunk_shift);
+    const uint32_t c = k - unit * t.d->chunks;
+    if (!reverse) {
+      while (unit >= op.unit_end) op = DecodeOp(program, ++o);  // the item's op: units ascend with k
+    } else {
+      while (unit < op.unit_end - OpUnits(op)) op = DecodeOp(program, --o);
+    }
+    TeamRunItem<kFormat>(a, t, op, unit - (op.unit_end - OpUnits(op)), c, k, obs);
+    if (reverse ? k == thread : k == last) break;
+    k = reverse ? k - threads : k + threads;
+  }
+}
+
+// Entry `node` of the 192 block-0 table. The fill builds it with no source nodes (every entry
+// under the internal key) and HashNode computes the two sources' block 0 itself, so one table
+// serves graph m and a trailing partial chunk's graph m'.
 WP_HOST_DEVICE void Cv0Entry(const Cv0BuildArgs& a, uint64_t node) {
   const bool source = node == a.source_nodes[0] || node == a.source_nodes[1];
   uint32_t key[8], cv[8];
@@ -240,7 +321,8 @@ WP_HOST_DEVICE void Cv0Entry(const Cv0BuildArgs& a, uint64_t node) {
 // The lookup kernel's item k.
 WP_HOST_DEVICE void LookupOne(const LookupArgs& a, uint32_t k) {
   uint32_t w[8];
-  LoadLabel(reinterpret_cast<const uint32_t*>(a.addresses[k]), w);
+  LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k]), w);
+  LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k + 1]), w + 4);
   for (int i = 0; i < 8; ++i) a.out[k * 8 + i] = w[i];  // mapped host memory: plain stores
 }
 

@@ -1,19 +1,25 @@
 // wipeproof-gpu-check: the GPU machine's self-contained check. Needs only what the minimal build
 // has (CMake, a GPU compiler, the label engine): parity of the GPU kernels with the CPU engine,
-// then benchmarks, each step printing one JSON object (and writing it to --json=PATH).
+// then benchmarks, each step printing one JSON object (and writing it to --json=PATH, also after
+// every fill launch, so a step killed mid-fill still leaves its figures).
 //
-//   wipeproof-gpu-check [--runtime=auto|cuda|hip|emulated] [--device=N] [--json=PATH] STEP [options]
-//   STEP: info | parity | fill | lookup | compress
-//   --runtime=dry-run [--dry-gib=141 --dry-sms=132 --dry-threads-per-sm=1024]: the fill planner on
-//            an H200-shaped device, nothing computed (shows passes, team shapes, scratch).
+//   wipeproof-gpu-check [--runtime=auto|cuda|hip|emulated|dry-run] [--device=N] [--json=PATH] STEP [options]
+//   STEP: info | parity | fill | lookup | compress | model
+//   --runtime=dry-run [--gpu=h200|h100|mi300x]: the fill planner on a device of that shape (default
+//            h200), nothing computed; `fill` then prints the plan and the device model's prediction.
 //   fill:    --gib=G (labels to write, GiB; 0 = all free memory but the reserve) --m=M --format=c1|192
-//            --extra-gib=E (also take E GiB beyond the plan: room for the main pass's scratch)
+//            --extra-gib=E (also take E GiB beyond the plan; the fill never uses it)
 //            --time-limit=S (cancel the fill after S seconds and report the partial rate)
 //            --samples=N (labels checked against the CPU verifier after the fill)
+//            On a GPU the model's prediction for the same plan is printed beside the measurement
+//            when the device resembles a named shape (or --gpu names one).
 //   lookup:  --gib=G --m=M --iterations=N
-//   parity:  --max-m=M (skip larger m, for the emulated runtime)
-//   tuning (fill, lookup, parity): --target-threads --threads-per-chunk --team-threads
-//            --region-scratch-mib --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib
+//   parity:  --max-m=M, --min-m=M (skip larger or smaller m; the emulated runtime is slow)
+//   compress: --seconds=S --warps-per-subpartition=1,2,4,8 (CompressChain at each occupancy; 0: full)
+//   model:   --gpu=h200|h100|mi300x|all: issue 12's cases planned and modelled (dry run, no device);
+//            --issue-efficiency --instructions-per-item --step-latency-cycles override assumptions
+//   tuning (fill, lookup, parity): --team-threads --max-chunks-per-team --threads-per-chunk
+//            --target-threads --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib --scratch-teams
 //
 // Exit status: 0 when the step ran and passed (or there is no device: "status": "no_device"),
 // 1 when a check failed, 2 on bad usage, 3 on a device or runtime error.
@@ -41,6 +47,8 @@
 #include "kernels/graph_schedule.h"
 #include "kernels/region_labeler.h"
 #include "prover/backends/gpu/device_region.h"
+#include "prover/bench/gpu_check_json.h"
+#include "prover/bench/gpu_check_model.h"
 
 namespace wipeproof {
 namespace gpu {
@@ -49,61 +57,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// ---------------------------------------------------------------------------------------------
-// A minimal JSON writer (the minimal build has no JSON library).
-
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
-class Json {
- public:
-  Json& Set(const std::string& key, const std::string& raw_json) {
-    fields_.emplace_back(key, raw_json);
-    return *this;
-  }
-  Json& Str(const std::string& key, const std::string& v) { return Set(key, Quote(v)); }
-  Json& Num(const std::string& key, double v) {
-    if (!std::isfinite(v)) return Set(key, "null");
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return Set(key, buf);
-  }
-  Json& Int(const std::string& key, uint64_t v) { return Set(key, std::to_string(v)); }
-  Json& Bool(const std::string& key, bool v) { return Set(key, v ? "true" : "false"); }
-  Json& Obj(const std::string& key, const Json& v) { return Set(key, v.Dump()); }
-  Json& Arr(const std::string& key, const std::vector<Json>& items) {
-    std::string s = "[";
-    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].Dump();
-    return Set(key, s + "]");
-  }
-  std::string Dump() const {
-    std::string s = "{";
-    for (size_t i = 0; i < fields_.size(); ++i)
-      s += (i ? ", " : "") + Quote(fields_[i].first) + ": " + fields_[i].second;
-    return s + "}";
-  }
-
- private:
-  std::vector<std::pair<std::string, std::string>> fields_;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Flags: --key=value.
@@ -140,24 +93,25 @@ Flags ParseFlags(int argc, char** argv) {
 
 FillTuning TuningFrom(const Flags& f) {
   FillTuning t;
-  t.target_threads = static_cast<uint64_t>(f.Num("target-threads", 0));
+  if (f.Has("team-threads")) t.team_threads = static_cast<uint32_t>(f.Num("team-threads", 64));
+  if (f.Has("max-chunks-per-team")) t.max_chunks_per_team = static_cast<uint32_t>(f.Num("max-chunks-per-team", 16));
   t.threads_per_chunk = static_cast<uint32_t>(f.Num("threads-per-chunk", 0));
-  t.team_threads = static_cast<uint32_t>(f.Num("team-threads", 0));
-  if (f.Has("region-scratch-mib"))
-    t.max_region_scratch_bytes = static_cast<uint64_t>(f.Num("region-scratch-mib", 0)) << 20;
+  t.target_threads = static_cast<uint64_t>(f.Num("target-threads", 0));
   if (f.Has("side-scratch-mib")) t.side_scratch_bytes = static_cast<uint64_t>(f.Num("side-scratch-mib", 256)) << 20;
   t.max_wave_chunks = static_cast<uint64_t>(f.Num("wave-chunks", 0));
+  t.in_place = !f.Has("scratch-teams");
   return t;
 }
 
 Json TuningJson(const FillTuning& t) {
   Json j;
-  j.Int("target_threads", t.target_threads)
+  j.Int("team_threads", t.team_threads)
+      .Int("max_chunks_per_team", t.max_chunks_per_team)
       .Int("threads_per_chunk", t.threads_per_chunk)
-      .Int("team_threads", t.team_threads)
-      .Int("max_region_scratch_bytes", t.max_region_scratch_bytes)
+      .Int("target_threads", t.target_threads)
       .Int("side_scratch_bytes", t.side_scratch_bytes)
-      .Int("max_wave_chunks", t.max_wave_chunks);
+      .Int("max_wave_chunks", t.max_wave_chunks)
+      .Bool("in_place", t.in_place);
   return j;
 }
 
@@ -195,6 +149,20 @@ RegionSpec MakeSpec(LabelFormat format, uint32_t m, uint64_t first, uint64_t cou
   spec.first = first;
   spec.count = count;
   return spec;
+}
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : s + ",") {
+    if (ch == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  return out;
 }
 
 bool ParseFormat(const std::string& s, LabelFormat* f) {
@@ -250,6 +218,7 @@ Json SampledParity(const DeviceRegion& region, const RegionSpec& spec, int sampl
 
 struct Context {
   GpuRuntime* runtime = nullptr;
+  std::string runtime_name;  // as asked: "cuda", "hip", "emulated", "dry-run"
   int device = 0;
   GpuDeviceProps props;
   Flags flags;
@@ -271,20 +240,68 @@ int StepInfo(Context& c, Json* out) {
   return 0;
 }
 
+// CompressChain (the fill's own node hash as a dependent chain per thread) at chosen occupancies:
+// blocks of one warp per sub-partition, w blocks per multiprocessor. Each run's SM clock comes
+// from the kernel's clock64 over the event-timed launch, and the full-occupancy run gives the
+// instructions per compression the model assumes (SMs x 64 integer lanes x clock / rate).
 int StepCompress(Context& c, Json* out) {
-  double rate = 0;
-  Status st = c.runtime->MeasureCompressionRate(c.device, c.flags.Num("seconds", 1.0), &rate);
-  if (!st.ok()) {
-    out->Str("error", st.ToString());
-    return 3;
+  const double seconds = c.flags.Num("seconds", 1.0);
+  const uint32_t warp = c.props.warp_size > 0 ? static_cast<uint32_t>(c.props.warp_size) : 32;
+  std::vector<uint32_t> warps;
+  for (const std::string& w : Split(c.flags.Get("warps-per-subpartition", "0"))) {
+    warps.push_back(static_cast<uint32_t>(std::strtoul(w.c_str(), nullptr, 10)));
   }
-  out->Num("compressions_per_s", rate);
-  return 0;
+  std::vector<Json> runs;
+  int rc = 0;
+  for (uint32_t w : warps) {
+    ChainRun run;
+    run.seconds = seconds;
+    run.threads_per_block = w == 0 ? 256 : 4 * warp;  // one warp per sub-partition (4 per SM/CU)
+    run.blocks_per_multiprocessor = w;
+    ChainResult r;
+    Json j;
+    j.Int("warps_per_subpartition", w);
+    Status st = c.runtime->MeasureCompressionChain(c.device, run, &r);
+    if (!st.ok()) {
+      j.Str("error", st.ToString());
+      rc = 3;
+    } else {
+      const double lanes = static_cast<double>(c.props.multiprocessors) * 64;
+      j.Int("threads_per_block", run.threads_per_block)
+          .Int("blocks_per_multiprocessor", r.blocks_per_multiprocessor)
+          .Int("threads", r.threads)
+          .Num("seconds", r.seconds)
+          .Num("compressions_per_s", r.compressions_per_s)
+          .Num("sm_clock_hz", r.sm_clock_hz)
+          .Num("instructions_per_compression_if_int_bound",
+               r.compressions_per_s > 0 && r.sm_clock_hz > 0 ? lanes * r.sm_clock_hz / r.compressions_per_s : NAN);
+      if (w == 0) out->Num("compressions_per_s", r.compressions_per_s);
+      std::fprintf(stderr, "compress w=%u: %.3g compressions/s at %.0f MHz\n", w, r.compressions_per_s,
+                   r.sm_clock_hz / 1e6);
+      GpuShape shape;
+      if (w == 0 && ShapeForDevice(c.props, &shape)) {
+        std::fprintf(stderr,
+                     "MODEL-VS-MEASURED CompressChain, full occupancy, on %s: measured %.3g compressions/s at %.0f "
+                     "MHz (%.0f instructions per compression if integer-bound); modelled roofline %.3g at %.0f MHz "
+                     "(%.0f assumed)%s\n",
+                     shape.name.c_str(), r.compressions_per_s, r.sm_clock_hz / 1e6,
+                     r.compressions_per_s > 0 ? lanes * r.sm_clock_hz / r.compressions_per_s : 0.0,
+                     RooflineCompressionsPerSecond(shape), shape.clock_hz / 1e6, shape.instructions_per_compression,
+                     r.sm_clock_hz > 0 ? "" : " [no device clock: an emulated run]");
+      }
+    }
+    runs.push_back(j);
+    Json partial = *out;
+    c.checkpoint(partial.Arr("runs", runs));
+  }
+  out->Arr("runs", runs);
+  return rc;
 }
 
 // Byte equality with the CPU engine over every label of each case, read back through Lookup.
 int StepParity(Context& c, Json* out) {
   const uint64_t max_m = static_cast<uint64_t>(c.flags.Num("max-m", 1 << 17));
+  const uint64_t min_m = static_cast<uint64_t>(c.flags.Num("min-m", 1));
   const FillTuning base = TuningFrom(c.flags);
   struct Case {
     std::string name;
@@ -294,22 +311,29 @@ int StepParity(Context& c, Json* out) {
     uint64_t extra_bytes;   // acquired beyond the plan
     uint64_t piece_bytes;   // small pieces: ranges cross allocation boundaries
     uint64_t side_scratch;  // 0: default
+    uint64_t wave_chunks = 0;
+    bool in_place = true;
   };
   std::vector<Case> cases;
   for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192}) {
     const std::string fn = f == LabelFormat::kC1 ? "c1" : "192";
     for (uint32_t m : {1u, 3u, 1000u, 4096u, 1u << 14, 1u << 17}) {
-      if (m > max_m) continue;
+      if (m > max_m || m < min_m) continue;
       // c1: partial chunks at both ends; 192: whole chunks then a trailing partial one.
       const uint64_t first = f == LabelFormat::kC1 ? 3ull * m + m / 2 : 3ull * m;
       const uint64_t chunks = m >= (1u << 17) ? 1 : m >= (1u << 14) ? 3 : m >= 1000 ? 9 : 40;
       const uint64_t count = chunks * m + (m > 2 ? m / 3 + 1 : 1);
       const uint64_t piece = std::max<uint64_t>(64 * 1024, count * 32 / 5 / 4096 * 4096);
-      cases.push_back({fn + " m=" + std::to_string(m), f, m, first, count, 0, piece, 0});
+      cases.push_back({fn + " m=" + std::to_string(m), f, m, first, count, 0, piece, 0, 0, true});
     }
-    // Passes with scratch in the region tail, then the side scratch (forced small).
-    if (max_m >= 4096) {
-      cases.push_back({fn + " m=4096 region-tail passes", f, 4096, 4096, 4096ull * 200, 0, 4 << 20, 2 << 20});
+    // Several waves of teams of C and C + 1, small pieces; and scratch teams for every chunk.
+    if (max_m >= 4096 && min_m <= 1000) {
+      cases.push_back({fn + " m=4096 waves", f, 4096, 4096, 4096ull * 200 + 77, 0, 4 << 20, 0, 37, true});
+      cases.push_back({fn + " m=1000 scratch teams", f, 1000, 1000, 1000ull * 90 + 5, 0, 1 << 20, 0, 0, false});
+    }
+    // 192: a side scratch too small for the block-0 table: the table in the region, chunks deferred.
+    if (f == LabelFormat::k192 && max_m >= 4096 && min_m <= 4096) {
+      cases.push_back({fn + " m=4096 deferred chunks", f, 4096, 4096, 4096ull * 120, 0, 4 << 20, 2 << 20, 0, true});
     }
   }
   std::vector<Json> results;
@@ -335,6 +359,8 @@ int StepParity(Context& c, Json* out) {
     r.Int("pieces", (*region)->pieces().size());
     FillTuning t = base;
     if (k.side_scratch) t.side_scratch_bytes = k.side_scratch;
+    if (k.wave_chunks) t.max_wave_chunks = k.wave_chunks;
+    if (!k.in_place) t.in_place = false;
     FillStats stats;
     Status st = (*region)->Fill(spec, t, {}, &stats);
     if (!st.ok()) {
@@ -344,7 +370,11 @@ int StepParity(Context& c, Json* out) {
       rc = 3;
       continue;
     }
-    r.Num("fill_seconds", stats.seconds).Int("passes", stats.passes).Str("plan", stats.plan);
+    r.Num("fill_seconds", stats.seconds)
+        .Int("launches", stats.launches)
+        .Int("deferred_chunks", stats.deferred_chunks)
+        .Int("bytes_outside_label_slots_peak", stats.bytes_outside_label_slots_peak)
+        .Str("plan", stats.plan);
     std::vector<uint8_t> want(k.count * 32), got(k.count * 32);
     RegionLabelOptions cpu;
     Status ref = LabelRegion(spec, want.data(), cpu);
@@ -369,16 +399,76 @@ int StepParity(Context& c, Json* out) {
   return rc ? rc : (all_ok ? 0 : 1);
 }
 
+std::string FormatSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", s);
+  return buf;
+}
+
+std::string FormatRatio(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", r);
+  return buf;
+}
+
+std::string FormatGib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
+  return buf;
+}
+
+std::string SmClock(const LaunchStats& l) {
+  if (l.sm_cycles == 0 || l.seconds <= 0) return "";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, " at %.0f MHz", l.sm_cycles / l.seconds / 1e6);
+  return buf;
+}
+
+Json AccountJson(const MemoryAccount& a, uint64_t plan_bytes) {
+  Json j;
+  j.Int("total_bytes", a.total_bytes)
+      .Int("free_before_acquire_bytes", a.free_before_bytes)
+      .Int("context_and_others_bytes", a.context_and_others_bytes)
+      .Int("acquired_bytes", a.acquired_bytes)
+      .Int("pieces", a.pieces)
+      .Int("largest_piece_bytes", a.largest_piece_bytes)
+      .Int("smallest_piece_bytes", a.smallest_piece_bytes)
+      .Int("free_after_acquire_bytes", a.free_after_bytes)
+      .Set("acquisition_overhead_bytes", std::to_string(a.acquisition_overhead_bytes))
+      .Int("plan_bytes", plan_bytes)
+      .Int("acquired_outside_plan_bytes", a.acquired_bytes > plan_bytes ? a.acquired_bytes - plan_bytes : 0)
+      .Int("outside_plan_bytes", a.total_bytes > plan_bytes ? a.total_bytes - plan_bytes : 0)
+      .Num("plan_share_of_total", a.total_bytes ? static_cast<double>(plan_bytes) / a.total_bytes : 0)
+      .Bool("all_pieces_device_memory", a.all_pieces_device_memory)
+      .Bool("compression_checked", a.compression_checked)
+      .Str("memory_kind", a.memory_kind);
+  return j;
+}
+
+Json LaunchJson(size_t index, const LaunchStats& l) {
+  Json j;
+  j.Int("launch", index)
+      .Str("phase", l.phase)
+      .Int("team_threads", l.team_threads)
+      .Int("teams", l.teams)
+      .Int("chunks", l.chunks)
+      .Int("labels_done", l.labels_done)
+      .Num("measured_s", l.seconds)
+      .Int("sm_cycles", l.sm_cycles)
+      .Num("sm_clock_hz", l.sm_cycles > 0 && l.seconds > 0 ? l.sm_cycles / l.seconds : NAN);
+  return j;
+}
+
 int StepFill(Context& c, Json* out) {
   LabelFormat format;
   if (!ParseFormat(c.flags.Get("format", "c1"), &format)) {
     out->Str("error", "--format must be c1 or 192");
     return 2;
   }
+  const bool dry = c.runtime_name == "dry-run";
   const uint32_t m = static_cast<uint32_t>(c.flags.Num("m", 1 << 14));
   const double gib = c.flags.Num("gib", 16);
-  // --extra-gib: memory taken beyond the plan, where the main pass keeps its scratch as it does
-  // in a full-memory fill (so a 16 GiB run measures the full fill's main-phase rate).
+  // --extra-gib: memory held beyond the plan; the fill must leave it alone (reported as such).
   const double extra_gib = gib > 0 ? c.flags.Num("extra-gib", 0) : 0;
   const uint64_t bytes = static_cast<uint64_t>((gib + extra_gib) * kGiB);
   const FillTuning tuning = TuningFrom(c.flags);
@@ -389,8 +479,9 @@ int StepFill(Context& c, Json* out) {
       .Obj("tuning", TuningJson(tuning));
 
   double raw_rate = 0;
-  Status raw = c.runtime->MeasureCompressionRate(c.device, 0.5, &raw_rate);
-  out->Num("raw_compressions_per_s", raw.ok() ? raw_rate : NAN);
+  Status raw = dry ? Status::Ok() : c.runtime->MeasureCompressionRate(c.device, 0.5, &raw_rate);
+  out->Num("raw_compressions_per_s", raw.ok() && !dry ? raw_rate : NAN);
+  c.checkpoint(*out);
 
   const auto t_acquire = Clock::now();
   auto region = DeviceRegion::Acquire(c.runtime, c.device, RegionOptionsFrom(c.flags, bytes));
@@ -408,10 +499,9 @@ int StepFill(Context& c, Json* out) {
   const RegionSpec spec = MakeSpec(format, m, static_cast<uint64_t>(m) * 1000003, count, 1);
   out->Num("acquire_seconds", acquire_s)
       .Int("bytes_held", (*region)->bytes_held())
-      .Int("pieces", (*region)->pieces().size())
-      .Int("free_before_bytes", (*region)->free_before_bytes())
-      .Int("free_after_acquire_bytes", (*region)->free_after_bytes())
-      .Int("labels", count);
+      .Int("labels", count)
+      .Obj("memory", AccountJson((*region)->memory_account(), count * 32));
+  c.checkpoint(*out);
 
   std::atomic<bool> cancel{false};
   const double limit = c.flags.Num("time-limit", 0);
@@ -424,11 +514,20 @@ int StepFill(Context& c, Json* out) {
     if (!cv.wait_for(lock, std::chrono::duration<double>(limit), [&] { return finished; })) cancel = true;
   });
   uint64_t done = 0;
+  std::vector<Json> launches;
   FillControl control;
   control.cancel = &cancel;
   control.progress = [&](uint64_t d, uint64_t) { done = d; };
+  control.launch_done = [&](const LaunchStats& l) {
+    launches.push_back(LaunchJson(launches.size(), l));
+    if (dry) return;
+    Json partial = *out;
+    c.checkpoint(partial.Arr("launches", launches).Int("labels_written_so_far", l.labels_done));
+    std::fprintf(stderr, "fill launch %zu: %s, %u teams x %u threads, %.3f s, %.0f MHz\n", launches.size() - 1,
+                 l.phase.c_str(), l.teams, l.team_threads, l.seconds,
+                 l.sm_cycles > 0 && l.seconds > 0 ? l.sm_cycles / l.seconds / 1e6 : 0.0);
+  };
   FillStats stats;
-  uint64_t peak_scratch = 0;
   Status st = (*region)->Fill(spec, tuning, control, &stats);
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -436,7 +535,6 @@ int StepFill(Context& c, Json* out) {
   }
   cv.notify_all();
   watchdog.join();
-  peak_scratch = stats.side_scratch_bytes;
   const double s = stats.seconds;
   const bool cancelled = cancel.load() && !st.ok();
   const uint64_t labels = st.ok() ? count : done;
@@ -452,30 +550,69 @@ int StepFill(Context& c, Json* out) {
   }
   out->Bool("completed", st.ok())
       .Bool("cancelled_by_time_limit", cancelled)
-      .Num("fill_seconds", s)
       .Int("labels_written", labels)
-      .Num("bytes_per_s", labels * 32.0 / s)
-      .Num("gib_per_s", labels * 32.0 / s / kGiB)
-      .Num("labels_per_s", labels / s)
-      .Num("node_hashes_per_s", nodes / s)
-      .Num("compressions_per_s", compressions / s)
-      .Num("ratio_to_raw_compression_rate", raw_rate > 0 ? compressions / s / raw_rate : NAN)
-      .Num("projected_seconds_for_139_gib_at_this_rate", labels > 0 ? s * (139.0 * kGiB / 32) / labels : NAN)
-      .Int("side_scratch_bytes", peak_scratch)
+      .Int("side_scratch_bytes", stats.side_scratch_bytes)
+      .Int("bytes_outside_label_slots_peak", stats.bytes_outside_label_slots_peak)
       .Int("region_scratch_peak_bytes", stats.region_scratch_peak_bytes)
       .Int("cv0_table_nodes", stats.cv0_table_nodes)
+      .Int("deferred_chunks", stats.deferred_chunks)
+      .Int("partial_chunks", stats.partial_chunks)
       .Int("passes", stats.passes)
       .Int("launches", stats.launches)
       .Int("team_threads", stats.main_shape.threads)
       .Int("team_chunks", stats.main_shape.chunks)
       .Int("chunks_in_flight", stats.main_chunks_in_flight)
       .Str("plan", stats.plan);
+  if (!dry) {
+    out->Num("fill_seconds", s)
+        .Num("bytes_per_s", labels * 32.0 / s)
+        .Num("gib_per_s", labels * 32.0 / s / kGiB)
+        .Num("mib_per_s", labels * 32.0 / s / (1 << 20))
+        .Num("labels_per_s", labels / s)
+        .Num("node_hashes_per_s", nodes / s)
+        .Num("compressions_per_s", compressions / s)
+        .Num("ratio_to_raw_compression_rate", raw_rate > 0 ? compressions / s / raw_rate : NAN)
+        .Num("projected_seconds_for_139_gib_at_this_rate", labels > 0 ? s * (139.0 * kGiB / 32) / labels : NAN);
+  }
+  // The model of this very plan, where the device has a named shape: modelled beside measured.
+  GpuShape gpu_shape;
+  const bool have_shape =
+      c.flags.Has("gpu") ? GpuShapeByName(c.flags.Get("gpu", ""), &gpu_shape) : ShapeForDevice(c.props, &gpu_shape);
+  if (st.ok() && have_shape) {
+    const FillModel model = ModelPlan(gpu_shape, spec, stats);
+    for (size_t i = 0; i < launches.size() && i < model.launches.size(); ++i) {
+      launches[i].Num("modelled_s", model.launches[i].predicted_s).Num("modelled_lane_use", model.launches[i].lane_use);
+      if (!dry && model.launches[i].predicted_s > 0) {
+        launches[i].Num("measured_over_modelled", stats.launch_log[i].seconds / model.launches[i].predicted_s);
+      }
+    }
+    out->Obj("model", ModelJson(model));
+    if (!dry) out->Num("measured_over_modelled", s / model.total_s);
+    // One line per comparison for the script's side-by-side table.
+    const std::string what = std::string("fill ") + (format == LabelFormat::kC1 ? "c1" : "192") +
+                             " m=" + std::to_string(m) + " " + FormatGib(count * 32.0) + " on " + gpu_shape.name;
+    for (size_t i = 0; i < model.launches.size() && i < stats.launch_log.size(); ++i) {
+      const LaunchStats& l = stats.launch_log[i];
+      const LaunchModel& lm = model.launches[i];
+      std::fprintf(stderr,
+                   "MODEL-VS-MEASURED %s launch %zu (%s, %u teams of %u): measured %s, modelled %.2f s%s, "
+                   "modelled lane use %.3f\n",
+                   what.c_str(), i, l.phase.c_str(), l.teams, l.team_threads,
+                   dry ? "-" : (FormatSeconds(l.seconds) + SmClock(l)).c_str(), lm.predicted_s,
+                   dry || lm.predicted_s <= 0 ? "" : (", x" + FormatRatio(l.seconds / lm.predicted_s)).c_str(),
+                   lm.lane_use);
+    }
+    std::fprintf(stderr, "MODEL-VS-MEASURED %s total: measured %s, modelled %.2f s%s (tail %.1f%%)\n", what.c_str(),
+                 dry ? "-" : FormatSeconds(s).c_str(), model.total_s,
+                 dry ? "" : (", x" + FormatRatio(s / model.total_s)).c_str(), model.tail_share * 100);
+  }
+  out->Arr("launches", launches);
   if (!st.ok()) {
     out->Str("error", st.ToString());
     return cancelled ? 0 : 3;
   }
+  if (dry) return 0;  // nothing was computed
   bool ok = true;
-  if (c.flags.Get("runtime", "") == "dry-run") return 0;  // nothing was computed
   out->Obj("sampled_parity", SampledParity(**region, spec, static_cast<int>(c.flags.Num("samples", 24)), &ok));
   (*region)->Release();
   return ok ? 0 : 1;
@@ -545,14 +682,21 @@ std::unique_ptr<GpuRuntime> MakeRuntime(const std::string& name, const Flags& fl
     return std::make_unique<EmulatedRuntime>(config);
   }
   if (name == "dry-run") {
-    // The planner on a device shaped like an H200 (override with --dry-*); nothing is computed.
+    // The planner on a device of a named shape (--gpu, default h200); nothing is computed.
+    GpuShape shape;
+    if (!GpuShapeByName(flags.Get("gpu", "h200"), &shape)) {
+      *why = "unknown --gpu '" + flags.Get("gpu", "") + "' (h200, h100, mi300x)";
+      return nullptr;
+    }
     EmulatedGpuConfig config;
     config.dry_run = true;
-    config.total_bytes = static_cast<uint64_t>(flags.Num("dry-gib", 141.0) * kGiB);
-    config.runtime_overhead_bytes = 600ull << 20;
-    config.multiprocessors = static_cast<int>(flags.Num("dry-sms", 132));
-    config.max_threads_per_multiprocessor = static_cast<int>(flags.Num("dry-threads-per-sm", 1024));
+    config.total_bytes = shape.memory_bytes;
+    config.runtime_overhead_bytes = shape.context_bytes;
+    config.multiprocessors = shape.multiprocessors;
+    config.max_threads_per_multiprocessor = shape.max_threads_per_multiprocessor;
     config.shared_bytes_per_block = 227 * 1024;
+    config.use_shape_occupancy = true;
+    config.shape = shape;
     return std::make_unique<EmulatedRuntime>(config);
   }
 #if defined(WIPEPROOF_HAVE_CUDA)
@@ -582,6 +726,14 @@ int Main(int argc, char** argv) {
     }
     return rc;
   };
+  if (step == "model") {  // the device model alone: no runtime, no device
+    ModelAssumptions a;   // --issue-efficiency etc.: the model's sensitivity to its assumptions
+    a.issue_efficiency = flags.Num("issue-efficiency", a.issue_efficiency);
+    a.instructions_per_item = flags.Num("instructions-per-item", a.instructions_per_item);
+    a.step_latency_cycles = flags.Num("step-latency-cycles", a.step_latency_cycles);
+    const int rc = StepModel(flags.Get("gpu", "all"), a, &out);
+    return finish(rc, rc == 0 ? "ok" : "usage");
+  }
   // auto: the first built runtime that sees a device.
   std::vector<std::string> names;
   const std::string wanted = flags.Get("runtime", "auto");
@@ -596,6 +748,7 @@ int Main(int argc, char** argv) {
     names.push_back(wanted);
   }
   std::unique_ptr<GpuRuntime> runtime;
+  std::string runtime_name;
   std::vector<Json> tried;
   for (const auto& n : names) {
     std::string why;
@@ -611,6 +764,7 @@ int Main(int argc, char** argv) {
     tried.push_back(t);
     if (rt && count > 0) {
       runtime = std::move(rt);
+      runtime_name = n;
       break;
     }
   }
@@ -623,6 +777,7 @@ int Main(int argc, char** argv) {
   if (!runtime) return finish(0, "no_device");
   Context c;
   c.runtime = runtime.get();
+  c.runtime_name = runtime_name;
   c.device = static_cast<int>(flags.Num("device", 0));
   c.flags = flags;
   c.checkpoint = [&flags](const Json& partial) {
@@ -650,7 +805,7 @@ int Main(int argc, char** argv) {
   } else if (step == "lookup") {
     rc = StepLookup(c, &out);
   } else {
-    out.Str("error", "unknown step '" + step + "' (info, parity, fill, lookup, compress)");
+    out.Str("error", "unknown step '" + step + "' (info, parity, fill, lookup, compress, model)");
   }
   return finish(rc, rc == 0 ? "ok" : rc == 1 ? "fail" : rc == 2 ? "usage" : "error");
 }

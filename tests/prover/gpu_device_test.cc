@@ -1,7 +1,8 @@
 // The GPU kernels on a real device (CUDA or HIP, chosen at build time: WP_TEST_HIP), compared
 // byte for byte with the CPU engine: both formats, m in {1, 3, 1000, 4096, 2^14, 2^17}, partial
-// chunks, ranges crossing allocation boundaries, region-tail passes, a fill of (nearly) all free
-// memory with sampled parity, and lookups. Every test GTEST_SKIPs when no device is present.
+// chunks, ranges crossing allocation boundaries, scratch teams and 192 deferred chunks, a fill of
+// (nearly) all free memory with sampled parity, and lookups. Every test GTEST_SKIPs when no
+// device is present.
 // wipeproof-gpu-check runs the same cases in the minimal build.
 #include <gtest/gtest.h>
 
@@ -78,11 +79,15 @@ TEST_F(GpuDevice, ParityBothFormatsAllSizes) {
   }
 }
 
-TEST_F(GpuDevice, RegionTailPassesAndSideScratch) {
+TEST_F(GpuDevice, EvenWavesScratchTeamsAndDeferredChunks) {
   FillTuning tuning;
-  tuning.side_scratch_bytes = 2 << 20;
+  tuning.side_scratch_bytes = 2 << 20;  // 192: the block-0 table goes to the region top
+  tuning.max_wave_chunks = 37;          // several waves, teams of C and C + 1
   for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192}) {
-    CheckParity(runtime_.get(), {f, 4096, 4096, 4096ull * 200, 4 << 20}, tuning);
+    CheckParity(runtime_.get(), {f, 4096, 4096, 4096ull * 200 + 77, 4 << 20}, tuning);
+    tuning.in_place = false;
+    CheckParity(runtime_.get(), {f, 1000, 1000, 1000ull * 90 + 5, 1 << 20}, tuning);
+    tuning.in_place = true;
   }
 }
 

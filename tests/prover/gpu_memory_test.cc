@@ -1,10 +1,12 @@
-// Memory acquisition with back-off (fake allocator), the slot map, scratch placement and the team
-// shape policy: the host-side parts of the GPU backends, tested without a GPU.
+// Memory acquisition with back-off (fake allocator), the slot map, placement, the wave planner and
+// the label layout: the host-side parts of the GPU backends, tested without a GPU.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "prover/backends/gpu/fill_passes.h"
+#include "prover/backends/gpu/label_layout.h"
 #include "prover/backends/gpu/memory_acquisition.h"
 
 namespace wipeproof {
@@ -134,42 +136,161 @@ TEST(PlaceFromTop, PlacesAlignedBlocksInsidePiecesAboveTheLimit) {
   EXPECT_EQ(lowest, (placed[2] - 0x100000) / 32);
 }
 
-TEST(ChooseTeamShape, FewerChunksMeanMoreThreadsPerChunk) {
-  FillTuning t;
-  TeamShape lots = ChooseTeamShape(1 << 20, 100000, t);
-  EXPECT_EQ(lots.threads, 64u);
-  EXPECT_EQ(lots.chunks, 64u);  // r = 1
-  TeamShape mid = ChooseTeamShape(12500, 100000, t);
-  EXPECT_EQ(mid.threads / mid.chunks, 8u);
-  TeamShape few = ChooseTeamShape(64, 100000, t);
-  EXPECT_EQ(few.threads, 256u);  // r capped at max_team_threads
-  EXPECT_EQ(few.chunks, 1u);
-  TeamShape two = ChooseTeamShape(2, 64, t);
-  EXPECT_LE(two.chunks, 2u);
-  t.threads_per_chunk = 4;
-  t.team_threads = 128;
-  TeamShape forced = ChooseTeamShape(1000, 100000, t);
-  EXPECT_EQ(forced.threads, 128u);
-  EXPECT_EQ(forced.chunks, 32u);
-  t.max_chunks_per_team = 8;  // team scratch must fit the pieces
-  EXPECT_EQ(ChooseTeamShape(1000, 100000, t).chunks, 8u);
+// A device with `resident_64` resident teams of 64 threads; bigger teams cost threads.
+WaveLimits Limits(uint64_t resident_64, uint32_t max_c = 16) {
+  WaveLimits l;
+  l.resident_teams = [resident_64](uint32_t threads) { return std::max<uint64_t>(1, resident_64 * 64 / threads); };
+  l.max_chunks_per_team = max_c;
+  return l;
+}
+
+uint64_t CountChunks(const std::vector<PlannedWave>& waves) {
+  uint64_t n = 0;
+  for (const auto& w : waves) n += w.Chunks();
+  return n;
+}
+
+TEST(PlanEvenWaves, SpreadsChunksEvenlyOverTheFewestWaves) {
+  std::vector<PlannedWave> waves;
+  std::vector<LayoutRun> runs;
+  // 1700 chunks, 100 teams of at most 16: two waves of 850, teams of 9 (the first 50) and 8.
+  PlanEvenWaves(1000, 2700, "main", false, Limits(100), &waves, &runs);
+  ASSERT_EQ(waves.size(), 2u);
+  for (const PlannedWave& w : waves) {
+    EXPECT_EQ(w.phase, "main");
+    EXPECT_EQ(w.team_threads, 64u);
+    ASSERT_EQ(w.teams.size(), 100u);
+    EXPECT_EQ(w.Chunks(), 850u);
+    for (size_t t = 0; t < 100; ++t) EXPECT_EQ(w.teams[t].chunks, t < 50 ? 9u : 8u);
+  }
+  // Consecutive chunks, in place, and runs that say where each team's block is.
+  uint64_t next = 1000;
+  for (const PlannedWave& w : waves) {
+    for (const PlannedTeam& t : w.teams) {
+      EXPECT_EQ(t.first_chunk, next);
+      EXPECT_FALSE(t.scratch);
+      next += t.chunks;
+    }
+  }
+  EXPECT_EQ(next, 2700u);
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].chunk_begin, 1000u);
+  EXPECT_EQ(runs[0].chunk_end, 1450u);
+  EXPECT_EQ(runs[0].chunks_per_team, 9u);
+  EXPECT_EQ(runs[1].chunks_per_team, 8u);
+  EXPECT_EQ(runs[3].chunk_end, 2700u);
+}
+
+TEST(PlanEvenWaves, LeavesRoomInTheFirstWaveAndHonoursCaps) {
+  std::vector<PlannedWave> waves;
+  std::vector<LayoutRun> runs;
+  PlanEvenWaves(0, 500, "main", false, Limits(100), &waves, &runs, /*first_wave_extra=*/2);
+  ASSERT_EQ(waves.size(), 1u);
+  EXPECT_EQ(waves[0].teams.size(), 98u);
+  EXPECT_EQ(waves[0].Chunks(), 500u);
+  // A side-scratch cap of 300 chunks per wave: four waves of 250.
+  waves.clear();
+  runs.clear();
+  WaveLimits capped = Limits(100);
+  capped.max_wave_chunks = 300;
+  PlanEvenWaves(0, 1000, "main", true, capped, &waves, &runs);
+  ASSERT_EQ(waves.size(), 4u);
+  for (const auto& w : waves) {
+    EXPECT_EQ(w.Chunks(), 250u);
+    EXPECT_TRUE(w.teams[0].scratch);
+  }
+  EXPECT_TRUE(runs.empty());  // scratch teams keep the natural layout
+  // A fixed C (threads-per-chunk sweeps): teams of exactly 4, the last one fewer.
+  waves.clear();
+  WaveLimits fixed = Limits(100);
+  fixed.fixed_chunks_per_team = 4;
+  PlanEvenWaves(0, 10, "main", false, fixed, &waves, &runs);
+  ASSERT_EQ(waves.size(), 1u);
+  ASSERT_EQ(waves[0].teams.size(), 3u);
+  EXPECT_EQ(waves[0].teams[2].chunks, 2u);
+}
+
+TEST(PlanEvenWaves, AWaveSmallerThanTheDeviceGetsBiggerTeams) {
+  std::vector<PlannedWave> waves;
+  std::vector<LayoutRun> runs;
+  // 10 chunks on 100 resident teams of 64: one chunk per team of 256 threads (capped), all resident.
+  PlanEvenWaves(7, 17, "deferred", false, Limits(100), &waves, &runs);
+  ASSERT_EQ(waves.size(), 1u);
+  EXPECT_EQ(waves[0].team_threads, 256u);
+  ASSERT_EQ(waves[0].teams.size(), 10u);
+  for (const auto& t : waves[0].teams) EXPECT_EQ(t.chunks, 1u);
+  // 60 chunks: 60 * 128 threads fit in 100 * 64, 60 * 256 do not.
+  waves.clear();
+  PlanEvenWaves(0, 60, "main", false, Limits(100), &waves, &runs);
+  EXPECT_EQ(waves[0].team_threads, 64u * 1);  // 60 * 128 > 6400: stays at 64
+  waves.clear();
+  PlanEvenWaves(0, 40, "main", false, Limits(100), &waves, &runs);
+  EXPECT_EQ(waves[0].team_threads, 128u);
 }
 
 TEST(DescribeRegion, PartialChunksFollowTheFormatRule) {
   RegionChunks c1 = DescribeRegion(false, 1000, 999, 3002);  // ends at 4001
   EXPECT_EQ(c1.chunk_begin, 0u);
-  EXPECT_EQ(c1.main_end, 5u);
-  EXPECT_FALSE(c1.partial_192);
+  EXPECT_EQ(c1.chunk_end, 5u);
+  EXPECT_EQ(c1.whole_begin, 1u);
+  EXPECT_EQ(c1.whole_end, 4u);
+  EXPECT_EQ(c1.PartialChunks(), (std::vector<uint64_t>{0, 4}));
   EXPECT_EQ(c1.SlotBegin(0), 0u);
   EXPECT_EQ(c1.SlotEnd(0), 1u);
   EXPECT_EQ(c1.SlotBegin(1), 1u);
   EXPECT_EQ(c1.SlotEnd(4), 3002u);
+  EXPECT_EQ(c1.GraphOf(4).graph_labels, 1000u);  // c1: graph m, truncated after rank 0
+  EXPECT_EQ(c1.GraphOf(4).ranks_needed, 1u);
+  EXPECT_EQ(c1.GraphOf(2).ranks_needed, 1000u);
   RegionChunks f192 = DescribeRegion(true, 1000, 1000, 2500);  // ends at 3500: chunk 3 has m' = 500
-  EXPECT_EQ(f192.main_end, 3u);
-  EXPECT_TRUE(f192.partial_192);
-  EXPECT_EQ(f192.partial_graph_labels, 500u);
+  EXPECT_EQ(f192.whole_end, 3u);
+  EXPECT_EQ(f192.PartialChunks(), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(f192.GraphOf(3).graph_labels, 500u);
+  EXPECT_EQ(f192.GraphOf(3).ranks_needed, 500u);
   RegionChunks whole = DescribeRegion(true, 1000, 2000, 1000);
-  EXPECT_FALSE(whole.partial_192);
+  EXPECT_TRUE(whole.PartialChunks().empty());
+  RegionChunks inside = DescribeRegion(false, 1000, 5010, 20);  // inside chunk 5
+  EXPECT_EQ(inside.PartialChunks(), (std::vector<uint64_t>{5}));
+  EXPECT_EQ(inside.whole_begin, inside.whole_end);
+  EXPECT_EQ(inside.GraphOf(5).ranks_needed, 30u);
+}
+
+// Every label has two 16-byte places, and no two labels share one: the layout is a bijection
+// onto the region's slots.
+TEST(LabelLayout, IsABijectionOntoTheRegionsSlots) {
+  const uint32_t m = 4;
+  const uint64_t first = 5, count = 4 * 12 + 2;  // chunk 1 partial, chunks 2..12 whole, chunk 13 partial
+  LabelLayout layout(first, count, m);
+  layout.AddRuns({{2, 9, 3}, {9, 13, 2}});  // teams of 3 (the last of the run 1), then of 2
+  std::set<std::pair<uint64_t, uint32_t>> seen;
+  for (uint64_t g = first; g < first + count; ++g) {
+    LabelLayout::Half h[2];
+    layout.Locate(g, h);
+    for (int k = 0; k < 2; ++k) {
+      ASSERT_LT(h[k].slot, count);
+      ASSERT_TRUE(h[k].byte_offset == 0 || h[k].byte_offset == 16);
+      EXPECT_TRUE(seen.insert({h[k].slot, h[k].byte_offset}).second) << "label " << g;
+    }
+  }
+  EXPECT_EQ(seen.size(), 2 * count);
+  // Chunk 2 rank 0 opens the first team's block (slot 8 - 5 = 3); its second half is C = 3 units on.
+  LabelLayout::Half h[2];
+  layout.Locate(8, h);
+  EXPECT_EQ(h[0].slot, 3u);
+  EXPECT_EQ(h[0].byte_offset, 0u);
+  EXPECT_EQ(h[1].slot, 4u);
+  EXPECT_EQ(h[1].byte_offset, 16u);
+  // Chunk 4, rank 1 (g = 17): team of chunks 2..4, c = 2: units (1*2+0)*3+2 = 8 and 11.
+  layout.Locate(17, h);
+  EXPECT_EQ(h[0].slot, 3u + 4);
+  EXPECT_EQ(h[0].byte_offset, 0u);
+  EXPECT_EQ(h[1].slot, 3u + 5);
+  EXPECT_EQ(h[1].byte_offset, 16u);
+  // The partial chunks stay natural.
+  layout.Locate(6, h);
+  EXPECT_EQ(h[0].slot, 1u);
+  EXPECT_EQ(h[1].slot, 1u);
+  EXPECT_EQ(h[1].byte_offset, 16u);
 }
 
 }  // namespace

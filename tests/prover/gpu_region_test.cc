@@ -1,8 +1,11 @@
-// DeviceRegion (the GPU backends' acquisition, fill passes and lookup) on the CPU-emulated runtime:
-// the same driver code the CUDA and HIP backends run, with allocations that back off, regions that
-// cross allocation boundaries, partial chunks, scratch in the region tail, failures and release.
+// DeviceRegion (the GPU backends' acquisition, fill waves and lookup) on the CPU-emulated runtime:
+// the same driver code the CUDA and HIP backends run, with allocations that back off (and refuse
+// managed or compressible memory), regions that cross allocation boundaries, partial chunks,
+// in-place labelling with nothing outside the side scratch, the 192 deferred chunks, lookups of
+// every slot kind, failures and release.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <random>
 
@@ -39,9 +42,7 @@ DeviceRegionOptions Pieces(uint64_t bytes, uint64_t piece_bytes) {
 
 FillTuning SmallTuning() {
   FillTuning t;
-  t.target_threads = 256;
   t.side_scratch_bytes = 1 << 20;
-  t.max_region_scratch_bytes = 4 << 20;
   return t;
 }
 
@@ -66,7 +67,7 @@ TEST_P(RegionParity, FillThenLookupEqualsTheCpuEngine) {
   const RegionCase c = GetParam();
   EmulatedRuntime runtime(SmallGpu());
   const RegionSpec spec = Spec(c.format, c.m, c.first, c.count);
-  // Room for the plan plus a little: the tail passes must cope with what the plan leaves.
+  // Room for the plan plus a little that the fill must not touch.
   auto region = DeviceRegion::Acquire(&runtime, 0, Pieces((c.count + 100) * 32, c.piece_bytes));
   ASSERT_TRUE(region.ok()) << region.status().ToString();
   FillStats stats;
@@ -104,62 +105,158 @@ INSTANTIATE_TEST_SUITE_P(Cases, RegionParity,
                                            RegionCase{LabelFormat::kC1, 4096, 4096 * 5 + 1, 4096 * 6, 40960},
                                            RegionCase{LabelFormat::k192, 4096, 4096 * 2, 4096 * 5 + 77, 65536}));
 
-TEST(DeviceRegion, MainPassesKeepScratchInTheRegionTail) {
+// Whole chunks of a power-of-two m are labelled in their own slots: the only memory outside the
+// plan's label slots is the side scratch (programs, tables, the partial chunks' work labels),
+// measured by the runtime's own allocation counter, and nothing of it is left after the fill.
+TEST(DeviceRegion, WholeChunksInPlaceUseNoScratchBeyondTheSideScratch) {
   EmulatedRuntime runtime(SmallGpu(96));
-  const RegionSpec spec = Spec(LabelFormat::kC1, 256, 0, 256 * 600);
+  const uint32_t m = 256;
+  const RegionSpec spec = Spec(LabelFormat::kC1, m, m * 3 + 17, m * 300);  // partial chunks at both ends
   auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, 256 * 1024));
   ASSERT_TRUE(region.ok());
-  FillTuning t = SmallTuning();
-  t.side_scratch_bytes = 64 * 1024;  // a few chunks' scratch: the final pass only
+  const uint64_t pieces = runtime.allocated_bytes();
   FillStats stats;
-  ASSERT_TRUE((*region)->Fill(spec, t, {}, &stats).ok());
-  EXPECT_GE(stats.passes, 3u) << stats.plan;
-  EXPECT_GT(stats.region_scratch_peak_bytes, stats.side_scratch_bytes) << stats.plan;
-  EXPECT_NE(stats.plan.find("region-tail pass"), std::string::npos);
-  EXPECT_NE(stats.plan.find("side-scratch pass"), std::string::npos);
-  EXPECT_EQ(Reference(spec), LookupRange(**region, 0, spec.count)) << stats.plan;
+  ASSERT_TRUE((*region)->Fill(spec, SmallTuning(), {}, &stats).ok());
+  EXPECT_EQ(runtime.peak_allocated_bytes() - pieces, stats.bytes_outside_label_slots_peak);
+  EXPECT_EQ(stats.bytes_outside_label_slots_peak, stats.side_scratch_bytes);
+  EXPECT_EQ(stats.region_scratch_peak_bytes, 0u);
+  EXPECT_EQ(stats.partial_chunks, 2u);
+  // Programs and tables plus two chunks' work labels (8 KiB each), well under the 1 MiB cap.
+  EXPECT_LT(stats.side_scratch_bytes, 256u * 1024) << stats.plan;
+  EXPECT_EQ(runtime.allocated_bytes(), pieces);  // the side scratch is gone
+  EXPECT_EQ(stats.passes, 1u);
+  EXPECT_EQ(Reference(spec), LookupRange(**region, spec.first, spec.count)) << stats.plan;
 }
 
-TEST(DeviceRegion, Format192UsesABlock0TableInTheRegionTail) {
+// Every wave of the main phase runs as many teams as the device holds (no runt wave); the chunks
+// are spread evenly, so the waves' chunk counts differ by at most one team's worth.
+TEST(DeviceRegion, MainWavesAreFullAndEven) {
   EmulatedRuntime runtime(SmallGpu(96));
-  const RegionSpec spec = Spec(LabelFormat::k192, 32, 32, 32 * 2000);
+  const RegionSpec spec = Spec(LabelFormat::kC1, 16, 0, 16 * 3000);
   auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, 1 << 20));
   ASSERT_TRUE(region.ok());
   FillTuning t = SmallTuning();
-  t.side_scratch_bytes = 96 * 1024;
-  t.cv0_side_max_bytes = 32 * 100;  // the side table covers 100 nodes; the tail holds all
-  t.shared_scratch = false;
-  t.preferred_threads_per_chunk = 1;  // a large in-region scratch
+  t.max_chunks_per_team = 8;  // 64 resident teams x 8 = 512 chunks a wave: six waves of 500
   FillStats stats;
   ASSERT_TRUE((*region)->Fill(spec, t, {}, &stats).ok());
-  EXPECT_GT(stats.cv0_table_nodes, 100u) << stats.plan;
-  EXPECT_EQ(Reference(spec), LookupRange(**region, spec.first, spec.count));
+  ASSERT_EQ(stats.launch_log.size(), 6u) << stats.plan;
+  for (const LaunchStats& l : stats.launch_log) {
+    EXPECT_EQ(l.phase, "main");
+    EXPECT_EQ(l.teams, 64u);
+    EXPECT_EQ(l.chunks, 500u);
+    EXPECT_EQ(l.team_threads, 64u);
+  }
+  EXPECT_EQ(stats.launch_log.back().labels_done, spec.count);
+  EXPECT_EQ(Reference(spec), LookupRange(**region, 0, spec.count));
 }
 
-TEST(DeviceRegion, SharedMemoryScratchForTinyChunks) {
-  EmulatedRuntime runtime(SmallGpu());
-  const RegionSpec spec = Spec(LabelFormat::kC1, 64, 10, 64 * 50);
-  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, 8192));
+// 192: when the block-0 table does not fit the side scratch it sits in the top of the plan's own
+// slots; the chunks there are labelled last, in their own waves, and every label is right.
+TEST(DeviceRegion, Format192DefersTheChunksUnderTheBlock0Table) {
+  EmulatedRuntime runtime(SmallGpu(96));
+  const uint32_t m = 32;  // 1278 nodes: a 40 KiB table, over two chunks' slots
+  const RegionSpec spec = Spec(LabelFormat::k192, m, m * 5, m * 400 + 7);  // and a trailing partial chunk
+  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, 64 * 1024));
   ASSERT_TRUE(region.ok());
+  FillTuning t = SmallTuning();
+  t.cv0_side_max_bytes = 32 * 100;  // the side scratch caches 100 nodes
   FillStats stats;
-  ASSERT_TRUE((*region)->Fill(spec, SmallTuning(), {}, &stats).ok());
-  EXPECT_NE(stats.plan.find("shared-memory pass"), std::string::npos) << stats.plan;
-  EXPECT_EQ(Reference(spec), LookupRange(**region, spec.first, spec.count));
+  ASSERT_TRUE((*region)->Fill(spec, t, {}, &stats).ok());
+  EXPECT_GT(stats.deferred_chunks, 0u) << stats.plan;
+  EXPECT_EQ(stats.region_scratch_peak_bytes, stats.cv0_table_nodes * 32);
+  EXPECT_EQ(stats.passes, 2u);
+  EXPECT_EQ(stats.launch_log.back().phase, "deferred");
+  EXPECT_EQ(stats.launch_log.back().cv0_nodes, 100u);
+  EXPECT_EQ(stats.launch_log.front().cv0_nodes, stats.cv0_table_nodes);
+  EXPECT_EQ(Reference(spec), LookupRange(**region, spec.first, spec.count)) << stats.plan;
 }
 
-TEST(DeviceRegion, ReverseThreadOrderAndOnlySideScratchGiveTheSameBytes) {
+// Lookups of every kind of slot, against the CPU engine: partial chunks at both ends (natural
+// layout, one of them a truncated graph), team blocks inside one piece, across one allocation
+// boundary and across several (the slot-table path), teams of C and C + 1 (two layout runs).
+TEST(DeviceRegion, LookupsOfEverySlotKind) {
+  for (uint64_t piece : {96u * 1024, 8u * 1024, 3u * 1024}) {
+    EmulatedRuntime runtime(SmallGpu(96));
+    const uint32_t m = 64;
+    const RegionSpec spec = Spec(LabelFormat::kC1, m, m * 9 + 5, m * 390 + 20);
+    auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, piece));
+    ASSERT_TRUE(region.ok());
+    FillTuning t = SmallTuning();
+    t.max_chunks_per_team = 7;  // 388 whole chunks over 64 teams: 4 teams of 7, 60 of 6
+    FillStats stats;
+    ASSERT_TRUE((*region)->Fill(spec, t, {}, &stats).ok());
+    EXPECT_EQ((*region)->layout().runs().size(), 2u) << stats.plan;
+    // Random order, with repeats, in batches larger than one lookup kernel takes.
+    std::mt19937_64 rng(piece);
+    std::vector<uint64_t> idx(spec.count + 500);
+    for (uint64_t i = 0; i < idx.size(); ++i) idx[i] = spec.first + (i < spec.count ? i : rng() % spec.count);
+    std::shuffle(idx.begin(), idx.end(), rng);
+    std::vector<uint8_t> got(idx.size() * 32);
+    ASSERT_TRUE((*region)->Lookup(idx.data(), idx.size(), got.data()).ok());
+    const std::vector<uint8_t> want = Reference(spec);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      ASSERT_EQ(0, std::memcmp(got.data() + i * 32, want.data() + (idx[i] - spec.first) * 32, 32))
+          << "label " << idx[i] << " with pieces of " << piece << " bytes";
+    }
+  }
+}
+
+TEST(DeviceRegion, ReverseThreadOrderAndScratchTeamsGiveTheSameBytes) {
   EmulatedGpuConfig config = SmallGpu();
   config.order = EmulatedThreadOrder::kReverse;
   EmulatedRuntime runtime(config);
   const RegionSpec spec = Spec(LabelFormat::k192, 500, 250, 500 * 9 + 10);
-  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, 8192));
+  for (bool in_place : {true, false}) {
+    auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, 8192));
+    ASSERT_TRUE(region.ok());
+    FillTuning t = SmallTuning();
+    t.in_place = in_place;
+    t.threads_per_chunk = 3;
+    t.team_threads = 9;
+    ASSERT_TRUE((*region)->Fill(spec, t).ok());
+    EXPECT_EQ(Reference(spec), LookupRange(**region, spec.first, spec.count)) << (in_place ? "in place" : "scratch");
+  }
+}
+
+// Labels must occupy physical device bytes: a runtime that reports managed or compressible memory
+// gets every piece refused (and freed); one that cannot tell about compression is accepted, and
+// the account says so.
+TEST(DeviceRegion, RefusesManagedAndCompressibleMemory) {
+  for (EmulatedMemoryKind kind : {EmulatedMemoryKind::kManaged, EmulatedMemoryKind::kCompressible}) {
+    EmulatedGpuConfig config = SmallGpu();
+    config.memory_kind = kind;
+    EmulatedRuntime runtime(config);
+    auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(4 << 20, 1 << 20));
+    EXPECT_EQ(region.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(region.status().message().find(kind == EmulatedMemoryKind::kManaged ? "managed" : "compressible"),
+              std::string::npos)
+        << region.status().ToString();
+    EXPECT_EQ(runtime.live_allocations(), 0);
+    EXPECT_EQ(runtime.live_mapped_host(), 0);
+  }
+  EmulatedGpuConfig config = SmallGpu();
+  config.memory_kind = EmulatedMemoryKind::kUnknownCompression;
+  EmulatedRuntime runtime(config);
+  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(4 << 20, 1 << 20));
   ASSERT_TRUE(region.ok());
-  FillTuning t = SmallTuning();
-  t.in_region_scratch = false;
-  t.threads_per_chunk = 3;
-  t.team_threads = 9;
-  ASSERT_TRUE((*region)->Fill(spec, t).ok());
-  EXPECT_EQ(Reference(spec), LookupRange(**region, spec.first, spec.count));
+  EXPECT_FALSE((*region)->memory_account().compression_checked);
+}
+
+TEST(DeviceRegion, MemoryAccountReconcilesCapacity) {
+  EmulatedRuntime runtime(SmallGpu(64));  // 64 MiB, 1 MiB taken by the "context"
+  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(10 << 20, 1 << 20));
+  ASSERT_TRUE(region.ok());
+  const MemoryAccount& a = (*region)->memory_account();
+  EXPECT_EQ(a.total_bytes, 64u << 20);
+  EXPECT_EQ(a.context_and_others_bytes, 1u << 20);
+  EXPECT_EQ(a.free_before_bytes, 63u << 20);
+  EXPECT_EQ(a.acquired_bytes, 10u << 20);
+  EXPECT_EQ(a.pieces, 10u);
+  EXPECT_EQ(a.largest_piece_bytes, 1u << 20);
+  EXPECT_EQ(a.free_after_bytes, 53u << 20);
+  EXPECT_EQ(a.acquisition_overhead_bytes, 0);
+  EXPECT_TRUE(a.all_pieces_device_memory);
+  EXPECT_TRUE(a.compression_checked);
 }
 
 TEST(DeviceRegion, TakesAllFreeMemoryButTheReserveWithBackOff) {
@@ -245,7 +342,7 @@ TEST(DeviceRegion, ErrorsAreStatusesAndNothingLeaks) {
 
 TEST(DeviceRegion, SideScratchIsFreedAfterTheFill) {
   EmulatedRuntime runtime(SmallGpu());
-  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(4 << 20, 1 << 20));
+  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(1 << 20, 256 << 10));
   ASSERT_TRUE(region.ok());
   const uint64_t before = runtime.allocated_bytes();
   EXPECT_EQ((*region)->scratch_bytes(), 0u);  // nothing outside the pieces between fills
@@ -253,7 +350,10 @@ TEST(DeviceRegion, SideScratchIsFreedAfterTheFill) {
   FillControl control;
   control.progress = [&](uint64_t, uint64_t) { during = std::max(during, (*region)->scratch_bytes()); };
   FillStats stats;
-  ASSERT_TRUE((*region)->Fill(Spec(LabelFormat::kC1, 1024, 0, (4 << 20) / 32), SmallTuning(), control, &stats).ok());
+  FillTuning t = SmallTuning();
+  t.max_wave_chunks = 8;  // several launches
+  ASSERT_TRUE((*region)->Fill(Spec(LabelFormat::k192, 512, 0, (1 << 20) / 32), t, control, &stats).ok());
+  EXPECT_GT(stats.launches, 3u);
   EXPECT_EQ(during, stats.side_scratch_bytes);
   EXPECT_LE(stats.side_scratch_bytes, SmallTuning().side_scratch_bytes);
   EXPECT_EQ((*region)->scratch_bytes(), 0u);

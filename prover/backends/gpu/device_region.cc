@@ -8,6 +8,7 @@
 
 #include "kernels/gpu/device_program.h"
 #include "kernels/gpu/session_constants.h"
+#include "kernels/gpu/team_executor.h"
 #include "kernels/graph_schedule.h"
 
 namespace wipeproof {
@@ -15,21 +16,46 @@ namespace gpu {
 namespace {
 
 constexpr uint64_t kDeviceAlignment = 256;
-// Minimum chunks per team for keeping team scratch in shared memory: fewer would leave most lanes
-// idle in narrow layers (r = G / C threads per chunk), worse than global scratch.
-constexpr uint32_t kMinSharedChunksPerTeam = 8;
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+// Takes device memory and refuses what cannot hold labels in physical bytes: anything the runtime
+// does not call plain device memory (managed memory migrates; host memory is not the device's),
+// and compressible memory where the runtime can tell (gpu_runtime.h MemoryKind).
 class RuntimeAllocator final : public DeviceAllocator {
  public:
-  RuntimeAllocator(GpuRuntime* runtime, int ordinal) : runtime_(runtime), ordinal_(ordinal) {}
-  Status Allocate(uint64_t bytes, void** ptr) override { return runtime_->Allocate(ordinal_, bytes, ptr); }
+  RuntimeAllocator(GpuRuntime* runtime, int ordinal, MemoryAccount* account = nullptr)
+      : runtime_(runtime), ordinal_(ordinal), account_(account) {}
+  Status Allocate(uint64_t bytes, void** ptr) override {
+    WP_RETURN_IF_ERROR(runtime_->Allocate(ordinal_, bytes, ptr));
+    MemoryKind kind;
+    Status st = runtime_->QueryMemory(ordinal_, *ptr, &kind);
+    if (st.ok() && (!kind.device || kind.managed || kind.compressible)) {
+      st = FailedPreconditionError(std::string("refusing ") +
+                                   (kind.managed        ? "managed"
+                                    : kind.compressible ? "compressible"
+                                                        : "non-device") +
+                                   " memory for labels (" + kind.detail + ")");
+    }
+    if (!st.ok()) {
+      runtime_->Free(ordinal_, *ptr);
+      *ptr = nullptr;
+      return st.WithContext("checking an allocation of " + std::to_string(bytes) + " bytes");
+    }
+    if (account_ != nullptr) {
+      if (account_->memory_kind.empty()) account_->memory_kind = kind.detail;
+      account_->compression_checked =
+          kind.compression_checked && (account_->pieces == 0 || account_->compression_checked);
+      ++account_->pieces;
+    }
+    return Status::Ok();
+  }
   void Free(void* ptr) override { runtime_->Free(ordinal_, ptr); }
 
  private:
   GpuRuntime* runtime_;
   int ordinal_;
+  MemoryAccount* account_;
 };
 
 // The side scratch: one device allocation carved up by a bump allocator; freed on scope exit.
@@ -77,20 +103,21 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::Acquire(GpuRuntime* runtim
                                                               const DeviceRegionOptions& options) {
   std::unique_ptr<DeviceRegion> r(new DeviceRegion(runtime, ordinal));  // releases on every early return
   WP_RETURN_IF_ERROR(runtime->Properties(ordinal, &r->props_));
-  uint64_t total = 0;
-  WP_RETURN_IF_ERROR(runtime->MemoryInfo(ordinal, &r->free_before_, &total));
+  MemoryAccount& a = r->account_;
+  WP_RETURN_IF_ERROR(runtime->MemoryInfo(ordinal, &a.free_before_bytes, &a.total_bytes));
+  a.context_and_others_bytes = a.total_bytes > a.free_before_bytes ? a.total_bytes - a.free_before_bytes : 0;
   uint64_t target = options.bytes;
   if (target == 0) {
     const uint64_t reserve = std::max(options.reserve_bytes, kMinReserveBytes);
-    if (r->free_before_ <= reserve + 32) {
-      return ResourceExhaustedError("device " + r->props_.id + " has " + std::to_string(r->free_before_) +
+    if (a.free_before_bytes <= reserve + 32) {
+      return ResourceExhaustedError("device " + r->props_.id + " has " + std::to_string(a.free_before_bytes) +
                                     " bytes free, not more than the reserve of " + std::to_string(reserve));
     }
-    target = r->free_before_ - reserve;
+    target = a.free_before_bytes - reserve;
   }
-  WP_RETURN_IF_ERROR(runtime->AllocateMappedHost(ordinal, static_cast<uint64_t>(kLookupBatch) * 40, &r->lookup_host_,
-                                                 &r->lookup_device_));
-  RuntimeAllocator allocator(runtime, ordinal);
+  WP_RETURN_IF_ERROR(runtime->AllocateMappedHost(ordinal, static_cast<uint64_t>(kLookupBatch) * kLookupBytesPerLabel,
+                                                 &r->lookup_host_, &r->lookup_device_));
+  RuntimeAllocator allocator(runtime, ordinal, &a);
   auto pieces = AcquireInPieces(allocator, target, options.policy);
   if (!pieces.ok()) return pieces.status().WithContext("acquiring memory on " + r->props_.id);
   r->pieces_ = std::move(pieces).value();
@@ -100,7 +127,17 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::Acquire(GpuRuntime* runtim
                                   std::to_string(target) + " bytes requested");
   }
   r->map_ = SlotMap(r->pieces_);
-  WP_RETURN_IF_ERROR(runtime->MemoryInfo(ordinal, &r->free_after_, &total));
+  uint64_t total = 0;
+  WP_RETURN_IF_ERROR(runtime->MemoryInfo(ordinal, &a.free_after_bytes, &total));
+  a.acquired_bytes = got;
+  a.pieces = r->pieces_.size();
+  a.smallest_piece_bytes = ~0ull;
+  for (const auto& p : r->pieces_) {
+    a.largest_piece_bytes = std::max(a.largest_piece_bytes, p.bytes);
+    a.smallest_piece_bytes = std::min(a.smallest_piece_bytes, p.bytes);
+  }
+  a.acquisition_overhead_bytes =
+      static_cast<int64_t>(a.free_before_bytes) - static_cast<int64_t>(a.free_after_bytes) - static_cast<int64_t>(got);
   return r;
 }
 
@@ -111,8 +148,8 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::AdoptHostMemory(GpuRuntime
   }
   std::unique_ptr<DeviceRegion> r(new DeviceRegion(runtime, ordinal));
   WP_RETURN_IF_ERROR(runtime->Properties(ordinal, &r->props_));
-  WP_RETURN_IF_ERROR(runtime->AllocateMappedHost(ordinal, static_cast<uint64_t>(kLookupBatch) * 40, &r->lookup_host_,
-                                                 &r->lookup_device_));
+  WP_RETURN_IF_ERROR(runtime->AllocateMappedHost(ordinal, static_cast<uint64_t>(kLookupBatch) * kLookupBytesPerLabel,
+                                                 &r->lookup_host_, &r->lookup_device_));
   void* device = nullptr;
   WP_RETURN_IF_ERROR(runtime->RegisterHost(ordinal, host, bytes, &device).WithContext("registering host memory"));
   r->adopted_host_ = host;
@@ -169,56 +206,120 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
   const bool f192 = spec.format == LabelFormat::k192;
   const uint32_t m = spec.chunk_labels;
   const RegionChunks rc = DescribeRegion(f192, m, spec.first, spec.count);
-  const GraphShape shape = ShapeForChunkLabels(m);
-  const uint64_t chunk_bytes = static_cast<uint64_t>(shape.scratch_labels) * 32;
   const uint64_t mps = std::max(1, props_.multiprocessors);
   FillTuning tune = tuning;
-  if (tune.target_threads == 0) tune.target_threads = mps * 1024;
-  if (adopted_host_ != nullptr) tune.in_region_scratch = false;  // scratch over the bus would crawl
-  if (tune.max_chunks_per_team == 0) {
-    // A team's scratch is contiguous inside one piece: keep it to a quarter of the largest.
-    uint64_t largest = 0;
-    for (const auto& p : pieces_) largest = std::max(largest, p.bytes);
-    tune.max_chunks_per_team = static_cast<uint32_t>(std::clamp<uint64_t>(largest / 4 / chunk_bytes, 1, 1024));
-  }
+  tune.team_threads = std::clamp<uint32_t>(tune.team_threads, 1, 256);
+  tune.max_team_threads = std::clamp<uint32_t>(tune.max_team_threads, tune.team_threads, 256);
+  tune.max_chunks_per_team = std::clamp<uint32_t>(tune.max_chunks_per_team, 1, kMaxTeamChunks);
+  // GPU-filled host memory keeps the natural layout (its owner reads it directly): scratch teams.
+  const bool in_place = tune.in_place && adopted_host_ == nullptr;
 
+  // Programs: graph m, and the last chunk's own graph when the region ends inside it (c1: graph m
+  // truncated after its last rank; 192: graph m').
   const DeviceProgram program = BuildDeviceProgram(m, m);
+  const RegionChunks::Graph last = rc.GraphOf(rc.chunk_end - 1);
+  const bool own_graph = last.graph_labels != m || last.ranks_needed != m;
   DeviceProgram partial_program;
-  GraphShape partial_shape;
-  if (rc.partial_192) {
-    partial_program = BuildDeviceProgram(rc.partial_graph_labels, rc.partial_graph_labels);
-    partial_shape = ShapeForChunkLabels(rc.partial_graph_labels);
+  if (own_graph) partial_program = BuildDeviceProgram(last.graph_labels, last.ranks_needed);
+  const uint64_t work_bytes = static_cast<uint64_t>(program.work_labels) * 32;
+  const uint64_t extra_bytes = in_place ? static_cast<uint64_t>(program.work_labels - m) * 32 : 0;
+  // Chunks the region holds only part of: scratch teams of one chunk each, natural layout.
+  struct Partial {
+    uint64_t chunk;
+    uint32_t graph;
+    uint64_t work_bytes;
+  };
+  std::vector<Partial> partials;
+  for (uint64_t c : rc.PartialChunks()) {
+    const bool own = own_graph && c == rc.chunk_end - 1;
+    partials.push_back({c, own ? 1u : 0u, own ? partial_program.work_labels * 32ull : work_bytes});
   }
-  const uint64_t program_bytes = program.words.size() * 4, partial_bytes = partial_program.words.size() * 4;
+  const uint64_t whole = rc.whole_end > rc.whole_begin ? rc.whole_end - rc.whole_begin : 0;
 
-  // Side scratch: programs, the team table, the 192 block-0 table, the final passes' teams.
-  const uint64_t max_teams = mps * 64;
+  // Resident teams per launch for a team size (the occupancy calculator), cached.
+  std::vector<std::pair<uint32_t, uint64_t>> resident_cache;
+  Status occupancy_error;
+  auto resident = [&](uint32_t threads) -> uint64_t {
+    for (const auto& [t, n] : resident_cache)
+      if (t == threads) return n;
+    int per_mp = 0;
+    Status os = runtime_->FillTeamsPerMultiprocessor(ordinal_, spec.format == LabelFormat::kC1 ? 0 : 1, threads,
+                                                     FillSharedBytes(tune.max_chunks_per_team), &per_mp);
+    if (!os.ok() && occupancy_error.ok()) occupancy_error = os;
+    uint64_t n = static_cast<uint64_t>(std::max(per_mp, 1)) * mps;
+    if (tune.target_threads > 0) n = std::max<uint64_t>(1, std::min(n, tune.target_threads / threads));
+    resident_cache.push_back({threads, n});
+    return n;
+  };
+  const uint64_t full_wave_teams = resident(tune.team_threads);
+  WP_RETURN_IF_ERROR(occupancy_error);
+
+  // The side scratch: the only memory outside the plan's label slots (fill_passes.h).
+  const uint64_t max_teams = full_wave_teams + partials.size();
   std::vector<uint64_t> table(map_.slot_begin());  // slot_begin (pieces + 1), then the bases
   table.insert(table.end(), map_.bases().begin(), map_.bases().end());
-  const uint64_t fixed = AlignUp(table.size() * 8, kDeviceAlignment) + AlignUp(program_bytes, kDeviceAlignment) +
-                         AlignUp(partial_bytes + 8, kDeviceAlignment) + AlignUp(max_teams * 8, kDeviceAlignment) +
-                         2 * kDeviceAlignment;
+  auto aligned = [](uint64_t n) { return AlignUp(n, kDeviceAlignment); };
+  const uint64_t fixed = aligned(table.size() * 8) + aligned(program.words.size() * 4) +
+                         aligned(program.step_begin.size() * 4) + aligned(partial_program.words.size() * 4 + 4) +
+                         aligned(partial_program.step_begin.size() * 4 + 4) + aligned(max_teams * sizeof(TeamDesc)) +
+                         aligned(16);
+  uint64_t partial_bytes = 0;
+  for (const Partial& p : partials) partial_bytes += aligned(p.work_bytes);
+  // Side bytes each whole chunk needs: none in place when m is a power of two.
+  const uint64_t per_chunk = in_place ? extra_bytes : work_bytes;
+  const uint32_t c_max = tune.threads_per_chunk > 0 ? std::max<uint32_t>(1, tune.team_threads / tune.threads_per_chunk)
+                                                    : tune.max_chunks_per_team;
+  const uint64_t bulk_want = per_chunk > 0 ? per_chunk * std::min<uint64_t>(whole, full_wave_teams * c_max) +
+                                                 kDeviceAlignment * full_wave_teams
+                                           : 0;
+  const uint64_t cv0_full_bytes = f192 ? std::min(program.nodes * 32, tune.cv0_side_max_bytes / 32 * 32) : 0;
+  const uint64_t side_min = fixed + partial_bytes + (whole > 0 ? aligned(per_chunk) + kDeviceAlignment : 0);
+  const uint64_t side_want = std::max(
+      side_min,
+      std::min(tune.side_scratch_bytes, fixed + partial_bytes + bulk_want + cv0_full_bytes + kDeviceAlignment));
   SideScratch side(runtime_, ordinal_);
-  WP_RETURN_IF_ERROR(side.Allocate(tune.side_scratch_bytes, fixed + chunk_bytes));
+  WP_RETURN_IF_ERROR(side.Allocate(side_want, side_min));
   st->side_scratch_bytes = side.bytes();
+  st->bytes_outside_label_slots_peak = side.bytes();
   scratch_now_ = side.bytes();
-  const uint64_t table_dev = side.Take(table.size() * 8);
-  WP_RETURN_IF_ERROR(
-      runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(table_dev), table.data(), table.size() * 8));
+  auto upload = [&](const void* data, uint64_t bytes) -> StatusOr<uint64_t> {
+    const uint64_t at = side.Take(bytes);
+    if (bytes > 0) WP_RETURN_IF_ERROR(runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(at), data, bytes));
+    return at;
+  };
+  WP_ASSIGN_OR_RETURN(const uint64_t table_dev, upload(table.data(), table.size() * 8));
   SlotTableView table_view;
   table_view.slot_begin = reinterpret_cast<const uint64_t*>(table_dev);
   table_view.base = reinterpret_cast<const uint64_t*>(table_dev) + map_.pieces() + 1;
   table_view.count = map_.pieces();
-  const uint64_t program_dev = side.Take(program_bytes);
-  WP_RETURN_IF_ERROR(
-      runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(program_dev), program.words.data(), program_bytes));
-  uint64_t partial_dev = 0;
-  if (partial_bytes > 0) {
-    partial_dev = side.Take(partial_bytes);
-    WP_RETURN_IF_ERROR(runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(partial_dev),
-                                              partial_program.words.data(), partial_bytes));
+  FillGraph graphs[2];
+  const DeviceProgram* programs[2] = {&program, &partial_program};
+  for (int g = 0; g < 2; ++g) {
+    const DeviceProgram& p = *programs[g];
+    if (p.ops == 0) continue;
+    WP_ASSIGN_OR_RETURN(const uint64_t words, upload(p.words.data(), p.words.size() * 4));
+    WP_ASSIGN_OR_RETURN(const uint64_t steps, upload(p.step_begin.data(), p.step_begin.size() * 4));
+    graphs[g].program = reinterpret_cast<const uint32_t*>(words);
+    graphs[g].step_begin = reinterpret_cast<const uint32_t*>(steps);
+    graphs[g].steps = p.steps;
+    graphs[g].work_labels = p.work_labels;
+    const SessionConstants c = BuildSessionConstants(spec.format, spec.seed, m, g == 0 ? m : last.graph_labels);
+    std::memcpy(graphs[g].descriptor, c.descriptor, sizeof c.descriptor);
   }
-  const uint64_t team_table_dev = side.Take(max_teams * 8);
+  const uint64_t team_table_dev = side.Take(max_teams * sizeof(TeamDesc));
+  const uint64_t clock_dev = side.Take(16);
+  std::vector<uint64_t> partial_area;
+  for (const Partial& p : partials) partial_area.push_back(side.Take(p.work_bytes));
+  // Work labels of whole chunks (extras, or scratch teams), then the 192 block-0 table.
+  const uint64_t bulk_bytes = per_chunk > 0 ? std::min(bulk_want, side.Left()) : 0;
+  const uint64_t bulk_dev = bulk_bytes > 0 ? side.Take(bulk_bytes) : 0;
+  uint64_t wave_chunk_cap = ~0ull;
+  if (per_chunk > 0) {
+    wave_chunk_cap = 0;  // what the bulk area holds with each team's part 256-byte aligned
+    for (uint64_t used = 0; used + aligned(per_chunk) <= bulk_bytes; used += aligned(per_chunk)) ++wave_chunk_cap;
+    if (wave_chunk_cap == 0 && whole > 0) return InternalError("side scratch holds no chunk's work labels");
+  }
+  if (tune.max_wave_chunks > 0) wave_chunk_cap = std::min(wave_chunk_cap, tune.max_wave_chunks);
 
   const SessionConstants session = BuildSessionConstants(spec.format, spec.seed, m, m);
   auto build_cv0 = [&](uint64_t address, uint64_t nodes) -> Status {
@@ -227,198 +328,180 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
     args.nodes = nodes;
     std::memcpy(args.int_key, session.int_key, sizeof args.int_key);
     std::memcpy(args.src_key, session.src_key, sizeof args.src_key);
-    args.source_nodes[0] = program.source_nodes[0];
-    args.source_nodes[1] = program.source_nodes[1];
     return runtime_->RunBuildCv0(ordinal_, args);
   };
   uint64_t cv0_side = 0, cv0_side_nodes = 0;
   if (f192) {
-    const uint64_t room = side.Left() > chunk_bytes ? (side.Left() - chunk_bytes) / 4 : 0;
-    cv0_side_nodes = std::min({program.nodes, tune.cv0_side_max_bytes / 32, room / 32});
+    cv0_side_nodes = std::min(cv0_full_bytes, side.Left() / 32 * 32) / 32;
     if (cv0_side_nodes > 0) {
       cv0_side = side.Take(cv0_side_nodes * 32);
       WP_RETURN_IF_ERROR(build_cv0(cv0_side, cv0_side_nodes));
-      st->cv0_table_nodes = cv0_side_nodes;
+    }
+    st->cv0_table_nodes = cv0_side_nodes;
+  }
+  // 192: the whole block-0 table in the top of the plan's own slots, over chunks labelled last.
+  uint64_t cv0_main = cv0_side, cv0_main_nodes = cv0_side_nodes, deferred_begin = rc.whole_end;
+  if (f192 && in_place && tune.cv0_in_region && cv0_side_nodes < program.nodes) {
+    const uint64_t table_bytes = program.nodes * 32;
+    const uint64_t table_chunks = (table_bytes + m * 32ull - 1) / (m * 32ull) + 1;
+    if (whole >= 4 * table_chunks) {
+      uint64_t low = 0;
+      const std::vector<uint64_t> at =
+          PlaceFromTop(map_, rc.SlotBegin(rc.whole_begin), rc.SlotBegin(rc.whole_end), table_bytes, 1, &low);
+      if (!at.empty()) {
+        deferred_begin = std::max(rc.whole_begin, (low + spec.first) / m);
+        if ((rc.whole_end - deferred_begin) * 4 <= whole) {
+          cv0_main = at[0];
+          cv0_main_nodes = program.nodes;
+          WP_RETURN_IF_ERROR(build_cv0(cv0_main, cv0_main_nodes));
+          st->cv0_table_nodes = cv0_main_nodes;
+          st->region_scratch_peak_bytes = table_bytes;
+          st->deferred_chunks = rc.whole_end - deferred_begin;
+        } else {
+          deferred_begin = rc.whole_end;
+        }
+      }
     }
   }
-  const uint64_t side_team_bytes = side.Left();
-  const uint64_t side_team_base = side.Take(side_team_bytes);
-  const uint64_t side_chunks = side_team_bytes / chunk_bytes;
 
-  // Resident teams bound how many chunks one launch can run at once.
-  auto fit_shape = [&](uint64_t max_chunks, uint32_t scratch_labels, bool in_shared, TeamShape* shape_out,
-                       uint64_t* teams_out) -> Status {
-    TeamShape s = ChooseTeamShape(max_chunks, tune.target_threads, tune);
-    for (int iter = 0;; ++iter) {
-      int per_mp = 0;
-      WP_RETURN_IF_ERROR(runtime_->FillTeamsPerMultiprocessor(
-          ordinal_, session.format, s.threads, FillSharedBytes(s.chunks, scratch_labels, in_shared), &per_mp));
-      const uint64_t resident = static_cast<uint64_t>(std::max(per_mp, 1)) * mps;
-      const uint64_t chunks = std::min(max_chunks, resident * s.chunks);
-      if (chunks >= max_chunks || iter == 1) {
-        *shape_out = s;
-        *teams_out = std::min({std::max<uint64_t>(1, chunks / s.chunks), max_teams, resident});
-        return Status::Ok();
-      }
-      s = ChooseTeamShape(chunks, tune.target_threads, tune);
+  // The waves.
+  WaveLimits limits;
+  limits.resident_teams = resident;
+  limits.team_threads = tune.team_threads;
+  limits.max_team_threads = tune.max_team_threads;
+  limits.max_chunks_per_team = tune.max_chunks_per_team;
+  limits.fixed_chunks_per_team = tune.threads_per_chunk > 0 ? c_max : 0;
+  limits.max_wave_chunks = wave_chunk_cap;
+  std::vector<PlannedWave> waves;
+  std::vector<LayoutRun> runs;
+  PlanEvenWaves(rc.whole_begin, deferred_begin, "main", !in_place, limits, &waves, &runs,
+                static_cast<uint32_t>(partials.size()));
+  if (!partials.empty()) {
+    if (waves.empty()) {
+      waves.emplace_back();
+      waves.back().phase = "main";
+      waves.back().team_threads = tune.team_threads;
     }
-  };
+    for (const Partial& p : partials) waves.front().teams.push_back({p.chunk, 1, true, p.graph});
+  }
+  PlanEvenWaves(deferred_begin, rc.whole_end, "deferred", false, limits, &waves, &runs);
+  WP_RETURN_IF_ERROR(occupancy_error);
+  st->partial_chunks = partials.size();
 
-  uint64_t labels_done = 0;
-  auto run = [&](uint64_t c0, uint64_t c1, const SessionConstants& sess, uint64_t program_at, uint32_t ops,
-                 uint32_t scratch_labels, TeamShape shape_run, const std::vector<uint64_t>& teams, bool in_shared,
-                 uint64_t teams_in_shared, uint64_t cv0_at, uint64_t cv0_nodes) -> Status {
-    if (!in_shared) {
-      WP_RETURN_IF_ERROR(
-          runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(team_table_dev), teams.data(), teams.size() * 8));
-    }
-    FillLaunch launch;
-    FillWaveArgs& a = launch.args;
-    a.session = sess;
-    a.program = reinterpret_cast<const uint32_t*>(program_at);
-    a.op_count = ops;
-    a.scratch_labels = scratch_labels;
-    a.cv0 = reinterpret_cast<const uint32_t*>(cv0_at);
-    a.cv0_nodes = cv0_nodes;
-    a.region_first = spec.first;
-    a.region_count = spec.count;
-    a.chunks_per_team = shape_run.chunks;
-    a.scratch_in_shared = in_shared ? 1 : 0;
-    a.team_scratch = reinterpret_cast<const uint64_t*>(team_table_dev);
-    a.slots = table_view;
-    launch.threads_per_team = shape_run.threads;
-    uint64_t wave = (in_shared ? teams_in_shared : teams.size()) * shape_run.chunks;
-    if (tune.max_wave_chunks > 0) wave = std::min(wave, tune.max_wave_chunks);
-    for (uint64_t c = c0; c < c1; c += wave) {
-      if (control.cancel != nullptr && control.cancel->load()) return FailedPreconditionError("fill cancelled");
-      a.chunk_begin = c;
-      a.chunk_end = std::min(c1, c + wave);
-      launch.teams = static_cast<uint32_t>((a.chunk_end - c + shape_run.chunks - 1) / shape_run.chunks);
-      WP_RETURN_IF_ERROR(runtime_->RunFill(ordinal_, launch).WithContext("fill launch on " + props_.id));
-      ++st->launches;
-      labels_done += rc.SlotEnd(a.chunk_end - 1) - rc.SlotBegin(c);
-      if (control.progress) control.progress(labels_done, spec.count);
-    }
-    return Status::Ok();
-  };
+  // Each wave: its team table, the launch, its figures.
   auto note = [&](const std::string& line) { st->plan += (st->plan.empty() ? "" : "\n") + line; };
   note("program: " + std::to_string(program.ops) + " ops in " + std::to_string(program.steps) + " super-steps, " +
-       std::to_string(program.nodes) + " nodes per chunk");
-  auto describe = [&](const char* where, uint64_t c0, uint64_t c1, TeamShape s, uint64_t teams) {
-    return std::string(where) + ": chunks " + std::to_string(c0) + ".." + std::to_string(c1) + ", teams of " +
-           std::to_string(s.threads) + " threads x " + std::to_string(s.chunks) + " chunks, " + std::to_string(teams) +
-           " teams (" + std::to_string(teams * s.chunks) + " chunks in flight)";
-  };
-  auto first_pass = [&](TeamShape s, uint64_t teams) {
-    if (st->passes++ == 0) {
-      st->main_shape = s;
-      st->main_chunks_in_flight = teams * s.chunks;
-    }
-  };
-
-  uint64_t next = rc.chunk_begin;
-  // Tiny m: whole teams of scratch fit in shared memory; nothing is placed anywhere.
-  if (tune.shared_scratch && next < rc.main_end) {
-    const uint64_t fit = std::min(tune.max_shared_scratch_bytes, props_.shared_bytes_per_block) / chunk_bytes;
-    if (fit >= kMinSharedChunksPerTeam) {
-      TeamShape s = ChooseTeamShape(fit, tune.target_threads, tune);
-      s.chunks = static_cast<uint32_t>(std::min<uint64_t>(s.chunks, fit));
-      int per_mp = 0;
-      WP_RETURN_IF_ERROR(runtime_->FillTeamsPerMultiprocessor(
-          ordinal_, session.format, s.threads, FillSharedBytes(s.chunks, shape.scratch_labels, true), &per_mp));
-      if (per_mp > 0) {
-        const uint64_t teams = static_cast<uint64_t>(per_mp) * mps;
-        first_pass(s, teams);
-        note(describe("shared-memory pass", next, rc.main_end, s, teams));
-        WP_RETURN_IF_ERROR(run(next, rc.main_end, session, program_dev, program.ops, shape.scratch_labels, s, {}, true,
-                               teams, cv0_side, cv0_side_nodes));
-        next = rc.main_end;
+       std::to_string(program.nodes) + " nodes, " + std::to_string(program.work_labels) + " work slots per chunk");
+  uint64_t labels_done = 0;
+  std::string last_phase;
+  std::vector<TeamDesc> descs;
+  for (size_t w = 0; w < waves.size(); ++w) {
+    const PlannedWave& wave = waves[w];
+    if (control.cancel != nullptr && control.cancel->load()) return FailedPreconditionError("fill cancelled");
+    if (wave.teams.size() > max_teams) return InternalError("wave has more teams than the team table holds");
+    if (wave.phase != last_phase) ++st->passes, last_phase = wave.phase;
+    descs.assign(wave.teams.size(), TeamDesc());
+    LaunchStats ls;
+    ls.phase = wave.phase;
+    ls.team_threads = wave.team_threads;
+    ls.teams = static_cast<uint32_t>(wave.teams.size());
+    uint64_t bulk_used = 0, labels = 0;
+    size_t partial_index = 0;
+    for (size_t t = 0; t < wave.teams.size(); ++t) {
+      const PlannedTeam& pt = wave.teams[t];
+      TeamDesc& d = descs[t];
+      d.first_chunk = pt.first_chunk;
+      d.chunks = pt.chunks;
+      const ChunkDivider div = MakeChunkDivider(pt.chunks);
+      d.chunk_magic = div.magic;
+      d.chunk_shift = div.shift;
+      d.graph = pt.graph;
+      ls.chunks += pt.chunks;
+      if (ls.groups.empty() || ls.groups.back().chunks != pt.chunks || ls.groups.back().graph != pt.graph ||
+          ls.groups.back().scratch != pt.scratch) {
+        ls.groups.push_back({pt.chunks, 0, pt.graph, pt.scratch});
+      }
+      ++ls.groups.back().teams;
+      const bool is_partial =
+          pt.scratch && pt.chunks == 1 && (pt.first_chunk < rc.whole_begin || pt.first_chunk >= rc.whole_end);
+      if (is_partial) {
+        d.extra = partial_area[partial_index++];
+        labels += rc.SlotEnd(pt.first_chunk) - rc.SlotBegin(pt.first_chunk);
+        continue;
+      }
+      labels += static_cast<uint64_t>(pt.chunks) * m;
+      if (per_chunk > 0) {
+        d.extra = bulk_dev + bulk_used;
+        bulk_used += aligned(per_chunk * pt.chunks);
+        if (bulk_used > bulk_bytes) return InternalError("wave's work labels exceed the side scratch");
+      }
+      if (pt.scratch) continue;
+      // In place: the team block, and the one or two pieces it lies in.
+      d.inplace_slots = m;
+      d.block_slot = rc.SlotBegin(pt.first_chunk);
+      const uint64_t block_end = d.block_slot + static_cast<uint64_t>(pt.chunks) * m;
+      const SlotMap::Place p0 = map_.Locate(d.block_slot);
+      const uint64_t piece_end = map_.slot_begin()[p0.piece + 1];
+      d.seg0 = map_.bases()[p0.piece] + p0.offset_bytes;
+      d.split = static_cast<uint32_t>(2 * (std::min(block_end, piece_end) - d.block_slot));
+      if (block_end > piece_end) {
+        uint32_t next = p0.piece + 1;
+        while (map_.slot_begin()[next + 1] == map_.slot_begin()[next]) ++next;  // skip empty pieces
+        d.seg1 = map_.bases()[next];
+        d.flags |= block_end > map_.slot_begin()[next + 1] ? kTeamSlotTable : kTeamSplit;
       }
     }
-  }
-  while (next < rc.main_end) {
-    bool ran = false;
-    if (tune.in_region_scratch) {
-      // At most half of what is still unlabeled, so the next pass has room too.
-      const uint64_t u = rc.SlotBegin(next), total = map_.slots();
-      const uint64_t preferred =
-          tune.target_threads / std::max<uint32_t>(1, tune.preferred_threads_per_chunk) * chunk_bytes;
-      const uint64_t budget = std::min({tune.max_region_scratch_bytes, preferred, (total - u) * 32 / 2});
-      if (budget / chunk_bytes > side_chunks) {
-        const uint64_t limit = total - budget / 32;
-        uint64_t top = total, cv0_at = cv0_side, cv0_nodes = cv0_side_nodes;
-        bool cv0_in_region = false;
-        if (f192 && program.nodes > cv0_side_nodes && program.nodes * 32 <= budget / 4) {
-          uint64_t low = total;
-          auto at = PlaceFromTop(map_, limit, total, program.nodes * 32, 1, &low);
-          if (!at.empty()) {
-            cv0_at = at[0];
-            cv0_nodes = program.nodes;
-            cv0_in_region = true;
-            top = low;
-          }
-        }
-        TeamShape s;
-        uint64_t teams = 0;
-        WP_RETURN_IF_ERROR(
-            fit_shape(top > limit ? (top - limit) * 32 / chunk_bytes : 1, shape.scratch_labels, false, &s, &teams));
-        uint64_t low = top;
-        std::vector<uint64_t> placed = PlaceFromTop(map_, limit, top, s.chunks * chunk_bytes, teams, &low);
-        const uint64_t lowest = std::min(low, top);
-        // Chunks whose slots all lie below the scratch (all of them when it sits past the plan).
-        const uint64_t k_end = lowest >= spec.count ? rc.main_end : std::min(rc.main_end, (lowest + spec.first) / m);
-        if (placed.size() * s.chunks > side_chunks && k_end > next) {
-          if (cv0_in_region) {
-            WP_RETURN_IF_ERROR(build_cv0(cv0_at, cv0_nodes));
-            st->cv0_table_nodes = std::max(st->cv0_table_nodes, cv0_nodes);
-          }
-          first_pass(s, placed.size());
-          st->region_scratch_peak_bytes = std::max(st->region_scratch_peak_bytes, (total - lowest) * 32);
-          note(describe("region-tail pass", next, k_end, s, placed.size()) + ", scratch from slot " +
-               std::to_string(lowest));
-          WP_RETURN_IF_ERROR(run(next, k_end, session, program_dev, program.ops, shape.scratch_labels, s, placed, false,
-                                 0, cv0_at, cv0_nodes));
-          next = k_end;
-          ran = true;
-        }
-      }
+    WP_RETURN_IF_ERROR(runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(team_table_dev), descs.data(),
+                                              descs.size() * sizeof(TeamDesc)));
+    const uint64_t zero_clock[2] = {0, 0};
+    WP_RETURN_IF_ERROR(runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(clock_dev), zero_clock, 16));
+    FillLaunch launch;
+    FillWaveArgs& a = launch.args;
+    a.session = session;
+    a.graph[0] = graphs[0];
+    a.graph[1] = graphs[1];
+    const bool deferred = wave.phase == "deferred";
+    a.cv0 = reinterpret_cast<const uint32_t*>(deferred ? cv0_side : cv0_main);
+    a.cv0_nodes = deferred ? cv0_side_nodes : cv0_main_nodes;
+    a.region_first = spec.first;
+    a.region_count = spec.count;
+    a.teams = reinterpret_cast<const TeamDesc*>(team_table_dev);
+    a.team_count = static_cast<uint32_t>(descs.size());
+    a.max_team_chunks = wave.MaxTeamChunks();
+    a.slots = table_view;
+    a.clock_out = reinterpret_cast<uint64_t*>(clock_dev);
+    launch.threads_per_team = wave.team_threads;
+    if (w == 0) {
+      st->main_shape = {wave.team_threads, wave.MaxTeamChunks()};
+      st->main_chunks_in_flight = ls.chunks;
     }
-    if (!ran) {
-      // The final pass: everything left, in the side scratch.
-      TeamShape s;
-      uint64_t teams = 0;
-      WP_RETURN_IF_ERROR(fit_shape(side_chunks, shape.scratch_labels, false, &s, &teams));
-      teams = std::min<uint64_t>(teams, side_chunks / s.chunks);
-      std::vector<uint64_t> placed;
-      for (uint64_t i = 0; i < teams; ++i)
-        placed.push_back(side_team_base + i * AlignUp(s.chunks * chunk_bytes, kDeviceAlignment));
-      while (!placed.empty() && placed.back() + s.chunks * chunk_bytes > side_team_base + side_team_bytes)
-        placed.pop_back();
-      if (placed.empty()) return InternalError("side scratch holds no team");
-      first_pass(s, placed.size());
-      note(describe("side-scratch pass", next, rc.main_end, s, placed.size()));
-      WP_RETURN_IF_ERROR(run(next, rc.main_end, session, program_dev, program.ops, shape.scratch_labels, s, placed,
-                             false, 0, cv0_side, cv0_side_nodes));
-      next = rc.main_end;
-    }
+    note(wave.phase + " wave " + std::to_string(w) + ": " + std::to_string(ls.teams) + " teams of " +
+         std::to_string(wave.team_threads) + " threads, " + std::to_string(ls.chunks) + " chunks (C " +
+         std::to_string(ls.groups.front().chunks) + (ls.groups.size() > 1 ? "..." : "") + "), chunks " +
+         std::to_string(wave.teams.front().first_chunk) + "..");
+    const auto t0 = std::chrono::steady_clock::now();
+    WP_RETURN_IF_ERROR(runtime_->RunFill(ordinal_, launch).WithContext("fill launch on " + props_.id));
+    ls.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    uint64_t clock[2] = {0, 0};
+    WP_RETURN_IF_ERROR(runtime_->CopyToHost(ordinal_, clock, reinterpret_cast<void*>(clock_dev), 16));
+    ls.sm_cycles = clock[1] > clock[0] ? clock[1] - clock[0] : 0;
+    ls.cv0_nodes = a.cv0_nodes;
+    ++st->launches;
+    labels_done += labels;
+    ls.labels_done = labels_done;
+    st->launch_log.push_back(ls);
+    if (control.progress) control.progress(labels_done, spec.count);
+    if (control.launch_done) control.launch_done(ls);
   }
-  st->nodes = (rc.main_end - rc.chunk_begin) * program.nodes;
-  if (rc.partial_192) {
-    // The 192 trailing partial chunk: its own graph (m' outputs), one team, no block-0 table.
-    const SessionConstants partial = BuildSessionConstants(spec.format, spec.seed, m, rc.partial_graph_labels);
-    const uint64_t bytes = static_cast<uint64_t>(partial_shape.scratch_labels) * 32;
-    if (bytes > side_team_bytes) return InternalError("side scratch too small for the partial chunk");
-    TeamShape s{std::min<uint32_t>(std::max<uint32_t>(tune.max_team_threads, 1), 256), 1};
-    ++st->passes;
-    note(describe("partial-chunk pass", rc.main_end, rc.main_end + 1, s, 1));
-    WP_RETURN_IF_ERROR(run(rc.main_end, rc.main_end + 1, partial, partial_dev, partial_program.ops,
-                           partial_shape.scratch_labels, s, {side_team_base}, false, 0, 0, 0));
-    st->nodes += partial_program.nodes;
-  }
+  st->nodes = whole * program.nodes;
+  for (const Partial& p : partials) st->nodes += p.graph ? partial_program.nodes : program.nodes;
   st->labels = labels_done;
   if (labels_done != spec.count) {
     return InternalError("fill wrote " + std::to_string(labels_done) + " of " + std::to_string(spec.count) + " labels");
   }
+  LabelLayout layout(spec.first, spec.count, m);
+  layout.AddRuns(runs);
+  layout_ = std::move(layout);
   return Status::Ok();
 }
 
@@ -435,14 +518,18 @@ Status DeviceRegion::Lookup(const uint64_t* global_indices, size_t n, uint8_t* o
     }
   }
   auto* host_addresses = static_cast<uint64_t*>(lookup_host_);
-  auto* host_labels = reinterpret_cast<uint32_t*>(host_addresses + kLookupBatch);
+  auto* host_labels = reinterpret_cast<uint32_t*>(host_addresses + 2 * kLookupBatch);
   auto* device_addresses = static_cast<const uint64_t*>(lookup_device_);
-  auto* device_labels = reinterpret_cast<uint32_t*>(static_cast<uint64_t*>(lookup_device_) + kLookupBatch);
+  auto* device_labels = reinterpret_cast<uint32_t*>(static_cast<uint64_t*>(lookup_device_) + 2 * kLookupBatch);
   for (size_t off = 0; off < n; off += kLookupBatch) {
     const uint32_t batch = static_cast<uint32_t>(std::min<size_t>(kLookupBatch, n - off));
     for (uint32_t i = 0; i < batch; ++i) {
-      const SlotMap::Place place = map_.Locate(global_indices[off + i] - filled_first_);
-      host_addresses[i] = map_.bases()[place.piece] + place.offset_bytes;
+      LabelLayout::Half halves[2];
+      layout_.Locate(global_indices[off + i], halves);
+      for (int h = 0; h < 2; ++h) {
+        const SlotMap::Place place = map_.Locate(halves[h].slot);
+        host_addresses[2 * i + h] = map_.bases()[place.piece] + place.offset_bytes + halves[h].byte_offset;
+      }
     }
     LookupArgs args;
     args.addresses = device_addresses;

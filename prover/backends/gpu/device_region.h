@@ -4,13 +4,13 @@
 // this same code.
 //
 // Memory. Acquire takes all free memory but a reserve (or an exact byte count) in large pieces
-// that back off when an allocation fails (memory_acquisition.h), and pinned, device-mapped host
-// buffers for lookups. Fill adds the side scratch (<= 256 MiB by default: the packed schedule,
-// the slot table, the 192 block-0 table and the scratch of the final passes) and frees it before
-// returning, so between fills no device memory outside the pieces is held; the main passes keep their scratch in the
-// region's own not-yet-labeled tail (fill_passes.h), so when Fill returns OK every byte of the
-// pieces up to the plan's count holds its label. Release frees everything; so does the
-// destructor, and every error path.
+// that back off when an allocation fails (memory_acquisition.h), refusing any piece the runtime
+// reports as managed or compressible, and pinned, device-mapped host buffers for lookups. Fill
+// labels whole chunks in their own label slots (fill_passes.h) and adds only the side scratch
+// (<= 256 MiB: programs, tables, partial chunks' work labels; FillStats says how much), which it
+// frees before returning, so between fills no device memory outside the pieces is held, and when
+// Fill returns OK every byte of the pieces up to the plan's count holds a label (label_layout.h
+// says which). Release frees everything; so does the destructor, and every error path.
 //
 // Thread-safety: Fill and Release need exclusive access; Lookup calls may run concurrently with
 // each other (they serialise on the pinned buffers).
@@ -28,6 +28,7 @@
 #include "kernels/gpu/gpu_runtime.h"
 #include "kernels/region_labeler.h"
 #include "prover/backends/gpu/fill_passes.h"
+#include "prover/backends/gpu/label_layout.h"
 #include "prover/backends/gpu/memory_acquisition.h"
 
 namespace wipeproof {
@@ -37,8 +38,9 @@ namespace gpu {
 // the runtime allocates lazily after acquisition (kernel stacks and local memory, the printf and
 // malloc heaps, module images: ~100-300 MiB on CUDA). gpu-check reports what is really left.
 constexpr uint64_t kMinReserveBytes = 512 * kMiB;
-// Lookups are gathered in batches of at most this many labels (pinned buffers: 40 bytes each).
+// Lookups are gathered in batches of at most this many labels (pinned buffers: 48 bytes each).
 constexpr uint32_t kLookupBatch = 65536;
+constexpr uint64_t kLookupBytesPerLabel = 48;  // two half addresses and the label
 
 struct DeviceRegionOptions {
   uint64_t bytes = 0;          // exact bytes to take; 0: all free memory minus the reserve
@@ -46,24 +48,69 @@ struct DeviceRegionOptions {
   AcquisitionPolicy policy;
 };
 
+// One launch of a fill, as it ran.
+struct LaunchStats {
+  struct TeamGroup {
+    uint32_t chunks = 0;  // C of each team of the group
+    uint32_t teams = 0;
+    uint32_t graph = 0;    // 0: graph m; 1: the 192 trailing partial chunk's graph
+    bool scratch = false;  // work labels in the side scratch
+  };
+  std::string phase;  // "main", "deferred"
+  uint32_t team_threads = 0;
+  uint32_t teams = 0;
+  uint64_t chunks = 0;
+  std::vector<TeamGroup> groups;  // teams by shape, in launch order
+  uint64_t cv0_nodes = 0;         // 192: block-0 values the launch had cached
+  uint64_t labels_done = 0;       // after this launch
+  double seconds = 0;             // host wall clock around the launch
+  uint64_t sm_cycles = 0;         // block 0's SM clock cycles (0: the runtime has no clock)
+};
+
 struct FillControl {
   // (labels written, labels planned), after every launch.
   std::function<void(uint64_t, uint64_t)> progress;
+  // After every launch, with what it did (wipeproof-gpu-check writes JSON from it).
+  std::function<void(const LaunchStats&)> launch_done;
   const std::atomic<bool>* cancel = nullptr;  // checked between launches
+};
+
+// Memory at acquisition, reconciled (wipeproof-gpu-check and the backend report it).
+struct MemoryAccount {
+  uint64_t total_bytes = 0;        // the runtime's total
+  uint64_t free_before_bytes = 0;  // free right before acquisition (this process's context exists)
+  uint64_t acquired_bytes = 0;     // the pieces
+  uint64_t pieces = 0, largest_piece_bytes = 0, smallest_piece_bytes = 0;
+  uint64_t free_after_bytes = 0;  // free right after: the reserve left to the runtime and the side scratch
+  // total - free_before: this process's runtime context (kernel images, stacks, heaps) plus any
+  // other process's memory; the runtime does not split them (nvidia-smi does, per process).
+  uint64_t context_and_others_bytes = 0;
+  // free_before - free_after - acquired: what the allocations cost beyond their sizes (rounding,
+  // the runtime's lazy allocations).
+  int64_t acquisition_overhead_bytes = 0;
+  bool all_pieces_device_memory = true;  // the runtime said device memory, not managed, for every piece
+  bool compression_checked = false;      // the runtime could say whether a piece was compressible
+  std::string memory_kind;               // what the runtime said of the first piece
 };
 
 struct FillStats {
   double seconds = 0;
   uint64_t labels = 0;
-  uint64_t nodes = 0;  // node hashes (1 compression each in c1; 2 + a cached or computed one in 192)
-  uint32_t passes = 0;
+  uint64_t nodes = 0;   // node hashes (1 compression each in c1; 2 + a cached or computed one in 192)
+  uint32_t passes = 0;  // phases: main, deferred
   uint32_t launches = 0;
-  uint64_t side_scratch_bytes = 0;         // outside the proof, freed on return
-  uint64_t region_scratch_peak_bytes = 0;  // inside the region tail, labeled by the end
+  uint64_t side_scratch_bytes = 0;  // outside the proof, freed on return
+  // Device memory the fill used beyond the plan's label slots at any moment: the side scratch
+  // (the plan's slots beyond the count, or memory held past the plan, are never used).
+  uint64_t bytes_outside_label_slots_peak = 0;
+  uint64_t region_scratch_peak_bytes = 0;  // inside planned label slots labelled later (192 block-0 table)
   uint64_t cv0_table_nodes = 0;            // 192: block-0 values cached (largest table used)
-  TeamShape main_shape;                    // the first pass's team shape
-  uint64_t main_chunks_in_flight = 0;      // the first pass's chunks per launch
-  std::string plan;                        // one line per pass, for logs and gpu-check
+  uint64_t deferred_chunks = 0;            // 192: chunks under the block-0 table, labelled last
+  uint64_t partial_chunks = 0;             // chunks the region holds part of (scratch teams)
+  TeamShape main_shape;                    // the first wave's team shape (C: its largest)
+  uint64_t main_chunks_in_flight = 0;      // the first wave's chunks
+  std::vector<LaunchStats> launch_log;
+  std::string plan;  // one line per wave, for logs and gpu-check
 };
 
 class DeviceRegion {
@@ -89,12 +136,15 @@ class DeviceRegion {
   uint64_t label_capacity() const { return released_ ? 0 : map_.slots(); }
   const std::vector<DeviceAllocation>& pieces() const { return pieces_; }
   // Free device memory right before and right after acquisition (what the runtime and others kept).
-  uint64_t free_before_bytes() const { return free_before_; }
-  uint64_t free_after_bytes() const { return free_after_; }
+  uint64_t free_before_bytes() const { return account_.free_before_bytes; }
+  uint64_t free_after_bytes() const { return account_.free_after_bytes; }
+  const MemoryAccount& memory_account() const { return account_; }
+  // Where the last completed fill put each label.
+  const LabelLayout& layout() const { return layout_; }
   // Device memory outside the proof held now: the side scratch during Fill, else 0.
   uint64_t scratch_bytes() const { return scratch_now_.load(); }
 
-  // Labels `spec` into slots 0 .. spec.count-1 (label g at slot g - spec.first).
+  // Labels `spec` into slots 0 .. spec.count-1 (label g in the slot layout() names).
   // Errors: INVALID_ARGUMENT (bad spec, or more labels than capacity), FAILED_PRECONDITION
   // (released, or cancelled: the region then holds a partial fill and Lookup refuses),
   // RESOURCE_EXHAUSTED (no room for the side scratch), INTERNAL (device error).
@@ -118,9 +168,10 @@ class DeviceRegion {
   GpuDeviceProps props_;
   std::vector<DeviceAllocation> pieces_;
   SlotMap map_;
-  void* lookup_host_ = nullptr;    // pinned: kLookupBatch label addresses, then kLookupBatch labels
+  void* lookup_host_ = nullptr;    // pinned: 2 * kLookupBatch half addresses, then kLookupBatch labels
   void* lookup_device_ = nullptr;  // the same memory, as the device sees it
-  uint64_t free_before_ = 0, free_after_ = 0;
+  MemoryAccount account_;
+  LabelLayout layout_;
   std::atomic<uint64_t> scratch_now_{0};
   bool released_ = false;
   void* adopted_host_ = nullptr;  // AdoptHostMemory: the registered host range (pieces_ aliases it)

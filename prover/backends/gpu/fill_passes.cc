@@ -4,30 +4,122 @@
 
 namespace wipeproof {
 namespace gpu {
-namespace {
 
-uint64_t FloorPow2(uint64_t v) {
-  uint64_t p = 1;
-  while (p <= v / 2) p *= 2;
-  return p;
+std::vector<uint64_t> RegionChunks::PartialChunks() const {
+  std::vector<uint64_t> out;
+  for (uint64_t c = chunk_begin; c < whole_begin && c < chunk_end; ++c) out.push_back(c);  // at most one
+  for (uint64_t c = std::max(whole_end, whole_begin); c < chunk_end; ++c) {
+    if (out.empty() || out.back() != c) out.push_back(c);
+  }
+  return out;
 }
 
-}  // namespace
+RegionChunks DescribeRegion(bool format_192, uint32_t m, uint64_t first, uint64_t count) {
+  RegionChunks r;
+  r.first = first;
+  r.count = count;
+  r.m = m;
+  const uint64_t end = first + count;
+  r.chunk_begin = first / m;
+  r.chunk_end = (end - 1) / m + 1;
+  r.whole_begin = (first + m - 1) / m;
+  r.whole_end = std::max(end / m, r.whole_begin);
+  r.format_192 = format_192;
+  return r;
+}
 
-TeamShape ChooseTeamShape(uint64_t max_chunks, uint64_t target_threads, const FillTuning& tuning) {
-  uint64_t r = tuning.threads_per_chunk;
-  if (r == 0) {
-    r = FloorPow2(std::max<uint64_t>(1, target_threads / std::max<uint64_t>(1, max_chunks)));
-    r = std::min<uint64_t>(r, std::max<uint32_t>(1, tuning.max_team_threads));
+RegionChunks::Graph RegionChunks::GraphOf(uint64_t chunk) const {
+  const uint64_t held = first + count - chunk * m;  // ranks [0, held) end in the region
+  Graph g;
+  g.graph_labels = format_192 && held < m ? static_cast<uint32_t>(held) : m;
+  g.ranks_needed = held < m ? static_cast<uint32_t>(held) : m;
+  return g;
+}
+
+uint64_t PlannedWave::Chunks() const {
+  uint64_t n = 0;
+  for (const PlannedTeam& t : teams) n += t.chunks;
+  return n;
+}
+
+uint32_t PlannedWave::MaxTeamChunks() const {
+  uint32_t c = 0;
+  for (const PlannedTeam& t : teams) c = std::max(c, t.chunks);
+  return c;
+}
+
+void PlanEvenWaves(uint64_t begin, uint64_t end, const std::string& phase, bool scratch, const WaveLimits& limits,
+                   std::vector<PlannedWave>* waves, std::vector<LayoutRun>* runs, uint32_t first_wave_extra) {
+  if (end <= begin) return;
+  const uint64_t n_total = end - begin;
+  const uint32_t G = limits.team_threads;
+  const uint64_t resident = std::max<uint64_t>(1, limits.resident_teams(G));
+  const uint64_t first_teams = resident > first_wave_extra ? resident - first_wave_extra : 1;
+  const uint64_t c_max = limits.fixed_chunks_per_team ? limits.fixed_chunks_per_team : limits.max_chunks_per_team;
+  auto capacity = [&](uint64_t teams) {
+    return std::max<uint64_t>(1, std::min(teams * c_max, limits.max_wave_chunks));
+  };
+  // The fewest waves that hold everything, then N spread over them in proportion to capacity.
+  std::vector<uint64_t> cap;
+  uint64_t sum = 0;
+  while (sum < n_total) {
+    cap.push_back(capacity(cap.empty() ? first_teams : resident));
+    sum += cap.back();
   }
-  uint64_t g = tuning.team_threads ? tuning.team_threads : std::max<uint64_t>(64, r);
-  g = std::max(g, r);
-  TeamShape shape;
-  shape.threads = static_cast<uint32_t>(g);
-  uint64_t c = std::min<uint64_t>(g / r, max_chunks);
-  if (tuning.max_chunks_per_team > 0) c = std::min<uint64_t>(c, tuning.max_chunks_per_team);
-  shape.chunks = static_cast<uint32_t>(std::max<uint64_t>(1, c));
-  return shape;
+  std::vector<uint64_t> share(cap.size());
+  uint64_t given = 0;
+  for (size_t w = 0; w < cap.size(); ++w) {
+    share[w] = static_cast<uint64_t>(static_cast<long double>(n_total) * cap[w] / sum);
+    given += share[w];
+  }
+  for (size_t w = 0; given < n_total; w = (w + 1) % cap.size()) {
+    if (share[w] < cap[w]) ++share[w], ++given;
+  }
+  uint64_t next = begin;
+  for (size_t w = 0; w < cap.size(); ++w) {
+    const uint64_t n = share[w];
+    if (n == 0) continue;
+    PlannedWave wave;
+    wave.phase = phase;
+    wave.team_threads = G;
+    std::vector<uint32_t> sizes;
+    const uint64_t teams_here = w == 0 ? first_teams : resident;
+    if (limits.fixed_chunks_per_team > 0) {
+      for (uint64_t left = n; left > 0;) {
+        const uint32_t c = static_cast<uint32_t>(std::min<uint64_t>(left, limits.fixed_chunks_per_team));
+        sizes.push_back(c);
+        left -= c;
+      }
+    } else if (n >= teams_here) {
+      const uint64_t base = n / teams_here, extra = n % teams_here;
+      for (uint64_t t = 0; t < teams_here; ++t) sizes.push_back(static_cast<uint32_t>(base + (t < extra ? 1 : 0)));
+    } else {
+      // Fewer chunks than resident teams: one chunk per team, and more threads per team while the
+      // device still holds them all.
+      uint32_t g = G;
+      while (g * 2 <= limits.max_team_threads && n * g * 2 <= resident * G && limits.resident_teams(g * 2) >= n) {
+        g *= 2;
+      }
+      wave.team_threads = g;
+      sizes.assign(n, 1);
+    }
+    for (uint32_t c : sizes) {
+      PlannedTeam t;
+      t.first_chunk = next;
+      t.chunks = c;
+      t.scratch = scratch;
+      wave.teams.push_back(t);
+      if (!scratch) {
+        if (!runs->empty() && runs->back().chunk_end == next && runs->back().chunks_per_team == c) {
+          runs->back().chunk_end += c;
+        } else {
+          runs->push_back({next, next + c, c});
+        }
+      }
+      next += c;
+    }
+    waves->push_back(std::move(wave));
+  }
 }
 
 std::vector<uint64_t> PlaceFromTop(const SlotMap& map, uint64_t limit_slot, uint64_t top_slot, uint64_t block_bytes,
@@ -50,24 +142,6 @@ std::vector<uint64_t> PlaceFromTop(const SlotMap& map, uint64_t limit_slot, uint
     }
   }
   return placed;
-}
-
-RegionChunks DescribeRegion(bool format_192, uint32_t m, uint64_t first, uint64_t count) {
-  RegionChunks r;
-  r.first = first;
-  r.count = count;
-  r.m = m;
-  const uint64_t end = first + count;
-  r.chunk_begin = first / m;
-  const uint64_t chunk_last = (end - 1) / m;
-  r.main_end = chunk_last + 1;
-  // 192 (spec §2): the trailing partial chunk is the graph for m' = end - chunk start.
-  if (format_192 && end % m != 0) {
-    r.partial_192 = true;
-    r.main_end = chunk_last;
-    r.partial_graph_labels = static_cast<uint32_t>(end - chunk_last * m);
-  }
-  return r;
 }
 
 }  // namespace gpu

@@ -87,6 +87,7 @@ class GpuMemory final : public DeviceMemory {
   std::string DetailsJson(const gpu::FillStats& s, const Status& st) const {
     std::string plan;
     for (char c : s.plan) plan += c == '\n' ? std::string("; ") : c == '"' ? std::string("'") : std::string(1, c);
+    const gpu::MemoryAccount& a = region_->memory_account();
     return std::string("{") + "\"ok\": " + (st.ok() ? "true" : "false") +
            ", \"seconds\": " + std::to_string(s.seconds) + ", \"node_hashes\": " + std::to_string(s.nodes) +
            ", \"passes\": " + std::to_string(s.passes) + ", \"launches\": " + std::to_string(s.launches) +
@@ -94,11 +95,16 @@ class GpuMemory final : public DeviceMemory {
            ", \"team_chunks\": " + std::to_string(s.main_shape.chunks) +
            ", \"chunks_in_flight\": " + std::to_string(s.main_chunks_in_flight) +
            ", \"side_scratch_bytes\": " + std::to_string(s.side_scratch_bytes) +
+           ", \"bytes_outside_label_slots_peak\": " + std::to_string(s.bytes_outside_label_slots_peak) +
            ", \"region_scratch_peak_bytes\": " + std::to_string(s.region_scratch_peak_bytes) +
            ", \"cv0_table_nodes\": " + std::to_string(s.cv0_table_nodes) +
+           ", \"deferred_chunks\": " + std::to_string(s.deferred_chunks) +
            ", \"pieces\": " + std::to_string(region_->pieces().size()) +
-           ", \"free_after_acquire_bytes\": " + std::to_string(region_->free_after_bytes()) + ", \"plan\": \"" + plan +
-           "\"}";
+           ", \"total_bytes\": " + std::to_string(a.total_bytes) +
+           ", \"free_before_acquire_bytes\": " + std::to_string(a.free_before_bytes) +
+           ", \"free_after_acquire_bytes\": " + std::to_string(a.free_after_bytes) +
+           ", \"context_and_others_bytes\": " + std::to_string(a.context_and_others_bytes) +
+           ", \"compression_checked\": " + (a.compression_checked ? "true" : "false") + ", \"plan\": \"" + plan + "\"}";
   }
 
   DeviceInfo device_;
