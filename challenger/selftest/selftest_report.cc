@@ -110,6 +110,11 @@ json SelftestJson(const SelftestResult& result) {
       j["relocation"] = {{"relocated_chunks", r.seen.relocated_chunks},
                          {"overwritten_chunks", r.seen.overwritten_chunks}};
     }
+    if (sp.deviation.kind == adversary::DeviationKind::kRelocateToReserve) {
+      j["relocation"] = {{"relocated_chunks", r.seen.relocated_chunks},
+                         {"unlabeled_bytes_per_device", r.seen.unlabeled_bytes},
+                         {"device_figure_understated_runs", r.device_figure_understated}};
+    }
     if (sp.check == ScenarioCheck::kNoPartialChunk) j["partial_chunk_ranges"] = r.seen.partial_chunk_ranges;
     scenarios.push_back(j);
   }

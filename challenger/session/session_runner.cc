@@ -157,6 +157,7 @@ class Session {
   bool transcript_recordable_ = false;
   std::vector<uint64_t> bytes_held_;
   std::vector<uint64_t> device_totals_;
+  int64_t order_sent_us_ = -1;  // monotonic, when the order went out (the egress window's start)
   uint32_t rounds_passed_ = 0;
   std::vector<std::string> wave_not_held_;
 };
@@ -233,6 +234,7 @@ void Session::RunFill(proto::ProverAgent::Client& agent) {
   auto request = agent.startSessionRequest();
   proto::WriteEnvelope(out_.order, request.initOrder());
   const int64_t start = env_.clock->MonotonicMicros();
+  order_sent_us_ = start;
   try {
     auto response = WaitBounded(request.send(), FillWaitLimitUs(plan_.fill_deadline_us));
     out_.fill_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start);
@@ -477,6 +479,9 @@ StatusOr<proto::SignedEnvelope> Session::BuildVerdict(const SessionFailure& fail
   facts.assumptions.wave_run.nodes_not_held = wave_not_held_;
   facts.assumptions.have_report = have_report_;
   facts.assumptions.device_total_bytes = device_totals_;
+  if (order_sent_us_ >= 0) {
+    facts.assumptions.session_window_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - order_sent_us_);
+  }
   facts.order_digest = order_digest_;
   facts.report_digest = report_digest_;
   facts.issued_at_unix_us = env_.clock->UnixMicros();
