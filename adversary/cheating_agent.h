@@ -229,9 +229,9 @@ class CheatingAgent final : public proto::ProverAgent::Server {
   uint32_t m_ = 0;
   std::vector<Device> devices_;
   std::map<std::pair<size_t, uint64_t>, std::vector<uint8_t>> host_store_;  // kRelocated chunks
-  std::map<size_t, uint64_t> relocated_into_;  // device -> bytes of other devices' labels kept there
-  std::optional<proto::Bytes> previous_answer_;                             // canonical RoundAnswer
-  std::vector<std::vector<uint64_t>> previous_indices_;                     // [device][k]
+  std::map<size_t, uint64_t> relocated_into_;            // device -> bytes of other devices' labels kept there
+  std::optional<proto::Bytes> previous_answer_;          // canonical RoundAnswer
+  std::vector<std::vector<uint64_t>> previous_indices_;  // [device][k]
 };
 
 }  // namespace wipeproof::adversary

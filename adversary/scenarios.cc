@@ -306,8 +306,9 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
                                "round.";
     s.profile = tampered ? ProfileDocument::kTampered : ProfileDocument::kUnsigned;
     s.check = ScenarioCheck::kNoBoundFromProfile;
-    Never(&s, "nothing hidden: the session passes, but its verdict states no bound (the profile is not the "
-              "authority's)");
+    Never(&s,
+          "nothing hidden: the session passes, but its verdict states no bound (the profile is not the "
+          "authority's)");
     add(s);
   }
   return all;

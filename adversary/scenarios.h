@@ -1,4 +1,4 @@
-// The selftest's scenarios: the honest agent and adversaries 1-7 of docs/results/security-results.md, each
+// The selftest's scenarios: the honest agent and adversaries 1-7 and 9 of docs/results/security-results.md, each
 // a Deviation of the cheating agent (cheating_agent.h) on a small node, with the outcome the
 // challenger must reach and the detection rate theory predicts. challenger/selftest runs them
 // through the real SessionRunner and judges the measured rates against these.
@@ -46,18 +46,18 @@ struct SelftestSetup {
   uint64_t t_min_ps = 40'000;  // picoseconds per sequential compression ruled out
   double safety_factor = 2.0;
   uint64_t relocation_reserve_chunks = 16;  // 3c: allowed reserve of each GPU, in chunks of m
-  SimTiming timing;          // recompute_chunk_ps filled from depth(m)
-  uint64_t graph_depth = 0;  // min output depth of the graph for m (graph_metrics.h)
+  SimTiming timing;                         // recompute_chunk_ps filled from depth(m)
+  uint64_t graph_depth = 0;                 // min output depth of the graph for m (graph_metrics.h)
 };
 
 // The setup above with graph_depth and timing.recompute_chunk_ps = depth * c_node(c1) * t_min.
 SelftestSetup DefaultSelftestSetup();
 
 enum class NodeKind {
-  kOneGpu,         // GPU-selftest-0 only
-  kHostAndGpu,     // host (32 chunks, no reserve) then GPU-selftest-0
-  kTwoGpus,        // GPU-selftest-0, GPU-selftest-1
-  kGpuOddCapacity,  // GPU-selftest-0 whose capacity is not whole chunks (+1..chunk-1 bytes, per run)
+  kOneGpu,              // GPU-selftest-0 only
+  kHostAndGpu,          // host (32 chunks, no reserve) then GPU-selftest-0
+  kTwoGpus,             // GPU-selftest-0, GPU-selftest-1
+  kGpuOddCapacity,      // GPU-selftest-0 whose capacity is not whole chunks (+1..chunk-1 bytes, per run)
   kTwoGpusLargeReserve  // GPU-selftest-0, GPU-selftest-1, each with relocation_reserve_chunks chunks
                         // of allowed reserve (model selftest-gpu-reserve)
 };
@@ -82,7 +82,7 @@ enum class ScenarioCheck {
 
 struct ScenarioSpec {
   std::string id;     // "1a-recompute-contiguous"
-  int adversary = 0;  // 0 honest, 1-7 as in docs/results/security-results.md
+  int adversary = 0;  // 0 honest, 1-7 and 9 as in docs/results/security-results.md
   std::string title;
   std::string description;
   NodeKind node = NodeKind::kOneGpu;

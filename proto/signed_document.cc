@@ -13,12 +13,10 @@ namespace {
 
 constexpr DocumentTypeInfo kNodeProfileInfo{"wipeproof/v1/node-profile", "wipeproof-node-profile-signed-v1", "profile",
                                             "node profile"};
-constexpr DocumentTypeInfo kParameterProfileInfo{"wipeproof/v1/parameter-profile",
-                                                 "wipeproof-parameter-profile-signed-v1", "profile",
-                                                 "parameter profile"};
-constexpr DocumentTypeInfo kAdversaryClassesInfo{"wipeproof/v1/adversary-classes",
-                                                 "wipeproof-adversary-classes-signed-v1", "classes",
-                                                 "adversary classes"};
+constexpr DocumentTypeInfo kParameterProfileInfo{
+    "wipeproof/v1/parameter-profile", "wipeproof-parameter-profile-signed-v1", "profile", "parameter profile"};
+constexpr DocumentTypeInfo kAdversaryClassesInfo{
+    "wipeproof/v1/adversary-classes", "wipeproof-adversary-classes-signed-v1", "classes", "adversary classes"};
 
 std::string Prefix(const DocumentTypeInfo& info) { return std::string("signed ") + info.what + ": "; }
 
@@ -140,7 +138,8 @@ StatusOr<VerifiedDocument> VerifyDocument(DocumentType type, const std::string& 
   if (crypto_sign_ed25519_verify_detached(parts.signature.data(), message.data(), message.size(), trusted.data()) !=
       0) {
     return PermissionDeniedError(Prefix(info) + "signature does not verify under " + trusted_name + " " +
-                                 KeyIdHex(want) + " (the document was altered after signing, or signed by another key)");
+                                 KeyIdHex(want) +
+                                 " (the document was altered after signing, or signed by another key)");
   }
   VerifiedDocument out;
   out.digest = Blake2b256(ByteView(reinterpret_cast<const uint8_t*>(parts.text.data()), parts.text.size()));

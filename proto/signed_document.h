@@ -51,7 +51,7 @@ StatusOr<std::string> SignDocument(DocumentType type, const std::string& text, c
 
 // The parts of a signed wrapper, read without checking the signature.
 struct SignedDocumentParts {
-  std::string text;     // the document text, unverified
+  std::string text;       // the document text, unverified
   KeyId signer_key_id{};  // as the wrapper claims
   Signature signature{};
 };

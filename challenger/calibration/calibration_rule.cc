@@ -288,15 +288,16 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
     for (const DeviceSampling& d : out.sampling.devices) all_chunks += d.chunks;
     double expected = 0;
     for (const DeviceSampling& d : out.sampling.devices) expected += d.expected_distinct;
-    const std::string why = "the planned statement misses its target: at m = " + std::to_string(m) + " the node's " +
-          std::to_string(out.sampling.devices.size()) + " device(s) hold " + std::to_string(all_chunks) +
-          " chunks; " + std::to_string(out.sampling.rounds) + " round(s) check " + FormatFixed(expected, 1) +
-          " distinct chunks in expectation, fewer than the N = " + std::to_string(out.sampling.chunks_needed) +
-          " needed, so a passing verdict would bound the unwiped part of the planned memory at " +
-          FormatFixed(out.sampling.planned_fraction * 100, 2) + "% at " + FormatFixed(policy.confidence * 100, 3) +
-          "% confidence, not the " + FormatFixed(policy.target_fraction * 100, 2) +
-          "% asked for. A smaller m (a closer challenger, or the 192 format), more memory in the plan, more labels "
-          "per round (--labels_per_round), or a larger --target_fraction would reach it";
+    const std::string why =
+        "the planned statement misses its target: at m = " + std::to_string(m) + " the node's " +
+        std::to_string(out.sampling.devices.size()) + " device(s) hold " + std::to_string(all_chunks) + " chunks; " +
+        std::to_string(out.sampling.rounds) + " round(s) check " + FormatFixed(expected, 1) +
+        " distinct chunks in expectation, fewer than the N = " + std::to_string(out.sampling.chunks_needed) +
+        " needed, so a passing verdict would bound the unwiped part of the planned memory at " +
+        FormatFixed(out.sampling.planned_fraction * 100, 2) + "% at " + FormatFixed(policy.confidence * 100, 3) +
+        "% confidence, not the " + FormatFixed(policy.target_fraction * 100, 2) +
+        "% asked for. A smaller m (a closer challenger, or the 192 format), more memory in the plan, more labels "
+        "per round (--labels_per_round), or a larger --target_fraction would reach it";
     return FailedPreconditionError(why);
   }
   if (a.safety_factor < kMinStatedSafetyFactor) {

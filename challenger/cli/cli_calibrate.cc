@@ -135,8 +135,8 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
        ") = " + std::to_string(r.round.round_deadline_us) + " us\n";
   t += "m = 2^" + std::to_string(FloorLog2(r.round.chunk_labels)) + " = " + std::to_string(r.round.chunk_labels) +
        ", the smallest power of two with 1.5*m*c_node*t_min/safety >= deadline: " + r.round.rule.explanation + "\n";
-  t += "sampling: f = " + FormatFixed(p.target_fraction * 100, 3) + "%, confidence " + FormatFixed(p.confidence * 100, 3) +
-       "% -> N = " + std::to_string(r.sampling.chunks_needed) +
+  t += "sampling: f = " + FormatFixed(p.target_fraction * 100, 3) + "%, confidence " +
+       FormatFixed(p.confidence * 100, 3) + "% -> N = " + std::to_string(r.sampling.chunks_needed) +
        " chunks over the node's devices, R = " + std::to_string(r.sampling.rounds) +
        " rounds; the node statement bounds the unwiped part of the planned memory at " +
        FormatFixed(r.sampling.planned_fraction * 100, 3) + "%\n";
@@ -161,8 +161,8 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
   t += run.fill_probe.pass ? "\n" : " (" + run.fill_probe.failure + ")\n";
   t += "fill deadline: " + FormatFixed(r.fill.basis_us / 1e6, 3) + " s * (1 + " + FormatFixed(p.fill_slack, 2) +
        ") = " + FormatFixed(r.fill.fill_deadline_us / 1e6, 3) + " s, at least " +
-       FormatFixed(1 + kFillDeadlineMargin, 1) + " x the measured fill " + FormatFixed(r.fill.measured_fill_us / 1e6, 3) +
-       " s";
+       FormatFixed(1 + kFillDeadlineMargin, 1) + " x the measured fill " +
+       FormatFixed(r.fill.measured_fill_us / 1e6, 3) + " s";
   if (r.fill.node_claim_us > 0) {
     t += std::string(" (basis: ") + (r.fill.basis_us < r.fill.measured_fill_us ? "the node's claim" : "measured") +
          "; node claims " + FormatFixed(r.fill.node_claim_us / 1e6, 3) + " s, measured " +

@@ -6,10 +6,10 @@
 
 #include <gflags/gflags.h>
 
-#include "challenger/parameters/adversary_classes.h"
-#include "challenger/parameters/authority_documents.h"
 #include "challenger/calibration/calibration_rule.h"
 #include "challenger/calibration/calibration_session.h"
+#include "challenger/parameters/adversary_classes.h"
+#include "challenger/parameters/authority_documents.h"
 #include "common/status.h"
 
 DECLARE_string(class);

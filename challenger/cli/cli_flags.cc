@@ -1,7 +1,6 @@
 #include "challenger/cli/cli_flags.h"
 
 #include <cmath>
-
 #include <cstdio>
 
 #include "challenger/cli/cli_calibration_flags.h"

@@ -56,7 +56,8 @@ int RunSign() {
     if (!classes.ok()) return ConfigError(kSub, classes.status());
     for (const auto& c : classes->classes) {
       if (c.adversary.safety_factor < kMinStatedSafetyFactor) {
-        note = " (note: class " + c.adversary.name + " has a safety factor below 1.5: verdicts under it state no bound)";
+        note =
+            " (note: class " + c.adversary.name + " has a safety factor below 1.5: verdicts under it state no bound)";
       }
     }
   }

@@ -65,8 +65,8 @@ Status ParseReach(const JsonObject& obj, NodeReach* reach) {
   if (obj.Has("egress_bytes_per_s")) {
     WP_RETURN_IF_ERROR(obj.Uint64("egress_bytes_per_s", &reach->egress_bytes_per_s));
     if (reach->egress_bytes_per_s == 0 || reach->egress_bytes_per_s > kMaxEgressBytesPerS) {
-      return InvalidArgumentError(obj.PathOf("egress_bytes_per_s") + ": must be > 0 and <= " +
-                                  std::to_string(kMaxEgressBytesPerS) + " (2^50), got " +
+      return InvalidArgumentError(obj.PathOf("egress_bytes_per_s") +
+                                  ": must be > 0 and <= " + std::to_string(kMaxEgressBytesPerS) + " (2^50), got " +
                                   std::to_string(reach->egress_bytes_per_s));
     }
     if (reach->network_isolated) {
@@ -96,9 +96,9 @@ std::string JoinPath(const std::string& dir, const std::string& file) {
 
 StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string& path, const std::string& base_dir) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
-  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "no_nvme_in_reach",
-                                         "network_isolated_during_wipe", "egress_bytes_per_s", "other_memory",
-                                         "devices"}));
+  WP_RETURN_IF_ERROR(
+      obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "no_nvme_in_reach",
+                          "network_isolated_during_wipe", "egress_bytes_per_s", "other_memory", "devices"}));
   InventoryNode n;
   WP_RETURN_IF_ERROR(obj.String("name", &n.name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), n.name));

@@ -11,12 +11,12 @@
 //             diagnostic_confidence, diagnostic_unwiped_bound_bytes}],
 //   profile {name, calibrated, adversary_class, t_min_ps, safety_factor, confidence, honest_round_p999_us,
 //            recompute_floor_us, authority_key_id (hex; "" unsigned), document_digest (hex; "" unsigned)},
-// total_unwiped_bound_bytes is the stated bound: the node's planned memory taken together, reserves
-// in full (challenger/session/bound.h). The per-device figures are diagnostics only: they assume no
-// label moved to another device, which a prover can do, so no statement rests on them.
 //   assumptions [{name, held, detail}], order_digest, report_digest, verdict_digest (hex),
 //   transcript_verified, superseded_verdict, ledger {path, verdict_sequence (or null), error (or null)}
 // Failure fields marked ? appear only when they apply. Byte counts are bytes, times microseconds.
+// total_unwiped_bound_bytes is the stated bound: the node's planned memory taken together, reserves
+// in full (challenger/session/bound.h). The per-device figures are diagnostics only: they assume no
+// label moved to another device, which a prover can do, so no statement rests on them.
 //
 // Thread-safety: pure functions.
 #pragma once

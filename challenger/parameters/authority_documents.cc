@@ -32,8 +32,8 @@ StatusOr<Unwrapped> Unwrap(DocumentType type, const std::string& text, const std
   if (!parts.ok()) return parts.status().WithContext(what);
   out.text = parts->text;
   if (authority == nullptr) {
-    out.problem = what + ": signature by key " + proto::KeyIdHex(parts->signer_key_id) +
-                  " not checked (no authority key given)";
+    out.problem =
+        what + ": signature by key " + proto::KeyIdHex(parts->signer_key_id) + " not checked (no authority key given)";
     return out;
   }
   auto verified = proto::VerifyDocument(type, text, authority->public_key, authority->name);

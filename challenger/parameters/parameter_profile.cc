@@ -123,11 +123,10 @@ StatusOr<Profile> ParseProfileJson(const std::string& text, const std::string& w
   auto root_or = JsonObject::Of(doc, "");
   if (!root_or.ok()) return wrap(root_or.status());
   const JsonObject& root = *root_or;
-  Status s =
-      root.CheckKnownKeys({"name", "chunk_labels", "format", "rounds", "labels_per_round", "labels_per_round_by_model",
-                           "round_deadline_us", "fill_deadline_ms", "fill_rate_mib_per_s", "fill_slack_s", "adversary",
-                           "confidence", "calibrated", "honest_round_p999_us", "honest_fill_us",
-                           "calibrated_at_unix_us", "order_ttl_s"});
+  Status s = root.CheckKnownKeys({"name", "chunk_labels", "format", "rounds", "labels_per_round",
+                                  "labels_per_round_by_model", "round_deadline_us", "fill_deadline_ms",
+                                  "fill_rate_mib_per_s", "fill_slack_s", "adversary", "confidence", "calibrated",
+                                  "honest_round_p999_us", "honest_fill_us", "calibrated_at_unix_us", "order_ttl_s"});
   if (!s.ok()) return wrap(s);
 
   Profile p = DefaultProfile();

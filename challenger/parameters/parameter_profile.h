@@ -95,7 +95,7 @@ struct Profile {
   uint64_t honest_round_p999_us = 0;  // 0: not measured
   uint64_t honest_fill_us = 0;        // 0: not measured; the fill calibrate measured
   int64_t calibrated_at_unix_us = 0;
-  uint64_t order_ttl_us = 0;  // order expiry after issue
+  uint64_t order_ttl_us = 0;       // order expiry after issue
   ProfileEndorsement endorsement;  // not part of the parameters (SameParameters ignores it)
 };
 

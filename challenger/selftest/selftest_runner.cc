@@ -78,13 +78,14 @@ Profile SelftestProfile(const SelftestSetup& s, LabelFormat format) {
 // The selftest profile as `document` says, loaded as wipe and serve load theirs
 // (authority_documents.h) under the selftest's authority key, with the selftest's class file signed
 // by that key.
-StatusOr<Profile> SelftestProfileDocument(const SelftestSetup& s, LabelFormat format, adversary::ProfileDocument document,
-                                          const proto::KeyPair& authority) {
+StatusOr<Profile> SelftestProfileDocument(const SelftestSetup& s, LabelFormat format,
+                                          adversary::ProfileDocument document, const proto::KeyPair& authority) {
   AuthorityKey key;
   key.public_key = authority.public_key;
   key.name = "the selftest authority key";
   nlohmann::ordered_json classes_json;
-  classes_json["classes"] = {{{"name", s.adversary_class}, {"t_min_ps", s.t_min_ps}, {"safety_factor", s.safety_factor}}};
+  classes_json["classes"] = {
+      {{"name", s.adversary_class}, {"t_min_ps", s.t_min_ps}, {"safety_factor", s.safety_factor}}};
   WP_ASSIGN_OR_RETURN(const std::string classes_doc, proto::SignDocument(proto::DocumentType::kAdversaryClasses,
                                                                          classes_json.dump(2) + "\n", authority));
   WP_ASSIGN_OR_RETURN(AdversaryClasses classes, ParseAdversaryClassesDocument(classes_doc, "selftest classes", &key));
@@ -237,7 +238,7 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
     bool known = false;
     for (const ScenarioSpec& s : adversary::SelftestScenarios(result.setup)) known = known || Selected(s, {o});
     if (!known)
-      return InvalidArgumentError("unknown scenario '" + o + "' (an id such as 1a-recompute-contiguous, or 0-7)");
+      return InvalidArgumentError("unknown scenario '" + o + "' (an id such as 1a-recompute-contiguous, or 0-7, 9)");
   }
   for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192})
     WP_RETURN_IF_ERROR(ValidateProfile(SelftestProfile(result.setup, f)));
@@ -313,7 +314,8 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
       r.seen.partial_chunk_ranges += seen.partial_chunk_ranges;
       r.seen.relocated_chunks += seen.relocated_chunks;
       r.seen.overwritten_chunks += seen.overwritten_chunks;
-      if (r.seen.unlabeled_bytes.size() < seen.unlabeled_bytes.size()) r.seen.unlabeled_bytes.resize(seen.unlabeled_bytes.size());
+      if (r.seen.unlabeled_bytes.size() < seen.unlabeled_bytes.size())
+        r.seen.unlabeled_bytes.resize(seen.unlabeled_bytes.size());
       for (size_t d = 0; d < seen.unlabeled_bytes.size(); ++d) r.seen.unlabeled_bytes[d] += seen.unlabeled_bytes[d];
       if (options.progress) options.progress(i, specs.size(), spec.id, r.runs, options.runs);
     }

@@ -101,8 +101,8 @@ AssumptionResult Egress(const AssumptionInputs& in) {
   const bool measured = in.session_window_us > 0;
   const uint64_t window_us = measured ? in.session_window_us : plan.session_timeout_us;
   return {kNoEgress, false,
-          "node " + plan.node_name + " may send " + std::to_string(reach.egress_bytes_per_s) +
-              " bytes/s: up to " + std::to_string(EgressBytes(reach.egress_bytes_per_s, window_us)) +
+          "node " + plan.node_name + " may send " + std::to_string(reach.egress_bytes_per_s) + " bytes/s: up to " +
+              std::to_string(EgressBytes(reach.egress_bytes_per_s, window_us)) +
               " bytes could have left it during the session window of " + std::to_string(window_us) + " us (" +
               (measured ? "order sent to the last round" : "upper bound: the session timeout") + ")"};
 }
@@ -155,8 +155,10 @@ uint64_t EgressBytes(uint64_t bytes_per_s, uint64_t window_us) {
 
 std::vector<AssumptionResult> EvaluateAssumptions(const AssumptionInputs& in) {
   const SessionPlan& plan = *in.plan;
-  return {HostMemory(plan), WaveCompleteness(plan, in.wave_run), Nvme(plan), PhysicalBinding(), Capacity(in),
-          Egress(in),       UncoveredMemory(plan)};
+  return {HostMemory(plan),     WaveCompleteness(plan, in.wave_run),
+          Nvme(plan),           PhysicalBinding(),
+          Capacity(in),         Egress(in),
+          UncoveredMemory(plan)};
 }
 
 }  // namespace wipeproof

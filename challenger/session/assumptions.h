@@ -64,8 +64,8 @@ struct AssumptionInputs {
   WaveRunResult wave_run;
   bool have_report = false;
   std::vector<uint64_t> device_total_bytes;  // per planned device, from the fill report; 0 = unknown
-  uint64_t session_window_us = 0;  // order sent to the verdict, challenger's monotonic clock; 0 = not
-                                   // measured (the plan's session timeout bounds it)
+  uint64_t session_window_us = 0;            // order sent to the verdict, challenger's monotonic clock; 0 = not
+                                             // measured (the plan's session timeout bounds it)
 };
 
 // Bytes that can leave at `bytes_per_s` in `window_us`, rounded up, saturating at UINT64_MAX.

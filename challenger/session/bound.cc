@@ -49,10 +49,22 @@ Maximum MaximizeMissing(const std::vector<double>& planned, const std::vector<do
     if (k + 1 == order.size() || log_lambda >= log_ratio[order[k + 1]]) break;
   }
   out.lambda = std::exp(log_lambda);
+  // f_d = 1 - lambda / r_d = -expm1(ln lambda - ln r_d). ln lambda - ln r_d is small when f_d is, and
+  // ln r_d is not (~20 for a GPU), so it is computed from ratios to the largest r, not as a difference
+  // of the logs above: (sum_A N_j ln(r_j / r_0) - L) / sum_A N_j - ln(r_d / r_0). With one device it
+  // is exactly -L / N, the one-device formula.
+  const size_t top = order[0];
+  const double top_ratio = planned[top] / checked[top];
+  double weighted = 0;
+  for (size_t k = 0; k < active; ++k) {
+    const size_t j = order[k];
+    weighted += checked[j] * std::log((planned[j] / checked[j]) / top_ratio);
+  }
+  const double log_lambda_over_top = (weighted - budget) / sum_n;
   for (size_t k = 0; k < active; ++k) {
     const size_t d = order[k];
-    // f_d = 1 - lambda / r_d = -expm1(ln lambda - ln r_d): accurate when f_d is small.
-    const double f = -std::expm1(std::min(0.0, log_lambda - log_ratio[d]));
+    const double exponent = log_lambda_over_top - std::log((planned[d] / checked[d]) / top_ratio);
+    const double f = -std::expm1(std::min(0.0, exponent));
     out.fractions[d] = f;
     out.missing += f * planned[d];
   }
@@ -94,7 +106,10 @@ JointBound ComputeJointBound(const std::vector<DeviceBoundInput>& devices, doubl
   out.lambda = m.lambda;
   out.worst_fractions = m.fractions;
   // Never more than what is planned (rounding aside, M <= sum P_d by construction).
-  out.missing_bytes = std::min(RoundUpBytes(m.missing), out.planned_bytes);
+  // The padding (bound.h, Units) covers double rounding: relative 1e-12 of M, and 1e-14 of the
+  // planned bytes for the absolute error of the exponents (a few ulp of numbers near 1).
+  out.missing_bytes = std::min(RoundUpBytes(m.missing + 1e-14 * static_cast<double>(out.planned_bytes)),
+                               out.planned_bytes);
   out.total_bytes = SaturatingAdd(out.outside_bytes, out.missing_bytes);
   return out;
 }

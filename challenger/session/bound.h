@@ -46,7 +46,8 @@
 // a diagnostic wherever it is shown; no statement rests on it.
 //
 // Units: bytes. Results are rounded up to whole bytes (a bound must not shrink by rounding; the
-// maximum is computed in double precision and a relative 1e-12 is added before rounding up).
+// maximum is computed in double precision; a relative 1e-12 of M and 1e-14 of the planned bytes are
+// added before rounding up, well above the rounding error of the exponents).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -72,11 +73,11 @@ struct DeviceBoundInput {
 
 // The joint statement for memory taken together (a node's devices, or a wave's).
 struct JointBound {
-  uint64_t outside_bytes = 0;  // sum_d (C_d - P_d): reserves and sub-chunk remainders, in full
-  uint64_t planned_bytes = 0;  // sum_d P_d
-  uint64_t missing_bytes = 0;  // ceil(M): planned bytes that may not have held labels
-  uint64_t total_bytes = 0;    // outside_bytes + missing_bytes, saturating at UINT64_MAX
-  double lambda = 0;           // the multiplier (0 when every device went unchecked)
+  uint64_t outside_bytes = 0;           // sum_d (C_d - P_d): reserves and sub-chunk remainders, in full
+  uint64_t planned_bytes = 0;           // sum_d P_d
+  uint64_t missing_bytes = 0;           // ceil(M): planned bytes that may not have held labels
+  uint64_t total_bytes = 0;             // outside_bytes + missing_bytes, saturating at UINT64_MAX
+  double lambda = 0;                    // the multiplier (0 when every device went unchecked)
   std::vector<double> worst_fractions;  // f_d at the maximum, per input device
 };
 

@@ -13,8 +13,8 @@ namespace wipeproof {
 
 // Memory of the node outside every device the plan can cover, as declared.
 struct DeclaredMemory {
-  std::string kind;   // "dpu", "cxl" or "other"
-  std::string name;   // e.g. "BlueField-3 (mlx5_0)"
+  std::string kind;    // "dpu", "cxl" or "other"
+  std::string name;    // e.g. "BlueField-3 (mlx5_0)"
   uint64_t bytes = 0;  // > 0
 };
 

@@ -28,8 +28,8 @@ std::string BoundStatement(const SessionPlan& plan, const BoundResult& bound) {
   for (const PlannedDevice& d : plan.devices) selectors.push_back(d.selector);
   std::string s = "at " + FormatPercent(plan.profile.confidence) + " confidence at most " +
                   std::to_string(bound.node.total_bytes) + " bytes of node " + plan.node_name +
-                  "'s planned memory (devices " + JoinNames(selectors) + ", taken together) were not wiped: " +
-                  JointParts(bound.node) +
+                  "'s planned memory (devices " + JoinNames(selectors) +
+                  ", taken together) were not wiped: " + JointParts(bound.node) +
                   ". Per device (diagnostic only: it assumes no label moved to another device, which a prover "
                   "can do; at " +
                   FormatPercent(bound.per_device_confidence) + " each): ";
@@ -75,8 +75,8 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
   v.honest_margin_met = HonestMarginMet(profile.round_deadline_us, profile.honest_round_p999_us, kHonestRoundMargin);
   v.endorsement_problem = ProfileEndorsementProblem(profile);
   v.safety_met = profile.adversary.safety_factor >= kMinStatedSafetyFactor;
-  v.bound_stated = v.pass && profile.calibrated && v.endorsement_problem.empty() && v.safety_met &&
-                   v.rule.satisfied && v.honest_margin_met;
+  v.bound_stated = v.pass && profile.calibrated && v.endorsement_problem.empty() && v.safety_met && v.rule.satisfied &&
+                   v.honest_margin_met;
   if (v.bound_stated) {
     std::vector<DeviceBoundInput> inputs;
     for (size_t i = 0; i < plan.devices.size(); ++i) {
@@ -179,8 +179,9 @@ WaveBoundSummary SummarizeWaveBound(const std::string& wave, const std::vector<W
   WaveBoundSummary out;
   const std::string none = "no bound for wave " + wave + ": ";
   if (!complete) {
-    out.statement = none + "the wave is not complete (not every node of it was in the run, or the inventory does "
-                           "not declare it complete)";
+    out.statement = none +
+                    "the wave is not complete (not every node of it was in the run, or the inventory does "
+                    "not declare it complete)";
     return out;
   }
   if (members.empty()) {
@@ -217,8 +218,7 @@ WaveBoundSummary SummarizeWaveBound(const std::string& wave, const std::vector<W
   out.statement = "at " + FormatPercent(out.confidence) + " confidence at most " +
                   std::to_string(out.bound.total_bytes) + " bytes of wave " + wave + "'s planned memory (" +
                   std::to_string(nodes.size()) + " node(s): " + JoinNames(nodes) + "; " +
-                  std::to_string(devices.size()) + " devices, taken together) were not wiped: " +
-                  JointParts(out.bound);
+                  std::to_string(devices.size()) + " devices, taken together) were not wiped: " + JointParts(out.bound);
   return out;
 }
 

@@ -80,9 +80,9 @@ struct VerdictFacts {
 struct VerdictSummary {
   bool pass = false;
   DeadlineRuleResult rule;
-  bool honest_margin_met = false;    // HonestMarginMet(deadline, honest p99.9, kHonestRoundMargin)
-  std::string endorsement_problem;   // ProfileEndorsementProblem(profile): "" when the authority vouches
-  bool safety_met = false;           // safety factor >= kMinStatedSafetyFactor
+  bool honest_margin_met = false;   // HonestMarginMet(deadline, honest p99.9, kHonestRoundMargin)
+  std::string endorsement_problem;  // ProfileEndorsementProblem(profile): "" when the authority vouches
+  bool safety_met = false;          // safety factor >= kMinStatedSafetyFactor
   bool bound_stated = false;
   BoundResult bound;  // meaningful when bound_stated: bound.node is the statement
   std::string statement;

@@ -89,13 +89,13 @@ TEST_F(AuthorityDocumentsTest, UnsignedAlteredOrForeignProfilesRunButAreNotEndor
       << ProfileEndorsementProblem(altered);
   // Signed by another key.
   const Profile foreign = Load(Signed(DocumentType::kParameterProfile, ProfileText(profile_), other_), classes, &key_);
-  EXPECT_NE(ProfileEndorsementProblem(foreign).find("signed by key " + proto::KeyIdHex(proto::KeyIdOf(other_.public_key)) +
-                                                    ", not by the authority key"),
+  EXPECT_NE(ProfileEndorsementProblem(foreign).find(
+                "signed by key " + proto::KeyIdHex(proto::KeyIdOf(other_.public_key)) + ", not by the authority key"),
             std::string::npos)
       << ProfileEndorsementProblem(foreign);
   // Signed, but not checked: no key was given (plan without --authority_pub).
-  const Profile unchecked = Load(Signed(DocumentType::kParameterProfile, ProfileText(profile_), authority_), classes,
-                                 nullptr);
+  const Profile unchecked =
+      Load(Signed(DocumentType::kParameterProfile, ProfileText(profile_), authority_), classes, nullptr);
   EXPECT_NE(ProfileEndorsementProblem(unchecked).find("not checked"), std::string::npos);
   // None of them writes a signer into the verdict.
   for (const Profile* p : {&plain, &altered, &foreign, &unchecked}) {
@@ -106,7 +106,8 @@ TEST_F(AuthorityDocumentsTest, UnsignedAlteredOrForeignProfilesRunButAreNotEndor
     EXPECT_EQ(wire.getDocumentDigest().size(), 0u);
   }
   // A malformed wrapper is an error like any malformed file.
-  nlohmann::json broken = nlohmann::json::parse(Signed(DocumentType::kParameterProfile, ProfileText(profile_), authority_));
+  nlohmann::json broken =
+      nlohmann::json::parse(Signed(DocumentType::kParameterProfile, ProfileText(profile_), authority_));
   broken["signature"] = "zz";
   EXPECT_EQ(ParseProfileDocument(broken.dump(), "p.json", &key_, classes).status().code(),
             StatusCode::kInvalidArgument);

@@ -14,10 +14,10 @@
 #include <cmath>
 #include <map>
 
-#include "challenger/parameters/adversary_classes.h"
-#include "challenger/parameters/profile_json_writer.h"
-#include "challenger/parameters/deadline_rule.h"
 #include "challenger/calibration/parameter_planner.h"
+#include "challenger/parameters/adversary_classes.h"
+#include "challenger/parameters/deadline_rule.h"
+#include "challenger/parameters/profile_json_writer.h"
 #include "challenger/session/bound.h"
 
 namespace wipeproof {

@@ -182,13 +182,19 @@ TEST(InventoryTest, MalformedFilesNameTheField) {
       {"other memory not a list", [](nlohmann::json& d) { d["nodes"][0]["other_memory"] = 5; },
        "nodes[0].other_memory: want an array"},
       {"other memory kind",
-       [](nlohmann::json& d) { d["nodes"][0]["other_memory"] = {{{"kind", "hbm"}, {"name", "x"}, {"bytes", 1}}}; },
+       [](nlohmann::json& d) {
+         d["nodes"][0]["other_memory"] = {{{"kind", "hbm"}, {"name", "x"}, {"bytes", 1}}};
+       },
        "nodes[0].other_memory[0].kind: want \"dpu\", \"cxl\" or \"other\", got 'hbm'"},
       {"other memory empty",
-       [](nlohmann::json& d) { d["nodes"][0]["other_memory"] = {{{"kind", "dpu"}, {"name", "x"}, {"bytes", 0}}}; },
+       [](nlohmann::json& d) {
+         d["nodes"][0]["other_memory"] = {{{"kind", "dpu"}, {"name", "x"}, {"bytes", 0}}};
+       },
        "nodes[0].other_memory[0].bytes: must be > 0"},
       {"other memory no name",
-       [](nlohmann::json& d) { d["nodes"][0]["other_memory"] = {{{"kind", "cxl"}, {"bytes", 10}}}; },
+       [](nlohmann::json& d) {
+         d["nodes"][0]["other_memory"] = {{{"kind", "cxl"}, {"bytes", 10}}};
+       },
        "nodes[0].other_memory[0].name: missing"},
       {"other memory typo",
        [](nlohmann::json& d) {

@@ -72,7 +72,8 @@ TEST(BoundTest, OneDeviceKnownAnswer) {
   for (double c : {0.5, 0.9, 0.99, 0.999999}) {
     for (uint64_t n : {uint64_t{1}, uint64_t{7}, uint64_t{688}, uint64_t{1} << 20}) {
       const JointBound j = ComputeJointBound({{gib2, gib2, n}}, c);
-      EXPECT_NEAR(j.worst_fractions[0], MissingFractionBound(c, n), 1e-13 * MissingFractionBound(c, n)) << c << " " << n;
+      EXPECT_NEAR(j.worst_fractions[0], MissingFractionBound(c, n), 1e-13 * MissingFractionBound(c, n))
+          << c << " " << n;
       EXPECT_NEAR(static_cast<double>(j.missing_bytes), MissingFractionBound(c, n) * static_cast<double>(gib2), 1.0);
       EXPECT_GE(static_cast<double>(j.missing_bytes), MissingFractionBound(c, n) * static_cast<double>(gib2));
     }
@@ -128,11 +129,11 @@ TEST(BoundTest, ClosedFormMatchesBruteForce) {
     double c;
   };
   const Case cases[] = {
-      {{1000, 3000}, {10, 10}, 0.9},               // unequal bytes, equal checks: both active
-      {{1000, 3000}, {40, 2}, 0.99},               // the lightly checked device takes most
-      {{5000, 10}, {3, 50}, 0.999},                // a small, heavily checked device drops out (f = 0)
-      {{2000, 2000, 2000}, {5, 5, 5}, 0.99},       // equal ratios: one pool
-      {{700, 1500, 90}, {3, 20, 1}, 0.95},         // three ratios, one inactive
+      {{1000, 3000}, {10, 10}, 0.9},          // unequal bytes, equal checks: both active
+      {{1000, 3000}, {40, 2}, 0.99},          // the lightly checked device takes most
+      {{5000, 10}, {3, 50}, 0.999},           // a small, heavily checked device drops out (f = 0)
+      {{2000, 2000, 2000}, {5, 5, 5}, 0.99},  // equal ratios: one pool
+      {{700, 1500, 90}, {3, 20, 1}, 0.95},    // three ratios, one inactive
       {{1 << 20, 1 << 10, 1 << 15}, {64, 1, 8}, 0.5},
   };
   for (const Case& k : cases) {
@@ -195,8 +196,8 @@ TEST(BoundTest, RelocationIntoAnotherReserveBreaksPerDeviceFiguresNotTheNodeStat
   const BoundResult b = ComputeBound(devices, 0.99);
   const uint64_t moved = reserve;  // device 1's whole reserve now holds device 0's labels
   const uint64_t device0_unwiped = reserve + moved, device1_unwiped = 0;
-  EXPECT_LT(b.device_bytes[0], device0_unwiped);                        // the per-device figure is false
-  EXPECT_GE(b.total_bytes, device0_unwiped + device1_unwiped);          // the node statement holds
+  EXPECT_LT(b.device_bytes[0], device0_unwiped);                // the per-device figure is false
+  EXPECT_GE(b.total_bytes, device0_unwiped + device1_unwiped);  // the node statement holds
 }
 
 // The wave statement: the same joint bound over every member's devices, only for a complete wave

@@ -14,8 +14,8 @@
 #include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/parameters/authority_documents.h"
 #include "challenger/parameters/profile_json_writer.h"
-#include "challenger/session/session_plan.h"
 #include "challenger/session/bound.h"
+#include "challenger/session/session_plan.h"
 #include "challenger/session/session_runner.h"
 #include "challenger/session/wave_sync.h"
 #include "kernels/chunk_verifier.h"
@@ -214,8 +214,8 @@ TEST_F(SessionTest, NoBoundUnlessTheAuthorityVouchesForTheProfile) {
     EXPECT_FALSE(verdict.root().getBoundStated());
     EXPECT_EQ(verdict.root().getTotalUnwipedBoundBytes(), 0u);
     // The signer is named only for a profile that is the signed document, unchanged.
-    const bool signed_unchanged = p.endorsement.signed_parameters != nullptr &&
-                                  SameParameters(p, *p.endorsement.signed_parameters);
+    const bool signed_unchanged =
+        p.endorsement.signed_parameters != nullptr && SameParameters(p, *p.endorsement.signed_parameters);
     EXPECT_EQ(verdict.root().getProfile().getAuthorityKeyId().size(), signed_unchanged ? proto::kKeyIdBytes : 0u);
     return std::string(verdict.root().getStatement().cStr());
   };
@@ -232,18 +232,19 @@ TEST_F(SessionTest, NoBoundUnlessTheAuthorityVouchesForTheProfile) {
   key.name = "the authority key";
   auto classes = ParseAdversaryClassesDocument(testing::SignedTestClasses(), "classes", &key);
   ASSERT_TRUE(classes.ok());
-  auto foreign_document = proto::SignDocument(proto::DocumentType::kParameterProfile,
-                                              ProfileToJson(testing::CalibratedTestProfile()).dump(),
-                                              testing::TestKey(0x55));
+  auto foreign_document =
+      proto::SignDocument(proto::DocumentType::kParameterProfile,
+                          ProfileToJson(testing::CalibratedTestProfile()).dump(), testing::TestKey(0x55));
   ASSERT_TRUE(foreign_document.ok());
   auto foreign = ParseProfileDocument(*foreign_document, "p.json", &key, *classes);
   ASSERT_TRUE(foreign.ok()) << foreign.status().ToString();
-  EXPECT_NE(statement_of(*foreign).find("is not signed by the authority (p.json: signed parameter profile: signed by key"),
-            std::string::npos);
+  EXPECT_NE(
+      statement_of(*foreign).find("is not signed by the authority (p.json: signed parameter profile: signed by key"),
+      std::string::npos);
   // The authority's class file says t_min 30 ns: the profile's 40 ns class is not the authority's.
-  Profile other_class = testing::Endorsed(
-      testing::CalibratedTestProfile(), testing::TestKey(0x11),
-      R"({"classes": [{"name": "test-cpu", "t_min_ps": 30000, "safety_factor": 1.5}]})");
+  Profile other_class =
+      testing::Endorsed(testing::CalibratedTestProfile(), testing::TestKey(0x11),
+                        R"({"classes": [{"name": "test-cpu", "t_min_ps": 30000, "safety_factor": 1.5}]})");
   EXPECT_EQ(statement_of(other_class),
             "no bound: class test-cpu of profile test-calibrated (t_min 40000 ps, safety 1.5) differs from the "
             "authority's signed class test-cpu (t_min 30000 ps, safety 1.5)");

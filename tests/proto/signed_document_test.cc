@@ -69,8 +69,9 @@ TEST(SignedDocumentTest, AlteredOrForeignDocumentsAreRefused) {
   EXPECT_EQ(a.status().code(), StatusCode::kPermissionDenied);
   EXPECT_NE(a.status().message().find("altered after signing"), std::string::npos);
   // Signed by another key: refused on the key id, naming both.
-  auto foreign = VerifyDocument(DocumentType::kParameterProfile, *SignDocument(DocumentType::kParameterProfile, text, other),
-                                key.public_key, "the authority key");
+  auto foreign =
+      VerifyDocument(DocumentType::kParameterProfile, *SignDocument(DocumentType::kParameterProfile, text, other),
+                     key.public_key, "the authority key");
   EXPECT_EQ(foreign.status().code(), StatusCode::kPermissionDenied);
   EXPECT_NE(foreign.status().message().find(KeyIdHex(KeyIdOf(other.public_key))), std::string::npos);
   EXPECT_NE(foreign.status().message().find("the authority key " + KeyIdHex(KeyIdOf(key.public_key))),

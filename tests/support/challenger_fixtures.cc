@@ -109,8 +109,8 @@ Profile Endorsed(const Profile& profile, const proto::KeyPair& authority, const 
   AuthorityKey key;
   key.public_key = authority.public_key;
   auto classes = ParseAdversaryClassesDocument(SignedTestClasses(authority, classes_json), "test classes", &key);
-  auto document = proto::SignDocument(proto::DocumentType::kParameterProfile, ProfileToJson(profile).dump(2) + "\n",
-                                      authority);
+  auto document =
+      proto::SignDocument(proto::DocumentType::kParameterProfile, ProfileToJson(profile).dump(2) + "\n", authority);
   if (!classes.ok() || !document.ok()) return profile;
   auto loaded = ParseProfileDocument(*document, "test profile", &key, *classes);
   return loaded.ok() ? *loaded : profile;
