@@ -104,7 +104,7 @@ AssumptionResult Egress(const AssumptionInputs& in) {
           "node " + plan.node_name + " may send " + std::to_string(reach.egress_bytes_per_s) + " bytes/s: up to " +
               std::to_string(EgressBytes(reach.egress_bytes_per_s, window_us)) +
               " bytes could have left it during the session window of " + std::to_string(window_us) + " us (" +
-              (measured ? "order sent to the last round" : "upper bound: the session timeout") + ")"};
+              (measured ? "order sent to the verdict, past the last round" : "upper bound: the session timeout") + ")"};
 }
 
 AssumptionResult UncoveredMemory(const SessionPlan& plan) {

@@ -108,8 +108,8 @@ JointBound ComputeJointBound(const std::vector<DeviceBoundInput>& devices, doubl
   // Never more than what is planned (rounding aside, M <= sum P_d by construction).
   // The padding (bound.h, Units) covers double rounding: relative 1e-12 of M, and 1e-14 of the
   // planned bytes for the absolute error of the exponents (a few ulp of numbers near 1).
-  out.missing_bytes = std::min(RoundUpBytes(m.missing + 1e-14 * static_cast<double>(out.planned_bytes)),
-                               out.planned_bytes);
+  out.missing_bytes =
+      std::min(RoundUpBytes(m.missing + 1e-14 * static_cast<double>(out.planned_bytes)), out.planned_bytes);
   out.total_bytes = SaturatingAdd(out.outside_bytes, out.missing_bytes);
   return out;
 }

@@ -43,7 +43,7 @@ TEST(AssumptionsTest, EgressDuringTheSessionWindow) {
   SessionPlan plan = GpuNode();
   AssumptionInputs in;
   in.plan = &plan;
-  in.session_window_us = 95'000'000;  // 95 s from the order to the last round
+  in.session_window_us = 95'000'000;  // 95 s from the order to the verdict
   // Not declared: unknown.
   AssumptionResult a = Find(EvaluateAssumptions(in), kNoEgress);
   EXPECT_FALSE(a.held);
@@ -56,7 +56,7 @@ TEST(AssumptionsTest, EgressDuringTheSessionWindow) {
   EXPECT_FALSE(a.held);
   EXPECT_EQ(a.detail,
             "node gpu-01 may send 12500000000 bytes/s: up to 1187500000000 bytes could have left it during the "
-            "session window of 95000000 us (order sent to the last round)");
+            "session window of 95000000 us (order sent to the verdict, past the last round)");
   // Window not measured: the session timeout bounds it, and the detail says so.
   in.session_window_us = 0;
   a = Find(EvaluateAssumptions(in), kNoEgress);
