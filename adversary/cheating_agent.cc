@@ -92,6 +92,7 @@ void CheatingAgent::Release() {
   devices_.clear();
   notices_.clear();
   host_store_.clear();
+  relocated_into_.clear();
   hasher_.reset();
   session_id_.clear();
   previous_answer_.reset();
@@ -192,8 +193,29 @@ void CheatingAgent::ApplyStorageDeviation() {
         }
         host_store_[{from, c}].assign(src.labels.begin() + static_cast<ptrdiff_t>(begin),
                                       src.labels.begin() + static_cast<ptrdiff_t>(end));
+        if (host < devices_.size() && host != from) relocated_into_[host] += end - begin;
         drop(src, c, ChunkState::kRelocated);
         ++log_->relocated_chunks;
+      }
+      break;
+    }
+    case DeviationKind::kRelocateToReserve: {
+      if (devices_.size() < 2) break;
+      Device& src = devices_[0];
+      const Device& dst = devices_[1];
+      const uint64_t dst_held = dst.count * kLabelBytes;
+      uint64_t room = dst.capacity_bytes > dst_held ? (dst.capacity_bytes - dst_held) / chunk_bytes : 0;
+      const uint64_t n = src.chunks.size();
+      for (uint64_t c : pick(src, std::min(deviation_.relocate_chunks, n), Placement::kContiguous)) {
+        if (room == 0) break;
+        --room;
+        const uint64_t begin = c * chunk_bytes;
+        const uint64_t end = std::min<uint64_t>(begin + chunk_bytes, src.labels.size());
+        host_store_[{0, c}].assign(src.labels.begin() + static_cast<ptrdiff_t>(begin),
+                                   src.labels.begin() + static_cast<ptrdiff_t>(end));
+        drop(src, c, ChunkState::kRelocated);
+        ++log_->relocated_chunks;
+        relocated_into_[1] += end - begin;
       }
       break;
     }
@@ -294,6 +316,16 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
     devices_.push_back(std::move(d));
   }
   ApplyStorageDeviation();
+  log_->unlabeled_bytes.clear();
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const Device& d = devices_[i];
+    uint64_t labelled = relocated_into_.count(i) ? relocated_into_.at(i) : 0;
+    for (uint64_t c = 0; c < d.chunks.size(); ++c) {
+      if (d.chunks[c] != ChunkState::kStored) continue;
+      labelled += std::min<uint64_t>(uint64_t{m_} * kLabelBytes, d.labels.size() - c * uint64_t{m_} * kLabelBytes);
+    }
+    log_->unlabeled_bytes.push_back(d.capacity_bytes > labelled ? d.capacity_bytes - labelled : 0);
+  }
   log_->holds_memory = true;
   Charge(options_.timing.fill_us);
   if (deviation_.kind == DeviationKind::kLateFill) Charge(deviation_.advance_us);

@@ -60,6 +60,10 @@ enum class DeviationKind {
   //    when host is not planned (room: `host_free_bytes`), else into the planned host region,
   //    overwriting as many host chunks as there is no free room for (those answer zeros).
   kRelocate,
+  // 3c. Moves `relocate_chunks` chunks of device 0 into the allowed reserve (capacity - planned) of
+  //    device 1, as many as fit there, and answers them from there: every label answers, while
+  //    device 0 keeps that much memory of its own unwiped (a checkpoint's room).
+  kRelocateToReserve,
   // 4. Fills `short_chunks` chunks fewer on the last device and reports them as held by other
   //    processes (a) or as a larger reserve (b), with `note` (a default when empty).
   kUnderfillHeldByOthers,
@@ -169,6 +173,9 @@ struct AgentLog {
   uint64_t partial_chunk_ranges = 0;      // devices whose range was not whole chunks of m
   uint64_t relocated_chunks = 0;          // kRelocate: chunks moved to host memory
   uint64_t overwritten_chunks = 0;        // kRelocate: host chunks lost for lack of room
+  // Bytes of each planned device's declared capacity that held no label of the session when the
+  // rounds ran (capacity - bytes of labels stored there, whichever device's labels they are).
+  std::vector<uint64_t> unlabeled_bytes;
 };
 
 struct AgentKeys {
@@ -245,6 +252,7 @@ class CheatingAgent final : public proto::ProverAgent::Server {
   std::vector<Device> devices_;
   std::vector<proto::SignedEnvelope> notices_;                              // per device, signed at the fill
   std::map<std::pair<size_t, uint64_t>, std::vector<uint8_t>> host_store_;  // kRelocated chunks
+  std::map<size_t, uint64_t> relocated_into_;  // device -> bytes of other devices' labels kept there
   std::optional<proto::Bytes> previous_answer_;                             // canonical RoundAnswer
   std::vector<std::vector<uint64_t>> previous_indices_;                     // [device][k]
   uint32_t rounds_answered_ = 0;

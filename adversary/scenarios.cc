@@ -167,6 +167,23 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
     t.expected = FailureReason::WRONG_LABEL;
     SampledTheory(&t, c, 2, q, r, "host");
     add(t);
+
+    ScenarioSpec u;
+    u.id = "3c-relocate-into-reserve";
+    u.adversary = 3;
+    u.title = "relocation into another planned device's reserve";
+    u.description = "Two planned GPUs, each with " + std::to_string(setup.relocation_reserve_chunks) +
+                    " chunks of allowed reserve; moves " + std::to_string(setup.relocation_reserve_chunks) +
+                    " of GPU-selftest-0's chunks into GPU-selftest-1's reserve and answers them from there, so "
+                    "GPU-selftest-0 keeps that much of its own memory unwiped while every label answers. The "
+                    "verdict's node statement must cover it (reserves count in full); a per-device statement "
+                    "for GPU-selftest-0 would not.";
+    u.node = NodeKind::kTwoGpusLargeReserve;
+    u.deviation.kind = DeviationKind::kRelocateToReserve;
+    u.deviation.relocate_chunks = setup.relocation_reserve_chunks;
+    u.check = ScenarioCheck::kNodeBoundCoversRelocation;
+    Never(&u, "every label answers: the moved labels sit in planned memory (another device's reserve)");
+    add(u);
   }
   // 4. Under-fill.
   for (int reserve = 0; reserve < 2; ++reserve) {
@@ -276,6 +293,23 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
     p.check = ScenarioCheck::kNoPartialChunk;
     Never(&p, "no partial chunk is ever planned, so there is nothing to exploit");
     add(p);
+  }
+  // 9. A profile that is not the authority's: the honest agent passes, but no bound is stated.
+  for (int tampered = 0; tampered < 2; ++tampered) {
+    ScenarioSpec s;
+    s.adversary = 9;
+    s.id = tampered ? "9b-tampered-profile" : "9a-unsigned-profile";
+    s.title = tampered ? "tampered parameter profile" : "unsigned parameter profile";
+    s.description = tampered ? "The profile the authority signed, with its round deadline lowered by 1 us after "
+                               "signing; the honest agent answers every round."
+                             : "The same profile, never signed by the authority; the honest agent answers every "
+                               "round.";
+    s.profile = tampered ? ProfileDocument::kTampered : ProfileDocument::kUnsigned;
+    s.check = ScenarioCheck::kNoBoundFromProfile;
+    Never(&s,
+          "nothing hidden: the session passes, but its verdict states no bound (the profile is not the "
+          "authority's)");
+    add(s);
   }
   return all;
 }

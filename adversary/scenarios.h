@@ -1,4 +1,4 @@
-// The selftest's scenarios: the honest agent and adversaries 1-7 of docs/results/security-results.md, each
+// The selftest's scenarios: the honest agent and adversaries 1-7 and 9 of docs/results/security-results.md, each
 // a Deviation of the cheating agent (cheating_agent.h) on a small node, with the outcome the
 // challenger must reach and the detection rate theory predicts. challenger/selftest runs them
 // through the real SessionRunner and judges the measured rates against these.
@@ -6,8 +6,11 @@
 // Setup (SelftestSetup, every scenario the same unless it says otherwise): one node with one planned
 // device "GPU-selftest-0" of 32 chunks of m = 256 labels (256 KiB) plus a 4096-byte allowed reserve;
 // profile c1, R = 3 rounds, q = 4 labels per device per round, round deadline 7 us, calibrated for
-// class commodity-cpu (t_min 40 ns, safety 2: recompute floor 1.5*m*t_min/2 = 7.68 us), honest
-// p99.9 5 us; honest agents take 2 us per round on the simulated clock (cheating_agent.h).
+// class selftest-cpu (t_min 40 ns, safety 2: recompute floor 1.5*m*t_min/2 = 7.68 us; a class of
+// the selftest's own, so that the small m keeps round times in whole microseconds), honest p99.9
+// 5 us; honest agents take 2 us per round on the simulated clock (cheating_agent.h). The profile
+// and the class file are signed by the selftest's authority key (as `calibrate` and `sign` would),
+// unless the scenario's ProfileDocument says otherwise.
 //
 // Theoretical detection rate of an adversary whose labels are missing (or wrong) in a fraction f of
 // a device's chunks: 1 - (1-f)^N, with N = q_d * R the labels challenged on that device over the
@@ -39,28 +42,47 @@ struct SelftestSetup {
   uint64_t round_deadline_us = 7;
   uint64_t honest_round_p999_us = 5;
   // The adversary class the profile is calibrated for (challenger/parameters AdversaryClass).
-  std::string adversary_class = "commodity-cpu";
+  std::string adversary_class = "selftest-cpu";
   uint64_t t_min_ps = 40'000;  // picoseconds per sequential compression ruled out
   double safety_factor = 2.0;
-  SimTiming timing;          // recompute_chunk_ps filled from depth(m)
-  uint64_t graph_depth = 0;  // min output depth of the graph for m (graph_metrics.h)
+  uint64_t relocation_reserve_chunks = 16;  // 3c: allowed reserve of each GPU, in chunks of m
+  SimTiming timing;                         // recompute_chunk_ps filled from depth(m)
+  uint64_t graph_depth = 0;                 // min output depth of the graph for m (graph_metrics.h)
 };
 
 // The setup above with graph_depth and timing.recompute_chunk_ps = depth * c_node(c1) * t_min.
 SelftestSetup DefaultSelftestSetup();
 
 enum class NodeKind {
-  kOneGpu,         // GPU-selftest-0 only
-  kHostAndGpu,     // host (32 chunks, no reserve) then GPU-selftest-0
-  kTwoGpus,        // GPU-selftest-0, GPU-selftest-1
-  kGpuOddCapacity  // GPU-selftest-0 whose capacity is not whole chunks (+1..chunk-1 bytes, per run)
+  kOneGpu,              // GPU-selftest-0 only
+  kHostAndGpu,          // host (32 chunks, no reserve) then GPU-selftest-0
+  kTwoGpus,             // GPU-selftest-0, GPU-selftest-1
+  kGpuOddCapacity,      // GPU-selftest-0 whose capacity is not whole chunks (+1..chunk-1 bytes, per run)
+  kTwoGpusLargeReserve  // GPU-selftest-0, GPU-selftest-1, each with relocation_reserve_chunks chunks
+                        // of allowed reserve (model selftest-gpu-reserve)
 };
 
-enum class ScenarioCheck { kNone, kHostNotPlanned, kNoPartialChunk, kBoundStated };
+// The parameter profile document a scenario's sessions run under.
+enum class ProfileDocument {
+  kSigned,    // signed by the authority, its class from the authority's signed class file
+  kUnsigned,  // the same profile, not signed
+  kTampered,  // signed, then altered (the round deadline lowered by 1 us): the signature fails
+};
+
+enum class ScenarioCheck {
+  kNone,
+  kHostNotPlanned,
+  kNoPartialChunk,
+  kBoundStated,
+  kNoBoundFromProfile,        // passes, states no bound, and says the profile is not the authority's
+  kNodeBoundCoversRelocation  // passes with a bound that covers the node's unlabeled bytes (every
+                              // device's capacity not holding labels, as the agent left it), and
+                              // labels the per-device figures as diagnostics
+};
 
 struct ScenarioSpec {
   std::string id;     // "1a-recompute-contiguous"
-  int adversary = 0;  // 0 honest, 1-7 as in docs/results/security-results.md
+  int adversary = 0;  // 0 honest, 1-7 and 9 as in docs/results/security-results.md
   std::string title;
   std::string description;
   NodeKind node = NodeKind::kOneGpu;
@@ -70,6 +92,7 @@ struct ScenarioSpec {
   bool prime = false;          // one uncounted honest session first (AdversaryMemory)
   proto::FailureReason expected = proto::FailureReason::NONE;
   ScenarioCheck check = ScenarioCheck::kNone;
+  ProfileDocument profile = ProfileDocument::kSigned;
   // Theory: f of the device's chunks missing, N labels challenged there, chunks C, hidden h.
   double f = 0;
   uint64_t n = 0;
@@ -79,8 +102,6 @@ struct ScenarioSpec {
   double theory = 0;  // 1 - (1-f)^N
   double exact = 0;   // 1 - (C(C-h,q)/C(C,q))^R; = theory when f is 0 or 1
 };
-
-std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup);
 
 // Every scenario, in report order.
 std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup);

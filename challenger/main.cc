@@ -24,7 +24,7 @@ namespace {
 constexpr char kProgram[] = "wipeproof-challenger";
 
 void PrintUsage(FILE* out) {
-  std::fprintf(out, "usage: %s <keygen|wipe|serve|calibrate|plan|ledger|selftest> [flags]\n\n", kProgram);
+  std::fprintf(out, "usage: %s <keygen|sign|wipe|serve|calibrate|plan|ledger|selftest> [flags]\n\n", kProgram);
   for (const auto& s : ChallengerSubcommands()) std::fprintf(out, "  %-9s %s\n", s.name, s.synopsis);
   std::fprintf(out, "  %-9s %s\n", "ledger", "show, verify or export the ledger (`ledger --help`)");
   std::fprintf(out, "  %-9s %s\n", "selftest", "run the honest agent and adversaries in process (`selftest --help`)");
@@ -84,6 +84,16 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        ".pub is also what auditors need for `ledger verify`. Prints the key ids.",
        {"out", "overwrite"},
        &RunKeygen},
+      {"sign",
+       "the authority signs a parameter profile or an adversary-class file",
+       "Signs --in (a parameter profile with --what=profile, an adversary-class file with --what=classes) with\n"
+       "the authority key and writes the signed document to --out: the text is kept byte for byte and an\n"
+       "Ed25519 signature over it added (proto/signed_document.h). wipe and serve verify both under the\n"
+       "authority key; a verdict states a bound only under a signed profile whose class, t_min and safety\n"
+       "factor are those of the signed class file. The input is checked first: a document that would not\n"
+       "load is refused. calibrate signs the profiles it writes itself.",
+       {"what", "in", "out", "authority_key"},
+       &RunSign},
       {"wipe",
        "run one wipe session with one node over TCP and print its verdict",
        "Plans the node's devices from the inventory and the profile, sends the signed order, times the\n"
@@ -91,8 +101,9 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "transcript and records everything in the ledger. Prints a summary (stdout), or with --json the\n"
        "verdict as JSON (stdout) and the summary on stderr. Exit 0 pass, 1 fail (or not fully recorded),\n"
        "2 no session ran. A lone node of a larger wave is wiped without its neighbours: its verdict says\n"
-       "the wave-complete assumption did not hold (use serve, or a wave of one node).",
-       {"node", "inventory", "authority_key", "challenger_key", "ledger", "profile", "threads", "json",
+       "the wave-complete assumption did not hold (use serve, or a wave of one node). A bound is stated only\n"
+       "under a calibrated profile signed by the authority key whose class is that of --classes, also signed.",
+       {"node", "inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
         "connect_timeout_s"},
        &RunWipe},
       {"serve",
@@ -103,8 +114,8 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "node of the wave has filled, and none releases its memory before all rounds of the wave ended.\n"
        "Stops on SIGINT/SIGTERM after the running wave, after --max_sessions, or with --once after one\n"
        "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.",
-       {"inventory", "authority_key", "challenger_key", "ledger", "profile", "threads", "json", "connect_timeout_s",
-        "wave", "max_sessions", "once"},
+       {"inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
+        "connect_timeout_s", "wave", "max_sessions", "once"},
        &RunServe},
       {"calibrate",
        "measure a node over the real path and write a calibrated parameter profile",
@@ -114,10 +125,13 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "rule picks for --class, a fill probe whose fill time (order sent to report received) sets the fill\n"
        "deadline. deadline = p99.9 * (1 + --margin); m = the smallest power of two with\n"
        "1.5*m*c_node*t_min/safety >= deadline; R and labels per round from --target_fraction and\n"
-       "--confidence; fill deadline = measured fill * (1 + --fill_slack). The node's signed profile\n"
-       "(--node_profile, verified under the inventory's node key) can only make parameters stricter.\n"
-       "Writes --out only on success. Exit 0 written, 1 refused (no m up to --max_chunk_labels fits, the\n"
-       "node is too slow, or a probe failed: nothing written), 2 bad command line or configuration.",
+       "--confidence for the node statement (all planned devices together); fill deadline = measured fill *\n"
+       "(1 + --fill_slack), at least 1.2 x the measured fill. The node's signed profile (--node_profile,\n"
+       "verified under the inventory's node key) can only make parameters stricter. Writes --out, signed\n"
+       "by --authority_key, only on success. Exit 0 written, 1 refused (no m up to --max_chunk_labels fits,\n"
+       "the planned statement misses --target_fraction, the class's safety factor is below 1.5, the node is\n"
+       "too slow, or a probe failed: nothing written, the reason on stderr), 2 bad command line or\n"
+       "configuration.",
        {"node", "inventory", "authority_key", "challenger_key", "out", "class", "classes", "format", "margin",
         "fill_slack", "target_fraction", "confidence", "labels_per_round", "max_chunk_labels", "max_fill_s",
         "node_profile", "probe_chunk_labels", "probe_rounds", "probe_round_deadline_us", "probe_fill_deadline_s",
@@ -133,9 +147,10 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "detection per device, fill time and deadline, wipe time per node and per wave, and the challenger's\n"
        "CPU time for expected labels (a warning when it cannot keep up with the fill). A table on stdout,\n"
        "or --json; --plot=FILE.svg draws detection probability against hidden fraction and wipe time\n"
-       "against m per class. Fill rates scale with m by the graph's nodes per label. Exit 0, or 1 when no\n"
-       "class is feasible.",
-       {"profile", "class", "classes", "format", "margin", "fill_slack", "target_fraction", "confidence",
+       "against m per class. Fill rates scale with m by the graph's nodes per label. --authority_pub checks\n"
+       "the signatures of --profile and --classes (verdicts state a bound only under signed ones). Exit 0,\n"
+       "or 1 when no class is feasible.",
+       {"profile", "authority_pub", "class", "classes", "format", "margin", "fill_slack", "target_fraction", "confidence",
         "labels_per_round", "max_chunk_labels", "gpus", "gpu_model", "gpu_memory_bytes", "gpu_reserve_bytes",
         "gpu_fill_gib_per_s", "host_memory_gib", "host_reserve_bytes", "host_fill_gib_per_s",
         "fill_rate_chunk_labels", "round_p999_us", "nodes_per_wave", "challenger_cores", "verify_rate", "json",

@@ -271,10 +271,12 @@ struct DeviceBound {
   allowedReserveBytes @4 :UInt64;   # bytes
   chunksChecked @5 :UInt64;         # N_d: distinct chunks checked over all rounds
   allCorrect @6 :Bool;
-  confidence @7 :Float64;           # per-device confidence used: 1 - (1-c)/D for D devices
-  unwipedBoundBytes @8 :UInt64;     # bytes: reserve_d + (1-(1-conf)^(1/N_d)) * bytes_d; at
-                                    # most this many did not hold labels. Only meaningful when
-                                    # Verdict.boundStated
+  confidence @7 :Float64;           # diagnostic: per-device confidence 1 - (1-c)/D for D devices
+  unwipedBoundBytes @8 :UInt64;     # DIAGNOSTIC ONLY, not a statement: (capacity - planned) +
+                                    # (1-(1-conf)^(1/N_d)) * plannedBytes, what this device kept
+                                    # unwiped had no label left it; labels can move to another
+                                    # device's reserve, so no bound per device is sound
+                                    # (challenger/session/bound.h). Set only when boundStated
 }
 
 struct Assumption {
@@ -298,11 +300,17 @@ struct Verdict {
   confidence @9 :Float64;         # c of the all-device statement
   profile @10 :ParameterProfile;  # profile the session ran under
   deadlineRuleSatisfied @11 :Bool;  # the profile meets the deadline rule for its class
-  boundStated @12 :Bool;          # pass && profile.calibrated && deadlineRuleSatisfied
-  totalUnwipedBoundBytes @13 :UInt64;  # bytes: all devices together at `confidence` (union
-                                       # bound over devices); only meaningful when boundStated
+  boundStated @12 :Bool;          # pass && profile.calibrated && the profile signed by the
+                                  # authority with its signed class && safety >= 1.5 &&
+                                  # deadlineRuleSatisfied && the honest round margin
+                                  # (challenger/session/verdict.h)
+  totalUnwipedBoundBytes @13 :UInt64;  # bytes: THE bound: the node's planned memory taken together
+                                       # at `confidence`, every device's capacity - planned counted
+                                       # in full (challenger/session/bound.h); only meaningful when
+                                       # boundStated
   statement @14 :Text;            # plain sentence for auditors, e.g. "at 99% confidence at most
-                                  # X bytes of D were not wiped" or "no bound: parameters not
+                                  # X bytes of node N's planned memory (devices ..., taken
+                                  # together) were not wiped: ..." or "no bound: parameters not
                                   # calibrated"
   assumptions @15 :List(Assumption);
   orderDigest @16 :Data;          # 32 bytes: BLAKE2b-256 of the order payload

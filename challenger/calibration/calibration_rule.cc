@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "challenger/session/bound.h"
 #include "common/numbers.h"
 
 namespace wipeproof {
@@ -30,6 +31,11 @@ StatusOr<uint64_t> CeilScaled(uint64_t x, double factor) {
     return InvalidArgumentError(std::to_string(x) + " x " + FormatFixed(factor, 3) + " does not fit in 64 bits");
   }
   return y <= 0 ? uint64_t{0} : static_cast<uint64_t>(y);
+}
+
+bool MeetsFillMargin(uint64_t fill_deadline_us, uint64_t honest_fill_us) {
+  return static_cast<long double>(fill_deadline_us) >=
+         (1.0L + static_cast<long double>(kFillDeadlineMargin)) * static_cast<long double>(honest_fill_us) - 1e-6L;
 }
 
 bool MeetsHonestRoundMargin(uint64_t round_deadline_us, uint64_t honest_p999_us) {
@@ -88,8 +94,10 @@ Status ValidatePolicy(const CalibrationPolicy& p) {
   if (!(p.round_margin <= kMaxRoundMargin)) {
     return InvalidArgumentError("margin must be <= " + FormatFixed(kMaxRoundMargin, 0));
   }
-  if (!(p.fill_slack >= 0 && p.fill_slack <= kMaxFillSlack)) {
-    return InvalidArgumentError("fill slack must be in [0, " + FormatFixed(kMaxFillSlack, 0) + "]");
+  if (!(p.fill_slack >= kFillDeadlineMargin - 1e-12 && p.fill_slack <= kMaxFillSlack)) {
+    return InvalidArgumentError("fill slack must be in [" + FormatFixed(kFillDeadlineMargin, 1) + ", " +
+                                FormatFixed(kMaxFillSlack, 0) + "]: the fill deadline keeps a margin of " +
+                                FormatFixed(kFillDeadlineMargin, 1) + " x the measured honest fill");
   }
   if (!(p.target_fraction >= kMinTargetFraction && p.target_fraction < 1)) {
     return InvalidArgumentError("target fraction must be in [1e-9, 1)");
@@ -169,36 +177,47 @@ StatusOr<SamplingPlan> ChooseSampling(const std::vector<uint64_t>& device_chunks
   if (device_chunks.empty()) return InvalidArgumentError("no devices to sample");
   SamplingPlan plan;
   plan.chunks_needed = ChunksForDetection(policy.target_fraction, policy.confidence);
-  const uint64_t q = policy.labels_per_round;
-  const double need = static_cast<double>(plan.chunks_needed);
-  // R: enough rounds of q for N draws, and for every device larger than N enough that q per round
-  // reaches N distinct chunks in expectation despite repeats across rounds:
-  // C (1 - (1 - q/C)^R) >= N  <=>  R >= ln(1 - N/C) / ln(1 - q/C).
-  uint64_t rounds = plan.chunks_needed / q + (plan.chunks_needed % q != 0);  // ceil without overflow
-  for (uint64_t chunks : device_chunks) {
-    if (chunks <= plan.chunks_needed || chunks <= q) continue;
-    const double c = static_cast<double>(chunks);
-    const double r = std::log1p(-need / c) / std::log1p(-static_cast<double>(q) / c);
-    rounds = std::max<uint64_t>(rounds, r < 1.8e19 ? static_cast<uint64_t>(std::ceil(r - 1e-9)) : UINT64_MAX);
-  }
-  plan.rounds = static_cast<uint32_t>(std::min<uint64_t>(rounds, UINT32_MAX));
+  double all_chunks = 0;
   for (size_t i = 0; i < device_chunks.size(); ++i) {
-    const uint64_t chunks = device_chunks[i];
-    if (chunks == 0) return InvalidArgumentError("device " + std::to_string(i) + " holds no whole chunk");
+    if (device_chunks[i] == 0) return InvalidArgumentError("device " + std::to_string(i) + " holds no whole chunk");
+    all_chunks += static_cast<double>(device_chunks[i]);
+  }
+  const uint64_t q = policy.labels_per_round;
+  // Shares in proportion to the chunks, and R: the most rounds any device needs to reach its share
+  // at q per round in expectation: C (1 - (1 - q/C)^R) >= n  <=>  R >= ln(1 - n/C) / ln(1 - q/C).
+  uint64_t rounds = 1;
+  for (uint64_t chunks : device_chunks) {
     DeviceSampling d;
     d.chunks = chunks;
-    const uint32_t cap = static_cast<uint32_t>(std::min<uint64_t>(q, chunks));
-    // Smallest q_d reaching N distinct chunks in expectation (ceil(N/R) nearly always does).
-    uint32_t qd = static_cast<uint32_t>(std::min<uint64_t>(cap, (plan.chunks_needed + plan.rounds - 1) / plan.rounds));
-    qd = std::max<uint32_t>(qd, 1);
-    while (qd < cap && ExpectedDistinctChunks(chunks, qd, plan.rounds) < need) ++qd;
-    d.labels_per_round = qd;
-    d.expected_distinct = ExpectedDistinctChunks(chunks, qd, plan.rounds);
-    // Counted as the verdict counts (bound.h): distinct chunks checked, even when every chunk is.
-    d.reaches_target = d.expected_distinct >= need - 1e-9;
-    d.detection_probability = DetectionProbability(policy.target_fraction, d.expected_distinct);
+    const double share = static_cast<double>(plan.chunks_needed) * static_cast<double>(chunks) / all_chunks;
+    d.share = std::min<uint64_t>(chunks, share < 1.8e19 ? static_cast<uint64_t>(std::ceil(share - 1e-9)) : chunks);
+    d.share = std::max<uint64_t>(d.share, 1);
     plan.devices.push_back(d);
+    if (q >= chunks) continue;  // every chunk every round: one round reaches any share
+    const double c = static_cast<double>(chunks);
+    // A share of every chunk is only reached in the limit: aim within half a chunk of it.
+    const double want = d.share >= chunks ? c - 0.5 : static_cast<double>(d.share);
+    const double r = std::log1p(-want / c) / std::log1p(-static_cast<double>(q) / c);
+    rounds = std::max<uint64_t>(rounds, r < 1.8e19 ? static_cast<uint64_t>(std::ceil(r - 1e-9)) : UINT64_MAX);
   }
+  plan.rounds = static_cast<uint32_t>(std::min<uint64_t>(rounds, kMaxProfileRounds));
+  std::vector<uint64_t> planned;
+  std::vector<double> expected;
+  for (DeviceSampling& d : plan.devices) {
+    const uint32_t cap = static_cast<uint32_t>(std::min<uint64_t>(q, d.chunks));
+    // Smallest q_d reaching the share in expectation (ceil(share/R) nearly always does).
+    uint32_t qd = static_cast<uint32_t>(std::min<uint64_t>(cap, (d.share + plan.rounds - 1) / plan.rounds));
+    qd = std::max<uint32_t>(qd, 1);
+    while (qd < cap && ExpectedDistinctChunks(d.chunks, qd, plan.rounds) < static_cast<double>(d.share)) ++qd;
+    d.labels_per_round = qd;
+    d.expected_distinct = ExpectedDistinctChunks(d.chunks, qd, plan.rounds);
+    d.reaches_share = d.expected_distinct >= static_cast<double>(d.share) - 1e-9;
+    d.detection_probability = DetectionProbability(policy.target_fraction, d.expected_distinct);
+    planned.push_back(d.chunks);  // planned bytes are chunks * m * 32: the fraction does not depend on m
+    expected.push_back(d.expected_distinct);
+  }
+  plan.planned_fraction = JointMissingFraction(planned, expected, policy.confidence);
+  plan.reaches_target = plan.planned_fraction <= policy.target_fraction * (1 + 1e-9);
   return plan;
 }
 
@@ -213,13 +232,14 @@ StatusOr<FillRule> ChooseFillDeadline(uint64_t measured_fill_us, uint64_t node_c
   auto fill_deadline = CeilScaled(f.basis_us, 1.0 + policy.fill_slack);
   if (!fill_deadline.ok()) return fill_deadline.status().WithContext("fill deadline");
   f.fill_deadline_us = std::max<uint64_t>(1, *fill_deadline);
-  if (measured_fill_us > f.fill_deadline_us) {
+  if (!MeetsFillMargin(f.fill_deadline_us, measured_fill_us)) {
     return FailedPreconditionError(
         "the node is too slow for the fill deadline its own profile sets: it claims a fill of " +
         std::to_string(node_claim_us) + " us, so the deadline is " + std::to_string(f.fill_deadline_us) +
         " us (claim * (1 + slack " + FormatFixed(policy.fill_slack, 2) + ")), but it took " +
-        std::to_string(measured_fill_us) +
-        " us on the challenger's clock. Re-run `wipeproof-prover bench --what=all` on the node under the same "
+        std::to_string(measured_fill_us) + " us on the challenger's clock and the deadline must keep " +
+        FormatFixed(1 + kFillDeadlineMargin, 1) +
+        " x the measured fill. Re-run `wipeproof-prover bench --what=all` on the node under the same "
         "conditions, or find out why its fill was slow");
   }
   if (policy.max_fill_deadline_us > 0 && f.fill_deadline_us > policy.max_fill_deadline_us) {
@@ -263,26 +283,27 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
                            " ps: the class does not rule out this node's own hardware; the authority should lower "
                            "t_min in its classes file");
   }
-  for (size_t i = 0; i < out.sampling.devices.size(); ++i) {
-    const DeviceSampling& d = out.sampling.devices[i];
-    if (!d.reaches_target) {
-      // The verdict bounds the unwiped part by 1 - (1 - c)^(1/N_d) of the device (bound.h).
-      const double bound = 1 - std::pow(1 - policy.confidence, 1 / std::max(1.0, d.expected_distinct));
-      std::string w = "device " + std::to_string(i) + " (" + in.device_models[i] + ") has " + std::to_string(d.chunks) +
-                      " chunks at m = " + std::to_string(m) + ": " + std::to_string(out.sampling.rounds) +
-                      " rounds of " + std::to_string(d.labels_per_round) + " reach " +
-                      FormatFixed(d.expected_distinct, 1) +
-                      " distinct chunks, fewer than N = " + std::to_string(out.sampling.chunks_needed) +
-                      ", so a passing verdict bounds the unwiped part at " + FormatFixed(bound * 100, 2) +
-                      "% of the device, not " + FormatFixed(policy.target_fraction * 100, 2) + "%";
-      if (d.labels_per_round < d.chunks) {
-        w += "; ask every chunk every round with --labels_per_round=" + std::to_string(d.chunks) +
-             " and recalibrate (rounds get longer)";
-      } else {
-        w += " (every chunk is asked every round: only more memory per device, or a smaller m, checks more)";
-      }
-      out.warnings.push_back(w);
-    }
+  if (!out.sampling.reaches_target) {
+    uint64_t all_chunks = 0;
+    for (const DeviceSampling& d : out.sampling.devices) all_chunks += d.chunks;
+    double expected = 0;
+    for (const DeviceSampling& d : out.sampling.devices) expected += d.expected_distinct;
+    const std::string why =
+        "the planned statement misses its target: at m = " + std::to_string(m) + " the node's " +
+        std::to_string(out.sampling.devices.size()) + " device(s) hold " + std::to_string(all_chunks) + " chunks; " +
+        std::to_string(out.sampling.rounds) + " round(s) check " + FormatFixed(expected, 1) +
+        " distinct chunks in expectation, fewer than the N = " + std::to_string(out.sampling.chunks_needed) +
+        " needed, so a passing verdict would bound the unwiped part of the planned memory at " +
+        FormatFixed(out.sampling.planned_fraction * 100, 2) + "% at " + FormatFixed(policy.confidence * 100, 3) +
+        "% confidence, not the " + FormatFixed(policy.target_fraction * 100, 2) +
+        "% asked for. A smaller m (a closer challenger, or the 192 format), more memory in the plan, more labels "
+        "per round (--labels_per_round), or a larger --target_fraction would reach it";
+    return FailedPreconditionError(why);
+  }
+  if (a.safety_factor < kMinStatedSafetyFactor) {
+    return FailedPreconditionError("class " + a.name + " has safety factor " + FormatFixed(a.safety_factor, 2) +
+                                   ", below " + FormatFixed(kMinStatedSafetyFactor, 1) +
+                                   ": verdicts never state a bound under it, so no calibrated profile is written");
   }
 
   Profile& p = out.profile;
@@ -318,6 +339,7 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
   p.confidence = policy.confidence;
   p.calibrated = true;
   p.honest_round_p999_us = in.rounds.p999_us;
+  p.honest_fill_us = out.fill.measured_fill_us;
   p.calibrated_at_unix_us = in.calibrated_at_unix_us;
   p.order_ttl_us = policy.order_ttl_us;
   WP_RETURN_IF_ERROR(ValidateProfile(p).WithContext("derived profile"));

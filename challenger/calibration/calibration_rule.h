@@ -12,17 +12,25 @@
 //      and m <= the authority's cap (default 2^20). None: refuse, saying why. A node that slows its
 //      rounds during calibration only raises m (a slower fill for it), never the ratio of deadline
 //      to recompute floor, which the rule bounds by 1.
-//   2. Sampling. N = ceil(ln(1 - confidence) / ln(1 - f)) chunks per device, so a device missing a
-//      fraction f of its chunks is caught with probability >= confidence; R = ceil(N / q), raised
-//      until every device larger than N is expected to see N distinct chunks at q per round (rounds
-//      draw distinct chunks within a round, independently across rounds); per device the smallest
-//      q_d <= q that does. A device of at most q chunks is checked whole every round; one of more
-//      than q but fewer than N chunks cannot reach N distinct chunks (a warning).
+//   2. Sampling, sized for the statement the verdict makes: the node's planned memory taken
+//      together (challenger/session/bound.h). N = ceil(ln(1 - confidence) / ln(1 - f)) distinct
+//      chunks *over all the node's devices*, each device's share in proportion to its chunks
+//      (n_d = ceil(N * C_d / sum C)): with checks spread in proportion to the bytes the joint bound
+//      is (sum P)(1 - (1 - c)^(1 / sum N_d)) <= f (sum P), and no other spread does better. R is the
+//      smallest number of rounds in which every device reaches its share in expectation at q per
+//      round (rounds draw distinct chunks within a round, independently across rounds:
+//      C (1 - (1 - q/C)^R) >= n_d), at most kMaxProfileRounds; per device the smallest q_d <= q
+//      that does. The planned statement is then the joint bound with the expected distinct counts
+//      (SamplingPlan::planned_fraction); when it exceeds f (too few chunks in all, e.g. 8 chunks at
+//      m = 2^19 bound 57.8% at 99.9%) calibration refuses, saying why and what would help.
 //   3. Fill deadline = ceil(basis * (1 + slack)), basis = the fill time measured by the challenger
 //      (order sent to report received, at the chosen m), or the node's own claim from its signed
 //      profile when that is *shorter*. Never from node claims alone, never longer than measured.
-//      Refused when the measured fill exceeds the resulting deadline (the node is too slow for
-//      parameters its own claims set) or the authority's cap.
+//      It keeps a margin over the measured honest fill: refused when the deadline is below
+//      (1 + kFillDeadlineMargin) x the measured fill (the node's claim is too optimistic for what it
+//      did; slack is at least kFillDeadlineMargin, so a deadline from the measurement alone always
+//      keeps it) or above the authority's cap. The profile records the measured fill
+//      (honest_fill_us) so the margin can be checked (parameter_profile.h).
 //   4. Node claims that cannot tighten anything are reported: a class t_min above the node's own
 //      sequential compression time is a warning (the class does not rule out this node's own
 //      hardware); a device the node reports larger than declared is a warning.
@@ -57,6 +65,9 @@ StatusOr<uint64_t> CeilScaled(uint64_t x, double factor);
 // round_deadline_us >= kHonestRoundMargin * honest_p999_us (deadline_rule.h), computed without
 // overflow: what a calibrated profile's deadline must meet.
 bool MeetsHonestRoundMargin(uint64_t round_deadline_us, uint64_t honest_p999_us);
+// fill_deadline_us >= (1 + kFillDeadlineMargin) * honest_fill_us (parameter_profile.h), computed
+// without overflow: what a calibrated fill deadline must keep over the measured fill.
+bool MeetsFillMargin(uint64_t fill_deadline_us, uint64_t honest_fill_us);
 // Picoseconds for messages: whole above 100 ps, else up to 3 decimals ("0.5").
 std::string FormatPicoseconds(double ps);
 
@@ -82,11 +93,11 @@ struct CalibrationPolicy {
                                                           // [0.2 (kHonestRoundMargin - 1: verdicts
                                                           // need it), kMaxRoundMargin]
   double fill_slack = 0.5;                                // fill deadline = fill * (1 + slack); in
-                                                          // [0, kMaxFillSlack]
+                                                          // [kFillDeadlineMargin, kMaxFillSlack]
   double target_fraction = 0.01;                          // f: hidden fraction to detect,
                                                           // [kMinTargetFraction, 1)
-  double confidence = 0.999;                              // detection probability per device,
-                                                          // (0, kMaxConfidence]
+  double confidence = 0.999;                              // confidence of the node statement at
+                                                          // f, (0, kMaxConfidence]
   uint32_t labels_per_round = 64;                         // q: most labels per device per round
   uint32_t max_chunk_labels = kMaxChunkLabels;  // cap on m, a power of two <= 2^20
   uint64_t max_fill_deadline_us = 0;                      // cap on the fill deadline; 0 = none
@@ -119,8 +130,10 @@ struct RoundRule {
 StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPolicy& policy);
 
 // Step 2.
-// Chunks a device must have checked so a hidden fraction f is caught with probability c:
-// ceil(ln(1-c) / ln(1-f)). REQUIRES: 0 < f < 1, 0 < c < 1.
+// Chunks a node must have checked, spread over its devices in proportion to their chunks, so the
+// joint statement bounds the unwiped part of its planned memory by f at confidence c (and so a
+// hidden fraction f is caught with probability c): ceil(ln(1-c) / ln(1-f)).
+// REQUIRES: 0 < f < 1, 0 < c < 1.
 uint64_t ChunksForDetection(double target_fraction, double confidence);
 // Expected distinct chunks after `rounds` rounds of q distinct chunks each out of `chunks`:
 // chunks * (1 - (1 - q/chunks)^rounds).
@@ -131,15 +144,21 @@ double DetectionProbability(double hidden_fraction, double checked_chunks);
 
 struct DeviceSampling {
   uint64_t chunks = 0;               // whole chunks of m planned on the device
+  uint64_t share = 0;                // n_d = ceil(N * chunks / all chunks), at most `chunks`
   uint32_t labels_per_round = 0;     // q_d
   double expected_distinct = 0;      // chunks checked over all rounds, expected
-  double detection_probability = 0;  // at the target fraction, from expected_distinct
-  bool reaches_target = false;       // expected_distinct >= N (or every chunk is checked)
+  double detection_probability = 0;  // diagnostic: a fraction f of this device alone hidden is caught
+                                     // with this probability (1 - (1-f)^expected_distinct)
+  bool reaches_share = false;        // expected_distinct >= share
 };
 struct SamplingPlan {
-  uint64_t chunks_needed = 0;  // N
+  uint64_t chunks_needed = 0;  // N, over all devices of the node
   uint32_t rounds = 0;         // R
   std::vector<DeviceSampling> devices;
+  // The node statement's bound on the unwiped part of the planned bytes, as a fraction of them, at
+  // the policy's confidence with the expected distinct counts (bound.h JointMissingFraction).
+  double planned_fraction = 0;
+  bool reaches_target = false;  // planned_fraction <= target fraction
 };
 // `device_chunks`: per planned device, its chunks at the chosen m (each >= 1).
 // Errors: INVALID_ARGUMENT (no devices, a device without chunks, bad policy).
@@ -152,8 +171,9 @@ struct FillRule {
   uint64_t basis_us = 0;          // min(measured, claim when given)
   uint64_t fill_deadline_us = 0;  // ceil(basis * (1 + slack))
 };
-// Errors: INVALID_ARGUMENT (measured 0, deadline overflow); FAILED_PRECONDITION when measured > the deadline (the
-// node's claim is too optimistic for what it did) or the deadline > policy.max_fill_deadline_us.
+// Errors: INVALID_ARGUMENT (measured 0, deadline overflow); FAILED_PRECONDITION when the deadline is
+// below (1 + kFillDeadlineMargin) x measured (the node's claim is too optimistic for what it did) or
+// above policy.max_fill_deadline_us.
 StatusOr<FillRule> ChooseFillDeadline(uint64_t measured_fill_us, uint64_t node_claim_us,
                                       const CalibrationPolicy& policy);
 
@@ -175,9 +195,11 @@ struct CalibrationResult {
   FillRule fill;
   std::vector<std::string> warnings;
 };
-// Steps 1-4. Errors: as the steps (FAILED_PRECONDITION: refused, with the reason); INTERNAL when
-// the derived round deadline is below kHonestRoundMargin x the honest p99.9 (a profile marked
-// calibrated never carries such a deadline).
+// Steps 1-4. Errors: as the steps (FAILED_PRECONDITION: refused, with the reason: also when the
+// class's safety factor is below kMinStatedSafetyFactor, or the planned statement misses the target
+// fraction, since verdicts under such a profile could not state the bound it was asked for);
+// INTERNAL when the derived round deadline is below kHonestRoundMargin x the honest p99.9 (a profile
+// marked calibrated never carries such a deadline).
 StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& inputs, const CalibrationPolicy& policy);
 
 }  // namespace wipeproof

@@ -8,7 +8,9 @@
 #include <optional>
 
 #include "challenger/fleet/plan_builder.h"
+#include "challenger/session/bound.h"
 #include "challenger/session/session_plan.h"
+#include "common/numbers.h"
 #include "kernels/graph_metrics.h"
 
 namespace wipeproof {
@@ -35,9 +37,10 @@ uint64_t NodesHashed(uint32_t m) {
 
 double NodesPerLabel(uint32_t m) { return static_cast<double>(NodesHashed(m)) / m; }
 
-// Sampling for one node's devices at m (each device kind once).
+// Sampling for one node's devices at m, sized for the node statement over every device (each kind
+// expanded by its count), returned per device kind (devices of a kind sample alike).
 StatusOr<SamplingPlan> SamplingAt(const PlanInputs& in, uint32_t m, std::vector<uint64_t>* chunks_out) {
-  std::vector<uint64_t> chunks;
+  std::vector<uint64_t> chunks, every_device;
   for (const auto& d : in.devices) {
     chunks.push_back(PlannedLabelCount(d.capacity_bytes, d.reserve_bytes, m) / m);
     if (chunks.back() == 0) {
@@ -45,9 +48,32 @@ StatusOr<SamplingPlan> SamplingAt(const PlanInputs& in, uint32_t m, std::vector<
                                      std::to_string(d.reserve_bytes) +
                                      " reserve hold no chunk of m = " + std::to_string(m));
     }
+    for (uint32_t i = 0; i < d.count; ++i) every_device.push_back(chunks.back());
   }
   if (chunks_out != nullptr) *chunks_out = chunks;
-  return ChooseSampling(chunks, in.policy);
+  WP_ASSIGN_OR_RETURN(SamplingPlan all, ChooseSampling(every_device, in.policy));
+  SamplingPlan per_kind = all;
+  per_kind.devices.clear();
+  size_t first = 0;
+  for (const auto& d : in.devices) {
+    per_kind.devices.push_back(all.devices[first]);
+    first += d.count;
+  }
+  return per_kind;
+}
+
+// The node statement's bound as a fraction of the planned bytes for the rows' expected distinct
+// chunks (each kind `count` times), at `confidence`.
+double PlannedFraction(const std::vector<PlanDeviceRow>& rows, double confidence) {
+  std::vector<uint64_t> planned;
+  std::vector<double> expected;
+  for (const PlanDeviceRow& row : rows) {
+    for (uint32_t i = 0; i < row.count; ++i) {
+      planned.push_back(row.planned_bytes);
+      expected.push_back(row.expected_distinct);
+    }
+  }
+  return JointMissingFraction(planned, expected, confidence);
 }
 
 double ExpectedLabelsCpuSeconds(const PlanInputs& in, uint32_t m, const SamplingPlan& s) {
@@ -109,11 +135,18 @@ void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vecto
     row.detection_probability = DetectionProbability(in.policy.target_fraction, row.expected_distinct);
     row.fill_s = FillSecondsAt(d, in.fill_rate_chunk_labels, m);
     c->fill_s = std::max(c->fill_s, row.fill_s);
-    if (row.expected_distinct + 1e-9 < static_cast<double>(c->chunks_needed)) {
-      c->warnings.push_back(d.model + ": " + std::to_string(static_cast<uint64_t>(row.expected_distinct)) +
-                            " distinct chunks expected, below N = " + std::to_string(c->chunks_needed));
-    }
     c->devices.push_back(row);
+  }
+  c->planned_fraction = PlannedFraction(c->devices, in.policy.confidence);
+  c->reaches_target = c->planned_fraction <= in.policy.target_fraction * (1 + 1e-9);
+  if (!c->reaches_target) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "the node statement bounds the unwiped part of the planned memory at %.3g%% at %.6g%% "
+                  "confidence, not the target %.3g%%: too few chunks checked (N = %llu needed over the node)",
+                  c->planned_fraction * 100, in.policy.confidence * 100, in.policy.target_fraction * 100,
+                  static_cast<unsigned long long>(c->chunks_needed));
+    c->warnings.push_back(buf);
   }
   c->rounds_s = c->rounds * static_cast<double>(c->round_deadline_us) / 1e6;
   double chunk_sum = 0;
@@ -278,6 +311,13 @@ StatusOr<PlanResult> ComputeFleetPlan(const PlanInputs& in) {
     one.policy.adversary = a;
     ClassPlan c;
     c.adversary = a;
+    if (a.safety_factor < kMinStatedSafetyFactor) {
+      c.feasible = false;
+      c.refusal = "safety factor " + FormatFixed(a.safety_factor, 2) + " is below " +
+                  FormatFixed(kMinStatedSafetyFactor, 1) + ": verdicts never state a bound under this class";
+      result.classes.push_back(std::move(c));
+      continue;
+    }
     auto rule = ChooseRoundRule(in.honest_round_p999_us, one.policy);
     if (!rule.ok()) {
       if (rule.status().code() != StatusCode::kFailedPrecondition) return rule.status();

@@ -5,6 +5,8 @@
 // node; the same rule as `calibrate` (calibration_rule.h) turns the inputs into parameters, so a
 // plan is what calibrate would produce for those measurements.
 //
+// Sampling is sized as calibrate sizes it (calibration_rule.h step 2): N checked chunks over the
+// whole node, each device its share, so the node statement meets the target fraction.
 // Models (docs/calibration.md "plan"):
 //   fill time of a device at m = planned bytes / (rate at m_ref * npl(m_ref) / npl(m)), with npl(m)
 //     the graph's nodes hashed per output (kernels/graph_metrics.h): labels cost more at larger m;
@@ -61,7 +63,7 @@ struct PlanDeviceRow {
   uint64_t chunks = 0;         // per device
   uint32_t labels_per_round = 0;
   double expected_distinct = 0;
-  double detection_probability = 0;  // at the target fraction
+  double detection_probability = 0;  // diagnostic: at the target fraction, this device alone
   double fill_s = 0;                 // estimated, per device
 };
 
@@ -73,8 +75,12 @@ struct ClassPlan {
   uint64_t round_deadline_us = 0;
   double recompute_floor_us = 0;
   bool rule_satisfied = false;
-  uint64_t chunks_needed = 0;  // N
+  uint64_t chunks_needed = 0;  // N, over the whole node
   uint32_t rounds = 0;         // R
+  // The node statement (bound.h) with the expected distinct chunks, as a fraction of the node's
+  // planned bytes at the policy's confidence, and whether it is within the target fraction.
+  double planned_fraction = 0;
+  bool reaches_target = false;
   std::vector<PlanDeviceRow> devices;
   double fill_s = 0;                  // node: slowest device
   double fill_deadline_s = 0;         // fill * (1 + slack), or the profile's

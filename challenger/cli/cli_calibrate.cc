@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/file_write.h"
 #include "common/numbers.h"
+#include "proto/signed_document.h"
 
 namespace wipeproof {
 
@@ -86,6 +87,7 @@ nlohmann::ordered_json ReportJson(const CalibrationRun& run, const CalibrationRe
     const DeviceSampling& d = r.sampling.devices[i];
     devices.push_back({{"selector", i < selectors.size() ? selectors[i] : ""},
                        {"chunks", d.chunks},
+                       {"share", d.share},
                        {"labels_per_round", d.labels_per_round},
                        {"expected_distinct_chunks", std::round(d.expected_distinct * 10) / 10},
                        {"detection_probability", d.detection_probability}});
@@ -97,19 +99,22 @@ nlohmann::ordered_json ReportJson(const CalibrationRun& run, const CalibrationRe
                   {"rule", r.round.rule.explanation},
                   {"chunks_needed", r.sampling.chunks_needed},
                   {"rounds", r.sampling.rounds},
+                  {"planned_fraction", r.sampling.planned_fraction},
                   {"devices", devices},
                   {"measured_fill_us", r.fill.measured_fill_us},
                   {"node_fill_claim_us", r.fill.node_claim_us},
                   {"fill_basis_us", r.fill.basis_us},
                   {"fill_deadline_us", r.fill.fill_deadline_us}};
   j["profile"] = ProfileToJson(r.profile);
+  j["fill_margin"] = kFillDeadlineMargin;
   j["out"] = FLAGS_out;
   j["warnings"] = r.warnings;
   return j;
 }
 
 std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req, const std::string& address,
-                       const NodeProfile* node_profile, const std::vector<std::string>& selectors) {
+                       const NodeProfile* node_profile, const std::vector<std::string>& selectors,
+                       const proto::PublicKey& authority_public) {
   const CalibrationPolicy& p = req.policy;
   const CalibrationResult& r = run.result;
   const RoundTimeStats& s = run.rounds;
@@ -132,12 +137,15 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
        ", the smallest power of two with 1.5*m*c_node*t_min/safety >= deadline: " + r.round.rule.explanation + "\n";
   t += "sampling: f = " + FormatFixed(p.target_fraction * 100, 3) + "%, confidence " +
        FormatFixed(p.confidence * 100, 3) + "% -> N = " + std::to_string(r.sampling.chunks_needed) +
-       " chunks per device, R = " + std::to_string(r.sampling.rounds) + " rounds\n";
+       " chunks over the node's devices, R = " + std::to_string(r.sampling.rounds) +
+       " rounds; the node statement bounds the unwiped part of the planned memory at " +
+       FormatFixed(r.sampling.planned_fraction * 100, 3) + "%\n";
   for (size_t i = 0; i < r.sampling.devices.size(); ++i) {
     const DeviceSampling& d = r.sampling.devices[i];
     t += "  " + (i < selectors.size() ? selectors[i] : std::to_string(i)) + ": " + std::to_string(d.chunks) +
          " chunks, q = " + std::to_string(d.labels_per_round) + ", " + FormatFixed(d.expected_distinct, 1) +
-         " distinct chunks expected, detection " + FormatFixed(d.detection_probability * 100, 3) + "%\n";
+         " distinct chunks expected (share " + std::to_string(d.share) + "), detection of f on this device alone " +
+         FormatFixed(d.detection_probability * 100, 3) + "% (diagnostic)\n";
   }
   t += "fill probe: m = 2^" + std::to_string(FloorLog2(run.fill_probe.chunk_labels)) + ", fill " +
        FormatFixed(run.fill_probe.fill_us / 1e6, 3) + " s (order sent to report received)";
@@ -150,7 +158,9 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
   }
   t += run.fill_probe.pass ? "\n" : " (" + run.fill_probe.failure + ")\n";
   t += "fill deadline: " + FormatFixed(r.fill.basis_us / 1e6, 3) + " s * (1 + " + FormatFixed(p.fill_slack, 2) +
-       ") = " + FormatFixed(r.fill.fill_deadline_us / 1e6, 3) + " s";
+       ") = " + FormatFixed(r.fill.fill_deadline_us / 1e6, 3) + " s, at least " +
+       FormatFixed(1 + kFillDeadlineMargin, 1) + " x the measured fill " +
+       FormatFixed(r.fill.measured_fill_us / 1e6, 3) + " s";
   if (r.fill.node_claim_us > 0) {
     t += std::string(" (basis: ") + (r.fill.basis_us < r.fill.measured_fill_us ? "the node's claim" : "measured") +
          "; node claims " + FormatFixed(r.fill.node_claim_us / 1e6, 3) + " s, measured " +
@@ -172,7 +182,8 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
   t += "profile " + r.profile.name + ": m = " + std::to_string(r.profile.chunk_labels) +
        ", R = " + std::to_string(r.profile.rounds) + ", q = " + std::to_string(r.profile.labels_per_round) +
        ", round deadline " + std::to_string(r.profile.round_deadline_us) + " us, fill deadline " +
-       std::to_string(r.profile.fill_deadline_us / 1000) + " ms, calibrated\n";
+       std::to_string(r.profile.fill_deadline_us / 1000) + " ms, calibrated, signed by authority key " +
+       proto::KeyIdHex(proto::KeyIdOf(authority_public)) + "\n";
   return t;
 }
 
@@ -185,7 +196,9 @@ int RunCalibrate() {
   if (!inventory.ok()) return ConfigError(kSub, inventory.status());
   const InventoryNode* node = inventory->FindNode(FLAGS_node);
   if (node == nullptr) return ConfigError(kSub, "node '" + FLAGS_node + "' is not in " + FLAGS_inventory);
-  auto classes = ClassesFromFlag();
+  auto keys = KeysFromFlags();
+  if (!keys.ok()) return ConfigError(kSub, keys.status());
+  auto classes = SignedClassesFromFlag(keys->authority.public_key);
   if (!classes.ok()) return ConfigError(kSub, classes.status());
   auto adversary = classes->Find(FLAGS_class);
   if (!adversary.ok()) return ConfigError(kSub, adversary.status().WithContext("--class"));
@@ -195,8 +208,21 @@ int RunCalibrate() {
   if (!probe.ok()) return ConfigError(kSub, probe.status());
   auto tcp = TcpSessionOptionsFromFlags();
   if (!tcp.ok()) return ConfigError(kSub, tcp.status());
-  auto keys = KeysFromFlags();
-  if (!keys.ok()) return ConfigError(kSub, keys.status());
+  // Refused before any probe: a profile for a class below the smallest safety factor would never
+  // state a bound.
+  if (adversary->safety_factor < kMinStatedSafetyFactor) {
+    std::fprintf(stderr,
+                 "wipeproof-challenger %s: refused, no profile written: class %s has safety factor %g, below %g: "
+                 "verdicts never state a bound under it\n",
+                 kSub, adversary->name.c_str(), adversary->safety_factor, kMinStatedSafetyFactor);
+    return kExitFail;
+  }
+  if (!classes->signed_by_authority) {
+    std::fprintf(stderr,
+                 "wipeproof-challenger %s: warning: %s; verdicts under the profile written state a bound only when "
+                 "wipe and serve get --classes signed by the authority with the same class %s\n",
+                 kSub, classes->signature_problem.c_str(), adversary->name.c_str());
+  }
 
   // The node's signed profile, verified under the inventory's key for the node: a profile signed by
   // another key, or altered after signing, is refused before anything in it is read.
@@ -251,7 +277,12 @@ int RunCalibrate() {
                  static_cast<unsigned long long>(run->result.profile.honest_round_p999_us));
     return kExitFail;
   }
-  Status written = WriteFileReplacing(FLAGS_out, ProfileToJson(run->result.profile).dump(2) + "\n");
+  // The profile is written signed by the authority key (proto/signed_document.h), so wipe and serve
+  // can tell it is the authority's.
+  auto signed_profile = proto::SignDocument(proto::DocumentType::kParameterProfile,
+                                            ProfileToJson(run->result.profile).dump(2) + "\n", keys->authority);
+  if (!signed_profile.ok()) return ConfigError(kSub, signed_profile.status());
+  Status written = WriteFileReplacing(FLAGS_out, *signed_profile);
   if (!written.ok()) return ConfigError(kSub, written);
 
   std::vector<std::string> selectors;
@@ -260,7 +291,8 @@ int RunCalibrate() {
   if (FLAGS_json) {
     std::cout << ReportJson(*run, request, node->address, np, selectors).dump(2) << std::endl;
   } else {
-    std::cout << ReportText(*run, request, node->address, np, selectors) << "wrote " << FLAGS_out << std::endl;
+    std::cout << ReportText(*run, request, node->address, np, selectors, keys->authority.public_key) << "wrote "
+              << FLAGS_out << std::endl;
   }
   return kExitPass;
 }

@@ -8,16 +8,24 @@
 DEFINE_string(class, "commodity-cpu",
               "calibrate: adversary class to rule out (a name from --classes); plan: one class, default all");
 DEFINE_string(classes, "",
-              "adversary classes JSON file (docs/adversary-classes.json); default built-in: "
-              "commodity-cpu 40000 ps, fpga-asic 5000 ps, safety factor 2");
+              "adversary classes JSON file (docs/adversary-classes.json), plain or signed by the authority (`sign "
+              "--what=classes`); verdicts state a bound only under a class from a signed one; default built-in "
+              "(unsigned): commodity-cpu 25000 ps, fpga-asic 5000 ps, safety factor 2");
+DEFINE_string(authority_pub, "",
+              "plan: the authority's public key file (PREFIX-authority.pub) to check the signatures of --profile and "
+              "--classes; without it they are not checked");
 DEFINE_string(format, "posedb-blake3-c1", "label format: posedb-blake3-c1 (c_node 1) or posedb-blake3-192 (c_node 2)");
 DEFINE_double(margin, 1.0,
               "round deadline = honest p99.9 round time * (1 + margin), margin in [0.2, 100]; default 1.0");
-DEFINE_double(fill_slack, 0.5, "fill deadline = measured fill time * (1 + slack), slack in [0, 100]; default 0.5");
-DEFINE_double(target_fraction, 0.01, "hidden fraction of a device to detect, in [1e-9, 1); default 0.01");
+DEFINE_double(fill_slack, 0.5,
+              "fill deadline = measured fill time * (1 + slack), slack in [0.2, 100] (the deadline keeps 1.2 x the "
+              "measured fill); default 0.5");
+DEFINE_double(target_fraction, 0.01,
+              "the bound to reach: at most this fraction of the node's planned memory (all devices together) "
+              "unwiped, in [1e-9, 1); default 0.01");
 DEFINE_double(confidence, 0.999,
-              "probability of detecting the target fraction on each device, in (0, 1 - 1e-12]; also the profile's "
-              "bound confidence; default 0.999");
+              "confidence of that bound (and the probability a hidden target fraction is caught), in (0, 1 - 1e-12]; "
+              "also the profile's bound confidence; default 0.999");
 DEFINE_uint32(labels_per_round, 64, "most labels challenged per device per round (q); default 64");
 DEFINE_uint32(max_chunk_labels, 1048576, "largest m the authority accepts, a power of two <= 2^20; default 2^20");
 DEFINE_double(max_fill_s, 0, "calibrate: refuse a fill deadline above this many seconds, in [0, 1e6]; 0 = no cap");
@@ -81,8 +89,8 @@ Status InRange(const char* flag, double v, double lo, double hi) {
 
 }  // namespace
 
-StatusOr<AdversaryClasses> ClassesFromFlag() {
-  auto classes = LoadAdversaryClasses(FLAGS_classes);
+StatusOr<AdversaryClasses> ClassesFromFlag(const AuthorityKey* authority) {
+  auto classes = LoadAdversaryClassesDocument(FLAGS_classes, authority);
   if (!classes.ok()) return classes.status().WithContext("--classes");
   return classes;
 }
@@ -101,7 +109,7 @@ StatusOr<CalibrationPolicy> PolicyFromFlags(const AdversaryClass& adversary) {
   if (FLAGS_margin > kMaxRoundMargin) {
     return InvalidArgumentError("--margin must be <= " + G(kMaxRoundMargin) + ", got " + G(FLAGS_margin));
   }
-  WP_RETURN_IF_ERROR(InRange("--fill_slack", FLAGS_fill_slack, 0, kMaxFillSlack));
+  WP_RETURN_IF_ERROR(InRange("--fill_slack", FLAGS_fill_slack, kFillDeadlineMargin, kMaxFillSlack));
   if (!(FLAGS_target_fraction >= kMinTargetFraction && FLAGS_target_fraction < 1)) {
     return InvalidArgumentError("--target_fraction must be in [1e-9, 1), got " + G(FLAGS_target_fraction));
   }

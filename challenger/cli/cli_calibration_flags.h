@@ -6,13 +6,15 @@
 
 #include <gflags/gflags.h>
 
-#include "challenger/parameters/adversary_classes.h"
 #include "challenger/calibration/calibration_rule.h"
 #include "challenger/calibration/calibration_session.h"
+#include "challenger/parameters/adversary_classes.h"
+#include "challenger/parameters/authority_documents.h"
 #include "common/status.h"
 
 DECLARE_string(class);
 DECLARE_string(classes);
+DECLARE_string(authority_pub);
 DECLARE_string(format);
 DECLARE_double(margin);
 DECLARE_double(fill_slack);
@@ -58,8 +60,9 @@ inline constexpr double kMaxVerifyRate = 1e12;
 // The file defining the flags above, as gflags records it (main.cc's applicability check).
 inline constexpr char kCalibrationFlagsFile[] = "challenger/cli/cli_calibration_flags.cc";
 
-// --classes (or the built-in classes).
-StatusOr<AdversaryClasses> ClassesFromFlag();
+// --classes (or the built-in classes), signatures checked under `authority` when it is not null
+// (authority_documents.h).
+StatusOr<AdversaryClasses> ClassesFromFlag(const AuthorityKey* authority);
 // --format, --margin, --fill_slack, --target_fraction, --confidence, --labels_per_round,
 // --max_chunk_labels, --max_fill_s, with `adversary` as the class.
 StatusOr<CalibrationPolicy> PolicyFromFlags(const AdversaryClass& adversary);

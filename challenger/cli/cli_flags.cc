@@ -1,29 +1,40 @@
 #include "challenger/cli/cli_flags.h"
 
 #include <cmath>
+#include <cstdio>
 
+#include "challenger/cli/cli_calibration_flags.h"
+#include "challenger/parameters/authority_documents.h"
 #include "common/clock.h"
 #include "proto/key_files.h"
 
 DEFINE_string(out, "",
               "keygen: path prefix; writes PREFIX-authority.{key,pub} and PREFIX-challenger.{key,pub}; "
-              "calibrate: the parameter profile file to write");
+              "calibrate: the parameter profile file to write (signed by --authority_key); sign: the signed "
+              "document to write");
 DEFINE_bool(overwrite, false, "keygen: replace existing key files");
 DEFINE_string(node, "", "wipe, calibrate: inventory name of the node (required)");
 DEFINE_string(inventory, "", "inventory JSON file: nodes, waves, allowed reserves (required)");
-DEFINE_string(authority_key, "", "authority secret key file (PREFIX-authority.key, mode 0600): signs orders");
+DEFINE_string(authority_key, "",
+              "authority secret key file (PREFIX-authority.key, mode 0600): signs orders, profiles and class "
+              "files; profiles and classes are verified under its public half");
 DEFINE_string(challenger_key, "",
               "challenger secret key file (PREFIX-challenger.key, mode 0600): signs verdicts, receipts, ledger");
 DEFINE_string(ledger, "",
               "ledger database file (SQLite); created if absent (required; calibrate: optional, records its "
               "probe sessions)");
-DEFINE_string(profile, "", "parameter profile JSON file; default the built-in uncalibrated profile");
+DEFINE_string(profile, "",
+              "parameter profile JSON file, plain or signed by the authority (calibrate writes signed ones; `sign "
+              "--what=profile` signs a hand-written one); verdicts state a bound only under a signed one; default the "
+              "built-in uncalibrated profile");
 DEFINE_int32(threads, 0, "threads computing expected labels per session; 0 = all cores");
 DEFINE_bool(json, false, "print each verdict as one JSON object on stdout (the summary goes to stderr)");
 DEFINE_double(connect_timeout_s, 10, "seconds to wait for the TCP connection to an agent; default 10");
 DEFINE_string(wave, "", "serve: run only this wave; default every wave of the inventory");
 DEFINE_uint64(max_sessions, 0, "serve: stop after the wave run that brings the sessions to at least N; 0 = no limit");
 DEFINE_bool(once, false, "serve: run every wave once, now, then exit");
+DEFINE_string(what, "", "sign: what --in is: profile (a parameter profile) or classes (an adversary-class file)");
+DEFINE_string(in, "", "sign: the document to sign (JSON, as written by hand or by `calibrate`)");
 
 namespace wipeproof {
 
@@ -32,9 +43,35 @@ StatusOr<Inventory> InventoryFromFlag() {
   return LoadInventory(FLAGS_inventory);
 }
 
-StatusOr<Profile> ProfileFromFlag() {
-  if (FLAGS_profile.empty()) return DefaultProfile();
-  return LoadProfile(FLAGS_profile);
+namespace {
+
+AuthorityKey AuthorityKeyOf(const proto::PublicKey& authority) {
+  AuthorityKey key;
+  key.public_key = authority;
+  key.name = "the authority key (--authority_key)";
+  return key;
+}
+
+}  // namespace
+
+StatusOr<AdversaryClasses> SignedClassesFromFlag(const proto::PublicKey& authority) {
+  const AuthorityKey key = AuthorityKeyOf(authority);
+  auto classes = LoadAdversaryClassesDocument(FLAGS_classes, &key);
+  if (!classes.ok()) return classes.status().WithContext("--classes");
+  return classes;
+}
+
+StatusOr<Profile> ProfileFromFlag(const proto::PublicKey& authority, const AdversaryClasses& classes) {
+  const AuthorityKey key = AuthorityKeyOf(authority);
+  return LoadProfileDocument(FLAGS_profile, &key, classes);
+}
+
+void WarnIfNoBound(const char* subcommand, const Profile& profile) {
+  if (!profile.calibrated) return;
+  const std::string problem = ProfileEndorsementProblem(profile);
+  if (problem.empty()) return;
+  std::fprintf(stderr, "wipeproof-challenger %s: warning: verdicts will state no bound: %s\n", subcommand,
+               problem.c_str());
 }
 
 StatusOr<SessionKeys> KeysFromFlags() {
@@ -72,11 +109,12 @@ StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
 StatusOr<WipeSetup> WipeSetupFromFlags() {
   WipeSetup setup;
   WP_ASSIGN_OR_RETURN(setup.inventory, InventoryFromFlag());
-  auto profile = ProfileFromFlag();
+  WP_ASSIGN_OR_RETURN(setup.keys, KeysFromFlags());
+  WP_ASSIGN_OR_RETURN(setup.classes, SignedClassesFromFlag(setup.keys.authority.public_key));
+  auto profile = ProfileFromFlag(setup.keys.authority.public_key, setup.classes);
   if (!profile.ok()) return profile.status().WithContext("--profile");
   setup.profile = *std::move(profile);
   WP_ASSIGN_OR_RETURN(setup.tcp, TcpSessionOptionsFromFlags());
-  WP_ASSIGN_OR_RETURN(setup.keys, KeysFromFlags());
   return setup;
 }
 

@@ -11,6 +11,7 @@
 #include "challenger/fleet/inventory.h"
 #include "challenger/fleet/wave_run.h"
 #include "challenger/ledger/ledger.h"
+#include "challenger/parameters/adversary_classes.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "challenger/session/session_runner.h"
 #include "common/status.h"
@@ -29,27 +30,38 @@ DECLARE_double(connect_timeout_s);
 DECLARE_string(wave);
 DECLARE_uint64(max_sessions);
 DECLARE_bool(once);
+DECLARE_string(what);
+DECLARE_string(in);
 
 namespace wipeproof {
 
 // --inventory (required). Errors: INVALID_ARGUMENT naming the flag when unset; LoadInventory's.
 StatusOr<Inventory> InventoryFromFlag();
-// --profile, or the built-in DefaultProfile() when empty.
-StatusOr<Profile> ProfileFromFlag();
+// --classes under the authority's public key (the built-in classes when empty: never signed).
+StatusOr<AdversaryClasses> SignedClassesFromFlag(const proto::PublicKey& authority);
+// --profile (plain or signed), or the built-in DefaultProfile() when empty, endorsed under the
+// authority's public key against `classes` (authority_documents.h): an unsigned, altered or
+// differently-signed profile loads and runs, but its verdicts state no bound and say why.
+StatusOr<Profile> ProfileFromFlag(const proto::PublicKey& authority, const AdversaryClasses& classes);
 // --authority_key and --challenger_key (secret key files, mode 0600).
 StatusOr<SessionKeys> KeysFromFlags();
 // --ledger (required): opened for appending with the challenger key, checked for room.
 StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key);
-// What a wipe needs before its first order, for `wipe` and `serve`: --inventory, --profile,
-// --threads and --connect_timeout_s, --authority_key and --challenger_key. Errors: the first
-// loader's, naming its flag.
+// What a wipe needs before its first order, for `wipe` and `serve`: --inventory, --authority_key
+// and --challenger_key, --classes and --profile (verified under the authority key), --threads and
+// --connect_timeout_s. Errors: the first loader's, naming its flag.
 struct WipeSetup {
   Inventory inventory;
+  AdversaryClasses classes;
   Profile profile;
   TcpSessionOptions tcp;
   SessionKeys keys;
 };
 StatusOr<WipeSetup> WipeSetupFromFlags();
+// One line on stderr when a wipe's profile cannot state a bound for lack of the authority's
+// signature or class ("wipeproof-challenger <sub>: warning: verdicts state no bound: ..."); nothing
+// otherwise. Uncalibrated profiles are not warned about (their verdicts say so).
+void WarnIfNoBound(const char* subcommand, const Profile& profile);
 
 // --threads (>= 0: expected-label threads per session) and --connect_timeout_s (> 0) as the
 // options of sessions over TCP on the system clock.

@@ -135,6 +135,8 @@ nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r, const
     cj["rule_satisfied"] = c.rule_satisfied;
     cj["chunks_needed"] = c.chunks_needed;
     cj["rounds"] = c.rounds;
+    cj["planned_fraction"] = c.planned_fraction;
+    cj["reaches_target"] = c.reaches_target;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& d : c.devices) {
       rows.push_back({{"model", d.model},
@@ -209,13 +211,16 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
   row("recompute floor", [](const ClassPlan& c) {
     return FormatFixed(c.recompute_floor_us, 2) + " us" + (c.rule_satisfied ? "" : " (rule NOT met)");
   });
-  row("chunks checked N", [](const ClassPlan& c) { return std::to_string(c.chunks_needed); });
+  row("chunks checked N (node)", [](const ClassPlan& c) { return std::to_string(c.chunks_needed); });
   row("rounds R", [](const ClassPlan& c) { return std::to_string(c.rounds); });
+  row("node bound at c", [](const ClassPlan& c) {
+    return FormatFixed(c.planned_fraction * 100, 3) + "%" + (c.reaches_target ? "" : " (target missed)");
+  });
   for (size_t i = 0; i < in.devices.size(); ++i) {
     const std::string model = in.devices[i].model;
     row(model + ": chunks", [i](const ClassPlan& c) { return std::to_string(c.devices[i].chunks); });
     row("  labels per round", [i](const ClassPlan& c) { return std::to_string(c.devices[i].labels_per_round); });
-    row("  detection at f",
+    row("  detection at f (diag.)",
         [i](const ClassPlan& c) { return FormatFixed(c.devices[i].detection_probability * 100, 3) + "%"; });
     row("  fill", [i](const ClassPlan& c) { return Seconds(c.devices[i].fill_s); });
   }
@@ -249,7 +254,7 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
 std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
   // Panel 1: detection probability vs hidden fraction, per device kind (of the first feasible class).
   SvgChart detect;
-  detect.title = "Detection probability per device";
+  detect.title = "Detection probability per device (diagnostic: the bound is for the node)";
   detect.x = {"hidden fraction of a device", true, 1e-4, 1, {}};
   detect.y = {"probability the session fails", false, 0, 1, {}};
   detect.y_lines.push_back({in.policy.confidence, "confidence " + FormatFixed(in.policy.confidence * 100, 1) + "%"});
@@ -327,7 +332,16 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
 
 int RunPlan() {
   if (Status flags = CheckPlanFlags(); !flags.ok()) return ConfigError(kSub, flags);
-  auto classes = ClassesFromFlag();
+  std::optional<AuthorityKey> authority;
+  if (!FLAGS_authority_pub.empty()) {
+    auto key = proto::ReadPublicKeyFile(FLAGS_authority_pub);
+    if (!key.ok()) return ConfigError(kSub, key.status().WithContext("--authority_pub"));
+    authority.emplace();
+    authority->public_key = *key;
+    authority->name = "the authority key (--authority_pub " + FLAGS_authority_pub + ")";
+  }
+  const AuthorityKey* authority_key = authority ? &*authority : nullptr;
+  auto classes = ClassesFromFlag(authority_key);
   if (!classes.ok()) return ConfigError(kSub, classes.status());
   PlanInputs in;
   auto policy = PolicyFromFlags(classes->classes.front().adversary);
@@ -344,7 +358,7 @@ int RunPlan() {
     for (const auto& c : classes->classes) in.classes.push_back(c.adversary);
   }
   if (!FLAGS_profile.empty()) {
-    auto profile = LoadProfile(FLAGS_profile);
+    auto profile = LoadProfileDocument(FLAGS_profile, authority_key, *classes);
     if (!profile.ok()) return ConfigError(kSub, profile.status().WithContext("--profile"));
     in.profile = *profile;
     in.policy.format = profile->format;
@@ -409,6 +423,15 @@ int RunPlan() {
 
   auto result = ComputeFleetPlan(in);
   if (!result.ok()) return ConfigError(kSub, result.status());
+  if (in.profile && in.profile->calibrated) {
+    const std::string problem = ProfileEndorsementProblem(*in.profile);
+    for (ClassPlan& c : result->classes) {
+      if (!problem.empty()) c.warnings.push_back("verdicts under this profile state no bound: " + problem);
+      if (in.profile->adversary.safety_factor < kMinStatedSafetyFactor) {
+        c.warnings.push_back("the profile's safety factor is below 1.5: verdicts under it state no bound");
+      }
+    }
+  }
   if (source && source->shape.sequential_compression_ps > 0) {
     for (ClassPlan& c : result->classes) {
       if (source->shape.sequential_compression_ps < static_cast<double>(c.adversary.t_min_ps)) {

@@ -77,6 +77,7 @@ void ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, 
 int RunServe() {
   auto setup = WipeSetupFromFlags();
   if (!setup.ok()) return ConfigError(kSub, setup.status());
+  WarnIfNoBound(kSub, setup->profile);
   const Inventory& inventory = setup->inventory;
   const Profile& profile = setup->profile;
   const SessionKeys& keys = setup->keys;

@@ -21,6 +21,7 @@ int RunWipe() {
   if (FLAGS_node.empty()) return ConfigError(kSub, "--node is required (inventory name of the node)");
   auto setup = WipeSetupFromFlags();
   if (!setup.ok()) return ConfigError(kSub, setup.status());
+  WarnIfNoBound(kSub, setup->profile);
   const Inventory& inventory = setup->inventory;
   const Profile& profile = setup->profile;
   const SessionKeys& keys = setup->keys;

@@ -41,6 +41,54 @@ StatusOr<InventoryDevice> ParseDevice(const nlohmann::json& value, const std::st
   return d;
 }
 
+StatusOr<DeclaredMemory> ParseOtherMemory(const nlohmann::json& value, const std::string& path) {
+  WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
+  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"kind", "name", "bytes"}));
+  DeclaredMemory m;
+  WP_RETURN_IF_ERROR(obj.String("kind", &m.kind));
+  WP_RETURN_IF_ERROR(obj.String("name", &m.name));
+  WP_RETURN_IF_ERROR(obj.Uint64("bytes", &m.bytes));
+  if (m.kind != "dpu" && m.kind != "cxl" && m.kind != "other") {
+    return InvalidArgumentError(obj.PathOf("kind") + ": want \"dpu\", \"cxl\" or \"other\", got '" + m.kind + "'");
+  }
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), m.name));
+  if (m.bytes == 0 || m.bytes > kMaxDeviceCapacityBytes) {
+    return InvalidArgumentError(obj.PathOf("bytes") + ": must be > 0 and <= " + PiB() + ", got " +
+                                std::to_string(m.bytes));
+  }
+  return m;
+}
+
+// network_isolated_during_wipe, egress_bytes_per_s, other_memory of a node.
+Status ParseReach(const JsonObject& obj, NodeReach* reach) {
+  WP_RETURN_IF_ERROR(obj.OptionalBool("network_isolated_during_wipe", &reach->network_isolated));
+  if (obj.Has("egress_bytes_per_s")) {
+    WP_RETURN_IF_ERROR(obj.Uint64("egress_bytes_per_s", &reach->egress_bytes_per_s));
+    if (reach->egress_bytes_per_s == 0 || reach->egress_bytes_per_s > kMaxEgressBytesPerS) {
+      return InvalidArgumentError(obj.PathOf("egress_bytes_per_s") +
+                                  ": must be > 0 and <= " + std::to_string(kMaxEgressBytesPerS) + " (2^50), got " +
+                                  std::to_string(reach->egress_bytes_per_s));
+    }
+    if (reach->network_isolated) {
+      return InvalidArgumentError(obj.PathOf("egress_bytes_per_s") +
+                                  ": given with network_isolated_during_wipe true (an isolated node has no egress)");
+    }
+  }
+  if (obj.Has("other_memory")) {
+    const nlohmann::json& list = obj.Get("other_memory");
+    if (!list.is_array()) return InvalidArgumentError(obj.PathOf("other_memory") + ": want an array");
+    if (list.size() > kMaxOtherMemoryEntries) {
+      return InvalidArgumentError(obj.PathOf("other_memory") + ": " + std::to_string(list.size()) +
+                                  " entries, over the limit of " + std::to_string(kMaxOtherMemoryEntries));
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      WP_ASSIGN_OR_RETURN(DeclaredMemory m, ParseOtherMemory(list[i], Indexed(obj.PathOf("other_memory"), i)));
+      reach->other_memory.push_back(std::move(m));
+    }
+  }
+  return Status::Ok();
+}
+
 std::string JoinPath(const std::string& dir, const std::string& file) {
   if (file.empty() || file[0] == '/' || dir.empty()) return file;
   return dir + "/" + file;
@@ -49,13 +97,15 @@ std::string JoinPath(const std::string& dir, const std::string& file) {
 StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string& path, const std::string& base_dir) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
   WP_RETURN_IF_ERROR(
-      obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "no_nvme_in_reach", "devices"}));
+      obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "no_nvme_in_reach",
+                          "network_isolated_during_wipe", "egress_bytes_per_s", "other_memory", "devices"}));
   InventoryNode n;
   WP_RETURN_IF_ERROR(obj.String("name", &n.name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), n.name));
   WP_RETURN_IF_ERROR(obj.String("address", &n.address));
   WP_RETURN_IF_ERROR(CheckAddress(n.address).WithContext(obj.PathOf("address")));
   WP_RETURN_IF_ERROR(obj.OptionalBool("no_nvme_in_reach", &n.no_nvme_in_reach));
+  WP_RETURN_IF_ERROR(ParseReach(obj, &n.reach));
   const bool inline_key = obj.Has("public_key"), key_file = obj.Has("public_key_file");
   if (inline_key == key_file) {
     return InvalidArgumentError(path + ": give exactly one of public_key (64 hex digits) and public_key_file");

@@ -13,6 +13,15 @@
 //        "no_nvme_in_reach": false,               optional: true only if the authority established
 //                                                 that no NVMe drive is reachable (or it is wiped
 //                                                 by other means); default false = unknown
+//        "network_isolated_during_wipe": false,   optional: true only if the node is cut off from the
+//                                                 network (but the challenger's link) during wipes;
+//                                                 default false = not declared
+//        "egress_bytes_per_s": 0,                 optional: the node's egress bandwidth, bytes/s, in
+//                                                 [1, 2^50]; not with network_isolated_during_wipe
+//                                                 true; absent = not declared (unknown)
+//        "other_memory": [                        optional, at most 256: memory of the node no plan
+//          {"kind": "dpu", "name": "BlueField-3",   covers; kind "dpu", "cxl" or "other", name 1 to
+//           "bytes": 34359738368}],                 256 bytes, bytes in [1, 2^50]
 //        "devices": [                             1 to 256 devices
 //          {"selector": "host", "model": "host-dram", "capacity_bytes": 2147483648},
 //          {"selector": "GPU-8c6f...", "model": "NVIDIA H200", "capacity_bytes": 150754820096}]}
@@ -36,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "challenger/session/node_reach.h"
 #include "common/status.h"
 #include "proto/crypto.h"
 
@@ -50,6 +60,8 @@ inline constexpr uint64_t kMaxDeviceCapacityBytes = uint64_t{1} << 50;
 inline constexpr size_t kMaxDevicesPerNode = 256;
 inline constexpr size_t kMaxInventoryNameBytes = 256;  // node, selector, model and wave names
 inline constexpr double kMaxWavePeriodS = 366.0 * 86'400;
+inline constexpr uint64_t kMaxEgressBytesPerS = uint64_t{1} << 50;
+inline constexpr size_t kMaxOtherMemoryEntries = 256;
 
 struct InventoryDevice {
   std::string selector;         // "host" or a GPU UUID as the runtime reports it
@@ -62,6 +74,7 @@ struct InventoryNode {
   std::string address;  // host:port
   proto::PublicKey public_key{};
   bool no_nvme_in_reach = false;
+  NodeReach reach;  // network isolation or egress bandwidth, memory no plan covers
   std::vector<InventoryDevice> devices;
 };
 

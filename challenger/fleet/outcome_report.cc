@@ -67,8 +67,8 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
                          {"capacity_bytes", d.getCapacityBytes()},
                          {"allowed_reserve_bytes", d.getAllowedReserveBytes()},
                          {"chunks_checked", d.getChunksChecked()},
-                         {"confidence", d.getConfidence()},
-                         {"unwiped_bound_bytes", d.getUnwipedBoundBytes()}});
+                         {"diagnostic_confidence", d.getConfidence()},
+                         {"diagnostic_unwiped_bound_bytes", d.getUnwipedBoundBytes()}});
     }
     j["devices"] = devices;
     auto p = v.getProfile();
@@ -79,7 +79,9 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
                     {"safety_factor", p.getSafetyFactor()},
                     {"confidence", p.getConfidence()},
                     {"honest_round_p999_us", p.getHonestRoundP999Us()},
-                    {"recompute_floor_us", p.getRecomputeFloorUs()}};
+                    {"recompute_floor_us", p.getRecomputeFloorUs()},
+                    {"authority_key_id", Hex(p.getAuthorityKeyId())},
+                    {"document_digest", Hex(p.getDocumentDigest())}};
     json assumptions = json::array();
     for (auto a : v.getAssumptions()) {
       assumptions.push_back({{"name", a.getName().cStr()}, {"held", a.getHeld()}, {"detail", a.getDetail().cStr()}});
@@ -112,7 +114,10 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
   auto p = v.getProfile();
   if (outcome.failure.failed()) s << "failure: " << outcome.failure.Describe() << "\n";
   s << "profile " << p.getName().cStr() << (p.getCalibrated() ? " (calibrated)" : " (uncalibrated)") << ", class "
-    << p.getAdversaryClass().cStr() << ", round deadline " << v.getRoundDeadlineUs() << " us\n";
+    << p.getAdversaryClass().cStr() << ", round deadline " << v.getRoundDeadlineUs() << " us, "
+    << (p.getAuthorityKeyId().size() > 0 ? "signed by authority key " + Hex(p.getAuthorityKeyId())
+                                         : std::string("not signed by the authority"))
+    << "\n";
   s << "deadline rule " << (v.getDeadlineRuleSatisfied() ? "met" : "not met") << ": "
     << outcome.summary.rule.explanation << "\n";
   s << "fill: " << Seconds(v.getFillMicros()) << " (deadline " << Seconds(v.getFillDeadlineUs()) << ")";
@@ -131,7 +136,10 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
     s << "device " << d.getSelector().cStr() << ": " << d.getBytesHeld() << " bytes held of " << d.getPlannedBytes()
       << " planned (capacity " << d.getCapacityBytes() << ", allowed reserve " << d.getAllowedReserveBytes() << "), "
       << d.getChunksChecked() << " chunks checked";
-    if (v.getBoundStated()) s << ", at most " << d.getUnwipedBoundBytes() << " bytes not wiped";
+    if (v.getBoundStated()) {
+      s << ", diagnostic only (assumes no label left the device): at most " << d.getUnwipedBoundBytes()
+        << " bytes not wiped";
+    }
     s << "\n";
   }
   s << "statement: " << v.getStatement().cStr() << "\n";

@@ -8,12 +8,15 @@
 //   fill_us, fill_deadline_us, round_deadline_us, prepare_us (challenges and expected labels, before the order),
 //   rounds [{round, elapsed_us, labels_checked, deadline_met, all_correct}],
 //   devices [{selector, planned_bytes, bytes_held, capacity_bytes, allowed_reserve_bytes, chunks_checked,
-//             confidence, unwiped_bound_bytes}],
+//             diagnostic_confidence, diagnostic_unwiped_bound_bytes}],
 //   profile {name, calibrated, adversary_class, t_min_ps, safety_factor, confidence, honest_round_p999_us,
-//            recompute_floor_us},
+//            recompute_floor_us, authority_key_id (hex; "" unsigned), document_digest (hex; "" unsigned)},
 //   assumptions [{name, held, detail}], order_digest, report_digest, verdict_digest (hex),
 //   transcript_verified, superseded_verdict, ledger {path, verdict_sequence (or null), error (or null)}
 // Failure fields marked ? appear only when they apply. Byte counts are bytes, times microseconds.
+// total_unwiped_bound_bytes is the stated bound: the node's planned memory taken together, reserves
+// in full (challenger/session/bound.h). The per-device figures are diagnostics only: they assume no
+// label moved to another device, which a prover can do, so no statement rests on them.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -31,7 +34,7 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
 
 // Multi-line summary, e.g.
 //   node n1  session fa7e61f34bdcfaa18fc25289b366fb1e  PASS
-//   profile cli-test (uncalibrated), class commodity-cpu, round deadline 500000 us
+//   profile cli-test (uncalibrated), class commodity-cpu, round deadline 500000 us, not signed by the authority
 //   deadline rule not met: round deadline 500000 us > recompute floor 1.92 us for class commodity-cpu
 //   fill: 0.004 s (deadline 60.000 s)
 //   rounds: 4 run, slowest 338 us, median 79 us (deadline 500000 us)

@@ -36,6 +36,7 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
   plan.node_key = n->public_key;
   plan.node_key_id = proto::KeyIdOf(n->public_key);
   plan.no_nvme_in_reach = n->no_nvme_in_reach;
+  plan.reach = n->reach;
   plan.profile = profile;
   plan.wave = wave;
   plan.wave_complete = wave.declared_complete && wave.whole_wave_in_session;

@@ -59,7 +59,7 @@ Profile DefaultProfile() {
   p.fill_deadline_us = 0;
   p.fill_rate_bytes_per_s = 8 * kMiB;
   p.fill_slack_us = 60 * kMicrosPerSecond;
-  p.adversary = {"commodity-cpu", 40'000, 2.0};
+  p.adversary = {"commodity-cpu", 25'000, 2.0};  // adversary_classes.h kCommodityCpuTMinPs
   p.confidence = 0.99;
   p.calibrated = false;
   p.order_ttl_us = 300 * kMicrosPerSecond;
@@ -99,6 +99,15 @@ Status ValidateProfile(const Profile& p) {
   }
   if (!(p.confidence > 0 && p.confidence < 1)) return InvalidArgumentError("confidence: must be in (0, 1)");
   WP_RETURN_IF_ERROR(InRange("honest_round_p999_us", p.honest_round_p999_us, 0, kMaxDeadlineUs, kOneDay));
+  WP_RETURN_IF_ERROR(InRange("honest_fill_us", p.honest_fill_us, 0, kMaxDeadlineUs, kOneDay));
+  if (p.honest_fill_us > 0 && p.fill_deadline_us > 0 &&
+      static_cast<long double>(p.fill_deadline_us) <
+          (1.0L + kFillDeadlineMargin) * static_cast<long double>(p.honest_fill_us) - 1e-6L) {
+    return InvalidArgumentError("fill_deadline_ms: " + Number(static_cast<double>(p.fill_deadline_us) / 1000) +
+                                " ms is below " + Number(1 + kFillDeadlineMargin) + " x the measured honest fill " +
+                                Number(static_cast<double>(p.honest_fill_us) / 1000) +
+                                " ms (honest_fill_us): honest nodes would miss it");
+  }
   if (p.calibrated_at_unix_us < 0) return InvalidArgumentError("calibrated_at_unix_us: must be >= 0");
   if (p.order_ttl_us < kMicrosPerSecond || p.order_ttl_us > kMaxOrderTtlUs) {
     return InvalidArgumentError(
@@ -114,10 +123,10 @@ StatusOr<Profile> ParseProfileJson(const std::string& text, const std::string& w
   auto root_or = JsonObject::Of(doc, "");
   if (!root_or.ok()) return wrap(root_or.status());
   const JsonObject& root = *root_or;
-  Status s =
-      root.CheckKnownKeys({"name", "chunk_labels", "format", "rounds", "labels_per_round", "labels_per_round_by_model",
-                           "round_deadline_us", "fill_deadline_ms", "fill_rate_mib_per_s", "fill_slack_s", "adversary",
-                           "confidence", "calibrated", "honest_round_p999_us", "calibrated_at_unix_us", "order_ttl_s"});
+  Status s = root.CheckKnownKeys({"name", "chunk_labels", "format", "rounds", "labels_per_round",
+                                  "labels_per_round_by_model", "round_deadline_us", "fill_deadline_ms",
+                                  "fill_rate_mib_per_s", "fill_slack_s", "adversary", "confidence", "calibrated",
+                                  "honest_round_p999_us", "honest_fill_us", "calibrated_at_unix_us", "order_ttl_s"});
   if (!s.ok()) return wrap(s);
 
   Profile p = DefaultProfile();
@@ -138,6 +147,7 @@ StatusOr<Profile> ParseProfileJson(const std::string& text, const std::string& w
            root.Double("confidence", &p.confidence),
            root.Bool("calibrated", &p.calibrated),
            root.OptionalUint64("honest_round_p999_us", &p.honest_round_p999_us),
+           root.OptionalUint64("honest_fill_us", &p.honest_fill_us),
            root.OptionalUint64("calibrated_at_unix_us", &calibrated_at),
            root.OptionalUint64("order_ttl_s", &order_ttl_s),
        }) {
@@ -215,6 +225,53 @@ uint64_t FillDeadlineUs(const Profile& profile, uint64_t max_device_bytes) {
   return derived > UINT64_MAX - profile.fill_slack_us ? UINT64_MAX : derived + profile.fill_slack_us;
 }
 
+bool SameParameters(const Profile& a, const Profile& b) {
+  return a.name == b.name && a.chunk_labels == b.chunk_labels && a.format == b.format && a.rounds == b.rounds &&
+         a.labels_per_round == b.labels_per_round && a.labels_per_round_by_model == b.labels_per_round_by_model &&
+         a.round_deadline_us == b.round_deadline_us && a.fill_deadline_us == b.fill_deadline_us &&
+         a.fill_rate_bytes_per_s == b.fill_rate_bytes_per_s && a.fill_slack_us == b.fill_slack_us &&
+         a.adversary.name == b.adversary.name && a.adversary.t_min_ps == b.adversary.t_min_ps &&
+         a.adversary.safety_factor == b.adversary.safety_factor && a.confidence == b.confidence &&
+         a.calibrated == b.calibrated && a.honest_round_p999_us == b.honest_round_p999_us &&
+         a.honest_fill_us == b.honest_fill_us && a.calibrated_at_unix_us == b.calibrated_at_unix_us &&
+         a.order_ttl_us == b.order_ttl_us;
+}
+
+namespace {
+
+bool SignedAndUnchanged(const Profile& p) {
+  return p.endorsement.signed_parameters != nullptr && SameParameters(p, *p.endorsement.signed_parameters);
+}
+
+std::string ClassFigures(const AdversaryClass& a) {
+  return "t_min " + std::to_string(a.t_min_ps) + " ps, safety " + Number(a.safety_factor);
+}
+
+}  // namespace
+
+std::string ProfileEndorsementProblem(const Profile& p) {
+  const ProfileEndorsement& e = p.endorsement;
+  if (e.signed_parameters == nullptr) {
+    return "profile " + p.name + " is not signed by the authority (" +
+           (e.signature_problem.empty() ? std::string("no signature") : e.signature_problem) + ")";
+  }
+  if (!SameParameters(p, *e.signed_parameters)) {
+    return "profile " + p.name + " differs from the document the authority signed (key " +
+           proto::KeyIdHex(e.authority_key_id) + ")";
+  }
+  if (!e.signed_class) {
+    return "class " + p.adversary.name + " is not the authority's (" +
+           (e.class_problem.empty() ? std::string("no signed adversary classes") : e.class_problem) + ")";
+  }
+  const AdversaryClass& c = *e.signed_class;
+  if (c.name != p.adversary.name || c.t_min_ps != p.adversary.t_min_ps ||
+      c.safety_factor != p.adversary.safety_factor) {
+    return "class " + p.adversary.name + " of profile " + p.name + " (" + ClassFigures(p.adversary) +
+           ") differs from the authority's signed class " + c.name + " (" + ClassFigures(c) + ")";
+  }
+  return "";
+}
+
 void WriteProfile(const Profile& profile, proto::ParameterProfile::Builder out) {
   out.setName(profile.name);
   out.setCalibrated(profile.calibrated);
@@ -228,6 +285,11 @@ void WriteProfile(const Profile& profile, proto::ParameterProfile::Builder out) 
                         profile.adversary.safety_factor, profile.round_deadline_us, profile.adversary.name);
   out.setRecomputeFloorUs(rule.floor_us);
   out.setCalibratedAtUnixUs(profile.calibrated_at_unix_us);
+  if (SignedAndUnchanged(profile)) {
+    const ProfileEndorsement& e = profile.endorsement;
+    out.setAuthorityKeyId(capnp::Data::Reader(e.authority_key_id.data(), e.authority_key_id.size()));
+    out.setDocumentDigest(capnp::Data::Reader(e.document_digest.data(), e.document_digest.size()));
+  }
 }
 
 }  // namespace wipeproof

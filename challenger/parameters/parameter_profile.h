@@ -22,9 +22,16 @@
 //     "confidence": 0.99,                      required, in (0, 1)
 //     "calibrated": true,                      required
 //     "honest_round_p999_us": 180,             default 0 (not measured); <= 86400000000
+//     "honest_fill_us": 0,                     default 0 (not measured): the fill calibrate measured
+//                                              (order sent to report received); <= 86400000000. When
+//                                              set with a fill_deadline_ms, the deadline must be at
+//                                              least (1 + kFillDeadlineMargin) x it
 //     "calibrated_at_unix_us": 0,              default 0; <= 2^63 - 1
 //     "order_ttl_s": 300                       default 300: order expiry after issue, in [1, 86400]
 //   }                                          (the agent refuses orders valid for longer than 24 h)
+// A profile file may also be a signed document (proto/signed_document.h, type kParameterProfile)
+// wrapping this text: authority_documents.h loads both kinds and records whether the authority
+// signed it (Profile::endorsement); only a profile the authority signed can state a bound.
 // Every range is checked when the profile is loaded, with an error naming the field and its range.
 // The bounds keep every derived quantity in range: a verdict with R <= 4096 rounds fits its size
 // limit, deadlines and wait limits fit kj's nanosecond durations, and the order's expiry its field.
@@ -36,10 +43,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
 #include "kernels/label_spec.h"
+#include "proto/crypto.h"
 #include "proto/wipe.capnp.h"
 
 namespace wipeproof {
@@ -48,6 +58,24 @@ struct AdversaryClass {
   std::string name;          // e.g. "commodity-cpu", "fpga-asic"
   uint64_t t_min_ps = 0;     // picoseconds: fastest sequential compression ruled out
   double safety_factor = 1;  // dimensionless, >= 1
+};
+
+struct Profile;
+
+// Who vouches for a profile (authority_documents.h sets it; nothing else does). A verdict states a
+// bound only when every part holds for the profile it ran under (ProfileEndorsementProblem).
+struct ProfileEndorsement {
+  // The profile exactly as the document the authority signed says, set only after its signature
+  // verified under the authority's key; null otherwise. A profile changed after loading no longer
+  // equals it (SameParameters), so it loses the endorsement.
+  std::shared_ptr<const Profile> signed_parameters;
+  proto::KeyId authority_key_id{};  // the key that signed it (set with signed_parameters)
+  proto::Digest document_digest{};  // BLAKE2b-256 of the signed profile text (set with signed_parameters)
+  std::string signature_problem;    // why signed_parameters is null ("not signed", "does not verify ...")
+  // The authority's class of the profile's name, from a classes file that verified under the same
+  // key; empty otherwise, with the reason in class_problem.
+  std::optional<AdversaryClass> signed_class;
+  std::string class_problem;
 };
 
 struct Profile {
@@ -65,9 +93,28 @@ struct Profile {
   double confidence = 0;  // c in (0, 1)
   bool calibrated = false;
   uint64_t honest_round_p999_us = 0;  // 0: not measured
+  uint64_t honest_fill_us = 0;        // 0: not measured; the fill calibrate measured
   int64_t calibrated_at_unix_us = 0;
-  uint64_t order_ttl_us = 0;  // order expiry after issue
+  uint64_t order_ttl_us = 0;       // order expiry after issue
+  ProfileEndorsement endorsement;  // not part of the parameters (SameParameters ignores it)
 };
+
+// Every parameter equal (all fields but `endorsement`; doubles compared exactly).
+bool SameParameters(const Profile& a, const Profile& b);
+
+// The smallest safety factor a verdict states a bound under (threat-model.md "The claim"): a class's
+// t_min is an estimate, and below 1.5 a slightly faster adversary than estimated would go unnoticed.
+inline constexpr double kMinStatedSafetyFactor = 1.5;
+
+// The margin a calibrated fill deadline keeps over the measured honest fill: fill deadline >=
+// (1 + kFillDeadlineMargin) x honest_fill_us (calibration_rule.h step 3).
+inline constexpr double kFillDeadlineMargin = 0.2;
+
+// "" when `profile` may state a bound as far as who vouches for it goes: signed by the authority
+// and unchanged since (SameParameters with endorsement.signed_parameters), and its class name,
+// t_min and safety factor equal to the authority's signed class of that name. Otherwise the first
+// reason that fails, as a verdict states it after "no bound: ".
+std::string ProfileEndorsementProblem(const Profile& profile);
 
 // Name of the built-in profile.
 inline constexpr char kDefaultProfileName[] = "default-uncalibrated";
@@ -84,8 +131,8 @@ inline constexpr uint64_t kMaxTMinPs = UINT32_MAX;  // deadline_rule.h: exact be
 inline constexpr double kMaxSafetyFactor = 1e6;
 
 // The built-in uncalibrated profile: m = 2^12, c1, R = 16, q = 64 per device, round deadline
-// 50 ms (loopback), fill deadline derived at 8 MiB/s + 60 s, class commodity-cpu (t_min 40 ns,
-// safety 2), c = 0.99, order TTL 300 s.
+// 50 ms (loopback), fill deadline derived at 8 MiB/s + 60 s, class commodity-cpu (t_min 25 ns,
+// safety 2), c = 0.99, order TTL 300 s. Not signed: never states a bound.
 Profile DefaultProfile();
 
 // Checks the ranges listed in the file comment. Errors: INVALID_ARGUMENT naming the field (its JSON
@@ -107,7 +154,9 @@ uint32_t LabelsPerRoundFor(const Profile& profile, const std::string& model);
 // validated); BuildPlan refuses a result above kMaxDeadlineUs.
 uint64_t FillDeadlineUs(const Profile& profile, uint64_t max_device_bytes);
 
-// Writes the wire ParameterProfile, including recomputeFloorUs from the deadline rule.
+// Writes the wire ParameterProfile, including recomputeFloorUs from the deadline rule, and
+// authorityKeyId and documentDigest when the profile is signed by the authority and unchanged
+// (empty otherwise).
 void WriteProfile(const Profile& profile, proto::ParameterProfile::Builder out);
 
 }  // namespace wipeproof

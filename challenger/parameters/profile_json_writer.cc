@@ -24,6 +24,7 @@ nlohmann::ordered_json ProfileToJson(const Profile& p) {
   j["confidence"] = p.confidence;
   j["calibrated"] = p.calibrated;
   j["honest_round_p999_us"] = p.honest_round_p999_us;
+  if (p.honest_fill_us > 0) j["honest_fill_us"] = p.honest_fill_us;
   j["calibrated_at_unix_us"] = p.calibrated_at_unix_us > 0 ? static_cast<uint64_t>(p.calibrated_at_unix_us) : 0;
   j["order_ttl_s"] = p.order_ttl_us / 1'000'000;
   return j;

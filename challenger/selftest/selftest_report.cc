@@ -110,6 +110,11 @@ json SelftestJson(const SelftestResult& result) {
       j["relocation"] = {{"relocated_chunks", r.seen.relocated_chunks},
                          {"overwritten_chunks", r.seen.overwritten_chunks}};
     }
+    if (sp.deviation.kind == adversary::DeviationKind::kRelocateToReserve) {
+      j["relocation"] = {{"relocated_chunks", r.seen.relocated_chunks},
+                         {"unlabeled_bytes_per_device", r.seen.unlabeled_bytes},
+                         {"device_figure_understated_runs", r.device_figure_understated}};
+    }
     if (sp.check == ScenarioCheck::kNoPartialChunk) j["partial_chunk_ranges"] = r.seen.partial_chunk_ranges;
     scenarios.push_back(j);
   }
@@ -235,9 +240,12 @@ StatusOr<std::string> SelftestMarkdown(const json& doc) {
            "agrees; rate-0 scenarios are never caught, rate-1 scenarios always; otherwise the one-sided "
         << FormatFixed(doc.at("confidence").get<double>() * 100, 0)
         << "% Clopper-Pearson upper bound of the measured rate is at least the theoretical rate.\n"
+        << "- The profile and its class file are signed by the selftest's authority key, as `calibrate` and `sign` "
+           "would sign them (scenarios 9a and 9b run without that signature).\n"
         << "- An adversary that escapes detection gets a passing verdict like an honest node; with R and q this "
-           "small its stated bound is loose (about a third of the device at 99%), so it still covers what was "
-           "hidden. Real profiles choose R and q for a target fraction (docs/calibration.md).\n\n";
+           "small its stated bound, for the node's planned memory taken together, is loose (about a third of a "
+           "device at 99%), so it still covers what was hidden. Real profiles choose R and q for a target "
+           "fraction (docs/calibration.md).\n\n";
     out << "## Results\n\n"
         << "| id | adversary | expected | runs | outcomes | caught by | f | N | 1-(1-f)^N | exact | measured | CP "
         << FormatFixed(doc.at("confidence").get<double>() * 100, 0) << "% lower-upper | match |\n"
@@ -281,8 +289,17 @@ StatusOr<std::string> SelftestMarkdown(const json& doc) {
       }
       if (j.contains("relocation")) {
         const json& rl = j.at("relocation");
-        out << "\nChunks relocated over all runs: " << rl.at("relocated_chunks").get<uint64_t>()
-            << "; host chunks overwritten for lack of room: " << rl.at("overwritten_chunks").get<uint64_t>() << ".\n";
+        out << "\nChunks relocated over all runs: " << rl.at("relocated_chunks").get<uint64_t>();
+        if (rl.contains("overwritten_chunks")) {
+          out << "; host chunks overwritten for lack of room: " << rl.at("overwritten_chunks").get<uint64_t>();
+        }
+        if (rl.contains("device_figure_understated_runs")) {
+          out << "; runs in which the per-device figure of the device the labels left (a diagnostic) was below "
+                 "the bytes it kept unwiped: "
+              << rl.at("device_figure_understated_runs").get<uint64_t>()
+              << " (each run also checks that the stated bound covers every unlabeled byte of the node)";
+        }
+        out << ".\n";
       }
       if (j.contains("host_memory_assumption_detail")) {
         out << "\nVerdicts listing host-memory-in-plan as not held: " << j.at("host_memory_not_in_plan").get<uint64_t>()

@@ -11,6 +11,8 @@
 #include "challenger/fleet/inventory.h"
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/ledger/record_sink.h"
+#include "challenger/parameters/authority_documents.h"
+#include "challenger/parameters/profile_json_writer.h"
 #include "challenger/selftest/clopper_pearson.h"
 #include "challenger/session/assumptions.h"
 #include "challenger/session/failure.h"
@@ -18,6 +20,7 @@
 #include "challenger/session/session_plan.h"
 #include "challenger/session/session_runner.h"
 #include "proto/label_wire.h"
+#include "proto/signed_document.h"
 #include "proto/signing.h"
 
 namespace wipeproof::selftest {
@@ -39,12 +42,20 @@ Inventory SelftestInventory(const SelftestSetup& s, NodeKind kind, const proto::
   node.public_key = node_key;
   if (kind == NodeKind::kHostAndGpu)
     node.devices.push_back({kHostSelector, "host-dram", s.device_chunks * chunk_bytes});
-  node.devices.push_back(
-      {"GPU-selftest-0", "selftest-gpu", gpu_bytes + (kind == NodeKind::kGpuOddCapacity ? odd_bytes : 0)});
+  const uint64_t large_reserve = s.relocation_reserve_chunks * chunk_bytes;
+  if (kind == NodeKind::kTwoGpusLargeReserve) {
+    for (const char* selector : {"GPU-selftest-0", "GPU-selftest-1"}) {
+      node.devices.push_back({selector, "selftest-gpu-reserve", s.device_chunks * chunk_bytes + large_reserve});
+    }
+  } else {
+    node.devices.push_back(
+        {"GPU-selftest-0", "selftest-gpu", gpu_bytes + (kind == NodeKind::kGpuOddCapacity ? odd_bytes : 0)});
+  }
   if (kind == NodeKind::kTwoGpus) node.devices.push_back({"GPU-selftest-1", "selftest-gpu", gpu_bytes});
   Inventory inv;
   inv.nodes = {node};
-  inv.reserve_bytes_by_model = {{"host-dram", 0}, {"selftest-gpu", s.gpu_reserve_bytes}};
+  inv.reserve_bytes_by_model = {
+      {"host-dram", 0}, {"selftest-gpu", s.gpu_reserve_bytes}, {"selftest-gpu-reserve", large_reserve}};
   return inv;
 }
 
@@ -62,6 +73,35 @@ Profile SelftestProfile(const SelftestSetup& s, LabelFormat format) {
   p.calibrated = true;
   p.honest_round_p999_us = s.honest_round_p999_us;
   return p;
+}
+
+// The selftest profile as `document` says, loaded as wipe and serve load theirs
+// (authority_documents.h) under the selftest's authority key, with the selftest's class file signed
+// by that key.
+StatusOr<Profile> SelftestProfileDocument(const SelftestSetup& s, LabelFormat format,
+                                          adversary::ProfileDocument document, const proto::KeyPair& authority) {
+  AuthorityKey key;
+  key.public_key = authority.public_key;
+  key.name = "the selftest authority key";
+  nlohmann::ordered_json classes_json;
+  classes_json["classes"] = {
+      {{"name", s.adversary_class}, {"t_min_ps", s.t_min_ps}, {"safety_factor", s.safety_factor}}};
+  WP_ASSIGN_OR_RETURN(const std::string classes_doc, proto::SignDocument(proto::DocumentType::kAdversaryClasses,
+                                                                         classes_json.dump(2) + "\n", authority));
+  WP_ASSIGN_OR_RETURN(AdversaryClasses classes, ParseAdversaryClassesDocument(classes_doc, "selftest classes", &key));
+  const std::string text = ProfileToJson(SelftestProfile(s, format)).dump(2) + "\n";
+  std::string file = text;
+  if (document != adversary::ProfileDocument::kUnsigned) {
+    WP_ASSIGN_OR_RETURN(file, proto::SignDocument(proto::DocumentType::kParameterProfile, text, authority));
+  }
+  if (document == adversary::ProfileDocument::kTampered) {
+    // Inside the signed string: "round_deadline_us": 7 -> 6.
+    const std::string from = "\\\"round_deadline_us\\\": " + std::to_string(s.round_deadline_us);
+    const size_t at = file.find(from);
+    if (at == std::string::npos) return InternalError("selftest: no round deadline to tamper with");
+    file.replace(at, from.size(), "\\\"round_deadline_us\\\": " + std::to_string(s.round_deadline_us - 1));
+  }
+  return ParseProfileDocument(file, "selftest profile", &key, classes);
 }
 
 bool Selected(const ScenarioSpec& s, const std::vector<std::string>& only) {
@@ -107,6 +147,34 @@ std::string CheckRun(const ScenarioSpec& spec, const SessionOutcome& outcome, co
       return !outcome.pass || v.getBoundStated()
                  ? ""
                  : "an honest pass states no bound: " + std::string(v.getStatement().cStr());
+    case ScenarioCheck::kNoBoundFromProfile: {
+      const std::string statement = v.getStatement().cStr();
+      if (v.getBoundStated()) return "a bound was stated under a profile the authority did not sign: " + statement;
+      if (statement.find("is not signed by the authority") == std::string::npos) {
+        return "the statement does not say the profile is not the authority's: " + statement;
+      }
+      if (v.getProfile().getAuthorityKeyId().size() != 0) return "the verdict names a signer of an unsigned profile";
+      return "";
+    }
+    case ScenarioCheck::kNodeBoundCoversRelocation: {
+      const std::string statement = v.getStatement().cStr();
+      if (!outcome.pass) return "";  // judged by the outcome counts
+      if (!v.getBoundStated()) return "no bound stated: " + statement;
+      uint64_t unlabeled = 0;
+      for (uint64_t b : seen.unlabeled_bytes) unlabeled += b;
+      if (v.getTotalUnwipedBoundBytes() < unlabeled) {
+        return "the node bound " + std::to_string(v.getTotalUnwipedBoundBytes()) + " bytes is below the " +
+               std::to_string(unlabeled) + " bytes that held no labels";
+      }
+      if (statement.find("diagnostic only") == std::string::npos) {
+        return "the per-device figures are not labelled as diagnostics: " + statement;
+      }
+      if (!seen.unlabeled_bytes.empty() && v.getDevices().size() > 0 &&
+          v.getDevices()[0].getUnwipedBoundBytes() < seen.unlabeled_bytes[0]) {
+        ++r->device_figure_understated;
+      }
+      return "";
+    }
     case ScenarioCheck::kNone:
       return "";
   }
@@ -170,13 +238,14 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
     bool known = false;
     for (const ScenarioSpec& s : adversary::SelftestScenarios(result.setup)) known = known || Selected(s, {o});
     if (!known)
-      return InvalidArgumentError("unknown scenario '" + o + "' (an id such as 1a-recompute-contiguous, or 0-7)");
+      return InvalidArgumentError("unknown scenario '" + o + "' (an id such as 1a-recompute-contiguous, or 0-7, 9)");
   }
   for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192})
     WP_RETURN_IF_ERROR(ValidateProfile(SelftestProfile(result.setup, f)));
 
   const proto::KeyPair authority = adversary::FixedKey(0xa1), challenger = adversary::FixedKey(0xc1),
                        node = adversary::FixedKey(0xb1);
+  WP_RETURN_IF_ERROR(proto::InitSodium());
   kj::AsyncIoContext io = kj::setupAsyncIo();
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -187,7 +256,8 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
     std::mt19937_64 rng(options.seed * 1'000'003 + i * 7919 + std::hash<std::string>()(spec.id));
     FakeClock clock;
     adversary::AdversaryMemory memory;
-    const Profile profile = SelftestProfile(result.setup, spec.format);
+    WP_ASSIGN_OR_RETURN(const Profile profile,
+                        SelftestProfileDocument(result.setup, spec.format, spec.profile, authority));
     adversary::SimTiming timing = result.setup.timing;
     if (spec.format == LabelFormat::k192) {
       timing.recompute_chunk_ps = result.setup.graph_depth * 2 * result.setup.t_min_ps;
@@ -244,6 +314,9 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
       r.seen.partial_chunk_ranges += seen.partial_chunk_ranges;
       r.seen.relocated_chunks += seen.relocated_chunks;
       r.seen.overwritten_chunks += seen.overwritten_chunks;
+      if (r.seen.unlabeled_bytes.size() < seen.unlabeled_bytes.size())
+        r.seen.unlabeled_bytes.resize(seen.unlabeled_bytes.size());
+      for (size_t d = 0; d < seen.unlabeled_bytes.size(); ++d) r.seen.unlabeled_bytes[d] += seen.unlabeled_bytes[d];
       if (options.progress) options.progress(i, specs.size(), spec.id, r.runs, options.runs);
     }
     JudgeScenario(&r, options.confidence);

@@ -1,4 +1,4 @@
-// `wipeproof-challenger selftest --adversaries`: runs the honest agent and adversaries 1-7 (the
+// `wipeproof-challenger selftest --adversaries`: runs the honest agent and adversaries 1-7 and 9 (the
 // scenarios of adversary/scenarios.h, each a deviation of adversary/cheating_agent.h) through the
 // real SessionRunner many times each, counts outcomes (pass or the verdict's FailureReason: the
 // check that caught it), and compares the measured detection rate with the theoretical one
@@ -36,6 +36,7 @@ namespace wipeproof::selftest {
 
 using adversary::AgentLog;
 using adversary::NodeKind;
+using adversary::ProfileDocument;
 using adversary::ScenarioCheck;
 using adversary::ScenarioSpec;
 using adversary::SelftestSetup;
@@ -61,6 +62,8 @@ struct ScenarioResult {
   uint64_t bounds_stated = 0;                // passing verdicts that state a bound
   uint64_t host_not_planned = 0;             // verdicts listing host-memory-in-plan as not held
   std::string host_assumption_detail;        // its detail text, from the first such verdict
+  uint64_t device_figure_understated = 0;    // 3c: runs whose per-device diagnostic of the device the
+                                             // labels left was below its unlabeled bytes
   double measured = 0;                       // caught / runs
   double cp_lower = 0, cp_upper = 0;         // one-sided bounds at options.confidence
   bool matches = false;

@@ -1,8 +1,14 @@
 #include "challenger/session/assumptions.h"
 
+#include <map>
+
+#include "challenger/session/on_chip_memory.h"
+
 namespace wipeproof {
 
 namespace {
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 AssumptionResult HostMemory(const SessionPlan& plan) {
   if (plan.host_memory_in_plan) {
@@ -78,11 +84,81 @@ AssumptionResult Capacity(const AssumptionInputs& in) {
           "(as reported by the node; not independently verified: a node that hides memory can report less)"};
 }
 
+AssumptionResult Egress(const AssumptionInputs& in) {
+  const SessionPlan& plan = *in.plan;
+  const NodeReach& reach = plan.reach;
+  if (reach.network_isolated) {
+    return {kNoEgress, true,
+            "the inventory declares node " + plan.node_name +
+                " network-isolated during wipes: nothing could leave it during the session (a declaration the "
+                "challenger cannot check)"};
+  }
+  if (reach.egress_bytes_per_s == 0) {
+    return {kNoEgress, false,
+            "unknown: the inventory declares neither network isolation nor an egress bandwidth for node " +
+                plan.node_name + ": a checkpoint could have left it during the session"};
+  }
+  const bool measured = in.session_window_us > 0;
+  const uint64_t window_us = measured ? in.session_window_us : plan.session_timeout_us;
+  return {kNoEgress, false,
+          "node " + plan.node_name + " may send " + std::to_string(reach.egress_bytes_per_s) + " bytes/s: up to " +
+              std::to_string(EgressBytes(reach.egress_bytes_per_s, window_us)) +
+              " bytes could have left it during the session window of " + std::to_string(window_us) + " us (" +
+              (measured ? "order sent to the verdict, past the last round" : "upper bound: the session timeout") + ")"};
+}
+
+AssumptionResult UncoveredMemory(const SessionPlan& plan) {
+  // Per model: devices, and the on-chip memory of one (table) when known.
+  std::map<std::string, size_t> per_model;
+  std::vector<std::string> models;  // inventory order
+  for (const PlannedDevice& d : plan.devices) {
+    if (per_model[d.model]++ == 0) models.push_back(d.model);
+  }
+  std::string known, unknown;
+  uint64_t total = 0;
+  for (const std::string& model : models) {
+    const size_t n = per_model[model];
+    const std::optional<OnChipMemory> chip = OnChipMemoryOf(model);
+    if (!chip) {
+      unknown += (unknown.empty() ? "" : ", ") + model + " x " + std::to_string(n);
+      continue;
+    }
+    const uint64_t each = chip->total_bytes();
+    for (size_t i = 0; i < n; ++i) total = SaturatingAdd(total, each);
+    known += (known.empty() ? "" : "; ") + model + " x " + std::to_string(n) + ": " + std::to_string(each) +
+             " bytes on-chip each (L2 " + std::to_string(chip->l2_bytes) + " + " +
+             std::to_string(chip->streaming_multiprocessors) + " SMs x (" +
+             std::to_string(chip->register_file_bytes_per_sm) + " register file + " +
+             std::to_string(chip->l1_shared_bytes_per_sm) + " L1/shared); " + chip->source + ")";
+  }
+  for (const DeclaredMemory& m : plan.reach.other_memory) {
+    total = SaturatingAdd(total, m.bytes);
+    known += (known.empty() ? "" : "; ") + m.kind + " " + m.name + ": " + std::to_string(m.bytes) +
+             " bytes (declared in the inventory)";
+  }
+  std::string detail = "memory of node " + plan.node_name + " that no plan covers: ";
+  detail += known.empty() ? "none known" : known;
+  detail += "; " + std::to_string(total) + " bytes known in all";
+  if (!unknown.empty()) {
+    detail += "; size unknown for " + unknown + " (on-chip memory not in the table; host CPU caches depend on the CPU)";
+  }
+  return {kNoUncoveredMemory, false, detail};
+}
+
 }  // namespace
+
+uint64_t EgressBytes(uint64_t bytes_per_s, uint64_t window_us) {
+  const unsigned __int128 product = static_cast<unsigned __int128>(bytes_per_s) * window_us;
+  const unsigned __int128 bytes = (product + 999'999) / 1'000'000;
+  return bytes > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(bytes);
+}
 
 std::vector<AssumptionResult> EvaluateAssumptions(const AssumptionInputs& in) {
   const SessionPlan& plan = *in.plan;
-  return {HostMemory(plan), WaveCompleteness(plan, in.wave_run), Nvme(plan), PhysicalBinding(), Capacity(in)};
+  return {HostMemory(plan),     WaveCompleteness(plan, in.wave_run),
+          Nvme(plan),           PhysicalBinding(),
+          Capacity(in),         Egress(in),
+          UncoveredMemory(plan)};
 }
 
 }  // namespace wipeproof

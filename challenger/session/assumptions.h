@@ -17,6 +17,17 @@
 //                                only check is the node's own report of its totals, which a
 //                                cheating node controls: it can refute the declaration (not held)
 //                                but never confirm it, and the detail says so when it holds
+//   no-egress-during-session     the inventory declares the node network-isolated during wipes.
+//                                With a declared egress bandwidth instead it does not hold and the
+//                                detail states the bytes that could have left: bandwidth x the
+//                                session window (order sent to the verdict, after the last round;
+//                                the session timeout as an upper bound when the window was not
+//                                measured); with neither it is unknown
+//   no-uncovered-memory          no memory of the node lies outside every plan. It never holds for
+//                                a GPU (its on-chip SRAM: on_chip_memory.h) and does not hold when
+//                                the inventory declares DPU, CXL or other memory; the detail lists
+//                                the sizes where known (per model from on_chip_memory.h, declared
+//                                ones from the inventory) and the devices whose size is unknown
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -33,6 +44,8 @@ inline constexpr char kWaveComplete[] = "wave-complete";
 inline constexpr char kNoNvmeInReach[] = "no-nvme-in-reach";
 inline constexpr char kPhysicalBinding[] = "physical-binding";
 inline constexpr char kCapacityAsDeclared[] = "device-capacity-as-declared";
+inline constexpr char kNoEgress[] = "no-egress-during-session";
+inline constexpr char kNoUncoveredMemory[] = "no-uncovered-memory";
 
 struct AssumptionResult {
   std::string name;
@@ -51,7 +64,12 @@ struct AssumptionInputs {
   WaveRunResult wave_run;
   bool have_report = false;
   std::vector<uint64_t> device_total_bytes;  // per planned device, from the fill report; 0 = unknown
+  uint64_t session_window_us = 0;            // order sent to the verdict, challenger's monotonic clock; 0 = not
+                                             // measured (the plan's session timeout bounds it)
 };
+
+// Bytes that can leave at `bytes_per_s` in `window_us`, rounded up, saturating at UINT64_MAX.
+uint64_t EgressBytes(uint64_t bytes_per_s, uint64_t window_us);
 
 std::vector<AssumptionResult> EvaluateAssumptions(const AssumptionInputs& in);
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "challenger/parameters/parameter_profile.h"
+#include "challenger/session/node_reach.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "kernels/label_spec.h"
@@ -63,6 +64,7 @@ struct SessionPlan {
   proto::PublicKey node_key{};
   proto::KeyId node_key_id{};
   bool no_nvme_in_reach = false;
+  NodeReach reach;  // egress and memory outside the plan, as the inventory declares them
   std::array<uint8_t, proto::kSessionIdBytes> session_id{};
   std::array<uint8_t, proto::kSessionSeedBytes> seed{};
   int64_t issued_at_unix_us = 0;

@@ -251,6 +251,7 @@ class Session {
   bool transcript_recordable_ = false;
   std::vector<uint64_t> bytes_held_;
   std::vector<uint64_t> device_totals_;
+  int64_t order_sent_us_ = -1;  // monotonic, when the order went out (the egress window's start)
   std::vector<std::string> wave_not_held_;
 };
 
@@ -315,6 +316,7 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
 void Session::Drive(proto::ProverAgent::Client& agent) {
   agent_ = &agent;
   start_us_ = env_.clock->MonotonicMicros();
+  order_sent_us_ = start_us_;
   start_real_ = env_.timer->now();
   next_round_at_ = start_real_;
 
@@ -773,6 +775,9 @@ StatusOr<proto::SignedEnvelope> Session::BuildVerdict(const SessionFailure& fail
   facts.assumptions.wave_run.nodes_not_held = wave_not_held_;
   facts.assumptions.have_report = have_report_;
   facts.assumptions.device_total_bytes = device_totals_;
+  if (order_sent_us_ >= 0) {
+    facts.assumptions.session_window_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - order_sent_us_);
+  }
   facts.order_digest = order_digest_;
   facts.report_digest = report_digest_;
   facts.issued_at_unix_us = env_.clock->UnixMicros();

@@ -10,15 +10,32 @@ namespace {
 
 capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
 
-std::string BoundStatement(const SessionPlan& plan, const BoundResult& bound) {
+std::string JoinNames(const std::vector<std::string>& names) {
   std::string s;
-  const std::string device_conf = FormatPercent(bound.per_device_confidence);
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// "up to M of its P planned bytes, plus all R bytes of allowed reserves and sub-chunk remainders"
+std::string JointParts(const JointBound& b) {
+  return "up to " + std::to_string(b.missing_bytes) + " of its " + std::to_string(b.planned_bytes) +
+         " planned bytes, plus all " + std::to_string(b.outside_bytes) +
+         " bytes of allowed reserves and sub-chunk remainders";
+}
+
+std::string BoundStatement(const SessionPlan& plan, const BoundResult& bound) {
+  std::vector<std::string> selectors;
+  for (const PlannedDevice& d : plan.devices) selectors.push_back(d.selector);
+  std::string s = "at " + FormatPercent(plan.profile.confidence) + " confidence at most " +
+                  std::to_string(bound.node.total_bytes) + " bytes of node " + plan.node_name +
+                  "'s planned memory (devices " + JoinNames(selectors) +
+                  ", taken together) were not wiped: " + JointParts(bound.node) +
+                  ". Per device (diagnostic only: it assumes no label moved to another device, which a prover "
+                  "can do; at " +
+                  FormatPercent(bound.per_device_confidence) + " each): ";
   for (size_t i = 0; i < plan.devices.size(); ++i) {
-    s += "at " + device_conf + " confidence at most " + std::to_string(bound.device_bytes[i]) + " bytes of device " +
-         plan.devices[i].selector + " were not wiped; ";
+    s += (i == 0 ? "" : ", ") + plan.devices[i].selector + " " + std::to_string(bound.device_bytes[i]) + " bytes";
   }
-  s += "all devices of node " + plan.node_name + " together at " + FormatPercent(plan.profile.confidence) +
-       " confidence: at most " + std::to_string(bound.total_bytes) + " bytes were not wiped";
   return s;
 }
 
@@ -56,7 +73,10 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
   v.rule = CheckDeadlineRule(profile.chunk_labels, profile.format, profile.adversary.t_min_ps,
                              profile.adversary.safety_factor, profile.round_deadline_us, profile.adversary.name);
   v.honest_margin_met = HonestMarginMet(profile.round_deadline_us, profile.honest_round_p999_us, kHonestRoundMargin);
-  v.bound_stated = v.pass && profile.calibrated && v.rule.satisfied && v.honest_margin_met;
+  v.endorsement_problem = ProfileEndorsementProblem(profile);
+  v.safety_met = profile.adversary.safety_factor >= kMinStatedSafetyFactor;
+  v.bound_stated = v.pass && profile.calibrated && v.endorsement_problem.empty() && v.safety_met && v.rule.satisfied &&
+                   v.honest_margin_met;
   if (v.bound_stated) {
     std::vector<DeviceBoundInput> inputs;
     for (size_t i = 0; i < plan.devices.size(); ++i) {
@@ -68,6 +88,11 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
     v.statement = "no bound: session failed (" + FailureReasonName(facts.failure.reason) + ")";
   } else if (!profile.calibrated) {
     v.statement = "no bound: parameters not calibrated (profile " + profile.name + ")";
+  } else if (!v.endorsement_problem.empty()) {
+    v.statement = "no bound: " + v.endorsement_problem;
+  } else if (!v.safety_met) {
+    v.statement = "no bound: safety factor " + FormatFactor(profile.adversary.safety_factor) + " of class " +
+                  profile.adversary.name + " is below " + FormatFactor(kMinStatedSafetyFactor);
   } else if (!v.rule.satisfied) {
     v.statement =
         "no bound: deadline rule not met for class " + profile.adversary.name + " (" + v.rule.explanation + ")";
@@ -115,7 +140,7 @@ void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Ver
   WriteProfile(plan.profile, out.initProfile());
   out.setDeadlineRuleSatisfied(v.rule.satisfied);
   out.setBoundStated(v.bound_stated);
-  out.setTotalUnwipedBoundBytes(v.bound_stated ? v.bound.total_bytes : 0);
+  out.setTotalUnwipedBoundBytes(v.bound_stated ? v.bound.node.total_bytes : 0);
   out.setStatement(v.statement);
   auto assumptions = out.initAssumptions(static_cast<unsigned>(v.assumptions.size()));
   for (size_t i = 0; i < v.assumptions.size(); ++i) {
@@ -135,6 +160,66 @@ StatusOr<proto::SignedEnvelope> SignVerdict(const VerdictFacts& facts, const Ver
   auto verdict = message.initRoot<proto::Verdict>();
   WriteVerdict(facts, summary, verdict);
   return proto::SignMessage(verdict.asReader(), challenger);
+}
+
+WaveMemberBound WaveMemberFromVerdict(proto::Verdict::Reader verdict) {
+  WaveMemberBound m;
+  m.node = verdict.getNodeName().cStr();
+  m.pass = verdict.getPass();
+  m.bound_stated = verdict.getBoundStated();
+  m.confidence = verdict.getConfidence();
+  for (proto::DeviceBound::Reader d : verdict.getDevices()) {
+    m.devices.push_back({d.getCapacityBytes(), d.getPlannedBytes(), d.getChunksChecked()});
+  }
+  return m;
+}
+
+WaveBoundSummary SummarizeWaveBound(const std::string& wave, const std::vector<WaveMemberBound>& members,
+                                    bool complete) {
+  WaveBoundSummary out;
+  const std::string none = "no bound for wave " + wave + ": ";
+  if (!complete) {
+    out.statement = none +
+                    "the wave is not complete (not every node of it was in the run, or the inventory does "
+                    "not declare it complete)";
+    return out;
+  }
+  if (members.empty()) {
+    out.statement = none + "no members";
+    return out;
+  }
+  out.confidence = members.front().confidence;
+  std::vector<DeviceBoundInput> devices;
+  std::vector<std::string> nodes;
+  for (const WaveMemberBound& m : members) {
+    if (!m.pass) {
+      out.statement = none + "node " + m.node + " failed";
+      return out;
+    }
+    if (!m.bound_stated) {
+      out.statement = none + "node " + m.node + " states no bound";
+      return out;
+    }
+    if (m.confidence != out.confidence || !(m.confidence > 0 && m.confidence < 1)) {
+      out.statement = none + "its members' verdicts are at different confidences";
+      return out;
+    }
+    for (const DeviceBoundInput& d : m.devices) {
+      if (d.planned_bytes > d.capacity_bytes) {
+        out.statement = none + "node " + m.node + " has a device planned beyond its capacity";
+        return out;
+      }
+      devices.push_back(d);
+    }
+    nodes.push_back(m.node);
+  }
+  out.bound = ComputeJointBound(devices, out.confidence);
+  out.bound_stated = true;
+  out.statement = "at " + FormatPercent(out.confidence) + " confidence at most " +
+                  std::to_string(out.bound.total_bytes) + " bytes of wave " + wave + "'s planned memory (" +
+                  std::to_string(nodes.size()) + " node(s): " + JoinNames(nodes) + "; " +
+                  std::to_string(devices.size()) + " devices, taken together) were not wiped: " + JointParts(out.bound);
+  return out;
 }
 
 }  // namespace wipeproof

@@ -1,20 +1,37 @@
 // Building the Verdict (wipe.capnp Verdict; design-brief.md "Protocol v1", step 4) from what a
 // session observed. Pass iff no failure was recorded. The verdict carries its profile and whether
 // the profile meets the deadline rule for its adversary class; it states a bound only when
-//   pass && profile.calibrated && deadline rule satisfied
+//   pass && profile.calibrated
+//        && the authority vouches for the profile (ProfileEndorsementProblem: signed by the
+//           authority, unchanged since, its class name, t_min and safety those of the authority's
+//           signed class file)
+//        && safety factor >= kMinStatedSafetyFactor (1.5)
+//        && deadline rule satisfied
 //        && round deadline >= kHonestRoundMargin * honest p99.9 (measured, > 0; deadline_rule.h),
-// and its statement then reads, per device at the union-bound confidence and for all devices at c,
-//   "at 99.5% confidence at most 1234 bytes of device host were not wiped; ...;
-//    all devices together at 99% confidence: at most 5678 bytes were not wiped"
+// and its statement is then the node-level bound (bound.h): the node's planned memory taken
+// together, reserves counted in full, followed by the per-device figures labelled as diagnostics:
+//   "at 99% confidence at most 5678 bytes of node n1's planned memory (devices host, GPU-0, taken
+//    together) were not wiped: up to 1234 of its 4194304 planned bytes, plus all 1000 bytes of
+//    allowed reserves and sub-chunk remainders. Per device (diagnostic only: it assumes no label
+//    moved to another device, which a prover can do; at 99.5% each): host 2345 bytes, GPU-0 3456 bytes"
 // otherwise one of (the first condition that failed, in this order)
 //   "no bound: session failed (<reason>)"
 //   "no bound: parameters not calibrated (profile default-uncalibrated)"
+//   "no bound: profile p is not signed by the authority (...)" / "... differs from the document the
+//    authority signed ..." / "class c is not the authority's (...)" / "class c of profile p (...)
+//    differs from the authority's signed class c (...)"
+//   "no bound: safety factor 1.2 of class c is below 1.5"
 //   "no bound: deadline rule not met for class commodity-cpu (round deadline ... > recompute floor ...)"
 //   "no bound: honest round time not measured (profile p has no honest_round_p999_us)"
 //   "no bound: round deadline 400 us is not at least 1.2 x the honest p99.9 round time 350 us
 //    (profile p): honest nodes would fail rounds"
-// DeviceBound.unwipedBoundBytes and totalUnwipedBoundBytes are set only when the bound is stated
-// (0 otherwise). Bound arithmetic: bound.h. Assumptions: assumptions.h.
+// DeviceBound.unwipedBoundBytes (diagnostic) and totalUnwipedBoundBytes (the node statement) are
+// set only when the bound is stated (0 otherwise). Bound arithmetic: bound.h. Assumptions:
+// assumptions.h.
+//
+// The wave statement (wipe.capnp WaveVerdict): SummarizeWaveBound, the same joint bound over the
+// devices of every member, stated only for a complete wave whose members all passed and all state
+// their own bound at the same confidence.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -63,9 +80,11 @@ struct VerdictFacts {
 struct VerdictSummary {
   bool pass = false;
   DeadlineRuleResult rule;
-  bool honest_margin_met = false;  // HonestMarginMet(deadline, honest p99.9, kHonestRoundMargin)
+  bool honest_margin_met = false;   // HonestMarginMet(deadline, honest p99.9, kHonestRoundMargin)
+  std::string endorsement_problem;  // ProfileEndorsementProblem(profile): "" when the authority vouches
+  bool safety_met = false;          // safety factor >= kMinStatedSafetyFactor
   bool bound_stated = false;
-  BoundResult bound;  // meaningful when bound_stated
+  BoundResult bound;  // meaningful when bound_stated: bound.node is the statement
   std::string statement;
   std::vector<AssumptionResult> assumptions;
 };
@@ -81,5 +100,36 @@ StatusOr<proto::SignedEnvelope> SignVerdict(const VerdictFacts& facts, const Ver
 
 // "99%", "99.5%", "99.999%".
 std::string FormatPercent(double fraction);
+
+// One member of a wave, for the wave statement.
+struct WaveMemberBound {
+  std::string node;
+  bool pass = false;
+  bool bound_stated = false;
+  double confidence = 0;
+  std::vector<DeviceBoundInput> devices;  // capacity, planned bytes, distinct chunks checked
+};
+
+// A member as its signed verdict records it (Verdict.devices: capacityBytes, plannedBytes,
+// chunksChecked; pass, boundStated, confidence). REQUIRES: a verdict this challenger signed.
+WaveMemberBound WaveMemberFromVerdict(proto::Verdict::Reader verdict);
+
+struct WaveBoundSummary {
+  bool bound_stated = false;
+  JointBound bound;  // meaningful when bound_stated
+  double confidence = 0;
+  std::string statement;
+};
+
+// The wave statement: stated only when `complete` (every node of the wave was in the run and the
+// inventory declares the wave complete), at least one member, every member passed and states its own
+// bound, all at one confidence; then the joint bound (bound.h) over every member's devices:
+//   "at 99% confidence at most X bytes of wave rack-1's planned memory (2 nodes: a, b; 3 devices,
+//    taken together) were not wiped: up to M of its P planned bytes, plus all R bytes of allowed
+//    reserves and sub-chunk remainders"
+// otherwise "no bound for wave rack-1: <the first reason>" (not complete; no members; node x failed;
+// node x states no bound; members at different confidences).
+WaveBoundSummary SummarizeWaveBound(const std::string& wave, const std::vector<WaveMemberBound>& members,
+                                    bool complete);
 
 }  // namespace wipeproof

@@ -65,12 +65,13 @@ class SelftestAdversariesTest : public ::testing::Test {
   SelftestResult result_;
 };
 
-TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSeven) {
+TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenAndNine) {
   const auto all = adversary::SelftestScenarios(adversary::DefaultSelftestSetup());
-  EXPECT_EQ(all.size(), 23u);
+  EXPECT_EQ(all.size(), 26u);
   std::map<int, int> per_adversary;
   for (const auto& s : all) ++per_adversary[s.adversary];
-  EXPECT_EQ(per_adversary, (std::map<int, int>{{0, 1}, {1, 6}, {2, 2}, {3, 2}, {4, 2}, {5, 2}, {6, 3}, {7, 5}}));
+  EXPECT_EQ(per_adversary,
+            (std::map<int, int>{{0, 1}, {1, 6}, {2, 2}, {3, 3}, {4, 2}, {5, 2}, {6, 3}, {7, 5}, {9, 2}}));
 }
 
 TEST_F(SelftestAdversariesTest, HonestAgentPassesEveryRunWithABound) {
@@ -120,6 +121,33 @@ TEST_F(SelftestAdversariesTest, RelocationPassesOnlyOutsideThePlan) {
   EXPECT_EQ(Get("3b-relocate-host-planned").host_not_planned, 0u);
   ExpectSampled("3b-relocate-host-planned", "wrongLabel");
   EXPECT_EQ(Get("3b-relocate-host-planned").seen.overwritten_chunks, 2 * kRuns);
+}
+
+// 3c: labels of GPU 0 moved into GPU 1's allowed reserve. Every label answers and the bound is
+// stated; the per-run check holds (the node statement covers every device's unlabeled bytes, the
+// per-device figures are labelled diagnostics), while GPU 0's own diagnostic understates what it
+// kept: why no bound per device is stated.
+TEST_F(SelftestAdversariesTest, RelocationIntoAnotherReserveIsCoveredByTheNodeStatement) {
+  Run({"3c-relocate-into-reserve"});
+  ExpectAll("3c-relocate-into-reserve", "pass");
+  const ScenarioResult& r = Get("3c-relocate-into-reserve");
+  EXPECT_EQ(r.bounds_stated, kRuns);
+  EXPECT_EQ(r.seen.relocated_chunks, 16 * kRuns);
+  const uint64_t chunk = 256 * 32, reserve = 16 * chunk;
+  ASSERT_EQ(r.seen.unlabeled_bytes.size(), 2u);
+  EXPECT_EQ(r.seen.unlabeled_bytes[0], (reserve + 16 * chunk) * kRuns);  // its reserve and the moved chunks
+  EXPECT_EQ(r.seen.unlabeled_bytes[1], 0u);                              // its reserve holds GPU 0's labels
+  EXPECT_GT(r.device_figure_understated, kRuns / 2);
+}
+
+// 9: a profile that is not the authority's: the honest agent passes every run, and no verdict
+// states a bound (each says the profile is not signed by the authority).
+TEST_F(SelftestAdversariesTest, UnsignedOrTamperedProfilesStateNoBound) {
+  Run({"9"});
+  ExpectAll("9a-unsigned-profile", "pass");
+  ExpectAll("9b-tampered-profile", "pass");
+  EXPECT_EQ(Get("9a-unsigned-profile").bounds_stated, 0u);
+  EXPECT_EQ(Get("9b-tampered-profile").bounds_stated, 0u);
 }
 
 TEST_F(SelftestAdversariesTest, UnderFillFailsOnTheAllowedReserve) {

@@ -59,6 +59,11 @@ class CalibrationSessionTest : public ::testing::Test {
     r.node = "node-a";
     r.policy.adversary = adversary;
     r.policy.labels_per_round = 8;
+    // These tests are about deadlines and m: a target the node's 2 MiB reach at every m tried
+    // (N = ceil(ln 0.5 / ln 0.5) = 1 chunk; a larger N is refused on too few chunks, tested in
+    // calibration_rule_test and calibration_cli_test).
+    r.policy.target_fraction = 0.5;
+    r.policy.confidence = 0.5;
     r.probe.probe_chunk_labels = kProbeM;
     r.probe.probe_rounds = 300;
     return r;
@@ -103,8 +108,10 @@ TEST_F(CalibrationSessionTest, DeadlineAboveTheDelayAndBelowTheRecomputeFloor) {
     EXPECT_EQ(run->fill_probe.fill_us, static_cast<uint64_t>(fill_delay_us));
     EXPECT_EQ(p.fill_deadline_us, 4'500'000u);
     EXPECT_EQ(run->fill_probe.chunk_labels, p.chunk_labels);
-    // N = 688 > the device's chunks at that m: every chunk is asked in every round.
-    EXPECT_EQ(p.labels_per_round, 8u);
+    // N = 1: one round of one label.
+    EXPECT_EQ(p.rounds, 1u);
+    EXPECT_EQ(p.labels_per_round, 1u);
+    EXPECT_EQ(p.honest_fill_us, static_cast<uint64_t>(fill_delay_us));
   }
   EXPECT_EQ(sessions_, 4);
 }
@@ -143,15 +150,16 @@ TEST_F(CalibrationSessionTest, NodeClaimsOnlyTighten) {
   host.kind = "host";
   host.id = "host";
   host.total_bytes = uint64_t{64} * 1024 * 32;
-  // Claims 2 MiB in 2 s at m = 2^10 (the measured fill is 3 s): the deadline tightens to 3 s.
-  host.fills.push_back({LabelFormat::kC1, 1024, uint64_t{64} * 1024 * 32, 0.0, 2.0, 1024.0 * 1024});
+  // Claims 2 MiB in 2.5 s at m = 2^10 (the measured fill is 3 s): the deadline tightens to 3.75 s,
+  // still 1.25 x the measured fill (it must keep 1.2 x).
+  host.fills.push_back({LabelFormat::kC1, 1024, uint64_t{64} * 1024 * 32, 0.0, 2.5, 2.0 * 1024 * 1024 / 2.5});
   claims.devices.push_back(host);
   CalibrationRequest request = Request(cpu);
   request.node_profile = &claims;
   auto tight = RunCalibration(request, Driver(3'000'000, 10), clock_, nullptr);
   ASSERT_TRUE(tight.ok()) << tight.status().ToString();
-  EXPECT_EQ(tight->claims.fill_estimate_us, 2'000'000u);
-  EXPECT_EQ(tight->result.profile.fill_deadline_us, 3'000'000u);
+  EXPECT_EQ(tight->claims.fill_estimate_us, 2'500'000u);
+  EXPECT_EQ(tight->result.profile.fill_deadline_us, 3'750'000u);
   // Claims a slower fill (30 s): the deadline stays at the measured 3 s * 1.5.
   claims.devices[0].fills[0].fill_s = 30;
   claims.devices[0].fills[0].bytes_per_s = 64.0 * 1024 * 32 / 30;
@@ -163,6 +171,12 @@ TEST_F(CalibrationSessionTest, NodeClaimsOnlyTighten) {
   claims.devices[0].fills[0].bytes_per_s = 2048.0 * 1024;
   auto refused = RunCalibration(request, Driver(3'000'000, 10), clock_, nullptr);
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().ToString();
+  // Claims 2 s: 3 s would be above the 3 s measured, but below the 1.2 x margin (3.6 s): refused.
+  claims.devices[0].fills[0].fill_s = 2;
+  claims.devices[0].fills[0].bytes_per_s = 1024.0 * 1024;
+  auto thin = RunCalibration(request, Driver(3'000'000, 10), clock_, nullptr);
+  EXPECT_EQ(thin.status().code(), StatusCode::kFailedPrecondition) << thin.status().ToString();
+  EXPECT_NE(thin.status().message().find("must keep 1.2 x the measured fill"), std::string::npos);
 }
 
 TEST_F(CalibrationSessionTest, ASlowFirstRoundIsReportedNotHidden) {

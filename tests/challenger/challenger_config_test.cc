@@ -70,6 +70,27 @@ TEST(InventoryTest, ParsesAGoodFile) {
   EXPECT_EQ(inv->ReserveFor("MI300X").status().code(), StatusCode::kNotFound);
 }
 
+TEST(InventoryTest, ParsesReachDeclarations) {
+  nlohmann::json doc = GoodInventory();
+  doc["nodes"][0]["egress_bytes_per_s"] = 12'500'000'000ull;  // 100 Gb/s
+  doc["nodes"][0]["other_memory"] = {{{"kind", "dpu"}, {"name", "BlueField-3"}, {"bytes", 34359738368ull}},
+                                     {{"kind", "cxl"}, {"name", "cxl0"}, {"bytes", 1073741824}}};
+  doc["nodes"][1]["network_isolated_during_wipe"] = true;
+  auto inv = ParseInventoryJson(doc.dump(), "");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  const NodeReach& a = inv->FindNode("gpu-01")->reach;
+  EXPECT_FALSE(a.network_isolated);
+  EXPECT_EQ(a.egress_bytes_per_s, 12'500'000'000u);
+  ASSERT_EQ(a.other_memory.size(), 2u);
+  EXPECT_EQ(a.other_memory[0].kind, "dpu");
+  EXPECT_EQ(a.other_memory[0].name, "BlueField-3");
+  EXPECT_EQ(a.other_memory[0].bytes, 34359738368u);
+  const NodeReach& b = inv->FindNode("gpu-02")->reach;
+  EXPECT_TRUE(b.network_isolated);
+  EXPECT_EQ(b.egress_bytes_per_s, 0u);
+  EXPECT_TRUE(b.other_memory.empty());
+}
+
 TEST(InventoryTest, ReadsKeyFilesRelativeToTheInventory) {
   char dir_template[] = "/tmp/wp-inventory-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
@@ -144,6 +165,42 @@ TEST(InventoryTest, MalformedFilesNameTheField) {
       {"complete missing", [](nlohmann::json& d) { d["waves"][0].erase("complete"); }, "waves[0].complete: missing"},
       {"complete as string", [](nlohmann::json& d) { d["waves"][0]["complete"] = "yes"; },
        "waves[0].complete: want true or false"},
+      {"isolation as string", [](nlohmann::json& d) { d["nodes"][0]["network_isolated_during_wipe"] = "yes"; },
+       "nodes[0].network_isolated_during_wipe: want true or false"},
+      {"zero egress", [](nlohmann::json& d) { d["nodes"][0]["egress_bytes_per_s"] = 0; },
+       "nodes[0].egress_bytes_per_s: must be > 0 and <= 1125899906842624 (2^50), got 0"},
+      {"egress too large", [](nlohmann::json& d) { d["nodes"][0]["egress_bytes_per_s"] = uint64_t{1} << 51; },
+       "nodes[0].egress_bytes_per_s: must be > 0"},
+      {"egress negative", [](nlohmann::json& d) { d["nodes"][0]["egress_bytes_per_s"] = -5; },
+       "nodes[0].egress_bytes_per_s: want an unsigned integer"},
+      {"egress from an isolated node",
+       [](nlohmann::json& d) {
+         d["nodes"][0]["network_isolated_during_wipe"] = true;
+         d["nodes"][0]["egress_bytes_per_s"] = 1000;
+       },
+       "nodes[0].egress_bytes_per_s: given with network_isolated_during_wipe true"},
+      {"other memory not a list", [](nlohmann::json& d) { d["nodes"][0]["other_memory"] = 5; },
+       "nodes[0].other_memory: want an array"},
+      {"other memory kind",
+       [](nlohmann::json& d) {
+         d["nodes"][0]["other_memory"] = {{{"kind", "hbm"}, {"name", "x"}, {"bytes", 1}}};
+       },
+       "nodes[0].other_memory[0].kind: want \"dpu\", \"cxl\" or \"other\", got 'hbm'"},
+      {"other memory empty",
+       [](nlohmann::json& d) {
+         d["nodes"][0]["other_memory"] = {{{"kind", "dpu"}, {"name", "x"}, {"bytes", 0}}};
+       },
+       "nodes[0].other_memory[0].bytes: must be > 0"},
+      {"other memory no name",
+       [](nlohmann::json& d) {
+         d["nodes"][0]["other_memory"] = {{{"kind", "cxl"}, {"bytes", 10}}};
+       },
+       "nodes[0].other_memory[0].name: missing"},
+      {"other memory typo",
+       [](nlohmann::json& d) {
+         d["nodes"][0]["other_memory"] = {{{"kind", "cxl"}, {"name", "x"}, {"bytes", 10}, {"size", 1}}};
+       },
+       "nodes[0].other_memory[0]: unknown field 'size'"},
   };
   for (const BadCase& c : cases) {
     Status s;

@@ -73,7 +73,7 @@ TEST(PlanTest, ChunkAlignedDisjointAndReserveRespected) {
   EXPECT_EQ(o.getDevices()[1].getCapacityBytes(), 96u * kM * 32 + 1000);
   EXPECT_EQ(std::string(o.getProfile().getName().cStr()), "test-uncalibrated");
   EXPECT_FALSE(o.getProfile().getCalibrated());
-  EXPECT_EQ(o.getProfile().getRecomputeFloorUs(), 1u);  // 1.92 us
+  EXPECT_EQ(o.getProfile().getRecomputeFloorUs(), 1u);  // 1.2 us (25 ns, safety 2, m = 64)
   EXPECT_TRUE(o.getHostMemoryInPlan());
   const proto::KeyId node_id = proto::KeyIdOf(testing::TestKey(0x33).public_key);
   EXPECT_EQ(0, std::memcmp(o.getNodeKeyId().begin(), node_id.data(), node_id.size()));

@@ -13,11 +13,15 @@
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/ledger/ledger.h"
 #include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/parameters/authority_documents.h"
+#include "challenger/parameters/profile_json_writer.h"
+#include "challenger/session/bound.h"
 #include "challenger/session/session_plan.h"
 #include "challenger/session/session_runner.h"
 #include "challenger/session/wave_sync.h"
 #include "kernels/chunk_verifier.h"
 #include "proto/codec.h"
+#include "proto/signed_document.h"
 #include "proto/signing.h"
 #include "tests/support/challenger_fixtures.h"
 
@@ -128,10 +132,10 @@ TEST_F(SessionTest, HonestAgentPassesWithSignedVerifiableVerdict) {
   EXPECT_LE(v.getDevices()[0].getChunksChecked(), 64u);
   // Uncalibrated: no bound, and it says why.
   EXPECT_FALSE(v.getBoundStated());
-  EXPECT_FALSE(v.getDeadlineRuleSatisfied());  // 1000 us > 1.92 us floor
+  EXPECT_FALSE(v.getDeadlineRuleSatisfied());  // 1000 us > 1.2 us floor
   EXPECT_EQ(std::string(v.getStatement().cStr()), "no bound: parameters not calibrated (profile test-uncalibrated)");
   EXPECT_EQ(v.getTotalUnwipedBoundBytes(), 0u);
-  EXPECT_EQ(v.getAssumptions().size(), 5u);
+  EXPECT_EQ(v.getAssumptions().size(), 7u);
 
   // The agent's transcript verifies and is in the signed receipt.
   ASSERT_TRUE(outcome.transcript.has_value());
@@ -169,37 +173,107 @@ TEST_F(SessionTest, BoundStatedOnlyWithCalibratedProfileMeetingTheRule) {
   proto::Verdict::Reader v = verdict.root();
   EXPECT_TRUE(v.getDeadlineRuleSatisfied());
   EXPECT_TRUE(v.getBoundStated());
-  uint64_t sum = 0;
+  // The stated bound is the node's planned memory taken together: every device's reserve in full
+  // plus the joint maximum over the checked chunks (bound.h), recomputed here from the verdict.
+  std::vector<DeviceBoundInput> inputs;
+  uint64_t outside = 0;
   for (auto d : v.getDevices()) {
+    inputs.push_back({d.getCapacityBytes(), d.getPlannedBytes(), d.getChunksChecked()});
+    outside += d.getCapacityBytes() - d.getPlannedBytes();
+    // The per-device figures remain, as diagnostics.
     EXPECT_GT(d.getUnwipedBoundBytes(), d.getCapacityBytes() - d.getPlannedBytes());
     EXPECT_LT(d.getUnwipedBoundBytes(), d.getCapacityBytes());
     EXPECT_DOUBLE_EQ(d.getConfidence(), 1 - 0.01 / 2);
-    sum += d.getUnwipedBoundBytes();
   }
-  EXPECT_EQ(v.getTotalUnwipedBoundBytes(), sum);
+  const JointBound node = ComputeJointBound(inputs, 0.99);
+  EXPECT_EQ(v.getTotalUnwipedBoundBytes(), node.total_bytes);
+  EXPECT_EQ(node.outside_bytes, outside);
+  EXPECT_GT(node.missing_bytes, 0u);
   const std::string statement = v.getStatement().cStr();
-  EXPECT_NE(statement.find("at 99.5% confidence at most "), std::string::npos) << statement;
-  EXPECT_NE(statement.find(" bytes of device GPU-test-0 were not wiped"), std::string::npos) << statement;
-  EXPECT_NE(statement.find("together at 99% confidence: at most " + std::to_string(sum) + " bytes"), std::string::npos)
+  EXPECT_EQ(statement.rfind("at 99% confidence at most " + std::to_string(node.total_bytes) +
+                                " bytes of node node-a's planned memory (devices host, GPU-test-0, taken together) "
+                                "were not wiped: up to " +
+                                std::to_string(node.missing_bytes) + " of its " + std::to_string(node.planned_bytes) +
+                                " planned bytes, plus all " + std::to_string(outside) +
+                                " bytes of allowed reserves and sub-chunk remainders. Per device (diagnostic only",
+                            0),
+            0u)
       << statement;
+  EXPECT_NE(statement.find("at 99.5% each): host "), std::string::npos) << statement;
+  // The verdict names the authority's key and the signed document.
+  EXPECT_EQ(v.getProfile().getAuthorityKeyId().size(), proto::kKeyIdBytes);
+  EXPECT_EQ(v.getProfile().getDocumentDigest().size(), proto::kDigestBytes);
 
-  // Calibrated, but the round deadline is above the floor: no bound, and the class is named.
+  // Calibrated and signed, but the round deadline is above the floor: no bound, and the class is named.
   Profile slow = testing::CalibratedTestProfile();
-  slow.round_deadline_us = 4;
-  SessionOutcome slow_outcome = Run({}, slow);
+  slow.round_deadline_us = 3;
+  SessionOutcome slow_outcome = Run({}, testing::Endorsed(slow));
   ASSERT_TRUE(slow_outcome.pass);
   auto slow_verdict = VerdictOf(slow_outcome);
   EXPECT_FALSE(slow_verdict.root().getBoundStated());
   EXPECT_EQ(std::string(slow_verdict.root().getStatement().cStr()),
-            "no bound: deadline rule not met for class commodity-cpu (round deadline 4 us > recompute floor 3.84 us "
-            "for class commodity-cpu)");
+            "no bound: deadline rule not met for class test-cpu (round deadline 3 us > recompute floor 2.56 us "
+            "for class test-cpu)");
+}
+
+// Who vouches for the profile: only one the authority signed, unchanged, with the authority's
+// signed class and a safety factor of at least 1.5, states a bound; the statement says why not.
+TEST_F(SessionTest, NoBoundUnlessTheAuthorityVouchesForTheProfile) {
+  auto statement_of = [this](const Profile& p) {
+    SessionOutcome outcome = Run({}, p);
+    EXPECT_TRUE(outcome.pass) << outcome.failure.Describe();
+    auto verdict = VerdictOf(outcome);
+    EXPECT_TRUE(verdict.root().getDeadlineRuleSatisfied());
+    EXPECT_FALSE(verdict.root().getBoundStated());
+    EXPECT_EQ(verdict.root().getTotalUnwipedBoundBytes(), 0u);
+    // The signer is named only for a profile that is the signed document, unchanged.
+    const bool signed_unchanged =
+        p.endorsement.signed_parameters != nullptr && SameParameters(p, *p.endorsement.signed_parameters);
+    EXPECT_EQ(verdict.root().getProfile().getAuthorityKeyId().size(), signed_unchanged ? proto::kKeyIdBytes : 0u);
+    return std::string(verdict.root().getStatement().cStr());
+  };
+  Profile unsigned_profile = testing::CalibratedTestProfile();
+  unsigned_profile.endorsement = {};
+  EXPECT_EQ(statement_of(unsigned_profile),
+            "no bound: profile test-calibrated is not signed by the authority (no signature)");
+  Profile changed = testing::CalibratedTestProfile();
+  changed.rounds = 15;  // changed after the authority signed it
+  EXPECT_NE(statement_of(changed).find("differs from the document the authority signed"), std::string::npos);
+  // Signed by another key, loaded under the authority's.
+  AuthorityKey key;
+  key.public_key = authority_.public_key;
+  key.name = "the authority key";
+  auto classes = ParseAdversaryClassesDocument(testing::SignedTestClasses(), "classes", &key);
+  ASSERT_TRUE(classes.ok());
+  auto foreign_document =
+      proto::SignDocument(proto::DocumentType::kParameterProfile,
+                          ProfileToJson(testing::CalibratedTestProfile()).dump(), testing::TestKey(0x55));
+  ASSERT_TRUE(foreign_document.ok());
+  auto foreign = ParseProfileDocument(*foreign_document, "p.json", &key, *classes);
+  ASSERT_TRUE(foreign.ok()) << foreign.status().ToString();
+  EXPECT_NE(
+      statement_of(*foreign).find("is not signed by the authority (p.json: signed parameter profile: signed by key"),
+      std::string::npos);
+  // The authority's class file says t_min 30 ns: the profile's 40 ns class is not the authority's.
+  Profile other_class =
+      testing::Endorsed(testing::CalibratedTestProfile(), testing::TestKey(0x11),
+                        R"({"classes": [{"name": "test-cpu", "t_min_ps": 30000, "safety_factor": 1.5}]})");
+  EXPECT_EQ(statement_of(other_class),
+            "no bound: class test-cpu of profile test-calibrated (t_min 40000 ps, safety 1.5) differs from the "
+            "authority's signed class test-cpu (t_min 30000 ps, safety 1.5)");
+  // A safety factor below 1.5, even the authority's own.
+  Profile unsafe = testing::CalibratedTestProfile();
+  unsafe.adversary.safety_factor = 1.25;  // floor 3.07 us: the rule itself still holds at 2 us
+  unsafe = testing::Endorsed(unsafe, testing::TestKey(0x11),
+                             R"({"classes": [{"name": "test-cpu", "t_min_ps": 40000, "safety_factor": 1.25}]})");
+  EXPECT_EQ(statement_of(unsafe), "no bound: safety factor 1.25 of class test-cpu is below 1.5");
 }
 
 // A bound needs the honest margin too: the honest p99.9 round time measured, and the deadline at
 // least kHonestRoundMargin (1.2) times it; otherwise the statement says which condition failed.
 TEST_F(SessionTest, NoBoundWithoutTheHonestRoundMargin) {
   auto statement_of = [this](const Profile& p) {
-    SessionOutcome outcome = Run({}, p);
+    SessionOutcome outcome = Run({}, testing::Endorsed(p));
     EXPECT_TRUE(outcome.pass) << outcome.failure.Describe();
     EXPECT_FALSE(outcome.summary.bound_stated);
     auto verdict = VerdictOf(outcome);
@@ -214,9 +288,9 @@ TEST_F(SessionTest, NoBoundWithoutTheHonestRoundMargin) {
   EXPECT_EQ(statement_of(unmeasured),
             "no bound: honest round time not measured (profile test-calibrated has no honest_round_p999_us)");
   Profile tight = testing::CalibratedTestProfile();
-  tight.honest_round_p999_us = 3;  // = the deadline: no margin
+  tight.honest_round_p999_us = 2;  // = the deadline: no margin
   EXPECT_EQ(statement_of(tight),
-            "no bound: round deadline 3 us is not at least 1.2 x the honest p99.9 round time 3 us (profile "
+            "no bound: round deadline 2 us is not at least 1.2 x the honest p99.9 round time 2 us (profile "
             "test-calibrated): honest nodes would fail rounds");
   Profile slower = testing::CalibratedTestProfile();
   slower.honest_round_p999_us = 500;  // honest rounds slower than the deadline
@@ -226,7 +300,7 @@ TEST_F(SessionTest, NoBoundWithoutTheHonestRoundMargin) {
   uncalibrated.calibrated = false;
   SessionOutcome outcome = Run({}, uncalibrated);
   EXPECT_EQ(outcome.summary.statement, "no bound: parameters not calibrated (profile test-calibrated)");
-  // With the margin (3 us >= 1.2 * 2 us) the bound is stated.
+  // With the margin (2 us >= 1.2 * 1 us) the bound is stated.
   SessionOutcome calibrated = Run({}, testing::CalibratedTestProfile());
   EXPECT_TRUE(calibrated.summary.honest_margin_met);
   EXPECT_TRUE(calibrated.summary.bound_stated);

@@ -2,7 +2,10 @@
 
 #include <utility>
 
+#include "challenger/parameters/authority_documents.h"
+#include "challenger/parameters/profile_json_writer.h"
 #include "proto/label_wire.h"
+#include "proto/signed_document.h"
 
 namespace wipeproof::testing {
 
@@ -94,14 +97,33 @@ Profile TestProfile() {
   return p;
 }
 
+std::string SignedTestClasses(const proto::KeyPair& authority, const std::string& classes_json) {
+  const std::string text = classes_json.empty()
+                               ? R"({"classes": [{"name": "test-cpu", "t_min_ps": 40000, "safety_factor": 1.5}]})"
+                               : classes_json;
+  auto signed_document = proto::SignDocument(proto::DocumentType::kAdversaryClasses, text, authority);
+  return signed_document.ok() ? *signed_document : std::string();
+}
+
+Profile Endorsed(const Profile& profile, const proto::KeyPair& authority, const std::string& classes_json) {
+  AuthorityKey key;
+  key.public_key = authority.public_key;
+  auto classes = ParseAdversaryClassesDocument(SignedTestClasses(authority, classes_json), "test classes", &key);
+  auto document =
+      proto::SignDocument(proto::DocumentType::kParameterProfile, ProfileToJson(profile).dump(2) + "\n", authority);
+  if (!classes.ok() || !document.ok()) return profile;
+  auto loaded = ParseProfileDocument(*document, "test profile", &key, *classes);
+  return loaded.ok() ? *loaded : profile;
+}
+
 Profile CalibratedTestProfile() {
   Profile p = TestProfile();
   p.name = "test-calibrated";
   p.calibrated = true;
-  p.adversary.safety_factor = 1;  // floor 3.84 us
-  p.round_deadline_us = 3;
-  p.honest_round_p999_us = 2;  // 3 >= 1.2 * 2
-  return p;
+  p.adversary = {"test-cpu", 40'000, 1.5};  // floor 1.5 * 64 * 40 ns / 1.5 = 2.56 us
+  p.round_deadline_us = 2;
+  p.honest_round_p999_us = 1;  // 2 >= 1.2 * 1
+  return Endorsed(p);
 }
 
 }  // namespace wipeproof::testing

@@ -84,10 +84,18 @@ class MemoryRecordSink final : public RecordSink {
 inline constexpr uint32_t kTestChunkLabels = 64;
 Inventory TestInventory();
 
-// m = 64, c1, R = 16, q = 32, round deadline 1000 us, fill deadline 60 s, uncalibrated.
+// m = 64, c1, R = 16, q = 32, round deadline 1000 us, fill deadline 60 s, uncalibrated, unsigned.
 Profile TestProfile();
-// The same, calibrated, safety factor 1, round deadline 3 us: meets the rule (floor 3.84 us for
-// 40 ns) and the honest margin (honest p99.9 2 us).
+// The tests' adversary-class file, signed by `authority`: `classes_json`, by default class test-cpu,
+// t_min 40000 ps, safety 1.5.
+std::string SignedTestClasses(const proto::KeyPair& authority = TestKey(0x11), const std::string& classes_json = "");
+// `profile` as wipe loads a profile the authority signed (challenger/parameters/authority_documents.h):
+// written as JSON, signed by `authority`, loaded with SignedTestClasses(authority, classes_json). A
+// profile changed afterwards loses the endorsement; endorse the changed one again.
+Profile Endorsed(const Profile& profile, const proto::KeyPair& authority = TestKey(0x11),
+                 const std::string& classes_json = "");
+// The same as TestProfile, calibrated, class test-cpu (40 ns, safety 1.5), round deadline 2 us:
+// meets the rule (floor 2.56 us) and the honest margin (honest p99.9 1 us); Endorsed.
 Profile CalibratedTestProfile();
 
 }  // namespace wipeproof::testing

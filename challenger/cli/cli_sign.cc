@@ -1,0 +1,76 @@
+// `wipeproof-challenger sign --what=profile|classes --in=FILE --out=FILE --authority_key=KEY` (cli.h):
+// the authority signs a hand-written parameter profile or an adversary-class file, so verdicts may
+// state bounds under it (challenger/parameters/authority_documents.h). The input is parsed first (a
+// document that would not load is refused) and signed byte for byte (proto/signed_document.h).
+#include <cstdio>
+
+#include "challenger/cli/cli.h"
+#include "challenger/cli/cli_flags.h"
+#include "challenger/parameters/adversary_classes.h"
+#include "challenger/parameters/parameter_profile.h"
+#include "common/file_write.h"
+#include "common/hex.h"
+#include "common/json_fields.h"
+#include "proto/key_files.h"
+#include "proto/signed_document.h"
+
+namespace wipeproof {
+
+namespace {
+constexpr char kSub[] = "sign";
+}  // namespace
+
+int RunSign() {
+  proto::DocumentType type;
+  if (FLAGS_what == "profile") {
+    type = proto::DocumentType::kParameterProfile;
+  } else if (FLAGS_what == "classes") {
+    type = proto::DocumentType::kAdversaryClasses;
+  } else {
+    return ConfigError(kSub, "--what must be profile or classes, got '" + FLAGS_what + "'");
+  }
+  if (FLAGS_in.empty()) return ConfigError(kSub, "--in is required (the document to sign)");
+  if (FLAGS_out.empty()) return ConfigError(kSub, "--out is required (the signed document to write)");
+  if (FLAGS_authority_key.empty()) return ConfigError(kSub, "--authority_key is required (secret key file)");
+  auto key = proto::ReadSecretKeyFile(FLAGS_authority_key);
+  if (!key.ok()) return ConfigError(kSub, key.status().WithContext("--authority_key"));
+  auto text = ReadTextFile(FLAGS_in);
+  if (!text.ok()) return ConfigError(kSub, text.status().WithContext("--in"));
+  for (proto::DocumentType t : {proto::DocumentType::kNodeProfile, proto::DocumentType::kParameterProfile,
+                                proto::DocumentType::kAdversaryClasses}) {
+    if (proto::IsSignedDocument(t, *text)) {
+      return ConfigError(kSub, FLAGS_in + " is already a signed " + proto::InfoOf(t).what +
+                                   " document: sign the document inside it, not the wrapper");
+    }
+  }
+  std::string note;
+  if (type == proto::DocumentType::kParameterProfile) {
+    auto profile = ParseProfileJson(*text, FLAGS_in);
+    if (!profile.ok()) return ConfigError(kSub, profile.status());
+    if (!profile->calibrated) note = " (note: the profile is not calibrated: verdicts under it state no bound)";
+    if (profile->adversary.safety_factor < kMinStatedSafetyFactor) {
+      note = " (note: safety factor below 1.5: verdicts under it state no bound)";
+    }
+  } else {
+    auto classes = ParseAdversaryClassesJson(*text, FLAGS_in);
+    if (!classes.ok()) return ConfigError(kSub, classes.status());
+    for (const auto& c : classes->classes) {
+      if (c.adversary.safety_factor < kMinStatedSafetyFactor) {
+        note =
+            " (note: class " + c.adversary.name + " has a safety factor below 1.5: verdicts under it state no bound)";
+      }
+    }
+  }
+  auto signed_document = proto::SignDocument(type, *text, *key);
+  if (!signed_document.ok()) return ConfigError(kSub, signed_document.status());
+  Status written = WriteFileReplacing(FLAGS_out, *signed_document);
+  if (!written.ok()) return ConfigError(kSub, written.WithContext("--out"));
+  const proto::Digest digest =
+      proto::Blake2b256(proto::ByteView(reinterpret_cast<const uint8_t*>(text->data()), text->size()));
+  std::printf("signed %s %s with authority key %s: %s (document digest %s)%s\n", proto::InfoOf(type).what,
+              FLAGS_in.c_str(), proto::KeyIdHex(proto::KeyIdOf(key->public_key)).c_str(), FLAGS_out.c_str(),
+              HexEncode(digest.data(), digest.size()).c_str(), note.c_str());
+  return kExitPass;
+}
+
+}  // namespace wipeproof

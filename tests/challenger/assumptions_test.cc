@@ -1,0 +1,105 @@
+// The verdict's assumptions beyond the plan (challenger/session/assumptions.h): egress during the
+// session window and memory no plan covers, with the sizes stated.
+#include "challenger/session/assumptions.h"
+
+#include <gtest/gtest.h>
+
+#include "challenger/session/on_chip_memory.h"
+
+namespace wipeproof {
+namespace {
+
+SessionPlan GpuNode() {
+  SessionPlan plan;
+  plan.node_name = "gpu-01";
+  plan.session_timeout_us = 900'000'000;
+  for (int i = 0; i < 8; ++i) {
+    PlannedDevice d;
+    d.selector = "GPU-" + std::to_string(i);
+    d.model = "NVIDIA H200";
+    d.capacity_bytes = 150754820096;
+    d.label_count = 4'000'000'000;
+    plan.devices.push_back(d);
+  }
+  PlannedDevice host;
+  host.selector = "host";
+  host.model = "host-dram";
+  host.capacity_bytes = uint64_t{1} << 40;
+  host.label_count = uint64_t{1} << 35;
+  plan.devices.push_back(host);
+  return plan;
+}
+
+const AssumptionResult& Find(const std::vector<AssumptionResult>& all, const std::string& name) {
+  for (const AssumptionResult& a : all) {
+    if (a.name == name) return a;
+  }
+  static const AssumptionResult none{"", false, "absent"};
+  ADD_FAILURE() << name << " missing";
+  return none;
+}
+
+TEST(AssumptionsTest, EgressDuringTheSessionWindow) {
+  SessionPlan plan = GpuNode();
+  AssumptionInputs in;
+  in.plan = &plan;
+  in.session_window_us = 95'000'000;  // 95 s from the order to the verdict
+  // Not declared: unknown.
+  AssumptionResult a = Find(EvaluateAssumptions(in), kNoEgress);
+  EXPECT_FALSE(a.held);
+  EXPECT_NE(a.detail.find("unknown: the inventory declares neither network isolation nor an egress bandwidth"),
+            std::string::npos)
+      << a.detail;
+  // 100 Gb/s = 12.5e9 bytes/s for 95 s: 1.1875e12 bytes could have left.
+  plan.reach.egress_bytes_per_s = 12'500'000'000;
+  a = Find(EvaluateAssumptions(in), kNoEgress);
+  EXPECT_FALSE(a.held);
+  EXPECT_EQ(a.detail,
+            "node gpu-01 may send 12500000000 bytes/s: up to 1187500000000 bytes could have left it during the "
+            "session window of 95000000 us (order sent to the verdict, past the last round)");
+  // Window not measured: the session timeout bounds it, and the detail says so.
+  in.session_window_us = 0;
+  a = Find(EvaluateAssumptions(in), kNoEgress);
+  EXPECT_NE(a.detail.find("up to 11250000000000 bytes"), std::string::npos) << a.detail;
+  EXPECT_NE(a.detail.find("upper bound: the session timeout"), std::string::npos) << a.detail;
+  // Declared isolated: held, as a declaration.
+  plan.reach.egress_bytes_per_s = 0;
+  plan.reach.network_isolated = true;
+  a = Find(EvaluateAssumptions(in), kNoEgress);
+  EXPECT_TRUE(a.held);
+  EXPECT_NE(a.detail.find("network-isolated during wipes"), std::string::npos);
+  // The arithmetic rounds up and saturates.
+  EXPECT_EQ(EgressBytes(3, 1), 1u);
+  EXPECT_EQ(EgressBytes(1'000'000, 1), 1u);
+  EXPECT_EQ(EgressBytes(UINT64_MAX, UINT64_MAX), UINT64_MAX);
+}
+
+TEST(AssumptionsTest, MemoryNoPlanCoversIsListedWithItsSize) {
+  // The table: an H200 has 50 MB of L2 and 132 SMs x (256 KiB registers + 256 KiB L1/shared).
+  const auto h200 = OnChipMemoryOf("NVIDIA H200");
+  ASSERT_TRUE(h200.has_value());
+  EXPECT_EQ(h200->total_bytes(), 119'206'016u);  // ~113.7 MiB, "about 113 MB per H200"
+  EXPECT_EQ(OnChipMemoryOf("NVIDIA H100 80GB HBM3")->streaming_multiprocessors, 132u);
+  EXPECT_EQ(OnChipMemoryOf("NVIDIA H100 PCIe")->streaming_multiprocessors, 114u);
+  EXPECT_FALSE(OnChipMemoryOf("AMD Instinct MI300X").has_value());
+  EXPECT_FALSE(OnChipMemoryOf("host-dram").has_value());
+
+  SessionPlan plan = GpuNode();
+  plan.reach.other_memory.push_back({"dpu", "BlueField-3", 34'359'738'368});
+  AssumptionInputs in;
+  in.plan = &plan;
+  const AssumptionResult a = Find(EvaluateAssumptions(in), kNoUncoveredMemory);
+  EXPECT_FALSE(a.held);
+  EXPECT_NE(a.detail.find("NVIDIA H200 x 8: 119206016 bytes on-chip each (L2 50000000 + 132 SMs x (262144 register "
+                          "file + 262144 L1/shared)"),
+            std::string::npos)
+      << a.detail;
+  EXPECT_NE(a.detail.find("dpu BlueField-3: 34359738368 bytes (declared in the inventory)"), std::string::npos);
+  EXPECT_NE(a.detail.find(std::to_string(8 * uint64_t{119'206'016} + 34'359'738'368) + " bytes known in all"),
+            std::string::npos)
+      << a.detail;
+  EXPECT_NE(a.detail.find("size unknown for host-dram x 1"), std::string::npos) << a.detail;
+}
+
+}  // namespace
+}  // namespace wipeproof
