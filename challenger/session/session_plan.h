@@ -24,6 +24,7 @@
 #include "proto/crypto.h"
 #include "proto/label_wire.h"
 #include "proto/signing.h"
+#include "proto/tls_certificate.h"
 #include "proto/wipe.capnp.h"
 
 namespace wipeproof {
@@ -61,6 +62,7 @@ struct SessionPlan {
   std::string address;
   proto::PublicKey node_key{};
   proto::KeyId node_key_id{};
+  proto::PinnedCertificate node_certificate;  // the inventory's; empty: the session cannot connect
   bool no_nvme_in_reach = false;
   std::array<uint8_t, proto::kSessionIdBytes> session_id{};
   std::array<uint8_t, proto::kSessionSeedBytes> seed{};
