@@ -3,9 +3,10 @@
 // latency-critical). The connection is mutually authenticated (proto/tls_channel.h): the challenger
 // presents the certificate of its own key (the challenger key, whose id every order names), and
 // talks only to an agent that proves it holds the key of the certificate pinned for the node in the
-// inventory. There is no plaintext fallback: without a pinned certificate, or when the agent
-// cannot authenticate, Connect() fails naming why, and the session is recorded as failed
-// (disconnected) with that text.
+// inventory: KJ checks the agent's certificate as the client's side of the handshake ends, and
+// Connect() then drops the connection before any message is sent. There is no plaintext fallback:
+// without a pinned certificate, or when the agent cannot authenticate, Connect() fails naming why,
+// and the session is recorded as failed (disconnected) with that text.
 //
 // Thread-safety: use on the thread that owns `io`.
 #pragma once

@@ -98,10 +98,12 @@ TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
 
 // An agent that cannot prove it holds the key of the certificate pinned for the node (here the
 // node's inventory entry pins node-b's certificate, and the agent at its address holds node-a's
-// key) is reported as a failed connection naming why, and gets no order: it never completed a
-// handshake, so never saw a call.
+// key) is reported as a failed connection naming why, and gets no call, the order least of all: the
+// challenger checks the agent's certificate as its side of the handshake ends, before any message.
 TEST(TcpSessionTest, AnAgentThatIsNotThePinnedNodeIsRefused) {
-  auto agent = testing::ServeTestAgent(testing::TestKey(0x33));
+  testing::AgentLog log;
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, testing::TestKeyPublic(0x11),
+                                       testing::TestCertificate(0x22), &log);
   Inventory inventory = testing::TestInventory();
   inventory.nodes[0].address = agent->address();
   inventory.nodes[0].certificate = testing::TestCertificate(0x44);
@@ -122,7 +124,8 @@ TEST(TcpSessionTest, AnAgentThatIsNotThePinnedNodeIsRefused) {
       << text;
   EXPECT_NE(text.find("pinned certificate " + testing::TestCertificate(0x44).name), std::string::npos) << text;
   EXPECT_NE(text.find("not trusted"), std::string::npos) << text;
-  EXPECT_EQ(agent->connections(), 0);
+  agent.reset();  // joins the agent's thread: its log is complete
+  EXPECT_EQ(log.orders, 0);
   ASSERT_EQ(sink.records().size(), 4u);  // the order, never delivered, and the failed verdict
 }
 
