@@ -1,9 +1,10 @@
 // Round latency (docs/benchmarks.md "Protocol"): a challenger-side RPC client against the real agent
 // (AgentCore + AgentRpcServer, host memory through the real CPU backend), two ways:
 //   - in process: over an in-memory pipe on one event loop (the connection taken as authenticated);
-//   - TCP loopback with TLS 1.3: the agent listening on 127.0.0.1 on its own thread and event loop
-//     (as `serve` does, with the node's certificate, pinning the challenger's), the client on the
-//     test thread doing the real mutual handshake (as `wipe` does), TCP_NODELAY on both ends.
+//   - TCP loopback, plaintext (the connection taken as authenticated: the baseline) and with TLS
+//     1.3 (what `wipe` does), in one run under the same load: the agent listening on 127.0.0.1 on its own thread and
+//     event loop (as `serve` does, with the node's certificate, pinning the challenger's), the client on the test
+//     thread doing the real mutual handshake (as `wipe` does), TCP_NODELAY on both ends.
 // Each round asks q = 256 labels in distinct random chunks and is timed on the monotonic clock from
 // send to a verified answer (every label compared with the reference labeler's). The percentiles are
 // printed as one JSON line per path and recorded as test properties, not asserted (this machine may
@@ -24,6 +25,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "proto/signing.h"
 #include "prover/agent/agent_core.h"
@@ -48,6 +50,8 @@ uint64_t Percentile(std::vector<uint64_t> v, double p) {
 // percentiles (text and one JSON line naming `path`) and aborts the session.
 void MeasureRounds(kj::AsyncIoContext& io, proto::ProverAgent::Client& agent, const Clock& clock, const char* path) {
   agent_test::OrderSpec spec;
+  static uint64_t sessions = 0;  // one agent sees several measurements: each needs an unseen session id
+  spec.session_id = agent_test::SessionIdOf(++sessions);
   spec.chunk_labels = kM;
   const uint32_t rounds = kRounds;
   spec.devices = {{"host", 0, kLabels, kQ}};
@@ -136,22 +140,42 @@ TEST(CalibrationLatencyTest, RoundsOfQ256InProcessAgainstTheRealAgent) {
 TEST(CalibrationLatencyTest, RoundsOfQ256OverTcpLoopbackWithTls) {
   const Clock& clock = SystemClock();
   AgentCore core(agent_test::TestConfig(), agent_test::HostBackends(nullptr, 64 * agent_test::kMiB), clock);
-  std::promise<unsigned> bound;
-  std::future<unsigned> port = bound.get_future();
+  // The agent's TLS port, and a plaintext port whose one connection the agent takes as the
+  // challenger's (the baseline: what TLS adds, measured under the same load).
+  std::promise<std::pair<unsigned, unsigned>> bound;
+  std::future<std::pair<unsigned, unsigned>> ports = bound.get_future();
   std::promise<void> stop;
   std::thread agent_thread([&core, &bound, stopped = stop.get_future()]() mutable {
     kj::AsyncIoContext io = kj::setupAsyncIo();
     AgentRpcServerOptions options;
     options.tls = agent_test::AgentTls();
     AgentRpcServer server(core, *io.provider, options);
-    bound.set_value(server.Listen("127.0.0.1:0").wait(io.waitScope));
+    const unsigned tls_port = server.Listen("127.0.0.1:0").wait(io.waitScope);
+    auto plain = io.provider->getNetwork().parseAddress("127.0.0.1", 0).wait(io.waitScope)->listen();
+    kj::Promise<void> accepted = plain->accept()
+                                     .then([&server](kj::Own<kj::AsyncIoStream> stream) {
+                                       int one = 1;
+                                       stream->setsockopt(IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                                       server.Accept(kj::mv(stream), agent_test::ChallengerKeyId());
+                                     })
+                                     .eagerlyEvaluate(nullptr);
+    bound.set_value({tls_port, plain->getPort()});
     while (stopped.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
       io.provider->getTimer().afterDelay(10 * kj::MILLISECONDS).wait(io.waitScope);
     }
   });
+  const auto [tls_port, plain_port] = ports.get();
   {
     kj::AsyncIoContext io = kj::setupAsyncIo();
-    auto address = io.provider->getNetwork().parseAddress("127.0.0.1", port.get()).wait(io.waitScope);
+    {
+      auto plain = io.provider->getNetwork().parseAddress("127.0.0.1", plain_port).wait(io.waitScope);
+      auto tcp = plain->connect().wait(io.waitScope);
+      int one = 1;
+      tcp->setsockopt(IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      RpcClient client(*tcp);
+      MeasureRounds(io, client.agent, clock, "tcp-loopback-plaintext");
+    }
+    auto address = io.provider->getNetwork().parseAddress("127.0.0.1", tls_port).wait(io.waitScope);
     // What a connection costs: TCP connect to a completed mutual TLS 1.3 handshake, both ends'
     // work on this machine (the agent's share runs on its event loop), 20 times.
     std::vector<uint64_t> handshake_us;
@@ -161,10 +185,11 @@ TEST(CalibrationLatencyTest, RoundsOfQ256OverTcpLoopbackWithTls) {
       auto stream = tls->Connect(address->connect().wait(io.waitScope)).wait(io.waitScope);
       handshake_us.push_back(static_cast<uint64_t>(clock.MonotonicMicros() - t0));
     }
-    std::printf("{\"benchmark\": \"tls_handshake\", \"path\": \"tcp-loopback-tls13\", \"handshakes\": 20, "
-                "\"p50_us\": %llu, \"max_us\": %llu}\n",
-                static_cast<unsigned long long>(Percentile(handshake_us, 0.5)),
-                static_cast<unsigned long long>(Percentile(handshake_us, 1.0)));
+    std::printf(
+        "{\"benchmark\": \"tls_handshake\", \"path\": \"tcp-loopback-tls13\", \"handshakes\": 20, "
+        "\"p50_us\": %llu, \"max_us\": %llu}\n",
+        static_cast<unsigned long long>(Percentile(handshake_us, 0.5)),
+        static_cast<unsigned long long>(Percentile(handshake_us, 1.0)));
     auto tcp = address->connect().wait(io.waitScope);
     int one = 1;
     tcp->setsockopt(IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
