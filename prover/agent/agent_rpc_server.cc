@@ -111,6 +111,7 @@ struct AgentRpcServer::Handshake {
   const std::string peer;  // for log lines; may be empty
   const kj::TimePoint opened;
   HandshakeGuardStream* guard = nullptr;  // owned by the handshake's TLS stream
+  bool timed_out = false;                 // ended by the handshake timeout
   uint64_t bytes_read = 0;                // from the peer, counted by the guard
   // Fulfilled to close the handshake for a newer one at the cap; `evicted` resolves then.
   kj::Own<kj::PromiseFulfiller<void>> evict;
@@ -190,8 +191,9 @@ void AgentRpcServer::AcceptTls(kj::Own<kj::AsyncIoStream> stream, std::string pe
       options_.tls->context()
           .wrapServer(kj::AuthenticatedStream{kj::mv(guard), kj::UnknownPeerIdentity::newInstance()})
           .exclusiveJoin(timer.afterDelay(options_.handshake_timeout_us * kj::MICROSECONDS)
-                             .then([this]() -> kj::Promise<kj::AuthenticatedStream> {
+                             .then([this, &h]() -> kj::Promise<kj::AuthenticatedStream> {
                                ++handshakes_timed_out_;
+                               h.timed_out = true;
                                return KJ_EXCEPTION(DISCONNECTED, "no TLS handshake within the handshake timeout",
                                                    options_.handshake_timeout_us);
                              }))
@@ -216,7 +218,8 @@ void AgentRpcServer::HandshakeEnded(const Handshake& h, const kj::Exception* fai
   if (handshaking_.erase(h.id) == 0 || failure == nullptr) return;  // evicted (counted then), or done
   ++handshakes_failed_;
   uint64_t skipped = 0;
-  if (MayLog(handshake_log_, &skipped)) {
+  // Timeouts have their own line budget: a burst of refused handshakes does not hide them.
+  if (MayLog(h.timed_out ? handshake_timeout_log_ : handshake_log_, &skipped)) {
     LOG(WARNING) << "agent RPC: closing an unauthenticated connection" << (h.peer.empty() ? "" : " from " + h.peer)
                  << " after " << Seconds(provider_.getTimer().now() - h.opened)
                  << " s: TLS handshake failed (the challenger's pinned certificate is required): "

@@ -203,7 +203,8 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   uint64_t connections_evicted_ = 0;
   uint64_t connections_idled_out_ = 0;
   uint64_t messages_refused_ = 0;
-  LogLimit accept_log_, refuse_log_, evict_log_, idle_log_, message_log_, handshake_log_, handshake_evict_log_;
+  LogLimit accept_log_, refuse_log_, evict_log_, idle_log_, message_log_, handshake_log_, handshake_timeout_log_,
+      handshake_evict_log_;
   // Destroyed after tasks_: the connections (in tasks_) end their sessions first, then the worker
   // threads are joined.
   WorkerThreads workers_;
