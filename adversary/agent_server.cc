@@ -1,6 +1,7 @@
 #include "adversary/agent_server.h"
 
 #include <capnp/rpc-twoparty.h>
+#include <glog/logging.h>
 
 #include <future>
 
@@ -20,7 +21,12 @@ struct LoopbackAgentServer::Connection {
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 };
 
-LoopbackAgentServer::LoopbackAgentServer(MakeAgent make) : make_(std::move(make)) {
+LoopbackAgentServer::LoopbackAgentServer(MakeAgent make, const proto::KeyPair& node,
+                                         const proto::PinnedCertificate& challenger)
+    : make_(std::move(make)) {
+  auto tls = proto::TlsChannel::Create(proto::TlsChannel::Role::kServer, node, challenger);
+  CHECK(tls.ok()) << "LoopbackAgentServer: " << tls.status().ToString();
+  tls_ = std::move(tls).value();
   std::promise<uint16_t> port;
   std::future<uint16_t> port_future = port.get_future();
   std::promise<kj::Own<const kj::Executor>> executor;
@@ -36,10 +42,12 @@ LoopbackAgentServer::LoopbackAgentServer(MakeAgent make) : make_(std::move(make)
     kj::Timer& timer = io.provider->getTimer();
     kj::Function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
       return listener->accept().then([&](kj::Own<kj::AsyncIoStream> stream) {
-        auto connection = kj::heap<Connection>(kj::mv(stream), make_(timer));
-        auto disconnected = connection->network.onDisconnect();
-        connections.add(disconnected.attach(kj::mv(connection)));
-        ++connections_;
+        connections.add(tls_->context().wrapServer(kj::mv(stream)).then([&](kj::Own<kj::AsyncIoStream> tls) {
+          auto connection = kj::heap<Connection>(kj::mv(tls), make_(timer));
+          auto disconnected = connection->network.onDisconnect();
+          ++connections_;
+          return disconnected.attach(kj::mv(connection));
+        }));
         return accept_loop();
       });
     };

@@ -77,11 +77,13 @@ int Main(int argc, char** argv) {
 const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
   static const std::vector<ChallengerSubcommand> kSubcommands = {
       {"keygen",
-       "write the authority and challenger key pairs",
+       "write the authority and challenger key pairs, and the challenger's certificate",
        "Writes PREFIX-authority.key/.pub (signs wipe orders) and PREFIX-challenger.key/.pub (signs\n"
-       "verdicts, receipts and ledger entries). Secret files get mode 0600, public ones 0644; existing\n"
-       "files are kept unless --overwrite. Copy both .pub files to every node's agent; the challenger's\n"
-       ".pub is also what auditors need for `ledger verify`. Prints the key ids.",
+       "verdicts, receipts and ledger entries, and authenticates the challenger to agents over TLS),\n"
+       "and PREFIX-challenger.crt, the certificate of the challenger key (proto/tls_certificate.h).\n"
+       "Secret files get mode 0600, public ones 0644; existing files are kept unless --overwrite. Copy\n"
+       "both .pub files and the .crt to every node's agent (serve --challenger_cert pins it); the\n"
+       "challenger's .pub is also what auditors need for `ledger verify`. Prints the key ids.",
        {"out", "overwrite"},
        &RunKeygen},
       {"sign",

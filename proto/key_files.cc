@@ -213,6 +213,16 @@ Status WritePublicKeyFile(const std::string& path, const PublicKey& public_key, 
   return WriteFileAtomic(path, PublicFileText(public_key), kPublicMode, overwrite);
 }
 
+Status WritePublicTextFile(const std::string& path, const std::string& contents, bool overwrite) {
+  if (contents.size() > kMaxKeyFileBytes) {
+    return InvalidArgumentError(path + ": " + std::to_string(contents.size()) + " bytes, over the limit of " +
+                                std::to_string(kMaxKeyFileBytes));
+  }
+  return WriteFileAtomic(path, contents, kPublicMode, overwrite);
+}
+
+StatusOr<std::string> ReadPublicTextFile(const std::string& path) { return ReadKeyFile(path, /*secret=*/false); }
+
 StatusOr<GeneratedKeyFiles> GenerateKeyFiles(const std::string& path_prefix, bool overwrite) {
   if (path_prefix.empty()) return InvalidArgumentError("key path prefix is empty");
   GeneratedKeyFiles out;

@@ -54,4 +54,9 @@ StatusOr<PublicKey> ReadPublicKeyFile(const std::string& path);
 // A public key given as 64 hex digits (inventory files, flags). Errors: INVALID_ARGUMENT.
 StatusOr<PublicKey> ParsePublicKeyHex(const std::string& hex);
 
+// Any other public text file of a key (its certificate, PREFIX.crt: tls_certificate.h), written and
+// read with the same rules: atomic, mode 0644, at most kMaxKeyFileBytes, a regular file.
+Status WritePublicTextFile(const std::string& path, const std::string& contents, bool overwrite = false);
+StatusOr<std::string> ReadPublicTextFile(const std::string& path);
+
 }  // namespace wipeproof::proto

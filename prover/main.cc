@@ -98,11 +98,13 @@ const std::vector<Subcommand>& Subcommands() {
        {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
         "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "node_key", "out"},
        &RunBench},
-      {"keygen", "write this node's Ed25519 key pair: PREFIX.key (0600) and PREFIX.pub",
-       "Writes a fresh key pair as PREFIX.key (secret, mode 0600) and PREFIX.pub (public), and prints\n"
-       "secret-key-file, public-key-file, key-id and public-key as \"name: value\" lines for the\n"
-       "challenger's inventory. Refuses to overwrite existing files unless --force.",
-       {"out", "force"},
+      {"keygen", "write this node's Ed25519 key pair and certificate: PREFIX.key (0600), PREFIX.pub, PREFIX.crt",
+       "Writes a fresh key pair as PREFIX.key (secret, mode 0600) and PREFIX.pub (public), and the key's\n"
+       "TLS certificate as PREFIX.crt (a pure function of the key: proto/tls_certificate.h), and prints\n"
+       "secret-key-file, public-key-file, certificate-file, key-id and public-key as \"name: value\"\n"
+       "lines for the challenger's inventory. Refuses to overwrite existing files unless --force.\n"
+       "--certificate_only writes PREFIX.crt of the existing PREFIX.key (a key made before certificates).",
+       {"out", "force", "certificate_only"},
        &RunKeygen},
       {"serve", "run the prover agent: accept signed wipe orders over TCP, fill, answer rounds",
        "Listens on --listen and serves the ProverAgent RPC (proto/wipe.capnp) until SIGINT/SIGTERM.\n"
@@ -110,11 +112,14 @@ const std::vector<Subcommand>& Subcommands() {
        "key, is unexpired (within --clock_skew_us), has an unseen session id, and plans exactly this\n"
        "node's devices with sizes it can hold; then fills all devices at once, reports, answers rounds\n"
        "and frees all memory after the verdict (--challenger_key), on abort, on disconnect, or after the\n"
-       "session timeout. Prints \"listening on HOST:PORT\" on stdout once bound (port 0: any free\n"
-       "port); logs phases and timings on stderr. The node key file must be mode 0600.",
-       {"listen", "authority_key", "challenger_key", "node_key", "node_name", "host_budget_bytes", "host_budget_gib",
-        "host_reserve_bytes", "devices", "clock_skew_us", "session_timeout_us", "max_order_lifetime_us", "max_connections",
-        "idle_timeout_s", "threads", "simd"},
+       "session timeout. Every connection is TLS 1.3 with both sides authenticated: the agent presents\n"
+       "the certificate of --node_key and accepts only the client holding the key of --challenger_cert\n"
+       "(which must carry --challenger_key); orders are accepted only from the challenger they name.\n"
+       "Prints \"listening on HOST:PORT\" on stdout once bound (port 0: any free port); logs phases and\n"
+       "timings on stderr. The node key file must be mode 0600.",
+       {"listen", "authority_key", "challenger_key", "challenger_cert", "node_key", "node_name", "host_budget_bytes",
+        "host_budget_gib", "host_reserve_bytes", "devices", "clock_skew_us", "session_timeout_us", "max_order_lifetime_us",
+        "max_connections", "idle_timeout_s", "max_handshakes", "handshake_timeout_s", "threads", "simd"},
        &RunServe},
   };
   return kSubcommands;

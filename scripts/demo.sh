@@ -40,10 +40,10 @@ mkdir -p "$dir"
 "$prover" keygen --out="$dir/node" >/dev/null
 ls -l "$dir"
 
-step "prover agent on loopback, wiping ${host_gib} GiB of host memory"
+step "prover agent on loopback (TLS 1.3, accepting only the challenger's certificate), wiping ${host_gib} GiB of host memory"
 "$prover" serve --listen=127.0.0.1:0 --node_name=demo-node \
   --authority_key="$dir/inspect-authority.pub" --challenger_key="$dir/inspect-challenger.pub" \
-  --node_key="$dir/node.key" --host_budget_gib="$host_gib" --devices=host \
+  --challenger_cert="$dir/inspect-challenger.crt" --node_key="$dir/node.key" --host_budget_gib="$host_gib" --devices=host \
   >"$dir/agent.out" 2>"$dir/agent.log" &
 agent_pid=$!
 stop_agent() {
@@ -62,11 +62,12 @@ address=$(sed -n 's/^listening on //p' "$dir/agent.out" | head -n 1)
 [[ -n "$address" ]] || { echo "demo: the agent did not report its address" >&2; exit 1; }
 echo "agent pid $agent_pid listening on $address (log: $dir/agent.log)"
 
-# The inventory: one node, its host memory declared at the budget; the authority allows no reserve.
+# The inventory: one node (its key and, pinned, its certificate: the challenger talks TLS 1.3 only to
+# the agent holding that key), its host memory declared at the budget; the authority allows no reserve.
 cat >"$dir/inventory.json" <<JSON
 {
   "nodes": [
-    {"name": "demo-node", "address": "$address", "public_key_file": "node.pub",
+    {"name": "demo-node", "address": "$address", "public_key_file": "node.pub", "certificate_file": "node.crt",
      "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": $((host_gib * 1024 * 1024 * 1024))}]}
   ],
   "waves": [{"name": "demo", "nodes": ["demo-node"], "period_s": 3600, "jitter_s": 600, "complete": true}],

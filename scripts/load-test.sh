@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Load test: one challenger (`wipeproof-challenger serve`, the real wave scheduler) against N prover
-# agents (`wipeproof-prover serve`) on loopback, all N nodes in one scheduled wave, each agent wiping
-# a tiny host-memory budget. Then checks the ledger: exactly one session per node, each with exactly
+# agents (`wipeproof-prover serve`) on loopback over TLS 1.3 (each side pinning the other's
+# certificate), all N nodes in one scheduled wave, each agent wiping a tiny host-memory budget.
+# Then checks the ledger: exactly one session per node, each with exactly
 # one order, fill report, round log, verdict, transcript and receipt (nothing lost, nothing
 # duplicated), every verdict a pass, `ledger verify` clean, every agent still running. Reports wall
 # time, the challenger's CPU time and peak RSS, and agents passed/failed, as JSON and as a summary.
@@ -45,7 +46,7 @@ period_s=2
 timeout_s=1800
 keep=0
 recheck=
-usage() { sed -n 2,28p "$0" | sed "s/^# \{0,1\}//"; }
+usage() { sed -n 2,29p "$0" | sed "s/^# \{0,1\}//"; }
 die_usage() { echo "load-test: $*" >&2; exit 2; }
 for arg in "$@"; do
   case "$arg" in
@@ -239,7 +240,8 @@ for i in $(seq 1 "$agents"); do printf '%s/agents/load-%04d\n' "$dir" "$i"; done
 for i in $(seq 1 "$agents"); do
   printf -v name 'load-%04d' "$i"
   "$prover" serve --listen=127.0.0.1:0 --node_name="$name" --authority_key="$dir/inspect-authority.pub" \
-    --challenger_key="$dir/inspect-challenger.pub" --node_key="$dir/agents/$name.key" \
+    --challenger_key="$dir/inspect-challenger.pub" --challenger_cert="$dir/inspect-challenger.crt" \
+    --node_key="$dir/agents/$name.key" \
     --host_budget_bytes="$agent_bytes" --devices=host --threads=1 --max_connections=4 \
     >"$dir/agents/$name.out" 2>"$dir/agents/$name.log" &
   agent_pids+=("$!")
@@ -269,8 +271,8 @@ log "agents listening after ${agents_start_s} s"
     printf -v name 'load-%04d' "$i"
     sep=,
     [[ $i -lt $agents ]] || sep=
-    printf '  {"name": "%s", "address": "%s", "public_key_file": "agents/%s.pub", "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": %d}]}%s\n' \
-      "$name" "${addresses[$((i - 1))]}" "$name" "$agent_bytes" "$sep"
+    printf '  {"name": "%s", "address": "%s", "public_key_file": "agents/%s.pub", "certificate_file": "agents/%s.crt", "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": %d}]}%s\n' \
+      "$name" "${addresses[$((i - 1))]}" "$name" "$name" "$agent_bytes" "$sep"
   done
   echo '],'
   printf ' "waves": [{"name": "load", "nodes": ['

@@ -1,9 +1,12 @@
-// `wipeproof-challenger keygen --out=PREFIX [--overwrite]` (cli.h).
+// `wipeproof-challenger keygen --out=PREFIX [--overwrite]` (cli.h): PREFIX-authority.{key,pub},
+// PREFIX-challenger.{key,pub} and PREFIX-challenger.crt, the challenger key's TLS certificate
+// (proto/tls_certificate.h), which every agent pins (serve --challenger_cert).
 #include <cstdio>
 
 #include "challenger/cli/cli.h"
 #include "challenger/cli/cli_flags.h"
 #include "proto/key_files.h"
+#include "proto/tls_certificate.h"
 
 namespace wipeproof {
 
@@ -11,15 +14,15 @@ int RunKeygen() {
   if (FLAGS_out.empty()) return ConfigError("keygen", "--out=PREFIX is required");
   const std::string authority_prefix = FLAGS_out + "-authority";
   const std::string challenger_prefix = FLAGS_out + "-challenger";
+  const std::string certificate_path = challenger_prefix + proto::kCertificateSuffix;
   if (!FLAGS_overwrite) {
-    // Refuse before writing anything, so a half-written pair never replaces nothing.
-    for (const std::string& prefix : {authority_prefix, challenger_prefix}) {
-      for (const char* suffix : {proto::kSecretKeySuffix, proto::kPublicKeySuffix}) {
-        const std::string path = prefix + suffix;
-        if (FILE* f = std::fopen(path.c_str(), "r")) {
-          std::fclose(f);
-          return ConfigError("keygen", path + " exists (use --overwrite to replace it)");
-        }
+    // Refuse before writing anything, so a half-written set never replaces nothing.
+    for (const std::string& path :
+         {authority_prefix + proto::kSecretKeySuffix, authority_prefix + proto::kPublicKeySuffix,
+          challenger_prefix + proto::kSecretKeySuffix, challenger_prefix + proto::kPublicKeySuffix, certificate_path}) {
+      if (FILE* f = std::fopen(path.c_str(), "r")) {
+        std::fclose(f);
+        return ConfigError("keygen", path + " exists (use --overwrite to replace it)");
       }
     }
   }
@@ -30,6 +33,12 @@ int RunKeygen() {
     std::printf("%-10s key id %s  %s (secret, 0600)  %s\n", role, proto::KeyIdHex(written->key_id).c_str(),
                 written->secret_path.c_str(), written->public_path.c_str());
   }
+  auto challenger = proto::ReadSecretKeyFile(challenger_prefix + proto::kSecretKeySuffix);
+  if (!challenger.ok()) return ConfigError("keygen", challenger.status());
+  Status certificate = proto::WriteCertificateFile(certificate_path, *challenger, FLAGS_overwrite);
+  if (!certificate.ok()) return ConfigError("keygen", certificate);
+  std::printf("%-10s certificate %s (%s; copy it to every agent: serve --challenger_cert)\n", "challenger",
+              certificate_path.c_str(), proto::CertificateName(proto::KeyIdOf(challenger->public_key)).c_str());
   return kExitPass;
 }
 

@@ -96,9 +96,9 @@ std::string JoinPath(const std::string& dir, const std::string& file) {
 
 StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string& path, const std::string& base_dir) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
-  WP_RETURN_IF_ERROR(
-      obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "no_nvme_in_reach",
-                          "network_isolated_during_wipe", "egress_bytes_per_s", "other_memory", "devices"}));
+  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "certificate_file",
+                                         "no_nvme_in_reach", "network_isolated_during_wipe", "egress_bytes_per_s",
+                                         "other_memory", "devices"}));
   InventoryNode n;
   WP_RETURN_IF_ERROR(obj.String("name", &n.name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), n.name));
@@ -122,6 +122,14 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
     auto key = proto::ReadPublicKeyFile(JoinPath(base_dir, file));
     if (!key.ok()) return key.status().WithContext(obj.PathOf("public_key_file"));
     n.public_key = *key;
+  }
+  if (obj.Has("certificate_file")) {
+    std::string file;
+    WP_RETURN_IF_ERROR(obj.String("certificate_file", &file));
+    // Pinned only if it carries the node key: the TLS handshake then proves the agent holds it.
+    auto certificate = proto::ReadPinnedCertificate(JoinPath(base_dir, file), n.public_key);
+    if (!certificate.ok()) return certificate.status().WithContext(obj.PathOf("certificate_file"));
+    n.certificate = std::move(certificate).value();
   }
   if (!obj.Has("devices")) return InvalidArgumentError(obj.PathOf("devices") + ": missing");
   const nlohmann::json& devices = obj.Get("devices");

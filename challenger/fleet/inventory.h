@@ -10,6 +10,13 @@
 //        "address": "10.0.0.11:7700",             host:port of its wipeproof-prover serve
 //        "public_key": "<64 hex digits>",         the node key; or "public_key_file": "keys/gpu-01.pub"
 //                                                 (relative to the inventory file's folder)
+//        "certificate_file": "keys/gpu-01.crt",   the node key's TLS certificate (`wipeproof-prover
+//                                                 keygen` writes it beside the .pub; relative to the
+//                                                 inventory's folder), pinned: sessions connect only
+//                                                 to an agent proving it holds that key. Checked
+//                                                 against the node key when loaded. Optional here (an
+//                                                 inventory for `plan` needs none); a session to a
+//                                                 node without one fails to connect, naming the field
 //        "no_nvme_in_reach": false,               optional: true only if the authority established
 //                                                 that no NVMe drive is reachable (or it is wiped
 //                                                 by other means); default false = unknown
@@ -48,6 +55,7 @@
 #include "challenger/session/node_reach.h"
 #include "common/status.h"
 #include "proto/crypto.h"
+#include "proto/tls_certificate.h"
 
 namespace wipeproof {
 
@@ -73,6 +81,7 @@ struct InventoryNode {
   std::string name;
   std::string address;  // host:port
   proto::PublicKey public_key{};
+  proto::PinnedCertificate certificate;  // of public_key; empty when the inventory gives none
   bool no_nvme_in_reach = false;
   NodeReach reach;  // network isolation or egress bandwidth, memory no plan covers
   std::vector<InventoryDevice> devices;

@@ -35,6 +35,7 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
   plan.address = n->address;
   plan.node_key = n->public_key;
   plan.node_key_id = proto::KeyIdOf(n->public_key);
+  plan.node_certificate = n->certificate;
   plan.no_nvme_in_reach = n->no_nvme_in_reach;
   plan.reach = n->reach;
   plan.profile = profile;

@@ -17,7 +17,7 @@ namespace {
 
 StatusOr<SessionOutcome> RunTcpSessionOn(kj::AsyncIoContext& io, const SessionPlan& plan, const SessionKeys& keys,
                                          RecordSink& records, WaveSync* wave, const TcpSessionOptions& options) {
-  TcpAgentConnector connector(io, plan.address, options.connect_timeout_us);
+  TcpAgentConnector connector(io, plan.address, plan.node_certificate, keys.challenger, options.connect_timeout_us);
   SessionEnv env;
   env.clock = options.clock;
   env.timer = &io.provider->getTimer();

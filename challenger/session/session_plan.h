@@ -25,6 +25,7 @@
 #include "proto/crypto.h"
 #include "proto/label_wire.h"
 #include "proto/signing.h"
+#include "proto/tls_certificate.h"
 #include "proto/wipe.capnp.h"
 
 namespace wipeproof {
@@ -63,6 +64,7 @@ struct SessionPlan {
   std::string address;
   proto::PublicKey node_key{};
   proto::KeyId node_key_id{};
+  proto::PinnedCertificate node_certificate;  // the inventory's; empty: the session cannot connect
   bool no_nvme_in_reach = false;
   NodeReach reach;  // egress and memory outside the plan, as the inventory declares them
   std::array<uint8_t, proto::kSessionIdBytes> session_id{};

@@ -3,30 +3,51 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <utility>
+
 #include "proto/codec.h"
 #include "proto/rpc_status.h"
 
 namespace wipeproof {
 
-TcpAgentConnector::TcpAgentConnector(kj::AsyncIoContext& io, std::string address, uint64_t connect_timeout_us)
-    : io_(io), address_(std::move(address)), connect_timeout_us_(connect_timeout_us) {}
+TcpAgentConnector::TcpAgentConnector(kj::AsyncIoContext& io, std::string address,
+                                     proto::PinnedCertificate node_certificate, const proto::KeyPair& own,
+                                     uint64_t connect_timeout_us)
+    : io_(io),
+      address_(std::move(address)),
+      node_certificate_(std::move(node_certificate)),
+      own_(own),
+      connect_timeout_us_(connect_timeout_us) {}
 
 TcpAgentConnector::~TcpAgentConnector() noexcept(false) {}
 
 StatusOr<proto::ProverAgent::Client> TcpAgentConnector::Connect() {
+  const std::string where = "cannot connect to the agent at " + address_;
+  if (node_certificate_.empty()) {
+    return UnavailableError(where +
+                            ": no certificate is pinned for this node (inventory: certificate_file); sessions "
+                            "run only with an agent that proves it holds the node key");
+  }
+  auto channel = proto::TlsChannel::Create(proto::TlsChannel::Role::kClient, own_, node_certificate_);
+  if (!channel.ok()) return UnavailableError(where + ": " + channel.status().message());
+  tls_ = std::move(channel).value();
+  bool tcp_connected = false;
   try {
     kj::Own<kj::NetworkAddress> addr =
         io_.provider->getNetwork().parseAddress(kj::StringPtr(address_.c_str())).wait(io_.waitScope);
-    auto connected = io_.provider->getTimer()
-                         .timeoutAfter(connect_timeout_us_ * kj::MICROSECONDS, addr->connect())
-                         .wait(io_.waitScope);
-    stream_ = kj::mv(connected);
-    int one = 1;
-    try {
-      stream_->setsockopt(IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    } catch (const kj::Exception&) {
-      // Not a TCP socket (e.g. a unix address): nothing to tune.
-    }
+    auto handshaken = addr->connect().then([this, &tcp_connected](kj::Own<kj::AsyncIoStream> tcp) {
+      tcp_connected = true;
+      int one = 1;
+      try {
+        tcp->setsockopt(IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      } catch (const kj::Exception&) {
+        // Not a TCP socket (e.g. a unix address): nothing to tune.
+      }
+      return tls_->Connect(kj::mv(tcp));
+    });
+    stream_ = io_.provider->getTimer()
+                  .timeoutAfter(connect_timeout_us_ * kj::MICROSECONDS, kj::mv(handshaken))
+                  .wait(io_.waitScope);
     network_ =
         kj::heap<capnp::TwoPartyVatNetwork>(*stream_, capnp::rpc::twoparty::Side::CLIENT, proto::RpcReaderOptions());
     rpc_ = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(capnp::makeRpcClient(*network_));
@@ -35,7 +56,8 @@ StatusOr<proto::ProverAgent::Client> TcpAgentConnector::Connect() {
     vat_id.setSide(capnp::rpc::twoparty::Side::SERVER);
     return rpc_->bootstrap(vat_id.asReader()).castAs<proto::ProverAgent>();
   } catch (const kj::Exception& e) {
-    return UnavailableError("cannot connect to the agent at " + address_ + ": " + e.getDescription().cStr());
+    if (tcp_connected) return UnavailableError(where + ": " + tls_->DescribeFailure(e));
+    return UnavailableError(where + ": " + e.getDescription().cStr());
   }
 }
 

@@ -157,7 +157,8 @@ AgentCore::Admitted::~Admitted() {
   if (core_ != nullptr) core_->AbandonAdmitted();
 }
 
-StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelope& order_envelope, ConnectionId owner) {
+StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelope& order_envelope, ConnectionId owner,
+                                                      const PeerKeyId& authenticated_as) {
   std::lock_guard<std::mutex> lock(mu_);
   const char* kRefused = "order refused";
   if (session_) {
@@ -172,7 +173,9 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   const std::string name = "session " + HexEncode(id.data(), id.size());
   const int64_t now = clock_.UnixMicros();
 
-  Status checked = CheckOrderAddress(order, config_.node_name, node_key_id_, proto::KeyIdOf(config_.challenger_key));
+  Status checked =
+      CheckOrderAddress(order, config_.node_name, node_key_id_, proto::KeyIdOf(config_.challenger_key));
+  if (checked.ok()) checked = CheckOrderConnection(order, authenticated_as);
   if (checked.ok()) {
     OrderTimePolicy policy;
     policy.clock_skew_us = config_.clock_skew_us;
@@ -226,9 +229,9 @@ void AgentCore::AbandonAdmitted() {
   ReleaseSessionLocked(why, /*completed=*/false);
 }
 
-StatusOr<proto::SignedEnvelope> AgentCore::StartSession(const proto::SignedEnvelope& order_envelope,
-                                                        ConnectionId owner) {
-  WP_ASSIGN_OR_RETURN(Admitted admitted, AdmitSession(order_envelope, owner));
+StatusOr<proto::SignedEnvelope> AgentCore::StartSession(const proto::SignedEnvelope& order_envelope, ConnectionId owner,
+                                                        const PeerKeyId& authenticated_as) {
+  WP_ASSIGN_OR_RETURN(Admitted admitted, AdmitSession(order_envelope, owner, authenticated_as));
   return FillSession(std::move(admitted));
 }
 

@@ -16,7 +16,9 @@
 //   2. envelope, signature, then payload  proto/signing.h: INVALID_ARGUMENT / PERMISSION_DENIED;
 //      (the signature is checked before    a tampered order fails here as a signature failure
 //      the payload is parsed)
-//   3. addressed to this node             PERMISSION_DENIED (order_checks.h)
+//   3. addressed to this node, and sent   PERMISSION_DENIED (order_checks.h): a copied order replayed
+//      on a connection authenticated       by anyone but the challenger it names is refused here,
+//      as the challenger it names          before its session id is recorded as seen
 //   4. time: expiry, skew, agent start,   DEADLINE_EXCEEDED / FAILED_PRECONDITION /
 //      lifetime                           INVALID_ARGUMENT (order_checks.h). An order issued before
 //                                         this agent started is refused with no skew allowance
@@ -64,6 +66,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -79,6 +82,9 @@ namespace wipeproof {
 
 // Identifies the connection a call came on (the RPC layer numbers them from 1). Tests use any value.
 using ConnectionId = uint64_t;
+// The key a connection is authenticated as (the RPC layer's TLS handshake, proto/tls_channel.h);
+// nullopt when it is not authenticated.
+using PeerKeyId = std::optional<proto::KeyId>;
 
 class AgentCore {
  public:
@@ -106,13 +112,17 @@ class AgentCore {
     AgentCore* core_ = nullptr;  // null once used
   };
 
-  // Checks 1-6 of the order (see top of file). Returns quickly; a refusal holds nothing.
-  StatusOr<Admitted> AdmitSession(const proto::SignedEnvelope& order, ConnectionId owner);
+  // Checks 1-6 of the order (see top of file), `owner` being the connection it came on and
+  // `authenticated_as` the key that connection is authenticated as. Returns quickly; a refusal
+  // holds nothing.
+  StatusOr<Admitted> AdmitSession(const proto::SignedEnvelope& order, ConnectionId owner,
+                                  const PeerKeyId& authenticated_as);
   // Step 7: fills every planned device and returns the node-signed FillReport envelope. Blocks
   // until the fill is done or the session is ended (abort, disconnect, timeout meanwhile).
   StatusOr<proto::SignedEnvelope> FillSession(Admitted admitted);
   // AdmitSession then FillSession.
-  StatusOr<proto::SignedEnvelope> StartSession(const proto::SignedEnvelope& order, ConnectionId owner);
+  StatusOr<proto::SignedEnvelope> StartSession(const proto::SignedEnvelope& order, ConnectionId owner,
+                                               const PeerKeyId& authenticated_as);
 
   // How AwaitDeviceFilled reports: the device's signed DeviceFillNotice, or why it never will.
   using NoticeCallback = std::function<void(StatusOr<proto::SignedEnvelope>)>;

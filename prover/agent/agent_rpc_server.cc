@@ -11,6 +11,7 @@
 
 #include "proto/codec.h"
 #include "prover/agent/agent_service.h"
+#include "prover/agent/handshake_guard.h"
 
 namespace wipeproof {
 namespace {
@@ -18,6 +19,7 @@ namespace {
 constexpr int64_t kLogIntervalUs = 1'000'000;  // rate-limited lines: at most one a second per kind
 constexpr int64_t kBusyRecheckUs = 1'000'000;  // idle watch of a connection with a session or a call
 constexpr rlim_t kSpareFds = 64;               // descriptors besides connections: listener, epoll, GPUs, logs
+constexpr size_t kMaxDescriptionChars = 200;   // of exception texts in log lines: they may quote the peer
 
 std::string Skipped(uint64_t skipped) {
   return skipped == 0 ? "" : " (" + std::to_string(skipped) + " more like this not logged)";
@@ -28,6 +30,10 @@ std::string Seconds(kj::Duration d) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f", static_cast<double>(d / kj::MILLISECONDS) / 1000.0);
   return text;
+}
+
+std::string Shortened(kj::StringPtr text) {
+  return std::string(text.begin(), std::min(text.size(), kMaxDescriptionChars));
 }
 
 }  // namespace
@@ -66,14 +72,15 @@ class AgentRpcServer::RefusalLoggingStream final : public capnp::MessageStream {
 };
 
 struct AgentRpcServer::Connection {
-  Connection(AgentRpcServer& server, ConnectionId connection_id, kj::Own<kj::AsyncIoStream> connection_stream)
+  Connection(AgentRpcServer& server, ConnectionId connection_id, kj::Own<kj::AsyncIoStream> connection_stream,
+             PeerKeyId authenticated_as)
       : id(connection_id),
         activity(std::make_shared<CallActivity>(server.provider_.getTimer())),
         stream(kj::mv(connection_stream)),
         messages(server, id, *stream),
         network(messages, capnp::rpc::twoparty::Side::SERVER, proto::RpcReaderOptions()),
-        rpc(capnp::makeRpcServer(
-            network, proto::ProverAgent::Client(kj::heap<AgentService>(server.core_, server.workers_, id, activity)))),
+        rpc(capnp::makeRpcServer(network, proto::ProverAgent::Client(kj::heap<AgentService>(
+                                              server.core_, server.workers_, id, authenticated_as, activity)))),
         opened(server.provider_.getTimer().now()) {
     auto paf = kj::newPromiseAndFulfiller<void>();
     evicted = kj::mv(paf.promise);
@@ -92,9 +99,34 @@ struct AgentRpcServer::Connection {
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 };
 
+// A TLS handshake in progress (AcceptTls): its stream lives in the handshake's promise.
+struct AgentRpcServer::Handshake {
+  Handshake(uint64_t handshake_id, std::string peer_name, kj::TimePoint now)
+      : id(handshake_id), peer(kj::mv(peer_name)), opened(now) {
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    evicted = kj::mv(paf.promise);
+    evict = kj::mv(paf.fulfiller);
+  }
+  const uint64_t id;
+  const std::string peer;  // for log lines; may be empty
+  const kj::TimePoint opened;
+  HandshakeGuardStream* guard = nullptr;  // owned by the handshake's TLS stream
+  bool timed_out = false;                 // ended by the handshake timeout
+  uint64_t bytes_read = 0;                // from the peer, counted by the guard
+  // Fulfilled to close the handshake for a newer one at the cap; `evicted` resolves then.
+  kj::Own<kj::PromiseFulfiller<void>> evict;
+  kj::Promise<void> evicted = nullptr;
+};
+
 AgentRpcServer::AgentRpcServer(AgentCore& core, kj::AsyncIoProvider& provider, AgentRpcServerOptions options)
-    : core_(core), provider_(provider), options_(options), tasks_(*this) {
+    : core_(core),
+      provider_(provider),
+      options_(options),
+      next_handshake_read_(provider.getTimer().now()),
+      tasks_(*this) {
   CHECK_GE(options_.max_connections, 1u) << "AgentRpcServerOptions.max_connections must be at least 1";
+  CHECK_GE(options_.max_handshakes, 1u) << "AgentRpcServerOptions.max_handshakes must be at least 1";
+  CHECK_GT(options_.handshake_timeout_us, 0) << "AgentRpcServerOptions.handshake_timeout_us must be positive";
   tasks_.add(TimeoutLoop());
 }
 
@@ -116,15 +148,12 @@ void AgentRpcServer::MessageRefused(ConnectionId id, const kj::Exception& e) {
   ++messages_refused_;
   uint64_t skipped = 0;
   if (MayLog(message_log_, &skipped)) {
-    constexpr size_t kMaxDescriptionChars = 200;  // the text may quote what the peer sent
-    const kj::StringPtr description = e.getDescription();
-    LOG(WARNING) << "agent RPC: closing connection " << id << ": message refused on receipt: "
-                 << std::string(description.begin(), std::min(description.size(), kMaxDescriptionChars))
-                 << Skipped(skipped);
+    LOG(WARNING) << "agent RPC: closing connection " << id
+                 << ": message refused on receipt: " << Shortened(e.getDescription()) << Skipped(skipped);
   }
 }
 
-void AgentRpcServer::Accept(kj::Own<kj::AsyncIoStream> stream) {
+void AgentRpcServer::Accept(kj::Own<kj::AsyncIoStream> stream, PeerKeyId authenticated_as) {
   if (open_.size() >= options_.max_connections && !EvictForNewConnection()) {
     ++connections_refused_;
     uint64_t skipped = 0;
@@ -135,16 +164,101 @@ void AgentRpcServer::Accept(kj::Own<kj::AsyncIoStream> stream) {
     return;  // dropping the stream closes it
   }
   const ConnectionId id = next_connection_++;
-  auto connection = kj::heap<Connection>(*this, id, kj::mv(stream));
+  auto connection = kj::heap<Connection>(*this, id, kj::mv(stream), authenticated_as);
   Connection& c = *connection;
   open_.emplace(id, &c);
-  VLOG(1) << "connection " << id << " opened (" << open_.size() << " open)";
+  VLOG(1) << "connection " << id << " opened (" << open_.size() << " open, authenticated as "
+          << (authenticated_as ? proto::KeyIdHex(*authenticated_as) : std::string("nobody")) << ")";
   kj::Promise<void> closed = c.network.onDisconnect().then([id]() { VLOG(1) << "connection " << id << " closed"; });
   kj::Promise<void> evicted = kj::mv(c.evicted);
   tasks_.add(closed.exclusiveJoin(IdleWatch(c))
                  .exclusiveJoin(kj::mv(evicted))
                  .then([this, id]() { core_.OnDisconnect(id); })
                  .attach(kj::mv(connection), kj::defer([this, id]() { open_.erase(id); })));
+}
+
+void AgentRpcServer::AcceptTls(kj::Own<kj::AsyncIoStream> stream, std::string peer) {
+  CHECK(options_.tls) << "AgentRpcServer: TLS connections need AgentRpcServerOptions.tls";
+  if (handshaking_.size() >= options_.max_handshakes) EvictOldestHandshake();
+  kj::Timer& timer = provider_.getTimer();
+  auto handshake = kj::heap<Handshake>(next_handshake_++, kj::mv(peer), timer.now());
+  Handshake& h = *handshake;
+  handshaking_.emplace(h.id, &h);
+  auto guard = kj::heap<HandshakeGuardStream>(
+      kj::mv(stream), kMaxHandshakeBytes, [this]() { return PaceHandshakeRead(); }, &h.bytes_read);
+  h.guard = guard.get();
+  kj::Promise<kj::AuthenticatedStream> handshaken =
+      options_.tls->context()
+          .wrapServer(kj::AuthenticatedStream{kj::mv(guard), kj::UnknownPeerIdentity::newInstance()})
+          .exclusiveJoin(timer.afterDelay(options_.handshake_timeout_us * kj::MICROSECONDS)
+                             .then([this, &h]() -> kj::Promise<kj::AuthenticatedStream> {
+                               ++handshakes_timed_out_;
+                               h.timed_out = true;
+                               return KJ_EXCEPTION(DISCONNECTED, "no TLS handshake within the handshake timeout",
+                                                   options_.handshake_timeout_us);
+                             }))
+          .exclusiveJoin(kj::mv(h.evicted).then([]() -> kj::Promise<kj::AuthenticatedStream> {
+            return KJ_EXCEPTION(OVERLOADED, "closed for a newer connection at the cap of handshakes");
+          }));
+  tasks_.add(handshaken
+                 .then(
+                     [this, &h](kj::AuthenticatedStream authenticated) {
+                       // The guard lives inside the TLS stream: from here on it passes everything.
+                       h.guard->Authenticated();
+                       HandshakeEnded(h, nullptr);
+                       Accept(kj::mv(authenticated.stream),
+                              options_.tls->AuthenticatedKey(*authenticated.peerIdentity));
+                     },
+                     [this, &h](kj::Exception&& e) { HandshakeEnded(h, &e); })
+                 .attach(kj::mv(handshake)));
+}
+
+void AgentRpcServer::HandshakeEnded(const Handshake& h, const kj::Exception* failure) {
+  max_handshake_bytes_read_ = std::max(max_handshake_bytes_read_, h.bytes_read);
+  if (handshaking_.erase(h.id) == 0 || failure == nullptr) return;  // evicted (counted then), or done
+  ++handshakes_failed_;
+  uint64_t skipped = 0;
+  // Timeouts have their own line budget: a burst of refused handshakes does not hide them.
+  if (MayLog(h.timed_out ? handshake_timeout_log_ : handshake_log_, &skipped)) {
+    LOG(WARNING) << "agent RPC: closing an unauthenticated connection" << (h.peer.empty() ? "" : " from " + h.peer)
+                 << " after " << Seconds(provider_.getTimer().now() - h.opened)
+                 << " s: TLS handshake failed (the challenger's pinned certificate is required): "
+                 << Shortened(failure->getDescription()) << Skipped(skipped);
+  }
+}
+
+void AgentRpcServer::EvictOldestHandshake() {
+  auto oldest = handshaking_.begin();
+  if (oldest == handshaking_.end()) return;
+  Handshake& h = *oldest->second;
+  ++handshakes_evicted_;
+  uint64_t skipped = 0;
+  if (MayLog(handshake_evict_log_, &skipped)) {
+    LOG(INFO) << "agent RPC: closing the oldest unauthenticated connection" << (h.peer.empty() ? "" : " from " + h.peer)
+              << " (handshaking for " << Seconds(provider_.getTimer().now() - h.opened)
+              << " s) for a new one at the cap of " << options_.max_handshakes << " handshakes (--max_handshakes)"
+              << Skipped(skipped);
+  }
+  h.evict->fulfill();          // closes it on the next turn of the event loop
+  handshaking_.erase(oldest);  // its place is the new handshake's from now on
+}
+
+bool AgentRpcServer::SessionRunning() const {
+  for (const auto& [id, connection] : open_) {
+    if (core_.OwnsSession(id)) return true;
+  }
+  return false;
+}
+
+kj::Promise<void> AgentRpcServer::PaceHandshakeRead() {
+  if (options_.handshake_pace_us <= 0 || !SessionRunning()) return kj::READY_NOW;
+  kj::Timer& timer = provider_.getTimer();
+  const kj::TimePoint now = timer.now();
+  const kj::TimePoint slot = std::max(now, next_handshake_read_);
+  next_handshake_read_ = slot + options_.handshake_pace_us * kj::MICROSECONDS;
+  if (slot <= now) return kj::READY_NOW;
+  ++handshake_reads_paced_;
+  return timer.atTime(slot);
 }
 
 bool AgentRpcServer::EvictForNewConnection() {
@@ -191,11 +305,13 @@ kj::Promise<void> AgentRpcServer::IdleWatch(Connection& c) {
 }
 
 void AgentRpcServer::Serve(kj::Own<kj::ConnectionReceiver> receiver) {
+  CHECK(options_.tls) << "AgentRpcServer: Serve needs AgentRpcServerOptions.tls";
   kj::ConnectionReceiver& r = *receiver;
   tasks_.add(AcceptLoop(r).attach(kj::mv(receiver)));
 }
 
 kj::Promise<unsigned> AgentRpcServer::Listen(kj::StringPtr address) {
+  CHECK(options_.tls) << "AgentRpcServer: Listen needs AgentRpcServerOptions.tls";
   return provider_.getNetwork()
       .parseAddress(address, kDefaultAgentPort)
       .then([this](kj::Own<kj::NetworkAddress> parsed) {
@@ -204,12 +320,13 @@ kj::Promise<unsigned> AgentRpcServer::Listen(kj::StringPtr address) {
         Serve(kj::mv(receiver));
         struct rlimit files {};
         if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
-            files.rlim_cur < options_.max_connections + kSpareFds) {
+            files.rlim_cur < options_.max_connections + options_.max_handshakes + kSpareFds) {
           LOG(WARNING) << "agent RPC: the open-file limit (RLIMIT_NOFILE " << files.rlim_cur
-                       << ") leaves little room for " << options_.max_connections
-                       << " connections (--max_connections): accepting may fail with "
+                       << ") leaves little room for " << options_.max_connections << " connections and "
+                       << options_.max_handshakes
+                       << " handshakes (--max_connections, --max_handshakes): accepting may fail with "
                        << "'Too many open files' (the agent keeps retrying); raise it (ulimit -n, LimitNOFILE=) "
-                       << "to at least " << options_.max_connections + kSpareFds;
+                       << "to at least " << options_.max_connections + options_.max_handshakes + kSpareFds;
         }
         return port;
       });
@@ -218,8 +335,16 @@ kj::Promise<unsigned> AgentRpcServer::Listen(kj::StringPtr address) {
 kj::Promise<void> AgentRpcServer::AcceptLoop(kj::ConnectionReceiver& receiver) {
   // evalNow: kj's accept() throws some errors (EMFILE, ENFILE, ...) synchronously; they must be
   // caught here like a rejected promise, or they would end the loop and close the listener.
-  return kj::evalNow([&receiver]() { return receiver.accept(); })
-      .then([this](kj::Own<kj::AsyncIoStream> stream) { Accept(kj::mv(stream)); })
+  return kj::evalNow([&receiver]() { return receiver.acceptAuthenticated(); })
+      .then([this](kj::AuthenticatedStream accepted) {
+        std::string peer;
+        try {
+          peer = accepted.peerIdentity->toString().cStr();
+        } catch (const kj::Exception&) {
+          // No address to name (the peer is gone already): the handshake will fail anyway.
+        }
+        AcceptTls(kj::mv(accepted.stream), kj::mv(peer));
+      })
       .catch_([this](kj::Exception&& e) -> kj::Promise<void> {
         ++accept_errors_;
         uint64_t skipped = 0;

@@ -21,9 +21,13 @@ kj::Own<void> CallActivity::Begin(std::shared_ptr<CallActivity> activity) {
   }));
 }
 
-AgentService::AgentService(AgentCore& core, WorkerThreads& workers, ConnectionId connection,
+AgentService::AgentService(AgentCore& core, WorkerThreads& workers, ConnectionId connection, PeerKeyId authenticated_as,
                            std::shared_ptr<CallActivity> activity)
-    : core_(core), workers_(workers), connection_(connection), activity_(std::move(activity)) {}
+    : core_(core),
+      workers_(workers),
+      connection_(connection),
+      authenticated_as_(authenticated_as),
+      activity_(std::move(activity)) {}
 
 AgentService::~AgentService() { core_.OnDisconnect(connection_); }
 
@@ -36,7 +40,7 @@ kj::Promise<void> AgentService::startSession(StartSessionContext context) {
   }
   context.releaseParams();
   // Checks on the event loop: a refused order is answered here, without a thread.
-  auto admitted = core_.AdmitSession(*order, connection_);
+  auto admitted = core_.AdmitSession(*order, connection_, authenticated_as_);
   if (!admitted.ok()) return proto::StatusToException(admitted.status());
 
   // Lets a challenger that gives up on the call (capnp Finish) cancel it: the report then has no

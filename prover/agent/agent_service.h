@@ -1,7 +1,8 @@
 // The ProverAgent capability one connection talks to (wipe.capnp interface ProverAgent): turns
 // RPC calls into AgentCore calls and Status errors into exceptions ("wipeproof:CODE: message",
-// proto/rpc_status.h). One object per connection, so the core knows which connection owns a session;
-// its destruction (the connection is gone) is reported to the core as a disconnect.
+// proto/rpc_status.h). One object per connection, so the core knows which connection owns a session
+// and which key the connection is authenticated as (orders are admitted only from the challenger
+// they name); its destruction (the connection is gone) is reported to the core as a disconnect.
 //
 // startSession checks the order on the event loop (AgentCore::AdmitSession: quick, no memory), so
 // a refused order never costs a thread; only an admitted order gets a worker thread (WorkerThreads)
@@ -50,8 +51,9 @@ class CallActivity {
 
 class AgentService final : public proto::ProverAgent::Server {
  public:
-  // REQUIRES: core and workers outlive the service. `activity` may be null (nothing reported).
-  AgentService(AgentCore& core, WorkerThreads& workers, ConnectionId connection,
+  // REQUIRES: core and workers outlive the service. `authenticated_as`: the key the connection is
+  // authenticated as (nullopt: none). `activity` may be null (nothing reported).
+  AgentService(AgentCore& core, WorkerThreads& workers, ConnectionId connection, PeerKeyId authenticated_as,
                std::shared_ptr<CallActivity> activity = nullptr);
   ~AgentService();
 
@@ -70,6 +72,7 @@ class AgentService final : public proto::ProverAgent::Server {
   AgentCore& core_;
   WorkerThreads& workers_;
   const ConnectionId connection_;
+  const PeerKeyId authenticated_as_;
   const std::shared_ptr<CallActivity> activity_;
 };
 

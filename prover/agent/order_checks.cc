@@ -85,4 +85,17 @@ Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node
   return Status::Ok();
 }
 
+Status CheckOrderConnection(proto::WipeOrder::Reader order, const std::optional<proto::KeyId>& authenticated_as) {
+  capnp::Data::Reader named = order.getChallengerKeyId();
+  const std::string want = "the order names challenger key id " + HexEncode(named.begin(), named.size()) +
+                           " and is accepted only on a connection authenticated as that key";
+  if (!authenticated_as) return PermissionDeniedError(want + "; this connection is not authenticated");
+  if (named.size() != authenticated_as->size() ||
+      std::memcmp(named.begin(), authenticated_as->data(), named.size()) != 0) {
+    return PermissionDeniedError(want + "; this connection is authenticated as key id " +
+                                 proto::KeyIdHex(*authenticated_as));
+  }
+  return Status::Ok();
+}
+
 }  // namespace wipeproof

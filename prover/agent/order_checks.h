@@ -23,10 +23,17 @@
 // Address rule: nodeName and nodeKeyId must be this node's, and challengerKeyId the challenger key
 // this agent is configured with (whose verdicts it accepts) -> PERMISSION_DENIED otherwise.
 //
+// Connection rule: the order arrived on a connection authenticated (TLS, proto/tls_channel.h) as
+// the key its challengerKeyId names -> PERMISSION_DENIED otherwise, naming the key the connection
+// is authenticated as, or that it is not authenticated. An order is no secret (it travels to the
+// agent and sits in the ledger): without this rule anyone holding a copy within its validity
+// window could make the agent take all its memory.
+//
 // Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -45,5 +52,8 @@ Status CheckOrderTime(proto::WipeOrder::Reader order, int64_t now_unix_us, const
 
 Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node_name, const proto::KeyId& node_key_id,
                          const proto::KeyId& challenger_key_id);
+
+// `authenticated_as`: the key the order's connection is authenticated as; nullopt when none.
+Status CheckOrderConnection(proto::WipeOrder::Reader order, const std::optional<proto::KeyId>& authenticated_as);
 
 }  // namespace wipeproof

@@ -3,9 +3,13 @@
 //   listening on HOST:PORT
 // with the port actually bound (so --listen=127.0.0.1:0 can be used by scripts and tests); phases,
 // timings and refusals go to stderr through glog (INFO and up unless --minloglevel says otherwise).
+// Every connection is TLS 1.3 (prover/agent/agent_rpc_server.h): the agent presents the certificate
+// of its node key (rebuilt from --node_key; `keygen` wrote the same bytes to PREFIX.crt for the
+// inventory) and accepts only a client holding the key of --challenger_cert, which must be the
+// certificate of --challenger_key (checked byte for byte at start-up).
 // Exit status: 0 after a signal (any session ended and its memory freed), 1 when it cannot start
-// (key file missing or readable by others, nothing to listen on, no usable device), 2 for a bad
-// command line.
+// (key file missing or readable by others, a challenger certificate that is not the challenger
+// key's, nothing to listen on, no usable device), 2 for a bad command line.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <kj/async-io.h>
@@ -19,6 +23,8 @@
 
 #include "common/clock.h"
 #include "proto/key_files.h"
+#include "proto/tls_certificate.h"
+#include "proto/tls_channel.h"
 #include "prover/agent/agent_core.h"
 #include "prover/agent/agent_rpc_server.h"
 #include "prover/backends/backend_factory.h"
@@ -31,6 +37,9 @@ DEFINE_string(authority_key, "",
 DEFINE_string(challenger_key, "",
               "serve: challenger public key file (PREFIX.pub); verdicts must verify under it; "
               "required");
+DEFINE_string(challenger_cert, "",
+              "serve: the challenger's certificate (PREFIX.crt, written by `wipeproof-challenger keygen`); the only "
+              "client the agent accepts (TLS 1.3, mutual); must carry the --challenger_key key; required");
 DEFINE_string(node_key, "",
               "serve: this node's secret key file (PREFIX.key, mode 0600); signs reports; required. "
               "bench --what=all: signs the node profile");
@@ -58,6 +67,11 @@ DEFINE_uint32(max_connections, static_cast<uint32_t>(wipeproof::kDefaultMaxConne
 DEFINE_int64(idle_timeout_s, wipeproof::kDefaultIdleTimeoutUs / 1'000'000,
              "serve: seconds after which a connection that owns no session and makes no call is closed (a "
              "connection that owns a session is left to the session timeout); 0 = never; default 60");
+DEFINE_uint32(max_handshakes, static_cast<uint32_t>(wipeproof::kDefaultMaxHandshakes),
+              "serve: TLS handshakes (connections not yet authenticated) at once; one more closes the oldest; they "
+              "never count against --max_connections; default 16");
+DEFINE_double(handshake_timeout_s, wipeproof::kDefaultHandshakeTimeoutUs / 1e6,
+              "serve: seconds a connection may take to complete its TLS handshake before it is closed; default 10");
 
 namespace wipeproof {
 namespace {
@@ -118,6 +132,8 @@ int RunServe() {
   for (const Status& s : {RequireFlag(FLAGS_node_name, "node_name", "this node's name in the inventory"),
                           RequireFlag(FLAGS_authority_key, "authority_key", "the authority's public key file"),
                           RequireFlag(FLAGS_challenger_key, "challenger_key", "the challenger's public key file"),
+                          RequireFlag(FLAGS_challenger_cert, "challenger_cert",
+                                      "the challenger's certificate file (PREFIX.crt beside its .pub)"),
                           RequireFlag(FLAGS_node_key, "node_key", "this node's secret key file (keygen writes one)")}) {
     if (!s.ok()) return UsageError(kSub, s.message());
   }
@@ -132,6 +148,10 @@ int RunServe() {
   if (FLAGS_max_connections == 0) return UsageError(kSub, "--max_connections must be > 0");
   if (FLAGS_idle_timeout_s < 0 || FLAGS_idle_timeout_s > INT64_MAX / 1'000'000) {
     return UsageError(kSub, "--idle_timeout_s must be >= 0 (0: never)");
+  }
+  if (FLAGS_max_handshakes == 0) return UsageError(kSub, "--max_handshakes must be > 0");
+  if (!(FLAGS_handshake_timeout_s > 0) || FLAGS_handshake_timeout_s > 3600) {
+    return UsageError(kSub, "--handshake_timeout_s must be > 0 and <= 3600");
   }
   BackendConfig backend_config;
   if (Status s = DevicesFromFlag(&backend_config); !s.ok()) return UsageError(kSub, s.message());
@@ -149,6 +169,14 @@ int RunServe() {
   if (!challenger.ok()) return Failure(kSub, challenger.status().WithContext("--challenger_key"));
   auto node_key = proto::ReadSecretKeyFile(FLAGS_node_key);
   if (!node_key.ok()) return Failure(kSub, node_key.status().WithContext("--node_key"));
+  // The pinned challenger certificate must be the challenger key's: the TLS handshake then proves
+  // the client holds the key whose verdicts this agent accepts and whose orders it takes.
+  auto challenger_cert = proto::ReadPinnedCertificate(FLAGS_challenger_cert, *challenger);
+  if (!challenger_cert.ok()) {
+    return Failure(kSub, challenger_cert.status().WithContext("--challenger_cert (checked against --challenger_key)"));
+  }
+  auto tls = proto::TlsChannel::Create(proto::TlsChannel::Role::kServer, *node_key, *challenger_cert);
+  if (!tls.ok()) return Failure(kSub, tls.status());
   config.authority_key = *authority;
   config.challenger_key = *challenger;
   config.node_key = *node_key;
@@ -184,6 +212,9 @@ int RunServe() {
   AgentRpcServerOptions server_options;
   server_options.max_connections = FLAGS_max_connections;
   server_options.idle_timeout_us = FLAGS_idle_timeout_s * 1'000'000;
+  server_options.tls = std::move(tls).value();
+  server_options.max_handshakes = FLAGS_max_handshakes;
+  server_options.handshake_timeout_us = static_cast<int64_t>(FLAGS_handshake_timeout_s * 1e6);
   AgentRpcServer server(core, *io.provider, server_options);
   unsigned port = 0;
   try {
@@ -195,7 +226,8 @@ int RunServe() {
   std::fflush(stdout);
   LOG(INFO) << "agent for node '" << config.node_name << "' (key id "
             << proto::KeyIdHex(proto::KeyIdOf(config.node_key.public_key)) << ") listening on " << listen_host << ":"
-            << port << "; devices: " << device_list;
+            << port << " (TLS 1.3 as " << server_options.tls->own_name() << ", accepting only "
+            << server_options.tls->peer().name << "); devices: " << device_list;
 
   siginfo_t signal =
       io.unixEventPort.onSignal(SIGINT).exclusiveJoin(io.unixEventPort.onSignal(SIGTERM)).wait(io.waitScope);

@@ -33,6 +33,7 @@
 #include "proto/key_files.h"
 #include "proto/node_profile.h"
 #include "proto/signed_document.h"
+#include "proto/tls_certificate.h"
 #include "tests/support/challenger_fixtures.h"
 #include "tests/support/run_binary.h"
 
@@ -50,7 +51,8 @@ std::unique_ptr<adversary::LoopbackAgentServer> ServeSlowAgents(int64_t fill_ms,
         delays.fill_us = fill_ms * 1000;
         delays.round_us = round_ms * 1000;
         return kj::heap<adversary::RelayAgent>(proto::ProverAgent::Client(testing::TestAgent()), delays, &timer);
-      });
+      },
+      testing::TestKey(0x33), testing::TestCertificate(0x22));
 }
 
 using CliRun = testing::BinaryRun;
@@ -71,6 +73,7 @@ class CalibrationCliTest : public ::testing::Test {
     ASSERT_TRUE(proto::WriteSecretKeyFile(dir_ + "/a.key", testing::TestKey(0x11)).ok());
     ASSERT_TRUE(proto::WriteSecretKeyFile(dir_ + "/c.key", testing::TestKey(0x22)).ok());
     ASSERT_TRUE(proto::WriteSecretKeyFile(dir_ + "/node.key", testing::TestKey(0x33)).ok());
+    ASSERT_TRUE(proto::WriteCertificateFile(dir_ + "/node.crt", testing::TestKey(0x33)).ok());
   }
   void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
 
@@ -85,6 +88,7 @@ class CalibrationCliTest : public ::testing::Test {
          {{{"name", "n1"},
            {"address", address},
            {"public_key", HexEncode(node.data(), node.size())},
+           {"certificate_file", "node.crt"},
            {"devices", {{{"selector", "host"}, {"model", "host-dram"}, {"capacity_bytes", capacity_bytes}}}}}}},
         {"reserves", {{"host-dram", 0}}}};
     std::ofstream(dir_ + "/inventory.json") << inv.dump(2);

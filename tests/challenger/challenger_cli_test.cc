@@ -15,6 +15,7 @@
 
 #include "common/hex.h"
 #include "proto/key_files.h"
+#include "proto/tls_certificate.h"
 #include "tests/support/challenger_fixtures.h"
 #include "tests/support/run_binary.h"
 
@@ -41,13 +42,21 @@ class ChallengerCliTest : public ::testing::Test {
   // Runs `wipeproof-challenger <args>` in dir_.
   CliRun Challenger(const std::string& args) { return testing::RunBinary(WIPEPROOF_CHALLENGER_BIN, args, dir_); }
 
+  // The node certificates an inventory pins: n1.crt (key 0x33) and n2.crt (key 0x44).
+  void WriteNodeCertificates() {
+    ASSERT_TRUE(proto::WriteCertificateFile(dir_ + "/n1.crt", testing::TestKey(0x33), true).ok());
+    ASSERT_TRUE(proto::WriteCertificateFile(dir_ + "/n2.crt", testing::TestKey(0x44), true).ok());
+  }
+
   void WriteInventory(const std::string& address) {
+    WriteNodeCertificates();
     const proto::PublicKey node = testing::TestKeyPublic(0x33);
     nlohmann::json inv = {
         {"nodes",
          {{{"name", "n1"},
            {"address", address},
            {"public_key", HexEncode(node.data(), node.size())},
+           {"certificate_file", "n1.crt"},
            {"devices", {{{"selector", "host"}, {"model", "host-dram"}, {"capacity_bytes", 64 * 64 * 32}}}}}}},
         {"waves", {{{"name", "w1"}, {"nodes", {"n1"}}, {"period_s", 3600}, {"jitter_s", 60}, {"complete", true}}}},
         {"reserves", {{"host-dram", 0}}}};
@@ -63,6 +72,13 @@ class ChallengerCliTest : public ::testing::Test {
     auto key = proto::ReadPublicKeyFile(dir_ + "/" + name);
     EXPECT_TRUE(key.ok()) << key.status().ToString();
     return key.ok() ? *key : proto::PublicKey{};
+  }
+
+  // The challenger certificate keygen wrote (k-challenger.crt), pinned against k-challenger.pub.
+  proto::PinnedCertificate ChallengerCertificate() {
+    auto pinned = proto::ReadPinnedCertificate(dir_ + "/k-challenger.crt", Pub("k-challenger.pub"));
+    EXPECT_TRUE(pinned.ok()) << pinned.status().ToString();
+    return pinned.ok() ? *pinned : proto::PinnedCertificate{};
   }
 
   std::string dir_;
@@ -96,6 +112,11 @@ TEST_F(ChallengerCliTest, KeygenWritesBothPairsAndRefusesToOverwrite) {
     EXPECT_EQ(st.st_mode & 0777, 0600u) << name;
   }
   EXPECT_NE(Pub("k-authority.pub"), Pub("k-challenger.pub"));
+  // The challenger's certificate carries the challenger key (agents pin it); the authority has none.
+  EXPECT_EQ(ChallengerCertificate().public_key, Pub("k-challenger.pub"));
+  EXPECT_NE(run.out.find("challenger certificate k-challenger.crt"), std::string::npos) << run.out;
+  struct stat st;
+  EXPECT_NE(stat((dir_ + "/k-authority.crt").c_str(), &st), 0);
   CliRun again = Challenger("keygen --out=k");
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_NE(again.err.find("exists (use --overwrite"), std::string::npos) << again.err;
@@ -104,7 +125,7 @@ TEST_F(ChallengerCliTest, KeygenWritesBothPairsAndRefusesToOverwrite) {
 
 TEST_F(ChallengerCliTest, WipePassesAndTheLedgerVerifies) {
   ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
-  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, Pub("k-authority.pub"), Pub("k-challenger.pub"));
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, Pub("k-authority.pub"), ChallengerCertificate());
   WriteInventory(agent->address());
   CliRun run = Challenger("wipe --node=n1 --json " + SessionFlags());
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
@@ -159,7 +180,7 @@ TEST_F(ChallengerCliTest, ConfigurationErrorsExitTwoNamingTheField) {
 
 TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
   ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
-  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, Pub("k-authority.pub"), Pub("k-challenger.pub"));
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, Pub("k-authority.pub"), ChallengerCertificate());
   WriteInventory(agent->address());
   CliRun run = Challenger("serve --once --json " + SessionFlags());
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
@@ -177,7 +198,9 @@ TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
 // of the wave passes, and every order has its verdict in a ledger that verifies.
 TEST_F(ChallengerCliTest, HostileAgentNeitherCrashesWipeNorServe) {
   ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
-  const proto::PublicKey authority = Pub("k-authority.pub"), challenger = Pub("k-challenger.pub");
+  const proto::PublicKey authority = Pub("k-authority.pub");
+  const proto::PinnedCertificate challenger = ChallengerCertificate();
+  WriteNodeCertificates();
   auto inventory = [&](const std::string& honest, const std::string& hostile) {
     const proto::PublicKey a = testing::TestKeyPublic(0x33), b = testing::TestKeyPublic(0x44);
     auto node = [](const std::string& name, const std::string& address, const proto::PublicKey& key) {
@@ -185,6 +208,7 @@ TEST_F(ChallengerCliTest, HostileAgentNeitherCrashesWipeNorServe) {
           {"name", name},
           {"address", address},
           {"public_key", HexEncode(key.data(), key.size())},
+          {"certificate_file", name + ".crt"},
           {"devices", {{{"selector", "host"}, {"model", "host-dram"}, {"capacity_bytes", 64 * 64 * 32}}}}};
     };
     nlohmann::json inv = {

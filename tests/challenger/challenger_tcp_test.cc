@@ -1,6 +1,8 @@
-// Sessions over real loopback TCP sockets: RunTcpSession (wipe --node) and RunWave (serve) against
-// cheating agents (adversary/) served from their own threads, with the system clock. (The smoke test with the real
-// wipeproof-prover binary lives with the agent.)
+// Sessions over real loopback TCP sockets and TLS 1.3: RunTcpSession (wipe --node) and RunWave
+// (serve) against cheating agents (adversary/) served from their own threads, with the system clock;
+// the challenger refuses to talk to an agent that is not the node whose certificate it pins, or to a
+// node without a pinned certificate. (The smoke test with the real wipeproof-prover binary lives
+// with the agent.)
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 
@@ -93,6 +95,79 @@ TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
       EXPECT_NE(r.detail.find("node-b"), std::string::npos) << r.detail;
     }
   }
+}
+
+// An agent that cannot prove it holds the key of the certificate pinned for the node (here the
+// node's inventory entry pins node-b's certificate, and the agent at its address holds node-a's
+// key) is reported as a failed connection naming why, and gets no call, the order least of all: the
+// challenger checks the agent's certificate as its side of the handshake ends, before any message.
+TEST(TcpSessionTest, AnAgentThatIsNotThePinnedNodeIsRefused) {
+  testing::AgentLog log;
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, testing::TestKeyPublic(0x11),
+                                       testing::TestCertificate(0x22), &log);
+  Inventory inventory = testing::TestInventory();
+  inventory.nodes[0].address = agent->address();
+  inventory.nodes[0].certificate = testing::TestCertificate(0x44);
+  auto plan = BuildPlan(inventory, "node-a", TcpProfile(), {}, SystemClock());
+  ASSERT_TRUE(plan.ok());
+  testing::MemoryRecordSink sink;
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  options.threads = 1;
+  auto outcome =
+      RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_FALSE(outcome->pass);
+  EXPECT_EQ(outcome->failure.reason, proto::FailureReason::DISCONNECTED);
+  const std::string& text = outcome->failure.text;
+  EXPECT_NE(text.find("cannot connect to the agent at " + agent->address() + ": TLS handshake failed"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pinned certificate " + testing::TestCertificate(0x44).name), std::string::npos) << text;
+  EXPECT_NE(text.find("not trusted"), std::string::npos) << text;
+  agent.reset();  // joins the agent's thread: its log is complete
+  EXPECT_EQ(log.orders, 0);
+  ASSERT_EQ(sink.records().size(), 4u);  // the order, never delivered, and the failed verdict
+}
+
+// Without a pinned certificate there is no session: no plaintext fallback.
+TEST(TcpSessionTest, ANodeWithoutAPinnedCertificateIsNotConnectedTo) {
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33));
+  Inventory inventory = testing::TestInventory();
+  inventory.nodes[0].address = agent->address();
+  inventory.nodes[0].certificate = {};
+  auto plan = BuildPlan(inventory, "node-a", TcpProfile(), {}, SystemClock());
+  ASSERT_TRUE(plan.ok());
+  testing::MemoryRecordSink sink;
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  auto outcome =
+      RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->failure.reason, proto::FailureReason::DISCONNECTED);
+  EXPECT_NE(outcome->failure.text.find("no certificate is pinned for this node (inventory: certificate_file)"),
+            std::string::npos)
+      << outcome->failure.text;
+  EXPECT_EQ(agent->connections(), 0);
+}
+
+// A challenger whose key the agent does not pin completes no call either (the agent's side of the
+// same pinning): its session fails without the agent taking anything.
+TEST(TcpSessionTest, AChallengerTheAgentDoesNotPinIsRefused) {
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33));
+  Inventory inventory = testing::TestInventory();
+  inventory.nodes[0].address = agent->address();
+  auto plan = BuildPlan(inventory, "node-a", TcpProfile(), {}, SystemClock());
+  ASSERT_TRUE(plan.ok());
+  testing::MemoryRecordSink sink;
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  auto outcome =
+      RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x55)}, sink, nullptr, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_FALSE(outcome->pass);
+  EXPECT_EQ(outcome->failure.reason, proto::FailureReason::DISCONNECTED) << outcome->failure.Describe();
+  EXPECT_EQ(agent->connections(), 0);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ std::unique_ptr<AgentFixture> NewAgent() {
 
 std::unique_ptr<AgentFixture> NewFilledAgent() {
   auto fixture = NewAgent();
-  auto report = fixture->core->StartSession(FuzzOrder(), kOwner);
+  auto report = fixture->core->StartSession(FuzzOrder(), kOwner, OwnerKey());
   if (!report.ok()) {
     std::fprintf(stderr, "fuzz fixture: the fixed order failed: %s\n", report.status().ToString().c_str());
     std::abort();

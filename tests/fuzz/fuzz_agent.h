@@ -19,6 +19,8 @@
 namespace wipeproof::fuzz {
 
 inline constexpr ConnectionId kOwner = 1;  // the connection that starts the session
+// The key kOwner is authenticated as: the challenger the orders name.
+inline PeerKeyId OwnerKey() { return proto::KeyIdOf(agent_test::ChallengerKey().public_key); }
 
 // The order every agent target uses: its spec and the signed envelope (same bytes every time).
 agent_test::OrderSpec FuzzOrderSpec();

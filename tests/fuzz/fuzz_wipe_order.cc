@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto fixture = fuzz::NewAgent();
   {
     // Dropping an Admitted ends its session; the agent must be idle again either way.
-    auto admitted = fixture->core->AdmitSession(order, fuzz::kOwner);
+    auto admitted = fixture->core->AdmitSession(order, fuzz::kOwner, fuzz::OwnerKey());
   }
   if (!fixture->core->WaitUntilIdle(10'000'000)) __builtin_trap();
   return 0;

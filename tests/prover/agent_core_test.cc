@@ -30,6 +30,8 @@ using agent_test::SignedOrder;
 using agent_test::SignedVerdict;
 
 constexpr ConnectionId kOwner = 1;
+// The key the tests' connections are authenticated as: the challenger every test order names.
+const PeerKeyId kAsChallenger = proto::KeyIdOf(agent_test::ChallengerKey().public_key);
 constexpr int64_t kWaitUs = 20'000'000;
 
 ::testing::AssertionResult HasError(const Status& status, StatusCode code, const std::string& text) {
@@ -112,7 +114,7 @@ TEST_F(AgentCoreTest, HonestSessionEndToEnd) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
-  auto report_env = core.StartSession(order, kOwner);
+  auto report_env = core.StartSession(order, kOwner, kAsChallenger);
   ASSERT_TRUE(report_env.ok()) << report_env.status().ToString();
 
   // The report verifies under the node key and says what was planned.
@@ -198,7 +200,7 @@ TEST_F(AgentCoreTest, HonestSessionEndToEnd) {
   // A fresh order runs after the first: the agent is reusable.
   OrderSpec next;
   next.session_id = SessionIdOf(2);
-  ASSERT_TRUE(core.StartSession(SignedOrder(next, clock_), kOwner).ok());
+  ASSERT_TRUE(core.StartSession(SignedOrder(next, clock_), kOwner, kAsChallenger).ok());
   EXPECT_TRUE(core.Abort(kOwner, proto::AsView(next.session_id), "test done").ok());
   ExpectNothingHeld();
 }
@@ -209,7 +211,7 @@ TEST_F(AgentCoreTest, FillsHostAndGpuTogether) {
   OrderSpec spec;
   spec.devices = {{kGpuId, 0, 32768, 4}, {"host", 65536, 32768, 4}};
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
-  auto report = core.StartSession(order, kOwner);
+  auto report = core.StartSession(order, kOwner, kAsChallenger);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   auto parsed = proto::ParseMessage<proto::FillReport>(proto::AsView(report->payload));
   ASSERT_TRUE(parsed.ok());
@@ -236,7 +238,7 @@ TEST_F(AgentCoreTest, FinishAfterAFailedRoundStillSignsTheTranscript) {
   OrderSpec spec;
   const uint32_t rounds = 5;
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
-  ASSERT_TRUE(core.StartSession(order, kOwner).ok());
+  ASSERT_TRUE(core.StartSession(order, kOwner, kAsChallenger).ok());
   Round round;
   ASSERT_TRUE(AnswerRound(round, spec.session_id, 0, {{0, {1, 2, 3}}}).ok());
   auto transcript = core.Finish(kOwner, SignedVerdict(order, false));
@@ -253,13 +255,14 @@ TEST_F(AgentCoreTest, FinishAfterAFailedRoundStillSignsTheTranscript) {
 TEST_F(AgentCoreTest, ReplayedSessionIdIsRefused) {
   AgentCore& core = MakeHost();
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
-  ASSERT_TRUE(core.StartSession(order, kOwner).ok());
+  ASSERT_TRUE(core.StartSession(order, kOwner, kAsChallenger).ok());
   ASSERT_TRUE(core.Finish(kOwner, SignedVerdict(order, true)).ok());
-  EXPECT_TRUE(HasError(core.StartSession(order, kOwner).status(), StatusCode::kAlreadyExists, "already ordered"));
+  EXPECT_TRUE(HasError(core.StartSession(order, kOwner, kAsChallenger).status(), StatusCode::kAlreadyExists,
+                       "already ordered"));
   // The same id in a freshly signed order is a replay too.
   clock_.Advance(1'000'000);
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(OrderSpec(), clock_), kOwner).status(), StatusCode::kAlreadyExists,
-                       "replayed order refused"));
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(OrderSpec(), clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kAlreadyExists, "replayed order refused"));
   EXPECT_NE(core.GetStatus().last_error.find("already ordered"), std::string::npos);
   ExpectNothingHeld();
 }
@@ -269,8 +272,8 @@ TEST_F(AgentCoreTest, RefusedOrderCannotBeReplayedEither) {
   OrderSpec spec;
   spec.devices = {{"GPU-nope", 0, 1024, 1}};
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
-  EXPECT_EQ(core.StartSession(order, kOwner).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(core.StartSession(order, kOwner).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(core.StartSession(order, kOwner, kAsChallenger).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(core.StartSession(order, kOwner, kAsChallenger).status().code(), StatusCode::kAlreadyExists);
   ExpectNothingHeld();
 }
 
@@ -280,7 +283,8 @@ TEST_F(AgentCoreTest, ExpiredOrderIsRefused) {
   spec.valid_for_us = 10'000'000;
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
   clock_.Advance(10'000'000 + kDefaultClockSkewUs);  // expiry + the allowed skew
-  EXPECT_TRUE(HasError(core.StartSession(order, kOwner).status(), StatusCode::kDeadlineExceeded, "order expired"));
+  EXPECT_TRUE(HasError(core.StartSession(order, kOwner, kAsChallenger).status(), StatusCode::kDeadlineExceeded,
+                       "order expired"));
   ExpectNothingHeld();
 
   // Inside the skew allowance it is still accepted.
@@ -289,7 +293,7 @@ TEST_F(AgentCoreTest, ExpiredOrderIsRefused) {
   fresh.valid_for_us = 10'000'000;
   const proto::SignedEnvelope late = SignedOrder(fresh, clock_);
   clock_.Advance(10'000'000 + kDefaultClockSkewUs - 1);
-  EXPECT_TRUE(core.StartSession(late, kOwner).ok());
+  EXPECT_TRUE(core.StartSession(late, kOwner, kAsChallenger).ok());
   EXPECT_TRUE(core.Abort(kOwner, proto::AsView(fresh.session_id), "test done").ok());
   ExpectNothingHeld();
 }
@@ -298,12 +302,12 @@ TEST_F(AgentCoreTest, OrderFromTheFutureIsRefused) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
   spec.issued_at_unix_us = clock_.UnixMicros() + kDefaultClockSkewUs + 1;
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner).status(), StatusCode::kFailedPrecondition,
-                       "in the future"));
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kFailedPrecondition, "in the future"));
   ExpectNothingHeld();
   spec.session_id = SessionIdOf(2);
   spec.issued_at_unix_us = clock_.UnixMicros() + kDefaultClockSkewUs;  // at the limit: accepted
-  EXPECT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner).ok());
+  EXPECT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).ok());
   EXPECT_TRUE(core.Abort(kOwner, proto::AsView(spec.session_id), "test done").ok());
   ExpectNothingHeld();
 }
@@ -314,7 +318,7 @@ TEST_F(AgentCoreTest, OrderIssuedBeforeTheAgentStartedIsRefused) {
   const proto::SignedEnvelope old_order = SignedOrder(spec, clock_);
   clock_.Advance(kDefaultClockSkewUs + 1);  // the agent (re)starts later
   AgentCore& core = MakeHost();
-  EXPECT_TRUE(HasError(core.StartSession(old_order, kOwner).status(), StatusCode::kFailedPrecondition,
+  EXPECT_TRUE(HasError(core.StartSession(old_order, kOwner, kAsChallenger).status(), StatusCode::kFailedPrecondition,
                        "before this agent started"));
   ExpectNothingHeld();
 }
@@ -326,14 +330,14 @@ TEST_F(AgentCoreTest, OrderSeenBeforeARestartIsRefusedAfterIt) {
   MakeHost();
   clock_.Advance(10'000'000);
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);  // issued 10 s after the first start
-  ASSERT_TRUE(core_->StartSession(order, kOwner).ok());
+  ASSERT_TRUE(core_->StartSession(order, kOwner, kAsChallenger).ok());
   ASSERT_TRUE(core_->Finish(kOwner, SignedVerdict(order, true)).ok());
-  EXPECT_EQ(core_->StartSession(order, kOwner).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(core_->StartSession(order, kOwner, kAsChallenger).status().code(), StatusCode::kAlreadyExists);
 
   clock_.Advance(1'000'000);  // well inside the default skew (5 min)
   const int64_t restart_us = clock_.UnixMicros();
   MakeHost();  // the agent restarts: a new core, an empty replay set
-  Status replayed = core_->StartSession(order, kOwner).status();
+  Status replayed = core_->StartSession(order, kOwner, kAsChallenger).status();
   EXPECT_TRUE(HasError(replayed, StatusCode::kFailedPrecondition, "order issued before this agent started at "));
   EXPECT_TRUE(HasError(replayed, StatusCode::kFailedPrecondition, "the challenger must issue a fresh order"));
   EXPECT_NE(replayed.message().find("Unix us " + std::to_string(restart_us)), std::string::npos) << replayed.ToString();
@@ -350,17 +354,17 @@ TEST_F(AgentCoreTest, LaggingChallengerClockIsRefusedOnlyUntilItPassesTheAgentSt
   FakeClock challenger(start_us - kLagUs);
   OrderSpec spec;
   spec.session_id = SessionIdOf(1);
-  EXPECT_TRUE(HasError(core_->StartSession(SignedOrder(spec, challenger), kOwner).status(),
+  EXPECT_TRUE(HasError(core_->StartSession(SignedOrder(spec, challenger), kOwner, kAsChallenger).status(),
                        StatusCode::kFailedPrecondition, "before this agent started"));
   clock_.Advance(kLagUs - 1);
   challenger.Advance(kLagUs - 1);
   spec.session_id = SessionIdOf(2);
-  EXPECT_TRUE(HasError(core_->StartSession(SignedOrder(spec, challenger), kOwner).status(),
+  EXPECT_TRUE(HasError(core_->StartSession(SignedOrder(spec, challenger), kOwner, kAsChallenger).status(),
                        StatusCode::kFailedPrecondition, "is 1 us earlier"));
   clock_.Advance(1);
   challenger.Advance(1);  // its clock reads the agent's start time now: accepted
   spec.session_id = SessionIdOf(3);
-  ASSERT_TRUE(core_->StartSession(SignedOrder(spec, challenger), kOwner).ok());
+  ASSERT_TRUE(core_->StartSession(SignedOrder(spec, challenger), kOwner, kAsChallenger).ok());
   EXPECT_TRUE(core_->Abort(kOwner, proto::AsView(spec.session_id), "test done").ok());
   ExpectNothingHeld();
 }
@@ -369,20 +373,20 @@ TEST_F(AgentCoreTest, LongLivedOrderIsRefused) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
   spec.valid_for_us = kDefaultMaxOrderLifetimeUs + 1;
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner).status(), StatusCode::kInvalidArgument,
-                       "more than this agent's limit"));
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kInvalidArgument, "more than this agent's limit"));
   ExpectNothingHeld();
 }
 
 TEST_F(AgentCoreTest, WronglySignedOrderIsRefused) {
   AgentCore& core = MakeHost();
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_, agent_test::ChallengerKey());
-  EXPECT_EQ(core.StartSession(order, kOwner).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(core.StartSession(order, kOwner, kAsChallenger).status().code(), StatusCode::kPermissionDenied);
   // The right key id with a signature by another key.
   proto::SignedEnvelope forged = order;
   forged.signer_key_id = proto::KeyIdOf(agent_test::AuthorityKey().public_key);
-  EXPECT_TRUE(
-      HasError(core.StartSession(forged, kOwner).status(), StatusCode::kPermissionDenied, "signature does not verify"));
+  EXPECT_TRUE(HasError(core.StartSession(forged, kOwner, kAsChallenger).status(), StatusCode::kPermissionDenied,
+                       "signature does not verify"));
   ExpectNothingHeld();
 }
 
@@ -393,14 +397,36 @@ TEST_F(AgentCoreTest, TamperedOrderFailsTheSignatureBeforeParsing) {
   // signature failures, so nothing looked at the bytes first.
   proto::SignedEnvelope flipped = order;
   flipped.payload[flipped.payload.size() / 2] ^= 0x01;
-  EXPECT_TRUE(HasError(core.StartSession(flipped, kOwner).status(), StatusCode::kPermissionDenied,
+  EXPECT_TRUE(HasError(core.StartSession(flipped, kOwner, kAsChallenger).status(), StatusCode::kPermissionDenied,
                        "signature does not verify"));
   proto::SignedEnvelope cut = order;
   cut.payload.resize(cut.payload.size() - 8);
-  EXPECT_TRUE(
-      HasError(core.StartSession(cut, kOwner).status(), StatusCode::kPermissionDenied, "signature does not verify"));
+  EXPECT_TRUE(HasError(core.StartSession(cut, kOwner, kAsChallenger).status(), StatusCode::kPermissionDenied,
+                       "signature does not verify"));
   // The untampered order is still fresh: tampered copies did not burn its id.
-  EXPECT_TRUE(core.StartSession(order, kOwner).ok());
+  EXPECT_TRUE(core.StartSession(order, kOwner, kAsChallenger).ok());
+  EXPECT_TRUE(core.Abort(kOwner, proto::AsView(SessionIdOf(1)), "test done").ok());
+  ExpectNothingHeld();
+}
+
+// A copy of a valid order (orders are no secret: the ledger keeps them) delivered by a third party,
+// on a connection authenticated as another key or not authenticated at all, is refused before any
+// memory is taken and without burning its session id: the challenger it names can still deliver it.
+TEST_F(AgentCoreTest, OrderOnAConnectionNotAuthenticatedAsItsChallengerIsRefused) {
+  AgentCore& core = MakeHost();
+  const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
+  const proto::KeyId third_party = proto::KeyIdOf(proto::GenerateKeyPair().public_key);
+  const std::string names = "the order names challenger key id " + proto::KeyIdHex(*kAsChallenger) +
+                            " and is accepted only on a connection authenticated as that key";
+  EXPECT_TRUE(HasError(core.StartSession(order, 2, third_party).status(), StatusCode::kPermissionDenied,
+                       names + "; this connection is authenticated as key id " + proto::KeyIdHex(third_party)));
+  EXPECT_TRUE(HasError(core.AdmitSession(order, 3, std::nullopt).status(), StatusCode::kPermissionDenied,
+                       names + "; this connection is not authenticated"));
+  ExpectNothingHeld();
+  EXPECT_NE(core.GetStatus().last_error.find("this connection is not authenticated"), std::string::npos);
+  EXPECT_EQ(core.GetStatus().sessions_completed, 0u);
+  // The challenger's own delivery of the same order is accepted: the replays did not burn its id.
+  ASSERT_TRUE(core.StartSession(order, kOwner, kAsChallenger).ok());
   EXPECT_TRUE(core.Abort(kOwner, proto::AsView(SessionIdOf(1)), "test done").ok());
   ExpectNothingHeld();
 }
@@ -409,13 +435,13 @@ TEST_F(AgentCoreTest, OrderForAnotherNodeIsRefused) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
   spec.node_name = "node-b";
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner).status(), StatusCode::kPermissionDenied,
-                       "order is for node 'node-b'"));
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kPermissionDenied, "order is for node 'node-b'"));
   OrderSpec key;
   key.session_id = SessionIdOf(2);
   key.wrong_node_key = true;
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(key, clock_), kOwner).status(), StatusCode::kPermissionDenied,
-                       "node key id"));
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(key, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kPermissionDenied, "node key id"));
   ExpectNothingHeld();
 }
 
@@ -423,15 +449,15 @@ TEST_F(AgentCoreTest, PlanNamingAnUnknownDeviceIsRefused) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
   spec.devices = {{"host", 0, 1024, 1}, {"GPU-missing", 4096, 1024, 1}};
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner).status(), StatusCode::kNotFound,
-                       "no device 'GPU-missing'"));
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kNotFound, "no device 'GPU-missing'"));
   ExpectNothingHeld();
 }
 
 TEST_F(AgentCoreTest, PlanOmittingADeviceIsRefused) {
   agent_test::FakeDeviceOptions gpu;
   AgentCore& core = Make(agent_test::HostAndGpuBackends(gpu));
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(OrderSpec(), clock_), kOwner).status(),
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(OrderSpec(), clock_), kOwner, kAsChallenger).status(),
                        StatusCode::kInvalidArgument, std::string("plan omits device '") + kGpuId));
   ExpectNothingHeld();
 }
@@ -440,8 +466,8 @@ TEST_F(AgentCoreTest, PlanNamingADeviceTwiceIsRefused) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
   spec.devices = {{"host", 0, 1024, 1}, {"host", 4096, 1024, 1}};
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner).status(), StatusCode::kInvalidArgument,
-                       "named twice"));
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kInvalidArgument, "named twice"));
   ExpectNothingHeld();
 }
 
@@ -450,7 +476,7 @@ TEST_F(AgentCoreTest, DeviceShortOfCapacityIsRefused) {
   AgentConfig config = agent_test::TestConfig();
   config.host_budget_bytes = 1 * kMiB;
   AgentCore& core = Make(agent_test::HostBackends(), config);
-  Status s = core.StartSession(SignedOrder(OrderSpec(), clock_), kOwner).status();
+  Status s = core.StartSession(SignedOrder(OrderSpec(), clock_), kOwner, kAsChallenger).status();
   EXPECT_TRUE(HasError(s, StatusCode::kResourceExhausted, "device 'host' short of capacity"));
   EXPECT_TRUE(HasError(s, StatusCode::kResourceExhausted, "host budget 1048576 bytes"));
   ExpectNothingHeld();
@@ -458,7 +484,7 @@ TEST_F(AgentCoreTest, DeviceShortOfCapacityIsRefused) {
 
 TEST_F(AgentCoreTest, DeviceShortOfAvailableMemoryIsRefused) {
   Make(agent_test::HostBackends(nullptr, /*available_bytes=*/1 * kMiB));
-  EXPECT_TRUE(HasError(core_->StartSession(SignedOrder(OrderSpec(), clock_), kOwner).status(),
+  EXPECT_TRUE(HasError(core_->StartSession(SignedOrder(OrderSpec(), clock_), kOwner, kAsChallenger).status(),
                        StatusCode::kResourceExhausted, "device 'host' short of capacity"));
   ExpectNothingHeld();
 }
@@ -471,8 +497,8 @@ TEST_F(AgentCoreTest, AcquireShortfallReleasesTheOtherDevices) {
   AgentCore& core = Make(agent_test::HostAndGpuBackends(gpu));
   OrderSpec spec;
   spec.devices = {{kGpuId, 0, 32768, 4}, {"host", 65536, 32768, 4}};
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner).status(), StatusCode::kResourceExhausted,
-                       std::string("device '") + kGpuId + "' short of capacity"));
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kResourceExhausted, std::string("device '") + kGpuId + "' short of capacity"));
   ExpectNothingHeld();
 }
 
@@ -482,8 +508,8 @@ TEST_F(AgentCoreTest, DeviceFillErrorFailsTheSessionNamingTheDevice) {
   AgentCore& core = Make(agent_test::HostAndGpuBackends(gpu));
   OrderSpec spec;
   spec.devices = {{"host", 65536, 32768, 4}, {kGpuId, 0, 32768, 4}};
-  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner).status(), StatusCode::kInternal,
-                       std::string("device '") + kGpuId + "': ECC error"));
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kInternal, std::string("device '") + kGpuId + "': ECC error"));
   ExpectNothingHeld();
 }
 
@@ -491,20 +517,21 @@ TEST_F(AgentCoreTest, SecondOrderDuringASessionIsRefused) {
   FillGate gate;
   AgentCore& core = MakeHost(&gate);
   const proto::SignedEnvelope first = SignedOrder(OrderSpec(), clock_);
-  auto filling = std::async(std::launch::async, [&] { return core.StartSession(first, kOwner); });
+  auto filling = std::async(std::launch::async, [&] { return core.StartSession(first, kOwner, kAsChallenger); });
   ASSERT_TRUE(WaitForPhase(proto::AgentPhase::FILLING));
 
   OrderSpec spec2;
   spec2.session_id = SessionIdOf(2);
   const proto::SignedEnvelope second = SignedOrder(spec2, clock_);
-  EXPECT_TRUE(HasError(core.StartSession(second, 2).status(), StatusCode::kFailedPrecondition,
+  EXPECT_TRUE(HasError(core.StartSession(second, 2, kAsChallenger).status(), StatusCode::kFailedPrecondition,
                        "session a5a5a5a5a5a5a5a5a5a5a5a5a5a5a501 in progress (filling)"));
   gate.Open();
   ASSERT_TRUE(filling.get().ok());
-  EXPECT_TRUE(HasError(core.StartSession(second, 2).status(), StatusCode::kFailedPrecondition, "in progress (ready)"));
+  EXPECT_TRUE(HasError(core.StartSession(second, 2, kAsChallenger).status(), StatusCode::kFailedPrecondition,
+                       "in progress (ready)"));
   // Refused while busy, the second order's id was not used up.
   ASSERT_TRUE(core.Finish(kOwner, SignedVerdict(first, true)).ok());
-  EXPECT_TRUE(core.StartSession(second, 2).ok());
+  EXPECT_TRUE(core.StartSession(second, 2, kAsChallenger).ok());
   EXPECT_TRUE(core.Abort(2, proto::AsView(spec2.session_id), "test done").ok());
   ExpectNothingHeld();
 }
@@ -549,7 +576,8 @@ TEST_F(AgentCoreTest, DevicesAreChallengedFromTheirOwnNoticeOnly) {
 TEST_F(AgentCoreTest, StatusShowsTheFillWhileItRuns) {
   FillGate gate;
   AgentCore& core = MakeHost(&gate);
-  auto filling = std::async(std::launch::async, [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 7); });
+  auto filling = std::async(std::launch::async,
+                            [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 7, kAsChallenger); });
   ASSERT_TRUE(WaitForPhase(proto::AgentPhase::FILLING));
   AgentStatusSnapshot status = core.GetStatus();
   EXPECT_TRUE(status.session_id == SessionIdOf(1));
@@ -572,7 +600,7 @@ class AgentCoreRoundTest : public AgentCoreTest {
     AgentCoreTest::SetUp();
     MakeHost();
     order_ = SignedOrder(spec_, clock_);
-    ASSERT_TRUE(core_->StartSession(order_, kOwner).ok());
+    ASSERT_TRUE(core_->StartSession(order_, kOwner, kAsChallenger).ok());
   }
   // The session ended, and later calls say which and why.
   void ExpectEnded(const std::string& why) {
@@ -711,7 +739,8 @@ TEST_F(AgentCoreRoundTest, DisconnectOfTheOwnerFreesTheMemory) {
 TEST_F(AgentCoreTest, DisconnectMidFillStopsTheFillAndFreesTheMemory) {
   FillGate gate;
   AgentCore& core = MakeHost(&gate);
-  auto filling = std::async(std::launch::async, [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 3); });
+  auto filling = std::async(std::launch::async,
+                            [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 3, kAsChallenger); });
   while (gate.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   core.OnDisconnect(3);
   EXPECT_TRUE(HasError(filling.get().status(), StatusCode::kUnavailable, "the challenger disconnected"));
@@ -721,7 +750,8 @@ TEST_F(AgentCoreTest, DisconnectMidFillStopsTheFillAndFreesTheMemory) {
 TEST_F(AgentCoreTest, AbortMidFillStopsTheFill) {
   FillGate gate;
   AgentCore& core = MakeHost(&gate);
-  auto filling = std::async(std::launch::async, [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 3); });
+  auto filling = std::async(std::launch::async,
+                            [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 3, kAsChallenger); });
   while (gate.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_TRUE(core.Abort(3, proto::AsView(SessionIdOf(1)), "fill deadline passed").ok());
   EXPECT_TRUE(HasError(filling.get().status(), StatusCode::kFailedPrecondition, "aborted: fill deadline passed"));
@@ -731,7 +761,8 @@ TEST_F(AgentCoreTest, AbortMidFillStopsTheFill) {
 TEST_F(AgentCoreTest, AbortMidFillFromAnotherConnectionIsRefused) {
   FillGate gate;
   AgentCore& core = MakeHost(&gate);
-  auto filling = std::async(std::launch::async, [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 3); });
+  auto filling = std::async(std::launch::async,
+                            [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 3, kAsChallenger); });
   while (gate.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(core.Abort(4, proto::AsView(SessionIdOf(1)), "hostile").code(), StatusCode::kPermissionDenied);
   gate.Open();
@@ -744,7 +775,7 @@ TEST_F(AgentCoreTest, AbortMidFillFromAnotherConnectionIsRefused) {
 // Admission (checks, no memory) and fill are separate steps; the session exists in between.
 TEST_F(AgentCoreTest, AdmittedSessionIsFilledByFillSession) {
   AgentCore& core = MakeHost();
-  auto admitted = core.AdmitSession(SignedOrder(OrderSpec(), clock_), 5);
+  auto admitted = core.AdmitSession(SignedOrder(OrderSpec(), clock_), 5, kAsChallenger);
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
   EXPECT_EQ(core.GetStatus().phase, proto::AgentPhase::FILLING);
   EXPECT_TRUE(core.GetStatus().session_id == SessionIdOf(1));
@@ -752,8 +783,8 @@ TEST_F(AgentCoreTest, AdmittedSessionIsFilledByFillSession) {
   EXPECT_TRUE(core.OwnsSession(5));
   OrderSpec other;
   other.session_id = SessionIdOf(2);
-  EXPECT_TRUE(HasError(core.AdmitSession(SignedOrder(other, clock_), 6).status(), StatusCode::kFailedPrecondition,
-                       "in progress (filling)"));
+  EXPECT_TRUE(HasError(core.AdmitSession(SignedOrder(other, clock_), 6, kAsChallenger).status(),
+                       StatusCode::kFailedPrecondition, "in progress (filling)"));
   ASSERT_TRUE(core.FillSession(std::move(admitted).value()).ok());
   EXPECT_EQ(core.GetStatus().phase, proto::AgentPhase::READY);
   EXPECT_TRUE(core.Abort(5, proto::AsView(SessionIdOf(1)), "test done").ok());
@@ -763,7 +794,7 @@ TEST_F(AgentCoreTest, AdmittedSessionIsFilledByFillSession) {
 TEST_F(AgentCoreTest, AdmittedSessionDroppedUnfilledIsEnded) {
   AgentCore& core = MakeHost();
   {
-    auto admitted = core.AdmitSession(SignedOrder(OrderSpec(), clock_), 5);
+    auto admitted = core.AdmitSession(SignedOrder(OrderSpec(), clock_), 5, kAsChallenger);
     ASSERT_TRUE(admitted.ok());
   }
   ExpectNothingHeld();
@@ -773,7 +804,7 @@ TEST_F(AgentCoreTest, AdmittedSessionDroppedUnfilledIsEnded) {
 
 TEST_F(AgentCoreTest, SessionEndedBeforeItsFillStartsIsNotFilled) {
   AgentCore& core = MakeHost();
-  auto admitted = core.AdmitSession(SignedOrder(OrderSpec(), clock_), 5);
+  auto admitted = core.AdmitSession(SignedOrder(OrderSpec(), clock_), 5, kAsChallenger);
   ASSERT_TRUE(admitted.ok());
   core.OnDisconnect(5);  // e.g. while it waited for its thread
   EXPECT_EQ(core.GetStatus().phase, proto::AgentPhase::RELEASING);
@@ -788,7 +819,7 @@ TEST_F(AgentCoreTest, SessionTimesOutWhenReady) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
   spec.session_timeout_us = 30'000'000;
-  ASSERT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner).ok());
+  ASSERT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).ok());
   clock_.Advance(29'999'999);
   core.CheckTimeouts();
   EXPECT_EQ(core.GetStatus().phase, proto::AgentPhase::READY);
@@ -803,7 +834,8 @@ TEST_F(AgentCoreTest, SessionTimesOutWhileFilling) {
   AgentConfig config = agent_test::TestConfig();
   config.session_timeout_us = 5'000'000;  // the order asks for none: the agent's default applies
   AgentCore& core = Make(agent_test::HostBackends(&gate), config);
-  auto filling = std::async(std::launch::async, [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 1); });
+  auto filling = std::async(std::launch::async,
+                            [&] { return core.StartSession(SignedOrder(OrderSpec(), clock_), 1, kAsChallenger); });
   while (gate.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   clock_.Advance(5'000'000);
   core.CheckTimeouts();
@@ -817,7 +849,7 @@ TEST_F(AgentCoreTest, OrderTimeoutIsCappedByTheAgent) {
   AgentCore& core = Make(agent_test::HostBackends(), config);
   OrderSpec spec;
   spec.session_timeout_us = 3'600'000'000;
-  ASSERT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner).ok());
+  ASSERT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).ok());
   clock_.Advance(10'000'000);
   core.CheckTimeouts();
   ExpectNothingHeld();
@@ -831,7 +863,7 @@ TEST_F(AgentCoreTest, RoundOf256LabelsIsCheap) {
   OrderSpec spec;
   const uint32_t rounds = 200;
   spec.devices = {{"host", 0, 65536, 256}};
-  ASSERT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner).ok());
+  ASSERT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).ok());
   std::vector<int64_t> micros;
   for (uint32_t r = 0; r < rounds; ++r) {
     std::vector<uint64_t> indices;

@@ -1,13 +1,17 @@
 // The agent over Cap'n Proto RPC (prover/agent/agent_rpc_server.h): in process over in-memory pipes
-// with a fake clock, and sessions over real loopback TCP. Covers what only the RPC
-// layer can get wrong: status answered during a fill, typed errors across the wire, a connection
-// dropped mid-fill or a cancelled call freeing memory, oversized messages, the timeout timer, and
-// staying up under abuse: accept errors, the connection cap (eviction), idle and trickling connections, abort
-// from another connection, refused orders costing no thread.
+// with a fake clock (authenticated as the challenger by fiat, or by a real TLS handshake over the
+// pipe), and sessions over real loopback TCP with TLS 1.3. Covers what only the RPC layer can get
+// wrong: status answered during a fill, typed errors across the wire, a connection dropped mid-fill
+// or a cancelled call freeing memory, oversized messages, the timeout timer, the transport's
+// authentication (only the pinned challenger completes a handshake, and an order is admitted only
+// from the challenger it names), and staying up under abuse: accept errors, the connection cap
+// (eviction), the handshake cap, timeout, byte limit and pacing, idle and trickling connections,
+// abort from another connection, refused orders costing no thread.
 #include <capnp/message.h>
 #include <capnp/rpc-twoparty.h>
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
+#include <kj/compat/tls.h>
 #include <kj/debug.h>
 
 #include <cerrno>
@@ -74,14 +78,61 @@ class AgentRpcTest : public ::testing::Test {
   }
 
   void Start(BackendSet backends, AgentConfig config = agent_test::TestConfig()) {
+    if (!options_.tls) options_.tls = agent_test::AgentTls();
     core_ = std::make_unique<AgentCore>(std::move(config), std::move(backends), clock_);
     server_ = kj::heap<AgentRpcServer>(*core_, *io_.provider, options_);
   }
 
-  kj::Own<Client> Connect(capnp::ReaderOptions options = proto::RpcReaderOptions()) {
+  // A connection over an in-memory pipe that the server takes as authenticated as `as`.
+  kj::Own<Client> Connect(capnp::ReaderOptions options = proto::RpcReaderOptions(),
+                          PeerKeyId as = agent_test::ChallengerKeyId()) {
     auto pipe = io_.provider->newTwoWayPipe();
-    server_->Accept(kj::mv(pipe.ends[0]));
+    server_->Accept(kj::mv(pipe.ends[0]), as);
     return kj::heap<Client>(kj::mv(pipe.ends[1]), options);
+  }
+
+  // The client side of a TLS handshake over `raw`, presenting `own`'s certificate and pinning the
+  // node's; throws what the handshake throws.
+  kj::Own<kj::AsyncIoStream> Tls(kj::Own<kj::AsyncIoStream> raw,
+                                 const proto::KeyPair& own = agent_test::ChallengerKey()) {
+    client_tls_.push_back(agent_test::ClientTls(own));
+    return client_tls_.back()->Connect(kj::mv(raw)).wait(io_.waitScope);
+  }
+
+  // A connection over an in-memory pipe, authenticated by a real TLS handshake (AcceptTls).
+  kj::Own<Client> ConnectTls(const proto::KeyPair& own = agent_test::ChallengerKey()) {
+    auto pipe = io_.provider->newTwoWayPipe();
+    server_->AcceptTls(kj::mv(pipe.ends[0]));
+    return kj::heap<Client>(Tls(kj::mv(pipe.ends[1]), own));
+  }
+
+  // A TCP connection to `port` with the challenger's TLS (or `own`'s).
+  kj::Own<Client> ConnectTcp(unsigned port, const proto::KeyPair& own = agent_test::ChallengerKey()) {
+    auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io_.waitScope);
+    return kj::heap<Client>(Tls(address->connect().wait(io_.waitScope), own));
+  }
+
+  // The client side of a TLS handshake over `raw` by a client that presents no certificate (it
+  // trusts the node's). In TLS 1.3 the client's side of the handshake completes before the server
+  // has judged the client: the agent's refusal arrives with the first read.
+  kj::Own<kj::AsyncIoStream> TlsWithoutCertificate(kj::Own<kj::AsyncIoStream> raw) {
+    const proto::PinnedCertificate node = agent_test::CertificateOf(agent_test::NodeKey());
+    node_certificate_ = std::make_unique<kj::TlsCertificate>(kj::StringPtr(node.pem.c_str()));
+    kj::TlsContext::Options options;
+    options.useSystemTrustStore = false;
+    options.trustedCertificates = kj::arrayPtr(node_certificate_.get(), 1);
+    certless_ = std::make_unique<kj::TlsContext>(kj::mv(options));
+    return certless_->wrapClient(kj::mv(raw), kj::StringPtr(node.name.c_str())).wait(io_.waitScope);
+  }
+
+  // Whether the agent closed `stream`: a read sees EOF, or (TLS without close_notify) fails.
+  bool ClosedByTheAgent(kj::AsyncIoStream& stream) {
+    char byte;
+    try {
+      return stream.tryRead(&byte, 1, 1).wait(io_.waitScope) == 0;
+    } catch (const kj::Exception&) {
+      return true;
+    }
   }
 
   // Runs the event loop for `ms` milliseconds.
@@ -134,6 +185,9 @@ class AgentRpcTest : public ::testing::Test {
   }
 
   kj::AsyncIoContext io_;
+  std::vector<std::unique_ptr<proto::TlsChannel>> client_tls_;  // outlive their connections
+  std::unique_ptr<kj::TlsCertificate> node_certificate_;        // TlsWithoutCertificate's
+  std::unique_ptr<kj::TlsContext> certless_;
   AgentRpcServerOptions options_;  // set before Start()
   FakeClock clock_;
   std::unique_ptr<AgentCore> core_;
@@ -367,8 +421,8 @@ TEST_F(AgentRpcTest, TcpLoopbackSmoke) {
   Start(agent_test::HostBackends());
   const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
   ASSERT_GT(port, 0u);
-  auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io_.waitScope);
-  Client client(address->connect().wait(io_.waitScope));
+  auto connected = ConnectTcp(port);
+  Client& client = *connected;
   auto described = client.agent.describeRequest().send().wait(io_.waitScope).getDescription();
   EXPECT_TRUE(described.getNodePublicKey() == proto::AsView(agent_test::NodeKey().public_key));
 
@@ -438,7 +492,7 @@ TEST_F(AgentRpcTest, AcceptErrorsAreRetriedAndTheListenerStaysOpen) {
 
   auto pipe = io_.provider->newTwoWayPipe();
   receiver.Push(kj::mv(pipe.ends[0]));
-  Client first(kj::mv(pipe.ends[1]));
+  Client first(Tls(kj::mv(pipe.ends[1])));
   EXPECT_EQ(PhaseOverRpc(first), proto::AgentPhase::IDLE);
   EXPECT_EQ(server_->accept_errors(), 3u);
 
@@ -455,7 +509,7 @@ TEST_F(AgentRpcTest, AcceptErrorsAreRetriedAndTheListenerStaysOpen) {
   receiver.reject_next = 2;
   auto second_pipe = io_.provider->newTwoWayPipe();
   receiver.Push(kj::mv(second_pipe.ends[0]));
-  Client second(kj::mv(second_pipe.ends[1]));
+  Client second(Tls(kj::mv(second_pipe.ends[1])));
   ASSERT_TRUE(ErrorOf(StartRequest(second, SignedOrder(OrderSpec(), clock_)).send(), io_.waitScope).ok());
   EXPECT_EQ(PhaseOverRpc(first), proto::AgentPhase::READY);
   EXPECT_EQ(server_->connections(), 2u);
@@ -538,10 +592,10 @@ TEST_F(AgentRpcTest, IdleConnectionsAreClosedButNotTheSessionOwner) {
   options_.idle_timeout_us = 250'000;
   Start(agent_test::HostBackends());
   auto owner = Connect();
+  auto idle = Connect();
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
   ASSERT_TRUE(ErrorOf(StartRequest(*owner, order).send(), io_.waitScope).ok());
-  // Connected after the fill, which may take longer than the idle timeout on a loaded machine.
-  auto idle = Connect();
+  // Opened after the fill, which may take longer than the idle timeout on a loaded machine.
   auto chatty = Connect();
 
   // 600 ms: the owner says nothing (its session governs it), `chatty` calls every 20 ms, `idle`
@@ -574,8 +628,13 @@ kj::Promise<void> Trickle(kj::Timer& timer, kj::AsyncIoStream& stream) {
   });
 }
 
+// Idle and trickling connections, authenticated or not, cannot block an honest session: an
+// authenticated connection that never calls is closed after the idle timeout; unauthenticated ones
+// (silent, or trickling a TLS record a byte at a time) after the handshake timeout. None of them
+// ever held a connection slot.
 TEST_F(AgentRpcTest, IdleAndTricklingConnectionsDoNotBlockAnHonestSession) {
   options_.idle_timeout_us = 300'000;
+  options_.handshake_timeout_us = 300'000;
   Start(agent_test::HostBackends());
   const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
   auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io_.waitScope);
@@ -583,39 +642,43 @@ TEST_F(AgentRpcTest, IdleAndTricklingConnectionsDoNotBlockAnHonestSession) {
 
   auto silent = address->connect().wait(io_.waitScope);
   auto trickler = address->connect().wait(io_.waitScope);
-  // A Cap'n Proto frame header announcing one segment of 4096 words, then its bytes one at a time.
-  const uint32_t header[2] = {0, 4096};
-  trickler->write(header, sizeof(header)).wait(io_.waitScope);
+  // A TLS record header announcing 16 KiB of handshake, then its bytes one at a time.
+  const uint8_t record[5] = {0x16, 0x03, 0x01, 0x40, 0x00};
+  trickler->write(record, sizeof(record)).wait(io_.waitScope);
   bool trickle_failed = false;
   kj::Promise<void> trickling =
       Trickle(timer, *trickler).catch_([&](kj::Exception&&) { trickle_failed = true; }).eagerlyEvaluate(nullptr);
+  auto idle = ConnectTcp(port);  // authenticated, never calls
 
-  Client honest(address->connect().wait(io_.waitScope));
+  auto honest = ConnectTcp(port);
   OrderSpec spec;
   const uint32_t rounds = 3;
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
-  ASSERT_TRUE(ErrorOf(StartRequest(honest, order).send(), io_.waitScope).ok());
+  ASSERT_TRUE(ErrorOf(StartRequest(*honest, order).send(), io_.waitScope).ok());
   const auto expected = agent_test::ExpectedLabels(256, 0, 65536);
   for (uint32_t r = 0; r < rounds; ++r) {
     Spin(200);  // quiet for longer than the idle timeout in all: the session owner stays
-    auto round = honest.agent.roundRequest();
+    auto round = honest->agent.roundRequest();
     BuildRound(round.initRound(), spec.session_id, r, {11 + r, 60000 + r});
     auto answer = round.send().wait(io_.waitScope);
     ASSERT_EQ(answer.getAnswer().getLabels().size(), 64u);
     EXPECT_EQ(0, std::memcmp(answer.getAnswer().getLabels().begin(), expected.data() + 32 * (11 + r), 32));
   }
-  auto finish = honest.agent.finishRequest();
+  auto finish = honest->agent.finishRequest();
   proto::WriteEnvelope(SignedVerdict(order, true), finish.initVerdict());
   EXPECT_TRUE(ErrorOf(finish.send(), io_.waitScope).ok());
   ExpectNothingHeld();
 
-  // Both abusers were closed for idling meanwhile: the silent one reads EOF, the trickler's
-  // writes fail.
+  // Every abuser was closed meanwhile: the silent one reads EOF, the trickler's writes fail, the
+  // idle one's calls fail.
   char byte;
   EXPECT_EQ(silent->tryRead(&byte, 1, 1).wait(io_.waitScope), 0u);
   ASSERT_TRUE(SpinUntil([&] { return trickle_failed; }));
-  EXPECT_GE(server_->connections_idled_out(), 2u);
+  EXPECT_FALSE(ErrorOf(idle->agent.statusRequest().send(), io_.waitScope).ok());
+  EXPECT_GE(server_->handshakes_timed_out(), 2u);
+  EXPECT_GE(server_->connections_idled_out(), 1u);
   EXPECT_EQ(server_->connections(), 1u);
+  EXPECT_EQ(server_->handshakes(), 0u);
 }
 
 // A third party holding every slot with silent connections and status pollers (well within the
@@ -626,10 +689,12 @@ TEST_F(AgentRpcTest, ACapFullOfIdleAndPollingConnectionsDoesNotBlockAnHonestSess
   Start(agent_test::HostBackends());
   const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
   auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io_.waitScope);
-  // One at a time, so that the agent opens them in this order.
+  // One at a time, so that the agent opens them in this order; each is authenticated (TLS) as the
+  // challenger: the third party here holds the challenger's key, or these are the challenger's own
+  // monitors. (Unauthenticated connections never take a slot.)
   auto connect = [&]() {
     const uint64_t opened = server_->connections() + server_->connections_evicted() + server_->connections_refused();
-    auto stream = address->connect().wait(io_.waitScope);
+    auto stream = Tls(address->connect().wait(io_.waitScope));
     EXPECT_TRUE(SpinUntil([&] {
       return server_->connections() + server_->connections_evicted() + server_->connections_refused() > opened;
     }));
@@ -660,8 +725,7 @@ TEST_F(AgentRpcTest, ACapFullOfIdleAndPollingConnectionsDoesNotBlockAnHonestSess
   proto::WriteEnvelope(SignedVerdict(order, true), finish.initVerdict());
   EXPECT_TRUE(ErrorOf(finish.send(), io_.waitScope).ok());
   ExpectNothingHeld();
-  char byte;
-  EXPECT_EQ(silent1->tryRead(&byte, 1, 1).wait(io_.waitScope), 0u);  // evicted: EOF
+  EXPECT_TRUE(ClosedByTheAgent(*silent1));  // evicted
   EXPECT_EQ(server_->connections_evicted(), 1u);
 
   // Three more newcomers evict the rest in the order they opened, pollers included though they
@@ -669,7 +733,7 @@ TEST_F(AgentRpcTest, ACapFullOfIdleAndPollingConnectionsDoesNotBlockAnHonestSess
   auto newcomer1 = connect();
   auto newcomer2 = connect();
   auto newcomer3 = connect();
-  EXPECT_EQ(silent2->tryRead(&byte, 1, 1).wait(io_.waitScope), 0u);
+  EXPECT_TRUE(ClosedByTheAgent(*silent2));
   EXPECT_FALSE(ErrorOf(poller1.agent.statusRequest().send(), io_.waitScope).ok());
   EXPECT_FALSE(ErrorOf(poller2.agent.statusRequest().send(), io_.waitScope).ok());
   EXPECT_EQ(PhaseOverRpc(honest), proto::AgentPhase::IDLE);
@@ -703,6 +767,165 @@ TEST_F(AgentRpcTest, RefusedOrdersCostNoThread) {
   EXPECT_EQ(PhaseOverRpc(*clients[0]), proto::AgentPhase::READY);
   clients[0]->Drop();
   ExpectNothingHeld();
+}
+
+// ----------------------------------------------------------------------------------------------
+// The agent's boundary: authentication of the transport and of the order's deliverer.
+
+// Only a client holding the pinned challenger certificate's key completes a handshake: one with an
+// unpinned certificate, and one with none, cannot complete a call, and never become a connection.
+TEST_F(AgentRpcTest, OnlyThePinnedChallengerCompletesAHandshake) {
+  Start(agent_test::HostBackends());
+  auto stranger = ConnectTls(proto::GenerateKeyPair());
+  EXPECT_FALSE(ErrorOf(stranger->agent.statusRequest().send(), io_.waitScope).ok());
+  auto pipe = io_.provider->newTwoWayPipe();
+  server_->AcceptTls(kj::mv(pipe.ends[0]));
+  Client certless(TlsWithoutCertificate(kj::mv(pipe.ends[1])));
+  EXPECT_FALSE(ErrorOf(certless.agent.statusRequest().send(), io_.waitScope).ok());
+  EXPECT_EQ(server_->handshakes_failed(), 2u);
+  EXPECT_EQ(server_->connections(), 0u);
+  EXPECT_EQ(server_->handshakes(), 0u);
+
+  auto challenger = ConnectTls();
+  EXPECT_EQ(PhaseOverRpc(*challenger), proto::AgentPhase::IDLE);
+  EXPECT_EQ(server_->connections(), 1u);
+  EXPECT_EQ(server_->handshakes_failed(), 2u);
+}
+
+// A copy of a valid order (orders are no secret: the ledger keeps them) replayed by a third party
+// within its validity window starts nothing and takes no memory: over TCP the third party cannot
+// even complete the TLS handshake, with its own certificate or without one; a connection
+// authenticated as another key, or not at all (in process), has the order refused before any memory
+// is taken. The challenger then delivers the same order and it is accepted: the replays did not burn
+// its session id.
+TEST_F(AgentRpcTest, ACopiedOrderReplayedByAThirdPartyIsRefusedBeforeAnyMemoryIsTaken) {
+  Start(agent_test::HostBackends());
+  const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
+  const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
+
+  auto third_party = ConnectTcp(port, proto::GenerateKeyPair());
+  Status refused = ErrorOf(StartRequest(*third_party, order).send(), io_.waitScope);
+  EXPECT_EQ(refused.code(), StatusCode::kUnavailable) << refused.ToString();  // the connection is gone
+  auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io_.waitScope);
+  Client certless(TlsWithoutCertificate(address->connect().wait(io_.waitScope)));
+  EXPECT_FALSE(ErrorOf(StartRequest(certless, order).send(), io_.waitScope).ok());
+  EXPECT_EQ(server_->handshakes_failed(), 2u);
+
+  auto other_key = Connect(proto::RpcReaderOptions(), proto::KeyIdOf(proto::GenerateKeyPair().public_key));
+  Status denied = ErrorOf(StartRequest(*other_key, order).send(), io_.waitScope);
+  EXPECT_EQ(denied.code(), StatusCode::kPermissionDenied) << denied.ToString();
+  EXPECT_NE(denied.message().find("this connection is authenticated as key id"), std::string::npos)
+      << denied.ToString();
+  auto unauthenticated = Connect(proto::RpcReaderOptions(), std::nullopt);
+  denied = ErrorOf(StartRequest(*unauthenticated, order).send(), io_.waitScope);
+  EXPECT_EQ(denied.code(), StatusCode::kPermissionDenied) << denied.ToString();
+  EXPECT_NE(denied.message().find("this connection is not authenticated"), std::string::npos) << denied.ToString();
+  EXPECT_EQ(server_->fill_threads_started(), 0u);
+  EXPECT_EQ(core_->GetStatus().phase, proto::AgentPhase::IDLE);
+  EXPECT_EQ(core_->GetStatus().bytes_acquired, 0u);
+  EXPECT_EQ(LiveBytes(), base_live_);
+
+  auto challenger = ConnectTcp(port);
+  ASSERT_TRUE(ErrorOf(StartRequest(*challenger, order).send(), io_.waitScope).ok());
+  EXPECT_EQ(server_->fill_threads_started(), 1u);
+  challenger->Drop();
+  ExpectNothingHeld();
+}
+
+// Before its handshake has authenticated it, nothing a peer sends is read as a Cap'n Proto frame:
+// a frame header announcing 32 MiB followed by 1 MiB of bytes, sent raw or after a certificate-less
+// TLS handshake, is closed on at once, capnp never sees it (no message refused on receipt), and the
+// agent read at most kMaxHandshakeBytes from it.
+TEST_F(AgentRpcTest, NoFrameIsReadBeforeTheHandshakeAuthenticatesThePeer) {
+  Start(agent_test::HostBackends());
+  const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
+  auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io_.waitScope);
+  const uint32_t header[2] = {0, uint32_t{1} << 22};  // one segment of 2^22 words: 32 MiB
+  const std::vector<char> body(size_t{1} << 20, 'x');
+  auto send = [&](kj::AsyncIoStream& peer) {
+    try {
+      peer.write(header, sizeof(header)).wait(io_.waitScope);
+      peer.write(body.data(), body.size()).wait(io_.waitScope);
+    } catch (const kj::Exception&) {
+      // The agent closed the connection before all of it was written.
+    }
+  };
+  auto raw = address->connect().wait(io_.waitScope);
+  send(*raw);
+  EXPECT_TRUE(ClosedByTheAgent(*raw));
+  auto certless = TlsWithoutCertificate(address->connect().wait(io_.waitScope));
+  send(*certless);
+  EXPECT_TRUE(ClosedByTheAgent(*certless));
+
+  ASSERT_TRUE(SpinUntil([&] { return server_->handshakes_failed() == 2; }));
+  EXPECT_EQ(server_->messages_refused(), 0u);
+  EXPECT_EQ(server_->connections(), 0u);
+  EXPECT_GT(server_->max_handshake_bytes_read(), 0u);
+  EXPECT_LE(server_->max_handshake_bytes_read(), kMaxHandshakeBytes);
+  EXPECT_EQ(core_->GetStatus().phase, proto::AgentPhase::IDLE);
+}
+
+// At the cap of handshakes a new connection closes the oldest handshake: connections that never
+// finish theirs cannot keep the challenger from handshaking, nor take a connection slot.
+TEST_F(AgentRpcTest, AtTheHandshakeCapTheOldestHandshakeIsClosed) {
+  options_.max_handshakes = 2;
+  options_.max_connections = 1;
+  Start(agent_test::HostBackends());
+  const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
+  auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io_.waitScope);
+  std::vector<kj::Own<kj::AsyncIoStream>> silent;
+  for (int i = 0; i < 3; ++i) {
+    silent.push_back(address->connect().wait(io_.waitScope));
+    ASSERT_TRUE(SpinUntil([&] { return server_->handshakes() + server_->handshakes_evicted() == size_t(i) + 1; }));
+  }
+  EXPECT_EQ(server_->handshakes(), 2u);
+  EXPECT_EQ(server_->handshakes_evicted(), 1u);
+  EXPECT_TRUE(ClosedByTheAgent(*silent[0]));
+
+  auto challenger = ConnectTcp(port);  // closes silent[1], the oldest handshake now
+  EXPECT_EQ(PhaseOverRpc(*challenger), proto::AgentPhase::IDLE);
+  EXPECT_EQ(server_->handshakes_evicted(), 2u);
+  EXPECT_TRUE(ClosedByTheAgent(*silent[1]));
+  EXPECT_EQ(server_->connections(), 1u);
+  EXPECT_EQ(server_->connections_evicted(), 0u);
+  ASSERT_TRUE(ErrorOf(StartRequest(*challenger, SignedOrder(OrderSpec(), clock_)).send(), io_.waitScope).ok());
+  challenger->Drop();
+  ExpectNothingHeld();
+}
+
+// While a session runs, handshake work is paced (one handshake read's bytes per
+// handshake_pace_us): three challengers' handshakes started at once have not finished a moment
+// later, and finish one step at a time. With no session running nothing is paced.
+TEST_F(AgentRpcTest, HandshakesArePacedWhileASessionRuns) {
+  options_.handshake_pace_us = 100'000;
+  Start(agent_test::HostBackends());
+  auto owner = Connect();
+  const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
+  ASSERT_TRUE(ErrorOf(StartRequest(*owner, order).send(), io_.waitScope).ok());
+
+  std::vector<kj::Promise<kj::Own<kj::AsyncIoStream>>> pending;
+  for (int i = 0; i < 3; ++i) {
+    auto pipe = io_.provider->newTwoWayPipe();
+    server_->AcceptTls(kj::mv(pipe.ends[0]));
+    client_tls_.push_back(agent_test::ClientTls());
+    pending.push_back(client_tls_.back()->Connect(kj::mv(pipe.ends[1])).eagerlyEvaluate(nullptr));
+  }
+  Spin(30);                               // each handshake needs two reads by the agent; at most one read per 100 ms
+  EXPECT_EQ(server_->connections(), 1u);  // the owner alone
+  EXPECT_EQ(server_->handshakes(), 3u);
+  std::vector<kj::Own<kj::AsyncIoStream>> streams;
+  for (auto& p : pending) streams.push_back(p.wait(io_.waitScope));
+  ASSERT_TRUE(SpinUntil([&] { return server_->connections() == 4; }));
+  EXPECT_GE(server_->handshake_reads_paced(), 4u);
+
+  auto finish = owner->agent.finishRequest();
+  proto::WriteEnvelope(SignedVerdict(order, true), finish.initVerdict());
+  EXPECT_TRUE(ErrorOf(finish.send(), io_.waitScope).ok());
+  ExpectNothingHeld();
+  const uint64_t paced = server_->handshake_reads_paced();
+  auto idle_time = ConnectTls();
+  EXPECT_EQ(PhaseOverRpc(*idle_time), proto::AgentPhase::IDLE);
+  EXPECT_EQ(server_->handshake_reads_paced(), paced);
 }
 
 }  // namespace

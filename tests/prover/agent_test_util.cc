@@ -142,6 +142,27 @@ class FakeDeviceBackend final : public Backend {
 proto::KeyPair AuthorityKey() { return adversary::FixedKey(0x11); }
 proto::KeyPair ChallengerKey() { return adversary::FixedKey(0x22); }
 proto::KeyPair NodeKey() { return adversary::FixedKey(0x33); }
+proto::KeyId ChallengerKeyId() { return proto::KeyIdOf(ChallengerKey().public_key); }
+
+proto::PinnedCertificate CertificateOf(const proto::KeyPair& key) {
+  auto pem = proto::CertificatePem(key);
+  if (!pem.ok()) std::abort();
+  auto pinned = proto::PinCertificate(*pem, key.public_key, "test certificate");
+  if (!pinned.ok()) std::abort();
+  return *pinned;
+}
+
+std::shared_ptr<proto::TlsChannel> AgentTls() {
+  auto tls = proto::TlsChannel::Create(proto::TlsChannel::Role::kServer, NodeKey(), CertificateOf(ChallengerKey()));
+  if (!tls.ok()) std::abort();
+  return std::move(tls).value();
+}
+
+std::unique_ptr<proto::TlsChannel> ClientTls(const proto::KeyPair& own) {
+  auto tls = proto::TlsChannel::Create(proto::TlsChannel::Role::kClient, own, CertificateOf(NodeKey()));
+  if (!tls.ok()) std::abort();
+  return std::move(tls).value();
+}
 
 uint64_t LiveBytes() { return g_live_bytes.load(); }
 

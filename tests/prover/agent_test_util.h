@@ -13,6 +13,8 @@
 
 #include "common/clock.h"
 #include "proto/signing.h"
+#include "proto/tls_certificate.h"
+#include "proto/tls_channel.h"
 #include "prover/agent/agent_config.h"
 #include "prover/backends/backend.h"
 #include "prover/backends/backend_factory.h"
@@ -26,6 +28,15 @@ inline constexpr char kGpuId[] = "GPU-00000000-fake-0000-0000-000000000001";
 proto::KeyPair AuthorityKey();
 proto::KeyPair ChallengerKey();
 proto::KeyPair NodeKey();
+// The key id every test order names as its challenger: what a test connection is authenticated as.
+proto::KeyId ChallengerKeyId();
+
+// The certificate of `key`, pinned (proto/tls_certificate.h).
+proto::PinnedCertificate CertificateOf(const proto::KeyPair& key);
+// The agent's TLS: NodeKey()'s certificate, accepting only ChallengerKey()'s.
+std::shared_ptr<proto::TlsChannel> AgentTls();
+// A client's TLS presenting `own`'s certificate and pinning NodeKey()'s (the challenger's, by default).
+std::unique_ptr<proto::TlsChannel> ClientTls(const proto::KeyPair& own = ChallengerKey());
 
 // Bytes held by every fake device memory alive now (all tests' backends).
 uint64_t LiveBytes();

@@ -1,5 +1,7 @@
 #include "tests/support/challenger_fixtures.h"
 
+#include <glog/logging.h>
+
 #include <utility>
 
 #include "challenger/parameters/authority_documents.h"
@@ -44,12 +46,24 @@ kj::Own<adversary::CheatingAgent> TestAgent(Deviation deviation, AgentLog* log, 
                                             std::move(options));
 }
 
+proto::PinnedCertificate TestCertificate(uint8_t fill) {
+  const proto::KeyPair key = TestKey(fill);
+  auto pem = proto::CertificatePem(key);
+  CHECK(pem.ok()) << pem.status().ToString();
+  auto pinned = proto::PinCertificate(*pem, key.public_key, "test certificate");
+  CHECK(pinned.ok()) << pinned.status().ToString();
+  return *pinned;
+}
+
 std::unique_ptr<adversary::LoopbackAgentServer> ServeTestAgent(proto::KeyPair node, Deviation deviation,
-                                                               proto::PublicKey authority, proto::PublicKey challenger,
-                                                               AgentLog* log) {
-  return std::make_unique<adversary::LoopbackAgentServer>([=](kj::Timer&) -> kj::Own<proto::ProverAgent::Server> {
-    return TestAgent(deviation, log, nullptr, node, authority, challenger);
-  });
+                                                               proto::PublicKey authority,
+                                                               proto::PinnedCertificate challenger, AgentLog* log) {
+  const proto::PublicKey challenger_key = challenger.public_key;
+  return std::make_unique<adversary::LoopbackAgentServer>(
+      [=](kj::Timer&) -> kj::Own<proto::ProverAgent::Server> {
+        return TestAgent(deviation, log, nullptr, node, authority, challenger_key);
+      },
+      node, challenger);
 }
 
 StatusOr<uint64_t> MemoryRecordSink::Append(proto::LedgerRecordKind kind, proto::ByteView record,
@@ -73,12 +87,14 @@ Inventory TestInventory() {
   a.name = "node-a";
   a.address = "127.0.0.1:7700";
   a.public_key = TestKey(0x33).public_key;
+  a.certificate = TestCertificate(0x33);
   a.devices.push_back({"host", "host-dram", 64 * chunk_bytes});
   a.devices.push_back({"GPU-test-0", "test-gpu", 96 * chunk_bytes + 1000});
   InventoryNode b;
   b.name = "node-b";
   b.address = "127.0.0.1:7701";
   b.public_key = TestKey(0x44).public_key;
+  b.certificate = TestCertificate(0x44);
   b.devices.push_back({"host", "host-dram", 64 * chunk_bytes});
   inv.nodes = {a, b};
   inv.waves.push_back({"wave-1", {"node-a", "node-b"}, 3600, 600, true});

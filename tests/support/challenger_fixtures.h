@@ -35,6 +35,8 @@ using adversary::HugeAgentText;
 // Keys from fixed seeds (authority 0x11, challenger 0x22, node 0x33, other node 0x44).
 inline proto::KeyPair TestKey(uint8_t fill) { return adversary::FixedKey(fill); }
 inline proto::PublicKey TestKeyPublic(uint8_t fill) { return TestKey(fill).public_key; }
+// The TLS certificate of TestKey(fill), pinned (proto/tls_certificate.h).
+proto::PinnedCertificate TestCertificate(uint8_t fill);
 
 // A deviation of `kind` with the tests' parameters: kLateRound in round 2, huge texts of 5 MiB.
 Deviation Cheat(DeviationKind kind);
@@ -51,12 +53,12 @@ kj::Own<adversary::CheatingAgent> TestAgent(Deviation deviation = {}, AgentLog* 
                                             proto::PublicKey authority = TestKeyPublic(0x11),
                                             proto::PublicKey challenger = TestKeyPublic(0x22));
 
-// Serves a fresh TestAgent(deviation, log, no clock, node, authority, challenger) to every TCP
-// connection on 127.0.0.1 until destroyed.
-std::unique_ptr<adversary::LoopbackAgentServer> ServeTestAgent(proto::KeyPair node, Deviation deviation = {},
-                                                               proto::PublicKey authority = TestKeyPublic(0x11),
-                                                               proto::PublicKey challenger = TestKeyPublic(0x22),
-                                                               AgentLog* log = nullptr);
+// Serves a fresh TestAgent(deviation, log, no clock, node, authority, challenger's key) to every
+// TLS connection on 127.0.0.1 authenticated with `challenger` (the certificate of the challenger
+// key), until destroyed; the server presents `node`'s certificate.
+std::unique_ptr<adversary::LoopbackAgentServer> ServeTestAgent(
+    proto::KeyPair node, Deviation deviation = {}, proto::PublicKey authority = TestKeyPublic(0x11),
+    proto::PinnedCertificate challenger = TestCertificate(0x22), AgentLog* log = nullptr);
 
 // Both ends of an in-memory pipe with the real RPC system (challenger/session/pipe_agent_connector.h).
 using PipeConnector = PipeAgentConnector;
@@ -78,9 +80,9 @@ class MemoryRecordSink final : public RecordSink {
   std::vector<StoredRecord> records_;
 };
 
-// m = 64 labels per chunk. Node "node-a": "host" (model host-dram, 64 chunks) and "GPU-test-0"
-// (model test-gpu, 96 chunks + 1000 bytes of allowed reserve). Node "node-b": host only, 64
-// chunks. Wave "wave-1" = both nodes, complete.
+// m = 64 labels per chunk. Node "node-a" (key 0x33, its certificate pinned): "host" (model host-dram,
+// 64 chunks) and "GPU-test-0" (model test-gpu, 96 chunks + 1000 bytes of allowed reserve). Node
+// "node-b" (key 0x44, pinned): host only, 64 chunks. Wave "wave-1" = both nodes, complete.
 inline constexpr uint32_t kTestChunkLabels = 64;
 Inventory TestInventory();
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Smoke test: one wipe session over TCP loopback with the real binaries (wipeproof-prover serve
-# and wipeproof-challenger wipe), 64 MiB of host memory, then the ledger verified.
+# Smoke test: one wipe session over TCP loopback and TLS 1.3 with the real binaries (wipeproof-prover
+# serve and wipeproof-challenger wipe), 64 MiB of host memory, then the ledger verified. Each side
+# pins the other's certificate, as keygen wrote it.
 # Usage: e2e_loopback_test.sh PROVER_BIN CHALLENGER_BIN
 set -euo pipefail
 prover=$1
@@ -16,7 +17,8 @@ trap cleanup EXIT
 "$challenger" keygen --out="$dir/inspect" >/dev/null
 "$prover" keygen --out="$dir/node" >/dev/null
 "$prover" serve --listen=127.0.0.1:0 --node_name=e2e-node --authority_key="$dir/inspect-authority.pub" \
-  --challenger_key="$dir/inspect-challenger.pub" --node_key="$dir/node.key" --host_budget_bytes=67108864 \
+  --challenger_key="$dir/inspect-challenger.pub" --challenger_cert="$dir/inspect-challenger.crt" \
+  --node_key="$dir/node.key" --host_budget_bytes=67108864 \
   --devices=host --threads=2 >"$dir/agent.out" 2>"$dir/agent.log" &
 agent_pid=$!
 for _ in $(seq 1 100); do grep -q '^listening on ' "$dir/agent.out" && break; sleep 0.1; done
@@ -24,7 +26,7 @@ address=$(sed -n 's/^listening on //p' "$dir/agent.out")
 [[ -n "$address" ]] || { echo "agent did not start"; cat "$dir/agent.log"; exit 1; }
 
 cat >"$dir/inventory.json" <<JSON
-{"nodes": [{"name": "e2e-node", "address": "$address", "public_key_file": "node.pub",
+{"nodes": [{"name": "e2e-node", "address": "$address", "public_key_file": "node.pub", "certificate_file": "node.crt",
             "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": 67108864}]}],
  "waves": [{"name": "e2e", "nodes": ["e2e-node"], "period_s": 3600, "jitter_s": 60, "complete": true}],
  "reserves": {"host-dram": 0}}
@@ -42,4 +44,5 @@ grep -q '"pass": *true' "$dir/verdict.json" || { echo "verdict is not a pass:"; 
 "$challenger" ledger verify --ledger="$dir/ledger.db" --challenger_key="$dir/inspect-challenger.pub"
 # The agent is idle again and holds no memory after the session.
 grep -q "released\|freed" "$dir/agent.log" || { echo "agent log shows no release:"; cat "$dir/agent.log"; exit 1; }
+grep -q "listening on .* (TLS 1.3 as wipeproof-" "$dir/agent.log" || { echo "agent log shows no TLS:"; cat "$dir/agent.log"; exit 1; }
 echo "e2e loopback session passed"

@@ -8,11 +8,19 @@
 //     skew, nothing is held, and orders pass again once the clock agrees;
 //   - a ledger with no room: the challenger refuses the session before any order reaches the agent,
 //     and every record written before is intact and verifies;
-//   - frames announcing a huge segment or segment table: refused on their header and counted.
+//   - frames announcing a huge segment or segment table: refused on their header and counted;
+//   - peers without the challenger's certificate connecting over and over during an honest session
+//     (raw frames announcing 32 MiB, certificate-less TLS clients): no frame of theirs is read, none
+//     gets more than the handshake byte limit read, and every round still meets its deadline.
 // The process-level faults (kill -9 of either side, slow-loris and oversized frames against the
 // real binary) are in fault_process_test.sh.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -118,6 +126,7 @@ class TcpAgent {
       kj::AsyncIoContext io = kj::setupAsyncIo();
       AgentRpcServerOptions options;
       options.timeout_check_interval_us = 10'000;
+      options.tls = agent_test::AgentTls();
       AgentRpcServer server(core_, *io.provider, options);
       try {
         bound.set_value(server.Listen("127.0.0.1:0").wait(io.waitScope));
@@ -126,7 +135,12 @@ class TcpAgent {
         bound.set_value(0);
         return;
       }
-      while (!stop_.load()) io.provider->getTimer().afterDelay(5 * kj::MILLISECONDS).wait(io.waitScope);
+      while (!stop_.load()) {
+        io.provider->getTimer().afterDelay(5 * kj::MILLISECONDS).wait(io.waitScope);
+        handshakes_failed_.store(server.handshakes_failed());
+        messages_refused_.store(server.messages_refused());
+        max_handshake_bytes_read_.store(server.max_handshake_bytes_read());
+      }
     });
     port_ = port.get();
   }
@@ -135,10 +149,16 @@ class TcpAgent {
     thread_.join();
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  unsigned port() const { return port_; }
   AgentCore& core() { return core_; }
+  // The server's counters (agent_rpc_server.h), as of at most 5 ms ago.
+  uint64_t handshakes_failed() const { return handshakes_failed_.load(); }
+  uint64_t messages_refused() const { return messages_refused_.load(); }
+  uint64_t max_handshake_bytes_read() const { return max_handshake_bytes_read_.load(); }
 
  private:
   AgentCore core_;
+  std::atomic<uint64_t> handshakes_failed_{0}, messages_refused_{0}, max_handshake_bytes_read_{0};
   std::atomic<bool> stop_{false};
   unsigned port_ = 0;
   std::thread thread_;
@@ -150,6 +170,7 @@ Inventory NodeInventory(const std::string& address) {
   node.name = agent_test::kNodeName;
   node.address = address;
   node.public_key = agent_test::NodeKey().public_key;
+  node.certificate = agent_test::CertificateOf(agent_test::NodeKey());
   node.devices.push_back({"host", "host-dram", kHostBytes});
   node.devices.push_back({kGpu, "fault-gpu", kGpuBytes});
   inventory.nodes = {node};
@@ -187,9 +208,9 @@ class FaultTest : public ::testing::Test {
   }
 
   // One session against the agent, challenger on the system clock; records go to `sink`.
-  StatusOr<SessionOutcome> RunSession(RecordSink& sink) {
+  StatusOr<SessionOutcome> RunSession(RecordSink& sink, const Profile& profile = FaultProfile()) {
     const Inventory inventory = NodeInventory(agent_->address());
-    auto plan = BuildPlan(inventory, agent_test::kNodeName, FaultProfile(), {}, SystemClock());
+    auto plan = BuildPlan(inventory, agent_test::kNodeName, profile, {}, SystemClock());
     if (!plan.ok()) return plan.status();
     TcpSessionOptions options;
     options.clock = &SystemClock();
@@ -309,6 +330,80 @@ TEST_F(FaultTest, AgentClockAheadBeyondTheSkewRefusesTheOrderAsExpired) {
   EXPECT_EQ(agent_->core().GetStatus().sessions_completed, 0u);
 }
 
+// A TCP connection to 127.0.0.1:`port` (blocking), or -1.
+int ConnectTo(unsigned port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Third parties without the challenger's certificate keep connecting while an honest session runs:
+// raw connections sending a Cap'n Proto frame header that announces 32 MiB and 64 KiB after it,
+// and TLS 1.3 clients without a certificate that send the same header once their side of the
+// handshake is done. None of it is read as a frame (capnp refuses nothing: it never sees a byte),
+// the agent reads at most the handshake byte limit from any of them, and the session passes with
+// every one of its 16 rounds within 250 ms.
+TEST_F(FaultTest, UnauthenticatedPeersNeitherGetAFrameReadNorDelayAnHonestSession) {
+  StartAgent(SystemClock());
+  std::atomic<bool> stop{false};
+  std::atomic<int> raw_peers{0}, tls_peers{0};
+  std::thread attacker([&] {
+    const uint32_t header[2] = {0, uint32_t{1} << 22};
+    const std::vector<char> junk(64 * 1024, 'x');
+    SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+    while (!stop.load()) {
+      if (int fd = ConnectTo(agent_->port()); fd >= 0) {
+        send(fd, header, sizeof(header), MSG_NOSIGNAL);
+        send(fd, junk.data(), junk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        close(fd);
+        ++raw_peers;
+      }
+      if (int fd = ConnectTo(agent_->port()); fd >= 0) {
+        SSL* ssl = SSL_new(ctx);
+        SSL_set_fd(ssl, fd);
+        if (SSL_connect(ssl) == 1) {
+          SSL_write(ssl, header, sizeof(header));
+          char byte;
+          SSL_read(ssl, &byte, 1);  // the agent's alert: no certificate
+          ++tls_peers;
+        }
+        ERR_clear_error();
+        SSL_free(ssl);
+        close(fd);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    SSL_CTX_free(ctx);
+  });
+  Profile profile = FaultProfile();
+  profile.rounds = 16;
+  profile.round_deadline_us = 250'000;
+  auto outcome = RunSession(sink_, profile);
+  stop.store(true);
+  attacker.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_TRUE(outcome->pass) << outcome->failure.Describe();
+  ASSERT_EQ(outcome->rounds.size(), 16u);
+  for (const RoundRecord& r : outcome->rounds) EXPECT_LE(r.elapsed_us, profile.round_deadline_us);
+  EXPECT_GT(raw_peers.load(), 0);
+  EXPECT_GT(tls_peers.load(), 0);
+  // The server's counters, a moment later: every peer failed its handshake, none was read as frames.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_GE(agent_->handshakes_failed(), 2u);
+  EXPECT_EQ(agent_->messages_refused(), 0u);
+  EXPECT_LE(agent_->max_handshake_bytes_read(), kMaxHandshakeBytes);
+  ExpectNothingHeld();
+}
+
 std::string TempLedgerPath() {
   char path[] = "/tmp/wp-fault-ledger-XXXXXX";
   const int fd = mkstemp(path);
@@ -424,7 +519,7 @@ TEST(FaultFrameTest, OversizedFramesAreRefusedOnTheirHeaderAndCounted) {
   std::vector<kj::Own<kj::AsyncIoStream>> peers;
   for (const uint32_t* header : {huge_segment, huge_table}) {
     auto pipe = io.provider->newTwoWayPipe();
-    server->Accept(kj::mv(pipe.ends[0]));
+    server->Accept(kj::mv(pipe.ends[0]), agent_test::ChallengerKeyId());  // even the challenger
     pipe.ends[1]->write(header, 2 * sizeof(uint32_t)).wait(io.waitScope);
     peers.push_back(kj::mv(pipe.ends[1]));
   }

@@ -8,9 +8,13 @@
 #   3. challenger frozen (SIGSTOP) mid-session, its connection left open: the agent's session timeout
 #      (--session_timeout_us) ends the session and frees the memory; thawed, the challenger records
 #      a failed verdict saying the session timed out;
-#   4. slow-loris (a silent and a trickling connection) and oversized frames (a segment of 1 GiB, a
-#      table of 65536 segments) against the agent: each connection is closed (idle timeout, size
-#      limit), the closes are logged, and an honest session run meanwhile passes.
+#   4. slow-loris (a silent and a trickling connection), an oversized frame (a segment of 1 GiB) and
+#      TLS clients without the pinned certificate (none, or another key's) against the agent: none of
+#      them completes a handshake, so no frame of theirs is read; each connection is closed
+#      (handshake timeout, not TLS, certificate refused), the closes are logged, and an honest
+#      session run meanwhile passes;
+#   5. the challenger pinning another node's certificate than the agent's: the session fails as
+#      disconnected naming the TLS handshake, and the agent never sees an order.
 # Usage: fault_process_test.sh PROVER_BIN CHALLENGER_BIN
 set -euo pipefail
 prover=$1
@@ -54,14 +58,15 @@ start_agent() {
   local name=$1
   shift
   "$prover" serve --listen=127.0.0.1:0 --node_name=fault-node --authority_key="$dir/inspect-authority.pub" \
-    --challenger_key="$dir/inspect-challenger.pub" --node_key="$dir/node.key" --host_budget_bytes=$budget \
+    --challenger_key="$dir/inspect-challenger.pub" --challenger_cert="$dir/inspect-challenger.crt" \
+    --node_key="$dir/node.key" --host_budget_bytes=$budget \
     --devices=host --threads=1 "$@" >"$dir/$name.out" 2>"$dir/$name.log" &
   agent_pid=$!
   wait_for 10 grep -q '^listening on ' "$dir/$name.out" || fail "agent $name did not start"
   address=$(sed -n 's/^listening on //p' "$dir/$name.out")
   # The inventory names the node at its (new) address.
   cat >"$dir/inventory.json" <<JSON
-{"nodes": [{"name": "fault-node", "address": "$address", "public_key_file": "node.pub",
+{"nodes": [{"name": "fault-node", "address": "$address", "public_key_file": "node.pub", "certificate_file": "node.crt",
             "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": $budget}]}],
  "waves": [{"name": "fault", "nodes": ["fault-node"], "period_s": 3600, "jitter_s": 60, "complete": true}],
  "reserves": {"host-dram": 0}}
@@ -171,26 +176,34 @@ wipe after-timeout || fail "the session after the timeout failed"
 expect_pass after-timeout
 stop_agent
 
-echo "== 4. slow-loris and oversized frames beside an honest session"
-start_agent agent4 --idle_timeout_s=2
+echo "== 4. slow-loris, an oversized frame and unpinned TLS clients beside an honest session"
+start_agent agent4 --handshake_timeout_s=5
 host=${address%:*}
 port=${address##*:}
-exec 3<>"/dev/tcp/$host/$port"  # silent
-exec 4<>"/dev/tcp/$host/$port"  # trickling: a frame header announcing 4096 words, then a byte per 100 ms
-exec 5<>"/dev/tcp/$host/$port"  # one segment of 2^27 words (1 GiB)
-exec 6<>"/dev/tcp/$host/$port"  # a segment table of 65536 segments
-printf '\x00\x00\x00\x00\x00\x10\x00\x00' >&4
+exec 3<>"/dev/tcp/$host/$port"  # silent: never starts a handshake
+exec 4<>"/dev/tcp/$host/$port"  # trickling: a TLS record header announcing 16 KiB, then a byte per 100 ms
+exec 5<>"/dev/tcp/$host/$port"  # a Cap'n Proto frame header announcing one segment of 2^27 words (1 GiB)
+printf '\x16\x03\x01\x40\x00' >&4
 (while printf '\x00' >&4 2>/dev/null; do sleep 0.1; done) &
 trickle_pid=$!
 printf '\x00\x00\x00\x00\x00\x00\x00\x08' >&5
 started=$SECONDS
 wipe_in_background beside-abusers
-# The second oversized frame after the first is logged and a second has passed: refusals are
-# logged at most once a second.
-wait_for 10 log_has agent4.log "message refused on receipt: .*Message is too large" ||
-  fail "the oversized segment is not logged"
+# Refusals are logged at most once a second: one kind at a time, a second apart.
+wait_for 10 log_has agent4.log "closing an unauthenticated connection from .*: TLS handshake failed" ||
+  fail "the oversized frame's connection is not logged"
 sleep 1.1
-printf '\xff\xff\x00\x00\x01\x00\x00\x00' >&6
+# A TLS 1.3 client without a certificate, then one with a certificate of a key the agent does not pin.
+timeout 10 openssl s_client -connect "$address" -tls1_3 -quiet </dev/null >"$dir/certless.out" 2>&1 || true
+wait_for 10 log_has agent4.log "TLS handshake failed .*peer did not return a certificate" ||
+  fail "the client without a certificate was not refused"
+sleep 1.1
+openssl genpkey -algorithm ed25519 -out "$dir/stranger.pem" 2>/dev/null
+openssl req -x509 -new -key "$dir/stranger.pem" -subj /CN=stranger -days 1 -out "$dir/stranger-cert.pem" 2>/dev/null
+timeout 10 openssl s_client -connect "$address" -tls1_3 -cert "$dir/stranger-cert.pem" -key "$dir/stranger.pem" -quiet \
+  </dev/null >"$dir/stranger.out" 2>&1 || true
+wait_for 10 log_has agent4.log "TLS handshake failed .*certificate verify failed" ||
+  fail "the client with an unpinned certificate was not refused"
 rc=0
 wait "$wipe_pid" || rc=$?
 wipe_pid=
@@ -198,16 +211,31 @@ wipe_pid=
 expect_pass beside-abusers
 # Every abusive connection was closed by the agent: reads see EOF (cat returns), the trickler's
 # writes fail.
-for fd in 3 5 6; do
+for fd in 3 5; do
   timeout 10 cat <&$fd >/dev/null || fail "connection on fd $fd was not closed by the agent"
 done
 wait_for 10 bash -c "! kill -0 $trickle_pid 2>/dev/null" || fail "the trickling connection was not closed"
-exec 3>&- 4>&- 5>&- 6>&-
-log_has agent4.log "closing connection .*: no call for 2000000 us and no session" || fail "idle closes not logged"
-# The oversized segment table was refused on receipt and logged with its connection.
-log_has agent4.log "closing connection .*: message refused on receipt: .*Message has too many segments" ||
-  fail "the oversized segment table is not logged"
+exec 3>&- 4>&- 5>&-
+wait_for 10 log_has agent4.log "TLS handshake failed .*no TLS handshake within the handshake timeout" ||
+  fail "handshake timeouts not logged"
+# Not one of them got a frame read: nothing was refused on receipt.
+log_has agent4.log "message refused on receipt" && fail "an unauthenticated peer's bytes were read as a frame"
 echo "honest session and abusers done in $((SECONDS - started)) s"
+
+echo "== 5. the challenger pins another node's certificate than the agent's"
+"$prover" keygen --out="$dir/other-node" >/dev/null
+sed -e 's/"node.pub"/"other-node.pub"/' -e 's/"node.crt"/"other-node.crt"/' "$dir/inventory.json" >"$dir/inventory-other.json"
+accepted_before=$(grep -c "order accepted" "$dir/agent4.log" || true)
+rc=0
+"$challenger" wipe --node=fault-node --inventory="$dir/inventory-other.json" --profile="$dir/profile.json" \
+  --authority_key="$dir/inspect-authority.key" --challenger_key="$dir/inspect-challenger.key" \
+  --ledger="$dir/ledger.db" --threads=1 --json >"$dir/wrong-pin.json" 2>"$dir/wrong-pin.log" || rc=$?
+[[ $rc -eq 1 ]] || fail "wipe against an agent that is not the pinned node exited $rc, expected 1"
+grep -q '"reason": *"disconnected"' "$dir/wrong-pin.json" || fail "the verdict's reason is not disconnected"
+grep -q 'TLS handshake failed (the peer must hold the key of the pinned certificate wipeproof-' "$dir/wrong-pin.json" ||
+  fail "the verdict does not name the TLS handshake"
+[[ $(grep -c "order accepted" "$dir/agent4.log" || true) -eq $accepted_before ]] ||
+  fail "the agent accepted an order from a challenger that refused it"
 stop_agent
 verify_ledger "all faults"
 cat "$dir/verify.out"
