@@ -332,6 +332,52 @@ def transcript_item(tag, payload):
     return bytes([tag]) + struct.pack("<Q", len(payload)) + payload
 
 
+def transcript_digest(schema, order_payload, report_payload, rounds):
+    """wipe.capnp TranscriptDigest.digest over the recorded order, fill report and logged rounds."""
+    h = hashlib.blake2b(digest_size=32)
+    h.update(TRANSCRIPT_CONTEXT)
+    h.update(transcript_item(1, order_payload))
+    h.update(transcript_item(2, report_payload))
+    for _, exchange, _ in rounds:
+        h.update(transcript_item(3, schema.canonical(exchange["round"], "ChallengeRound")))
+        h.update(transcript_item(4, schema.canonical(exchange["answer"], "RoundAnswer")))
+    h.update(transcript_item(5, struct.pack("<I", len(rounds))))
+    return h.digest()
+
+
+def logged_rounds(schema, round_log_records):
+    """[(timing, exchange, ledger sequence)] of a session's RoundLog records, checked to continue one another."""
+    rounds = []
+    for sequence, record in round_log_records:
+        log = schema.decode(record, "RoundLog")
+        if int(log.get("firstRound", 0)) != len(rounds):
+            fail(f"round log (ledger entry {sequence}) does not continue the previous one")
+        for timing, exchange in zip(log.get("rounds", []), log.get("exchanges", [])):
+            rounds.append((timing, exchange, sequence))
+    return rounds
+
+
+def answered_labels(rounds):
+    """[(round, ledger sequence, device index, global label index, the 32 answered bytes)] in log order."""
+    answered = []
+    for timing, exchange, sequence in rounds:
+        if "answer" not in exchange:
+            continue
+        labels = data(exchange["answer"].get("labels"))
+        k = 0
+        for device in exchange["round"]["devices"]:
+            for g in device["labelIndices"]:
+                answered.append((timing.get("roundIndex", 0), sequence, device.get("deviceIndex", 0), int(g),
+                                 labels[32 * k:32 * k + 32]))
+                k += 1
+    return answered
+
+
+def sample_labels(answered, count, rng):
+    """The labels to recompute: all when count is None, else `count` drawn by rng."""
+    return answered if count is None else rng.sample(answered, min(count, len(answered)))
+
+
 class Recipe:
     def __init__(self, schema, document, authority, challenger, labels, rng):
         self.schema = schema
@@ -433,13 +479,10 @@ class Recipe:
             report = self.schema.decode(report_payload, "FillReport")
             if data(report.get("orderDigest")) != blake2b256(order_payload):
                 fail(f"{where}: the fill report's orderDigest is not the order's")
-        rounds = []
-        for entry in by_kind.get("roundLog", []):
-            log = self.schema.decode(entry["record"], "RoundLog")
-            if int(log.get("firstRound", 0)) != len(rounds):
-                fail(f"{where}: round log (ledger entry {entry['sequence']}) does not continue the previous one")
-            for timing, exchange in zip(log.get("rounds", []), log.get("exchanges", [])):
-                rounds.append((timing, exchange, entry["sequence"]))
+        try:
+            rounds = logged_rounds(self.schema, [(e["sequence"], e["record"]) for e in by_kind.get("roundLog", [])])
+        except AuditFailure as failure:
+            fail(f"{where}: {failure}")
         self.check_receipt(where, by_kind, verdict_payloads[-1], verdicts[-1]["sequence"])
         if verdict.get("pass"):
             self.check_pass(where, order, order_payload, report, report_payload, rounds, verdict, verdict_payloads,
@@ -491,19 +534,12 @@ class Recipe:
         payload = open_envelope(self.schema, entry["record"], "transcriptDigest", node_key,
                                 f"{where}: transcript (ledger entry {entry['sequence']})")
         transcript = self.schema.decode(payload, "TranscriptDigest")
-        h = hashlib.blake2b(digest_size=32)
-        h.update(TRANSCRIPT_CONTEXT)
-        h.update(transcript_item(1, order_payload))
-        h.update(transcript_item(2, report_payload))
-        for _, exchange, _ in rounds:
-            h.update(transcript_item(3, self.schema.canonical(exchange["round"], "ChallengeRound")))
-            h.update(transcript_item(4, self.schema.canonical(exchange["answer"], "RoundAnswer")))
-        h.update(transcript_item(5, struct.pack("<I", len(rounds))))
+        digest = transcript_digest(self.schema, order_payload, report_payload, rounds)
         if int(transcript.get("roundCount", 0)) != len(rounds):
             fail(f"{where}: the node signed {transcript.get('roundCount')} rounds, the round log holds {len(rounds)}")
-        if data(transcript.get("digest")) != h.digest():
+        if data(transcript.get("digest")) != digest:
             fail(f"{where}: transcript (ledger entry {entry['sequence']}): the digest recomputed over the recorded "
-                 f"order, fill report and rounds is {h.hexdigest()}, the node signed "
+                 f"order, fill report and rounds is {digest.hex()}, the node signed "
                  f"{data(transcript.get('digest')).hex()}: a logged round or answer is not what the node answered")
         if data(transcript.get("verdictDigest")) != blake2b256(verdict_payloads[0]):
             fail(f"{where}: the transcript's verdictDigest is not the verdict sent in finish")
@@ -524,18 +560,7 @@ class Recipe:
         """A sample of the answered labels recomputed from the order's seed (all with --labels=all)."""
         seed = data(order["seed"])
         m = int(order["chunkLabels"])
-        answered = []
-        for timing, exchange, sequence in rounds:
-            if "answer" not in exchange:
-                continue
-            labels = data(exchange["answer"].get("labels"))
-            k = 0
-            for device in exchange["round"]["devices"]:
-                for g in device["labelIndices"]:
-                    answered.append((timing.get("roundIndex", 0), sequence, device.get("deviceIndex", 0), int(g),
-                                     labels[32 * k:32 * k + 32]))
-                    k += 1
-        sample = answered if self.labels is None else self.rng.sample(answered, min(self.labels, len(answered)))
+        sample = sample_labels(answered_labels(rounds), self.labels, self.rng)
         by_chunk = {}
         for r, sequence, d, g, got in sample:
             plan = order["devices"][d]

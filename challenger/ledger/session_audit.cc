@@ -79,6 +79,7 @@ class Auditor {
     WP_RETURN_IF_ERROR(SortRecords());
     WP_RETURN_IF_ERROR(CheckOrder());
     WP_RETURN_IF_ERROR(CheckReport());
+    WP_RETURN_IF_ERROR(OpenVerdicts());
     WP_RETURN_IF_ERROR(CheckRounds());
     if (verdict_entries_.empty()) {
       out_->outcome = "no verdict";
@@ -388,18 +389,25 @@ class Auditor {
     return counts;
   }
 
-  Status CheckVerdicts() {
+  // The verdicts, verified; the final one says what the session's outcome was.
+  Status OpenVerdicts() {
     for (const VerifiedEntry* entry : verdict_entries_) {
       WP_ASSIGN_OR_RETURN(auto verdict, Open<proto::Verdict>(entry, keys_.challenger, "verdict", "challenger key"));
       verdicts_.push_back(std::move(verdict));
     }
-    if (verdicts_.size() == 2 && (!verdicts_[0].message.root().getPass() || verdicts_[1].message.root().getPass())) {
-      return Wrong(verdict_entries_[1], "verdict", "a second verdict may only supersede a pass with a failure");
-    }
+    if (verdicts_.empty()) return Status::Ok();
     proto::Verdict::Reader v = final_verdict();
     out_->outcome = v.getPass() ? "pass" : "fail (" + ReasonName(v.getFailure().getReason()) + ")";
     out_->bound_stated = v.getBoundStated();
     out_->statement = v.getStatement().cStr();
+    if (verdicts_.size() == 2 && (!verdicts_[0].message.root().getPass() || verdicts_[1].message.root().getPass())) {
+      return Wrong(verdict_entries_[1], "verdict", "a second verdict may only supersede a pass with a failure");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckVerdicts() {
+    proto::Verdict::Reader v = final_verdict();
     const VerifiedEntry* entry = verdict_entries_.back();
     auto wrong = [&](const std::string& detail) { return Wrong(entry, "verdict", detail); };
     proto::WipeOrder::Reader o = order_->message.root();

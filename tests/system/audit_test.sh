@@ -4,8 +4,9 @@
 # hashlib, pure-Python labels). A session runs over loopback with the real binaries at m = 64 (the
 # e2e test's way of starting agent and challenger, its folder kept); its ledger is exported with the
 # keys; both must pass it, and both must fail, naming what, on copies with one answer byte changed,
-# one signature byte changed, and an answer byte changed by a forger who holds the challenger's key
-# and re-signs the chain (caught only by the node-signed transcript and the recomputed labels).
+# one signature byte changed, an answer byte changed by a forger who holds the challenger's key and
+# re-signs the chain (caught by the node-signed transcript and the recomputed labels), and a wrong
+# answer the node signed into its transcript too (caught by the recomputed labels alone).
 # Usage: audit_test.sh PROVER_BIN CHALLENGER_BIN SOURCE_ROOT
 set -euo pipefail
 prover=$1
@@ -31,7 +32,8 @@ audit() {
 }
 recipe() {
   "$python" "$root/docs/audit_recipe.py" "$1" --schema="$root/proto/wipe.capnp" \
-    --authority-pub="$e2e/inspect-authority.pub" --challenger-pub="$e2e/inspect-challenger.pub" --labels=8
+    --authority-pub="$e2e/inspect-authority.pub" --challenger-pub="$e2e/inspect-challenger.pub" --labels=8 \
+    --sample-seed=7
 }
 failures=0
 expect_pass() {  # NAME COMMAND...
@@ -56,6 +58,7 @@ forge() { "$python" "$root/tests/system/audit_forge.py" "$1" "$dir/export.json" 
 forge answer-byte >"$dir/answer.json"
 forge signature-byte >"$dir/signature.json"
 forge resigned-answer "$e2e/inspect-challenger.key" >"$dir/resigned.json"
+forge colluding-answer "$e2e/inspect-challenger.key" "$e2e/node.key" 7 8 >"$dir/colluding.json"
 
 expect_fail "ledger audit, one answer byte changed" "export entries[2]" audit "$dir/answer.json"
 expect_fail "the recipe, one answer byte changed" "ledger entry 2: the Ed25519 signature does not verify" \
@@ -67,6 +70,10 @@ expect_fail "ledger audit, an answer byte changed and the chain re-signed" \
   "but the logged answer recomputed from the seed says false: device host, label" audit "$dir/resigned.json"
 expect_fail "the recipe, an answer byte changed and the chain re-signed" \
   "a logged round or answer is not what the node answered" recipe "$dir/resigned.json"
+expect_fail "ledger audit, a wrong answer the node signed too" \
+  "but the logged answer recomputed from the seed says false: device host, label" audit "$dir/colluding.json"
+expect_fail "the recipe, a wrong answer the node signed too" "is not the label recomputed from the seed" \
+  recipe "$dir/colluding.json"
 
 [[ $failures -eq 0 ]] && echo "audit test passed" && exit 0
 echo "$failures check(s) failed"
