@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/wipe_schema.h"
 #include "common/hex.h"
 
@@ -49,7 +50,10 @@ StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, 
   std::map<proto::Bytes, std::vector<const VerifiedEntry*>> sessions;
   for (const VerifiedEntry& entry : audit.document.entries) {
     if (entry.session_id.size() != proto::kSessionIdBytes) {
-      return InvalidArgumentError("ledger entry " + std::to_string(entry.sequence) + " belongs to no session");
+      // Fail closed: a record of no session (a wave's, say) states something this auditor does not check.
+      return FailedPreconditionError("ledger entry " + std::to_string(entry.sequence) + " (" +
+                                     LedgerRecordKindName(entry.kind) +
+                                     ") belongs to no session: this auditor does not check such records");
     }
     if (options.session_id.has_value() && entry.session_id != *options.session_id) continue;
     auto& records = sessions[entry.session_id];

@@ -48,8 +48,8 @@ struct LedgerAudit {
 // document); PERMISSION_DENIED when the export lists an authority key other than the pinned one;
 // FAILED_PRECONDITION for an export lacking envelopes (nothing in it can be checked: re-export with
 // --envelopes), without a schema digest, or written with another schema; NOT_FOUND when the
-// session asked for has no record in the export; INVALID_ARGUMENT for a session filter that is not
-// 16 bytes or an entry without a session.
+// session asked for has no record in the export; FAILED_PRECONDITION for a record of no session (not
+// checked here, so refused); INVALID_ARGUMENT for a session filter that is not 16 bytes.
 StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, const proto::PublicKey& authority,
                                         const proto::PublicKey& challenger, const LedgerAuditOptions& options);
 

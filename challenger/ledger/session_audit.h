@@ -12,15 +12,17 @@
 //              failure); one receipt, last; no record of a kind this auditor does not check
 //   order      signed by the pinned authority key; names the pinned challenger key
 //              (challengerKeyId); its node key id is a key the export lists for that node
-//   report     signed by that node key; session, orderDigest, nodeKeyId; its devices are the plan's
+//   report     signed by that node key; session, orderDigest, nodeKeyId; its devices are the plan's.
+//              A report that fails this is a fact of the session, not yet an audit failure: it
+//              fails a pass and confirms a badSignature or protocolError failure
+//   verdicts   signed by the pinned challenger key; only a failure may supersede a pass
 //   rounds     every logged round: devices of the plan, each once, indices inside the device's
 //              range; the answer's session, round and size; every answered label recomputed from
 //              the order's seed (kernels/chunk_verifier.h) and compared; the round's timing row
 //              (deadlineMet = elapsedUs <= roundDeadlineUs, allCorrect, labelsChecked) agrees
-//   verdicts   signed by the pinned challenger key; session, node, order and report digests,
-//              deadlines, profile, devices (plan, bytes held, chunksChecked = N_d recomputed: the
-//              distinct chunks of each device in the leading rounds that were right and in time)
-//              and round timings equal what the records say
+//   verdict    the final one: node, order and report digests, deadlines, profile, devices (plan,
+//              bytes held, chunksChecked = N_d recomputed: the distinct chunks of each device in the
+//              leading rounds that were right and in time) and round timings are what the records say
 //   outcome    a pass needs: the report, every device holding its plan, the fill within the
 //              order's and each device's fill deadline, at least one round, every device
 //              challenged, every answer present and right, every round in time, and the node-signed
@@ -28,8 +30,8 @@
 //              report and rounds, its round count and its verdict digest (the verdict sent in
 //              finish). A failure's reason is confirmed from the records where they hold the facts
 //              (wrongLabel: the label recomputed and the logged answer differ and are the ones the
-//              verdict names; lateRound; lateFill; shortCapacity); other reasons rest on the
-//              challenger's word and the result says so
+//              verdict names; lateRound; lateFill; shortCapacity; a report that does not verify or
+//              match); other reasons rest on the challenger's word and the result says so
 //   bound      VerdictRecheck: what the verdict states about its bound, recomputed from the plan and
 //              the recomputed N_d by the verdict's own code
 //   receipt    signed by the challenger; pass, node, digests of order, report and final verdict,

@@ -416,8 +416,7 @@ TEST_F(LedgerAuditTest, FailedSessionsAreConfirmedFromTheRecords) {
   EXPECT_EQ(audit->sessions[4].outcome, "fail (protocolError)");
   EXPECT_THAT(audit->sessions[4].failure_confirmation, HasSubstr("rests on the challenger's word"));
   EXPECT_EQ(audit->sessions[5].outcome, "fail (badSignature)");
-  EXPECT_THAT(audit->sessions[5].failure_confirmation,
-              HasSubstr("confirmed: fill report (ledger entry "));
+  EXPECT_THAT(audit->sessions[5].failure_confirmation, HasSubstr("confirmed: fill report (ledger entry "));
   EXPECT_THAT(audit->sessions[5].failure_confirmation, HasSubstr("does not verify under the node key of node-a"));
 }
 
