@@ -26,7 +26,7 @@ constexpr char kProgram[] = "wipeproof-challenger";
 void PrintUsage(FILE* out) {
   std::fprintf(out, "usage: %s <keygen|sign|wipe|serve|calibrate|plan|ledger|selftest> [flags]\n\n", kProgram);
   for (const auto& s : ChallengerSubcommands()) std::fprintf(out, "  %-9s %s\n", s.name, s.synopsis);
-  std::fprintf(out, "  %-9s %s\n", "ledger", "show, verify or export the ledger (`ledger --help`)");
+  std::fprintf(out, "  %-9s %s\n", "ledger", "show, verify, export, audit or decode the ledger (`ledger --help`)");
   std::fprintf(out, "  %-9s %s\n", "selftest", "run the honest agent and adversaries in process (`selftest --help`)");
   std::fprintf(out,
                "\n`%s <subcommand> --help` lists the subcommand's flags.\n"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real wipe session on loopback: set-up, build, keys, a prover agent wiping host memory, one
-# session run by the challenger, the verdict, the ledger verified, the agent stopped.
+# session run by the challenger, the verdict, the ledger verified and audited, the agent stopped.
 # Usage: scripts/demo.sh [--host-gib=G] [--dir=FOLDER]
 #   --host-gib  host memory the agent wipes, GiB (default 2)
 #   --dir       where keys, inventory, ledger and logs go (default build/demo)
@@ -97,6 +97,15 @@ set -e
 
 step "ledger: $dir/ledger.db"
 "$challenger" ledger verify --ledger="$dir/ledger.db" --challenger_key="$dir/inspect-challenger.pub"
+
+step "audit: the session re-verified from an export alone (docs/audit.md)"
+"$challenger" ledger export --ledger="$dir/ledger.db" --challenger_key="$dir/inspect-challenger.pub" \
+  --authority_key="$dir/inspect-authority.pub" --inventory="$dir/inventory.json" --out="$dir/export.json"
+"$challenger" ledger audit --export="$dir/export.json" --authority_key="$dir/inspect-authority.pub" \
+  --challenger_key="$dir/inspect-challenger.pub"
+echo "the same with no wipeproof code (pure Python, a sample of labels; minutes per label at this m):"
+echo "  python3 docs/audit_recipe.py $dir/export.json --schema=proto/wipe.capnp --labels=1 \\"
+echo "    --authority-pub=$dir/inspect-authority.pub --challenger-pub=$dir/inspect-challenger.pub"
 
 step "stopping the agent"
 stop_agent

@@ -13,8 +13,11 @@
 #include <set>
 #include <sstream>
 
+#include "challenger/cli/cli_ledger_audit.h"
+#include "challenger/fleet/inventory.h"
 #include "challenger/ledger/ledger.h"
 #include "challenger/ledger/ledger_export.h"
+#include "challenger/ledger/ledger_record_json.h"
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/ledger_verify.h"
 #include "common/clock.h"
@@ -33,21 +36,33 @@ constexpr int kExitUnverified = 3;  // verify --export: head verified, some entr
 constexpr char kProgram[] = "wipeproof-challenger ledger";
 
 constexpr char kUsage[] =
-    "usage: wipeproof-challenger ledger <show|verify|export> --challenger_key=FILE.pub [--ledger=FILE] [flags]\n"
+    "usage: wipeproof-challenger ledger <show|verify|export|audit|decode> --challenger_key=FILE.pub [--ledger=FILE]\n"
+    "       [flags]\n"
     "\n"
     "  show    list entries, each verified; the last line says whether the chain verifies\n"
     "  verify  verify every entry: signature, sequence, hash chain, record; print the head\n"
-    "  export  verify, then write the JSON export carrying the signed head\n"
+    "  export  verify, then write the JSON export carrying the signed head, the keys and the schema digest\n"
+    "  audit   re-verify sessions from an export alone: signatures under the pinned keys, the chain,\n"
+    "          every answered label recomputed from the seed, deadlines, node-signed transcripts, verdicts\n"
+    "          and their bounds, receipts\n"
+    "  decode  print entries or a record as plain JSON (decodes only; verifies nothing)\n"
     "\n"
     "Flags:\n"
-    "  --ledger=FILE          ledger database (required, except for verify --export)\n"
-    "  --challenger_key=FILE  challenger public key file (PREFIX.pub); required\n"
-    "  --session=HEX          show, export: only this session's entries (32 hex digits)\n"
+    "  --ledger=FILE          ledger database (required, except for verify/audit/decode --export)\n"
+    "  --challenger_key=FILE  challenger public key file (PREFIX.pub); required except for decode\n"
+    "  --session=HEX          show, export, audit: only this session's entries (32 hex digits)\n"
     "  --out=FILE             export: write the document to FILE instead of stdout\n"
     "  --envelopes[=false]    export: include each entry's signed envelope (default); without them\n"
     "                         `verify --export` cannot check any entry's fields and exits 3\n"
+    "  --authority_key=FILE   export: add the authority public key; audit: the authority key to pin\n"
+    "                         (required)\n"
+    "  --inventory=FILE       export, audit --ledger: add the inventory's node public keys\n"
     "  --expect_head=FILE     verify: the ledger must still extend the signed head of this earlier export\n"
-    "  --export=FILE          verify: check an export document on its own instead of a ledger\n";
+    "  --export=FILE          verify, audit, decode: work on an export document instead of a ledger\n"
+    "  --json                 audit: print JSON instead of a table (decode always prints JSON)\n"
+    "  --threads=N            audit: threads recomputing labels (default 0: all cores)\n"
+    "  --sequence=N           decode: only entry N (default: every entry, as a JSON array)\n"
+    "  --record=FILE          decode: a file holding one record's bytes, of kind --kind (e.g. verdict)\n";
 
 struct Args {
   std::string sub;
@@ -58,7 +73,9 @@ const std::map<std::string, std::set<std::string>>& AllowedFlags() {
   static const auto* allowed = new std::map<std::string, std::set<std::string>>{
       {"show", {"ledger", "challenger_key", "session"}},
       {"verify", {"ledger", "challenger_key", "expect_head", "export"}},
-      {"export", {"ledger", "challenger_key", "session", "out", "envelopes"}},
+      {"export", {"ledger", "challenger_key", "session", "out", "envelopes", "authority_key", "inventory"}},
+      {"audit", {"export", "ledger", "challenger_key", "authority_key", "inventory", "session", "json", "threads"}},
+      {"decode", {"ledger", "export", "sequence", "record", "kind", "json"}},
   };
   return *allowed;
 }
@@ -76,9 +93,9 @@ std::string ParseArgs(const std::vector<std::string>& words, Args* args) {
     const std::string name = word.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
     if (allowed->second.count(name) == 0) return "flag --" + name + " does not apply to " + args->sub;
-    if (name == "envelopes") {
+    if (name == "envelopes" || name == "json") {
       if (eq == std::string::npos) value = "true";
-      if (value != "true" && value != "false") return "--envelopes takes no value (or =true/=false)";
+      if (value != "true" && value != "false") return "--" + name + " takes no value (or =true/=false)";
     } else if (value.empty()) {
       return "--" + name + " needs a value (--" + name + "=...)";
     }
@@ -233,14 +250,36 @@ int RunVerify(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
   return kExitOk;
 }
 
+// The node keys of --inventory, for exports (ledger_export.h "nodes").
+StatusOr<std::vector<NodeKey>> InventoryNodeKeys(const std::string& path) {
+  std::vector<NodeKey> keys;
+  if (path.empty()) return keys;
+  WP_ASSIGN_OR_RETURN(Inventory inventory, LoadInventory(path));
+  for (const InventoryNode& node : inventory.nodes) keys.push_back({node.name, node.public_key});
+  return keys;
+}
+
+// The export options of --session, --envelopes, --authority_key and --inventory.
+StatusOr<LedgerExportOptions> ExportOptions(const Args& args) {
+  LedgerExportOptions options;
+  WP_ASSIGN_OR_RETURN(options.session_id, SessionFilter(args));
+  options.include_envelopes = Flag(args, "envelopes") != "false";  // on unless --envelopes=false
+  if (!Flag(args, "authority_key").empty()) {
+    auto authority = proto::ReadPublicKeyFile(Flag(args, "authority_key"));
+    if (!authority.ok()) return authority.status().WithContext("--authority_key");
+    options.authority_key = *authority;
+  }
+  auto nodes = InventoryNodeKeys(Flag(args, "inventory"));
+  if (!nodes.ok()) return nodes.status().WithContext("--inventory");
+  options.node_keys = std::move(nodes).value();
+  return options;
+}
+
 int RunExport(const Args& args, const Ledger& ledger, const proto::PublicKey& pub, std::ostream& out,
               std::ostream& err) {
-  auto filter = SessionFilter(args);
-  if (!filter.ok()) return Fail(err, args.sub, filter.status());
-  LedgerExportOptions options;
-  options.session_id = *filter;
-  options.include_envelopes = Flag(args, "envelopes") != "false";  // on unless --envelopes=false
-  auto document = ExportLedgerJson(ledger, pub, options, SystemClock());
+  auto options = ExportOptions(args);
+  if (!options.ok()) return Fail(err, args.sub, options.status());
+  auto document = ExportLedgerJson(ledger, pub, *options, SystemClock());
   if (!document.ok()) return Fail(err, args.sub, document.status());
   const std::string text = document->dump(2) + "\n";
   const std::string path = Flag(args, "out");
@@ -253,6 +292,120 @@ int RunExport(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
   err << kProgram << " export: wrote " << (*document)["entries"].size() << " entries and the signed head to " << path
       << "\n";
   return kExitOk;
+}
+
+// `audit`: of --export, or of --ledger exported in memory with --authority_key and --inventory.
+int RunAudit(const Args& args, const proto::PublicKey& challenger, std::ostream& out, std::ostream& err) {
+  AuditCommand command;
+  command.challenger = challenger;
+  command.json = Flag(args, "json") == "true";
+  auto authority = proto::ReadPublicKeyFile(Flag(args, "authority_key"));
+  if (!authority.ok()) return Fail(err, args.sub, authority.status().WithContext("--authority_key"));
+  command.authority = *authority;
+  auto session = SessionFilter(args);
+  if (!session.ok()) return Fail(err, args.sub, session.status());
+  command.session = *session;
+  if (!Flag(args, "threads").empty()) {
+    const std::string& text = Flag(args, "threads");
+    if (text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos) {
+      err << kProgram << " audit: --threads takes a whole number below 10000\n";
+      return kExitUsage;
+    }
+    command.threads = std::stoi(text);
+  }
+  nlohmann::ordered_json document;
+  if (!Flag(args, "export").empty()) {
+    command.source = "export " + Flag(args, "export");
+    auto read = ReadJsonFile(Flag(args, "export"));
+    if (!read.ok()) return Fail(err, args.sub, read.status());
+    document = std::move(read).value();
+  } else {
+    command.source = "ledger " + Flag(args, "ledger");
+    auto ledger = Ledger::OpenReadOnly(Flag(args, "ledger"));
+    if (!ledger.ok()) return Fail(err, args.sub, ledger.status());
+    LedgerExportOptions options;
+    options.authority_key = command.authority;
+    auto nodes = InventoryNodeKeys(Flag(args, "inventory"));
+    if (!nodes.ok()) return Fail(err, args.sub, nodes.status().WithContext("--inventory"));
+    options.node_keys = std::move(nodes).value();
+    auto exported = ExportLedgerJson(**ledger, challenger, options, SystemClock());
+    if (!exported.ok()) return Fail(err, args.sub, exported.status());
+    document = std::move(exported).value();
+  }
+  return RunLedgerAudit(document, command, out, err);
+}
+
+// Reads a file of record bytes (at most a ledger record's size).
+StatusOr<proto::Bytes> ReadRecordFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError(path + ": " + std::strerror(errno));
+  proto::Bytes bytes;
+  char buffer[65536];
+  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+    bytes.insert(bytes.end(), buffer, buffer + in.gcount());
+    if (bytes.size() > kMaxLedgerRecordBytes) return InvalidArgumentError(path + ": larger than any ledger record");
+  }
+  if (in.bad()) return InternalError(path + ": read failed");
+  return bytes;
+}
+
+// `decode`: --record with --kind, or the entries (one with --sequence) of --export or --ledger.
+int RunDecode(const Args& args, std::ostream& out, std::ostream& err) {
+  std::optional<uint64_t> sequence;
+  if (!Flag(args, "sequence").empty()) {
+    const std::string& text = Flag(args, "sequence");
+    if (text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) {
+      err << kProgram << " decode: --sequence takes an entry number\n";
+      return kExitUsage;
+    }
+    sequence = std::stoull(text);
+  }
+  auto print = [&](const StatusOr<nlohmann::ordered_json>& json) {
+    if (!json.ok()) return Fail(err, args.sub, json.status());
+    out << json->dump(2) << "\n";
+    return kExitOk;
+  };
+  if (!Flag(args, "record").empty()) {
+    auto kind = ParseLedgerRecordKind(Flag(args, "kind"));
+    if (!kind.ok()) return Fail(err, args.sub, kind.status().WithContext("--kind"));
+    auto bytes = ReadRecordFile(Flag(args, "record"));
+    if (!bytes.ok()) return Fail(err, args.sub, bytes.status());
+    return print(LedgerRecordToJson(*kind, proto::AsView(*bytes)));
+  }
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+  auto add = [&](uint64_t at, const proto::Bytes& envelope) -> Status {
+    if (sequence.has_value() && at != *sequence) return Status::Ok();
+    auto json = LedgerEntryToJson(proto::AsView(envelope));
+    if (!json.ok()) return json.status().WithContext("entry " + std::to_string(at));
+    entries.push_back(std::move(json).value());
+    return Status::Ok();
+  };
+  if (!Flag(args, "export").empty()) {
+    auto document = ReadJsonFile(Flag(args, "export"));
+    if (!document.ok()) return Fail(err, args.sub, document.status());
+    if (!document->contains("entries") || !document->at("entries").is_array()) {
+      return Fail(err, args.sub, InvalidArgumentError("export: no 'entries' array"));
+    }
+    for (const auto& entry : document->at("entries")) {
+      if (!entry.is_object() || !entry.contains("sequence") || !entry.at("sequence").is_number_unsigned() ||
+          !entry.contains("envelope") || !entry.at("envelope").is_string()) {
+        return Fail(err, args.sub, InvalidArgumentError("export: an entry without 'sequence' and 'envelope'"));
+      }
+      auto envelope = HexDecode(entry.at("envelope").get<std::string>());
+      if (!envelope.ok()) return Fail(err, args.sub, envelope.status().WithContext("export entry envelope"));
+      Status added = add(entry.at("sequence").get<uint64_t>(), *envelope);
+      if (!added.ok()) return Fail(err, args.sub, added);
+    }
+  } else {
+    auto ledger = Ledger::OpenReadOnly(Flag(args, "ledger"));
+    if (!ledger.ok()) return Fail(err, args.sub, ledger.status());
+    Status walked =
+        (*ledger)->ForEachRow(std::nullopt, [&](const LedgerRow& row) { return add(row.sequence, row.envelope); });
+    if (!walked.ok()) return Fail(err, args.sub, walked);
+  }
+  if (!sequence.has_value()) return print(entries);
+  if (entries.empty()) return Fail(err, args.sub, NotFoundError("no entry " + std::to_string(*sequence)));
+  return print(entries[0]);
 }
 
 }  // namespace
@@ -270,9 +423,39 @@ int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, s
     err << kProgram << ": " << usage << "\n" << kUsage;
     return kExitUsage;
   }
+  if (args.sub == "decode") {
+    const int sources = !Flag(args, "ledger").empty() + !Flag(args, "export").empty() + !Flag(args, "record").empty();
+    if (sources != 1) {
+      err << kProgram << " decode: give exactly one of --ledger, --export, --record\n";
+      return kExitUsage;
+    }
+    if (Flag(args, "record").empty() != Flag(args, "kind").empty() ||
+        (!Flag(args, "record").empty() && !Flag(args, "sequence").empty())) {
+      err << kProgram << " decode: --record needs --kind (and takes no --sequence); --kind goes with --record\n";
+      return kExitUsage;
+    }
+    return RunDecode(args, out, err);
+  }
   if (Flag(args, "challenger_key").empty()) {
     err << kProgram << " " << args.sub << ": --challenger_key=FILE.pub is required\n";
     return kExitUsage;
+  }
+  if (args.sub == "audit") {
+    if (Flag(args, "authority_key").empty()) {
+      err << kProgram << " audit: --authority_key=FILE.pub is required: the authority key the auditor pins\n";
+      return kExitUsage;
+    }
+    if (Flag(args, "export").empty() == Flag(args, "ledger").empty()) {
+      err << kProgram << " audit: give exactly one of --export and --ledger\n";
+      return kExitUsage;
+    }
+    if (Flag(args, "ledger").empty() != Flag(args, "inventory").empty()) {
+      err << kProgram << " audit: --ledger needs --inventory (the node keys); an export carries its own\n";
+      return kExitUsage;
+    }
+    auto pub = proto::ReadPublicKeyFile(Flag(args, "challenger_key"));
+    if (!pub.ok()) return Fail(err, args.sub, pub.status().WithContext("--challenger_key"));
+    return RunAudit(args, *pub, out, err);
   }
   const bool export_only = args.sub == "verify" && !Flag(args, "export").empty();
   if (export_only && (!Flag(args, "ledger").empty() || !Flag(args, "expect_head").empty())) {

@@ -1,10 +1,14 @@
-// `wipeproof-challenger ledger <show|verify|export> [flags]`: the ledger for operators and auditors,
-// who need only the ledger file and the challenger's *public* key (the ledger is opened read-only).
+// `wipeproof-challenger ledger <show|verify|export|audit|decode> [flags]`: the ledger for operators
+// and auditors, who need only the ledger file (or an export) and *public* keys (the ledger is opened
+// read-only).
 //
 //   show    one line per entry (sequence, kind, session, time, summary), each verified as it goes;
 //           a last line says whether the whole chain verifies
 //   verify  walks the whole chain (challenger/ledger/ledger_verify.h); prints the verified head
 //   export  verifies, then writes the JSON document of challenger/ledger/ledger_export.h
+//   audit   re-verifies every session of an export under pinned keys (cli_ledger_audit.h, its output
+//           and exit codes; challenger/ledger/ledger_audit.h; docs/audit.md)
+//   decode  prints entries or a record as plain JSON (challenger/ledger/ledger_record_json.h)
 //
 // Flags (parsed here rather than with gflags, so they never clash with the challenger's own flags;
 // main must dispatch `ledger` before gflags sees argv):
@@ -18,12 +22,18 @@
 //   --expect_head=FILE     verify: also check the ledger still extends the signed head of FILE, an
 //                          earlier export (catches entries removed from the end)
 //   --export=FILE          verify: check an export document on its own: signed head; every field of
-//                          each entry against its envelope; whole chain when no --session was given
+//                          each entry against its envelope; whole chain when no --session was given;
+//                          audit, decode: the export to work on
+//   --authority_key=FILE   export: add the authority public key; audit: the authority key to pin
+//   --inventory=FILE       export, audit --ledger: add the inventory's node keys (name, key id, key)
+//   --json                 audit: JSON instead of the table
+//   --threads=N            audit: label recomputation threads (0: all cores)
+//   --sequence=N           decode: only entry N;   --record=FILE --kind=KIND   decode: one record's bytes
 //
 // Output: results on stdout; errors on stderr as one line "wipeproof-challenger ledger <sub>: <CODE>:
 // <message>". Exit codes: 0 verified / done; 1 verification failed or I/O error; 2 bad command line;
-// 3 verify --export of a document with entries lacking their envelope: the signed head verified but
-// those entries' summaries are UNVERIFIED (stdout says how many).
+// 3 verify --export or audit of a document with entries lacking their envelope: the signed head
+// verified but those entries are UNVERIFIED (stdout says how many).
 //
 // Thread-safety: runs on the calling thread; no global state.
 #pragma once

@@ -4,6 +4,7 @@
 
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/ledger_verify.h"
+#include "challenger/ledger/wipe_schema.h"
 #include "common/hex.h"
 #include "proto/codec.h"
 #include "proto/signing.h"
@@ -65,6 +66,24 @@ StatusOr<proto::Bytes> HexField(const Json& object, const char* name, const std:
   auto bytes = HexDecode(hex);
   if (!bytes.ok()) return bytes.status().WithContext(where + ": field '" + name + "'");
   return std::move(bytes).value();
+}
+
+StatusOr<proto::PublicKey> KeyField(const Json& object, const char* name, const std::string& where) {
+  WP_ASSIGN_OR_RETURN(std::string hex, Field<std::string>(object, name, where));
+  proto::PublicKey key{};
+  WP_RETURN_IF_ERROR(HexDecodeExact(hex, key.size(), key.data(), (where + ": field '" + name + "'").c_str()));
+  return key;
+}
+
+// `key`'s listed key id must be its id: a reader trusting the id must get that key.
+Status CheckKeyId(const Json& object, const char* id_field, const proto::PublicKey& key, const std::string& where) {
+  WP_ASSIGN_OR_RETURN(std::string key_id, Field<std::string>(object, id_field, where));
+  const std::string want = proto::KeyIdHex(proto::KeyIdOf(key));
+  if (key_id != want) {
+    return DataLossError(where + ": field '" + id_field + "' is " + key_id + ", the key listed with it has id " + want +
+                         " (the document was edited)");
+  }
+  return Status::Ok();
 }
 
 // Rebuilds the stored row an exported entry describes, so ChainVerifier checks the document's
@@ -209,12 +228,50 @@ StatusOr<Json> ExportLedgerJson(const Ledger& ledger, const proto::PublicKey& ch
   document["challenger_key_id"] = proto::KeyIdHex(given);
   document["challenger_public_key"] = Hex(challenger_pub);
   document["chain_rule"] = kChainRule;
+  document["schema_file"] = kWipeSchemaFile;
+  document["schema_sha256"] = kWipeSchemaSha256;
+  if (options.authority_key.has_value()) {
+    document["authority_key_id"] = proto::KeyIdHex(proto::KeyIdOf(*options.authority_key));
+    document["authority_public_key"] = Hex(*options.authority_key);
+  }
+  if (!options.node_keys.empty()) {
+    Json nodes = Json::array();
+    for (const NodeKey& node : options.node_keys) {
+      nodes.push_back({{"name", node.name},
+                       {"key_id", proto::KeyIdHex(proto::KeyIdOf(node.public_key))},
+                       {"public_key", Hex(node.public_key)}});
+    }
+    document["nodes"] = std::move(nodes);
+  }
   document["verified"] = true;
   document["session_filter"] =
       options.session_id.has_value() ? Json(Hex(proto::AsView(*options.session_id))) : Json(nullptr);
   document["head"] = HeadJson(verifier.head());
   document["entries"] = std::move(entries);
   return document;
+}
+
+StatusOr<std::vector<NodeKey>> ExportedNodeKeys(const Json& document) {
+  std::vector<NodeKey> keys;
+  if (!document.is_object() || !document.contains("nodes")) return keys;
+  const Json& nodes = document.at("nodes");
+  if (!nodes.is_array()) return InvalidArgumentError("export: field 'nodes' is not an array");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string where = "export nodes[" + std::to_string(i) + "]";
+    NodeKey key;
+    WP_ASSIGN_OR_RETURN(key.name, Field<std::string>(nodes[i], "name", where));
+    WP_ASSIGN_OR_RETURN(key.public_key, KeyField(nodes[i], "public_key", where));
+    WP_RETURN_IF_ERROR(CheckKeyId(nodes[i], "key_id", key.public_key, where));
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
+StatusOr<std::optional<proto::PublicKey>> ExportedAuthorityKey(const Json& document) {
+  if (!document.is_object() || !document.contains("authority_public_key")) return std::optional<proto::PublicKey>();
+  WP_ASSIGN_OR_RETURN(proto::PublicKey key, KeyField(document, "authority_public_key", "export"));
+  WP_RETURN_IF_ERROR(CheckKeyId(document, "authority_key_id", key, "export"));
+  return std::optional<proto::PublicKey>(key);
 }
 
 StatusOr<LedgerHead> VerifyExportedHead(const Json& document, const proto::PublicKey& challenger_pub) {
@@ -262,6 +319,8 @@ StatusOr<LedgerHead> VerifyExportedHead(const Json& document, const proto::Publi
 StatusOr<ExportVerification> VerifyLedgerExport(const Json& document, const proto::PublicKey& challenger_pub) {
   ExportVerification result;
   WP_ASSIGN_OR_RETURN(result.head, VerifyExportedHead(document, challenger_pub));
+  WP_RETURN_IF_ERROR(ExportedAuthorityKey(document).status());
+  WP_RETURN_IF_ERROR(ExportedNodeKeys(document).status());
   const LedgerHead& head = result.head;
   if (!document.contains("entries") || !document.at("entries").is_array()) {
     return InvalidArgumentError("export: no 'entries' array");
@@ -289,6 +348,7 @@ StatusOr<ExportVerification> VerifyLedgerExport(const Json& document, const prot
       auto verified = verifier.Next(row);
       if (!verified.ok()) return verified.status().WithContext("export entries[" + std::to_string(i) + "]");
       WP_RETURN_IF_ERROR(CheckEntryAgainstSigned(entries[i], *verified, i));
+      result.entries.push_back(std::move(verified).value());
     }
     WP_RETURN_IF_ERROR(verifier.Finish());
     result.verified_entries = entries.size();
@@ -321,6 +381,7 @@ StatusOr<ExportVerification> VerifyLedgerExport(const Json& document, const prot
     WP_RETURN_IF_ERROR(CheckEntryAgainstSigned(entries[i], *verified, i));
     ++result.verified_entries;
     previous = row.sequence;
+    result.entries.push_back(std::move(verified).value());
   }
   return result;
 }

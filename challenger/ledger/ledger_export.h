@@ -6,6 +6,10 @@
 //     "format", "ledger" (path), "exported_at_unix_us", "exported_at" (UTC, ISO 8601),
 //     "challenger_key_id", "challenger_public_key",
 //     "chain_rule": how prevEntryDigest is computed (text),
+//     "schema_file": "proto/wipe.capnp", "schema_sha256": SHA-256 of the schema this build compiled
+//                                  (kWipeSchemaSha256): decode the records with exactly that file,
+//     "authority_key_id", "authority_public_key"   -- when the exporter gave the authority key,
+//     "nodes": [{"name", "key_id", "public_key"}]  -- when it gave the inventory: its node keys,
 //     "verified": true            -- the exporter's statement that the ledger verified when exported
 //                                    (unsigned, like "ledger" and "exported_at*": not evidence)
 //     "session_filter": hex | null,
@@ -28,13 +32,22 @@
 // alone re-verifies the whole chain up to the signed head; later, `ledger verify --expect_head`
 // checks that the ledger still extends the exported head.
 //
+// Keys. The document carries the public keys its records' signatures need (challenger, authority,
+// each node), so `ledger audit` (ledger_audit.h) needs nothing else; but a key a document carries
+// proves nothing by itself: the auditor pins the authority and challenger keys, and a node key is
+// used only where the authority-signed order names its key id. VerifyLedgerExport checks only that
+// each listed key id is the id of the key listed with it.
+//
 // Thread-safety: free functions; the Ledger's own locking applies.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "challenger/ledger/ledger.h"
+#include "challenger/ledger/ledger_verify.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "proto/crypto.h"
@@ -43,11 +56,26 @@ namespace wipeproof {
 
 inline constexpr char kLedgerExportFormat[] = "wipeproof-ledger-export/v1";
 
-struct LedgerExportOptions {
-  std::optional<proto::Bytes> session_id;  // 16 bytes: only that session's entries; unset: all
-  bool include_envelopes = true;           // add each entry's signed envelope (hex); without it no
-                                           // entry's fields can be verified from the document
+// A node's name and key as the authority's inventory lists them.
+struct NodeKey {
+  std::string name;
+  proto::PublicKey public_key{};
 };
+
+struct LedgerExportOptions {
+  std::optional<proto::Bytes> session_id;         // 16 bytes: only that session's entries; unset: all
+  bool include_envelopes = true;                  // add each entry's signed envelope (hex); without it no
+                                                  // entry's fields can be verified from the document
+  std::optional<proto::PublicKey> authority_key;  // written as authority_key_id/_public_key
+  std::vector<NodeKey> node_keys;                 // written as "nodes" (empty: no "nodes" field)
+};
+
+// The export's node keys: each listed key id checked against its key. Errors: INVALID_ARGUMENT
+// (malformed), DATA_LOSS (a key id that is not its key's: the document was edited). Empty when the
+// document has no "nodes".
+StatusOr<std::vector<NodeKey>> ExportedNodeKeys(const nlohmann::ordered_json& document);
+// The export's authority key (nullopt when it has none), its key id checked the same way.
+StatusOr<std::optional<proto::PublicKey>> ExportedAuthorityKey(const nlohmann::ordered_json& document);
 
 // Verifies the whole ledger under `challenger_pub` and builds the document in the same pass (one
 // read snapshot), stamped with `clock`. Errors: as Ledger::Verify (PERMISSION_DENIED wrong key,
@@ -64,16 +92,18 @@ StatusOr<LedgerHead> VerifyExportedHead(const nlohmann::ordered_json& document, 
 
 // The outcome of VerifyLedgerExport.
 struct ExportVerification {
-  LedgerHead head;                  // the signed head, verified
-  uint64_t verified_entries = 0;    // entries whose every field was checked against their envelope
-  uint64_t unverified_entries = 0;  // entries listed without an envelope: nothing in them is verified
-  bool whole_chain = false;         // every entry of the ledger, chained from genesis to the head
+  LedgerHead head;                     // the signed head, verified
+  uint64_t verified_entries = 0;       // entries whose every field was checked against their envelope
+  uint64_t unverified_entries = 0;     // entries listed without an envelope: nothing in them is verified
+  bool whole_chain = false;            // every entry of the ledger, chained from genesis to the head
+  std::vector<VerifiedEntry> entries;  // the verified entries, in document order
 };
 
 // VerifyExportedHead, then every entry that carries its envelope: its signature, and that each of
 // its fields (sequence, kind, session_id, recorded_at_unix_us, recorded_at, record_bytes,
 // record_digest, prev_entry_digest, entry_digest, summary) equals what the signed envelope says;
-// and, when the document holds every entry with its envelope, the whole chain up to the head.
+// and, when the document holds every entry with its envelope, the whole chain up to the head; and
+// that the key ids of the authority and node keys it lists are those keys' ids.
 // Entries without an envelope are counted in unverified_entries, not failed: the caller decides
 // (the CLI exits 3). Errors: as VerifyExportedHead; DATA_LOSS naming the entry and the field that
 // differs; INVALID_ARGUMENT for a field that is not part of the format.

@@ -179,7 +179,7 @@ TEST_F(LedgerCliTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(Run({"show", LedgerFlag(), KeyFlag(), "--session="}).code, 2);
   Result help = Run({"verify", "--help"});
   EXPECT_EQ(help.code, 0);
-  EXPECT_THAT(help.out, HasSubstr("usage: wipeproof-challenger ledger <show|verify|export>"));
+  EXPECT_THAT(help.out, HasSubstr("usage: wipeproof-challenger ledger <show|verify|export|audit|decode>"));
 }
 
 TEST_F(LedgerCliTest, BadSessionOrMissingFilesFailWithOne) {

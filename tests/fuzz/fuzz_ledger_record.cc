@@ -2,7 +2,9 @@
 // file (challenger/ledger/ledger_records.h): byte 0 is the LedgerRecordKind (0-7, 7 unknown to this
 // build), the rest the record bytes. CheckLedgerRecord with and without the challenger key (without
 // it the parse behind the verdict and receipt signatures is reached), SummarizeLedgerRecord and
-// SummaryLine. The record's session must be 0xA5 x15, 0x01 (the corpus uses it).
+// SummaryLine, and LedgerRecordToJson (`ledger decode --record`). The record's session must be
+// 0xA5 x15, 0x01 (the corpus uses it).
+#include "challenger/ledger/ledger_record_json.h"
 #include "challenger/ledger/ledger_records.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -19,5 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::ordered_json summary = SummarizeLedgerRecord(kind, record);
   (void)SummaryLine(summary);
   (void)summary.dump();
+  const auto json = LedgerRecordToJson(kind, record);
+  if (json.ok()) (void)json->dump();
   return 0;
 }

@@ -3,14 +3,17 @@
 # serve and wipeproof-challenger wipe), 64 MiB of host memory, then the ledger verified. Each side
 # pins the other's certificate, as keygen wrote it.
 # Usage: e2e_loopback_test.sh PROVER_BIN CHALLENGER_BIN
+#   WP_E2E_DIR=FOLDER: work in FOLDER and keep it (keys, inventory, ledger; tests/system/audit_test.sh)
+#   WP_E2E_CHUNK_LABELS=M: m of the session (default 1024)
 set -euo pipefail
 prover=$1
 challenger=$2
-dir=$(mktemp -d /tmp/wp-e2e.XXXXXX)
+dir=${WP_E2E_DIR:-$(mktemp -d /tmp/wp-e2e.XXXXXX)}
+mkdir -p "$dir"
 agent_pid=
 cleanup() {
   [[ -n "$agent_pid" ]] && kill -TERM "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
-  rm -rf "$dir"
+  [[ -n ${WP_E2E_DIR:-} ]] || rm -rf "$dir"
 }
 trap cleanup EXIT
 
@@ -32,7 +35,7 @@ cat >"$dir/inventory.json" <<JSON
  "reserves": {"host-dram": 0}}
 JSON
 cat >"$dir/profile.json" <<JSON
-{"name": "e2e", "chunk_labels": 1024, "rounds": 8, "labels_per_round": 32, "round_deadline_us": 2000000,
+{"name": "e2e", "chunk_labels": ${WP_E2E_CHUNK_LABELS:-1024}, "rounds": 8, "labels_per_round": 32, "round_deadline_us": 2000000,
  "fill_deadline_ms": 300000, "adversary": {"class": "commodity-cpu", "t_min_ps": 40000, "safety_factor": 2},
  "confidence": 0.99, "calibrated": false}
 JSON

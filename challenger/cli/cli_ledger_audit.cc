@@ -1,0 +1,132 @@
+#include "challenger/cli/cli_ledger_audit.h"
+
+#include <cstdio>
+
+#include "challenger/ledger/ledger_audit.h"
+#include "challenger/ledger/ledger_records.h"
+#include "challenger/session/verdict_recheck.h"
+#include "common/hex.h"
+
+namespace wipeproof {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUnverified = 3;
+constexpr char kProgram[] = "wipeproof-challenger ledger audit";
+
+std::string KeyId(const proto::PublicKey& key) { return proto::KeyIdHex(proto::KeyIdOf(key)); }
+
+// JSON strings must be UTF-8; texts from records (a node name, a statement) may not be.
+std::string Utf8(const std::string& text) {
+  return Json::parse(Json(text).dump(-1, ' ', false, Json::error_handler_t::replace)).get<std::string>();
+}
+
+std::string TranscriptColumn(const SessionAudit& s) {
+  if (s.transcript_checked) return "matches";
+  return s.outcome == "pass" && !s.status.ok() ? "-" : "n/a";
+}
+
+void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostream& out) {
+  const ExportVerification& doc = audit.document;
+  out << command.source << ": OK: " << doc.head.entry_count << " entries";
+  if (doc.head.entry_count > 0) {
+    out << "; head entry " << doc.head.sequence << " recorded " << FormatUnixMicrosUtc(doc.head.recorded_at_unix_us)
+        << ", digest " << HexEncode(doc.head.digest.data(), doc.head.digest.size());
+  }
+  out << (doc.whole_chain ? "; whole chain verified up to the signed head"
+                          : "; session filter: each entry verified on its own, the chain not (a left-out record "
+                            "cannot be noticed)")
+      << "\n";
+  out << "schema: proto/wipe.capnp sha256 " << audit.schema_sha256 << " (this build's)\n";
+  out << "trust: authority key " << KeyId(command.authority) << " and challenger key " << KeyId(command.challenger)
+      << " as pinned; node keys listed in the export: " << audit.node_keys << "\n";
+  char line[256];
+  std::snprintf(line, sizeof(line), " %-32s  %-14s  %-20s  %6s  %8s  %-10s  %s\n", "SESSION", "NODE", "VERDICT",
+                "ROUNDS", "LABELS", "TRANSCRIPT", "RESULT");
+  out << line;
+  for (const SessionAudit& s : audit.sessions) {
+    std::snprintf(line, sizeof(line), " %-32s  %-14s  %-20s  %6u  %8llu  %-10s  %s\n", HexEncode(s.session_id).c_str(),
+                  Utf8(s.node_name).c_str(), s.outcome.c_str(), s.rounds,
+                  static_cast<unsigned long long>(s.labels_recomputed), TranscriptColumn(s).c_str(),
+                  s.status.ok() ? "OK" : "FAILED");
+    out << line;
+    if (!s.statement.empty()) out << "   statement: " << Utf8(s.statement) << "\n";
+    if (!s.failure_confirmation.empty()) out << "   failure: " << s.failure_confirmation << "\n";
+    if (!s.status.ok()) out << "   FAILED: " << Utf8(s.status.ToString()) << "\n";
+  }
+  if (audit.first_failure.ok()) {
+    uint64_t labels = 0;
+    for (const SessionAudit& s : audit.sessions) labels += s.labels_recomputed;
+    out << "audit: OK: " << audit.sessions.size() << " session(s): every signature, the ledger chain, " << labels
+        << " answered labels recomputed from the seed, every deadline, the node-signed transcripts, the verdicts "
+           "and their bounds, the receipts\n";
+  } else {
+    out << "audit: FAILED: " << Utf8(audit.first_failure.ToString()) << "\n";
+  }
+}
+
+Json AuditJson(const LedgerAudit& audit, const AuditCommand& command) {
+  const ExportVerification& doc = audit.document;
+  Json out;
+  out["result"] = audit.first_failure.ok() ? "ok" : "failed";
+  out["first_failure"] = audit.first_failure.ok() ? Json(nullptr) : Json(Utf8(audit.first_failure.ToString()));
+  out["export"] = {
+      {"source", command.source},           {"entries", doc.head.entry_count},
+      {"head_sequence", doc.head.sequence}, {"head_digest", HexEncode(doc.head.digest.data(), doc.head.digest.size())},
+      {"whole_chain", doc.whole_chain},     {"schema_sha256", audit.schema_sha256}};
+  out["trust"] = {{"authority_key_id", KeyId(command.authority)},
+                  {"challenger_key_id", KeyId(command.challenger)},
+                  {"authority_key_in_export", audit.export_lists_authority_key},
+                  {"node_keys_in_export", audit.node_keys}};
+  Json sessions = Json::array();
+  for (const SessionAudit& s : audit.sessions) {
+    sessions.push_back({{"session_id", HexEncode(s.session_id)},
+                        {"node", Utf8(s.node_name)},
+                        {"outcome", s.outcome},
+                        {"bound_stated", s.bound_stated},
+                        {"statement", Utf8(s.statement)},
+                        {"records", s.records},
+                        {"rounds", s.rounds},
+                        {"labels_recomputed", s.labels_recomputed},
+                        {"transcript_checked", s.transcript_checked},
+                        {"failure_confirmation", s.failure_confirmation},
+                        {"result", s.status.ok() ? "ok" : "failed"},
+                        {"failure", s.status.ok() ? Json(nullptr) : Json(Utf8(s.status.ToString()))}});
+  }
+  out["sessions"] = std::move(sessions);
+  return out;
+}
+
+}  // namespace
+
+int RunLedgerAudit(const Json& document, const AuditCommand& command, std::ostream& out, std::ostream& err) {
+  LedgerAuditOptions options;
+  options.session_id = command.session;
+  options.session.threads = command.threads;
+  options.session.verdict_recheck = RecheckVerdictBound;
+  auto audit = AuditLedgerExport(document, command.authority, command.challenger, options);
+  if (!audit.ok()) {
+    err << kProgram << ": " << Utf8(audit.status().ToString()) << "\n";
+    if (audit.status().code() == StatusCode::kFailedPrecondition &&
+        audit.status().message().rfind(kExportWithoutRecords, 0) == 0) {
+      out << command.source << ": UNVERIFIED: " << audit.status().message() << "\n";
+      return kExitUnverified;
+    }
+    return kExitFailure;
+  }
+  if (command.json) {
+    out << AuditJson(*audit, command).dump(2) << "\n";
+  } else {
+    PrintTable(*audit, command, out);
+  }
+  if (!audit->first_failure.ok()) {
+    err << kProgram << ": " << Utf8(audit->first_failure.ToString()) << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,47 @@
+// `wipeproof-challenger ledger audit`: runs the audit of an export document
+// (challenger/ledger/ledger_audit.h, with the verdict's bound rechecked by
+// challenger/session/verdict_recheck.h) and prints it: a table of sessions, or JSON with --json.
+// cli_ledger.h parses the command line and reads the files.
+//
+// Table (stdout):
+//   export FILE: OK: 12 entries; head entry 11 ...; whole chain verified up to the signed head
+//   schema: proto/wipe.capnp sha256 <hex> (this build's)
+//   trust: authority key <id> and challenger key <id> as pinned; node keys listed in the export: 1
+//    SESSION                           NODE          VERDICT             ROUNDS  LABELS  TRANSCRIPT  RESULT
+//    <32 hex>                          demo-node     pass                    16    1024  matches     OK
+//      statement: no bound: parameters not calibrated (profile ...)
+//   audit: OK: 1 session(s) ...          or   audit: FAILED: <the first failure>
+// JSON (--json, stdout): {"result": "ok"|"failed", "first_failure": null|text, "export": {...},
+//   "trust": {...}, "sessions": [{"session_id", "node", "outcome", "bound_stated", "statement",
+//   "records", "rounds", "labels_recomputed", "transcript_checked", "failure_confirmation",
+//   "result", "failure"}]}.
+// Exit codes: 0 every session audited OK; 1 a check failed (the first failure named on stderr:
+// "wipeproof-challenger ledger audit: DATA_LOSS: session ...: ..."), or the document cannot be
+// audited; 3 an export without envelopes (UNVERIFIED: nothing in it can be audited).
+//
+// Thread-safety: runs on the calling thread (label recomputation on `threads`).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "proto/crypto.h"
+
+namespace wipeproof {
+
+struct AuditCommand {
+  std::string source;  // what the document is, for the output: "export FILE" or "ledger FILE"
+  proto::PublicKey authority{};
+  proto::PublicKey challenger{};
+  std::optional<proto::Bytes> session;  // audit only this session
+  int threads = 0;                      // label recomputation; 0 = all cores
+  bool json = false;
+};
+
+// Audits `document` and prints the result; returns the exit code above.
+int RunLedgerAudit(const nlohmann::ordered_json& document, const AuditCommand& command, std::ostream& out,
+                   std::ostream& err);
+
+}  // namespace wipeproof

@@ -1,0 +1,73 @@
+#include "challenger/ledger/ledger_audit.h"
+
+#include <map>
+
+#include "challenger/ledger/ledger_records.h"
+#include "challenger/ledger/wipe_schema.h"
+#include "common/hex.h"
+
+namespace wipeproof {
+
+StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, const proto::PublicKey& authority,
+                                        const proto::PublicKey& challenger, const LedgerAuditOptions& options) {
+  if (options.session_id.has_value() && options.session_id->size() != proto::kSessionIdBytes) {
+    return InvalidArgumentError("audit: session of " + std::to_string(options.session_id->size()) + " bytes, want 16");
+  }
+  LedgerAudit audit;
+  WP_ASSIGN_OR_RETURN(audit.document, VerifyLedgerExport(document, challenger));
+  if (audit.document.unverified_entries > 0) {
+    return FailedPreconditionError(std::string(kExportWithoutRecords) + ": " +
+                                   std::to_string(audit.document.unverified_entries) +
+                                   " entries lack their signed envelope, so nothing in them can be audited; "
+                                   "re-export with --envelopes");
+  }
+  if (!document.contains("schema_sha256") || !document.at("schema_sha256").is_string()) {
+    return FailedPreconditionError("export: no 'schema_sha256': it does not say which schema its records follow");
+  }
+  audit.schema_sha256 = document.at("schema_sha256").get<std::string>();
+  if (audit.schema_sha256 != kWipeSchemaSha256) {
+    return FailedPreconditionError("export: written with the schema of SHA-256 " + audit.schema_sha256 +
+                                   ", this auditor decodes with " + kWipeSchemaSha256 + " (" + kWipeSchemaFile +
+                                   "): audit it with a wipeproof build of that schema");
+  }
+  WP_ASSIGN_OR_RETURN(std::optional<proto::PublicKey> listed_authority, ExportedAuthorityKey(document));
+  if (listed_authority.has_value()) {
+    if (*listed_authority != authority) {
+      return PermissionDeniedError("export lists authority key " + proto::KeyIdHex(proto::KeyIdOf(*listed_authority)) +
+                                   ", the pinned authority key is " + proto::KeyIdHex(proto::KeyIdOf(authority)) +
+                                   " (wrong key given?)");
+    }
+    audit.export_lists_authority_key = true;
+  }
+  AuditKeys keys;
+  keys.authority = authority;
+  keys.challenger = challenger;
+  WP_ASSIGN_OR_RETURN(keys.nodes, ExportedNodeKeys(document));
+  audit.node_keys = keys.nodes.size();
+
+  // Sessions in the order of their first record; each with all its records, in ledger order.
+  std::vector<proto::Bytes> order;
+  std::map<proto::Bytes, std::vector<const VerifiedEntry*>> sessions;
+  for (const VerifiedEntry& entry : audit.document.entries) {
+    if (entry.session_id.size() != proto::kSessionIdBytes) {
+      // Fail closed: a record of no session (a wave's, say) states something this auditor does not check.
+      return FailedPreconditionError("ledger entry " + std::to_string(entry.sequence) + " (" +
+                                     LedgerRecordKindName(entry.kind) +
+                                     ") belongs to no session: this auditor does not check such records");
+    }
+    if (options.session_id.has_value() && entry.session_id != *options.session_id) continue;
+    auto& records = sessions[entry.session_id];
+    if (records.empty()) order.push_back(entry.session_id);
+    records.push_back(&entry);
+  }
+  if (options.session_id.has_value() && order.empty()) {
+    return NotFoundError("export holds no record of session " + HexEncode(*options.session_id));
+  }
+  for (const proto::Bytes& session : order) {
+    audit.sessions.push_back(AuditSession(sessions[session], keys, options.session));
+    if (audit.first_failure.ok()) audit.first_failure = audit.sessions.back().status;
+  }
+  return audit;
+}
+
+}  // namespace wipeproof

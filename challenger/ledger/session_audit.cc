@@ -1,0 +1,758 @@
+#include "challenger/ledger/session_audit.h"
+
+#include <capnp/schema.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "challenger/ledger/ledger_records.h"
+#include "common/hex.h"
+#include "kernels/chunk_verifier.h"
+#include "proto/codec.h"
+#include "proto/label_wire.h"
+#include "proto/signing.h"
+#include "proto/transcript.h"
+
+namespace wipeproof {
+namespace {
+
+using proto::ByteView;
+using proto::FailureReason;
+using proto::LedgerRecordKind;
+
+std::string Hex(ByteView bytes) { return HexEncode(bytes.begin(), bytes.size()); }
+template <size_t N>
+std::string Hex(const std::array<uint8_t, N>& bytes) {
+  return HexEncode(bytes.data(), N);
+}
+std::string Hex(const std::vector<uint8_t>& bytes) { return HexEncode(bytes.data(), bytes.size()); }
+
+template <size_t N>
+bool Same(ByteView data, const std::array<uint8_t, N>& want) {
+  return data.size() == N && std::memcmp(data.begin(), want.data(), N) == 0;
+}
+bool Same(ByteView a, ByteView b) { return a.size() == b.size() && std::memcmp(a.begin(), b.begin(), a.size()) == 0; }
+
+std::string ReasonName(FailureReason reason) {
+  auto enumerants = capnp::Schema::from<FailureReason>().getEnumerants();
+  const auto index = static_cast<uint16_t>(reason);
+  if (index < enumerants.size()) return enumerants[index].getProto().getName().cStr();
+  return "reason(" + std::to_string(index) + ")";
+}
+
+// A record of an envelope kind: verified under its signer's key, then parsed.
+template <typename T>
+struct Signed {
+  const VerifiedEntry* entry;
+  proto::SignedEnvelope envelope;
+  proto::Parsed<T> message;
+  proto::Digest payload_digest;
+};
+
+// One logged round, recomputed.
+struct Round {
+  const VerifiedEntry* entry = nullptr;  // the RoundLog record holding it
+  proto::RoundTiming::Reader timing;
+  proto::ChallengeRound::Reader round;
+  bool has_answer = false;
+  proto::RoundAnswer::Reader answer;
+  std::vector<std::pair<uint16_t, uint64_t>> labels;  // (device index, global label index), answer order
+  bool answer_usable = false;                         // session, round index and size as the round asks
+  bool all_correct = false;                           // usable and every label equals the recomputed one
+  bool in_time = false;                               // elapsedUs <= roundDeadlineUs
+  // The first label that differs (when usable and not all correct).
+  size_t wrong_at = 0;
+  std::vector<uint8_t> expected;  // every label, recomputed, answer order (32 bytes each)
+};
+
+class Auditor {
+ public:
+  Auditor(const std::vector<const VerifiedEntry*>& entries, const AuditKeys& keys, const SessionAuditOptions& options,
+          SessionAudit* out)
+      : entries_(entries), keys_(keys), options_(options), out_(out) {}
+
+  Status Run() {
+    WP_RETURN_IF_ERROR(SortRecords());
+    WP_RETURN_IF_ERROR(CheckOrder());
+    WP_RETURN_IF_ERROR(CheckReport());
+    WP_RETURN_IF_ERROR(OpenVerdicts());
+    WP_RETURN_IF_ERROR(CheckRounds());
+    if (verdict_entries_.empty()) {
+      out_->outcome = "no verdict";
+      return Status::Ok();
+    }
+    WP_RETURN_IF_ERROR(CheckVerdicts());
+    WP_RETURN_IF_ERROR(final_verdict().getPass() ? CheckPass() : ConfirmFailure());
+    WP_RETURN_IF_ERROR(CheckBound());
+    return CheckReceipt();
+  }
+
+ private:
+  std::string At(const VerifiedEntry* entry, const std::string& what) const {
+    return what + " (ledger entry " + std::to_string(entry->sequence) + ")";
+  }
+  Status Wrong(const VerifiedEntry* entry, const std::string& what, const std::string& detail) const {
+    return DataLossError(At(entry, what) + ": " + detail);
+  }
+
+  template <typename T>
+  StatusOr<Signed<T>> Open(const VerifiedEntry* entry, const proto::PublicKey& key, const std::string& what,
+                           const std::string& key_name) const {
+    auto envelope = proto::DecodeEnvelope(proto::AsView(entry->record));
+    if (!envelope.ok()) return Wrong(entry, what, envelope.status().message());
+    auto parsed = proto::VerifyAndParse<T>(*envelope, key);
+    if (!parsed.ok()) {
+      return Wrong(entry, what,
+                   "does not verify under the " + key_name + " " + proto::KeyIdHex(proto::KeyIdOf(key)) + ": " +
+                       parsed.status().message());
+    }
+    const proto::Digest digest = proto::Blake2b256(proto::AsView(envelope->payload));
+    return Signed<T>{entry, std::move(envelope).value(), std::move(parsed).value(), digest};
+  }
+
+  proto::Verdict::Reader final_verdict() const { return verdicts_.back().message.root(); }
+  const std::string& node_name() const { return out_->node_name; }
+
+  Status SortRecords() {
+    for (const VerifiedEntry* entry : entries_) {
+      auto once = [&](const VerifiedEntry** slot, const char* what) -> Status {
+        if (*slot != nullptr) {
+          return Wrong(entry, what,
+                       "a second " + std::string(what) + " of the session (the first is ledger entry " +
+                           std::to_string((*slot)->sequence) + ")");
+        }
+        *slot = entry;
+        return Status::Ok();
+      };
+      switch (entry->kind) {
+        case LedgerRecordKind::ORDER:
+          WP_RETURN_IF_ERROR(once(&order_entry_, "order"));
+          break;
+        case LedgerRecordKind::FILL_REPORT:
+          WP_RETURN_IF_ERROR(once(&report_entry_, "fill report"));
+          break;
+        case LedgerRecordKind::ROUND_LOG:
+          round_log_entries_.push_back(entry);
+          break;
+        case LedgerRecordKind::VERDICT:
+          verdict_entries_.push_back(entry);
+          break;
+        case LedgerRecordKind::TRANSCRIPT:
+          WP_RETURN_IF_ERROR(once(&transcript_entry_, "transcript"));
+          break;
+        case LedgerRecordKind::RECEIPT:
+          WP_RETURN_IF_ERROR(once(&receipt_entry_, "receipt"));
+          break;
+        default:
+          // Fail closed: a record nobody checks could carry a statement nobody verified.
+          return FailedPreconditionError(At(entry, LedgerRecordKindName(entry->kind) + " record") +
+                                         ": this auditor does not check records of this kind");
+      }
+    }
+    if (order_entry_ == nullptr) return DataLossError("the session has no order in the ledger");
+    if (entries_.front() != order_entry_) {
+      return Wrong(
+          entries_.front(), "records",
+          "the order (ledger entry " + std::to_string(order_entry_->sequence) + ") is not the session's first record");
+    }
+    if (verdict_entries_.size() > 2) {
+      return Wrong(verdict_entries_[2], "verdict",
+                   "a third verdict; a session has one, or a pass and the failure "
+                   "that superseded it");
+    }
+    if (!verdict_entries_.empty() && receipt_entry_ == nullptr) {
+      return Wrong(verdict_entries_.back(), "records", "the session's verdict has no receipt");
+    }
+    if (receipt_entry_ != nullptr && entries_.back() != receipt_entry_) {
+      return Wrong(entries_.back(), "records", "a record after the session's receipt");
+    }
+    if (receipt_entry_ != nullptr && verdict_entries_.empty()) {
+      return Wrong(receipt_entry_, "receipt", "the session has a receipt but no verdict");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckOrder() {
+    WP_ASSIGN_OR_RETURN(auto order, Open<proto::WipeOrder>(order_entry_, keys_.authority, "order", "authority key"));
+    order_.emplace(std::move(order));
+    proto::WipeOrder::Reader o = order_->message.root();
+    out_->node_name = o.getNodeName().cStr();
+    const proto::KeyId challenger_id = proto::KeyIdOf(keys_.challenger);
+    if (!Same(o.getChallengerKeyId(), challenger_id)) {
+      return Wrong(order_entry_, "order",
+                   "names challenger key " + Hex(o.getChallengerKeyId()) + ", not the pinned challenger key " +
+                       proto::KeyIdHex(challenger_id));
+    }
+    const NodeKey* match = nullptr;
+    for (const NodeKey& node : keys_.nodes) {
+      if (!Same(o.getNodeKeyId(), proto::KeyIdOf(node.public_key))) continue;
+      if (node.name != node_name()) {
+        return Wrong(order_entry_, "order",
+                     "is for node " + node_name() + " with key id " + Hex(o.getNodeKeyId()) +
+                         ", which the export lists for node " + node.name);
+      }
+      match = &node;
+    }
+    if (match == nullptr) {
+      return Wrong(order_entry_, "order",
+                   "names node " + node_name() + " with key id " + Hex(o.getNodeKeyId()) +
+                       ", and the export lists no key with that id (export with --inventory)");
+    }
+    node_key_ = match->public_key;
+    return Status::Ok();
+  }
+
+  // The fill report, verified and checked against the order. A report that fails is a fact of the
+  // session, not yet an audit failure: it fails the audit of a pass (CheckPass) and confirms a
+  // failure that names it (ConfirmFailure). report_ holds it only when it verified and matched.
+  Status CheckReport() {
+    if (report_entry_ == nullptr) return Status::Ok();
+    auto report = Open<proto::FillReport>(report_entry_, node_key_, "fill report", "node key of " + node_name());
+    auto envelope = proto::DecodeEnvelope(proto::AsView(report_entry_->record));
+    if (envelope.ok()) report_payload_digest_ = proto::Blake2b256(proto::AsView(envelope->payload));
+    if (!report.ok()) {
+      report_problem_ = report.status().message();
+      return Status::Ok();
+    }
+    proto::FillReport::Reader r = report->message.root();
+    proto::WipeOrder::Reader o = order_->message.root();
+    auto problem = [&](const std::string& detail) {
+      report_problem_ = At(report_entry_, "fill report") + ": " + detail;
+      return Status::Ok();
+    };
+    if (!Same(r.getOrderDigest(), order_->payload_digest)) {
+      return problem("orderDigest " + Hex(r.getOrderDigest()) + " is not the digest of the recorded order");
+    }
+    if (!Same(r.getNodeKeyId(), o.getNodeKeyId())) return problem("nodeKeyId is not the order's");
+    if (r.getDevices().size() != o.getDevices().size()) {
+      return problem(std::to_string(r.getDevices().size()) + " devices, the order plans " +
+                     std::to_string(o.getDevices().size()));
+    }
+    for (unsigned d = 0; d < o.getDevices().size(); ++d) {
+      auto got = r.getDevices()[d];
+      auto want = o.getDevices()[d];
+      if (got.getSelector() != want.getSelector() || got.getFirstLabel() != want.getFirstLabel()) {
+        return problem("devices[" + std::to_string(d) + "] is not the order's device " + want.getSelector().cStr());
+      }
+    }
+    report_.emplace(std::move(report).value());
+    return Status::Ok();
+  }
+
+  Status CheckRounds() {
+    proto::WipeOrder::Reader o = order_->message.root();
+    for (const VerifiedEntry* entry : round_log_entries_) {
+      auto log = proto::ParseMessage<proto::RoundLog>(proto::AsView(entry->record));
+      if (!log.ok()) return Wrong(entry, "round log", log.status().message());
+      proto::RoundLog::Reader l = log->root();
+      if (l.getFirstRound() != rounds_.size()) {
+        return Wrong(entry, "round log",
+                     "starts at round " + std::to_string(l.getFirstRound()) + ", but " +
+                         std::to_string(rounds_.size()) + " rounds were logged before it");
+      }
+      if (l.getRounds().size() != l.getExchanges().size()) {
+        return Wrong(entry, "round log",
+                     std::to_string(l.getRounds().size()) + " timing rows but " +
+                         std::to_string(l.getExchanges().size()) + " exchanges");
+      }
+      for (unsigned i = 0; i < l.getRounds().size(); ++i) {
+        Round round;
+        round.entry = entry;
+        round.timing = l.getRounds()[i];
+        round.round = l.getExchanges()[i].getRound();
+        round.has_answer = l.getExchanges()[i].hasAnswer();
+        if (round.has_answer) round.answer = l.getExchanges()[i].getAnswer();
+        WP_RETURN_IF_ERROR(CheckRoundShape(static_cast<uint32_t>(rounds_.size()), &round));
+        rounds_.push_back(std::move(round));
+      }
+      logs_.push_back(std::move(log).value());
+    }
+    out_->rounds = static_cast<uint32_t>(rounds_.size());
+    WP_RETURN_IF_ERROR(RecomputeAnsweredLabels());
+    const uint64_t deadline = o.getRoundDeadlineUs();
+    for (size_t r = 0; r < rounds_.size(); ++r) {
+      Round& round = rounds_[r];
+      round.in_time = round.timing.getElapsedUs() <= deadline;
+      const std::string what = "round " + std::to_string(r);
+      if (round.timing.getDeadlineMet() != round.in_time) {
+        return Wrong(round.entry, what,
+                     "elapsedUs " + std::to_string(round.timing.getElapsedUs()) + " against the round deadline " +
+                         std::to_string(deadline) + " us, but its timing row says deadlineMet=" +
+                         (round.timing.getDeadlineMet() ? "true" : "false"));
+      }
+      if (round.timing.getAllCorrect() != round.all_correct) {
+        return Wrong(
+            round.entry, what,
+            std::string("its timing row says allCorrect=") + (round.timing.getAllCorrect() ? "true" : "false") +
+                " but the logged answer recomputed from the seed says " + (round.all_correct ? "true" : "false") +
+                (round.answer_usable && !round.all_correct ? ": " + WrongLabelText(round) : ""));
+      }
+      const uint64_t checked = round.all_correct ? round.labels.size() : 0;
+      if (round.timing.getLabelsChecked() != checked) {
+        return Wrong(round.entry, what,
+                     "its timing row says " + std::to_string(round.timing.getLabelsChecked()) +
+                         " labels checked, the log holds " + std::to_string(checked) + " correct ones");
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The round's place, devices and indices, and whether its answer fits it.
+  Status CheckRoundShape(uint32_t r, Round* round) {
+    proto::WipeOrder::Reader o = order_->message.root();
+    const std::string what = "round " + std::to_string(r);
+    if (round->timing.getRoundIndex() != r || round->round.getRoundIndex() != r) {
+      return Wrong(round->entry, what,
+                   "is logged as round " + std::to_string(round->round.getRoundIndex()) + " with timing row " +
+                       std::to_string(round->timing.getRoundIndex()));
+    }
+    if (!Same(round->round.getSessionId(), proto::AsView(order_entry_->session_id))) {
+      return Wrong(round->entry, what, "names session " + Hex(round->round.getSessionId()));
+    }
+    std::set<uint16_t> seen;
+    for (auto device : round->round.getDevices()) {
+      const uint16_t d = device.getDeviceIndex();
+      if (d >= o.getDevices().size() || !seen.insert(d).second) {
+        return Wrong(round->entry, what,
+                     "challenges device index " + std::to_string(d) +
+                         (d >= o.getDevices().size() ? ", which the order does not plan" : " twice"));
+      }
+      auto plan = o.getDevices()[d];
+      for (uint64_t g : device.getLabelIndices()) {
+        if (g < plan.getFirstLabel() || g - plan.getFirstLabel() >= plan.getLabelCount()) {
+          return Wrong(round->entry, what,
+                       "label " + std::to_string(g) + " is outside device " + plan.getSelector().cStr() + "'s range");
+        }
+        round->labels.emplace_back(d, g);
+      }
+    }
+    if (round->has_answer) {
+      const proto::RoundAnswer::Reader a = round->answer;
+      round->answer_usable = Same(a.getSessionId(), proto::AsView(order_entry_->session_id)) &&
+                             a.getRoundIndex() == r &&
+                             a.getLabels().size() == round->labels.size() * proto::kLabelBytes;
+    }
+    return Status::Ok();
+  }
+
+  // Every label of every usable answer, recomputed from the order's seed, device by device.
+  Status RecomputeAnsweredLabels() {
+    proto::WipeOrder::Reader o = order_->message.root();
+    std::vector<std::vector<uint64_t>> indices(o.getDevices().size());
+    for (const Round& round : rounds_) {
+      if (!round.answer_usable) continue;
+      for (const auto& [d, g] : round.labels) indices[d].push_back(g);
+    }
+    std::vector<std::vector<uint8_t>> expected(indices.size());
+    for (size_t d = 0; d < indices.size(); ++d) {
+      if (indices[d].empty()) continue;
+      expected[d].resize(indices[d].size() * proto::kLabelBytes);
+      Status recomputed = RecomputeLabels(proto::DeviceRegion(o, o.getDevices()[static_cast<unsigned>(d)]),
+                                          indices[d].data(), indices[d].size(), expected[d].data(), options_.threads);
+      if (!recomputed.ok()) return recomputed.WithContext("recomputing device " + std::to_string(d) + "'s labels");
+    }
+    std::vector<size_t> next(indices.size(), 0);
+    for (Round& round : rounds_) {
+      if (!round.answer_usable) continue;
+      round.expected.resize(round.labels.size() * proto::kLabelBytes);
+      round.all_correct = true;
+      const uint8_t* answered = round.answer.getLabels().begin();
+      for (size_t k = 0; k < round.labels.size(); ++k) {
+        const uint16_t d = round.labels[k].first;
+        const uint8_t* want = expected[d].data() + next[d]++ * proto::kLabelBytes;
+        std::memcpy(round.expected.data() + k * proto::kLabelBytes, want, proto::kLabelBytes);
+        if (round.all_correct && std::memcmp(answered + k * proto::kLabelBytes, want, proto::kLabelBytes) != 0) {
+          round.all_correct = false;
+          round.wrong_at = k;
+        }
+      }
+      out_->labels_recomputed += round.labels.size();
+    }
+    return Status::Ok();
+  }
+
+  // N_d: distinct chunks of each device in the leading rounds that were right and in time.
+  std::vector<uint64_t> ChunksChecked() const {
+    proto::WipeOrder::Reader o = order_->message.root();
+    const uint64_t m = o.getChunkLabels();
+    std::vector<std::set<uint64_t>> chunks(o.getDevices().size());
+    for (const Round& round : rounds_) {
+      if (!round.all_correct || !round.in_time) break;
+      for (const auto& [d, g] : round.labels) chunks[d].insert(g / m);
+    }
+    std::vector<uint64_t> counts;
+    for (const auto& c : chunks) counts.push_back(c.size());
+    return counts;
+  }
+
+  // The verdicts, verified; the final one says what the session's outcome was.
+  Status OpenVerdicts() {
+    for (const VerifiedEntry* entry : verdict_entries_) {
+      WP_ASSIGN_OR_RETURN(auto verdict, Open<proto::Verdict>(entry, keys_.challenger, "verdict", "challenger key"));
+      verdicts_.push_back(std::move(verdict));
+    }
+    if (verdicts_.empty()) return Status::Ok();
+    proto::Verdict::Reader v = final_verdict();
+    out_->outcome = v.getPass() ? "pass" : "fail (" + ReasonName(v.getFailure().getReason()) + ")";
+    out_->bound_stated = v.getBoundStated();
+    out_->statement = v.getStatement().cStr();
+    if (verdicts_.size() == 2 && (!verdicts_[0].message.root().getPass() || verdicts_[1].message.root().getPass())) {
+      return Wrong(verdict_entries_[1], "verdict", "a second verdict may only supersede a pass with a failure");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckVerdicts() {
+    proto::Verdict::Reader v = final_verdict();
+    const VerifiedEntry* entry = verdict_entries_.back();
+    auto wrong = [&](const std::string& detail) { return Wrong(entry, "verdict", detail); };
+    proto::WipeOrder::Reader o = order_->message.root();
+    if (v.getNodeName() != o.getNodeName()) return wrong("names node " + std::string(v.getNodeName().cStr()));
+    if (!Same(v.getOrderDigest(), order_->payload_digest)) return wrong("orderDigest is not the recorded order's");
+    // A failed session may name a report the ledger could not take (another session's); a pass may not.
+    if (v.getReportDigest().size() > 0 && (report_payload_digest_.has_value() || v.getPass()) &&
+        !(report_payload_digest_.has_value() && Same(v.getReportDigest(), *report_payload_digest_))) {
+      return wrong("reportDigest " + Hex(v.getReportDigest()) + " is not the recorded fill report's");
+    }
+    if (v.getFillDeadlineUs() != o.getFillDeadlineUs() || v.getRoundDeadlineUs() != o.getRoundDeadlineUs()) {
+      return wrong("its deadlines are not the order's");
+    }
+    auto verdict_profile = proto::EncodeCanonical(v.getProfile());
+    auto order_profile = proto::EncodeCanonical(o.getProfile());
+    if (!verdict_profile.ok() || !order_profile.ok() || *verdict_profile != *order_profile) {
+      return wrong("its parameter profile is not the order's");
+    }
+    if (v.getConfidence() != o.getProfile().getConfidence()) return wrong("its confidence is not the profile's");
+    WP_RETURN_IF_ERROR(CheckVerdictRounds(v, entry));
+    WP_RETURN_IF_ERROR(CheckVerdictDevices(v, entry));
+    return Status::Ok();
+  }
+
+  Status CheckVerdictRounds(proto::Verdict::Reader v, const VerifiedEntry* entry) {
+    if (v.getRounds().size() != rounds_.size()) {
+      return Wrong(
+          entry, "verdict",
+          "lists " + std::to_string(v.getRounds().size()) + " rounds, the round log " + std::to_string(rounds_.size()));
+    }
+    for (unsigned r = 0; r < rounds_.size(); ++r) {
+      auto a = v.getRounds()[r];
+      auto b = rounds_[r].timing;
+      if (a.getRoundIndex() != b.getRoundIndex() || a.getElapsedUs() != b.getElapsedUs() ||
+          a.getLabelsChecked() != b.getLabelsChecked() || a.getDeadlineMet() != b.getDeadlineMet() ||
+          a.getAllCorrect() != b.getAllCorrect()) {
+        return Wrong(entry, "verdict", "round " + std::to_string(r) + "'s timing differs from the round log's");
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status CheckVerdictDevices(proto::Verdict::Reader v, const VerifiedEntry* entry) {
+    proto::WipeOrder::Reader o = order_->message.root();
+    if (v.getDevices().size() != o.getDevices().size()) {
+      return Wrong(
+          entry, "verdict",
+          std::to_string(v.getDevices().size()) + " devices, the order plans " + std::to_string(o.getDevices().size()));
+    }
+    chunks_checked_ = ChunksChecked();
+    for (unsigned d = 0; d < o.getDevices().size(); ++d) {
+      auto got = v.getDevices()[d];
+      auto plan = o.getDevices()[d];
+      const std::string what = "device " + std::string(plan.getSelector().cStr());
+      auto wrong = [&](const std::string& detail) { return Wrong(entry, "verdict", what + ": " + detail); };
+      if (got.getSelector() != plan.getSelector() ||
+          got.getPlannedBytes() != plan.getLabelCount() * proto::kLabelBytes ||
+          got.getCapacityBytes() != plan.getCapacityBytes() ||
+          got.getAllowedReserveBytes() != plan.getAllowedReserveBytes()) {
+        return wrong("its plan (selector, planned bytes, capacity, reserve) is not the order's");
+      }
+      // A report that did not verify or match gives no figure to compare (the session failed on it).
+      const uint64_t held = report_.has_value() ? report_->message.root().getDevices()[d].getBytesHeld() : 0;
+      if (report_problem_.empty() && got.getBytesHeld() != held) {
+        return wrong("bytesHeld " + std::to_string(got.getBytesHeld()) + ", the fill report says " +
+                     std::to_string(held));
+      }
+      if (got.getChunksChecked() != chunks_checked_[d]) {
+        return wrong("chunksChecked " + std::to_string(got.getChunksChecked()) + ", the round log shows " +
+                     std::to_string(chunks_checked_[d]) + " distinct chunks answered right and in time");
+      }
+    }
+    return Status::Ok();
+  }
+
+  // When each device was known filled, on the challenger's clock (microseconds from sending the
+  // order): the fill report's time for every device, the only per-device time the records hold.
+  std::vector<uint64_t> DeviceFillTimes() const {
+    return std::vector<uint64_t>(order_->message.root().getDevices().size(), final_verdict().getFillMicros());
+  }
+
+  Status CheckPass() {
+    const VerifiedEntry* entry = verdict_entries_.back();
+    auto unproven = [&](const std::string& detail) { return Wrong(entry, "verdict", "says pass, but " + detail); };
+    proto::WipeOrder::Reader o = order_->message.root();
+    if (!report_problem_.empty()) return unproven(report_problem_);
+    if (!report_.has_value()) return unproven("the ledger holds no fill report");
+    for (unsigned d = 0; d < o.getDevices().size(); ++d) {
+      auto plan = o.getDevices()[d];
+      auto fill = report_->message.root().getDevices()[d];
+      if (fill.getLabelCount() < plan.getLabelCount() ||
+          fill.getBytesHeld() < plan.getLabelCount() * proto::kLabelBytes) {
+        return unproven("device " + std::string(plan.getSelector().cStr()) + " holds " +
+                        std::to_string(fill.getBytesHeld()) + " bytes (" + std::to_string(fill.getLabelCount()) +
+                        " labels) of the " + std::to_string(plan.getLabelCount()) + " labels planned");
+      }
+    }
+    const uint64_t fill_us = final_verdict().getFillMicros();
+    if (fill_us > o.getFillDeadlineUs()) {
+      return unproven("the fill took " + std::to_string(fill_us) + " us, the order's fill deadline is " +
+                      std::to_string(o.getFillDeadlineUs()) + " us");
+    }
+    const std::vector<uint64_t> device_fill = DeviceFillTimes();
+    for (unsigned d = 0; d < o.getDevices().size(); ++d) {
+      if (device_fill[d] > o.getDevices()[d].getFillDeadlineUs()) {
+        return unproven("device " + std::string(o.getDevices()[d].getSelector().cStr()) + " was filled after " +
+                        std::to_string(device_fill[d]) + " us, its fill deadline is " +
+                        std::to_string(o.getDevices()[d].getFillDeadlineUs()) + " us");
+      }
+    }
+    if (rounds_.empty()) return unproven("no round was run");
+    for (size_t r = 0; r < rounds_.size(); ++r) {
+      const Round& round = rounds_[r];
+      const std::string what =
+          "round " + std::to_string(r) + " (ledger entry " + std::to_string(round.entry->sequence) + ")";
+      if (!round.answer_usable) return unproven(what + " has no usable answer in the round log");
+      if (!round.all_correct) return unproven(what + ": " + WrongLabelText(round));
+      if (!round.in_time) {
+        return unproven(what + " took " + std::to_string(round.timing.getElapsedUs()) + " us, the deadline is " +
+                        std::to_string(o.getRoundDeadlineUs()) + " us");
+      }
+    }
+    for (unsigned d = 0; d < o.getDevices().size(); ++d) {
+      if (chunks_checked_[d] == 0) {
+        return unproven("device " + std::string(o.getDevices()[d].getSelector().cStr()) + " was never challenged");
+      }
+    }
+    return CheckTranscript();
+  }
+
+  std::string WrongLabelText(const Round& round) const {
+    proto::WipeOrder::Reader o = order_->message.root();
+    const auto& [d, g] = round.labels[round.wrong_at];
+    const uint8_t* got = round.answer.getLabels().begin() + round.wrong_at * proto::kLabelBytes;
+    return "device " + std::string(o.getDevices()[d].getSelector().cStr()) + ", label " + std::to_string(g) +
+           ": the logged answer " + HexEncode(got, proto::kLabelBytes) + " is not the label recomputed from the seed " +
+           HexEncode(round.expected.data() + round.wrong_at * proto::kLabelBytes, proto::kLabelBytes);
+  }
+
+  // The node-signed digest must be the one recomputed over the recorded order, report and rounds.
+  Status CheckTranscript() {
+    const VerifiedEntry* verdict_entry = verdict_entries_.back();
+    if (transcript_entry_ == nullptr) {
+      return Wrong(verdict_entry, "verdict", "says pass, but the ledger holds no node-signed transcript");
+    }
+    WP_ASSIGN_OR_RETURN(auto transcript, Open<proto::TranscriptDigest>(transcript_entry_, node_key_, "transcript",
+                                                                       "node key of " + node_name()));
+    proto::TranscriptDigest::Reader t = transcript.message.root();
+    auto wrong = [&](const std::string& detail) { return Wrong(transcript_entry_, "transcript", detail); };
+    if (!Same(t.getNodeKeyId(), order_->message.root().getNodeKeyId())) return wrong("nodeKeyId is not the order's");
+    proto::TranscriptHasher hasher;
+    WP_RETURN_IF_ERROR(hasher.AddOrder(proto::AsView(order_->envelope.payload)));
+    WP_RETURN_IF_ERROR(hasher.AddReport(proto::AsView(report_->envelope.payload)));
+    for (const Round& round : rounds_) WP_RETURN_IF_ERROR(hasher.AddRound(round.round, round.answer));
+    WP_ASSIGN_OR_RETURN(proto::Digest digest, hasher.Finish());
+    if (t.getRoundCount() != rounds_.size()) {
+      return wrong("the node signed " + std::to_string(t.getRoundCount()) + " rounds, the round log holds " +
+                   std::to_string(rounds_.size()));
+    }
+    if (!Same(t.getDigest(), digest)) {
+      return wrong("the digest recomputed over the recorded order, fill report and " + std::to_string(rounds_.size()) +
+                   " logged rounds is " + Hex(digest) + ", the node signed " + Hex(t.getDigest()) +
+                   ": a logged round or answer is not what the node answered");
+    }
+    if (!Same(t.getVerdictDigest(), verdicts_.front().payload_digest)) {
+      return wrong("verdictDigest " + Hex(t.getVerdictDigest()) + " is not the digest of the verdict sent in finish");
+    }
+    transcript_.emplace(std::move(transcript));
+    out_->transcript_checked = true;
+    return Status::Ok();
+  }
+
+  // A failing verdict's reason, borne out by the records where they hold the facts.
+  Status ConfirmFailure() {
+    proto::Verdict::Reader v = final_verdict();
+    proto::Failure::Reader f = v.getFailure();
+    proto::WipeOrder::Reader o = order_->message.root();
+    const VerifiedEntry* entry = verdict_entries_.back();
+    const std::string reason = ReasonName(f.getReason());
+    auto contradicted = [&](const std::string& detail) {
+      return Wrong(entry, "verdict", "fails with " + reason + ", but " + detail);
+    };
+    auto round_of = [&]() -> const Round* {
+      return f.getRoundIndex() < rounds_.size() ? &rounds_[f.getRoundIndex()] : nullptr;
+    };
+    switch (f.getReason()) {
+      case FailureReason::WRONG_LABEL: {
+        const Round* round = round_of();
+        if (round == nullptr || !round->answer_usable) {
+          return contradicted("round " + std::to_string(f.getRoundIndex()) + " has no usable answer in the round log");
+        }
+        for (size_t k = 0; k < round->labels.size(); ++k) {
+          const auto& [d, g] = round->labels[k];
+          if (g != f.getLabelIndex() || o.getDevices()[d].getSelector() != f.getDevice()) continue;
+          const ByteView got(round->answer.getLabels().begin() + k * proto::kLabelBytes, proto::kLabelBytes);
+          const ByteView want(round->expected.data() + k * proto::kLabelBytes, proto::kLabelBytes);
+          if (Same(got, want)) {
+            return contradicted("label " + std::to_string(g) + " of round " + std::to_string(f.getRoundIndex()) +
+                                " was answered right (recomputed from the seed)");
+          }
+          if (!Same(f.getExpected(), want) || !Same(f.getReceived(), got)) {
+            return contradicted("the expected and received labels it names are not the recomputed and logged ones");
+          }
+          out_->failure_confirmation = "confirmed: round " + std::to_string(f.getRoundIndex()) + ", label " +
+                                       std::to_string(g) + " differs from the label recomputed from the seed";
+          return Status::Ok();
+        }
+        return contradicted("round " + std::to_string(f.getRoundIndex()) + " did not challenge label " +
+                            std::to_string(f.getLabelIndex()) + " of device " + f.getDevice().cStr());
+      }
+      case FailureReason::LATE_ROUND: {
+        const Round* round = round_of();
+        if (round == nullptr) return contradicted("the round log has no round " + std::to_string(f.getRoundIndex()));
+        if (round->in_time && round->has_answer) {
+          return contradicted("round " + std::to_string(f.getRoundIndex()) + " was answered in " +
+                              std::to_string(round->timing.getElapsedUs()) + " us, within the deadline");
+        }
+        out_->failure_confirmation = "confirmed: round " + std::to_string(f.getRoundIndex()) + " took " +
+                                     std::to_string(round->timing.getElapsedUs()) + " us (deadline " +
+                                     std::to_string(o.getRoundDeadlineUs()) + " us)" +
+                                     (round->has_answer ? "" : ", no answer");
+        return Status::Ok();
+      }
+      case FailureReason::LATE_FILL:
+        if (report_.has_value() && v.getFillMicros() <= o.getFillDeadlineUs()) {
+          return contradicted("the fill took " + std::to_string(v.getFillMicros()) + " us, within the deadline " +
+                              std::to_string(o.getFillDeadlineUs()) + " us");
+        }
+        out_->failure_confirmation = "confirmed: fill " + std::to_string(v.getFillMicros()) + " us, deadline " +
+                                     std::to_string(o.getFillDeadlineUs()) + " us" +
+                                     (report_.has_value() ? "" : ", no fill report");
+        return Status::Ok();
+      case FailureReason::SHORT_CAPACITY: {
+        if (!report_.has_value()) return contradicted("the ledger holds no fill report");
+        for (unsigned d = 0; d < o.getDevices().size(); ++d) {
+          auto plan = o.getDevices()[d];
+          auto fill = report_->message.root().getDevices()[d];
+          if (plan.getSelector() != f.getDevice()) continue;
+          if (fill.getLabelCount() >= plan.getLabelCount() &&
+              fill.getBytesHeld() >= plan.getLabelCount() * proto::kLabelBytes) {
+            return contradicted("the node-signed fill report shows device " + std::string(f.getDevice().cStr()) +
+                                " holding its plan");
+          }
+          out_->failure_confirmation = "confirmed: the node-signed fill report shows device " +
+                                       std::string(f.getDevice().cStr()) + " short of its plan";
+          return Status::Ok();
+        }
+        return contradicted("the order plans no device " + std::string(f.getDevice().cStr()));
+      }
+      case FailureReason::BAD_SIGNATURE:
+      case FailureReason::PROTOCOL_ERROR:
+        // A report that does not verify or match the order bears these out; other causes (a
+        // transcript, a round's shape) the records show only in part.
+        if (!report_problem_.empty()) {
+          out_->failure_confirmation = "confirmed: " + report_problem_;
+          return Status::Ok();
+        }
+        [[fallthrough]];
+      default:
+        out_->failure_confirmation = "not re-checkable from the records: " + reason + " rests on the challenger's word";
+        return Status::Ok();
+    }
+  }
+
+  Status CheckBound() {
+    if (!options_.verdict_recheck) return InternalError("ledger audit: no verdict recheck given");
+    RecomputedFacts facts;
+    facts.order = order_->message.root();
+    facts.verdict = final_verdict();
+    facts.chunks_checked = chunks_checked_;
+    Status rechecked = options_.verdict_recheck(facts);
+    if (!rechecked.ok()) return Wrong(verdict_entries_.back(), "verdict", rechecked.message());
+    return Status::Ok();
+  }
+
+  Status CheckReceipt() {
+    WP_ASSIGN_OR_RETURN(auto receipt,
+                        Open<proto::Receipt>(receipt_entry_, keys_.challenger, "receipt", "challenger key"));
+    proto::Receipt::Reader r = receipt.message.root();
+    proto::Verdict::Reader v = final_verdict();
+    auto wrong = [&](const std::string& detail) { return Wrong(receipt_entry_, "receipt", detail); };
+    if (r.getPass() != v.getPass()) return wrong("its pass flag is not the final verdict's");
+    if (r.getNodeName() != v.getNodeName()) return wrong("names node " + std::string(r.getNodeName().cStr()));
+    if (!Same(r.getOrderDigest(), order_->payload_digest)) return wrong("orderDigest is not the recorded order's");
+    if (r.getReportDigest().size() > 0 && report_payload_digest_.has_value() &&
+        !Same(r.getReportDigest(), *report_payload_digest_)) {
+      return wrong("reportDigest is not the recorded fill report's");
+    }
+    if (!Same(r.getVerdictDigest(), verdicts_.back().payload_digest)) {
+      return wrong("verdictDigest is not the final verdict's (ledger entry " +
+                   std::to_string(verdict_entries_.back()->sequence) + ")");
+    }
+    if (r.getLedgerSequence() != verdict_entries_.back()->sequence) {
+      return wrong("names ledger entry " + std::to_string(r.getLedgerSequence()) + " as the verdict, it is entry " +
+                   std::to_string(verdict_entries_.back()->sequence));
+    }
+    if (r.hasTranscript()) {
+      auto embedded = proto::DecodeEnvelope(r.getTranscript());
+      if (transcript_entry_ == nullptr || !embedded.ok() ||
+          proto::EncodeEnvelope(*embedded) != transcript_entry_->record) {
+        return wrong("the transcript it embeds is not the recorded one");
+      }
+    }
+    return Status::Ok();
+  }
+
+  const std::vector<const VerifiedEntry*>& entries_;
+  const AuditKeys& keys_;
+  const SessionAuditOptions& options_;
+  SessionAudit* out_;
+
+  const VerifiedEntry* order_entry_ = nullptr;
+  const VerifiedEntry* report_entry_ = nullptr;
+  const VerifiedEntry* transcript_entry_ = nullptr;
+  const VerifiedEntry* receipt_entry_ = nullptr;
+  std::vector<const VerifiedEntry*> round_log_entries_;
+  std::vector<const VerifiedEntry*> verdict_entries_;
+
+  std::optional<Signed<proto::WipeOrder>> order_;
+  proto::PublicKey node_key_{};
+  std::optional<Signed<proto::FillReport>> report_;  // verified and matching the order
+  std::optional<proto::Digest> report_payload_digest_;
+  std::string report_problem_;                        // why the recorded report did not verify or match; "" when it did
+  std::vector<proto::Parsed<proto::RoundLog>> logs_;  // own the readers in rounds_
+  std::vector<Round> rounds_;
+  std::vector<Signed<proto::Verdict>> verdicts_;
+  std::optional<Signed<proto::TranscriptDigest>> transcript_;
+  std::vector<uint64_t> chunks_checked_;
+};
+
+}  // namespace
+
+SessionAudit AuditSession(const std::vector<const VerifiedEntry*>& entries, const AuditKeys& keys,
+                          const SessionAuditOptions& options) {
+  SessionAudit out;
+  out.records = entries.size();
+  if (entries.empty()) {
+    out.status = InvalidArgumentError("no records");
+    return out;
+  }
+  out.session_id = entries.front()->session_id;
+  Auditor auditor(entries, keys, options, &out);
+  Status status = auditor.Run();
+  if (!status.ok()) out.status = status.WithContext("session " + Hex(out.session_id));
+  return out;
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,973 @@
+// `ledger audit` (challenger/ledger/ledger_audit.h, session_audit.h): real sessions of the
+// challenger against the test agent, recorded in a real ledger and exported with their keys, pass
+// the audit; each check then meets a forgery that every other check lets through. A forger here
+// holds the challenger key (it rewrites and re-signs the whole ledger) and, where a test says so,
+// the node key (a colluding node) or another authority key; what it cannot forge without a key is
+// what the audit leans on.
+#include "challenger/ledger/ledger_audit.h"
+
+#include <capnp/message.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <kj/async-io.h>
+
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "challenger/cli/cli_ledger.h"
+#include "challenger/fleet/plan_builder.h"
+#include "challenger/ledger/ledger.h"
+#include "challenger/ledger/ledger_export.h"
+#include "challenger/ledger/ledger_record_json.h"
+#include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/ledger/wipe_schema.h"
+#include "challenger/session/session_runner.h"
+#include "challenger/session/verdict_recheck.h"
+#include "common/hex.h"
+#include "proto/codec.h"
+#include "proto/key_files.h"
+#include "proto/signing.h"
+#include "proto/transcript.h"
+#include "tests/support/challenger_fixtures.h"
+#include "tests/support/ledger_test_util.h"
+
+namespace wipeproof {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using proto::Bytes;
+using proto::FailureReason;
+using proto::LedgerRecordKind;
+using testing::Deviation;
+using testing::DeviationKind;
+using ::testing::HasSubstr;
+
+template <typename T>
+T Must(StatusOr<T> value) {
+  return ledger_test::Must(std::move(value), "test set-up");
+}
+
+// A message of type T as an editable builder, copied from its canonical bytes.
+template <typename T>
+std::unique_ptr<capnp::MallocMessageBuilder> Editable(proto::ByteView canonical) {
+  auto parsed = Must(proto::ParseMessage<T>(canonical));
+  auto builder = std::make_unique<capnp::MallocMessageBuilder>();
+  builder->setRoot(parsed.root());
+  return builder;
+}
+
+template <typename T>
+std::unique_ptr<capnp::MallocMessageBuilder> EditablePayload(const Bytes& envelope_record) {
+  proto::SignedEnvelope envelope = Must(proto::DecodeEnvelope(proto::AsView(envelope_record)));
+  return Editable<T>(proto::AsView(envelope.payload));
+}
+
+capnp::Data::Reader DataOf(const Bytes& bytes) { return capnp::Data::Reader(bytes.data(), bytes.size()); }
+capnp::Data::Reader DataOf(const proto::Digest& digest) { return capnp::Data::Reader(digest.data(), digest.size()); }
+
+// One session's records as editable messages. Forge() re-signs them consistently: every digest and
+// sequence a record names is set to the re-signed records', the transcript recomputed over the
+// (edited) rounds and signed with the node key, the chain rebuilt under the challenger key.
+struct Forgery {
+  enum Stage { kOrder, kReport, kVerdicts, kTranscript, kReceipt };
+
+  std::vector<LedgerRecordKind> kinds;  // the records, in ledger order
+  Bytes session_id;
+  std::unique_ptr<capnp::MallocMessageBuilder> order, report, transcript, receipt;
+  std::vector<std::unique_ptr<capnp::MallocMessageBuilder>> logs, verdicts;
+  Bytes original_transcript;  // the node's own envelope
+
+  proto::KeyPair authority = testing::TestKey(0x11);
+  proto::KeyPair node = testing::TestKey(0x33);
+  proto::KeyPair challenger = testing::TestKey(0x22);
+  bool resign_transcript = true;  // false: a forger without the node key keeps the node's envelope
+  // Called at each stage after its digests are set, just before the stage is signed.
+  std::function<void(Forgery&, Stage)> tamper;
+
+  proto::WipeOrder::Builder Order() { return order->getRoot<proto::WipeOrder>(); }
+  proto::FillReport::Builder Report() { return report->getRoot<proto::FillReport>(); }
+  proto::RoundLog::Builder Log(size_t i = 0) { return logs[i]->getRoot<proto::RoundLog>(); }
+  proto::Verdict::Builder Verdict(size_t i = 0) { return verdicts[i]->getRoot<proto::Verdict>(); }
+  proto::TranscriptDigest::Builder Transcript() { return transcript->getRoot<proto::TranscriptDigest>(); }
+  proto::Receipt::Builder Receipt() { return receipt->getRoot<proto::Receipt>(); }
+
+  // The records, signed, in ledger order.
+  std::vector<Bytes> Sign() {
+    auto stage = [&](Stage s) {
+      if (tamper) tamper(*this, s);
+    };
+    stage(kOrder);
+    const proto::SignedEnvelope order_env = Must(proto::SignMessage(Order().asReader(), authority));
+    const proto::Digest order_digest = proto::Blake2b256(proto::AsView(order_env.payload));
+    std::optional<proto::SignedEnvelope> report_env;
+    proto::Digest report_digest{};
+    if (report) {
+      Report().setOrderDigest(DataOf(order_digest));
+      stage(kReport);
+      report_env = Must(proto::SignMessage(Report().asReader(), node));
+      report_digest = proto::Blake2b256(proto::AsView(report_env->payload));
+    }
+    std::vector<Bytes> log_bytes;
+    for (auto& log : logs)
+      log_bytes.push_back(Must(proto::EncodeCanonical(log->getRoot<proto::RoundLog>().asReader())));
+    std::vector<proto::SignedEnvelope> verdict_envs;
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+      Verdict(i).setOrderDigest(DataOf(order_digest));
+      if (report) Verdict(i).setReportDigest(DataOf(report_digest));
+    }
+    stage(kVerdicts);
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+      verdict_envs.push_back(Must(proto::SignMessage(Verdict(i).asReader(), challenger)));
+    }
+    std::optional<proto::SignedEnvelope> transcript_env;
+    if (transcript) {
+      if (resign_transcript) {
+        proto::TranscriptHasher hasher;
+        EXPECT_TRUE(hasher.AddOrder(proto::AsView(order_env.payload)).ok());
+        EXPECT_TRUE(hasher.AddReport(proto::AsView(report_env->payload)).ok());
+        for (auto& log : logs) {
+          for (auto exchange : log->getRoot<proto::RoundLog>().getExchanges()) {
+            EXPECT_TRUE(hasher.AddRound(exchange.getRound().asReader(), exchange.getAnswer().asReader()).ok());
+          }
+        }
+        Transcript().setRoundCount(hasher.round_count());
+        Transcript().setDigest(DataOf(Must(hasher.Finish())));
+        Transcript().setVerdictDigest(DataOf(proto::Blake2b256(proto::AsView(verdict_envs[0].payload))));
+        stage(kTranscript);
+        transcript_env = Must(proto::SignMessage(Transcript().asReader(), node));
+      } else {
+        transcript_env = Must(proto::DecodeEnvelope(proto::AsView(original_transcript)));
+      }
+    }
+    if (receipt) {
+      Receipt().setOrderDigest(DataOf(order_digest));
+      if (report) Receipt().setReportDigest(DataOf(report_digest));
+      Receipt().setVerdictDigest(DataOf(proto::Blake2b256(proto::AsView(verdict_envs.back().payload))));
+      uint64_t last_verdict = 0;
+      for (size_t i = 0; i < kinds.size(); ++i) {
+        if (kinds[i] == LedgerRecordKind::VERDICT) last_verdict = i;
+      }
+      Receipt().setLedgerSequence(last_verdict);
+      if (Receipt().hasTranscript() && transcript_env)
+        proto::WriteEnvelope(*transcript_env, Receipt().initTranscript());
+      stage(kReceipt);
+    }
+    std::vector<Bytes> out;
+    size_t log = 0, verdict = 0;
+    for (LedgerRecordKind kind : kinds) {
+      switch (kind) {
+        case LedgerRecordKind::ORDER:
+          out.push_back(proto::EncodeEnvelope(order_env));
+          break;
+        case LedgerRecordKind::FILL_REPORT:
+          out.push_back(proto::EncodeEnvelope(*report_env));
+          break;
+        case LedgerRecordKind::ROUND_LOG:
+          out.push_back(log_bytes[log++]);
+          break;
+        case LedgerRecordKind::VERDICT:
+          out.push_back(proto::EncodeEnvelope(verdict_envs[verdict++]));
+          break;
+        case LedgerRecordKind::TRANSCRIPT:
+          out.push_back(proto::EncodeEnvelope(*transcript_env));
+          break;
+        case LedgerRecordKind::RECEIPT:
+          out.push_back(proto::EncodeEnvelope(Must(proto::SignMessage(Receipt().asReader(), challenger))));
+          break;
+        default:
+          ADD_FAILURE() << "unexpected record kind";
+      }
+    }
+    return out;
+  }
+
+  // Sets every verdict's chunksChecked to the distinct chunks of the leading rounds the round log
+  // marks right and in time (what an audit recomputes, when the marks are true).
+  void FixChunksChecked() {
+    const uint64_t m = Order().getChunkLabels();
+    std::vector<std::set<uint64_t>> chunks(Order().getDevices().size());
+    bool leading = true;
+    for (auto& log : logs) {
+      auto l = log->getRoot<proto::RoundLog>();
+      for (unsigned i = 0; i < l.getRounds().size() && leading; ++i) {
+        if (!l.getRounds()[i].getAllCorrect() || !l.getRounds()[i].getDeadlineMet()) {
+          leading = false;
+          break;
+        }
+        for (auto device : l.getExchanges()[i].getRound().getDevices()) {
+          for (uint64_t g : device.getLabelIndices()) chunks[device.getDeviceIndex()].insert(g / m);
+        }
+      }
+    }
+    for (size_t v = 0; v < verdicts.size(); ++v) {
+      for (unsigned d = 0; d < chunks.size(); ++d) Verdict(v).getDevices()[d].setChunksChecked(chunks[d].size());
+    }
+  }
+
+  // Copies the round log's timing rows into every verdict.
+  void CopyTimingsToVerdicts() {
+    std::vector<proto::RoundTiming::Reader> rows;
+    for (auto& log : logs) {
+      for (auto row : log->getRoot<proto::RoundLog>().getRounds()) rows.push_back(row.asReader());
+    }
+    for (size_t v = 0; v < verdicts.size(); ++v) {
+      auto list = Verdict(v).initRounds(static_cast<unsigned>(rows.size()));
+      for (unsigned i = 0; i < rows.size(); ++i) list.setWithCaveats(i, rows[i]);
+    }
+  }
+};
+
+class LedgerAuditTest : public ::testing::Test {
+ protected:
+  LedgerAuditTest() : io_(kj::setupAsyncIo()) {}
+  ~LedgerAuditTest() noexcept override {}
+
+  void SetUp() override { ledger_ = Must(Ledger::Open(ledger_path_, challenger_, clock_)); }
+
+  // Runs one session of node-a against a TestAgent with `deviation`, recorded in the ledger.
+  SessionOutcome RunSession(Deviation deviation = {}, const Profile& profile = testing::TestProfile()) {
+    auto plan = BuildPlan(inventory_, "node-a", profile, LoneSessionWaveContext(inventory_, "node-a"), clock_);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    auto agent = testing::TestAgent(std::move(deviation), nullptr, &clock_, testing::TestKey(0x33),
+                                    authority_.public_key, challenger_.public_key);
+    testing::PipeConnector pipe(io_, kj::mv(agent));
+    LedgerRecordSink sink(ledger_.get());
+    SessionEnv env;
+    env.clock = &clock_;
+    env.timer = &io_.provider->getTimer();
+    env.wait_scope = &io_.waitScope;
+    env.records = &sink;
+    env.threads = 2;
+    SessionRunner runner(*plan, SessionKeys{authority_, challenger_}, env);
+    auto outcome = runner.Run(pipe);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
+    return std::move(outcome).value();
+  }
+
+  std::vector<NodeKey> InventoryKeys() const {
+    std::vector<NodeKey> keys;
+    for (const auto& node : inventory_.nodes) keys.push_back({node.name, node.public_key});
+    return keys;
+  }
+
+  Json Export(const Ledger& ledger, bool with_keys = true) {
+    LedgerExportOptions options;
+    if (with_keys) {
+      options.authority_key = authority_.public_key;
+      options.node_keys = InventoryKeys();
+    }
+    return Must(ExportLedgerJson(ledger, challenger_.public_key, options, clock_));
+  }
+  Json Export() { return Export(*ledger_); }
+
+  StatusOr<LedgerAudit> Audit(const Json& document, const std::optional<proto::PublicKey>& authority = std::nullopt) {
+    LedgerAuditOptions options;
+    options.session.verdict_recheck = RecheckVerdictBound;
+    options.session.threads = 2;
+    return AuditLedgerExport(document, authority.value_or(authority_.public_key), challenger_.public_key, options);
+  }
+
+  // The audit's first failure (OK when it passed); the document itself must be auditable.
+  Status FirstFailure(const Json& document) {
+    auto audit = Audit(document);
+    EXPECT_TRUE(audit.ok()) << audit.status().ToString();
+    return audit.ok() ? audit->first_failure : audit.status();
+  }
+
+  // The ledger's only session as a Forgery.
+  Forgery Forge() {
+    Forgery f;
+    Must(ledger_->Verify(challenger_.public_key));
+    ChainVerifier verifier(challenger_.public_key);
+    Status walked = ledger_->ForEachRow(std::nullopt, [&](const LedgerRow& row) -> Status {
+      WP_ASSIGN_OR_RETURN(VerifiedEntry entry, verifier.Next(row));
+      f.kinds.push_back(entry.kind);
+      f.session_id = entry.session_id;
+      switch (entry.kind) {
+        case LedgerRecordKind::ORDER:
+          f.order = EditablePayload<proto::WipeOrder>(entry.record);
+          break;
+        case LedgerRecordKind::FILL_REPORT:
+          f.report = EditablePayload<proto::FillReport>(entry.record);
+          break;
+        case LedgerRecordKind::ROUND_LOG:
+          f.logs.push_back(Editable<proto::RoundLog>(proto::AsView(entry.record)));
+          break;
+        case LedgerRecordKind::VERDICT:
+          f.verdicts.push_back(EditablePayload<proto::Verdict>(entry.record));
+          break;
+        case LedgerRecordKind::TRANSCRIPT:
+          f.transcript = EditablePayload<proto::TranscriptDigest>(entry.record);
+          f.original_transcript = entry.record;
+          break;
+        case LedgerRecordKind::RECEIPT:
+          f.receipt = EditablePayload<proto::Receipt>(entry.record);
+          break;
+        default:
+          return InternalError("unexpected kind");
+      }
+      return Status::Ok();
+    });
+    EXPECT_TRUE(walked.ok()) << walked.ToString();
+    return f;
+  }
+
+  // The forgery's records in a fresh ledger under the challenger key, exported with the keys.
+  Json ForgedExport(Forgery& f) {
+    const std::vector<Bytes> records = f.Sign();
+    const std::string path = dir_.File("forged-" + std::to_string(++forged_) + ".db");
+    auto forged = Must(Ledger::Open(path, challenger_, clock_));
+    for (size_t i = 0; i < records.size(); ++i) {
+      auto appended = forged->Append(f.kinds[i], proto::AsView(records[i]), proto::AsView(f.session_id));
+      EXPECT_TRUE(appended.ok()) << appended.status().ToString();
+    }
+    return Export(*forged);
+  }
+
+  // Forges the ledger's only session with `edit` (before re-signing) and returns the audit's first
+  // failure.
+  Status AuditForged(const std::function<void(Forgery&)>& edit) {
+    Forgery f = Forge();
+    edit(f);
+    return FirstFailure(ForgedExport(f));
+  }
+
+  kj::AsyncIoContext io_;
+  FakeClock clock_{1'800'000'000'000'000};
+  ledger_test::TempDir dir_;
+  Inventory inventory_ = testing::TestInventory();
+  proto::KeyPair authority_ = testing::TestKey(0x11);
+  proto::KeyPair challenger_ = testing::TestKey(0x22);
+  std::string ledger_path_ = dir_.File("ledger.db");
+  std::unique_ptr<Ledger> ledger_;
+  int forged_ = 0;
+};
+
+// The round log's first round's answer, as a builder.
+proto::RoundAnswer::Builder FirstAnswer(Forgery& f) { return f.Log().getExchanges()[0].getAnswer(); }
+
+// ---------------------------------------------------------------------------------------------
+// Honest sessions pass; failed ones are confirmed from the records.
+
+TEST_F(LedgerAuditTest, HonestSessionPassesWithEveryLabelRecomputed) {
+  const SessionOutcome outcome = RunSession();
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  auto audit = Audit(Export());
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  EXPECT_TRUE(audit->first_failure.ok()) << audit->first_failure.ToString();
+  EXPECT_TRUE(audit->document.whole_chain);
+  EXPECT_EQ(audit->schema_sha256, kWipeSchemaSha256);
+  EXPECT_TRUE(audit->export_lists_authority_key);
+  EXPECT_EQ(audit->node_keys, 2u);
+  ASSERT_EQ(audit->sessions.size(), 1u);
+  const SessionAudit& s = audit->sessions[0];
+  EXPECT_EQ(s.node_name, "node-a");
+  EXPECT_EQ(s.outcome, "pass");
+  EXPECT_EQ(s.records, 6u);  // order, report, round log, verdict, transcript, receipt
+  EXPECT_EQ(s.rounds, 16u);
+  EXPECT_EQ(s.labels_recomputed, 16u * 64u);  // 16 rounds of 32 labels on each of 2 devices
+  EXPECT_TRUE(s.transcript_checked);
+  EXPECT_FALSE(s.bound_stated);
+  EXPECT_EQ(s.statement, "no bound: parameters not calibrated (profile test-uncalibrated)");
+}
+
+TEST_F(LedgerAuditTest, CalibratedSessionsStatedBoundIsRecomputed) {
+  const SessionOutcome outcome = RunSession({}, testing::CalibratedTestProfile());
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  auto audit = Audit(Export());
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  EXPECT_TRUE(audit->first_failure.ok()) << audit->first_failure.ToString();
+  EXPECT_TRUE(audit->sessions[0].bound_stated);
+  EXPECT_THAT(audit->sessions[0].statement, HasSubstr("all devices of node node-a together at 99% confidence"));
+}
+
+TEST_F(LedgerAuditTest, FailedSessionsAreConfirmedFromTheRecords) {
+  ASSERT_EQ(RunSession(testing::BlankChunks()).failure.reason, FailureReason::WRONG_LABEL);
+  ASSERT_EQ(RunSession(testing::ShortCapacity()).failure.reason, FailureReason::SHORT_CAPACITY);
+  Deviation late_round = testing::Cheat(DeviationKind::kLateRound);
+  late_round.advance_us = 1001;  // round 2, deadline 1000 us
+  ASSERT_EQ(RunSession(late_round).failure.reason, FailureReason::LATE_ROUND);
+  Deviation late_fill = testing::Cheat(DeviationKind::kLateFill);
+  late_fill.advance_us = 60'000'001;  // fill deadline 60 s
+  ASSERT_EQ(RunSession(late_fill).failure.reason, FailureReason::LATE_FILL);
+  // A transcript that does not match: a pass superseded by a failure, both verdicts recorded.
+  const SessionOutcome mismatch = RunSession(testing::Cheat(DeviationKind::kTranscriptMismatch));
+  ASSERT_EQ(mismatch.failure.reason, FailureReason::PROTOCOL_ERROR);
+  ASSERT_TRUE(mismatch.superseded_verdict.has_value());
+  // A fill report whose signature does not verify is recorded all the same: it bears the failure out.
+  ASSERT_EQ(RunSession(testing::Cheat(DeviationKind::kTamperedReport)).failure.reason, FailureReason::BAD_SIGNATURE);
+  auto audit = Audit(Export());
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  EXPECT_TRUE(audit->first_failure.ok()) << audit->first_failure.ToString();
+  ASSERT_EQ(audit->sessions.size(), 6u);
+  EXPECT_EQ(audit->sessions[0].outcome, "fail (wrongLabel)");
+  EXPECT_THAT(audit->sessions[0].failure_confirmation, HasSubstr("confirmed: round "));
+  EXPECT_THAT(audit->sessions[0].failure_confirmation, HasSubstr("differs from the label recomputed from the seed"));
+  EXPECT_THAT(audit->sessions[1].failure_confirmation,
+              HasSubstr("confirmed: the node-signed fill report shows device GPU-test-0 short of its plan"));
+  EXPECT_THAT(audit->sessions[2].failure_confirmation, HasSubstr("confirmed: round 2 took"));
+  EXPECT_THAT(audit->sessions[3].failure_confirmation, HasSubstr("confirmed: fill"));
+  EXPECT_EQ(audit->sessions[4].outcome, "fail (protocolError)");
+  EXPECT_THAT(audit->sessions[4].failure_confirmation, HasSubstr("rests on the challenger's word"));
+  EXPECT_EQ(audit->sessions[5].outcome, "fail (badSignature)");
+  EXPECT_THAT(audit->sessions[5].failure_confirmation, HasSubstr("confirmed: fill report (ledger entry "));
+  EXPECT_THAT(audit->sessions[5].failure_confirmation, HasSubstr("does not verify under the node key of node-a"));
+}
+
+TEST_F(LedgerAuditTest, OrderWithoutVerdictIsNoVerdict) {
+  auto sequence =
+      ledger_->Append(LedgerRecordKind::ORDER, proto::AsView(ledger_test::OrderRecord(ledger_test::SessionId(9), {})),
+                      proto::AsView(ledger_test::SessionId(9)));
+  ASSERT_TRUE(sequence.ok());
+  // The helper's order is for another authority and node; re-sign it as this test's authority.
+  Forgery f = Forge();
+  const proto::KeyId node_id = proto::KeyIdOf(testing::TestKeyPublic(0x33));
+  f.Order().setNodeKeyId(capnp::Data::Reader(node_id.data(), node_id.size()));
+  const proto::KeyId challenger_id = proto::KeyIdOf(challenger_.public_key);
+  f.Order().setChallengerKeyId(capnp::Data::Reader(challenger_id.data(), challenger_id.size()));
+  auto audit = Audit(ForgedExport(f));
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  EXPECT_TRUE(audit->first_failure.ok()) << audit->first_failure.ToString();
+  EXPECT_EQ(audit->sessions[0].outcome, "no verdict");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The document: keys, schema, envelopes.
+
+TEST_F(LedgerAuditTest, DocumentsThatCannotBeAuditedAreRefused) {
+  RunSession();
+  const Json document = Export();
+
+  Json other_schema = document;
+  other_schema["schema_sha256"] = std::string(64, 'a');
+  Status status = Audit(other_schema).status();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("written with the schema of SHA-256 aaaa"));
+
+  LedgerExportOptions without_envelopes;
+  without_envelopes.include_envelopes = false;
+  without_envelopes.authority_key = authority_.public_key;
+  status = Audit(Must(ExportLedgerJson(*ledger_, challenger_.public_key, without_envelopes, clock_))).status();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr(kExportWithoutRecords));
+
+  // The auditor pins the authority key; an export naming another one is refused.
+  status = Audit(document, testing::TestKeyPublic(0x44)).status();
+  EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(status.message(), HasSubstr("export lists authority key"));
+
+  Json renamed_key = document;
+  renamed_key["nodes"][0]["key_id"] = "0000000000000000";
+  status = Audit(renamed_key).status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("export nodes[0]: field 'key_id' is 0000000000000000"));
+}
+
+TEST_F(LedgerAuditTest, ExportCarriesTheKeysAndTheSchemaDigest) {
+  RunSession();
+  const Json document = Export();
+  EXPECT_EQ(document["schema_file"], "proto/wipe.capnp");
+  EXPECT_EQ(document["schema_sha256"], kWipeSchemaSha256);
+  EXPECT_EQ(std::string(kWipeSchemaSha256).size(), 64u);
+  EXPECT_EQ(document["authority_public_key"], HexEncode(authority_.public_key.data(), 32));
+  EXPECT_EQ(document["authority_key_id"], proto::KeyIdHex(proto::KeyIdOf(authority_.public_key)));
+  ASSERT_EQ(document["nodes"].size(), 2u);
+  EXPECT_EQ(document["nodes"][0]["name"], "node-a");
+  EXPECT_EQ(document["nodes"][0]["public_key"], HexEncode(testing::TestKeyPublic(0x33).data(), 32));
+  EXPECT_EQ(document["nodes"][0]["key_id"], proto::KeyIdHex(proto::KeyIdOf(testing::TestKeyPublic(0x33))));
+}
+
+TEST_F(LedgerAuditTest, NodeKeysAreTiedToTheOrdersKeyId) {
+  RunSession();
+  // No node keys: nothing node-signed can be checked.
+  Status status = FirstFailure(Export(*ledger_, false));
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("the export lists no key with that id (export with --inventory)"));
+  // node-a's key listed under another node's name.
+  Json swapped = Export();
+  swapped["nodes"][0]["name"] = "node-b";
+  status = FirstFailure(swapped);
+  EXPECT_THAT(status.message(), HasSubstr("which the export lists for node node-b"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records and signatures.
+
+TEST_F(LedgerAuditTest, RecordsOutOfPlaceFail) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) { f.kinds.push_back(LedgerRecordKind::RECEIPT); });
+  EXPECT_THAT(status.message(), HasSubstr("a second receipt of the session"));
+  status = AuditForged([](Forgery& f) { std::swap(f.kinds[0], f.kinds[1]); });  // the report first
+  EXPECT_THAT(status.message(), HasSubstr("is not the session's first record"));
+  status = AuditForged([](Forgery& f) { f.kinds.pop_back(); });  // the receipt dropped
+  EXPECT_THAT(status.message(), HasSubstr("the session's verdict has no receipt"));
+}
+
+TEST_F(LedgerAuditTest, ARecordKindTheAuditorDoesNotCheckFailsClosed) {
+  RunSession();
+  auto audit = Audit(Export());
+  ASSERT_TRUE(audit.ok());
+  std::vector<VerifiedEntry> entries = audit->document.entries;
+  VerifiedEntry notice = entries[1];
+  notice.kind = LedgerRecordKind::DEVICE_FILL_NOTICE;
+  entries.insert(entries.begin() + 1, notice);
+  std::vector<const VerifiedEntry*> pointers;
+  for (const VerifiedEntry& e : entries) pointers.push_back(&e);
+  AuditKeys keys{authority_.public_key, challenger_.public_key, InventoryKeys()};
+  SessionAuditOptions options;
+  options.verdict_recheck = RecheckVerdictBound;
+  const SessionAudit s = AuditSession(pointers, keys, options);
+  EXPECT_EQ(s.status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.status.message(), HasSubstr("deviceFillNotice record (ledger entry 1): this auditor does not check"));
+}
+
+TEST_F(LedgerAuditTest, OrderMustBeSignedByThePinnedAuthorityAndNameThePinnedChallenger) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) { f.authority = testing::TestKey(0x44); });
+  EXPECT_THAT(status.message(), HasSubstr("order (ledger entry 0): does not verify under the authority key"));
+  status = AuditForged([](Forgery& f) {
+    const proto::KeyId other = proto::KeyIdOf(testing::TestKeyPublic(0x44));
+    f.Order().setChallengerKeyId(capnp::Data::Reader(other.data(), other.size()));
+  });
+  EXPECT_THAT(status.message(), HasSubstr("not the pinned challenger key"));
+}
+
+TEST_F(LedgerAuditTest, ReportMustBeTheNodesAndMatchTheOrder) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) { f.node = testing::TestKey(0x44); });
+  EXPECT_THAT(status.message(),
+              HasSubstr("fill report (ledger entry 1): does not verify under the node key of node-a"));
+  status = AuditForged([](Forgery& f) {
+    f.tamper = [](Forgery& g, Forgery::Stage stage) {
+      if (stage == Forgery::kReport) g.Report().setOrderDigest(DataOf(Bytes(32, 0)));
+    };
+  });
+  EXPECT_THAT(status.message(), HasSubstr("is not the digest of the recorded order"));
+  status = AuditForged([](Forgery& f) { f.Report().getDevices()[0].setSelector("GPU-elsewhere"); });
+  EXPECT_THAT(status.message(), HasSubstr("devices[0] is not the order's device host"));
+}
+
+TEST_F(LedgerAuditTest, RoundsMustStayInsideThePlan) {
+  RunSession();
+  const uint64_t end = 64 * testing::kTestChunkLabels;  // host: labels [0, 4096)
+  Status status = AuditForged(
+      [&](Forgery& f) { f.Log().getExchanges()[0].getRound().getDevices()[0].getLabelIndices().set(0, end); });
+  EXPECT_THAT(status.message(), HasSubstr("round 0 (ledger entry 2): label 4096 is outside device host's range"));
+  status = AuditForged([](Forgery& f) { f.Log().getExchanges()[0].getRound().getDevices()[1].setDeviceIndex(7); });
+  EXPECT_THAT(status.message(), HasSubstr("challenges device index 7, which the order does not plan"));
+  status = AuditForged([](Forgery& f) { f.Log().getExchanges()[0].getRound().getDevices()[1].setDeviceIndex(0); });
+  EXPECT_THAT(status.message(), HasSubstr("challenges device index 0 twice"));
+  status = AuditForged([](Forgery& f) { f.Log().setFirstRound(1); });
+  EXPECT_THAT(status.message(), HasSubstr("starts at round 1, but 0 rounds were logged before it"));
+}
+
+TEST_F(LedgerAuditTest, TimingRowsMustAgreeWithTheRecords) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) { f.Log().getRounds()[3].setElapsedUs(1001); });
+  EXPECT_THAT(status.message(), HasSubstr("round 3 (ledger entry 2): elapsedUs 1001 against the round deadline 1000 "
+                                          "us, but its timing row says deadlineMet=true"));
+  status = AuditForged([](Forgery& f) { f.Log().getRounds()[3].setLabelsChecked(1); });
+  EXPECT_THAT(status.message(), HasSubstr("its timing row says 1 labels checked, the log holds 64 correct ones"));
+}
+
+TEST_F(LedgerAuditTest, ALoggedAnswerThatIsNotTheRecomputedLabelFails) {
+  RunSession();
+  // One answer byte changed in the round log; the challenger re-signs its whole ledger.
+  Status status = AuditForged([](Forgery& f) { FirstAnswer(f).getLabels()[0] ^= 1; });
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("round 0 (ledger entry 2): its timing row says allCorrect=true but the "
+                                          "logged answer recomputed from the seed says false: device host, label"));
+  EXPECT_THAT(status.message(), HasSubstr("is not the label recomputed from the seed"));
+}
+
+TEST_F(LedgerAuditTest, APassWithAWrongLabelFailsEvenWhenTheNodeSignedIt) {
+  RunSession();
+  // A colluding node signs a transcript over a wrong answer; the challenger's log marks the round
+  // wrong and its verdict still says pass.
+  Status status = AuditForged([](Forgery& f) {
+    FirstAnswer(f).getLabels()[0] ^= 1;
+    f.Log().getRounds()[0].setAllCorrect(false);
+    f.Log().getRounds()[0].setLabelsChecked(0);
+    f.CopyTimingsToVerdicts();
+    f.FixChunksChecked();
+  });
+  EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 3): says pass, but round 0 (ledger entry 2): device "
+                                          "host, label"));
+}
+
+TEST_F(LedgerAuditTest, APassWithALateRoundFails) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) {
+    f.Log().getRounds()[15].setElapsedUs(5000);
+    f.Log().getRounds()[15].setDeadlineMet(false);
+    f.CopyTimingsToVerdicts();
+    f.FixChunksChecked();
+  });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but round 15 (ledger entry 2) took 5000 us, the deadline is "
+                                          "1000 us"));
+}
+
+TEST_F(LedgerAuditTest, APassNeedsRoundsOnEveryDevice) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) {
+    f.Log().initRounds(0);
+    f.Log().initExchanges(0);
+    f.CopyTimingsToVerdicts();
+    f.FixChunksChecked();
+  });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but no round was run"));
+
+  // Device 1 (GPU-test-0) left out of every round; the node signs the shorter rounds.
+  status = AuditForged([](Forgery& f) {
+    auto log = f.Log();
+    for (unsigned r = 0; r < log.getExchanges().size(); ++r) {
+      auto exchange = log.getExchanges()[r];
+      capnp::MallocMessageBuilder copy;
+      copy.setRoot(exchange.getRound().asReader());
+      auto old = copy.getRoot<proto::ChallengeRound>().getDevices();
+      const size_t first_bytes = old[0].getLabelIndices().size() * proto::kLabelBytes;
+      exchange.getRound().initDevices(1).setWithCaveats(0, old[0].asReader());
+      Bytes labels(exchange.getAnswer().getLabels().begin(), exchange.getAnswer().getLabels().begin() + first_bytes);
+      exchange.getAnswer().setLabels(DataOf(labels));
+      log.getRounds()[r].setLabelsChecked(static_cast<uint32_t>(old[0].getLabelIndices().size()));
+    }
+    f.CopyTimingsToVerdicts();
+    f.FixChunksChecked();
+  });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but device GPU-test-0 was never challenged"));
+}
+
+TEST_F(LedgerAuditTest, APassNeedsTheFillReportAndEveryDeviceHeld) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) {
+    auto device = f.Report().getDevices()[1];
+    device.setBytesHeld(device.getBytesHeld() - 32);
+    f.Verdict().getDevices()[1].setBytesHeld(device.getBytesHeld());
+  });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but device GPU-test-0 holds 196576 bytes (6144 labels) of the "
+                                          "6144 labels planned"));
+  status = AuditForged([](Forgery& f) {
+    f.kinds.erase(f.kinds.begin() + 1);
+    f.report.reset();
+    f.Verdict().setReportDigest(capnp::Data::Reader());
+    for (auto device : f.Verdict().getDevices()) device.setBytesHeld(0);
+    f.resign_transcript = false;
+  });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but the ledger holds no fill report"));
+}
+
+TEST_F(LedgerAuditTest, APassOutsideTheFillDeadlinesFails) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) { f.Verdict().setFillMicros(f.Order().getFillDeadlineUs() + 1); });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but the fill took 60000001 us, the order's fill deadline is "
+                                          "60000000 us"));
+  status = AuditForged([](Forgery& f) {
+    f.Order().getDevices()[1].setFillDeadlineUs(500);
+    f.Verdict().setFillMicros(1000);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but device GPU-test-0 was filled after 1000 us, its fill "
+                                          "deadline is 500 us"));
+}
+
+TEST_F(LedgerAuditTest, TheNodeSignedTranscriptBindsEveryLoggedExchange) {
+  RunSession();
+  // A field no label check sees, changed by a forger without the node key.
+  Status status = AuditForged([](Forgery& f) {
+    FirstAnswer(f).setAgentMicros(FirstAnswer(f).getAgentMicros() + 1);
+    f.resign_transcript = false;
+  });
+  EXPECT_THAT(status.message(), HasSubstr("transcript (ledger entry 4): the digest recomputed over the recorded "
+                                          "order, fill report and 16 logged rounds is"));
+  EXPECT_THAT(status.message(), HasSubstr("a logged round or answer is not what the node answered"));
+  status = AuditForged([](Forgery& f) {
+    f.tamper = [](Forgery& g, Forgery::Stage stage) {
+      if (stage == Forgery::kTranscript) g.Transcript().setRoundCount(15);
+    };
+  });
+  EXPECT_THAT(status.message(), HasSubstr("the node signed 15 rounds, the round log holds 16"));
+  status = AuditForged([](Forgery& f) {
+    f.tamper = [](Forgery& g, Forgery::Stage stage) {
+      if (stage == Forgery::kTranscript) g.Transcript().setVerdictDigest(DataOf(Bytes(32, 0)));
+    };
+  });
+  EXPECT_THAT(status.message(), HasSubstr("is not the digest of the verdict sent in finish"));
+  status = AuditForged([](Forgery& f) {
+    f.kinds.erase(f.kinds.begin() + 4);
+    f.transcript.reset();
+  });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but the ledger holds no node-signed transcript"));
+}
+
+TEST_F(LedgerAuditTest, TheVerdictMustAgreeWithTheRecords) {
+  RunSession();
+  struct Case {
+    std::function<void(Forgery&)> edit;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](Forgery& f) { f.Verdict().setNodeName("node-b"); }, "names node node-b"},
+      {[](Forgery& f) { f.Verdict().getProfile().setName("other"); }, "its parameter profile is not the order's"},
+      {[](Forgery& f) { f.Verdict().setRoundDeadlineUs(1001); }, "its deadlines are not the order's"},
+      {[](Forgery& f) { f.Verdict().getRounds()[3].setElapsedUs(f.Verdict().getRounds()[3].getElapsedUs() + 1); },
+       "round 3's timing differs from the round log's"},
+      {[](Forgery& f) { f.Verdict().getDevices()[0].setCapacityBytes(1); },
+       "device host: its plan (selector, planned bytes, capacity, reserve) is not the order's"},
+      {[](Forgery& f) { f.Verdict().getDevices()[0].setBytesHeld(1); },
+       "device host: bytesHeld 1, the fill report says"},
+      {[](Forgery& f) { f.Verdict().getDevices()[1].setChunksChecked(1000); },
+       "device GPU-test-0: chunksChecked 1000, the round log shows"},
+      {[](Forgery& f) {
+         f.tamper = [](Forgery& g, Forgery::Stage stage) {
+           if (stage == Forgery::kVerdicts) g.Verdict().setOrderDigest(DataOf(Bytes(32, 0)));
+         };
+       },
+       "orderDigest is not the recorded order's"},
+  };
+  for (const Case& c : cases) {
+    Status status = AuditForged(c.edit);
+    EXPECT_EQ(status.code(), StatusCode::kDataLoss) << c.message;
+    EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 3): "));
+    EXPECT_THAT(status.message(), HasSubstr(c.message));
+  }
+}
+
+TEST_F(LedgerAuditTest, AFailureTheRecordsContradictFails) {
+  RunSession();
+  auto fail_with = [](Forgery& f, FailureReason reason) {
+    f.Verdict().setPass(false);
+    f.Verdict().getFailure().setReason(reason);
+    f.Verdict().setStatement("no bound: session failed");
+    f.Receipt().setPass(false);
+  };
+  Status status = AuditForged([&](Forgery& f) {
+    fail_with(f, FailureReason::WRONG_LABEL);
+    auto failure = f.Verdict().getFailure();
+    failure.setDevice("host");
+    failure.setRoundIndex(3);
+    failure.setLabelIndex(f.Log().getExchanges()[3].getRound().getDevices()[0].getLabelIndices()[0]);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("fails with wrongLabel, but label"));
+  EXPECT_THAT(status.message(), HasSubstr("of round 3 was answered right (recomputed from the seed)"));
+  status = AuditForged([&](Forgery& f) {
+    fail_with(f, FailureReason::LATE_ROUND);
+    f.Verdict().getFailure().setRoundIndex(3);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("fails with lateRound, but round 3 was answered in"));
+  status = AuditForged([&](Forgery& f) { fail_with(f, FailureReason::LATE_FILL); });
+  EXPECT_THAT(status.message(), HasSubstr("fails with lateFill, but the fill took 0 us, within the deadline"));
+  status = AuditForged([&](Forgery& f) {
+    fail_with(f, FailureReason::SHORT_CAPACITY);
+    f.Verdict().getFailure().setDevice("host");
+  });
+  EXPECT_THAT(status.message(), HasSubstr("fails with shortCapacity, but the node-signed fill report shows device "
+                                          "host holding its plan"));
+}
+
+TEST_F(LedgerAuditTest, AWrongLabelFailureMustNameTheRecomputedAndLoggedLabels) {
+  ASSERT_EQ(RunSession(testing::BlankChunks()).failure.reason, FailureReason::WRONG_LABEL);
+  Status status = AuditForged([](Forgery& f) { f.Verdict().getFailure().setExpected(DataOf(Bytes(32, 7))); });
+  EXPECT_THAT(status.message(), HasSubstr("the expected and received labels it names are not the recomputed and "
+                                          "logged ones"));
+}
+
+TEST_F(LedgerAuditTest, TheStatedBoundIsRecomputedByTheVerdictsOwnCode) {
+  RunSession({}, testing::CalibratedTestProfile());
+  Status status = AuditForged([](Forgery& f) {
+    auto device = f.Verdict().getDevices()[0];
+    device.setUnwipedBoundBytes(device.getUnwipedBoundBytes() - 1);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 3): bound: device host unwipedBoundBytes is"));
+  status = AuditForged([](Forgery& f) { f.Verdict().setTotalUnwipedBoundBytes(1); });
+  EXPECT_THAT(status.message(), HasSubstr("bound: totalUnwipedBoundBytes is 1, recomputed from the order and the round "
+                                          "log:"));
+  status = AuditForged([](Forgery& f) { f.Verdict().setStatement("at 99% confidence nothing was left"); });
+  EXPECT_THAT(status.message(), HasSubstr("bound: the statement is \"at 99% confidence nothing was left\""));
+  status = AuditForged([](Forgery& f) { f.Verdict().setDeadlineRuleSatisfied(false); });
+  EXPECT_THAT(status.message(), HasSubstr("bound: deadlineRuleSatisfied is false"));
+}
+
+TEST_F(LedgerAuditTest, AnUncalibratedSessionCannotClaimABound) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) {
+    f.Verdict().setBoundStated(true);
+    f.Verdict().setTotalUnwipedBoundBytes(12345);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("bound: boundStated is true, recomputed from the order and the round log: "
+                                          "false"));
+}
+
+TEST_F(LedgerAuditTest, TheReceiptMustTieTheSessionTogether) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) { f.Receipt().setPass(false); });
+  EXPECT_THAT(status.message(), HasSubstr("receipt (ledger entry 5): its pass flag is not the final verdict's"));
+  auto at_receipt = [](std::function<void(proto::Receipt::Builder)> edit) {
+    return [edit](Forgery& f) {
+      f.tamper = [edit](Forgery& g, Forgery::Stage stage) {
+        if (stage == Forgery::kReceipt) edit(g.Receipt());
+      };
+    };
+  };
+  status = AuditForged(at_receipt([](proto::Receipt::Builder r) { r.setLedgerSequence(0); }));
+  EXPECT_THAT(status.message(), HasSubstr("names ledger entry 0 as the verdict, it is entry 3"));
+  status = AuditForged(at_receipt([](proto::Receipt::Builder r) { r.setVerdictDigest(DataOf(Bytes(32, 0))); }));
+  EXPECT_THAT(status.message(), HasSubstr("verdictDigest is not the final verdict's"));
+  status =
+      AuditForged(at_receipt([](proto::Receipt::Builder r) { r.getTranscript().setSignature(DataOf(Bytes(64, 1))); }));
+  EXPECT_THAT(status.message(), HasSubstr("the transcript it embeds is not the recorded one"));
+}
+
+TEST_F(LedgerAuditTest, OnlyAFailureMaySupersedeAPass) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) {
+    f.kinds.insert(f.kinds.begin() + 5, LedgerRecordKind::VERDICT);
+    auto copy = std::make_unique<capnp::MallocMessageBuilder>();
+    copy->setRoot(f.Verdict().asReader());
+    f.verdicts.push_back(std::move(copy));
+  });
+  EXPECT_THAT(status.message(), HasSubstr("a second verdict may only supersede a pass with a failure"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command line: export with keys, audit (table, JSON, exit codes), decode.
+
+class LedgerAuditCliTest : public LedgerAuditTest {
+ protected:
+  void SetUp() override {
+    LedgerAuditTest::SetUp();
+    ASSERT_TRUE(proto::WritePublicKeyFile(authority_path_, authority_.public_key).ok());
+    ASSERT_TRUE(proto::WritePublicKeyFile(challenger_path_, challenger_.public_key).ok());
+    const uint64_t chunk = uint64_t{testing::kTestChunkLabels} * proto::kLabelBytes;
+    std::ofstream(inventory_path_) << R"({"nodes": [{"name": "node-a", "address": "127.0.0.1:7700", "public_key": ")"
+                                   << HexEncode(testing::TestKeyPublic(0x33).data(), 32) << R"(", "devices": [
+               {"selector": "host", "model": "host-dram", "capacity_bytes": )"
+                                   << 64 * chunk << R"(},
+               {"selector": "GPU-test-0", "model": "test-gpu", "capacity_bytes": )"
+                                   << 96 * chunk + 1000 << R"(}]}],
+              "reserves": {"host-dram": 0, "test-gpu": 1000}})";
+  }
+
+  struct Result {
+    int code;
+    std::string out;
+    std::string err;
+  };
+  Result Run(std::vector<std::string> args) {
+    std::ostringstream out, err;
+    const int code = RunLedgerCommand(args, out, err);
+    return {code, out.str(), err.str()};
+  }
+  std::vector<std::string> Keys() const {
+    return {"--authority_key=" + authority_path_, "--challenger_key=" + challenger_path_};
+  }
+  std::vector<std::string> With(std::vector<std::string> words, const std::vector<std::string>& more) const {
+    words.insert(words.end(), more.begin(), more.end());
+    return words;
+  }
+
+  std::string authority_path_ = dir_.File("authority.pub");
+  std::string challenger_path_ = dir_.File("challenger.pub");
+  std::string inventory_path_ = dir_.File("inventory.json");
+  std::string export_path_ = dir_.File("export.json");
+};
+
+TEST_F(LedgerAuditCliTest, ExportWithKeysThenAuditPrintsATableAndExitsZero) {
+  RunSession();
+  Result exported = Run(
+      With({"export", "--ledger=" + ledger_path_, "--inventory=" + inventory_path_, "--out=" + export_path_}, Keys()));
+  ASSERT_EQ(exported.code, 0) << exported.err;
+  Result audit = Run(With({"audit", "--export=" + export_path_, "--threads=2"}, Keys()));
+  EXPECT_EQ(audit.code, 0) << audit.err << audit.out;
+  EXPECT_THAT(audit.out, HasSubstr("whole chain verified up to the signed head"));
+  EXPECT_THAT(audit.out, HasSubstr(std::string("schema: proto/wipe.capnp sha256 ") + kWipeSchemaSha256));
+  EXPECT_THAT(audit.out, HasSubstr("node-a          pass                      16      1024  matches     OK"));
+  EXPECT_THAT(audit.out, HasSubstr("audit: OK: 1 session(s)"));
+
+  Result json = Run(With({"audit", "--export=" + export_path_, "--json"}, Keys()));
+  ASSERT_EQ(json.code, 0) << json.err;
+  const Json parsed = Json::parse(json.out);
+  EXPECT_EQ(parsed["result"], "ok");
+  EXPECT_EQ(parsed["sessions"][0]["labels_recomputed"], 1024);
+  EXPECT_EQ(parsed["sessions"][0]["transcript_checked"], true);
+  EXPECT_EQ(parsed["export"]["whole_chain"], true);
+
+  // The ledger itself, exported in memory with the inventory's keys.
+  Result direct = Run(With({"audit", "--ledger=" + ledger_path_, "--inventory=" + inventory_path_}, Keys()));
+  EXPECT_EQ(direct.code, 0) << direct.err;
+}
+
+TEST_F(LedgerAuditCliTest, AnAnswerByteChangedInTheExportFailsNamingTheEntry) {
+  RunSession();
+  ASSERT_EQ(Run(With({"export", "--ledger=" + ledger_path_, "--inventory=" + inventory_path_, "--out=" + export_path_},
+                     Keys()))
+                .code,
+            0);
+  Json document = Json::parse(std::ifstream(export_path_));
+  // The first round's first answered label sits in the round log entry's envelope: change one byte.
+  Forgery f = Forge();
+  const auto label = FirstAnswer(f).getLabels();
+  const std::string label_hex = HexEncode(label.begin(), 32);
+  std::string envelope = document["entries"][2]["envelope"];
+  const size_t at = envelope.find(label_hex);
+  ASSERT_NE(at, std::string::npos);
+  envelope[at] = envelope[at] == '0' ? '1' : '0';
+  document["entries"][2]["envelope"] = envelope;
+  std::ofstream(export_path_) << document.dump(2);
+  Result audit = Run(With({"audit", "--export=" + export_path_}, Keys()));
+  EXPECT_EQ(audit.code, 1);
+  EXPECT_THAT(audit.err, HasSubstr("ledger entry 2"));
+  EXPECT_THAT(audit.err, HasSubstr("signature does not verify"));
+}
+
+TEST_F(LedgerAuditCliTest, UsageAndUnverifiableExports) {
+  RunSession();
+  EXPECT_EQ(Run({"audit", "--export=x.json", "--challenger_key=" + challenger_path_}).code, 2);  // no authority key
+  EXPECT_EQ(Run(With({"audit", "--ledger=" + ledger_path_}, Keys())).code, 2);                   // no inventory
+  EXPECT_EQ(Run(With({"audit", "--export=x", "--ledger=y"}, Keys())).code, 2);
+  ASSERT_EQ(
+      Run(With({"export", "--ledger=" + ledger_path_, "--envelopes=false", "--out=" + export_path_}, Keys())).code, 0);
+  Result audit = Run(With({"audit", "--export=" + export_path_}, Keys()));
+  EXPECT_EQ(audit.code, 3);
+  EXPECT_THAT(audit.out, HasSubstr("UNVERIFIED: export without records"));
+}
+
+TEST_F(LedgerAuditCliTest, DecodePrintsEntriesAndRecordsAsPlainJson) {
+  RunSession();
+  Result verdict = Run({"decode", "--ledger=" + ledger_path_, "--sequence=3"});
+  ASSERT_EQ(verdict.code, 0) << verdict.err;
+  const Json entry = Json::parse(verdict.out);
+  EXPECT_EQ(entry["kind"], "ledgerEntry");
+  EXPECT_EQ(entry["payload"]["sequence"], "3");  // 64-bit integers are strings, as in capnp's JSON
+  EXPECT_EQ(entry["payload"]["kind"], "verdict");
+  EXPECT_EQ(entry["payload"]["record"]["kind"], "verdict");
+  EXPECT_EQ(entry["payload"]["record"]["payload"]["pass"], true);
+  EXPECT_EQ(entry["payload"]["record"]["payload"]["nodeName"], "node-a");
+  EXPECT_EQ(entry["payload"]["record"]["signerKeyId"], proto::KeyIdHex(proto::KeyIdOf(challenger_.public_key)));
+  EXPECT_EQ(entry["payload"]["sessionId"].get<std::string>().size(), 32u);  // Data as hex
+
+  Result all = Run({"decode", "--ledger=" + ledger_path_});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(Json::parse(all.out).size(), 6u);
+
+  Forgery f = Forge();
+  const Bytes log = Must(proto::EncodeCanonical(f.Log().asReader()));
+  const std::string record_path = dir_.File("round-log.bin");
+  std::ofstream(record_path, std::ios::binary).write(reinterpret_cast<const char*>(log.data()), log.size());
+  Result record = Run({"decode", "--record=" + record_path, "--kind=roundLog"});
+  ASSERT_EQ(record.code, 0) << record.err;
+  const Json rounds = Json::parse(record.out);
+  EXPECT_EQ(rounds["rounds"].size(), 16u);
+  EXPECT_EQ(rounds["exchanges"][0]["answer"]["labels"].get<std::string>().size(), 64u * 64u);
+
+  EXPECT_EQ(Run({"decode", "--record=" + record_path, "--kind=verdict"}).code, 1);  // not a verdict
+  EXPECT_EQ(Run({"decode", "--ledger=" + ledger_path_, "--sequence=99"}).code, 1);
+  EXPECT_EQ(Run({"decode", "--record=" + record_path}).code, 2);  // no --kind
+}
+
+}  // namespace
+}  // namespace wipeproof

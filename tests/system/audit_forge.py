@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Tampered copies of a ledger export for tests/system/audit_test.sh.
+
+  audit_forge.py answer-byte EXPORT SCHEMA              one byte of the first logged answer changed
+  audit_forge.py signature-byte EXPORT SCHEMA           one byte of entry 0's signature changed
+  audit_forge.py resigned-answer EXPORT SCHEMA KEY      the answer byte changed by a forger holding
+                                                        the challenger's secret key (KEY, a .key
+                                                        file): the entry re-signed, the chain and
+                                                        the export's fields rebuilt after it
+  audit_forge.py colluding-answer EXPORT SCHEMA KEY NODE_KEY SEED N
+                                                        an answer byte changed in the label the
+                                                        recipe samples first (--sample-seed=SEED
+                                                        --labels=N), the transcript re-signed with
+                                                        the node's key: only labels catch it
+Writes the tampered export to stdout. Uses docs/audit_recipe.py's capnp helpers.
+"""
+import json
+import os
+import random
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs"))
+import audit_recipe as recipe  # noqa: E402  pylint: disable=wrong-import-position
+from nacl.signing import SigningKey  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def envelope_parts(schema, envelope_bytes):
+    envelope = schema.decode(envelope_bytes, "Envelope")
+    return recipe.data(envelope["payload"]), recipe.data(envelope["signature"])
+
+
+def first_answer_label(schema, document):
+    """(entry index, the first 32 answered label bytes, the round log record bytes)."""
+    for i, entry in enumerate(document["entries"]):
+        if entry["kind"] != "roundLog":
+            continue
+        payload, _ = envelope_parts(schema, bytes.fromhex(entry["envelope"]))
+        record = recipe.data(schema.decode(payload, "LedgerEntry")["record"])
+        log = schema.decode(record, "RoundLog")
+        return i, recipe.data(log["exchanges"][0]["answer"]["labels"])[:32], record
+    raise SystemExit("no round log in the export")
+
+
+def flip_once(blob, inner):
+    at = blob.find(inner)
+    assert at >= 0 and blob.find(inner, at + 1) < 0, "the bytes to change must occur once"
+    return blob[:at] + bytes([blob[at] ^ 1]) + blob[at + 1:]
+
+
+def read_seed(path):
+    """The secret-seed of a wipeproof .key file."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            if name.strip() == "secret-seed":
+                return bytes.fromhex(value.strip())
+    raise SystemExit(f"{path}: no secret-seed")
+
+
+def resign(schema, envelope, old_inner, new_inner, key, kind):
+    """The envelope with `old_inner` replaced by `new_inner` in its payload, signed again by `key`."""
+    payload, signature = envelope_parts(schema, envelope)
+    new_payload = payload.replace(old_inner, new_inner)
+    number = schema.enum("MessageKind")[kind]
+    new_signature = key.sign(recipe.ENVELOPE_CONTEXT + struct.pack("<H", number) + new_payload).signature
+    return envelope.replace(payload, new_payload).replace(signature, new_signature), new_payload
+
+
+def rewrite_records(schema, document, new_records, challenger):
+    """Puts new record bytes into entries (index -> bytes), re-signs them and every later entry (the chain) with
+    the challenger key, and updates the export's fields that derive from them."""
+    entries = document["entries"]
+    previous_old = previous_new = None
+    for n in range(min(new_records), len(entries)):
+        envelope = bytes.fromhex(entries[n]["envelope"])
+        payload, _ = envelope_parts(schema, envelope)
+        record = recipe.data(schema.decode(payload, "LedgerEntry")["record"])
+        new_envelope = envelope
+        if previous_old is not None:  # link to the previous entry's new digest
+            new_envelope, _ = resign(schema, new_envelope, previous_old, previous_new, challenger, "ledgerEntry")
+            entries[n]["prev_entry_digest"] = previous_new.hex()
+        if n in new_records:
+            new_envelope, _ = resign(schema, new_envelope, record, new_records[n], challenger, "ledgerEntry")
+            entries[n]["record_digest"] = recipe.blake2b256(new_records[n]).hex()
+            summary = entries[n]["summary"]
+            if "payload_digest" in summary:
+                summary["payload_digest"] = recipe.blake2b256(envelope_parts(schema, new_records[n])[0]).hex()
+            if entries[n]["kind"] == "transcript":
+                inner = envelope_parts(schema, new_records[n])[0]
+                summary["digest"] = recipe.data(schema.decode(inner, "TranscriptDigest")["digest"]).hex()
+        previous_old, previous_new = recipe.blake2b256(envelope), recipe.blake2b256(new_envelope)
+        entries[n]["envelope"] = new_envelope.hex()
+        entries[n]["entry_digest"] = previous_new.hex()
+    document["head"]["envelope"] = entries[-1]["envelope"]
+    document["head"]["entry_digest"] = entries[-1]["entry_digest"]
+
+
+def records_by_kind(schema, document):
+    """{kind: (entry index, record bytes)} of a one-session export."""
+    out = {}
+    for i, entry in enumerate(document["entries"]):
+        payload, _ = envelope_parts(schema, bytes.fromhex(entry["envelope"]))
+        out[entry["kind"]] = (i, recipe.data(schema.decode(payload, "LedgerEntry")["record"]))
+    return out
+
+
+def colluding_answer(schema, document, challenger, node, sample_seed, labels):
+    """A wrong answer the node signs into its transcript and the challenger into its ledger: the label the
+    recipe will sample (same seed) gets one byte changed, the transcript digest is recomputed and signed by the
+    node key, the receipt embedding it and the chain by the challenger key."""
+    records = records_by_kind(schema, document)
+    log_at, log = records["roundLog"]
+    rounds = recipe.logged_rounds(schema, [(log_at, log)])
+    target = recipe.sample_labels(recipe.answered_labels(rounds), labels, random.Random(sample_seed))[0]
+    new_log = flip_once(log, target[4])
+    order = envelope_parts(schema, records["order"][1])[0]
+    report = envelope_parts(schema, records["fillReport"][1])[0]
+    digest = recipe.transcript_digest(schema, order, report, recipe.logged_rounds(schema, [(log_at, new_log)]))
+    transcript_at, transcript = records["transcript"]
+    old_payload, old_signature = envelope_parts(schema, transcript)
+    old_digest = recipe.data(schema.decode(old_payload, "TranscriptDigest")["digest"])
+    new_transcript, new_payload = resign(schema, transcript, old_digest, digest, node, "transcriptDigest")
+    new_signature = envelope_parts(schema, new_transcript)[1]
+    receipt_at, receipt = records["receipt"]
+    new_receipt, _ = resign(schema, receipt, old_payload, new_payload, challenger, "receipt")
+    new_receipt, _ = resign(schema, new_receipt, old_signature, new_signature, challenger, "receipt")
+    rewrite_records(schema, document, {log_at: new_log, transcript_at: new_transcript, receipt_at: new_receipt},
+                    challenger)
+
+
+def main():
+    mode, export_path, schema_path = sys.argv[1:4]
+    schema = recipe.Schema(schema_path)
+    with open(export_path, encoding="utf-8") as f:
+        document = json.load(f)
+    entries = document["entries"]
+    if mode == "signature-byte":
+        envelope = bytes.fromhex(entries[0]["envelope"])
+        _, signature = envelope_parts(schema, envelope)
+        entries[0]["envelope"] = flip_once(envelope, signature).hex()
+    elif mode == "answer-byte":
+        i, label, _ = first_answer_label(schema, document)
+        entries[i]["envelope"] = flip_once(bytes.fromhex(entries[i]["envelope"]), label).hex()
+    elif mode == "resigned-answer":
+        i, label, record = first_answer_label(schema, document)
+        rewrite_records(schema, document, {i: flip_once(record, label)}, SigningKey(read_seed(sys.argv[4])))
+    elif mode == "colluding-answer":
+        colluding_answer(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
+                         int(sys.argv[6]), int(sys.argv[7]))
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    json.dump(document, sys.stdout, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The auditor's two ways to re-check a real session (docs/audit.md): `wipeproof-challenger ledger
+# audit` and the recipe with no wipeproof code (docs/audit_recipe.py: the capnp tool, PyNaCl,
+# hashlib, pure-Python labels). A session runs over loopback with the real binaries at m = 64 (the
+# e2e test's way of starting agent and challenger, its folder kept); its ledger is exported with the
+# keys; both must pass it, and both must fail, naming what, on copies with one answer byte changed,
+# one signature byte changed, an answer byte changed by a forger who holds the challenger's key and
+# re-signs the chain (caught by the node-signed transcript and the recomputed labels), and a wrong
+# answer the node signed into its transcript too (caught by the recomputed labels alone).
+# Usage: audit_test.sh PROVER_BIN CHALLENGER_BIN SOURCE_ROOT
+set -euo pipefail
+prover=$1
+challenger=$2
+root=$3
+python=/usr/bin/python3  # Debian's, with python3-nacl (scripts/setup-deps.sh)
+[[ -x $python ]] || python=python3
+"$python" -c 'import nacl.signing' 2>/dev/null || { echo "FAIL: PyNaCl missing: apt-get install python3-nacl (scripts/setup-deps.sh)"; exit 1; }
+command -v capnp >/dev/null || { echo "FAIL: the capnp tool is missing (Debian package capnproto)"; exit 1; }
+
+dir=$(mktemp -d /tmp/wp-audit.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+e2e=$dir/e2e
+WP_E2E_DIR=$e2e WP_E2E_CHUNK_LABELS=64 "$root/tests/system/e2e_loopback_test.sh" "$prover" "$challenger" >"$dir/e2e.log" 2>&1 ||
+  { echo "FAIL: the loopback session did not pass:"; cat "$dir/e2e.log"; exit 1; }
+
+"$challenger" ledger export --ledger="$e2e/ledger.db" --challenger_key="$e2e/inspect-challenger.pub" \
+  --authority_key="$e2e/inspect-authority.pub" --inventory="$e2e/inventory.json" --out="$dir/export.json"
+
+audit() {
+  "$challenger" ledger audit --export="$1" --authority_key="$e2e/inspect-authority.pub" \
+    --challenger_key="$e2e/inspect-challenger.pub" --threads=2
+}
+recipe() {
+  "$python" "$root/docs/audit_recipe.py" "$1" --schema="$root/proto/wipe.capnp" \
+    --authority-pub="$e2e/inspect-authority.pub" --challenger-pub="$e2e/inspect-challenger.pub" --labels=8 \
+    --sample-seed=7
+}
+failures=0
+expect_pass() {  # NAME COMMAND...
+  local name=$1; shift
+  if "$@" >"$dir/out" 2>&1; then echo "ok: $name passes"; else
+    echo "FAIL: $name should pass:"; cat "$dir/out"; failures=$((failures + 1)); fi
+}
+expect_fail() {  # NAME TEXT COMMAND...: exit 1 with TEXT in the output
+  local name=$1 text=$2; shift 2
+  local code=0
+  "$@" >"$dir/out" 2>&1 || code=$?
+  if [[ $code -eq 1 ]] && grep -qF -- "$text" "$dir/out"; then echo "ok: $name fails naming '$text'"; else
+    echo "FAIL: $name should exit 1 naming '$text' (exit $code):"; cat "$dir/out"; failures=$((failures + 1)); fi
+}
+
+expect_pass "ledger audit of the session's export" audit "$dir/export.json"
+expect_pass "the recipe on the session's export" recipe "$dir/export.json"
+expect_pass "the recipe's label code on label-spec.md's known answers" \
+  "$python" "$root/docs/audit_recipe.py" --self-test="$root/tests/testdata/labels-public.json"
+
+forge() { "$python" "$root/tests/system/audit_forge.py" "$1" "$dir/export.json" "$root/proto/wipe.capnp" "${@:2}"; }
+forge answer-byte >"$dir/answer.json"
+forge signature-byte >"$dir/signature.json"
+forge resigned-answer "$e2e/inspect-challenger.key" >"$dir/resigned.json"
+forge colluding-answer "$e2e/inspect-challenger.key" "$e2e/node.key" 7 8 >"$dir/colluding.json"
+
+expect_fail "ledger audit, one answer byte changed" "export entries[2]" audit "$dir/answer.json"
+expect_fail "the recipe, one answer byte changed" "ledger entry 2: the Ed25519 signature does not verify" \
+  recipe "$dir/answer.json"
+expect_fail "ledger audit, one signature byte changed" "export entries[0]" audit "$dir/signature.json"
+expect_fail "the recipe, one signature byte changed" "ledger entry 0: the Ed25519 signature does not verify" \
+  recipe "$dir/signature.json"
+expect_fail "ledger audit, an answer byte changed and the chain re-signed" \
+  "but the logged answer recomputed from the seed says false: device host, label" audit "$dir/resigned.json"
+expect_fail "the recipe, an answer byte changed and the chain re-signed" \
+  "a logged round or answer is not what the node answered" recipe "$dir/resigned.json"
+expect_fail "ledger audit, a wrong answer the node signed too" \
+  "but the logged answer recomputed from the seed says false: device host, label" audit "$dir/colluding.json"
+expect_fail "the recipe, a wrong answer the node signed too" "is not the label recomputed from the seed" \
+  recipe "$dir/colluding.json"
+
+[[ $failures -eq 0 ]] && echo "audit test passed" && exit 0
+echo "$failures check(s) failed"
+exit 1
