@@ -325,22 +325,28 @@ def self_test(path, max_graph):
 # ------------------------------------------------------------------------------------------------
 # The audit.
 
-TRANSCRIPT_CONTEXT = b"wipeproof/v1/transcript"
+TRANSCRIPT_CONTEXT = b"wipeproof/v2/transcript"
 
 
 def transcript_item(tag, payload):
     return bytes([tag]) + struct.pack("<Q", len(payload)) + payload
 
 
-def transcript_digest(schema, order_payload, report_payload, rounds):
-    """wipe.capnp TranscriptDigest.digest over the recorded order, fill report and logged rounds."""
+def transcript_digest(schema, order_payload, notice_payloads, report_payload, rounds):
+    """wipe.capnp TranscriptDigest.digest over the recorded order, fill notices ({device index: payload}),
+    fill report and logged rounds: each kind of item in a fixed place, whatever order they crossed the
+    wire in (the rounds hashed into a digest of their own)."""
+    rounds_hash = hashlib.blake2b(digest_size=32)
+    for _, exchange, _ in rounds:
+        rounds_hash.update(transcript_item(3, schema.canonical(exchange["round"], "ChallengeRound")))
+        rounds_hash.update(transcript_item(4, schema.canonical(exchange["answer"], "RoundAnswer")))
     h = hashlib.blake2b(digest_size=32)
     h.update(TRANSCRIPT_CONTEXT)
     h.update(transcript_item(1, order_payload))
+    for device in sorted(notice_payloads):
+        h.update(transcript_item(6, notice_payloads[device]))
     h.update(transcript_item(2, report_payload))
-    for _, exchange, _ in rounds:
-        h.update(transcript_item(3, schema.canonical(exchange["round"], "ChallengeRound")))
-        h.update(transcript_item(4, schema.canonical(exchange["answer"], "RoundAnswer")))
+    h.update(transcript_item(7, rounds_hash.digest()))
     h.update(transcript_item(5, struct.pack("<I", len(rounds))))
     return h.digest()
 
@@ -405,11 +411,41 @@ class Recipe:
         self.say(f"schema: {self.schema.path} sha256 {self.schema.sha256} (the export's)")
         entries = self.check_chain()
         sessions = {}
+        waves = []
         for entry in entries:
+            if not entry["session"] and entry["kind"] == "waveVerdict":
+                waves.append(entry)  # a wave's statement: filed under no session
+                continue
             sessions.setdefault(entry["session"], []).append(entry)
         for session, records in sessions.items():
             self.check_session(session, records)
-        self.say(f"recipe: OK: {len(entries)} entries chained and signed, {len(sessions)} session(s) re-verified")
+        for entry in waves:
+            self.check_wave(entry, sessions)
+        self.say(f"recipe: OK: {len(entries)} entries chained and signed, {len(sessions)} session(s) and "
+                 f"{len(waves)} wave verdict(s) re-verified")
+
+    def check_wave(self, entry, sessions):
+        """A wave verdict: signed by the challenger, naming each member session's final verdict by digest; a pass
+        only when every member passed. Its bound is left to `ledger audit`, as for sessions."""
+        where = f"wave verdict (ledger entry {entry['sequence']})"
+        payload = open_envelope(self.schema, entry["record"], "waveVerdict", self.challenger, where)
+        wave = self.schema.decode(payload, "WaveVerdict")
+        passes = []
+        for sid, node, digest in zip(wave.get("sessionIds", []), wave.get("nodeNames", []),
+                                     wave.get("verdictDigests", [])):
+            records = sessions.get(data(sid).hex())
+            verdicts = [r for r in records or [] if r["kind"] == "verdict"]
+            if not verdicts:
+                fail(f"{where}: member {node}: the export holds no verdict of session {data(sid).hex()}")
+            final = open_envelope(self.schema, verdicts[-1]["record"], "verdict", self.challenger,
+                                  f"{where}: member {node}")
+            if blake2b256(final) != data(digest):
+                fail(f"{where}: member {node}: the verdict digest is not the session's final verdict's")
+            passes.append(bool(self.schema.decode(final, "Verdict").get("pass")))
+        if wave.get("pass") and not all(passes):
+            fail(f"{where}: says pass, but a member failed")
+        self.say(f"wave {wave.get('waveName')}: {'pass' if wave.get('pass') else 'fail'}; {len(passes)} member(s); "
+                 f"statement: {wave.get('statement', '')}")
 
     def check_chain(self):
         """Every entry: a ledgerEntry envelope signed by the challenger, sequence n, prevEntryDigest = BLAKE2b-256
@@ -447,7 +483,8 @@ class Recipe:
         by_kind = {}
         for r in records:
             by_kind.setdefault(r["kind"], []).append(r)
-        unknown = set(by_kind) - {"order", "fillReport", "roundLog", "verdict", "transcript", "receipt"}
+        unknown = set(by_kind) - {"order", "deviceFillNotice", "fillReport", "roundLog", "verdict", "transcript",
+                                  "receipt"}
         if unknown:
             fail(f"{where}: records of kinds this recipe does not check: {sorted(unknown)}")
         if len(by_kind.get("order", [])) != 1 or records[0]["kind"] != "order":
@@ -479,14 +516,26 @@ class Recipe:
             report = self.schema.decode(report_payload, "FillReport")
             if data(report.get("orderDigest")) != blake2b256(order_payload):
                 fail(f"{where}: the fill report's orderDigest is not the order's")
+        notices = {}  # device index -> (payload, decoded): the node-signed notice of each filled device
+        for entry in by_kind.get("deviceFillNotice", []):
+            payload = open_envelope(self.schema, entry["record"], "deviceFillNotice", node_key,
+                                    f"{where}: fill notice (ledger entry {entry['sequence']})")
+            notice = self.schema.decode(payload, "DeviceFillNotice")
+            device = int(notice.get("deviceIndex", 0))
+            if data(notice.get("orderDigest")) != blake2b256(order_payload):
+                fail(f"{where}: fill notice (ledger entry {entry['sequence']}): orderDigest is not the order's")
+            if device >= len(order["devices"]) or device in notices or \
+                    notice["fill"]["selector"] != order["devices"][device]["selector"]:
+                fail(f"{where}: fill notice (ledger entry {entry['sequence']}) is not one device of the order, once")
+            notices[device] = (payload, notice)
         try:
             rounds = logged_rounds(self.schema, [(e["sequence"], e["record"]) for e in by_kind.get("roundLog", [])])
         except AuditFailure as failure:
             fail(f"{where}: {failure}")
         self.check_receipt(where, by_kind, verdict_payloads[-1], verdicts[-1]["sequence"])
         if verdict.get("pass"):
-            self.check_pass(where, order, order_payload, report, report_payload, rounds, verdict, verdict_payloads,
-                            by_kind, node_key)
+            self.check_pass(where, order, order_payload, notices, report, report_payload, rounds, verdict,
+                            verdict_payloads, by_kind, node_key)
             outcome = "pass"
         else:
             outcome = f"fail ({verdict.get('failure', {}).get('reason')})"
@@ -494,8 +543,8 @@ class Recipe:
         self.say(f"{where}: node {order['nodeName']}: {outcome}; {len(rounds)} rounds; {sampled} labels recomputed; "
                  f"statement: {verdict.get('statement', '')}")
 
-    def check_pass(self, where, order, order_payload, report, report_payload, rounds, verdict, verdict_payloads,
-                   by_kind, node_key):
+    def check_pass(self, where, order, order_payload, notices, report, report_payload, rounds, verdict,
+                   verdict_payloads, by_kind, node_key):
         """A pass: the report holds the plan, the fill and every round within their deadlines, every answer
         marked right, chunksChecked as the rounds show, and the transcript the node signed over exactly these
         records."""
@@ -506,8 +555,19 @@ class Recipe:
             if int(fill["labelCount"]) < int(plan["labelCount"]) or int(fill["bytesHeld"]) < 32 * int(plan["labelCount"]):
                 fail(f"{where}: device {plan['selector']} holds less than its plan")
         fill_us = int(verdict["fillMicros"])
-        if fill_us > int(order["fillDeadlineUs"]) or any(fill_us > int(d["fillDeadlineUs"]) for d in devices):
-            fail(f"{where}: the fill took {fill_us} us, past a fill deadline of the order")
+        if fill_us > int(order["fillDeadlineUs"]):
+            fail(f"{where}: the fill took {fill_us} us, past the order's fill deadline")
+        for d, plan in enumerate(devices):
+            if d not in notices:
+                fail(f"{where}: the verdict says pass without a fill notice of device {plan['selector']}")
+            fill = notices[d][1]["fill"]
+            if int(fill["labelCount"]) < int(plan["labelCount"]) or int(fill["bytesHeld"]) < 32 * int(plan["labelCount"]):
+                fail(f"{where}: device {plan['selector']}'s fill notice holds less than its plan")
+            # Each device against its own deadline, from the time its notice arrived (the report's if none is stated).
+            filled_after = int(verdict["devices"][d].get("filledAfterUs", "0")) or fill_us
+            if filled_after > int(plan["fillDeadlineUs"]):
+                fail(f"{where}: device {plan['selector']} was filled after {filled_after} us, "
+                     f"past its fill deadline of {plan['fillDeadlineUs']} us")
         if not rounds:
             fail(f"{where}: a pass without rounds")
         deadline = int(order["roundDeadlineUs"])
@@ -534,7 +594,8 @@ class Recipe:
         payload = open_envelope(self.schema, entry["record"], "transcriptDigest", node_key,
                                 f"{where}: transcript (ledger entry {entry['sequence']})")
         transcript = self.schema.decode(payload, "TranscriptDigest")
-        digest = transcript_digest(self.schema, order_payload, report_payload, rounds)
+        digest = transcript_digest(self.schema, order_payload, {d: p for d, (p, _) in notices.items()},
+                                   report_payload, rounds)
         if int(transcript.get("roundCount", 0)) != len(rounds):
             fail(f"{where}: the node signed {transcript.get('roundCount')} rounds, the round log holds {len(rounds)}")
         if data(transcript.get("digest")) != digest:

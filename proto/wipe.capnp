@@ -277,6 +277,8 @@ struct DeviceBound {
                                     # unwiped had no label left it; labels can move to another
                                     # device's reserve, so no bound per device is sound
                                     # (challenger/session/bound.h). Set only when boundStated
+  filledAfterUs @9 :UInt64;         # microseconds: order sent to this device's fill notice
+                                    # received (its own fill deadline applies); 0 without a notice
 }
 
 struct Assumption {

@@ -127,8 +127,12 @@ check_ledger() {
   entries=$(wc -l <"$dir/entries.tsv")
   head_count=$(sed -n 's/^    "entry_count": \([0-9]*\),\{0,1\}$/\1/p' "$dir/export.json" 2>/dev/null | head -n 1 || true)
   kinds=(order deviceFillNotice fillReport roundLog verdict transcript receipt)  # one device (host) per agent
-  expected_entries=$((agents * ${#kinds[@]}))
-  [[ $entries -eq $expected_entries ]] || problem "ledger export lists $entries entries, expected $expected_entries (${#kinds[@]} per session)"
+  # and the wave run's signed wave verdict, filed under no session
+  wave_verdicts=$(awk -F'\t' '$2 == "waveVerdict"' "$dir/entries.tsv" | wc -l)
+  [[ $wave_verdicts -eq 1 ]] || problem "$wave_verdicts wave verdicts in the ledger, expected 1 (one wave run)"
+  expected_entries=$((agents * ${#kinds[@]} + 1))
+  [[ $entries -eq $expected_entries ]] || problem "ledger export lists $entries entries, expected $expected_entries (${#kinds[@]} per session and the wave verdict)"
+  awk -F'\t' '$2 != "waveVerdict"' "$dir/entries.tsv" >"$dir/entries.tsv.sessions" && mv "$dir/entries.tsv.sessions" "$dir/entries.tsv"
   [[ "${head_count:-}" == "$entries" ]] || problem "export head says ${head_count:-?} entries, the export lists $entries"
 
   # Per session: exactly one entry of each kind. Per node: exactly one session (named by its order).

@@ -16,6 +16,10 @@
 namespace wipeproof {
 
 namespace {
+constexpr uint32_t kPlannedHoldingBatches = kHoldingBatches;  // session_plan.h
+}  // namespace
+
+namespace {
 
 // 2^21 block-0 chaining values are cached for 192 (kernels/cv0_cache.h kDefaultCv0CacheBytes / 32).
 constexpr uint64_t kCv0CachedNodes = uint64_t{1} << 21;
@@ -74,13 +78,6 @@ double PlannedFraction(const std::vector<PlanDeviceRow>& rows, double confidence
     }
   }
   return JointMissingFraction(planned, expected, confidence);
-}
-
-double ExpectedLabelsCpuSeconds(const PlanInputs& in, uint32_t m, const SamplingPlan& s) {
-  double chunks = 0;
-  for (size_t i = 0; i < in.devices.size(); ++i) chunks += in.devices[i].count * s.devices[i].expected_distinct;
-  return in.nodes_per_wave * chunks * VerifyCompressionsPerChunk(in.policy.format, m) /
-         in.verify_compressions_per_s_per_core;
 }
 
 Status CheckInputs(const PlanInputs& in) {
@@ -149,21 +146,30 @@ void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vecto
     c->warnings.push_back(buf);
   }
   c->rounds_s = c->rounds * static_cast<double>(c->round_deadline_us) / 1e6;
+  // Proof rounds' distinct chunks, and the holding pool (session_plan.h: kHoldingBatches batches of
+  // q/8 labels per device), all computed before the order.
   double chunk_sum = 0;
-  for (const auto& row : c->devices) chunk_sum += row.count * row.expected_distinct;
+  for (const auto& row : c->devices) {
+    chunk_sum += row.count * (row.expected_distinct +
+                              double{kPlannedHoldingBatches} * std::max<uint32_t>(1, row.labels_per_round / 8));
+  }
   c->expected_labels_cpu_s = in.nodes_per_wave * chunk_sum * VerifyCompressionsPerChunk(in.policy.format, m) /
                              in.verify_compressions_per_s_per_core;
   c->expected_labels_wall_s = c->expected_labels_cpu_s / in.challenger_cores;
-  c->precompute_keeps_up = c->expected_labels_wall_s <= c->fill_s;
+  c->verification_node_wipes_per_core_hour =
+      c->expected_labels_cpu_s > 0 ? 3600.0 * in.nodes_per_wave / c->expected_labels_cpu_s : 0;
+  // The expected labels come before the order: `serve` prepares a wave's next run while it waits
+  // for it (hidden when they fit in the wave's period), `wipe` in front of the order.
+  c->precompute_keeps_up = c->expected_labels_wall_s <= c->fill_s + c->rounds_s;
   if (!c->precompute_keeps_up) {
-    char buf[256];
+    char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "expected labels take %.1f s on %d challenger core(s), longer than the %.1f s fill: rounds "
-                  "wait %.1f s for them (add challenger cores or fewer nodes per wave)",
-                  c->expected_labels_wall_s, in.challenger_cores, c->fill_s, c->expected_labels_wall_s - c->fill_s);
+                  "expected labels take %.1f s on %d challenger core(s), longer than the %.1f s wave run: serve "
+                  "keeps waves apart by less than that only with more challenger cores (or fewer nodes per wave)",
+                  c->expected_labels_wall_s, in.challenger_cores, c->fill_s + c->rounds_s);
     c->warnings.push_back(buf);
   }
-  c->node_wipe_s = std::max(c->fill_s, c->expected_labels_wall_s) + c->rounds_s;
+  c->node_wipe_s = c->fill_s + c->rounds_s;
   c->wave_wipe_s = c->node_wipe_s;  // the wave's nodes run concurrently; the precompute counts them all
 }
 
@@ -187,9 +193,8 @@ double VerifyCompressionsPerChunk(LabelFormat format, uint32_t chunk_labels) {
 double NodeWipeSecondsAt(const PlanInputs& in, uint32_t m, uint32_t rounds, uint64_t round_deadline_us) {
   double fill = 0;
   for (const auto& d : in.devices) fill = std::max(fill, FillSecondsAt(d, in.fill_rate_chunk_labels, m));
-  auto s = SamplingAt(in, m, nullptr);
-  const double precompute = s.ok() ? ExpectedLabelsCpuSeconds(in, m, *s) / in.challenger_cores : 0;
-  return std::max(fill, precompute) + rounds * static_cast<double>(round_deadline_us) / 1e6;
+  // The expected labels are prepared before the order (serve: ahead of the run), not in it.
+  return fill + rounds * static_cast<double>(round_deadline_us) / 1e6;
 }
 
 StatusOr<NodeProfilePlanShape> PlanShapeFromNodeProfile(const NodeProfile& profile, LabelFormat format,

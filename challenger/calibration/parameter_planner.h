@@ -11,12 +11,16 @@
 //   fill time of a device at m = planned bytes / (rate at m_ref * npl(m_ref) / npl(m)), with npl(m)
 //     the graph's nodes hashed per output (kernels/graph_metrics.h): labels cost more at larger m;
 //     the devices of a node fill concurrently, so the node's fill is its slowest device's;
-//   expected labels = one chunk recompute per checked chunk, nodes_hashed(m) * c_verify
-//     compressions each (c_verify 1 for c1; 2 plus the uncached block-0 share for 192), at the
-//     challenger's measured verify rate per core, over its cores, for every node of the wave; they
-//     overlap the fill, and the rounds wait for them when they take longer (a warning);
-//   node wipe = max(fill, expected labels of its wave) + R * round deadline (an upper bound:
-//     rounds usually take the honest round time) ; a wave's nodes run concurrently.
+//   expected labels = one chunk recompute per checked chunk (the proof rounds' expected distinct
+//     chunks, plus the holding pool: session_plan.h kHoldingBatches batches of q/8 per device),
+//     nodes_hashed(m) * c_verify compressions each (c_verify 1 for c1; 2 plus the uncached block-0
+//     share for 192), at the challenger's measured verify rate per core, over its cores, for every
+//     node of the wave; all computed before the order (serve prepares a wave's next run while it
+//     waits for it; a warning when they take longer than the wave run itself);
+//   verification throughput = node wipes per hour per challenger core = 3600 s / (expected-label
+//     CPU seconds per node);
+//   node wipe = fill + R * round deadline (an upper bound: rounds usually take the honest round
+//     time); a wave's nodes run concurrently.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -26,19 +30,19 @@
 #include <string>
 #include <vector>
 
-#include "challenger/calibration/node_profile_claims.h"
 #include "challenger/calibration/calibration_rule.h"
+#include "challenger/calibration/node_profile_claims.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "common/status.h"
 
 namespace wipeproof {
 
 struct PlanDeviceSpec {
-  std::string model;            // e.g. "NVIDIA H200", "host-dram"
-  uint32_t count = 1;           // devices of this kind on the node
-  uint64_t capacity_bytes = 0;  // declared, per device
-  uint64_t reserve_bytes = 0;   // allowed reserve, per device
-  double fill_bytes_per_s = 0;  // per device, at fill_rate_chunk_labels
+  std::string model;                    // e.g. "NVIDIA H200", "host-dram"
+  uint32_t count = 1;                   // devices of this kind on the node
+  uint64_t capacity_bytes = 0;          // declared, per device
+  uint64_t reserve_bytes = 0;           // allowed reserve, per device
+  double fill_bytes_per_s = 0;          // per device, at fill_rate_chunk_labels
   uint32_t fill_rate_chunk_labels = 0;  // m the rate was measured at; 0 = PlanInputs::fill_rate_chunk_labels
 };
 
@@ -82,12 +86,13 @@ struct ClassPlan {
   double planned_fraction = 0;
   bool reaches_target = false;
   std::vector<PlanDeviceRow> devices;
-  double fill_s = 0;                  // node: slowest device
-  double fill_deadline_s = 0;         // fill * (1 + slack), or the profile's
-  double rounds_s = 0;                // R * round deadline
-  double expected_labels_cpu_s = 0;   // whole wave, CPU seconds
-  double expected_labels_wall_s = 0;  // over the challenger's cores
-  bool precompute_keeps_up = true;
+  double fill_s = 0;                                 // node: slowest device
+  double fill_deadline_s = 0;                        // fill * (1 + slack), or the profile's
+  double rounds_s = 0;                               // R * round deadline
+  double expected_labels_cpu_s = 0;                  // whole wave, CPU seconds
+  double expected_labels_wall_s = 0;                 // over the challenger's cores
+  double verification_node_wipes_per_core_hour = 0;  // node wipes one challenger core verifies per hour
+  bool precompute_keeps_up = true;                   // expected labels within one wave run's time
   double node_wipe_s = 0;
   double wave_wipe_s = 0;
   std::vector<std::string> warnings;
@@ -104,8 +109,8 @@ StatusOr<PlanResult> ComputeFleetPlan(const PlanInputs& inputs);
 
 // A node's shape read from its signed profile (bench --what=all), for `plan --node_profile`.
 struct NodeProfilePlanShape {
-  std::vector<PlanDeviceSpec> devices;  // GPUs grouped by name and size, then the host
-  double slowest_lookup_p999_us = 0;    // the largest device lookup p99.9 the node measured
+  std::vector<PlanDeviceSpec> devices;   // GPUs grouped by name and size, then the host
+  double slowest_lookup_p999_us = 0;     // the largest device lookup p99.9 the node measured
   double sequential_compression_ps = 0;  // fastest the node measured (host core or GPU step); 0: none;
                                          // any positive value (0.5 ps too) is a measurement
   std::string sequential_where;
@@ -123,7 +128,7 @@ StatusOr<NodeProfilePlanShape> PlanShapeFromNodeProfile(const NodeProfile& profi
 // Pieces, for plots and tests. `fill_rate_chunk_labels` applies when the device has none of its own.
 double FillSecondsAt(const PlanDeviceSpec& device, uint32_t fill_rate_chunk_labels, uint32_t chunk_labels);
 double VerifyCompressionsPerChunk(LabelFormat format, uint32_t chunk_labels);
-// Wipe time of one node at m with R rounds and the given deadline (expected labels included).
+// Wipe time of one node at m with R rounds and the given deadline (expected labels prepared ahead).
 double NodeWipeSecondsAt(const PlanInputs& inputs, uint32_t chunk_labels, uint32_t rounds, uint64_t round_deadline_us);
 
 }  // namespace wipeproof

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "challenger/cli/cli.h"
 #include "challenger/cli/cli_calibration_flags.h"
@@ -24,6 +25,18 @@
 namespace wipeproof {
 
 namespace {
+
+// Threads that computed the fill probe's expected labels (--threads; 0 = every core).
+int VerificationThreads() {
+  return FLAGS_threads > 0 ? FLAGS_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// The challenger's verification throughput for the calibrated parameters: the fill probe prepared
+// one node wipe's challenges and expected labels (proof and holding rounds) under them.
+double VerificationNodeWipesPerCoreHour(const CalibrationRun& run) {
+  const double core_s = run.fill_probe.prepare_us / 1e6 * VerificationThreads();
+  return core_s > 0 ? 3600.0 / core_s : 0;
+}
 
 constexpr char kSub[] = "calibrate";
 
@@ -67,6 +80,8 @@ nlohmann::ordered_json ReportJson(const CalibrationRun& run, const CalibrationRe
   j["fill_probe"] = {{"chunk_labels", run.fill_probe.chunk_labels},
                      {"fill_us", run.fill_probe.fill_us},
                      {"prepare_us", run.fill_probe.prepare_us},
+                     {"prepare_threads", VerificationThreads()},
+                     {"verification_node_wipes_per_core_hour", VerificationNodeWipesPerCoreHour(run)},
                      {"rounds", run.fill_probe.rounds_run},
                      {"round_us", run.trial_round_times_us},
                      {"pass", run.fill_probe.pass},
@@ -150,6 +165,7 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
   t += "fill probe: m = 2^" + std::to_string(FloorLog2(run.fill_probe.chunk_labels)) + ", fill " +
        FormatFixed(run.fill_probe.fill_us / 1e6, 3) + " s (order sent to report received)";
   t += ", after " + FormatFixed(run.fill_probe.prepare_us / 1e6, 3) + " s preparing challenges and expected labels";
+  t += " (verification: " + FormatFixed(VerificationNodeWipesPerCoreHour(run), 1) + " node wipes per hour per core)";
   if (!run.trial_round_times_us.empty()) {
     uint64_t slowest = 0;
     for (uint64_t us : run.trial_round_times_us) slowest = std::max(slowest, us);

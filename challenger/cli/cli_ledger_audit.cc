@@ -5,6 +5,7 @@
 #include "challenger/ledger/ledger_audit.h"
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/session/verdict_recheck.h"
+#include "challenger/session/wave_verdict.h"
 #include "common/hex.h"
 
 namespace wipeproof {
@@ -57,10 +58,17 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
     if (!s.failure_confirmation.empty()) out << "   failure: " << s.failure_confirmation << "\n";
     if (!s.status.ok()) out << "   FAILED: " << Utf8(s.status.ToString()) << "\n";
   }
+  for (const WaveAudit& w : audit.waves) {
+    out << " wave " << Utf8(w.wave) << " (ledger entry " << w.sequence << "): " << (w.pass ? "pass" : "fail") << ", "
+        << w.members << " member session(s)  " << (w.status.ok() ? "OK" : "FAILED") << "\n";
+    if (!w.statement.empty()) out << "   statement: " << Utf8(w.statement) << "\n";
+    if (!w.status.ok()) out << "   FAILED: " << Utf8(w.status.ToString()) << "\n";
+  }
   if (audit.first_failure.ok()) {
     uint64_t labels = 0;
     for (const SessionAudit& s : audit.sessions) labels += s.labels_recomputed;
-    out << "audit: OK: " << audit.sessions.size() << " session(s): every signature, the ledger chain, " << labels
+    out << "audit: OK: " << audit.sessions.size() << " session(s) and " << audit.waves.size()
+        << " wave verdict(s): every signature, the ledger chain, " << labels
         << " answered labels recomputed from the seed, every deadline, the node-signed transcripts, the verdicts "
            "and their bounds, the receipts\n";
   } else {
@@ -97,6 +105,18 @@ Json AuditJson(const LedgerAudit& audit, const AuditCommand& command) {
                         {"failure", s.status.ok() ? Json(nullptr) : Json(Utf8(s.status.ToString()))}});
   }
   out["sessions"] = std::move(sessions);
+  Json waves = Json::array();
+  for (const WaveAudit& w : audit.waves) {
+    waves.push_back({{"sequence", w.sequence},
+                     {"wave", Utf8(w.wave)},
+                     {"pass", w.pass},
+                     {"bound_stated", w.bound_stated},
+                     {"statement", Utf8(w.statement)},
+                     {"members", w.members},
+                     {"result", w.status.ok() ? "ok" : "failed"},
+                     {"failure", w.status.ok() ? Json(nullptr) : Json(Utf8(w.status.ToString()))}});
+  }
+  out["waves"] = std::move(waves);
   return out;
 }
 
@@ -107,6 +127,7 @@ int RunLedgerAudit(const Json& document, const AuditCommand& command, std::ostre
   options.session_id = command.session;
   options.session.threads = command.threads;
   options.session.verdict_recheck = RecheckVerdictBound;
+  options.wave_recheck = RecheckWaveVerdict;
   auto audit = AuditLedgerExport(document, command.authority, command.challenger, options);
   if (!audit.ok()) {
     err << kProgram << ": " << Utf8(audit.status().ToString()) << "\n";

@@ -1,10 +1,9 @@
-// `wipeproof-challenger plan` (cli.h): the offline planner (challenger/calibration/parameter_planner.h). From flags (GPU
-// count, model, memory, fill rates, host memory, honest round time, classes, detection target),
-// from a node's signed profile (--node_profile, verified under --node_pub before it is read: its
-// devices, fill rates and slowest lookup), or from a parameter profile (--profile: its m, R, q,
-// deadlines and class), a table per adversary
-// class of m, R, labels per round, deadlines, wipe time per node and per wave, and the challenger's
-// CPU time for expected labels; --json for one JSON object; --plot=FILE.svg for the charts.
+// `wipeproof-challenger plan` (cli.h): the offline planner (challenger/calibration/parameter_planner.h). From flags
+// (GPU count, model, memory, fill rates, host memory, honest round time, classes, detection target), from a node's
+// signed profile (--node_profile, verified under --node_pub before it is read: its devices, fill rates and slowest
+// lookup), or from a parameter profile (--profile: its m, R, q, deadlines and class), a table per adversary class of m,
+// R, labels per round, deadlines, wipe time per node and per wave, and the challenger's CPU time for expected labels;
+// --json for one JSON object; --plot=FILE.svg for the charts.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,12 +13,12 @@
 #include <optional>
 #include <thread>
 
+#include "challenger/calibration/node_profile_claims.h"
+#include "challenger/calibration/parameter_planner.h"
+#include "challenger/calibration/svg_plot.h"
 #include "challenger/cli/cli.h"
 #include "challenger/cli/cli_calibration_flags.h"
 #include "challenger/cli/cli_flags.h"
-#include "challenger/calibration/parameter_planner.h"
-#include "challenger/calibration/svg_plot.h"
-#include "challenger/calibration/node_profile_claims.h"
 #include "challenger/fleet/plan_builder.h"
 #include "common/file_write.h"
 #include "common/numbers.h"
@@ -155,6 +154,7 @@ nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r, const
     cj["expected_labels_cpu_s"] = c.expected_labels_cpu_s;
     cj["expected_labels_wall_s"] = c.expected_labels_wall_s;
     cj["precompute_keeps_up"] = c.precompute_keeps_up;
+    cj["verification_node_wipes_per_core_hour"] = c.verification_node_wipes_per_core_hour;
     cj["node_wipe_s"] = c.node_wipe_s;
     cj["wave_wipe_s"] = c.wave_wipe_s;
     cj["warnings"] = c.warnings;
@@ -178,8 +178,8 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
   for (const auto& d : in.devices) {
     const uint32_t m_ref = d.fill_rate_chunk_labels > 0 ? d.fill_rate_chunk_labels : in.fill_rate_chunk_labels;
     t += " " + std::to_string(d.count) + " x " + d.model + " (" + std::to_string(d.capacity_bytes) + " B, reserve " +
-         std::to_string(d.reserve_bytes) + " B, fill " + FormatFixed(d.fill_bytes_per_s / kGiB, 3) + " GiB/s at m = 2^" +
-         std::to_string(FloorLog2(m_ref)) + ");";
+         std::to_string(d.reserve_bytes) + " B, fill " + FormatFixed(d.fill_bytes_per_s / kGiB, 3) +
+         " GiB/s at m = 2^" + std::to_string(FloorLog2(m_ref)) + ");";
   }
   t += "\n";
   if (in.profile) {
@@ -189,10 +189,10 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
          FormatFixed(in.policy.round_margin, 2) + ", " + LabelFormatName(in.policy.format) +
          ", q <= " + std::to_string(in.policy.labels_per_round);
   }
-  t += "; f = " + FormatFixed(in.policy.target_fraction * 100, 3) + "%, confidence " + FormatFixed(in.policy.confidence * 100, 3) +
-       "%; wave of " + std::to_string(in.nodes_per_wave) + " node(s); challenger " +
-       std::to_string(in.challenger_cores) + " core(s) at " + FormatFixed(in.verify_compressions_per_s_per_core / 1e6, 1) +
-       " M compressions/s each\n\n";
+  t += "; f = " + FormatFixed(in.policy.target_fraction * 100, 3) + "%, confidence " +
+       FormatFixed(in.policy.confidence * 100, 3) + "%; wave of " + std::to_string(in.nodes_per_wave) +
+       " node(s); challenger " + std::to_string(in.challenger_cores) + " core(s) at " +
+       FormatFixed(in.verify_compressions_per_s_per_core / 1e6, 1) + " M compressions/s each\n\n";
 
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;
   auto row = [&](const std::string& name, auto value) {
@@ -230,6 +230,8 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
   row("expected labels, CPU", [](const ClassPlan& c) { return Seconds(c.expected_labels_cpu_s); });
   row("expected labels, wall",
       [](const ClassPlan& c) { return Seconds(c.expected_labels_wall_s) + (c.precompute_keeps_up ? "" : " (!)"); });
+  row("verification, per core",
+      [](const ClassPlan& c) { return FormatFixed(c.verification_node_wipes_per_core_hour, 1) + " node wipes/h"; });
   row("wipe per node", [](const ClassPlan& c) { return Seconds(c.node_wipe_s); });
   row("wipe per wave", [](const ClassPlan& c) { return Seconds(c.wave_wipe_s); });
 
@@ -323,9 +325,10 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
     wipe.markers.push_back({static_cast<double>(c.chunk_labels), c.node_wipe_s,
                             c.adversary.name + ": " + Seconds(c.node_wipe_s), kColors[i % 6]});
   }
-  return RenderSvg({detect, wipe}, "wipeproof plan: " + std::to_string(in.honest_round_p999_us) +
-                                       " us honest round p99.9, f = " + FormatFixed(in.policy.target_fraction * 100, 2) +
-                                       "%, confidence " + FormatFixed(in.policy.confidence * 100, 2) + "%");
+  return RenderSvg({detect, wipe},
+                   "wipeproof plan: " + std::to_string(in.honest_round_p999_us) +
+                       " us honest round p99.9, f = " + FormatFixed(in.policy.target_fraction * 100, 2) +
+                       "%, confidence " + FormatFixed(in.policy.confidence * 100, 2) + "%");
 }
 
 }  // namespace

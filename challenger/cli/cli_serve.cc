@@ -2,11 +2,14 @@
 // wave on its own thread, every run of a wave through RunWave (wave_run.h).
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <future>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "challenger/cli/cli.h"
@@ -19,6 +22,7 @@
 #include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/session/session_plan.h"
 #include "common/clock.h"
+#include "proto/codec.h"
 
 namespace wipeproof {
 
@@ -128,11 +132,35 @@ int RunServe() {
   const TcpSessionOptions& options = setup->tcp;
   ServeState state;
 
+  // Each wave's next run is prepared (challenges drawn, expected labels computed) while its thread
+  // waits for the run's time, so its orders go out at that time rather than after verification;
+  // prepared runs hold their expected labels, at most --prepare_ahead_gib over all waves (a run
+  // that would go over is prepared at its time).
+  const uint64_t prepare_ahead_bytes = static_cast<uint64_t>(std::max(0.0, FLAGS_prepare_ahead_gib) * (1ull << 30));
+  std::atomic<uint64_t> prepared_bytes{0};
   auto schedule = [&](const Wave& wave) {
     uint64_t delay = FLAGS_once ? 0 : FirstWaveDelayUs(wave.period_s);
+    uint64_t last_bytes = 0;  // the previous run's expected labels: the estimate for the next
     for (;;) {
+      std::optional<std::future<PreparedWave>> ahead;
+      if (prepared_bytes.fetch_add(last_bytes) + last_bytes <= prepare_ahead_bytes) {
+        ahead = std::async(std::launch::async, [&] { return PrepareWave(inventory, wave, profile, options); });
+      } else {
+        prepared_bytes.fetch_sub(last_bytes);
+        LOG(INFO) << "wave " << wave.name << ": not prepared ahead (--prepare_ahead_gib is held by other waves)";
+      }
       LOG(INFO) << "wave " << wave.name << ": next run in " << delay / 1e6 << " s";
-      if (!SleepUnlessStopped(delay)) return;
+      const bool go = SleepUnlessStopped(delay);
+      std::optional<PreparedWave> prepared;
+      if (ahead) {
+        prepared.emplace(ahead->get());
+        prepared_bytes.fetch_sub(last_bytes);
+      }
+      if (!go) return;
+      if (!prepared) prepared.emplace(PrepareWave(inventory, wave, profile, options));
+      last_bytes = prepared->ExpectedLabelBytes();
+      LOG(INFO) << "wave " << wave.name << ": prepared in " << prepared->prepare_us / 1e6 << " s, "
+                << last_bytes / double(1 << 20) << " MiB of expected labels";
       Status wave_room = (*ledger)->CheckRoomForSession(kSessionLedgerBytes * wave.nodes.size());
       if (!wave_room.ok()) {
         std::lock_guard<std::mutex> lock(state.mu);
@@ -142,7 +170,16 @@ int RunServe() {
         // A wave run that fails, however it fails, is counted and reported; the schedule (and the
         // other waves) go on.
         try {
-          ReportWave(wave, RunWave(inventory, wave, profile, keys, sink, options), &state);
+          std::optional<proto::SignedEnvelope> wave_verdict;
+          ReportWave(wave, RunPreparedWave(*std::move(prepared), wave, keys, sink, options, &wave_verdict), &state);
+          if (wave_verdict) {
+            auto parsed = proto::ParseMessage<proto::WaveVerdict>(proto::AsView(wave_verdict->payload));
+            if (parsed.ok()) {
+              std::lock_guard<std::mutex> lock(state.mu);
+              std::cerr << "wave " << wave.name << ": " << (parsed->root().getPass() ? "PASS" : "FAIL") << "; "
+                        << parsed->root().getStatement().cStr() << "\n";
+            }
+          }
         } catch (const std::exception& e) {
           std::lock_guard<std::mutex> lock(state.mu);
           ++state.failures;

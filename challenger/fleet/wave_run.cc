@@ -10,14 +10,21 @@
 
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/session/tcp_agent_connector.h"
+#include "challenger/session/wave_verdict.h"
+#include "proto/codec.h"
 
 namespace wipeproof {
 
 namespace {
 
-StatusOr<SessionOutcome> RunTcpSessionOn(kj::AsyncIoContext& io, const SessionPlan& plan, const SessionKeys& keys,
-                                         RecordSink& records, WaveSync* wave, const TcpSessionOptions& options) {
+StatusOr<SessionOutcome> RunTcpSessionOn(kj::AsyncIoContext& io, SessionRunner& runner, const SessionKeys& keys,
+                                         const TcpSessionOptions& options) {
+  const SessionPlan& plan = runner.plan();
   TcpAgentConnector connector(io, plan.address, plan.node_certificate, keys.challenger, options.connect_timeout_us);
+  return runner.Run(connector);
+}
+
+SessionEnv EnvOn(kj::AsyncIoContext& io, RecordSink& records, WaveSync* wave, const TcpSessionOptions& options) {
   SessionEnv env;
   env.clock = options.clock;
   env.timer = &io.provider->getTimer();
@@ -25,8 +32,21 @@ StatusOr<SessionOutcome> RunTcpSessionOn(kj::AsyncIoContext& io, const SessionPl
   env.records = &records;
   env.wave = wave;
   env.threads = options.threads;
-  SessionRunner runner(plan, keys, env);
-  return runner.Run(connector);
+  return env;
+}
+
+// One prepared member on its own thread's event loop.
+StatusOr<SessionOutcome> RunPreparedTcpSession(PreparedSession prepared, const SessionKeys& keys, RecordSink& records,
+                                               WaveSync* wave, const TcpSessionOptions& options) {
+  try {
+    kj::AsyncIoContext io = kj::setupAsyncIo();
+    SessionRunner runner(std::move(prepared), keys, EnvOn(io, records, wave, options));
+    return RunTcpSessionOn(io, runner, keys, options);
+  } catch (const kj::Exception& e) {
+    return InternalError(std::string("event loop: ") + e.getDescription().cStr());
+  } catch (const std::exception& e) {
+    return InternalError(std::string("event loop: ") + e.what());
+  }
 }
 
 }  // namespace
@@ -35,7 +55,8 @@ StatusOr<SessionOutcome> RunTcpSession(const SessionPlan& plan, const SessionKey
                                        WaveSync* wave, const TcpSessionOptions& options) {
   try {
     kj::AsyncIoContext io = kj::setupAsyncIo();
-    return RunTcpSessionOn(io, plan, keys, records, wave, options);
+    SessionRunner runner(plan, keys, EnvOn(io, records, wave, options));
+    return RunTcpSessionOn(io, runner, keys, options);
   } catch (const kj::Exception& e) {
     return InternalError(std::string("event loop: ") + e.getDescription().cStr());
   } catch (const std::exception& e) {
@@ -43,9 +64,20 @@ StatusOr<SessionOutcome> RunTcpSession(const SessionPlan& plan, const SessionKey
   }
 }
 
-std::vector<WaveMemberResult> RunWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
-                                      const SessionKeys& keys, RecordSink& records, const TcpSessionOptions& options) {
-  std::vector<WaveMemberResult> results(wave.nodes.size());
+uint64_t PreparedWave::ExpectedLabelBytes() const {
+  uint64_t bytes = 0;
+  for (const auto& s : sessions) bytes += s ? s->ExpectedLabelBytes() : 0;
+  return bytes;
+}
+
+PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
+                         const TcpSessionOptions& options) {
+  const int64_t start = options.clock->MonotonicMicros();
+  PreparedWave out;
+  out.wave = wave.name;
+  out.nodes = wave.nodes;
+  out.sessions.resize(wave.nodes.size());
+  out.plan_errors.assign(wave.nodes.size(), Status::Ok());
   WaveContext context;
   context.name = wave.name;
   context.declared_complete = wave.complete;
@@ -55,46 +87,105 @@ std::vector<WaveMemberResult> RunWave(const Inventory& inventory, const Wave& wa
   std::vector<std::optional<SessionPlan>> plans(wave.nodes.size());
   uint64_t wave_fill_deadline = 0;
   for (size_t i = 0; i < wave.nodes.size(); ++i) {
-    results[i].node = wave.nodes[i];
     auto plan = BuildPlan(inventory, wave.nodes[i], profile, context, *options.clock);
     if (!plan.ok()) {
       LOG(ERROR) << "wave " << wave.name << ": node " << wave.nodes[i] << " not run: " << plan.status().ToString();
-      results[i].outcome = plan.status();
+      out.plan_errors[i] = plan.status();
       continue;
     }
     wave_fill_deadline = std::max(wave_fill_deadline, plan->fill_deadline_us);
     plans[i] = std::move(plan).value();
   }
-  std::vector<std::string> members;
-  for (size_t i = 0; i < plans.size(); ++i) {
-    if (plans[i]) members.push_back(wave.nodes[i]);
-  }
-  const bool whole = members.size() == wave.nodes.size();
+  size_t planned = 0;
+  for (const auto& plan : plans) planned += plan.has_value();
+  out.whole = planned == wave.nodes.size();
   for (auto& plan : plans) {
     if (!plan) continue;
-    // Every member may wait for the slowest fill of the run before its rounds start.
+    // Every member may wait for the slowest fill of the run before its rounds end.
     plan->wave.wave_fill_deadline_us = wave_fill_deadline;
-    plan->wave.whole_wave_in_session = whole;
-    plan->wave_complete = plan->wave.declared_complete && whole;
+    plan->wave.whole_wave_in_session = out.whole;
+    plan->wave_complete = plan->wave.declared_complete && out.whole;
     SetHoldingSchedule(&*plan, wave_fill_deadline);
   }
-  WaveSync sync(members);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!plans[i]) continue;
+    threads.emplace_back(
+        [&, i] { out.sessions[i].emplace(PrepareSession(std::move(*plans[i]), *options.clock, options.threads)); });
+  }
+  for (std::thread& t : threads) t.join();
+  out.prepare_us = static_cast<uint64_t>(options.clock->MonotonicMicros() - start);
+  return out;
+}
+
+std::vector<WaveMemberResult> RunWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
+                                      const SessionKeys& keys, RecordSink& records, const TcpSessionOptions& options,
+                                      std::optional<proto::SignedEnvelope>* wave_verdict) {
+  return RunPreparedWave(PrepareWave(inventory, wave, profile, options), wave, keys, records, options, wave_verdict);
+}
+
+std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave& wave, const SessionKeys& keys,
+                                              RecordSink& records, const TcpSessionOptions& options,
+                                              std::optional<proto::SignedEnvelope>* wave_verdict) {
+  std::vector<WaveMemberResult> results(prepared.nodes.size());
+  std::vector<std::string> members;
+  for (size_t i = 0; i < prepared.nodes.size(); ++i) {
+    results[i].node = prepared.nodes[i];
+    if (!prepared.sessions[i]) {
+      results[i].outcome = prepared.plan_errors[i];
+    } else if (!prepared.sessions[i]->status.ok()) {
+      results[i].outcome = prepared.sessions[i]->status;
+    } else {
+      members.push_back(prepared.nodes[i]);
+    }
+  }
+  const bool whole = prepared.whole && members.size() == prepared.nodes.size();
+  WaveSync sync(members);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < prepared.sessions.size(); ++i) {
+    if (!prepared.sessions[i] || !prepared.sessions[i]->status.ok()) continue;
     // One node's session never ends the others' (nor the process): whatever escapes is its error.
     threads.emplace_back([&, i] {
       try {
-        results[i].outcome = RunTcpSession(*plans[i], keys, records, &sync, options);
+        results[i].outcome = RunPreparedTcpSession(std::move(*prepared.sessions[i]), keys, records, &sync, options);
       } catch (const std::exception& e) {
         results[i].outcome = InternalError(std::string("session thread: ") + e.what());
       } catch (...) {
         results[i].outcome = InternalError("session thread: unknown exception");
       }
-      sync.Leave(wave.nodes[i]);  // no-op when the session runner arrived at both barriers
+      sync.Leave(prepared.nodes[i]);  // no-op when the session runner arrived at both barriers
     });
   }
   for (std::thread& t : threads) t.join();
+
+  std::vector<WaveMemberVerdict> verdicts;
+  for (const WaveMemberResult& r : results) {
+    WaveMemberVerdict v;
+    v.node = r.node;
+    if (r.outcome.ok() && !r.outcome->verdict.payload.empty()) {
+      v.has_verdict = true;
+      v.verdict = r.outcome->verdict;
+    }
+    verdicts.push_back(std::move(v));
+  }
+  auto signed_wave =
+      SignWaveVerdict(wave.name, wave.complete && whole, verdicts, keys.challenger, options.clock->UnixMicros());
+  if (!signed_wave.ok()) {
+    LOG(ERROR) << "wave " << wave.name << ": no wave verdict: " << signed_wave.status().ToString();
+    return results;
+  }
+  auto recorded = records.Append(proto::LedgerRecordKind::WAVE_VERDICT,
+                                 proto::AsView(proto::EncodeEnvelope(*signed_wave)), proto::ByteView());
+  if (!recorded.ok()) {
+    LOG(ERROR) << "wave " << wave.name << ": the ledger refused the wave verdict: " << recorded.status().ToString();
+    return results;
+  }
+  auto parsed = proto::ParseMessage<proto::WaveVerdict>(proto::AsView(signed_wave->payload));
+  if (parsed.ok()) {
+    LOG(INFO) << "wave " << wave.name << ": " << (parsed->root().getPass() ? "PASS" : "FAIL") << " (ledger #"
+              << *recorded << "); " << parsed->root().getStatement().cStr();
+  }
+  if (wave_verdict != nullptr) *wave_verdict = *std::move(signed_wave);
   return results;
 }
 

@@ -7,6 +7,7 @@
 // one thread per node and joins them all before it returns. `records` must be thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,12 +37,42 @@ struct WaveMemberResult {
   StatusOr<SessionOutcome> outcome = Status(StatusCode::kInternal, "not run");
 };
 
-// Plans every node of `wave` (whole wave, declared completeness from the inventory, the largest
-// fill deadline of the run in every session timeout) and runs them concurrently. A node whose plan
-// cannot be built does not run; the others then run without it and their wave is not whole.
-// Results are in the wave's node order. A session that fails, however it fails, is that node's
-// result; the other nodes' sessions run on (their wave is then not held, wave_sync.h).
+// A wave run prepared ahead of time (serve prepares a wave's next run while the current one runs,
+// so its orders are not delayed by verification): every node's plan (whole wave, declared
+// completeness from the inventory, the largest fill deadline of the run in every session timeout)
+// and its PreparedSession (session_runner.h: challenges drawn, expected labels computed), or why it
+// has none. Move-only; holds ExpectedLabelBytes() of expected labels until it is run.
+struct PreparedWave {
+  std::string wave;
+  std::vector<std::string> nodes;                        // the wave's node order
+  std::vector<std::optional<PreparedSession>> sessions;  // per node: none when its plan failed
+  std::vector<Status> plan_errors;                       // per node: why it has no session (OK when it has)
+  bool whole = false;                                    // every node of the wave has a session
+  uint64_t prepare_us = 0;                               // wall time to prepare every member (in parallel)
+
+  uint64_t ExpectedLabelBytes() const;
+};
+
+// Plans every node of `wave` and prepares their sessions, one thread per node (each with
+// `options.threads` expected-label threads). Blocks until all are prepared.
+PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
+                         const TcpSessionOptions& options);
+
+// Runs a prepared wave: its members concurrently, every order sent at the same moment. A node
+// whose plan or preparation failed does not run; the others then run without it and their wave is
+// not whole. Results are in the wave's node order. A session that fails, however it fails, is that
+// node's result; the other nodes' sessions run on (their wave is then not held, wave_sync.h).
+// Once every member has its result, the wave's own verdict (session/wave_verdict.h: pass, and the
+// statement for the wave's planned memory taken together) is signed and appended to `records`
+// (kind WAVE_VERDICT, no session id); it is also put in `*wave_verdict` when that is not null (left
+// empty, with the reason logged, when it could not be signed or recorded).
+std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave& wave, const SessionKeys& keys,
+                                              RecordSink& records, const TcpSessionOptions& options,
+                                              std::optional<proto::SignedEnvelope>* wave_verdict = nullptr);
+
+// PrepareWave, then RunPreparedWave.
 std::vector<WaveMemberResult> RunWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
-                                      const SessionKeys& keys, RecordSink& records, const TcpSessionOptions& options);
+                                      const SessionKeys& keys, RecordSink& records, const TcpSessionOptions& options,
+                                      std::optional<proto::SignedEnvelope>* wave_verdict = nullptr);
 
 }  // namespace wipeproof

@@ -48,7 +48,12 @@ StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, 
   // Sessions in the order of their first record; each with all its records, in ledger order.
   std::vector<proto::Bytes> order;
   std::map<proto::Bytes, std::vector<const VerifiedEntry*>> sessions;
+  std::vector<const VerifiedEntry*> wave_verdicts;
   for (const VerifiedEntry& entry : audit.document.entries) {
+    if (entry.session_id.empty() && entry.kind == proto::LedgerRecordKind::WAVE_VERDICT) {
+      if (!options.session_id.has_value()) wave_verdicts.push_back(&entry);
+      continue;
+    }
     if (entry.session_id.size() != proto::kSessionIdBytes) {
       // Fail closed: a record of no session (a wave's, say) states something this auditor does not check.
       return FailedPreconditionError("ledger entry " + std::to_string(entry.sequence) + " (" +
@@ -66,6 +71,11 @@ StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, 
   for (const proto::Bytes& session : order) {
     audit.sessions.push_back(AuditSession(sessions[session], keys, options.session));
     if (audit.first_failure.ok()) audit.first_failure = audit.sessions.back().status;
+  }
+  for (const VerifiedEntry* entry : wave_verdicts) {
+    if (!options.wave_recheck) return InvalidArgumentError("audit: wave verdicts need a wave recheck");
+    audit.waves.push_back(AuditWaveVerdict(*entry, sessions, challenger, options.wave_recheck));
+    if (audit.first_failure.ok()) audit.first_failure = audit.waves.back().status;
   }
   return audit;
 }

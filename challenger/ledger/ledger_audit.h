@@ -20,6 +20,7 @@
 
 #include "challenger/ledger/ledger_export.h"
 #include "challenger/ledger/session_audit.h"
+#include "challenger/ledger/wave_audit.h"
 #include "common/status.h"
 #include "proto/crypto.h"
 
@@ -31,6 +32,7 @@ inline constexpr char kExportWithoutRecords[] = "export without records";
 struct LedgerAuditOptions {
   std::optional<proto::Bytes> session_id;  // 16 bytes: audit only this session; unset: all
   SessionAuditOptions session;             // verdict_recheck is required
+  WaveRecheck wave_recheck;                // required when the export holds wave verdicts
 };
 
 struct LedgerAudit {
@@ -39,6 +41,7 @@ struct LedgerAudit {
   bool export_lists_authority_key = false;  // and it is the pinned one
   size_t node_keys = 0;                     // node keys the export lists
   std::vector<SessionAudit> sessions;       // in ledger order of their first record
+  std::vector<WaveAudit> waves;             // every wave verdict, in ledger order (none with a session filter)
   Status first_failure;                     // OK when every session passed every check; else the first failure
 };
 
@@ -48,8 +51,9 @@ struct LedgerAudit {
 // document); PERMISSION_DENIED when the export lists an authority key other than the pinned one;
 // FAILED_PRECONDITION for an export lacking envelopes (nothing in it can be checked: re-export with
 // --envelopes), without a schema digest, or written with another schema; NOT_FOUND when the
-// session asked for has no record in the export; FAILED_PRECONDITION for a record of no session (not
-// checked here, so refused); INVALID_ARGUMENT for a session filter that is not 16 bytes.
+// session asked for has no record in the export; FAILED_PRECONDITION for a record of no session
+// other than a wave verdict (not checked here, so refused); INVALID_ARGUMENT for a session filter
+// that is not 16 bytes. Wave verdicts are audited after the sessions (wave_audit.h).
 StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, const proto::PublicKey& authority,
                                         const proto::PublicKey& challenger, const LedgerAuditOptions& options);
 

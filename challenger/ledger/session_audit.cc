@@ -79,6 +79,7 @@ class Auditor {
     WP_RETURN_IF_ERROR(SortRecords());
     WP_RETURN_IF_ERROR(CheckOrder());
     WP_RETURN_IF_ERROR(CheckReport());
+    CheckNotices();
     WP_RETURN_IF_ERROR(OpenVerdicts());
     WP_RETURN_IF_ERROR(CheckRounds());
     if (verdict_entries_.empty()) {
@@ -137,6 +138,9 @@ class Auditor {
           break;
         case LedgerRecordKind::ROUND_LOG:
           round_log_entries_.push_back(entry);
+          break;
+        case LedgerRecordKind::DEVICE_FILL_NOTICE:
+          notice_entries_.push_back(entry);
           break;
         case LedgerRecordKind::VERDICT:
           verdict_entries_.push_back(entry);
@@ -241,6 +245,40 @@ class Auditor {
     }
     report_.emplace(std::move(report).value());
     return Status::Ok();
+  }
+
+  // The node-signed fill notices (one per device at most), verified and checked against the order
+  // like the report: a notice that fails is a fact that fails the audit of a pass. notices_[d] holds
+  // device d's notice when it verified and matched.
+  void CheckNotices() {
+    proto::WipeOrder::Reader o = order_->message.root();
+    notices_.resize(o.getDevices().size());
+    for (const VerifiedEntry* entry : notice_entries_) {
+      auto notice = Open<proto::DeviceFillNotice>(entry, node_key_, "fill notice", "node key of " + node_name());
+      auto problem = [&](const std::string& detail) {
+        if (notice_problem_.empty()) notice_problem_ = At(entry, "fill notice") + ": " + detail;
+      };
+      if (!notice.ok()) {
+        if (notice_problem_.empty()) notice_problem_ = notice.status().message();
+        continue;
+      }
+      proto::DeviceFillNotice::Reader n = notice->message.root();
+      const unsigned d = n.getDeviceIndex();
+      if (!Same(n.getOrderDigest(), order_->payload_digest)) {
+        problem("orderDigest " + Hex(n.getOrderDigest()) + " is not the digest of the recorded order");
+      } else if (!Same(n.getNodeKeyId(), o.getNodeKeyId())) {
+        problem("nodeKeyId is not the order's");
+      } else if (d >= o.getDevices().size()) {
+        problem("device index " + std::to_string(d) + " is not in the order");
+      } else if (n.getFill().getSelector() != o.getDevices()[d].getSelector() ||
+                 n.getFill().getFirstLabel() != o.getDevices()[d].getFirstLabel()) {
+        problem("its fill is not the order's device " + std::string(o.getDevices()[d].getSelector().cStr()));
+      } else if (notices_[d].has_value()) {
+        problem("a second notice for device " + std::string(o.getDevices()[d].getSelector().cStr()));
+      } else {
+        notices_[d].emplace(std::move(notice).value());
+      }
+    }
   }
 
   Status CheckRounds() {
@@ -484,9 +522,16 @@ class Auditor {
   }
 
   // When each device was known filled, on the challenger's clock (microseconds from sending the
-  // order): the fill report's time for every device, the only per-device time the records hold.
+  // order): its fill notice's time as the verdict states it (DeviceBound.filledAfterUs); the
+  // report's time for a device the verdict gives none.
   std::vector<uint64_t> DeviceFillTimes() const {
-    return std::vector<uint64_t>(order_->message.root().getDevices().size(), final_verdict().getFillMicros());
+    std::vector<uint64_t> out;
+    auto devices = final_verdict().getDevices();
+    for (unsigned d = 0; d < order_->message.root().getDevices().size(); ++d) {
+      const uint64_t at = d < devices.size() ? devices[d].getFilledAfterUs() : 0;
+      out.push_back(at > 0 ? at : final_verdict().getFillMicros());
+    }
+    return out;
   }
 
   Status CheckPass() {
@@ -495,6 +540,20 @@ class Auditor {
     proto::WipeOrder::Reader o = order_->message.root();
     if (!report_problem_.empty()) return unproven(report_problem_);
     if (!report_.has_value()) return unproven("the ledger holds no fill report");
+    if (!notice_problem_.empty()) return unproven(notice_problem_);
+    for (unsigned d = 0; d < o.getDevices().size(); ++d) {
+      if (!notices_[d].has_value()) {
+        return unproven("the ledger holds no fill notice of device " +
+                        std::string(o.getDevices()[d].getSelector().cStr()));
+      }
+      auto fill = notices_[d]->message.root().getFill();
+      if (fill.getLabelCount() < o.getDevices()[d].getLabelCount() ||
+          fill.getBytesHeld() < o.getDevices()[d].getLabelCount() * proto::kLabelBytes) {
+        return unproven("device " + std::string(o.getDevices()[d].getSelector().cStr()) + "'s fill notice holds " +
+                        std::to_string(fill.getBytesHeld()) + " bytes of the " +
+                        std::to_string(o.getDevices()[d].getLabelCount()) + " labels planned");
+      }
+    }
     for (unsigned d = 0; d < o.getDevices().size(); ++d) {
       auto plan = o.getDevices()[d];
       auto fill = report_->message.root().getDevices()[d];
@@ -560,6 +619,11 @@ class Auditor {
     if (!Same(t.getNodeKeyId(), order_->message.root().getNodeKeyId())) return wrong("nodeKeyId is not the order's");
     proto::TranscriptHasher hasher;
     WP_RETURN_IF_ERROR(hasher.AddOrder(proto::AsView(order_->envelope.payload)));
+    for (size_t d = 0; d < notices_.size(); ++d) {
+      if (notices_[d]) {
+        WP_RETURN_IF_ERROR(hasher.AddNotice(static_cast<uint16_t>(d), proto::AsView(notices_[d]->envelope.payload)));
+      }
+    }
     WP_RETURN_IF_ERROR(hasher.AddReport(proto::AsView(report_->envelope.payload)));
     for (const Round& round : rounds_) WP_RETURN_IF_ERROR(hasher.AddRound(round.round, round.answer));
     WP_ASSIGN_OR_RETURN(proto::Digest digest, hasher.Finish());
@@ -568,9 +632,9 @@ class Auditor {
                    std::to_string(rounds_.size()));
     }
     if (!Same(t.getDigest(), digest)) {
-      return wrong("the digest recomputed over the recorded order, fill report and " + std::to_string(rounds_.size()) +
-                   " logged rounds is " + Hex(digest) + ", the node signed " + Hex(t.getDigest()) +
-                   ": a logged round or answer is not what the node answered");
+      return wrong("the digest recomputed over the recorded order, fill notices, fill report and " +
+                   std::to_string(rounds_.size()) + " logged rounds is " + Hex(digest) + ", the node signed " +
+                   Hex(t.getDigest()) + ": a logged round or answer is not what the node answered");
     }
     if (!Same(t.getVerdictDigest(), verdicts_.front().payload_digest)) {
       return wrong("verdictDigest " + Hex(t.getVerdictDigest()) + " is not the digest of the verdict sent in finish");
@@ -724,13 +788,16 @@ class Auditor {
   const VerifiedEntry* transcript_entry_ = nullptr;
   const VerifiedEntry* receipt_entry_ = nullptr;
   std::vector<const VerifiedEntry*> round_log_entries_;
+  std::vector<const VerifiedEntry*> notice_entries_;
   std::vector<const VerifiedEntry*> verdict_entries_;
 
   std::optional<Signed<proto::WipeOrder>> order_;
   proto::PublicKey node_key_{};
   std::optional<Signed<proto::FillReport>> report_;  // verified and matching the order
   std::optional<proto::Digest> report_payload_digest_;
-  std::string report_problem_;                        // why the recorded report did not verify or match; "" when it did
+  std::string report_problem_;  // why the recorded report did not verify or match; "" when it did
+  std::vector<std::optional<Signed<proto::DeviceFillNotice>>> notices_;  // per device: verified, matching
+  std::string notice_problem_;                        // the first notice that did not verify or match; "" when all did
   std::vector<proto::Parsed<proto::RoundLog>> logs_;  // own the readers in rounds_
   std::vector<Round> rounds_;
   std::vector<Signed<proto::Verdict>> verdicts_;

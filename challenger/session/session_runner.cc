@@ -771,6 +771,7 @@ StatusOr<proto::SignedEnvelope> Session::BuildVerdict(const SessionFailure& fail
     facts.chunks_checked.push_back(challenges_.DistinctChunks(d, correct_batches_[d], plan_.profile.chunk_labels));
   }
   facts.bytes_held = bytes_held_;
+  for (int64_t at : notice_at_us_) facts.filled_after_us.push_back(at < 0 ? 0 : static_cast<uint64_t>(at - start_us_));
   facts.assumptions.wave_run.synchronized = wave_.active();
   facts.assumptions.wave_run.nodes_not_held = wave_not_held_;
   facts.assumptions.have_report = have_report_;
@@ -966,38 +967,62 @@ void Session::Record() {
 
 }  // namespace
 
+PreparedSession::PreparedSession() = default;
+PreparedSession::~PreparedSession() = default;
+PreparedSession::PreparedSession(PreparedSession&&) noexcept = default;
+PreparedSession& PreparedSession::operator=(PreparedSession&&) noexcept = default;
+
+uint64_t PreparedSession::ExpectedLabelBytes() const {
+  if (!challenges) return 0;
+  uint64_t labels = 0;
+  for (size_t d = 0; d < challenges->devices(); ++d) {
+    for (uint32_t b = 0; b < challenges->batches(); ++b) labels += challenges->Indices(d, b).size();
+  }
+  return labels * proto::kLabelBytes;
+}
+
+PreparedSession PrepareSession(SessionPlan plan, const Clock& clock, int threads, uint64_t test_delay_us) {
+  PreparedSession out;
+  out.plan = std::move(plan);
+  const SessionPlan& p = out.plan;
+  const int64_t start = clock.MonotonicMicros();
+  std::vector<ChallengeRange> ranges;
+  for (const PlannedDevice& d : p.devices)
+    ranges.push_back({d.first_label, d.label_count, d.labels_per_round, d.hold_labels});
+  auto challenges = GenerateChallenges(ranges, p.profile.rounds, p.holding_batches, p.profile.chunk_labels);
+  if (!challenges.ok()) {
+    out.status = challenges.status();
+    return out;
+  }
+  out.challenges = std::make_unique<ChallengeSet>(*std::move(challenges));
+  ExpectedLabelsSpec spec;
+  spec.session = p.LabelSession();
+  spec.devices = ranges;
+  spec.threads = threads;
+  spec.test_delay_us = test_delay_us;
+  out.expected = ExpectedLabels::Start(spec, *out.challenges);
+  out.status = out.expected->Wait().WithContext("expected labels");
+  out.prepare_us = static_cast<uint64_t>(clock.MonotonicMicros() - start);
+  return out;
+}
+
 SessionRunner::SessionRunner(SessionPlan plan, SessionKeys keys, SessionEnv env)
     : plan_(std::move(plan)), keys_(std::move(keys)), env_(env) {
   CHECK(env_.clock != nullptr && env_.timer != nullptr && env_.wait_scope != nullptr && env_.records != nullptr)
       << "SessionEnv: clock, timer, wait_scope and records are required";
 }
 
+SessionRunner::SessionRunner(PreparedSession prepared, SessionKeys keys, SessionEnv env)
+    : SessionRunner(prepared.plan, std::move(keys), env) {
+  prepared_.emplace(std::move(prepared));
+}
+
 SessionRunner::~SessionRunner() = default;
 
 Status SessionRunner::Prepare() {
-  if (expected_) return expected_status_;
-  const int64_t start = env_.clock->MonotonicMicros();
-  std::vector<ChallengeRange> ranges;
-  for (const PlannedDevice& d : plan_.devices) {
-    ranges.push_back({d.first_label, d.label_count, d.labels_per_round, d.hold_labels});
-  }
-  auto challenges = GenerateChallenges(ranges, plan_.profile.rounds, plan_.holding_batches, plan_.profile.chunk_labels);
-  if (!challenges.ok()) {
-    expected_status_ = challenges.status();
-    expected_ = std::unique_ptr<ExpectedLabels>();
-    return expected_status_;
-  }
-  challenges_ = std::make_unique<ChallengeSet>(*std::move(challenges));
-  ExpectedLabelsSpec spec;
-  spec.session = plan_.LabelSession();
-  spec.devices = ranges;
-  spec.threads = env_.threads;
-  spec.test_delay_us = env_.expected_labels_test_delay_us;
-  auto expected = ExpectedLabels::Start(spec, *challenges_);
-  expected_status_ = expected->Wait().WithContext("expected labels");
-  expected_ = std::move(expected);
-  prepare_us_ = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start);
-  return expected_status_;
+  if (!prepared_)
+    prepared_.emplace(PrepareSession(plan_, *env_.clock, env_.threads, env_.expected_labels_test_delay_us));
+  return prepared_->status;
 }
 
 StatusOr<SessionOutcome> SessionRunner::Run(AgentConnector& connector) {
@@ -1014,7 +1039,7 @@ StatusOr<SessionOutcome> SessionRunner::Run(AgentConnector& connector) {
     // seconds at the strongest adversary classes), not when the plan was built.
     plan_.issued_at_unix_us = env_.clock->UnixMicros();
     plan_.expires_at_unix_us = plan_.issued_at_unix_us + static_cast<int64_t>(plan_.profile.order_ttl_us);
-    Session session(plan_, keys_, env_, *challenges_, *expected_, prepare_us_);
+    Session session(plan_, keys_, env_, *prepared_->challenges, *prepared_->expected, prepared_->prepare_us);
     return session.Run(connector);
   } catch (const kj::Exception& e) {
     return InternalError(std::string("session runner: ") + e.getDescription().cStr());

@@ -113,14 +113,39 @@ struct SessionOutcome {
 class ChallengeSet;
 class ExpectedLabels;
 
+// Step 1 of a session, before its order exists: the challenges drawn (libsodium's CSPRNG) and their
+// expected labels computed; the seed stays in challenger memory. Runs on any thread, with no event
+// loop, and may run long before the session (serve prepares a wave's next run while the current
+// one runs). Move-only.
+struct PreparedSession {
+  PreparedSession();
+  ~PreparedSession();
+  PreparedSession(PreparedSession&&) noexcept;
+  PreparedSession& operator=(PreparedSession&&) noexcept;
+
+  SessionPlan plan;
+  std::unique_ptr<ChallengeSet> challenges;
+  std::unique_ptr<ExpectedLabels> expected;
+  Status status;            // OK, or why no session can run (INVALID_ARGUMENT: a bad plan)
+  uint64_t prepare_us = 0;  // microseconds on the clock it was prepared with
+
+  // Bytes of expected labels held until the session ends (32 per challenged label).
+  uint64_t ExpectedLabelBytes() const;
+};
+
+// Blocks until prepared. `threads` as SessionEnv::threads; `test_delay_us` for tests only.
+PreparedSession PrepareSession(SessionPlan plan, const Clock& clock, int threads, uint64_t test_delay_us = 0);
+
 class SessionRunner {
  public:
   SessionRunner(SessionPlan plan, SessionKeys keys, SessionEnv env);
+  // A session prepared ahead of time (its status may be an error: Run returns it).
+  SessionRunner(PreparedSession prepared, SessionKeys keys, SessionEnv env);
   ~SessionRunner();
 
-  // Step 1: draws the challenges and computes their expected labels (blocks; no event loop needed,
-  // any thread). Idempotent; Run() calls it when it was not called. Errors: INVALID_ARGUMENT from
-  // challenge generation (a bad plan), FAILED_PRECONDITION "cancelled" never (nothing cancels it).
+  // Step 1: PrepareSession for this runner's plan (blocks; no event loop needed, any thread), unless
+  // it was prepared ahead. Idempotent; Run() calls it when it was not called. Errors:
+  // INVALID_ARGUMENT from challenge generation (a bad plan).
   Status Prepare();
 
   // Runs the session. Any failure after the order was recorded is a typed SessionFailure inside a
@@ -137,10 +162,7 @@ class SessionRunner {
   SessionPlan plan_;
   SessionKeys keys_;
   SessionEnv env_;
-  std::unique_ptr<ChallengeSet> challenges_;
-  std::unique_ptr<ExpectedLabels> expected_;  // set once Prepare() ran
-  Status expected_status_;
-  uint64_t prepare_us_ = 0;
+  std::optional<PreparedSession> prepared_;  // set once Prepare() ran, or given
 };
 
 }  // namespace wipeproof

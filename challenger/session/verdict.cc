@@ -135,6 +135,7 @@ void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Ver
     w.setAllCorrect(!(facts.failure.reason == proto::FailureReason::WRONG_LABEL && facts.failure.device == d.selector));
     w.setConfidence(device_conf);
     w.setUnwipedBoundBytes(v.bound_stated ? v.bound.device_bytes[i] : 0);
+    w.setFilledAfterUs(i < facts.filled_after_us.size() ? facts.filled_after_us[i] : 0);
   }
   out.setConfidence(plan.profile.confidence);
   WriteProfile(plan.profile, out.initProfile());
@@ -191,11 +192,14 @@ WaveBoundSummary SummarizeWaveBound(const std::string& wave, const std::vector<W
   out.confidence = members.front().confidence;
   std::vector<DeviceBoundInput> devices;
   std::vector<std::string> nodes;
+  // A failed member is the first thing to say, before what the passing ones could state.
   for (const WaveMemberBound& m : members) {
     if (!m.pass) {
       out.statement = none + "node " + m.node + " failed";
       return out;
     }
+  }
+  for (const WaveMemberBound& m : members) {
     if (!m.bound_stated) {
       out.statement = none + "node " + m.node + " states no bound";
       return out;

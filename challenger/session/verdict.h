@@ -66,12 +66,13 @@ void WriteRoundTimings(const std::vector<RoundRecord>& rounds, capnp::List<proto
 // Everything the verdict is computed from.
 struct VerdictFacts {
   const SessionPlan* plan = nullptr;
-  SessionFailure failure;                // reason NONE: passed
-  uint64_t fill_us = 0;                  // order sent to report received (or to the failure)
-  std::vector<RoundRecord> rounds;       // every round run, in order
-  std::vector<uint64_t> chunks_checked;  // per planned device: distinct chunks in correct rounds
-  std::vector<uint64_t> bytes_held;      // per planned device, from the report (0 without one)
-  AssumptionInputs assumptions;          // plan pointer may be left null; filled from `plan`
+  SessionFailure failure;                 // reason NONE: passed
+  uint64_t fill_us = 0;                   // order sent to report received (or to the failure)
+  std::vector<RoundRecord> rounds;        // every round run, in order
+  std::vector<uint64_t> chunks_checked;   // per planned device: distinct chunks in correct rounds
+  std::vector<uint64_t> bytes_held;       // per planned device, from the report (0 without one)
+  std::vector<uint64_t> filled_after_us;  // per planned device: order sent to its fill notice (0: none)
+  AssumptionInputs assumptions;           // plan pointer may be left null; filled from `plan`
   proto::Digest order_digest{};
   std::optional<proto::Digest> report_digest;
   int64_t issued_at_unix_us = 0;

@@ -412,8 +412,7 @@ TEST(CalibrationRuleTest, HugeMarginsAndRoundTimesAreRefusedNotWrapped) {
   // At the maximum with the widest margin the deadline is exact (refused by the rule, not wrapped).
   auto widest = ChooseRoundRule(kMaxHonestRoundP999Us, Policy(kCpu, kMaxRoundMargin));
   EXPECT_EQ(widest.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(widest.status().message().find("deadline 101000000000 us"), std::string::npos)
-      << widest.status().message();
+  EXPECT_NE(widest.status().message().find("deadline 101000000000 us"), std::string::npos) << widest.status().message();
 
   // The fill deadline goes through the same scaling.
   CalibrationPolicy fill = Policy(kCpu);
@@ -522,8 +521,10 @@ TEST(PlanCalculatorTest, ReferenceDeploymentBothClasses) {
   // At 2^17 labels cost 276 / 186 as much (nodes per output, label-spec.md §3).
   EXPECT_GT(asic.fill_s, cpu.fill_s * 1.4);
   EXPECT_LT(asic.fill_s, cpu.fill_s * 1.6);
-  // Expected labels: 8 GPUs x ~88 chunks of 3.05 M compressions at 1e8/s per core, over 64 cores.
-  EXPECT_NEAR(cpu.expected_labels_cpu_s, 8 * cpu.devices[0].expected_distinct * 3047422 / 1e8, 1e-6);
+  // Expected labels: 8 GPUs x (~88 proof chunks + the holding pool, 16 batches of 44/8 = 5) of
+  // 3.05 M compressions at 1e8/s per core, over 64 cores; a core verifies 3600 s / that per node.
+  EXPECT_NEAR(cpu.expected_labels_cpu_s, 8 * (cpu.devices[0].expected_distinct + 16 * 5) * 3047422 / 1e8, 1e-6);
+  EXPECT_NEAR(cpu.verification_node_wipes_per_core_hour, 3600 / cpu.expected_labels_cpu_s, 1e-9);
   EXPECT_TRUE(cpu.precompute_keeps_up);
   EXPECT_NEAR(cpu.node_wipe_s, cpu.fill_s + 2 * 400e-6, 1e-9);
   // At 2^17 the challenger needs 36.2 M compressions per chunk: 8 x 88 x 36.2 M / 6.4e9 = 4 s,

@@ -300,13 +300,9 @@ Profile TcpProfile() {
 void ExpectWaveSurvives(DeviationKind hostile, FailureReason reason) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33));
   auto b = testing::ServeTestAgent(testing::TestKey(0x44), Cheat(hostile));
-  Inventory inventory = testing::TestInventory();
-  inventory.nodes[0].address = a->address();
-  inventory.nodes[1].address = b->address();
+  const Inventory inventory = testing::TestInventoryAt(*a, *b);
   testing::MemoryRecordSink sink;
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
-  options.threads = 1;
+  const TcpSessionOptions options = testing::TcpTestOptions();
   auto results = RunWave(inventory, inventory.waves[0], TcpProfile(),
                          SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options);
   ASSERT_EQ(results.size(), 2u);

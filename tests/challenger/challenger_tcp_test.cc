@@ -3,11 +3,17 @@
 // the challenger refuses to talk to an agent that is not the node whose certificate it pins, or to a
 // node without a pinned certificate. (The smoke test with the real wipeproof-prover binary lives
 // with the agent.)
+#include <capnp/message.h>
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 
+#include <chrono>
+#include <optional>
+#include <thread>
+
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/fleet/wave_run.h"
+#include "challenger/session/wave_verdict.h"
 #include "proto/codec.h"
 #include "tests/support/challenger_fixtures.h"
 
@@ -73,19 +79,44 @@ TEST(TcpSessionTest, UnreachableAgentIsRecordedAsDisconnected) {
 TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33));
   auto b = testing::ServeTestAgent(testing::TestKey(0x44), testing::BlankChunks());
-  Inventory inventory = testing::TestInventory();
-  inventory.nodes[0].address = a->address();
-  inventory.nodes[1].address = b->address();
+  const Inventory inventory = testing::TestInventoryAt(*a, *b);
   testing::MemoryRecordSink sink;
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
-  options.threads = 1;
+  const TcpSessionOptions options = testing::TcpTestOptions();
+  std::optional<proto::SignedEnvelope> wave_verdict;
   auto results = RunWave(inventory, inventory.waves[0], TcpProfile(),
-                         SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options);
+                         SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options, &wave_verdict);
   ASSERT_EQ(results.size(), 2u);
   ASSERT_TRUE(results[0].outcome.ok()) << results[0].outcome.status().ToString();
   ASSERT_TRUE(results[1].outcome.ok()) << results[1].outcome.status().ToString();
   EXPECT_EQ(results[0].node, "node-a");
+
+  // The wave's own verdict: signed, filed under no session, naming both members' verdicts; a fail,
+  // as node-b failed. Recomputed from the member verdicts it holds; a pass forged over them is not.
+  ASSERT_TRUE(wave_verdict.has_value());
+  auto wave = proto::VerifyAndParse<proto::WaveVerdict>(*wave_verdict, testing::TestKey(0x22).public_key);
+  ASSERT_TRUE(wave.ok()) << wave.status().ToString();
+  EXPECT_FALSE(wave->root().getPass());
+  EXPECT_FALSE(wave->root().getBoundStated());
+  ASSERT_EQ(wave->root().getNodeNames().size(), 2u);
+  EXPECT_EQ(std::string(wave->root().getNodeNames()[1].cStr()), "node-b");
+  EXPECT_EQ(std::string(wave->root().getStatement().cStr()), "no bound for wave wave-1: node node-b failed");
+  EXPECT_EQ(sink.records().back().kind, proto::LedgerRecordKind::WAVE_VERDICT);
+  EXPECT_TRUE(sink.records().back().session_id.empty());
+  EXPECT_EQ(sink.records().back().bytes, proto::EncodeEnvelope(*wave_verdict));
+  std::vector<proto::Parsed<proto::Verdict>> members;
+  std::vector<proto::Verdict::Reader> readers;
+  for (const WaveMemberResult& r : results) {
+    auto v = proto::VerifyAndParse<proto::Verdict>(r.outcome->verdict, testing::TestKey(0x22).public_key);
+    ASSERT_TRUE(v.ok());
+    members.push_back(std::move(v).value());
+  }
+  for (auto& m : members) readers.push_back(m.root());
+  EXPECT_TRUE(RecheckWaveVerdict(wave->root(), readers).ok());
+  capnp::MallocMessageBuilder forged;
+  forged.setRoot(wave->root());
+  forged.getRoot<proto::WaveVerdict>().setPass(true);
+  Status caught = RecheckWaveVerdict(forged.getRoot<proto::WaveVerdict>().asReader(), readers);
+  EXPECT_EQ(caught.code(), StatusCode::kDataLoss) << caught.ToString();
   EXPECT_TRUE(results[0].outcome->pass) << results[0].outcome->failure.Describe();
   EXPECT_EQ(results[1].outcome->failure.reason, proto::FailureReason::WRONG_LABEL);
   // node-b cheated, so node-a's wave did not hold labels throughout.
@@ -168,6 +199,38 @@ TEST(TcpSessionTest, AChallengerTheAgentDoesNotPinIsRefused) {
   EXPECT_FALSE(outcome->pass);
   EXPECT_EQ(outcome->failure.reason, proto::FailureReason::DISCONNECTED) << outcome->failure.Describe();
   EXPECT_EQ(agent->connections(), 0);
+}
+
+// serve prepares a wave's next run ahead of its time (challenges and expected labels before any
+// order): run 1.5 s later, past the 1 s order validity the profile gives, its orders are still
+// valid (they are signed and their validity starts when they go out) and the wave passes.
+TEST(TcpSessionTest, AWavePreparedAheadRunsLaterWithFreshOrders) {
+  auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+  auto b = testing::ServeTestAgent(testing::TestKey(0x44));
+  const Inventory inventory = testing::TestInventoryAt(*a, *b);
+  Profile profile = TcpProfile();
+  profile.order_ttl_us = 1'000'000;
+  testing::MemoryRecordSink sink;
+  const TcpSessionOptions options = testing::TcpTestOptions();
+  PreparedWave prepared = PrepareWave(inventory, inventory.waves[0], profile, options);
+  ASSERT_EQ(prepared.sessions.size(), 2u);
+  ASSERT_TRUE(prepared.whole);
+  EXPECT_GT(prepared.ExpectedLabelBytes(), 0u);
+  EXPECT_TRUE(sink.records().empty());  // nothing sent or recorded while preparing
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::optional<proto::SignedEnvelope> wave_verdict;
+  auto results =
+      RunPreparedWave(std::move(prepared), inventory.waves[0],
+                      SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options, &wave_verdict);
+  ASSERT_EQ(results.size(), 2u);
+  for (const WaveMemberResult& r : results) {
+    ASSERT_TRUE(r.outcome.ok()) << r.outcome.status().ToString();
+    EXPECT_TRUE(r.outcome->pass) << r.outcome->failure.Describe();
+  }
+  ASSERT_TRUE(wave_verdict.has_value());
+  auto wave = proto::VerifyAndParse<proto::WaveVerdict>(*wave_verdict, testing::TestKey(0x22).public_key);
+  ASSERT_TRUE(wave.ok());
+  EXPECT_TRUE(wave->root().getPass());
 }
 
 }  // namespace

@@ -57,7 +57,9 @@ T Must(StatusOr<T> value) {
 template <typename T>
 std::unique_ptr<capnp::MallocMessageBuilder> Editable(proto::ByteView canonical) {
   auto parsed = Must(proto::ParseMessage<T>(canonical));
-  auto builder = std::make_unique<capnp::MallocMessageBuilder>();
+  // One segment that holds the whole message and its edits: a copy spread over several segments
+  // would need double-far pointers, which this capnp's canonicalizer refuses.
+  auto builder = std::make_unique<capnp::MallocMessageBuilder>(static_cast<unsigned>(canonical.size() / 8 + 4096));
   builder->setRoot(parsed.root());
   return builder;
 }
@@ -80,7 +82,7 @@ struct Forgery {
   std::vector<LedgerRecordKind> kinds;  // the records, in ledger order
   Bytes session_id;
   std::unique_ptr<capnp::MallocMessageBuilder> order, report, transcript, receipt;
-  std::vector<std::unique_ptr<capnp::MallocMessageBuilder>> logs, verdicts;
+  std::vector<std::unique_ptr<capnp::MallocMessageBuilder>> logs, verdicts, notices;
   Bytes original_transcript;  // the node's own envelope
 
   proto::KeyPair authority = testing::TestKey(0x11);
@@ -93,6 +95,7 @@ struct Forgery {
   proto::WipeOrder::Builder Order() { return order->getRoot<proto::WipeOrder>(); }
   proto::FillReport::Builder Report() { return report->getRoot<proto::FillReport>(); }
   proto::RoundLog::Builder Log(size_t i = 0) { return logs[i]->getRoot<proto::RoundLog>(); }
+  proto::DeviceFillNotice::Builder Notice(size_t i = 0) { return notices[i]->getRoot<proto::DeviceFillNotice>(); }
   proto::Verdict::Builder Verdict(size_t i = 0) { return verdicts[i]->getRoot<proto::Verdict>(); }
   proto::TranscriptDigest::Builder Transcript() { return transcript->getRoot<proto::TranscriptDigest>(); }
   proto::Receipt::Builder Receipt() { return receipt->getRoot<proto::Receipt>(); }
@@ -113,6 +116,11 @@ struct Forgery {
       report_env = Must(proto::SignMessage(Report().asReader(), node));
       report_digest = proto::Blake2b256(proto::AsView(report_env->payload));
     }
+    std::vector<proto::SignedEnvelope> notice_envs;
+    for (size_t i = 0; i < notices.size(); ++i) {
+      Notice(i).setOrderDigest(DataOf(order_digest));
+      notice_envs.push_back(Must(proto::SignMessage(Notice(i).asReader(), node)));
+    }
     std::vector<Bytes> log_bytes;
     for (auto& log : logs)
       log_bytes.push_back(Must(proto::EncodeCanonical(log->getRoot<proto::RoundLog>().asReader())));
@@ -130,6 +138,10 @@ struct Forgery {
       if (resign_transcript) {
         proto::TranscriptHasher hasher;
         EXPECT_TRUE(hasher.AddOrder(proto::AsView(order_env.payload)).ok());
+        for (size_t i = 0; i < notice_envs.size(); ++i) {
+          EXPECT_TRUE(
+              hasher.AddNotice(Notice(i).asReader().getDeviceIndex(), proto::AsView(notice_envs[i].payload)).ok());
+        }
         EXPECT_TRUE(hasher.AddReport(proto::AsView(report_env->payload)).ok());
         for (auto& log : logs) {
           for (auto exchange : log->getRoot<proto::RoundLog>().getExchanges()) {
@@ -159,11 +171,14 @@ struct Forgery {
       stage(kReceipt);
     }
     std::vector<Bytes> out;
-    size_t log = 0, verdict = 0;
+    size_t log = 0, verdict = 0, notice = 0;
     for (LedgerRecordKind kind : kinds) {
       switch (kind) {
         case LedgerRecordKind::ORDER:
           out.push_back(proto::EncodeEnvelope(order_env));
+          break;
+        case LedgerRecordKind::DEVICE_FILL_NOTICE:
+          out.push_back(proto::EncodeEnvelope(notice_envs[notice++]));
           break;
         case LedgerRecordKind::FILL_REPORT:
           out.push_back(proto::EncodeEnvelope(*report_env));
@@ -296,6 +311,9 @@ class LedgerAuditTest : public ::testing::Test {
         case LedgerRecordKind::FILL_REPORT:
           f.report = EditablePayload<proto::FillReport>(entry.record);
           break;
+        case LedgerRecordKind::DEVICE_FILL_NOTICE:
+          f.notices.push_back(EditablePayload<proto::DeviceFillNotice>(entry.record));
+          break;
         case LedgerRecordKind::ROUND_LOG:
           f.logs.push_back(Editable<proto::RoundLog>(proto::AsView(entry.record)));
           break;
@@ -352,6 +370,17 @@ class LedgerAuditTest : public ::testing::Test {
 // The round log's first round's answer, as a builder.
 proto::RoundAnswer::Builder FirstAnswer(Forgery& f) { return f.Log().getExchanges()[0].getAnswer(); }
 
+// The first logged round that challenges both devices (round 0 may hold only the device whose fill
+// notice came first).
+unsigned BothDevices(Forgery& f) {
+  auto exchanges = f.Log().getExchanges();
+  for (unsigned r = 0; r < exchanges.size(); ++r) {
+    if (exchanges[r].getRound().getDevices().size() == 2) return r;
+  }
+  ADD_FAILURE() << "no round challenges both devices";
+  return 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Honest sessions pass; failed ones are confirmed from the records.
 
@@ -369,9 +398,11 @@ TEST_F(LedgerAuditTest, HonestSessionPassesWithEveryLabelRecomputed) {
   const SessionAudit& s = audit->sessions[0];
   EXPECT_EQ(s.node_name, "node-a");
   EXPECT_EQ(s.outcome, "pass");
-  EXPECT_EQ(s.records, 6u);  // order, report, round log, verdict, transcript, receipt
-  EXPECT_EQ(s.rounds, 16u);
-  EXPECT_EQ(s.labels_recomputed, 16u * 64u);  // 16 rounds of 32 labels on each of 2 devices
+  EXPECT_EQ(s.records, 8u);  // order, 2 fill notices, report, round log, verdict, transcript, receipt
+  EXPECT_GE(s.rounds, 17u);  // 16 proof rounds, then holding rounds until the session is done
+  // 16 proof rounds of 32 labels on each of 2 devices, then holding rounds of 4 per device.
+  EXPECT_GE(s.labels_recomputed, 16u * 64u + 4u);
+  EXPECT_EQ((s.labels_recomputed - 16u * 64u) % 4u, 0u);
   EXPECT_TRUE(s.transcript_checked);
   EXPECT_FALSE(s.bound_stated);
   EXPECT_EQ(s.statement, "no bound: parameters not calibrated (profile test-uncalibrated)");
@@ -384,7 +415,9 @@ TEST_F(LedgerAuditTest, CalibratedSessionsStatedBoundIsRecomputed) {
   ASSERT_TRUE(audit.ok()) << audit.status().ToString();
   EXPECT_TRUE(audit->first_failure.ok()) << audit->first_failure.ToString();
   EXPECT_TRUE(audit->sessions[0].bound_stated);
-  EXPECT_THAT(audit->sessions[0].statement, HasSubstr("all devices of node node-a together at 99% confidence"));
+  EXPECT_THAT(audit->sessions[0].statement,
+              HasSubstr("bytes of node node-a's planned memory (devices host, GPU-test-0, taken together) were not "
+                        "wiped"));
 }
 
 TEST_F(LedgerAuditTest, FailedSessionsAreConfirmedFromTheRecords) {
@@ -514,9 +547,9 @@ TEST_F(LedgerAuditTest, ARecordKindTheAuditorDoesNotCheckFailsClosed) {
   auto audit = Audit(Export());
   ASSERT_TRUE(audit.ok());
   std::vector<VerifiedEntry> entries = audit->document.entries;
-  VerifiedEntry notice = entries[1];
-  notice.kind = LedgerRecordKind::DEVICE_FILL_NOTICE;
-  entries.insert(entries.begin() + 1, notice);
+  VerifiedEntry wave = entries[1];
+  wave.kind = LedgerRecordKind::WAVE_VERDICT;  // a wave's record filed under a session: not a session's kind
+  entries.insert(entries.begin() + 1, wave);
   std::vector<const VerifiedEntry*> pointers;
   for (const VerifiedEntry& e : entries) pointers.push_back(&e);
   AuditKeys keys{authority_.public_key, challenger_.public_key, InventoryKeys()};
@@ -524,7 +557,7 @@ TEST_F(LedgerAuditTest, ARecordKindTheAuditorDoesNotCheckFailsClosed) {
   options.verdict_recheck = RecheckVerdictBound;
   const SessionAudit s = AuditSession(pointers, keys, options);
   EXPECT_EQ(s.status.code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(s.status.message(), HasSubstr("deviceFillNotice record (ledger entry 1): this auditor does not check"));
+  EXPECT_THAT(s.status.message(), HasSubstr("waveVerdict record (ledger entry 1): this auditor does not check"));
 }
 
 TEST_F(LedgerAuditTest, OrderMustBeSignedByThePinnedAuthorityAndNameThePinnedChallenger) {
@@ -542,7 +575,7 @@ TEST_F(LedgerAuditTest, ReportMustBeTheNodesAndMatchTheOrder) {
   RunSession();
   Status status = AuditForged([](Forgery& f) { f.node = testing::TestKey(0x44); });
   EXPECT_THAT(status.message(),
-              HasSubstr("fill report (ledger entry 1): does not verify under the node key of node-a"));
+              HasSubstr("fill report (ledger entry 3): does not verify under the node key of node-a"));
   status = AuditForged([](Forgery& f) {
     f.tamper = [](Forgery& g, Forgery::Stage stage) {
       if (stage == Forgery::kReport) g.Report().setOrderDigest(DataOf(Bytes(32, 0)));
@@ -558,10 +591,12 @@ TEST_F(LedgerAuditTest, RoundsMustStayInsideThePlan) {
   const uint64_t end = 64 * testing::kTestChunkLabels;  // host: labels [0, 4096)
   Status status = AuditForged(
       [&](Forgery& f) { f.Log().getExchanges()[0].getRound().getDevices()[0].getLabelIndices().set(0, end); });
-  EXPECT_THAT(status.message(), HasSubstr("round 0 (ledger entry 2): label 4096 is outside device host's range"));
-  status = AuditForged([](Forgery& f) { f.Log().getExchanges()[0].getRound().getDevices()[1].setDeviceIndex(7); });
+  EXPECT_THAT(status.message(), HasSubstr("round 0 (ledger entry 4): label 4096 is outside device host's range"));
+  status = AuditForged(
+      [](Forgery& f) { f.Log().getExchanges()[BothDevices(f)].getRound().getDevices()[1].setDeviceIndex(7); });
   EXPECT_THAT(status.message(), HasSubstr("challenges device index 7, which the order does not plan"));
-  status = AuditForged([](Forgery& f) { f.Log().getExchanges()[0].getRound().getDevices()[1].setDeviceIndex(0); });
+  status = AuditForged(
+      [](Forgery& f) { f.Log().getExchanges()[BothDevices(f)].getRound().getDevices()[1].setDeviceIndex(0); });
   EXPECT_THAT(status.message(), HasSubstr("challenges device index 0 twice"));
   status = AuditForged([](Forgery& f) { f.Log().setFirstRound(1); });
   EXPECT_THAT(status.message(), HasSubstr("starts at round 1, but 0 rounds were logged before it"));
@@ -570,7 +605,7 @@ TEST_F(LedgerAuditTest, RoundsMustStayInsideThePlan) {
 TEST_F(LedgerAuditTest, TimingRowsMustAgreeWithTheRecords) {
   RunSession();
   Status status = AuditForged([](Forgery& f) { f.Log().getRounds()[3].setElapsedUs(1001); });
-  EXPECT_THAT(status.message(), HasSubstr("round 3 (ledger entry 2): elapsedUs 1001 against the round deadline 1000 "
+  EXPECT_THAT(status.message(), HasSubstr("round 3 (ledger entry 4): elapsedUs 1001 against the round deadline 1000 "
                                           "us, but its timing row says deadlineMet=true"));
   status = AuditForged([](Forgery& f) { f.Log().getRounds()[3].setLabelsChecked(1); });
   EXPECT_THAT(status.message(), HasSubstr("its timing row says 1 labels checked, the log holds 64 correct ones"));
@@ -581,7 +616,7 @@ TEST_F(LedgerAuditTest, ALoggedAnswerThatIsNotTheRecomputedLabelFails) {
   // One answer byte changed in the round log; the challenger re-signs its whole ledger.
   Status status = AuditForged([](Forgery& f) { FirstAnswer(f).getLabels()[0] ^= 1; });
   EXPECT_EQ(status.code(), StatusCode::kDataLoss);
-  EXPECT_THAT(status.message(), HasSubstr("round 0 (ledger entry 2): its timing row says allCorrect=true but the "
+  EXPECT_THAT(status.message(), HasSubstr("round 0 (ledger entry 4): its timing row says allCorrect=true but the "
                                           "logged answer recomputed from the seed says false: device host, label"));
   EXPECT_THAT(status.message(), HasSubstr("is not the label recomputed from the seed"));
 }
@@ -597,7 +632,7 @@ TEST_F(LedgerAuditTest, APassWithAWrongLabelFailsEvenWhenTheNodeSignedIt) {
     f.CopyTimingsToVerdicts();
     f.FixChunksChecked();
   });
-  EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 3): says pass, but round 0 (ledger entry 2): device "
+  EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 5): says pass, but round 0 (ledger entry 4): device "
                                           "host, label"));
 }
 
@@ -609,7 +644,7 @@ TEST_F(LedgerAuditTest, APassWithALateRoundFails) {
     f.CopyTimingsToVerdicts();
     f.FixChunksChecked();
   });
-  EXPECT_THAT(status.message(), HasSubstr("says pass, but round 15 (ledger entry 2) took 5000 us, the deadline is "
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but round 15 (ledger entry 4) took 5000 us, the deadline is "
                                           "1000 us"));
 }
 
@@ -653,13 +688,30 @@ TEST_F(LedgerAuditTest, APassNeedsTheFillReportAndEveryDeviceHeld) {
   EXPECT_THAT(status.message(), HasSubstr("says pass, but device GPU-test-0 holds 196576 bytes (6144 labels) of the "
                                           "6144 labels planned"));
   status = AuditForged([](Forgery& f) {
-    f.kinds.erase(f.kinds.begin() + 1);
+    f.kinds.erase(std::find(f.kinds.begin(), f.kinds.end(), LedgerRecordKind::FILL_REPORT));
     f.report.reset();
     f.Verdict().setReportDigest(capnp::Data::Reader());
     for (auto device : f.Verdict().getDevices()) device.setBytesHeld(0);
     f.resign_transcript = false;
   });
   EXPECT_THAT(status.message(), HasSubstr("says pass, but the ledger holds no fill report"));
+}
+
+// Protocol v2: each device is challenged from its own node-signed fill notice, against its own fill
+// deadline from the time the notice arrived (the verdict's filledAfterUs).
+TEST_F(LedgerAuditTest, APassNeedsEveryDevicesFillNoticeWithinItsOwnDeadline) {
+  RunSession();
+  Status status = AuditForged([](Forgery& f) {
+    f.kinds.erase(std::find(f.kinds.begin(), f.kinds.end(), LedgerRecordKind::DEVICE_FILL_NOTICE));
+    f.notices.erase(f.notices.begin());
+  });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but the ledger holds no fill notice of device"));
+  status = AuditForged([](Forgery& f) {
+    f.Order().getDevices()[1].setFillDeadlineUs(500);
+    f.Verdict().getDevices()[1].setFilledAfterUs(501);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but device GPU-test-0 was filled after 501 us, its fill "
+                                          "deadline is 500 us"));
 }
 
 TEST_F(LedgerAuditTest, APassOutsideTheFillDeadlinesFails) {
@@ -682,15 +734,15 @@ TEST_F(LedgerAuditTest, TheNodeSignedTranscriptBindsEveryLoggedExchange) {
     FirstAnswer(f).setAgentMicros(FirstAnswer(f).getAgentMicros() + 1);
     f.resign_transcript = false;
   });
-  EXPECT_THAT(status.message(), HasSubstr("transcript (ledger entry 4): the digest recomputed over the recorded "
-                                          "order, fill report and 16 logged rounds is"));
+  EXPECT_THAT(status.message(), HasSubstr("transcript (ledger entry 6): the digest recomputed over the recorded "
+                                          "order, fill notices, fill report and 17 logged rounds is"));
   EXPECT_THAT(status.message(), HasSubstr("a logged round or answer is not what the node answered"));
   status = AuditForged([](Forgery& f) {
     f.tamper = [](Forgery& g, Forgery::Stage stage) {
       if (stage == Forgery::kTranscript) g.Transcript().setRoundCount(15);
     };
   });
-  EXPECT_THAT(status.message(), HasSubstr("the node signed 15 rounds, the round log holds 16"));
+  EXPECT_THAT(status.message(), HasSubstr("the node signed 15 rounds, the round log holds 17"));
   status = AuditForged([](Forgery& f) {
     f.tamper = [](Forgery& g, Forgery::Stage stage) {
       if (stage == Forgery::kTranscript) g.Transcript().setVerdictDigest(DataOf(Bytes(32, 0)));
@@ -698,7 +750,7 @@ TEST_F(LedgerAuditTest, TheNodeSignedTranscriptBindsEveryLoggedExchange) {
   });
   EXPECT_THAT(status.message(), HasSubstr("is not the digest of the verdict sent in finish"));
   status = AuditForged([](Forgery& f) {
-    f.kinds.erase(f.kinds.begin() + 4);
+    f.kinds.erase(std::find(f.kinds.begin(), f.kinds.end(), LedgerRecordKind::TRANSCRIPT));
     f.transcript.reset();
   });
   EXPECT_THAT(status.message(), HasSubstr("says pass, but the ledger holds no node-signed transcript"));
@@ -732,7 +784,7 @@ TEST_F(LedgerAuditTest, TheVerdictMustAgreeWithTheRecords) {
   for (const Case& c : cases) {
     Status status = AuditForged(c.edit);
     EXPECT_EQ(status.code(), StatusCode::kDataLoss) << c.message;
-    EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 3): "));
+    EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 5): "));
     EXPECT_THAT(status.message(), HasSubstr(c.message));
   }
 }
@@ -782,7 +834,7 @@ TEST_F(LedgerAuditTest, TheStatedBoundIsRecomputedByTheVerdictsOwnCode) {
     auto device = f.Verdict().getDevices()[0];
     device.setUnwipedBoundBytes(device.getUnwipedBoundBytes() - 1);
   });
-  EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 3): bound: device host unwipedBoundBytes is"));
+  EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 5): bound: device host unwipedBoundBytes is"));
   status = AuditForged([](Forgery& f) { f.Verdict().setTotalUnwipedBoundBytes(1); });
   EXPECT_THAT(status.message(), HasSubstr("bound: totalUnwipedBoundBytes is 1, recomputed from the order and the round "
                                           "log:"));
@@ -805,7 +857,7 @@ TEST_F(LedgerAuditTest, AnUncalibratedSessionCannotClaimABound) {
 TEST_F(LedgerAuditTest, TheReceiptMustTieTheSessionTogether) {
   RunSession();
   Status status = AuditForged([](Forgery& f) { f.Receipt().setPass(false); });
-  EXPECT_THAT(status.message(), HasSubstr("receipt (ledger entry 5): its pass flag is not the final verdict's"));
+  EXPECT_THAT(status.message(), HasSubstr("receipt (ledger entry 7): its pass flag is not the final verdict's"));
   auto at_receipt = [](std::function<void(proto::Receipt::Builder)> edit) {
     return [edit](Forgery& f) {
       f.tamper = [edit](Forgery& g, Forgery::Stage stage) {
@@ -814,7 +866,7 @@ TEST_F(LedgerAuditTest, TheReceiptMustTieTheSessionTogether) {
     };
   };
   status = AuditForged(at_receipt([](proto::Receipt::Builder r) { r.setLedgerSequence(0); }));
-  EXPECT_THAT(status.message(), HasSubstr("names ledger entry 0 as the verdict, it is entry 3"));
+  EXPECT_THAT(status.message(), HasSubstr("names ledger entry 0 as the verdict, it is entry 5"));
   status = AuditForged(at_receipt([](proto::Receipt::Builder r) { r.setVerdictDigest(DataOf(Bytes(32, 0))); }));
   EXPECT_THAT(status.message(), HasSubstr("verdictDigest is not the final verdict's"));
   status =
@@ -825,7 +877,7 @@ TEST_F(LedgerAuditTest, TheReceiptMustTieTheSessionTogether) {
 TEST_F(LedgerAuditTest, OnlyAFailureMaySupersedeAPass) {
   RunSession();
   Status status = AuditForged([](Forgery& f) {
-    f.kinds.insert(f.kinds.begin() + 5, LedgerRecordKind::VERDICT);
+    f.kinds.insert(std::find(f.kinds.begin(), f.kinds.end(), LedgerRecordKind::RECEIPT), LedgerRecordKind::VERDICT);
     auto copy = std::make_unique<capnp::MallocMessageBuilder>();
     copy->setRoot(f.Verdict().asReader());
     f.verdicts.push_back(std::move(copy));
@@ -885,14 +937,14 @@ TEST_F(LedgerAuditCliTest, ExportWithKeysThenAuditPrintsATableAndExitsZero) {
   EXPECT_EQ(audit.code, 0) << audit.err << audit.out;
   EXPECT_THAT(audit.out, HasSubstr("whole chain verified up to the signed head"));
   EXPECT_THAT(audit.out, HasSubstr(std::string("schema: proto/wipe.capnp sha256 ") + kWipeSchemaSha256));
-  EXPECT_THAT(audit.out, HasSubstr("node-a          pass                      16      1024  matches     OK"));
+  EXPECT_THAT(audit.out, HasSubstr("node-a          pass                      17      1028  matches     OK"));
   EXPECT_THAT(audit.out, HasSubstr("audit: OK: 1 session(s)"));
 
   Result json = Run(With({"audit", "--export=" + export_path_, "--json"}, Keys()));
   ASSERT_EQ(json.code, 0) << json.err;
   const Json parsed = Json::parse(json.out);
   EXPECT_EQ(parsed["result"], "ok");
-  EXPECT_EQ(parsed["sessions"][0]["labels_recomputed"], 1024);
+  EXPECT_EQ(parsed["sessions"][0]["labels_recomputed"], 1028);  // 16 x 64 proof labels, a holding round of 4
   EXPECT_EQ(parsed["sessions"][0]["transcript_checked"], true);
   EXPECT_EQ(parsed["export"]["whole_chain"], true);
 
@@ -912,15 +964,15 @@ TEST_F(LedgerAuditCliTest, AnAnswerByteChangedInTheExportFailsNamingTheEntry) {
   Forgery f = Forge();
   const auto label = FirstAnswer(f).getLabels();
   const std::string label_hex = HexEncode(label.begin(), 32);
-  std::string envelope = document["entries"][2]["envelope"];
+  std::string envelope = document["entries"][4]["envelope"];
   const size_t at = envelope.find(label_hex);
   ASSERT_NE(at, std::string::npos);
   envelope[at] = envelope[at] == '0' ? '1' : '0';
-  document["entries"][2]["envelope"] = envelope;
+  document["entries"][4]["envelope"] = envelope;
   std::ofstream(export_path_) << document.dump(2);
   Result audit = Run(With({"audit", "--export=" + export_path_}, Keys()));
   EXPECT_EQ(audit.code, 1);
-  EXPECT_THAT(audit.err, HasSubstr("ledger entry 2"));
+  EXPECT_THAT(audit.err, HasSubstr("ledger entry 4"));
   EXPECT_THAT(audit.err, HasSubstr("signature does not verify"));
 }
 
@@ -938,11 +990,11 @@ TEST_F(LedgerAuditCliTest, UsageAndUnverifiableExports) {
 
 TEST_F(LedgerAuditCliTest, DecodePrintsEntriesAndRecordsAsPlainJson) {
   RunSession();
-  Result verdict = Run({"decode", "--ledger=" + ledger_path_, "--sequence=3"});
+  Result verdict = Run({"decode", "--ledger=" + ledger_path_, "--sequence=5"});
   ASSERT_EQ(verdict.code, 0) << verdict.err;
   const Json entry = Json::parse(verdict.out);
   EXPECT_EQ(entry["kind"], "ledgerEntry");
-  EXPECT_EQ(entry["payload"]["sequence"], "3");  // 64-bit integers are strings, as in capnp's JSON
+  EXPECT_EQ(entry["payload"]["sequence"], "5");  // 64-bit integers are strings, as in capnp's JSON
   EXPECT_EQ(entry["payload"]["kind"], "verdict");
   EXPECT_EQ(entry["payload"]["record"]["kind"], "verdict");
   EXPECT_EQ(entry["payload"]["record"]["payload"]["pass"], true);
@@ -952,7 +1004,7 @@ TEST_F(LedgerAuditCliTest, DecodePrintsEntriesAndRecordsAsPlainJson) {
 
   Result all = Run({"decode", "--ledger=" + ledger_path_});
   ASSERT_EQ(all.code, 0) << all.err;
-  EXPECT_EQ(Json::parse(all.out).size(), 6u);
+  EXPECT_EQ(Json::parse(all.out).size(), 8u);
 
   Forgery f = Forge();
   const Bytes log = Must(proto::EncodeCanonical(f.Log().asReader()));
@@ -961,8 +1013,9 @@ TEST_F(LedgerAuditCliTest, DecodePrintsEntriesAndRecordsAsPlainJson) {
   Result record = Run({"decode", "--record=" + record_path, "--kind=roundLog"});
   ASSERT_EQ(record.code, 0) << record.err;
   const Json rounds = Json::parse(record.out);
-  EXPECT_EQ(rounds["rounds"].size(), 16u);
-  EXPECT_EQ(rounds["exchanges"][0]["answer"]["labels"].get<std::string>().size(), 64u * 64u);
+  EXPECT_EQ(rounds["rounds"].size(), 17u);
+  // Round 0 challenges the device whose fill notice came first: 32 labels, as hex.
+  EXPECT_EQ(rounds["exchanges"][0]["answer"]["labels"].get<std::string>().size(), 32u * 64u);
 
   EXPECT_EQ(Run({"decode", "--record=" + record_path, "--kind=verdict"}).code, 1);  // not a verdict
   EXPECT_EQ(Run({"decode", "--ledger=" + ledger_path_, "--sequence=99"}).code, 1);

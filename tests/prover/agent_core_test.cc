@@ -547,7 +547,12 @@ TEST_F(AgentCoreTest, DevicesAreChallengedFromTheirOwnNoticeOnly) {
   OrderSpec spec;
   spec.devices = {{kGpuId, 0, 32768, 4}, {"host", 65536, 32768, 4}};
   const proto::SignedEnvelope order = SignedOrder(spec, clock_);
-  auto filling = std::async(std::launch::async, [&] { return core.StartSession(order, kOwner); });
+  auto filling = std::async(std::launch::async, [&] { return core.StartSession(order, kOwner, kAsChallenger); });
+  struct OpenOnExit {
+    FillGate& gate;
+    ~OpenOnExit() { gate.Open(); }  // before `filling` joins, whatever fails below
+  } open_on_exit{gpu_gate};
+  ASSERT_TRUE(WaitForPhase(proto::AgentPhase::FILLING));
   // The host fills; the GPU waits at its gate.
   std::atomic<bool> host_noticed{false};
   core.AwaitDeviceFilled(kOwner, proto::AsView(spec.session_id), 1,

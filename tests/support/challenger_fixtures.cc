@@ -80,6 +80,20 @@ std::vector<StoredRecord> MemoryRecordSink::records() const {
   return records_;
 }
 
+Inventory TestInventoryAt(const adversary::LoopbackAgentServer& a, const adversary::LoopbackAgentServer& b) {
+  Inventory inventory = TestInventory();
+  inventory.nodes[0].address = a.address();
+  inventory.nodes[1].address = b.address();
+  return inventory;
+}
+
+TcpSessionOptions TcpTestOptions() {
+  TcpSessionOptions options;
+  options.clock = &SystemClock();
+  options.threads = 1;
+  return options;
+}
+
 Inventory TestInventory() {
   const uint64_t chunk_bytes = uint64_t{kTestChunkLabels} * proto::kLabelBytes;
   Inventory inv;

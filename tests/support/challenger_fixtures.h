@@ -18,6 +18,7 @@
 #include "adversary/cheating_agent.h"
 #include "adversary/fixed_keys.h"
 #include "challenger/fleet/inventory.h"
+#include "challenger/fleet/wave_run.h"
 #include "challenger/ledger/record_sink.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "challenger/session/pipe_agent_connector.h"
@@ -85,6 +86,10 @@ class MemoryRecordSink final : public RecordSink {
 // "node-b" (key 0x44, pinned): host only, 64 chunks. Wave "wave-1" = both nodes, complete.
 inline constexpr uint32_t kTestChunkLabels = 64;
 Inventory TestInventory();
+// TestInventory() with node-a and node-b served by `a` and `b`.
+Inventory TestInventoryAt(const adversary::LoopbackAgentServer& a, const adversary::LoopbackAgentServer& b);
+// Sessions over TCP in tests: the system clock, one expected-label thread.
+TcpSessionOptions TcpTestOptions();
 
 // m = 64, c1, R = 16, q = 32, round deadline 1000 us, fill deadline 60 s, uncalibrated, unsigned.
 Profile TestProfile();

@@ -116,7 +116,15 @@ def colluding_answer(schema, document, challenger, node, sample_seed, labels):
     new_log = flip_once(log, target[4])
     order = envelope_parts(schema, records["order"][1])[0]
     report = envelope_parts(schema, records["fillReport"][1])[0]
-    digest = recipe.transcript_digest(schema, order, report, recipe.logged_rounds(schema, [(log_at, new_log)]))
+    notices = {}  # every device's fill notice payload, by device index
+    for entry in document["entries"]:
+        if entry["kind"] != "deviceFillNotice":
+            continue
+        payload, _ = envelope_parts(schema, bytes.fromhex(entry["envelope"]))
+        notice = envelope_parts(schema, recipe.data(schema.decode(payload, "LedgerEntry")["record"]))[0]
+        notices[int(schema.decode(notice, "DeviceFillNotice").get("deviceIndex", 0))] = notice
+    digest = recipe.transcript_digest(schema, order, notices, report,
+                                      recipe.logged_rounds(schema, [(log_at, new_log)]))
     transcript_at, transcript = records["transcript"]
     old_payload, old_signature = envelope_parts(schema, transcript)
     old_digest = recipe.data(schema.decode(old_payload, "TranscriptDigest")["digest"])

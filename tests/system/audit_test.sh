@@ -60,8 +60,9 @@ forge signature-byte >"$dir/signature.json"
 forge resigned-answer "$e2e/inspect-challenger.key" >"$dir/resigned.json"
 forge colluding-answer "$e2e/inspect-challenger.key" "$e2e/node.key" 7 8 >"$dir/colluding.json"
 
-expect_fail "ledger audit, one answer byte changed" "export entries[2]" audit "$dir/answer.json"
-expect_fail "the recipe, one answer byte changed" "ledger entry 2: the Ed25519 signature does not verify" \
+# The round log is entry 3: order, the host's fill notice, fill report, round log.
+expect_fail "ledger audit, one answer byte changed" "export entries[3]" audit "$dir/answer.json"
+expect_fail "the recipe, one answer byte changed" "ledger entry 3: the Ed25519 signature does not verify" \
   recipe "$dir/answer.json"
 expect_fail "ledger audit, one signature byte changed" "export entries[0]" audit "$dir/signature.json"
 expect_fail "the recipe, one signature byte changed" "ledger entry 0: the Ed25519 signature does not verify" \

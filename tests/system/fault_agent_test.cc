@@ -392,7 +392,7 @@ TEST_F(FaultTest, UnauthenticatedPeersNeitherGetAFrameReadNorDelayAnHonestSessio
   attacker.join();
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_TRUE(outcome->pass) << outcome->failure.Describe();
-  ASSERT_EQ(outcome->rounds.size(), 16u);
+  ASSERT_GE(outcome->rounds.size(), 16u);  // proof rounds, then holding rounds until done
   for (const RoundRecord& r : outcome->rounds) EXPECT_LE(r.elapsed_us, profile.round_deadline_us);
   EXPECT_GT(raw_peers.load(), 0);
   EXPECT_GT(tls_peers.load(), 0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The load test's ledger checks can fail: after a clean 3-agent run (scripts/load-test.sh), its
 # --recheck passes; it fails once a node has a second session (a duplicated order) and once the
-# last entry is gone (a lost receipt: the hash chain alone cannot show a missing tail, the counts do).
+# last entries are gone (a lost receipt: the hash chain alone cannot show a missing tail, the counts do).
 # Usage: load_ledger_check_test.sh LOAD_TEST_SH PROVER_BIN CHALLENGER_BIN
 set -euo pipefail
 load_test=$1
@@ -16,9 +16,10 @@ recheck() { "$load_test" --agents=3 --prover="$prover" --challenger="$challenger
   --challenger="$challenger" >/dev/null 2>"$work/run.err" || { cat "$work/run.err"; exit 1; }
 recheck "$run" || { echo "recheck of a clean run failed:"; cat "$work/recheck.err"; exit 1; }
 
-# Lost: the last entry (a receipt) removed from a copy. `ledger verify` still passes; the counts fail.
+# Lost: the last two entries (the wave verdict and the last session's receipt) removed from a copy.
+# `ledger verify` still passes; the counts fail.
 cp -r "$run" "$work/lost"
-sqlite3 "$work/lost/ledger.db" "DELETE FROM entries WHERE sequence = (SELECT MAX(sequence) FROM entries)"
+sqlite3 "$work/lost/ledger.db" "DELETE FROM entries WHERE sequence >= (SELECT MAX(sequence) - 1 FROM entries)"
 "$challenger" ledger verify --ledger="$work/lost/ledger.db" --challenger_key="$work/lost/inspect-challenger.pub" \
   >/dev/null || { echo "expected the truncated ledger to verify as a chain"; exit 1; }
 if recheck "$work/lost"; then echo "recheck passed a ledger with a lost receipt"; exit 1; fi

@@ -1,0 +1,79 @@
+#include "challenger/ledger/wave_audit.h"
+
+#include <cstring>
+
+#include "common/hex.h"
+#include "proto/codec.h"
+#include "proto/signing.h"
+
+namespace wipeproof {
+
+namespace {
+
+bool Same(proto::ByteView a, proto::ByteView b) {
+  return a.size() == b.size() && std::memcmp(a.begin(), b.begin(), a.size()) == 0;
+}
+
+Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
+             const proto::PublicKey& challenger, const WaveRecheck& recheck, WaveAudit* out) {
+  auto envelope = proto::DecodeEnvelope(proto::AsView(entry.record));
+  if (!envelope.ok()) return DataLossError(envelope.status().message());
+  auto wave = proto::VerifyAndParse<proto::WaveVerdict>(*envelope, challenger);
+  if (!wave.ok()) return DataLossError("does not verify under the challenger key: " + wave.status().message());
+  proto::WaveVerdict::Reader w = wave->root();
+  out->wave = w.getWaveName().cStr();
+  out->pass = w.getPass();
+  out->bound_stated = w.getBoundStated();
+  out->statement = w.getStatement().cStr();
+  out->members = w.getSessionIds().size();
+  if (w.getNodeNames().size() != w.getSessionIds().size() || w.getVerdictDigests().size() != w.getSessionIds().size()) {
+    return DataLossError("sessionIds, nodeNames and verdictDigests differ in length");
+  }
+  std::vector<proto::Parsed<proto::Verdict>> verdicts;
+  for (unsigned i = 0; i < w.getSessionIds().size(); ++i) {
+    const proto::ByteView id = w.getSessionIds()[i];
+    const std::string name =
+        "member " + std::string(w.getNodeNames()[i].cStr()) + " (session " + HexEncode(id.begin(), id.size()) + ")";
+    auto session = sessions.find(proto::Bytes(id.begin(), id.end()));
+    if (session == sessions.end()) return NotFoundError(name + ": the export holds no record of it");
+    const VerifiedEntry* final_verdict = nullptr;
+    for (const VerifiedEntry* e : session->second) {
+      if (e->kind == proto::LedgerRecordKind::VERDICT) final_verdict = e;
+    }
+    if (final_verdict == nullptr) return DataLossError(name + ": the session has no verdict");
+    auto member = proto::DecodeEnvelope(proto::AsView(final_verdict->record));
+    if (!member.ok()) return DataLossError(name + ": " + member.status().message());
+    const proto::Digest digest = proto::Blake2b256(proto::AsView(member->payload));
+    if (!Same(w.getVerdictDigests()[i], proto::AsView(digest))) {
+      return DataLossError(name + ": the wave names verdict digest " +
+                           HexEncode(w.getVerdictDigests()[i].begin(), w.getVerdictDigests()[i].size()) +
+                           ", the session's final verdict (ledger entry " + std::to_string(final_verdict->sequence) +
+                           ") has " + HexEncode(digest.data(), digest.size()));
+    }
+    auto parsed = proto::VerifyAndParse<proto::Verdict>(*member, challenger);
+    if (!parsed.ok()) return DataLossError(name + ": " + parsed.status().message());
+    if (parsed->root().getNodeName() != w.getNodeNames()[i]) {
+      return DataLossError(name + ": the session's verdict is for node " +
+                           std::string(parsed->root().getNodeName().cStr()));
+    }
+    verdicts.push_back(std::move(parsed).value());
+  }
+  std::vector<proto::Verdict::Reader> readers;
+  for (auto& v : verdicts) readers.push_back(v.root());
+  return recheck(w, readers);
+}
+
+}  // namespace
+
+WaveAudit AuditWaveVerdict(const VerifiedEntry& entry,
+                           const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
+                           const proto::PublicKey& challenger, const WaveRecheck& recheck) {
+  WaveAudit out;
+  out.sequence = entry.sequence;
+  Status status = Check(entry, sessions, challenger, recheck, &out);
+  if (!status.ok())
+    out.status = status.WithContext("wave verdict (ledger entry " + std::to_string(entry.sequence) + ")");
+  return out;
+}
+
+}  // namespace wipeproof

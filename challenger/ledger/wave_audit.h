@@ -1,0 +1,44 @@
+// `ledger audit` of a wave verdict (wipe.capnp WaveVerdict, a ledger entry of no session): it
+// verifies under the pinned challenger key; each member it names is a session of the export whose
+// final verdict has the digest, session id and node the wave verdict lists; and its pass, bound and
+// statement are what the members' verdicts give, recomputed by the code that built it (an injected
+// WaveRecheck: challenger/session/wave_verdict.h RecheckWaveVerdict).
+//
+// Thread-safety: a pure function.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "challenger/ledger/ledger_verify.h"
+#include "common/status.h"
+#include "proto/crypto.h"
+#include "proto/wipe.capnp.h"
+
+namespace wipeproof {
+
+// OK when `wave` states what `members` (the final verdicts of the sessions it names, in its order)
+// give; DATA_LOSS naming the first field that differs.
+using WaveRecheck =
+    std::function<Status(proto::WaveVerdict::Reader wave, const std::vector<proto::Verdict::Reader>& members)>;
+
+struct WaveAudit {
+  uint64_t sequence = 0;  // the wave verdict's ledger entry
+  std::string wave;       // its wave name ("" when it does not verify)
+  bool pass = false;
+  bool bound_stated = false;
+  std::string statement;
+  size_t members = 0;
+  Status status;  // OK: every check held; else the first that did not
+};
+
+// `sessions`: every session's entries in ledger order, by session id. Never fails as a function: a
+// failed check is WaveAudit::status (DATA_LOSS for a signature that does not verify or facts that
+// differ; NOT_FOUND for a member session the export does not hold).
+WaveAudit AuditWaveVerdict(const VerifiedEntry& entry,
+                           const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
+                           const proto::PublicKey& challenger, const WaveRecheck& recheck);
+
+}  // namespace wipeproof

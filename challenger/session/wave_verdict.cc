@@ -1,0 +1,114 @@
+#include "challenger/session/wave_verdict.h"
+
+#include <capnp/message.h>
+
+#include "challenger/session/verdict.h"
+
+namespace wipeproof {
+
+namespace {
+
+capnp::Data::Reader DataOf(const uint8_t* bytes, size_t n) { return capnp::Data::Reader(bytes, n); }
+
+// pass, complete, the bound summary: from the members' verdicts.
+struct WaveFacts {
+  bool pass = true;
+  WaveBoundSummary summary;
+};
+
+WaveFacts Recompute(const std::string& wave, bool complete, const std::vector<proto::Verdict::Reader>& verdicts,
+                    const std::vector<std::string>& nodes) {
+  WaveFacts f;
+  std::vector<WaveMemberBound> members;
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    WaveMemberBound m = WaveMemberFromVerdict(verdicts[i]);
+    m.node = nodes[i];
+    f.pass = f.pass && m.pass;
+    members.push_back(std::move(m));
+  }
+  f.summary = SummarizeWaveBound(wave, members, complete);
+  return f;
+}
+
+}  // namespace
+
+StatusOr<proto::SignedEnvelope> SignWaveVerdict(const std::string& wave, bool declared_complete,
+                                                const std::vector<WaveMemberVerdict>& members,
+                                                const proto::KeyPair& challenger, int64_t issued_at_unix_us) {
+  std::vector<proto::Parsed<proto::Verdict>> parsed;
+  std::vector<proto::Verdict::Reader> verdicts;
+  std::vector<std::string> nodes;
+  std::vector<std::string> missing;
+  for (const WaveMemberVerdict& m : members) {
+    if (!m.has_verdict) {
+      missing.push_back(m.node);
+      continue;
+    }
+    auto v = proto::VerifyAndParse<proto::Verdict>(m.verdict, challenger.public_key);
+    if (!v.ok())
+      return InvalidArgumentError("wave " + wave + ": verdict of node " + m.node + ": " + v.status().message());
+    parsed.push_back(std::move(v).value());
+    nodes.push_back(m.node);
+  }
+  for (auto& p : parsed) verdicts.push_back(p.root());
+  const bool complete = declared_complete && missing.empty();
+  WaveFacts facts = Recompute(wave, complete, verdicts, nodes);
+  std::string statement = facts.summary.statement;
+  if (!missing.empty()) statement = "no bound for wave " + wave + ": node " + missing.front() + " has no verdict";
+
+  capnp::MallocMessageBuilder message;
+  auto out = message.initRoot<proto::WaveVerdict>();
+  out.setWaveName(wave);
+  auto ids = out.initSessionIds(static_cast<unsigned>(verdicts.size()));
+  auto names = out.initNodeNames(static_cast<unsigned>(verdicts.size()));
+  auto digests = out.initVerdictDigests(static_cast<unsigned>(verdicts.size()));
+  size_t i = 0;
+  for (const WaveMemberVerdict& m : members) {
+    if (!m.has_verdict) continue;
+    ids.set(static_cast<unsigned>(i), verdicts[i].getSessionId());
+    names.set(static_cast<unsigned>(i), m.node);
+    const proto::Digest d = proto::Blake2b256(proto::AsView(m.verdict.payload));
+    digests.set(static_cast<unsigned>(i), DataOf(d.data(), d.size()));
+    ++i;
+  }
+  out.setPass(facts.pass && missing.empty());
+  out.setComplete(complete);
+  out.setConfidence(facts.summary.confidence);
+  out.setBoundStated(facts.summary.bound_stated);
+  out.setUnwipedBoundBytes(facts.summary.bound_stated ? facts.summary.bound.total_bytes : 0);
+  out.setStatement(statement);
+  out.setIssuedAtUnixUs(issued_at_unix_us);
+  return proto::SignMessage(out.asReader(), challenger);
+}
+
+Status RecheckWaveVerdict(proto::WaveVerdict::Reader wave, const std::vector<proto::Verdict::Reader>& members) {
+  auto differs = [](const std::string& field, const std::string& stated, const std::string& recomputed) {
+    return DataLossError("wave verdict: " + field + " is " + stated + ", recomputed " + recomputed);
+  };
+  if (members.size() != wave.getNodeNames().size()) {
+    return differs("the member count", std::to_string(wave.getNodeNames().size()), std::to_string(members.size()));
+  }
+  std::vector<std::string> nodes;
+  for (auto n : wave.getNodeNames()) nodes.push_back(n.cStr());
+  WaveFacts facts = Recompute(wave.getWaveName().cStr(), wave.getComplete(), members, nodes);
+  // A pass needs every member's pass; a wave that is not complete may fail for a node with no
+  // verdict, which no member verdict shows.
+  if (wave.getPass() ? !facts.pass : (wave.getComplete() && facts.pass)) {
+    return differs("pass", wave.getPass() ? "true" : "false", facts.pass ? "true" : "false");
+  }
+  if (wave.getBoundStated() != facts.summary.bound_stated) {
+    return differs("boundStated", wave.getBoundStated() ? "true" : "false",
+                   facts.summary.bound_stated ? "true" : "false");
+  }
+  const uint64_t bytes = facts.summary.bound_stated ? facts.summary.bound.total_bytes : 0;
+  if (wave.getUnwipedBoundBytes() != bytes) {
+    return differs("unwipedBoundBytes", std::to_string(wave.getUnwipedBoundBytes()), std::to_string(bytes));
+  }
+  if (wave.getComplete() && std::string(wave.getStatement().cStr()) != facts.summary.statement) {
+    return differs("the statement", "'" + std::string(wave.getStatement().cStr()) + "'",
+                   "'" + facts.summary.statement + "'");
+  }
+  return Status::Ok();
+}
+
+}  // namespace wipeproof
