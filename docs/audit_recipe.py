@@ -442,8 +442,15 @@ class Recipe:
             if blake2b256(final) != data(digest):
                 fail(f"{where}: member {node}: the verdict digest is not the session's final verdict's")
             passes.append(bool(self.schema.decode(final, "Verdict").get("pass")))
+        members = list(zip(wave.get("sessionIds", []), wave.get("nodeNames", [])))
+        if not members or len({bytes(data(s)) for s, _ in members}) != len(members) or \
+                len({n for _, n in members}) != len(members):
+            fail(f"{where}: it must name at least one member, each node and session once")
         if wave.get("pass") and not all(passes):
             fail(f"{where}: says pass, but a member failed")
+        if not wave.get("complete") and (wave.get("boundStated") or
+                                         not wave.get("statement", "").startswith("no bound for wave ")):
+            fail(f"{where}: a wave that is not complete states no bound")
         self.say(f"wave {wave.get('waveName')}: {'pass' if wave.get('pass') else 'fail'}; {len(passes)} member(s); "
                  f"statement: {wave.get('statement', '')}")
 

@@ -140,27 +140,36 @@ int RunServe() {
   std::atomic<uint64_t> prepared_bytes{0};
   auto schedule = [&](const Wave& wave) {
     uint64_t delay = FLAGS_once ? 0 : FirstWaveDelayUs(wave.period_s);
-    uint64_t last_bytes = 0;  // the previous run's expected labels: the estimate for the next
+    // The estimate of a run's expected labels: the previous run's, or before the first the most a
+    // session may hold for every node (kMaxLabelsPerSession labels of 32 bytes).
+    uint64_t estimate = wave.nodes.size() * kMaxLabelsPerSession * 32;
     for (;;) {
       std::optional<std::future<PreparedWave>> ahead;
-      if (prepared_bytes.fetch_add(last_bytes) + last_bytes <= prepare_ahead_bytes) {
+      uint64_t reserved = 0;
+      if (prepare_ahead_bytes > 0 && prepared_bytes.fetch_add(estimate) + estimate <= prepare_ahead_bytes) {
+        reserved = estimate;
         ahead = std::async(std::launch::async, [&] { return PrepareWave(inventory, wave, profile, options); });
       } else {
-        prepared_bytes.fetch_sub(last_bytes);
-        LOG(INFO) << "wave " << wave.name << ": not prepared ahead (--prepare_ahead_gib is held by other waves)";
+        if (prepare_ahead_bytes > 0) prepared_bytes.fetch_sub(estimate);
+        LOG(INFO) << "wave " << wave.name << ": prepared at its time (--prepare_ahead_gib leaves no room ahead)";
       }
+      // Released once the run is over: its expected labels are held until then.
+      auto release = [&] {
+        prepared_bytes.fetch_sub(reserved);
+        reserved = 0;
+      };
       LOG(INFO) << "wave " << wave.name << ": next run in " << delay / 1e6 << " s";
       const bool go = SleepUnlessStopped(delay);
       std::optional<PreparedWave> prepared;
-      if (ahead) {
-        prepared.emplace(ahead->get());
-        prepared_bytes.fetch_sub(last_bytes);
+      if (ahead) prepared.emplace(ahead->get());
+      if (!go) {
+        release();
+        return;
       }
-      if (!go) return;
       if (!prepared) prepared.emplace(PrepareWave(inventory, wave, profile, options));
-      last_bytes = prepared->ExpectedLabelBytes();
+      estimate = prepared->ExpectedLabelBytes();
       LOG(INFO) << "wave " << wave.name << ": prepared in " << prepared->prepare_us / 1e6 << " s, "
-                << last_bytes / double(1 << 20) << " MiB of expected labels";
+                << estimate / double(1 << 20) << " MiB of expected labels";
       Status wave_room = (*ledger)->CheckRoomForSession(kSessionLedgerBytes * wave.nodes.size());
       if (!wave_room.ok()) {
         std::lock_guard<std::mutex> lock(state.mu);
@@ -186,6 +195,7 @@ int RunServe() {
           std::cerr << "wipeproof-challenger serve: wave " << wave.name << " run failed: " << e.what() << "\n";
         }
       }
+      release();
       {
         std::lock_guard<std::mutex> lock(state.mu);
         if (FLAGS_max_sessions > 0 && state.sessions >= FLAGS_max_sessions) g_stop.store(true);

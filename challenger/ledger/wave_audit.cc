@@ -37,8 +37,24 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
     auto session = sessions.find(proto::Bytes(id.begin(), id.end()));
     if (session == sessions.end()) return NotFoundError(name + ": the export holds no record of it");
     const VerifiedEntry* final_verdict = nullptr;
+    const VerifiedEntry* order_entry = nullptr;
     for (const VerifiedEntry* e : session->second) {
       if (e->kind == proto::LedgerRecordKind::VERDICT) final_verdict = e;
+      if (e->kind == proto::LedgerRecordKind::ORDER && order_entry == nullptr) order_entry = e;
+    }
+    // The member's order (authority-signed; its session audit verifies that) must say it was wiped in
+    // this wave, and in a run the challenger declared complete when the wave verdict says complete.
+    if (order_entry == nullptr) return DataLossError(name + ": the session has no order");
+    auto order_envelope = proto::DecodeEnvelope(proto::AsView(order_entry->record));
+    if (!order_envelope.ok()) return DataLossError(name + ": " + order_envelope.status().message());
+    auto order = proto::ParseMessage<proto::WipeOrder>(proto::AsView(order_envelope->payload));
+    if (!order.ok()) return DataLossError(name + ": " + order.status().message());
+    if (order->root().getWaveName() != w.getWaveName()) {
+      return DataLossError(name + ": its order is for wave '" + std::string(order->root().getWaveName().cStr()) +
+                           "', not '" + out->wave + "'");
+    }
+    if (w.getComplete() && !order->root().getWaveComplete()) {
+      return DataLossError(name + ": the wave verdict says complete, the member's order does not");
     }
     if (final_verdict == nullptr) return DataLossError(name + ": the session has no verdict");
     auto member = proto::DecodeEnvelope(proto::AsView(final_verdict->record));

@@ -252,6 +252,7 @@ class Session {
   std::vector<uint64_t> bytes_held_;
   std::vector<uint64_t> device_totals_;
   int64_t order_sent_us_ = -1;  // monotonic, when the order went out (the egress window's start)
+  bool holding_used_up_logged_ = false;
   std::vector<std::string> wave_not_held_;
 };
 
@@ -376,6 +377,20 @@ void Session::CheckRealTimeLimits() {
                                 " us (deadline " + std::to_string(plan_.fill_deadline_us) + " us)"));
     return;
   }
+  // Each device's notice within its own fill wait limit, report or not: a node that reports the
+  // fill and withholds one notice would otherwise keep the session (and its wave) waiting.
+  for (size_t d = 0; d < plan_.devices.size(); ++d) {
+    if (notice_at_us_[d] >= 0) continue;
+    const uint64_t limit = FillWaitLimitUs(std::max(plan_.devices[d].fill_deadline_us, plan_.fill_deadline_us));
+    if (now - start_real_ > limit * kj::MICROSECONDS) {
+      SessionFailure f =
+          SessionFailure::Of(FailureReason::LATE_FILL, "no fill notice of device " + plan_.devices[d].selector +
+                                                           " within " + std::to_string(limit) + " us");
+      f.device = plan_.devices[d].selector;
+      Fail(std::move(f));
+      return;
+    }
+  }
   if (in_flight_ &&
       now - in_flight_->sent_real > RoundWaitLimitUs(plan_.profile.round_deadline_us) * kj::MICROSECONDS) {
     RoundRecord record;
@@ -452,7 +467,11 @@ void Session::MaybeSendRound() {
   }
   if (round.parts.empty()) {
     --next_round_;
-    if (!final_probe) LOG(WARNING) << "session " << sid_hex_ << ": holding rounds used up while the wave runs";
+    if (!final_probe && !holding_used_up_logged_) {
+      holding_used_up_logged_ = true;
+      LOG(WARNING) << "session " << sid_hex_
+                   << ": holding rounds used up while the wave runs (the final probe is kept for after the last fill)";
+    }
     return;
   }
   auto devices = msg.initDevices(static_cast<unsigned>(round.parts.size()));

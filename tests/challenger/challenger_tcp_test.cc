@@ -117,6 +117,20 @@ TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
   forged.getRoot<proto::WaveVerdict>().setPass(true);
   Status caught = RecheckWaveVerdict(forged.getRoot<proto::WaveVerdict>().asReader(), readers);
   EXPECT_EQ(caught.code(), StatusCode::kDataLoss) << caught.ToString();
+  // Nor a wave of no members, one member twice, or a bound-like statement for a wave not complete.
+  capnp::MallocMessageBuilder empty;
+  empty.setRoot(wave->root());
+  auto e = empty.getRoot<proto::WaveVerdict>();
+  e.initSessionIds(0);
+  e.initNodeNames(0);
+  e.initVerdictDigests(0);
+  e.setPass(true);
+  EXPECT_EQ(RecheckWaveVerdict(e.asReader(), {}).code(), StatusCode::kDataLoss);
+  EXPECT_EQ(RecheckWaveVerdict(wave->root(), {readers[0], readers[0]}).code(), StatusCode::kDataLoss);
+  capnp::MallocMessageBuilder worded;
+  worded.setRoot(wave->root());
+  worded.getRoot<proto::WaveVerdict>().setStatement("at 99% confidence at most 0 bytes of wave wave-1 were not wiped");
+  EXPECT_EQ(RecheckWaveVerdict(worded.getRoot<proto::WaveVerdict>().asReader(), readers).code(), StatusCode::kDataLoss);
   EXPECT_TRUE(results[0].outcome->pass) << results[0].outcome->failure.Describe();
   EXPECT_EQ(results[1].outcome->failure.reason, proto::FailureReason::WRONG_LABEL);
   // node-b cheated, so node-a's wave did not hold labels throughout.
