@@ -1,5 +1,6 @@
 #include "adversary/scenarios.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/graph_metrics.h"
@@ -19,6 +20,9 @@ double MissOneRound(uint64_t c, uint64_t h, uint64_t q) {
   return p;
 }
 
+// Holding batches per device and session (challenger/session/session_plan.h kHoldingBatches).
+constexpr double kSelftestHoldingBatches = 16;
+
 // Sets f, N, theory and exact for h hidden of C chunks on a device with q labels per round.
 void SampledTheory(ScenarioSpec* s, uint64_t chunks, uint64_t hidden, uint32_t q, uint32_t rounds,
                    const std::string& device) {
@@ -28,7 +32,12 @@ void SampledTheory(ScenarioSpec* s, uint64_t chunks, uint64_t hidden, uint32_t q
   s->n = uint64_t{q} * rounds;
   s->n_meaning = "q*R = " + std::to_string(q) + "*" + std::to_string(rounds) + " labels challenged on " + device;
   s->theory = 1 - std::pow(1 - s->f, static_cast<double>(s->n));
-  s->exact = 1 - std::pow(MissOneRound(chunks, hidden, q), rounds);
+  // Protocol v2 adds holding rounds (q/8 labels, at most kSelftestHoldingBatches per device) after a
+  // device's proof rounds while another device still fills or proves: the theory counts only the
+  // proof rounds (a lower bound), the exact rate every holding batch a device may get (an upper one).
+  const uint32_t hold = std::max<uint32_t>(1, q / 8);
+  s->exact = 1 - std::pow(MissOneRound(chunks, hidden, q), rounds) *
+                     std::pow(MissOneRound(chunks, hidden, hold), kSelftestHoldingBatches);
 }
 
 void Certain(ScenarioSpec* s, const SelftestSetup& setup, const std::string& why) {
