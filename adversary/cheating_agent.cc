@@ -587,6 +587,9 @@ kj::Promise<void> CheatingAgent::deviceFilled(DeviceFilledContext context) {
     return Refusal(InvalidArgumentError("deviceFilled for another session"));
   }
   if (params.getDeviceIndex() >= notices_.size()) return Refusal(InvalidArgumentError("deviceIndex out of range"));
+  if (deviation_.kind == DeviationKind::kWithholdNotice && params.getDeviceIndex() + 1u == notices_.size()) {
+    return kj::NEVER_DONE;
+  }
   proto::WriteEnvelope(notices_[params.getDeviceIndex()], context.getResults().initNotice());
   return kj::READY_NOW;
 }

@@ -88,6 +88,7 @@ enum class DeviationKind {
   //    disclosed), drops hidden_fraction of every device's chunks (they answer zeros) to make room
   //    for a neighbour's checkpoint, and calls `on_drop` (the neighbour then relabels).
   kDropAfterRounds,
+  kWithholdNotice,      // reports the fill but never answers deviceFilled for its last device
   kPartialChunkProbe,   // records any device range that is not whole chunks and leaves its
                         // trailing partial chunk unlabeled (answers zeros there)
   kWrongRoundIndex,     // answers round r as round r+1
@@ -252,9 +253,9 @@ class CheatingAgent final : public proto::ProverAgent::Server {
   std::vector<Device> devices_;
   std::vector<proto::SignedEnvelope> notices_;                              // per device, signed at the fill
   std::map<std::pair<size_t, uint64_t>, std::vector<uint8_t>> host_store_;  // kRelocated chunks
-  std::map<size_t, uint64_t> relocated_into_;  // device -> bytes of other devices' labels kept there
-  std::optional<proto::Bytes> previous_answer_;                             // canonical RoundAnswer
-  std::vector<std::vector<uint64_t>> previous_indices_;                     // [device][k]
+  std::map<size_t, uint64_t> relocated_into_;            // device -> bytes of other devices' labels kept there
+  std::optional<proto::Bytes> previous_answer_;          // canonical RoundAnswer
+  std::vector<std::vector<uint64_t>> previous_indices_;  // [device][k]
   uint32_t rounds_answered_ = 0;
   bool gated_ = false;            // startSession waits at options_.fill_gate
   int64_t pending_ready_us_ = 0;  // kEarlyFillReport: simulated time when the pending chunks exist

@@ -458,6 +458,18 @@ TEST_F(SessionTest, DisconnectWhenAskedForHiddenChunksIsTheNodesFailure) {
   EXPECT_FALSE(VerdictOf(outcome).root().getPass());
 }
 
+// A node that reports its fill but withholds one device's notice cannot keep the session (and its
+// wave) waiting: each notice is due within its own fill wait limit (deadline + 10 s).
+TEST_F(SessionTest, AWithheldFillNoticeFailsTheSessionAtItsWaitLimit) {
+  Profile profile = testing::TestProfile();
+  profile.fill_deadline_us = 1'000;
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kWithholdNotice), profile);
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::LATE_FILL) << outcome.failure.Describe();
+  EXPECT_NE(outcome.failure.text.find("no fill notice of device GPU-test-0"), std::string::npos)
+      << outcome.failure.text;
+}
+
 TEST_F(SessionTest, DisconnectMidFill) {
   SessionOutcome outcome = Run(Cheat(DeviationKind::kDisconnectMidFill), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
