@@ -35,9 +35,7 @@ TEST(TcpSessionTest, HonestAgentPassesOverLoopback) {
   auto plan = BuildPlan(inventory, "node-a", TcpProfile(), LoneSessionWaveContext(inventory, "node-a"), SystemClock());
   ASSERT_TRUE(plan.ok());
   testing::MemoryRecordSink sink;
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
-  options.threads = 1;
+  const TcpSessionOptions options = testing::TcpTestOptions();
   auto outcome =
       RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
@@ -63,8 +61,7 @@ TEST(TcpSessionTest, UnreachableAgentIsRecordedAsDisconnected) {
   auto plan = BuildPlan(inventory, "node-a", TcpProfile(), {}, SystemClock());
   ASSERT_TRUE(plan.ok());
   testing::MemoryRecordSink sink;
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
+  const TcpSessionOptions options = testing::TcpTestOptions();
   auto outcome =
       RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
@@ -156,9 +153,7 @@ TEST(TcpSessionTest, AnAgentThatIsNotThePinnedNodeIsRefused) {
   auto plan = BuildPlan(inventory, "node-a", TcpProfile(), {}, SystemClock());
   ASSERT_TRUE(plan.ok());
   testing::MemoryRecordSink sink;
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
-  options.threads = 1;
+  const TcpSessionOptions options = testing::TcpTestOptions();
   auto outcome =
       RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
@@ -184,8 +179,7 @@ TEST(TcpSessionTest, ANodeWithoutAPinnedCertificateIsNotConnectedTo) {
   auto plan = BuildPlan(inventory, "node-a", TcpProfile(), {}, SystemClock());
   ASSERT_TRUE(plan.ok());
   testing::MemoryRecordSink sink;
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
+  const TcpSessionOptions options = testing::TcpTestOptions();
   auto outcome =
       RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
@@ -205,8 +199,7 @@ TEST(TcpSessionTest, AChallengerTheAgentDoesNotPinIsRefused) {
   auto plan = BuildPlan(inventory, "node-a", TcpProfile(), {}, SystemClock());
   ASSERT_TRUE(plan.ok());
   testing::MemoryRecordSink sink;
-  TcpSessionOptions options;
-  options.clock = &SystemClock();
+  const TcpSessionOptions options = testing::TcpTestOptions();
   auto outcome =
       RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x55)}, sink, nullptr, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
