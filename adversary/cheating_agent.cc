@@ -364,8 +364,11 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
   hasher_.emplace();
   (void)hasher_->AddOrder(order_or->bytes());
   for (size_t i = 0; i < facts.size(); ++i) {
+    proto::DeviceFillFacts noticed = facts[i];
+    if (deviation_.kind == DeviationKind::kLateNoticeDiffers && i + 1 == facts.size())
+      noticed.bytes_held += kLabelBytes;
     auto notice = proto::SignDeviceFillNotice(order_or->bytes(), order.getSessionId(), static_cast<uint16_t>(i),
-                                              facts[i], NowUnixUs(), keys_.node);
+                                              noticed, NowUnixUs(), keys_.node);
     if (!notice.ok()) {
       Release();
       return Refusal(notice.status());
@@ -589,6 +592,13 @@ kj::Promise<void> CheatingAgent::deviceFilled(DeviceFilledContext context) {
   if (params.getDeviceIndex() >= notices_.size()) return Refusal(InvalidArgumentError("deviceIndex out of range"));
   if (deviation_.kind == DeviationKind::kWithholdNotice && params.getDeviceIndex() + 1u == notices_.size()) {
     return kj::NEVER_DONE;
+  }
+  if (deviation_.kind == DeviationKind::kLateNoticeDiffers && params.getDeviceIndex() + 1u == notices_.size() &&
+      options_.timer != nullptr) {
+    const proto::SignedEnvelope notice = notices_[params.getDeviceIndex()];
+    return options_.timer->afterDelay(200 * kj::MILLISECONDS).then([notice, context]() mutable {
+      proto::WriteEnvelope(notice, context.getResults().initNotice());
+    });
   }
   proto::WriteEnvelope(notices_[params.getDeviceIndex()], context.getResults().initNotice());
   return kj::READY_NOW;

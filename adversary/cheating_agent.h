@@ -89,6 +89,8 @@ enum class DeviationKind {
   //    for a neighbour's checkpoint, and calls `on_drop` (the neighbour then relabels).
   kDropAfterRounds,
   kWithholdNotice,      // reports the fill but never answers deviceFilled for its last device
+  kLateNoticeDiffers,   // answers deviceFilled for its last device 200 ms after the report, with a
+                        // notice claiming 32 bytes more than the report says of that device
   kPartialChunkProbe,   // records any device range that is not whole chunks and leaves its
                         // trailing partial chunk unlabeled (answers zeros there)
   kWrongRoundIndex,     // answers round r as round r+1

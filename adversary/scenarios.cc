@@ -32,10 +32,11 @@ void SampledTheory(ScenarioSpec* s, uint64_t chunks, uint64_t hidden, uint32_t q
   s->n = uint64_t{q} * rounds;
   s->n_meaning = "q*R = " + std::to_string(q) + "*" + std::to_string(rounds) + " labels challenged on " + device;
   s->theory = 1 - std::pow(1 - s->f, static_cast<double>(s->n));
-  // Protocol v2 adds holding rounds (q/8 labels, at most kSelftestHoldingBatches per device) after a
-  // device's proof rounds while another device still fills or proves: the theory counts only the
-  // proof rounds (a lower bound), the exact rate every holding batch a device may get (an upper one).
-  const uint32_t hold = std::max<uint32_t>(1, q / 8);
+  // Protocol v2 adds holding rounds (q/8 labels, none when q = 1, at most kSelftestHoldingBatches
+  // per device) from a device's fill notice while another device still fills, and after the proof
+  // rounds while another still proves: the theory counts only the proof rounds (a lower bound), the
+  // exact rate every holding batch a device may get (an upper one).
+  const uint32_t hold = q < 2 ? 0 : std::max<uint32_t>(1, q / 8);
   s->exact = 1 - std::pow(MissOneRound(chunks, hidden, q), rounds) *
                      std::pow(MissOneRound(chunks, hidden, hold), kSelftestHoldingBatches);
 }

@@ -587,7 +587,17 @@ class Recipe:
                      f"the deadline is {deadline} us")
             if not timing.get("allCorrect") or "answer" not in exchange:
                 fail(f"{where}: round {r} (ledger entry {sequence}) is not marked all correct")
-            for device in exchange["round"]["devices"]:
+            # Only proof rounds count: every planned device with exactly its labelsPerRound indices
+            # (holding rounds carry fewer and may come before the last fill).
+            parts = exchange["round"].get("devices", [])
+            sizes = [0] * len(devices)
+            for device in parts:
+                index = device.get("deviceIndex", 0)
+                if index < len(sizes):
+                    sizes[index] += len(device.get("labelIndices", []))
+            if any(size != int(plan.get("labelsPerRound", 0)) for size, plan in zip(sizes, devices)):
+                continue
+            for device in parts:
                 for g in device["labelIndices"]:
                     chunks[device.get("deviceIndex", 0)].add(int(g) // m)
         for plan, stated, count in zip(devices, verdict["devices"], chunks):

@@ -413,13 +413,30 @@ class Auditor {
     return Status::Ok();
   }
 
-  // N_d: distinct chunks of each device in the leading rounds that were right and in time.
+  // A proof round carries every planned device with exactly its labelsPerRound indices (holding
+  // rounds carry fewer: challenges.h), so it was sent after every device's notice.
+  bool IsProofRound(const Round& round) const {
+    proto::WipeOrder::Reader o = order_->message.root();
+    std::vector<uint64_t> per_device(o.getDevices().size(), 0);
+    for (const auto& [d, g] : round.labels) {
+      if (d >= per_device.size()) return false;
+      ++per_device[d];
+    }
+    for (unsigned d = 0; d < per_device.size(); ++d) {
+      if (per_device[d] != o.getDevices()[d].getLabelsPerRound()) return false;
+    }
+    return true;
+  }
+
+  // N_d: distinct chunks of each device in the proof rounds among the leading rounds that were
+  // right and in time (holding rounds probe, the bound counts only proof rounds).
   std::vector<uint64_t> ChunksChecked() const {
     proto::WipeOrder::Reader o = order_->message.root();
     const uint64_t m = o.getChunkLabels();
     std::vector<std::set<uint64_t>> chunks(o.getDevices().size());
     for (const Round& round : rounds_) {
       if (!round.all_correct || !round.in_time) break;
+      if (!IsProofRound(round)) continue;
       for (const auto& [d, g] : round.labels) chunks[d].insert(g / m);
     }
     std::vector<uint64_t> counts;
@@ -591,7 +608,8 @@ class Auditor {
     }
     for (unsigned d = 0; d < o.getDevices().size(); ++d) {
       if (chunks_checked_[d] == 0) {
-        return unproven("device " + std::string(o.getDevices()[d].getSelector().cStr()) + " was never challenged");
+        return unproven("device " + std::string(o.getDevices()[d].getSelector().cStr()) +
+                        " was never challenged in a proof round (every device at its labelsPerRound)");
       }
     }
     return CheckTranscript();
@@ -740,6 +758,7 @@ class Auditor {
     if (!options_.verdict_recheck) return InternalError("ledger audit: no verdict recheck given");
     RecomputedFacts facts;
     facts.order = order_->message.root();
+    facts.authority_key_id = proto::KeyIdOf(keys_.authority);
     facts.verdict = final_verdict();
     facts.chunks_checked = chunks_checked_;
     Status rechecked = options_.verdict_recheck(facts);

@@ -66,6 +66,7 @@ struct AuditKeys {
 // What the audit recomputed from a session's records, for the verdict's own arithmetic.
 struct RecomputedFacts {
   proto::WipeOrder::Reader order;        // verified under the authority key
+  proto::KeyId authority_key_id{};       // that key's id: the only key whose profile endorsement counts
   proto::Verdict::Reader verdict;        // the session's final verdict, verified
   std::vector<uint64_t> chunks_checked;  // per order device: N_d recomputed from the round log
 };

@@ -47,9 +47,11 @@ StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ran
                                   std::to_string(r.labels_per_round) + " not in [1, " + std::to_string(chunks) +
                                   "] (chunks of its range)");
     }
-    if (r.hold_labels > r.labels_per_round || (holding_batches > 0 && r.hold_labels == 0)) {
+    // Smaller than a proof batch, so a round's shape says which kind it is (an auditor counts only
+    // proof rounds); 0: the device has no holding rounds.
+    if (r.hold_labels != 0 && r.hold_labels >= r.labels_per_round) {
       return InvalidArgumentError("device " + std::to_string(d) + ": hold_labels " + std::to_string(r.hold_labels) +
-                                  " not in [1, labels_per_round " + std::to_string(r.labels_per_round) + "]");
+                                  " not in [0, labels_per_round " + std::to_string(r.labels_per_round) + ")");
     }
   }
   ChallengeSet set;

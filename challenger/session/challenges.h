@@ -1,10 +1,11 @@
 // Challenge indices (protocol v2): for every device, a sequence of batches, each of q global label
 // indices uniform over the device's range, each in a distinct chunk within the batch, from
 // libsodium's CSPRNG. A device's first `proof` batches have q_d labels (labels_per_round): they are
-// the session's proof rounds. The rest ("holding" batches) have hold_labels each: they probe the
-// device at random intervals after its proof rounds, until every device of the session (and every
-// member of its wave) has passed, so a device can never tell that it will not be asked again.
-// A round carries the next batch of every device that is filled. All batches are drawn before the
+// the session's proof rounds, sent once every device and every member of the wave is filled. The
+// rest ("holding" batches) have hold_labels each, fewer than q_d (0: none for that device), so a
+// round's shape says its kind: they probe the device from its fill notice until the proof rounds,
+// and after them until every member of its wave has passed, so a device can never tell that it
+// will not be asked again (session_runner.h step 4). All batches are drawn before the
 // order is sent, so the expected labels are ready when the first device reports filled; they are
 // secret until sent: nothing here logs or prints them, and the session runner reads a batch only
 // when it sends it.
@@ -33,7 +34,7 @@ struct ChallengeRange {
   uint64_t first_label = 0;       // global index of the device's first label
   uint64_t label_count = 0;       // labels in the range
   uint32_t labels_per_round = 0;  // q_d of a proof batch; <= chunks the range touches
-  uint32_t hold_labels = 0;       // q of a holding batch; <= labels_per_round (0 when there are none)
+  uint32_t hold_labels = 0;       // q of a holding batch; < labels_per_round (0 when there are none)
 };
 
 class ChallengeSet {

@@ -36,14 +36,17 @@ uint64_t RoundWaitLimitUs(uint64_t round_deadline_us) {
 uint64_t SessionTimeoutUs(const SessionPlan& plan) {
   const uint64_t fill = std::max(plan.fill_deadline_us, plan.wave.wave_fill_deadline_us);
   const uint64_t round = RoundWaitLimitUs(plan.profile.round_deadline_us);
-  return FillWaitLimitUs(fill) + uint64_t{plan.profile.rounds} * round +
+  // Proof rounds twice: this node's, and waiting for the slowest member's, which start together.
+  return FillWaitLimitUs(fill) + 2 * uint64_t{plan.profile.rounds} * round +
          uint64_t{plan.holding_batches} * (plan.hold_gap_max_us + round) + kSessionTimeoutSlackUs;
 }
 
 void SetHoldingSchedule(SessionPlan* plan, uint64_t window_us) {
   constexpr uint64_t kMinGapUs = 1'000, kMaxGapUs = 10 * kSecondUs;
   plan->holding_batches = kHoldingBatches;
-  for (PlannedDevice& d : plan->devices) d.hold_labels = std::max<uint32_t>(1, d.labels_per_round / 8);
+  for (PlannedDevice& d : plan->devices) {
+    d.hold_labels = d.labels_per_round < 2 ? 0 : std::max<uint32_t>(1, d.labels_per_round / 8);
+  }
   plan->hold_gap_max_us = std::clamp<uint64_t>(2 * window_us / kHoldingBatches, kMinGapUs, kMaxGapUs);
   plan->session_timeout_us = SessionTimeoutUs(*plan);
 }

@@ -78,10 +78,10 @@ struct SessionPlan {
   bool host_memory_in_plan = false;  // a device with selector "host" is planned
   WaveContext wave;
   bool wave_complete = false;  // order field: declared complete and the whole wave in this run
-  // Holding rounds (challenges.h): after its profile.rounds proof rounds a device is probed at random
-  // intervals, each U[0, hold_gap_max_us] of real time after the previous answer, with at most
-  // holding_batches rounds (the last kept for the probe that must follow the wave's last fill
-  // report), until every device of the session and every session of its wave run has passed.
+  // Holding rounds (challenges.h, session_runner.h step 4): from its fill notice until the proof
+  // rounds, and after them until every session of its wave run has passed, a device is probed at
+  // random intervals, each U[0, hold_gap_max_us] of real time after the previous answer, with at
+  // most holding_batches rounds.
   uint32_t holding_batches = 0;
   uint64_t hold_gap_max_us = 0;
 
@@ -96,12 +96,13 @@ inline constexpr uint64_t kMaxLabelsPerSession = uint64_t{1} << 24;
 // Real-time wait limits (microseconds) and the agent's session timeout.
 uint64_t FillWaitLimitUs(uint64_t fill_deadline_us);    // deadline + max(10 s, deadline / 10)
 uint64_t RoundWaitLimitUs(uint64_t round_deadline_us);  // deadline + max(1 s, deadline)
-// Covers the fill, the proof rounds, every holding round at its largest gap and a minute of slack.
+// Covers the wave's fill, the proof rounds twice (this node's and the slowest member's), every holding
+// round at its largest gap and a minute of slack.
 uint64_t SessionTimeoutUs(const SessionPlan& plan);
 
 // Holding rounds per device and session (the pool drawn before the order; challenges.h).
 inline constexpr uint32_t kHoldingBatches = 16;
-// Sets plan->holding_batches, each device's hold_labels (q_d / 8, at least 1), hold_gap_max_us and
+// Sets plan->holding_batches, each device's hold_labels (q_d / 8, at least 1; 0 when q_d = 1), hold_gap_max_us and
 // session_timeout_us for a session that may wait `window_us` (the longest fill deadline of its wave
 // run, or its own) for the devices and nodes that fill last: the holding pool then lasts the window
 // on average (mean gap window / kHoldingBatches), gaps between 1 ms and 10 s.

@@ -134,7 +134,9 @@ class Session {
     const size_t n = plan.devices.size();
     notice_at_us_.assign(n, -1);
     notice_failure_.resize(n);
-    next_batch_.assign(n, 0);
+    next_proof_.assign(n, 0);
+    next_hold_.assign(n, 0);
+    probed_.assign(n, false);
     correct_batches_.resize(n);
     bytes_held_.assign(n, 0);
     device_totals_.assign(n, 0);
@@ -155,6 +157,7 @@ class Session {
   struct InFlight {
     uint32_t index = 0;
     std::vector<std::pair<size_t, uint32_t>> parts;  // (device, batch), in the round's order
+    bool proof = false;                              // proof batches (else holding ones)
     proto::Bytes round;                              // canonical, as sent
     int64_t sent_us = 0;                             // clock
     kj::TimePoint sent_real = kj::origin<kj::TimePoint>();
@@ -201,6 +204,7 @@ class Session {
   void MaybeSendRound();
   bool AllNoticed() const;
   bool ProofDone() const;
+  bool Closing() const;
   bool HoldingDone() const;
   void CheckRealTimeLimits();
   void FinishOrAbort(proto::ProverAgent::Client* agent);
@@ -233,13 +237,14 @@ class Session {
   std::vector<int64_t> notice_at_us_;                          // per device: clock time of its verified notice, -1
   std::vector<std::optional<SessionFailure>> notice_failure_;  // deviceFilled failed (decided at the report)
   std::vector<std::optional<proto::SignedEnvelope>> notices_;  // as received and verified
-  std::vector<uint32_t> next_batch_;                           // per device: the next batch to send
+  std::vector<uint32_t> next_proof_;                           // per device: the next proof batch to send
+  std::vector<uint32_t> next_hold_;                            // per device: holding batches sent so far
+  std::vector<bool> probed_;                                   // per device: in a round since its notice
   std::vector<std::vector<uint32_t>> correct_batches_;         // per device: batches answered right
   std::optional<InFlight> in_flight_;
   uint32_t next_round_ = 0;
   kj::TimePoint next_round_at_ = kj::origin<kj::TimePoint>();  // real time: no round before
-  bool round_after_all_filled_ = false;  // a round left once this node and its wave had reported filled
-  bool report_arrived_ = false;          // any answer to startSession (even a refusal)
+  bool report_arrived_ = false;                                // any answer to startSession (even a refusal)
 
   proto::TranscriptHasher transcript_;
   proto::Digest order_digest_{};
@@ -250,6 +255,7 @@ class Session {
   bool report_recordable_ = false;
   bool transcript_recordable_ = false;
   std::vector<uint64_t> bytes_held_;
+  std::vector<std::pair<uint64_t, uint64_t>> report_fills_;  // per device: (labels, bytes) the report says
   std::vector<uint64_t> device_totals_;
   int64_t order_sent_us_ = -1;  // monotonic, when the order went out (the egress window's start)
   bool holding_used_up_logged_ = false;
@@ -395,6 +401,8 @@ void Session::CheckRealTimeLimits() {
       now - in_flight_->sent_real > RoundWaitLimitUs(plan_.profile.round_deadline_us) * kj::MICROSECONDS) {
     RoundRecord record;
     record.round = in_flight_->index;
+    record.sent_after_order_us = static_cast<uint64_t>(in_flight_->sent_us - start_us_);
+    record.proof = in_flight_->proof;
     record.elapsed_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - in_flight_->sent_us);
     out_.rounds.push_back(record);
     out_.exchanges.push_back({in_flight_->round, {}});
@@ -425,55 +433,67 @@ bool Session::ProofDone() const {
   return true;
 }
 
-// Holding is over once the wave is done (every member reported its fill and its proof rounds) and
-// a round of this session left when this node and every member of the wave had reported filled.
-bool Session::HoldingDone() const { return wave_.WaveDone() && round_after_all_filled_; }
+// Proof rounds start once this node's report and every notice verified and every member of its
+// wave reported filled: the bound then speaks of one moment after the last fill.
+bool Session::Closing() const { return have_report_ && AllNoticed() && wave_.AllFilled(); }
+
+// Holding is over once the wave is done: every member reported its fill and its proof rounds.
+bool Session::HoldingDone() const { return wave_.WaveDone(); }
 
 void Session::MaybeSendRound() {
   if (failure_.failed() || in_flight_ || agent_ == nullptr) return;
   const uint32_t proof = challenges_.proof_batches();
-  const uint32_t total = challenges_.batches();
-  // Proof rounds are due at once; holding rounds at next_round_at_, except the probe that must
-  // follow the last fill report, which is due as soon as the wave is done.
-  bool any_proof = false, any_device = false;
+  const uint32_t holding = challenges_.batches() - proof;
+  bool proof_left = false, unprobed = false, any_device = false;
   for (size_t d = 0; d < plan_.devices.size(); ++d) {
+    proof_left = proof_left || next_proof_[d] < proof;
     if (notice_at_us_[d] < 0) continue;
     any_device = true;
-    any_proof = any_proof || next_batch_[d] < proof;
+    unprobed = unprobed || !probed_[d];
   }
   if (!any_device) return;
-  const bool waiting = !(have_report_ && AllNoticed() && ProofDone());
-  const bool final_probe = !waiting && wave_.WaveDone() && !HoldingDone();
-  if (!any_proof && !final_probe) {
-    if (!waiting && HoldingDone()) return;           // nothing left to do
-    if (env_.timer->now() < next_round_at_) return;  // the holding round's random gap
+  const bool closing = Closing();
+  const bool proof_round = closing && proof_left;
+  if (!proof_round) {
+    if (closing && HoldingDone()) return;  // nothing left to do
+    // A device is probed in the turn its notice verified; after that, holding rounds wait for
+    // their random gap.
+    if (!unprobed && env_.timer->now() < next_round_at_) return;
   }
 
   InFlight round;
   round.index = next_round_++;
+  round.proof = proof_round;
+  for (size_t d = 0; d < plan_.devices.size(); ++d) {
+    if (notice_at_us_[d] < 0) continue;
+    if (proof_round) {
+      // Every device at full q_d, together: the rounds the bound counts.
+      if (next_proof_[d] < proof) round.parts.emplace_back(d, next_proof_[d]);
+      continue;
+    }
+    // A notice round carries only the devices just noticed (the others keep their pool).
+    if (unprobed && probed_[d]) continue;
+    if (next_hold_[d] < holding && !challenges_.Indices(d, proof + next_hold_[d]).empty()) {
+      round.parts.emplace_back(d, proof + next_hold_[d]);
+    }
+  }
+  for (size_t d = 0; d < plan_.devices.size(); ++d) {
+    if (notice_at_us_[d] >= 0 && (proof_round || unprobed)) probed_[d] = true;
+  }
+  if (round.parts.empty()) {
+    --next_round_;
+    if (!unprobed && !holding_used_up_logged_) {
+      holding_used_up_logged_ = true;
+      LOG(WARNING) << "session " << sid_hex_ << " node " << plan_.node_name
+                   << ": holding rounds used up while the node or its wave is still filling or proving; waiting "
+                      "without probes (the bound counts only the proof rounds, which follow the last fill)";
+    }
+    return;
+  }
   capnp::MallocMessageBuilder message;
   auto msg = message.initRoot<proto::ChallengeRound>();
   msg.setSessionId(DataOf(plan_.session_id.data(), plan_.session_id.size()));
   msg.setRoundIndex(round.index);
-  for (size_t d = 0; d < plan_.devices.size(); ++d) {
-    if (notice_at_us_[d] < 0) continue;
-    uint32_t b = next_batch_[d];
-    if (b >= proof) {
-      // Holding batches [proof, total - 1) at random gaps; the last one is kept for the final probe.
-      if (b >= total - 1 && !final_probe) continue;
-      if (b >= total) continue;
-    }
-    round.parts.emplace_back(d, b);
-  }
-  if (round.parts.empty()) {
-    --next_round_;
-    if (!final_probe && !holding_used_up_logged_) {
-      holding_used_up_logged_ = true;
-      LOG(WARNING) << "session " << sid_hex_
-                   << ": holding rounds used up while the wave runs (the final probe is kept for after the last fill)";
-    }
-    return;
-  }
   auto devices = msg.initDevices(static_cast<unsigned>(round.parts.size()));
   for (size_t i = 0; i < round.parts.size(); ++i) {
     const auto [d, b] = round.parts[i];
@@ -482,7 +502,11 @@ void Session::MaybeSendRound() {
     devices[static_cast<unsigned>(i)].setDeviceIndex(static_cast<uint16_t>(d));
     auto list = devices[static_cast<unsigned>(i)].initLabelIndices(static_cast<unsigned>(idx.size()));
     for (size_t k = 0; k < idx.size(); ++k) list.set(static_cast<unsigned>(k), idx[k]);
-    next_batch_[d] = b + 1;
+    if (b < proof) {
+      next_proof_[d] = b + 1;
+    } else {
+      next_hold_[d] = b - proof + 1;
+    }
   }
   auto sent = proto::EncodeCanonical(msg.asReader());
   if (sent.ok()) round.round = *std::move(sent);
@@ -490,7 +514,6 @@ void Session::MaybeSendRound() {
   request.setRound(msg.asReader());
   round.sent_us = env_.clock->MonotonicMicros();
   round.sent_real = env_.timer->now();
-  if (have_report_ && wave_.AllFilled()) round_after_all_filled_ = true;
   in_flight_ = std::move(round);
   tasks_.add(request.send().then([this](auto&& response) { OnAnswer(response.getAnswer()); },
                                  [this](kj::Exception&& e) { OnRoundError(e); }));
@@ -549,6 +572,12 @@ void Session::OnNotice(size_t d, proto::Envelope::Reader wire) {
                                               std::to_string(want.fill_deadline_us) + " us");
   }
   if (notice_at_us_[d] >= 0) return fail(FailureReason::PROTOCOL_ERROR, "a second notice for the device");
+  // A notice after the report repeats what the report said of the device (one before it is
+  // compared by CheckReport).
+  if (report_fills_.size() == plan_.devices.size() &&
+      (report_fills_[d].first != got.getLabelCount() || report_fills_[d].second != got.getBytesHeld())) {
+    return fail(FailureReason::PROTOCOL_ERROR, "differs from what the fill report said of the device");
+  }
   Status hashed = transcript_.AddNotice(static_cast<uint16_t>(d), proto::AsView(envelope->payload));
   if (!hashed.ok()) return fail(FailureReason::INTERNAL, "transcript: " + hashed.ToString());
   notices_[d] = *envelope;
@@ -646,7 +675,9 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
       return;
     }
   }
-  // The report repeats what each device's notice said.
+  // The report repeats what each device's notice said (notices still to come are compared on arrival).
+  for (unsigned i = 0; i < devices.size(); ++i)
+    report_fills_.emplace_back(devices[i].getLabelCount(), devices[i].getBytesHeld());
   for (unsigned i = 0; i < devices.size(); ++i) {
     if (!notices_[i]) continue;  // its notice may still be on the wire; checked by AllNoticed
     auto notice = proto::ParseMessage<proto::DeviceFillNotice>(proto::AsView(notices_[i]->payload));
@@ -672,6 +703,8 @@ void Session::OnAnswer(proto::RoundAnswer::Reader answer) {
   const uint64_t deadline = plan_.profile.round_deadline_us;
   RoundRecord record;
   record.round = round.index;
+  record.sent_after_order_us = static_cast<uint64_t>(round.sent_us - start_us_);
+  record.proof = round.proof;
   record.elapsed_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - round.sent_us);
   record.deadline_met = record.elapsed_us <= deadline;
   RoundExchange exchange;
@@ -711,6 +744,8 @@ void Session::OnRoundError(const kj::Exception& e) {
   if (!in_flight_) return;
   RoundRecord record;
   record.round = in_flight_->index;
+  record.sent_after_order_us = static_cast<uint64_t>(in_flight_->sent_us - start_us_);
+  record.proof = in_flight_->proof;
   record.elapsed_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - in_flight_->sent_us);
   out_.rounds.push_back(record);
   out_.exchanges.push_back({in_flight_->round, {}});
@@ -787,7 +822,12 @@ StatusOr<proto::SignedEnvelope> Session::BuildVerdict(const SessionFailure& fail
   facts.fill_us = out_.fill_us;
   facts.rounds = out_.rounds;
   for (size_t d = 0; d < plan_.devices.size(); ++d) {
-    facts.chunks_checked.push_back(challenges_.DistinctChunks(d, correct_batches_[d], plan_.profile.chunk_labels));
+    // Proof batches only: the bound speaks of the moment after the last fill, which only they follow.
+    std::vector<uint32_t> proof_batches;
+    for (uint32_t b : correct_batches_[d]) {
+      if (b < challenges_.proof_batches()) proof_batches.push_back(b);
+    }
+    facts.chunks_checked.push_back(challenges_.DistinctChunks(d, proof_batches, plan_.profile.chunk_labels));
   }
   facts.bytes_held = bytes_held_;
   for (int64_t at : notice_at_us_) facts.filled_after_us.push_back(at < 0 ? 0 : static_cast<uint64_t>(at - start_us_));

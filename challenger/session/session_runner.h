@@ -19,15 +19,22 @@
 //      to whole chunks (shortCapacity, whatever the agent's note says), the device's own fill
 //      deadline (lateFill)); in the same event-loop turn the device is challenged. The FillReport
 //      must verify the same way, repeat the notices, and come by the order's fill deadline.
-//   4. rounds: each carries the next batch of every device that is filled, is timed from send to
-//      receipt, and its answer is checked (shape, session id and round: protocolError; every label:
-//      wrongLabel naming device, round, index, expected and received; the time: lateRound). Proof
-//      rounds follow one another at once; once a device has passed its proof rounds it is probed
-//      with holding rounds after random gaps (plan.hold_gap_max_us) until every device of the node
-//      has passed and, in a wave run, every member has reported its fill and its proof rounds, and
-//      one round of this session left after the last fill report of the wave (wave_sync.h): a node
-//      never learns that it will not be asked again. A disconnect after a round's indices were sent
-//      is the node's failure (disconnected), never a reason to run it again with fresh draws.
+//   4. rounds: each is timed from send to receipt, and its answer is checked (shape, session id and
+//      round: protocolError; every label: wrongLabel naming device, round, index, expected and
+//      received; the time: lateRound). Two kinds:
+//      - holding rounds (q_d / 8 labels per device): a device is probed in the turn its notice
+//        verifies, then at random gaps (plan.hold_gap_max_us) while the node or its wave is still
+//        filling, and again after its proof rounds until every member of the wave passed its own
+//        (wave_sync.h WaveDone), so a node never learns that it will not be asked again. They catch
+//        a device that idles or holds other data; the bound does not count them.
+//      - proof rounds (q_d per device, every device in each): sent back to back only once this
+//        node's report and every notice verified and every member of its wave reported filled
+//        (WaveSync::AllFilled), so the members' proof rounds run together after the wave's last
+//        fill. The verdict's chunksChecked (and so its bound) counts only these; an auditor tells
+//        them apart by shape (every device at exactly labelsPerRound).
+//      When a device's holding pool is used up it waits unprobed (logged once). A disconnect after a
+//      round's indices were sent is the node's failure (disconnected), never a reason to run it
+//      again with fresh draws.
 //   5. [wave runs: barrier "release"] build and sign the verdict (challenger key; verdict.h). On a
 //      pass, send `finish`: the agent returns its node-signed TranscriptDigest, which must verify
 //      (badSignature) and match the challenger's own TranscriptHasher digest, the verdict digest

@@ -54,8 +54,10 @@ namespace wipeproof {
 
 struct RoundRecord {
   uint32_t round = 0;
-  uint64_t elapsed_us = 0;      // send to receipt, challenger's monotonic clock
-  uint32_t labels_checked = 0;  // labels compared (0 when the answer was unusable)
+  uint64_t elapsed_us = 0;           // send to receipt, challenger's monotonic clock
+  uint64_t sent_after_order_us = 0;  // when it was sent, after the order (same clock; not in the ledger)
+  bool proof = false;                // a proof round (every device at q_d) rather than a holding one
+  uint32_t labels_checked = 0;       // labels compared (0 when the answer was unusable)
   bool deadline_met = false;
   bool all_correct = false;
 };

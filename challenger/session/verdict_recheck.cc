@@ -70,7 +70,15 @@ SessionPlan PlanFromOrder(proto::WipeOrder::Reader order) {
 }
 
 Status RecheckVerdictBound(const RecomputedFacts& facts) {
-  const SessionPlan plan = PlanFromOrder(facts.order);
+  SessionPlan plan = PlanFromOrder(facts.order);
+  // An endorsement by any other key than the audited authority's is none: no bound from it.
+  ProfileEndorsement& endorsement = plan.profile.endorsement;
+  if (endorsement.signed_parameters != nullptr && endorsement.authority_key_id != facts.authority_key_id) {
+    const std::string named = proto::KeyIdHex(endorsement.authority_key_id);
+    endorsement = ProfileEndorsement{};
+    endorsement.signature_problem = "the order's profile names authority key " + named +
+                                    ", not the audited authority's " + proto::KeyIdHex(facts.authority_key_id);
+  }
   proto::Verdict::Reader v = facts.verdict;
   if (facts.chunks_checked.size() != plan.devices.size() || v.getDevices().size() != plan.devices.size()) {
     return DataLossError("bound: " + std::to_string(v.getDevices().size()) + " verdict devices and " +

@@ -6,6 +6,8 @@
 // confidence, totalUnwipedBoundBytes and the statement. Nothing of the arithmetic is repeated here,
 // so a change to the bound (bound.h, verdict.h) is audited as it is stated.
 //
+// The order's profile endorsement (authorityKeyId, documentDigest) counts only when it names the
+// audited authority's key (RecomputedFacts::authority_key_id); otherwise no bound may be stated.
 // Not rechecked: the assumptions (they depend on what the challenger knew of the wave, which no
 // record holds).
 //

@@ -4,11 +4,11 @@
 //   1. ready: every member has drawn its challenges and computed their expected labels before any
 //      order is sent, and then all orders go out at the same moment (ArriveReady);
 //   2. while the wave runs, each member reports its fill (ReportFilled) and the end of its proof
-//      rounds (ReportProofDone); a member keeps probing its node with holding rounds until every
-//      member has reported both (WaveDone) and it has sent its node a round at a moment when every
-//      member had reported its fill (AllFilled): every node held its labels at one moment after
-//      every node was filled. (The order of events, not a clock, decides "after": members may run
-//      on different clocks, e.g. the selftest's simulated ones.)
+//      rounds (ReportProofDone). A member sends its proof rounds only once every member reported its
+//      fill (AllFilled), so all members prove at the same moment, after the wave's last fill; before
+//      and after them it probes its node with holding rounds, until every member has reported both
+//      (WaveDone). (The order of events, not a clock, decides "after": members may run on
+//      different clocks, e.g. the selftest's simulated ones.)
 //   3. release: no member frees its memory (finish or abort) before every member's rounds ended
 //      (ArriveReleasing). A member that failed reports so at once (its fill or proof "not ok"), so
 //      the others do not wait for it, and waits here too before aborting.

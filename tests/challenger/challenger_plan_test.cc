@@ -116,7 +116,7 @@ TEST(PlanTest, WaveContext) {
 }
 
 std::vector<ChallengeRange> Ranges() {
-  return {{0, 64 * kM, 32, 4}, {64 * kM, 96 * kM, 96, 12}, {160 * kM, 7 * kM, 1, 1}};
+  return {{0, 64 * kM, 32, 4}, {64 * kM, 96 * kM, 96, 12}, {160 * kM, 7 * kM, 1, 0}};
 }
 
 std::vector<uint32_t> Sequence(uint32_t from, uint32_t to) {
@@ -182,8 +182,15 @@ TEST(ChallengeTest, Errors) {
   EXPECT_FALSE(GenerateChallenges({{0, 0, 1, 1}}, 1, 0, kM).ok());
   EXPECT_FALSE(GenerateChallenges({}, 1, 0, kM).ok());
   EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 2, 3}}, 1, 1, kM).ok());  // holding above proof
-  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 2, 0}}, 1, 1, kM).ok());  // holding batches of 0 labels
-  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 2, 1}}, 1, 0, 0).ok());   // m == 0
+  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 2, 2}}, 1, 1, kM).ok());  // holding as large as proof
+  // A device without holding rounds (q_d = 1 leaves no smaller size): its holding batches are empty.
+  auto none = GenerateChallenges({{0, 4 * kM, 1, 0}}, 1, 2, kM);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(none->batches(), 3u);
+  EXPECT_EQ(none->Indices(0, 0).size(), 1u);
+  EXPECT_TRUE(none->Indices(0, 1).empty());
+  EXPECT_TRUE(none->Indices(0, 2).empty());
+  EXPECT_FALSE(GenerateChallenges({{0, 4 * kM, 2, 1}}, 1, 0, 0).ok());  // m == 0
   EXPECT_TRUE(GenerateChallenges({{0, 4 * kM, 2, 0}}, 1, 0, kM).ok());
 }
 

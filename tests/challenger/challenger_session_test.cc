@@ -470,6 +470,16 @@ TEST_F(SessionTest, AWithheldFillNoticeFailsTheSessionAtItsWaitLimit) {
       << outcome.failure.text;
 }
 
+// A notice that arrives after the report must say what the report said of its device.
+TEST_F(SessionTest, ANoticeAfterTheReportThatDiffersFromItFails) {
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kLateNoticeDiffers), testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::PROTOCOL_ERROR) << outcome.failure.Describe();
+  EXPECT_EQ(outcome.failure.device, "GPU-test-0");
+  EXPECT_NE(outcome.failure.text.find("differs from what the fill report said of the device"), std::string::npos)
+      << outcome.failure.text;
+}
+
 TEST_F(SessionTest, DisconnectMidFill) {
   SessionOutcome outcome = Run(Cheat(DeviationKind::kDisconnectMidFill), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);

@@ -215,6 +215,15 @@ struct Forgery {
           leading = false;
           break;
         }
+        // Proof rounds only: every planned device with exactly its labelsPerRound indices.
+        std::vector<uint64_t> sizes(chunks.size(), 0);
+        for (auto device : l.getExchanges()[i].getRound().getDevices()) {
+          if (device.getDeviceIndex() < sizes.size()) sizes[device.getDeviceIndex()] += device.getLabelIndices().size();
+        }
+        bool proof = true;
+        for (unsigned d = 0; d < sizes.size(); ++d)
+          proof = proof && sizes[d] == Order().getDevices()[d].getLabelsPerRound();
+        if (!proof) continue;
         for (auto device : l.getExchanges()[i].getRound().getDevices()) {
           for (uint64_t g : device.getLabelIndices()) chunks[device.getDeviceIndex()].insert(g / m);
         }
@@ -675,7 +684,8 @@ TEST_F(LedgerAuditTest, APassNeedsRoundsOnEveryDevice) {
     f.CopyTimingsToVerdicts();
     f.FixChunksChecked();
   });
-  EXPECT_THAT(status.message(), HasSubstr("says pass, but device GPU-test-0 was never challenged"));
+  // No round is then a proof round (each must carry every device at its labelsPerRound).
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but device host was never challenged in a proof round"));
 }
 
 TEST_F(LedgerAuditTest, APassNeedsTheFillReportAndEveryDeviceHeld) {
@@ -854,6 +864,21 @@ TEST_F(LedgerAuditTest, AnUncalibratedSessionCannotClaimABound) {
                                           "false"));
 }
 
+// The authority signs the order; a profile endorsement in it that names another key (a profile
+// signed by someone else, copied into an order) is no endorsement: no bound may be stated from it.
+TEST_F(LedgerAuditTest, AProfileEndorsedByAnotherKeyStatesNoBound) {
+  const SessionOutcome outcome = RunSession({}, testing::CalibratedTestProfile());
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  ASSERT_TRUE(Audit(Export()).ok());
+  Status status = AuditForged([](Forgery& f) {
+    const proto::KeyId other = proto::KeyIdOf(testing::TestKey(0x77).public_key);
+    f.Order().getProfile().setAuthorityKeyId(capnp::Data::Reader(other.data(), other.size()));
+    f.Verdict().getProfile().setAuthorityKeyId(capnp::Data::Reader(other.data(), other.size()));
+  });
+  EXPECT_THAT(status.message(), HasSubstr("bound: boundStated is true, recomputed from the order and the round log: "
+                                          "false"));
+}
+
 TEST_F(LedgerAuditTest, TheReceiptMustTieTheSessionTogether) {
   RunSession();
   Status status = AuditForged([](Forgery& f) { f.Receipt().setPass(false); });
@@ -1014,8 +1039,8 @@ TEST_F(LedgerAuditCliTest, DecodePrintsEntriesAndRecordsAsPlainJson) {
   ASSERT_EQ(record.code, 0) << record.err;
   const Json rounds = Json::parse(record.out);
   EXPECT_EQ(rounds["rounds"].size(), 17u);
-  // Round 0 challenges the device whose fill notice came first: 32 labels, as hex.
-  EXPECT_EQ(rounds["exchanges"][0]["answer"]["labels"].get<std::string>().size(), 32u * 64u);
+  // Round 0 is the holding round of the device whose fill notice came first: 32 / 8 labels, as hex.
+  EXPECT_EQ(rounds["exchanges"][0]["answer"]["labels"].get<std::string>().size(), 4u * 64u);
 
   EXPECT_EQ(Run({"decode", "--record=" + record_path, "--kind=verdict"}).code, 1);  // not a verdict
   EXPECT_EQ(Run({"decode", "--ledger=" + ledger_path_, "--sequence=99"}).code, 1);

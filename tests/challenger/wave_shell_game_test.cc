@@ -1,9 +1,10 @@
 // The wave shell game (issue 11 §2, threat-model "A wave is challenged together"): a node that has
 // answered the rounds it expects drops its labels to take a neighbour's checkpoint while the
-// neighbour, still filling, relabels the memory it freed. Rounds are never disclosed and every
-// member is challenged at least once after the last member's fill report, so the dropping node
-// meets at least one holding round over dropped memory: with a fraction f of its chunks dropped and
-// h labels probed per device, it passes one such round with probability (1 - f)^(h * D). Over real
+// neighbour, still filling, relabels the memory it freed. Rounds are never disclosed, and the proof
+// rounds (q_d labels per device, the only rounds the bound counts) go to every member only once
+// every member has reported its fill: before that a filled node gets holding rounds (q_d / 8). A node
+// that drops a fraction f of its chunks before its neighbour's fill therefore meets all R proof
+// rounds over dropped memory, and passes them with probability (1 - f)^(R * q * D). Over real
 // loopback TCP and TLS, with the system clock.
 #include <gtest/gtest.h>
 
@@ -73,12 +74,25 @@ WaveRun RunOnce(const Deviation& a_deviation) {
   return run;
 }
 
-TEST(WaveShellGameTest, TheHonestSlowWavePasses) {
+TEST(WaveShellGameTest, TheHonestSlowWavePassesAndProvesOnlyAfterTheLastFill) {
   for (int i = 0; i < 3; ++i) {
     WaveRun run = RunOnce({});
     EXPECT_TRUE(run.a.pass) << run.a.failure.Describe();
     EXPECT_TRUE(run.b.pass) << run.b.failure.Describe();
     EXPECT_TRUE(run.wave_pass);
+    // node-a filled first: it was probed by holding rounds while node-b filled, and its proof rounds
+    // (all it the bound counts) left only after node-b's fill report. Both orders left together, so
+    // the two sessions' clocks start within a few milliseconds of each other.
+    ASSERT_FALSE(run.a.rounds.empty());
+    EXPECT_FALSE(run.a.rounds[0].proof) << "node-a's first round is the holding round of its notice";
+    uint32_t proof_rounds = 0;
+    for (const RoundRecord& r : run.a.rounds) {
+      if (!r.proof) continue;
+      ++proof_rounds;
+      EXPECT_GE(r.sent_after_order_us + 50'000, run.b.fill_us)
+          << "node-a's proof round " << r.round << " left before node-b reported filled";
+    }
+    EXPECT_EQ(proof_rounds, kProofRounds);
   }
 }
 
@@ -86,10 +100,6 @@ TEST(WaveShellGameTest, ANodeThatDropsItsLabelsAfterTheProofRoundsIsCaught) {
   Deviation drop = testing::Cheat(DeviationKind::kDropAfterRounds);
   drop.round = kProofRounds;  // what a v1 order disclosed as the round count
   drop.hidden_fraction = kDropped;
-  // node-a's q is 32 labels per device on each of its 2 devices; a holding round probes q / 8.
-  const uint32_t probed = 2 * (32 / 8);
-  const double predicted_escape = std::pow(1 - kDropped, probed);  // per holding round over dropped memory
-  ASSERT_LT(predicted_escape, 1e-7);
   constexpr int kRuns = 12;
   int caught = 0;
   for (int i = 0; i < kRuns; ++i) {
@@ -98,13 +108,37 @@ TEST(WaveShellGameTest, ANodeThatDropsItsLabelsAfterTheProofRoundsIsCaught) {
     EXPECT_FALSE(run.wave_pass);
     if (!run.a.pass) {
       EXPECT_EQ(run.a.failure.reason, proto::FailureReason::WRONG_LABEL) << run.a.failure.Describe();
-      // Caught in a round after the ones it expected, while its neighbour still filled.
+      // Caught in a round after the ones it expected.
       EXPECT_GE(run.a.failure.round, kProofRounds) << run.a.failure.Describe();
       ++caught;
     }
   }
-  // At most one escape in 10^7 rounds predicted: every run is caught.
+  // Its holding rounds came first, so it drops before or during its proof rounds: at least one
+  // proof round (2 x 32 labels) meets dropped memory, (1 - 0.9)^64 to pass it. Every run is caught.
   EXPECT_EQ(caught, kRuns);
+}
+
+// A small drop while the neighbour fills (5% of node-a's chunks, from its first holding round on):
+// the proof rounds all come after node-b's fill, so all R = 8 of them meet it, each with q = 32
+// labels on each of node-a's 2 devices: it passes with probability 0.95^512 ~ 4e-12. (Were the
+// proof rounds sent at the notice, as before, a node dropping after them would meet only holding
+// rounds of 2 x 4 labels while its neighbour fills.)
+TEST(WaveShellGameTest, ASmallDropWhileTheNeighbourFillsIsCaughtByTheProofRounds) {
+  Deviation drop = testing::Cheat(DeviationKind::kDropAfterRounds);
+  drop.round = 1;  // right after the round of its fill notice
+  drop.hidden_fraction = 0.05;
+  const double predicted_escape = std::pow(1 - drop.hidden_fraction, kProofRounds * 32 * 2);
+  ASSERT_LT(predicted_escape, 1e-10);
+  constexpr int kRuns = 8;
+  for (int i = 0; i < kRuns; ++i) {
+    WaveRun run = RunOnce(drop);
+    EXPECT_TRUE(run.b.pass) << run.b.failure.Describe();
+    EXPECT_FALSE(run.wave_pass);
+    ASSERT_FALSE(run.a.pass) << "escaped in run " << i;
+    EXPECT_EQ(run.a.failure.reason, proto::FailureReason::WRONG_LABEL) << run.a.failure.Describe();
+    // Caught by a proof round, or earlier by a holding round (2 x 4 labels: passed 66% of the time).
+    ASSERT_LT(run.a.failure.round, run.a.rounds.size());
+  }
 }
 
 }  // namespace
