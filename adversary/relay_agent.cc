@@ -72,9 +72,10 @@ kj::Promise<void> RelayAgent::deviceFilled(DeviceFilledContext context) {
   request.setSessionId(context.getParams().getSessionId());
   request.setDeviceIndex(context.getParams().getDeviceIndex());
   // A device is filled no sooner than the whole fill is late: its notice waits as long as the report.
-  return request.send().then([this, context](auto&& response) mutable {
+  const bool extra = context.getParams().getDeviceIndex() == delays_.notice_extra_device;
+  return request.send().then([this, context, extra](auto&& response) mutable {
     context.getResults().setNotice(response.getNotice());
-    return FillDelay();
+    return FillDelay().then([this, extra]() { return extra ? Delay(delays_.notice_extra_us) : kj::READY_NOW; });
   });
 }
 

@@ -24,6 +24,10 @@ struct RelayDelays {
   int64_t fill_us = 0;               // startSession and each deviceFilled
   int64_t round_us = 0;              // every round
   int64_t first_round_extra_us = 0;  // round 0, on top of round_us
+  // One device's notice waits this much longer than the report (a node that reports its fill
+  // before it has sent every device's notice); -1: none.
+  int notice_extra_device = -1;
+  int64_t notice_extra_us = 0;
 };
 
 class RelayAgent final : public proto::ProverAgent::Server {

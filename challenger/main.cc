@@ -17,6 +17,7 @@
 #include "challenger/cli/cli_ledger.h"
 #include "challenger/cli/cli_selftest.h"
 #include "proto/crypto.h"
+#include "proto/wipe.capnp.h"
 
 namespace wipeproof {
 namespace {
@@ -39,6 +40,10 @@ int Main(int argc, char** argv) {
   if (argc < 2) {
     PrintUsage(stderr);
     return kExitConfig;
+  }
+  if (IsCliVersionFlag(argv[1])) {
+    PrintCliVersion(kProgram, proto::PROTOCOL_VERSION);
+    return kExitPass;
   }
   if (IsCliHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
     PrintUsage(stdout);
@@ -134,10 +139,31 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "the planned statement misses --target_fraction, the class's safety factor is below 1.5, the node is\n"
        "too slow, or a probe failed: nothing written, the reason on stderr), 2 bad command line or\n"
        "configuration.",
-       {"node", "inventory", "authority_key", "challenger_key", "out", "class", "classes", "format", "margin",
-        "fill_slack", "target_fraction", "confidence", "labels_per_round", "max_chunk_labels", "max_fill_s",
-        "node_profile", "probe_chunk_labels", "probe_rounds", "probe_round_deadline_us", "probe_fill_deadline_s",
-        "name", "ledger", "threads", "json", "connect_timeout_s"},
+       {"node",
+        "inventory",
+        "authority_key",
+        "challenger_key",
+        "out",
+        "class",
+        "classes",
+        "format",
+        "margin",
+        "fill_slack",
+        "target_fraction",
+        "confidence",
+        "labels_per_round",
+        "max_chunk_labels",
+        "max_fill_s",
+        "node_profile",
+        "probe_chunk_labels",
+        "probe_rounds",
+        "probe_round_deadline_us",
+        "probe_fill_deadline_s",
+        "name",
+        "ledger",
+        "threads",
+        "json",
+        "connect_timeout_s"},
        &RunCalibrate},
       {"plan",
        "offline calculator: m, R, counts, deadlines, wipe time and challenger CPU per adversary class",
@@ -152,11 +178,34 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "against m per class. Fill rates scale with m by the graph's nodes per label. --authority_pub checks\n"
        "the signatures of --profile and --classes (verdicts state a bound only under signed ones). Exit 0,\n"
        "or 1 when no class is feasible.",
-       {"profile", "authority_pub", "class", "classes", "format", "margin", "fill_slack", "target_fraction", "confidence",
-        "labels_per_round", "max_chunk_labels", "gpus", "gpu_model", "gpu_memory_bytes", "gpu_reserve_bytes",
-        "gpu_fill_gib_per_s", "host_memory_gib", "host_reserve_bytes", "host_fill_gib_per_s",
-        "fill_rate_chunk_labels", "round_p999_us", "nodes_per_wave", "challenger_cores", "verify_rate", "json",
-        "plot", "node_profile", "node_pub"},
+       {"profile",
+        "authority_pub",
+        "class",
+        "classes",
+        "format",
+        "margin",
+        "fill_slack",
+        "target_fraction",
+        "confidence",
+        "labels_per_round",
+        "max_chunk_labels",
+        "gpus",
+        "gpu_model",
+        "gpu_memory_bytes",
+        "gpu_reserve_bytes",
+        "gpu_fill_gib_per_s",
+        "host_memory_gib",
+        "host_reserve_bytes",
+        "host_fill_gib_per_s",
+        "fill_rate_chunk_labels",
+        "round_p999_us",
+        "nodes_per_wave",
+        "challenger_cores",
+        "verify_rate",
+        "json",
+        "plot",
+        "node_profile",
+        "node_pub"},
        &RunPlan},
   };
   return kSubcommands;

@@ -29,8 +29,8 @@ std::string UnknownFlag(int argc, char** argv) {
       if (eq == std::string::npos && info.type != "bool") ++i;
       continue;
     }
-    if (name.size() > 2 && name.compare(0, 2, "no") == 0 &&
-        gflags::GetCommandLineFlagInfo(name.c_str() + 2, &info) && info.type == "bool") {
+    if (name.size() > 2 && name.compare(0, 2, "no") == 0 && gflags::GetCommandLineFlagInfo(name.c_str() + 2, &info) &&
+        info.type == "bool") {
       continue;  // --noflag
     }
     return arg.substr(0, eq);
@@ -53,6 +53,17 @@ std::string InapplicableFlag(const CliSubcommand& sub, const std::vector<std::st
 
 }  // namespace
 
+bool IsCliVersionFlag(const char* arg) {
+  for (const char* v : {"--version", "-version", "version"}) {
+    if (std::strcmp(arg, v) == 0) return true;
+  }
+  return false;
+}
+
+void PrintCliVersion(const char* program, unsigned protocol) {
+  std::printf("%s %s (wipe protocol version %u)\n", program, WIPEPROOF_VERSION, protocol);
+}
+
 bool IsCliHelpFlag(const char* arg) {
   for (const char* h : {"--help", "-help", "--helpshort", "-helpshort", "-h"}) {
     if (std::strcmp(arg, h) == 0) return true;
@@ -61,8 +72,7 @@ bool IsCliHelpFlag(const char* arg) {
 }
 
 void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub) {
-  std::printf("usage: %s %s [flags]\n\n%s: %s\n\n%s\n\nFlags:\n", program, sub.name, sub.name, sub.synopsis,
-              sub.help);
+  std::printf("usage: %s %s [flags]\n\n%s: %s\n\n%s\n\nFlags:\n", program, sub.name, sub.name, sub.synopsis, sub.help);
   for (const auto& name : sub.flags) {
     gflags::CommandLineFlagInfo info;
     if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) std::printf("%s", gflags::DescribeOneFlag(info).c_str());

@@ -22,6 +22,12 @@ struct CliSubcommand {
 // --help, -help, --helpshort, -helpshort or -h.
 bool IsCliHelpFlag(const char* arg);
 
+// --version, -version or version.
+bool IsCliVersionFlag(const char* arg);
+
+// "PROGRAM VERSION" (the CMake project's version) and the protocol version `protocol`, on stdout.
+void PrintCliVersion(const char* program, unsigned protocol);
+
 // "usage: PROGRAM NAME [flags]", the help text, then each of sub.flags as gflags describes it.
 void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub);
 

@@ -593,8 +593,15 @@ class Recipe:
             sizes = [0] * len(devices)
             for device in parts:
                 index = device.get("deviceIndex", 0)
-                if index < len(sizes):
-                    sizes[index] += len(device.get("labelIndices", []))
+                if index >= len(devices) or sizes[index]:
+                    fail(f"{where}: round {r} (ledger entry {sequence}) names device {index} twice or "
+                         f"outside the order's {len(devices)}")
+                first, count = int(devices[index].get("firstLabel", "0")), int(devices[index]["labelCount"])
+                for g in device.get("labelIndices", []):
+                    if not first <= int(g) < first + count:
+                        fail(f"{where}: round {r} (ledger entry {sequence}): label {g} is outside device "
+                             f"{devices[index]['selector']}'s range")
+                sizes[index] = len(device.get("labelIndices", [])) or -1
             if any(size != int(plan.get("labelsPerRound", 0)) for size, plan in zip(sizes, devices)):
                 continue
             for device in parts:

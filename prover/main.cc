@@ -1,16 +1,17 @@
 // wipeproof-prover: `wipeproof-prover <labels|graph-info|bench|keygen|serve> [flags]` (cli.h). Picks the
 // subcommand, answers --help with that subcommand's flags only, parses flags with gflags, rejects
 // flags that do not apply, and runs it.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <sodium.h>
+
 #include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-#include <sodium.h>
-
+#include "proto/wipe.capnp.h"
 #include "prover/bench/cli_bench.h"
 #include "prover/cli/cli.h"
 #include "prover/cli/cli_flags.h"
@@ -34,6 +35,10 @@ int Main(int argc, char** argv) {
     PrintUsage(stderr);
     return kExitUsage;
   }
+  if (IsCliVersionFlag(argv[1])) {
+    PrintCliVersion(kProgram, proto::PROTOCOL_VERSION);
+    return kExitOk;
+  }
   if (IsCliHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
     PrintUsage(stdout);
     return kExitOk;
@@ -56,9 +61,9 @@ int Main(int argc, char** argv) {
   FLAGS_logtostderr = true;  // no log files; defaults that the command line may still override
   // The agent logs its phases and timings (INFO); one-shot commands only warnings and errors.
   FLAGS_minloglevel = std::string(sub->name) == "serve" ? google::GLOG_INFO : google::GLOG_WARNING;
-  const std::string bad = ParseCliSubcommandFlags(
-      kProgram, *sub, argc, argv,
-      {"prover/cli/cli_flags.cc", "prover/bench/cli_bench_all.cc", "prover/cli/cli_keygen.cc", "prover/cli/cli_serve.cc"});
+  const std::string bad = ParseCliSubcommandFlags(kProgram, *sub, argc, argv,
+                                                  {"prover/cli/cli_flags.cc", "prover/bench/cli_bench_all.cc",
+                                                   "prover/cli/cli_keygen.cc", "prover/cli/cli_serve.cc"});
   if (!bad.empty()) return UsageError(sub->name, bad);
   google::InitGoogleLogging(argv[0]);
   if (sodium_init() < 0) return Failure(sub->name, InternalError("libsodium failed to initialise"));
@@ -69,7 +74,8 @@ int Main(int argc, char** argv) {
 
 const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
-      {"labels", "print the labels of a global index range (one hex label per line, or their SHA-256)",
+      {"labels",
+       "print the labels of a global index range (one hex label per line, or their SHA-256)",
        "Computes labels g = first .. first+count-1 of one session (label-spec.md) on all cores and prints\n"
        "each as 64 lowercase hex digits on its own line, or with --sha256 only the SHA-256 of the\n"
        "labels concatenated (the known-answer format of labels-public.json). For posedb-blake3-192 the\n"
@@ -77,13 +83,15 @@ const std::vector<Subcommand>& Subcommands() {
        "are computed in chunk-aligned pieces, so memory stays bounded (~64 MiB + one chunk per thread).",
        {"format", "seed", "chunk_labels", "first", "count", "sha256", "threads", "simd", "progress"},
        &RunLabels},
-      {"graph-info", "print the metrics of the graph for m as JSON (label-spec.md §3 table)",
+      {"graph-info",
+       "print the metrics of the graph for m as JSON (label-spec.md §3 table)",
        "Replays the graph schedule for m outputs and prints: nodes, nodes_per_output, nodes_hashed,\n"
        "min/max output depth, peak live labels (the labeler's scratch) and schedule size. m = 2^17\n"
        "takes about a second.",
        {"chunk_labels"},
        &RunGraphInfo},
-      {"bench", "measure labeler, verifier or fill rates, or the signed node profile (JSON on stdout)",
+      {"bench",
+       "measure labeler, verifier or fill rates, or the signed node profile (JSON on stdout)",
        "--what=labeler: repeated fills of whole chunks through the backend for --seconds; labels/s,\n"
        "  bytes/s, node hashes/s and compressions/s in total and per core.\n"
        "--what=verify: RecomputeChunk (the challenger's check) on one core; ms per chunk.\n"
@@ -98,7 +106,8 @@ const std::vector<Subcommand>& Subcommands() {
        {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
         "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "node_key", "out"},
        &RunBench},
-      {"keygen", "write this node's Ed25519 key pair and certificate: PREFIX.key (0600), PREFIX.pub, PREFIX.crt",
+      {"keygen",
+       "write this node's Ed25519 key pair and certificate: PREFIX.key (0600), PREFIX.pub, PREFIX.crt",
        "Writes a fresh key pair as PREFIX.key (secret, mode 0600) and PREFIX.pub (public), and the key's\n"
        "TLS certificate as PREFIX.crt (a pure function of the key: proto/tls_certificate.h), and prints\n"
        "secret-key-file, public-key-file, certificate-file, key-id and public-key as \"name: value\"\n"
@@ -106,7 +115,8 @@ const std::vector<Subcommand>& Subcommands() {
        "--certificate_only writes PREFIX.crt of the existing PREFIX.key (a key made before certificates).",
        {"out", "force", "certificate_only"},
        &RunKeygen},
-      {"serve", "run the prover agent: accept signed wipe orders over TCP, fill, answer rounds",
+      {"serve",
+       "run the prover agent: accept signed wipe orders over TCP, fill, answer rounds",
        "Listens on --listen and serves the ProverAgent RPC (proto/wipe.capnp) until SIGINT/SIGTERM.\n"
        "Accepts an order only if it verifies under --authority_key, names --node_name and this node's\n"
        "key, is unexpired (within --clock_skew_us), has an unseen session id, and plans exactly this\n"
@@ -118,8 +128,9 @@ const std::vector<Subcommand>& Subcommands() {
        "Prints \"listening on HOST:PORT\" on stdout once bound (port 0: any free port); logs phases and\n"
        "timings on stderr. The node key file must be mode 0600.",
        {"listen", "authority_key", "challenger_key", "challenger_cert", "node_key", "node_name", "host_budget_bytes",
-        "host_budget_gib", "host_reserve_bytes", "devices", "clock_skew_us", "session_timeout_us", "max_order_lifetime_us",
-        "max_connections", "idle_timeout_s", "max_handshakes", "handshake_timeout_s", "threads", "simd"},
+        "host_budget_gib", "host_reserve_bytes", "devices", "clock_skew_us", "session_timeout_us",
+        "max_order_lifetime_us", "max_connections", "idle_timeout_s", "max_handshakes", "handshake_timeout_s",
+        "threads", "simd"},
        &RunServe},
   };
   return kSubcommands;

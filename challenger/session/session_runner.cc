@@ -585,6 +585,7 @@ void Session::OnNotice(size_t d, proto::Envelope::Reader wire) {
   bytes_held_[d] = got.getBytesHeld();
   device_totals_[d] = got.getTotalBytes();
   VLOG(1) << "session " << sid_hex_ << ": device " << want.selector << " filled after " << fill_us << " us";
+  if (have_report_ && AllNoticed()) wave_.Filled(true);
   // The device is challenged in this same turn of the event loop (unless a round is on the wire,
   // whose answer sends the next round at once, with this device in it).
   MaybeSendRound();
@@ -607,7 +608,9 @@ void Session::OnReport(proto::Envelope::Reader wire) {
   for (size_t d = 0; d < plan_.devices.size(); ++d) {
     if (notice_failure_[d]) return Fail(*notice_failure_[d]);
   }
-  wave_.Filled(true);
+  // Filled for the wave only once every device's notice is in too: a report alone says nothing a
+  // round can check on a device whose notice is still to come.
+  if (AllNoticed()) wave_.Filled(true);
   MaybeSendRound();
   Wake();
 }

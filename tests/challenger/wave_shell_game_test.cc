@@ -32,12 +32,16 @@ Profile ShellGameProfile() {
   return p;
 }
 
-// node-b: honest, its fill 300 ms late (still filling while node-a is done with its proof rounds).
-std::unique_ptr<adversary::LoopbackAgentServer> ServeSlowNeighbour() {
+adversary::RelayDelays SlowFill() {
+  adversary::RelayDelays delays;
+  delays.fill_us = 300'000;
+  return delays;
+}
+
+// node-b: honest, its fill 300 ms late by default (still filling while node-a has filled).
+std::unique_ptr<adversary::LoopbackAgentServer> ServeSlowNeighbour(adversary::RelayDelays delays = SlowFill()) {
   return std::make_unique<adversary::LoopbackAgentServer>(
-      [](kj::Timer& timer) -> kj::Own<proto::ProverAgent::Server> {
-        adversary::RelayDelays delays;
-        delays.fill_us = 300'000;
+      [delays](kj::Timer& timer) -> kj::Own<proto::ProverAgent::Server> {
         return kj::heap<adversary::RelayAgent>(
             proto::ProverAgent::Client(testing::TestAgent({}, nullptr, nullptr, testing::TestKey(0x44))), delays,
             &timer);
@@ -50,9 +54,9 @@ struct WaveRun {
   bool wave_pass = false;
 };
 
-WaveRun RunOnce(const Deviation& a_deviation) {
+WaveRun RunOnce(const Deviation& a_deviation, adversary::RelayDelays b_delays = SlowFill()) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33), a_deviation);
-  auto b = ServeSlowNeighbour();
+  auto b = ServeSlowNeighbour(b_delays);
   const Inventory inventory = testing::TestInventoryAt(*a, *b);
   testing::MemoryRecordSink sink;
   const TcpSessionOptions options = testing::TcpTestOptions();
@@ -94,6 +98,33 @@ TEST(WaveShellGameTest, TheHonestSlowWavePassesAndProvesOnlyAfterTheLastFill) {
     }
     EXPECT_EQ(proof_rounds, kProofRounds);
   }
+}
+
+// A neighbour that reports its fill at once but sends its device's notice 300 ms later (that
+// device could still hold node-a's checkpoint): node-b is not filled for the wave before that
+// notice, so node-a's proof rounds wait for it.
+TEST(WaveShellGameTest, ProofRoundsWaitForTheNeighboursLastNoticeNotItsReport) {
+  adversary::RelayDelays late_notice;
+  late_notice.notice_extra_device = 0;
+  late_notice.notice_extra_us = 300'000;
+  WaveRun run = RunOnce({}, late_notice);
+  ASSERT_TRUE(run.a.pass) << run.a.failure.Describe();
+  ASSERT_TRUE(run.b.pass) << run.b.failure.Describe();
+  auto b_verdict = proto::VerifyAndParse<proto::Verdict>(run.b.verdict, testing::TestKey(0x22).public_key);
+  ASSERT_TRUE(b_verdict.ok()) << b_verdict.status().ToString();
+  ASSERT_EQ(b_verdict->root().getDevices().size(), 1u);  // node-b plans host memory only
+  const uint64_t b_last_notice = b_verdict->root().getDevices()[0].getFilledAfterUs();
+  EXPECT_GE(b_last_notice, 300'000u);
+  EXPECT_LT(run.b.fill_us + 200'000, b_last_notice) << "node-b's report came well before its last notice";
+  uint32_t proof_rounds = 0;
+  for (const RoundRecord& r : run.a.rounds) {
+    if (!r.proof) continue;
+    ++proof_rounds;
+    EXPECT_GE(r.sent_after_order_us + 50'000, b_last_notice)
+        << "node-a's proof round " << r.round << " left at " << r.sent_after_order_us
+        << " us, before node-b's last fill notice at " << b_last_notice << " us (report at " << run.b.fill_us << " us)";
+  }
+  EXPECT_EQ(proof_rounds, kProofRounds);
 }
 
 TEST(WaveShellGameTest, ANodeThatDropsItsLabelsAfterTheProofRoundsIsCaught) {

@@ -143,6 +143,9 @@ TEST(ProverCli, UsageAndHelp) {
   EXPECT_NE(unknown.err.find("unknown subcommand 'frobnicate'"), std::string::npos) << unknown.err;
   EXPECT_NE(unknown.err.find("usage: wipeproof-prover <labels|graph-info|bench|keygen|serve>"), std::string::npos);
   EXPECT_EQ(RunProver("").exit_code, 2);
+  ProverRun version = RunProver("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out, "wipeproof-prover " WIPEPROOF_TEST_VERSION " (wipe protocol version 2)\n");
   for (const char* sub : {"labels", "graph-info", "bench"}) {
     ProverRun help = RunProver(std::string(sub) + " --help");
     EXPECT_EQ(help.exit_code, 0) << sub;
