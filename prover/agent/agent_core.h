@@ -175,8 +175,9 @@ class AgentCore {
  private:
   struct Session;
 
-  // REQUIRES: mu_ held. Each returns `status` after recording it as the last error.
-  Status Refuse(const Status& status, const std::string& what);
+  // REQUIRES: mu_ held. Each returns `status` after recording it as the last error (and counting
+  // it under `reason`, an AgentMetrics::kRefused*).
+  Status Refuse(const Status& status, const std::string& what, const char* reason);
   // REQUIRES: mu_ held and session_ set. Ends the session now if it is filled, otherwise asks the
   // fill to stop (it ends the session when it returns).
   void EndSessionLocked(const Status& why);
