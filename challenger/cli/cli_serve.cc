@@ -183,8 +183,8 @@ int RunServe() {
   // that would go over is prepared at its time).
   const uint64_t prepare_ahead_bytes = static_cast<uint64_t>(std::max(0.0, FLAGS_prepare_ahead_gib) * (1ull << 30));
   std::atomic<uint64_t> prepared_bytes{0};
-  std::atomic<int> preparing{0};         // wave runs computing expected labels now
-  std::atomic<uint64_t> held_bytes{0};   // expected labels computed, held until their run ends
+  std::atomic<int> preparing{0};        // wave runs computing expected labels now
+  std::atomic<uint64_t> held_bytes{0};  // expected labels computed, held until their run ends
   // Declared after everything its collectors read, so it stops serving before they go.
   std::optional<MetricsHttpThread> metrics_http;
   if (metrics) {

@@ -56,7 +56,8 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
                               .WithLabels({})),
       backlog_bytes_(registry
                          .AddGauge("wipeproof_challenger_precompute_backlog_bytes",
-                                   "Expected labels computed for wave runs not yet over (prepared ahead or running).", {})
+                                   "Expected labels computed for wave runs not yet over (prepared ahead or running).",
+                                   {})
                          .WithLabels({})),
       waves_preparing_(registry
                            .AddGauge("wipeproof_challenger_precompute_waves",

@@ -15,8 +15,8 @@
 #include "proto/label_wire.h"
 #include "proto/node_messages.h"
 #include "proto/transcript.h"
-#include "prover/agent/device_fill.h"
 #include "prover/agent/agent_metrics.h"
+#include "prover/agent/device_fill.h"
 #include "prover/agent/device_match.h"
 #include "prover/agent/fill_report.h"
 #include "prover/agent/order_checks.h"
@@ -166,8 +166,8 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   std::lock_guard<std::mutex> lock(mu_);
   const char* kRefused = "order refused";
   if (session_) {
-    return Refuse(FailedPreconditionError(session_->name + " in progress (" + PhaseName(PhaseLocked()) + ")"),
-                  kRefused, AgentMetrics::kRefusedBusy);
+    return Refuse(FailedPreconditionError(session_->name + " in progress (" + PhaseName(PhaseLocked()) + ")"), kRefused,
+                  AgentMetrics::kRefusedBusy);
   }
   // The signature is verified over the bytes before anything parses them (proto/signing.h).
   auto parsed = proto::VerifyAndParse<proto::WipeOrder>(order_envelope, config_.authority_key);

@@ -55,6 +55,9 @@
 // not touch the session. That includes Abort: the session id is public (status() shows it), so an
 // abort honoured from anyone would let any connection kill another challenger's session.
 //
+// Metrics: with AgentConfig::metrics set, each refusal (by reason), each session end (by outcome)
+// and each answered round (with its lookup time) is reported to it (agent_metrics.h).
+//
 // Thread-safety: all methods are thread-safe. StartSession and FillSession block for the whole fill
 // and must run off the RPC event loop; the other methods return quickly (AdmitSession verifies a
 // signature and enumerates devices; AnswerRound does the lookups; Finish, Abort etc. may free
