@@ -25,7 +25,7 @@ namespace {
 constexpr char kProgram[] = "wipeproof-challenger";
 
 void PrintUsage(FILE* out) {
-  std::fprintf(out, "usage: %s <keygen|sign|wipe|serve|calibrate|plan|ledger|selftest> [flags]\n\n", kProgram);
+  std::fprintf(out, "usage: %s <keygen|sign|wipe|serve|calibrate|plan|status|ledger|selftest> [flags]\n\n", kProgram);
   for (const auto& s : ChallengerSubcommands()) std::fprintf(out, "  %-9s %s\n", s.name, s.synopsis);
   std::fprintf(out, "  %-9s %s\n", "ledger", "show, verify, export, audit or decode the ledger (`ledger --help`)");
   std::fprintf(out, "  %-9s %s\n", "selftest", "run the honest agent and adversaries in process (`selftest --help`)");
@@ -120,9 +120,10 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "wipe. All nodes of a wave are wiped at once and kept in step: no node's rounds start before every\n"
        "node of the wave has filled, and none releases its memory before all rounds of the wave ended.\n"
        "Stops on SIGINT/SIGTERM after the running wave, after --max_sessions, or with --once after one\n"
-       "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.",
+       "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.\n"
+       "--metrics_listen=HOST:PORT serves Prometheus metrics on /metrics and /healthz (docs/metrics.md).",
        {"inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-        "connect_timeout_s", "wave", "max_sessions", "once"},
+        "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen"},
        &RunServe},
       {"calibrate",
        "measure a node over the real path and write a calibrated parameter profile",
@@ -207,6 +208,16 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         "node_profile",
         "node_pub"},
        &RunPlan},
+      {"status",
+       "the fleet at a glance from the ledger and the inventory",
+       "Per inventory node (and any other node the ledger names): its last verdict (PASS, FAIL, or BUSY\n"
+       "when the agent was running another session) and that verdict's age, the bound it stated, its\n"
+       "failed sessions, its last pass, and when the next pass is due by its wave's period + jitter\n"
+       "(OVERDUE when past). The ledger is opened read-only and its whole chain verified first;\n"
+       "--challenger_key takes the challenger's PREFIX.pub (or its .key). A table on stdout, or --json.\n"
+       "Exit 0 shown, 1 the ledger does not verify, 2 bad command line, inventory, key or ledger file.",
+       {"inventory", "ledger", "challenger_key", "json"},
+       &RunStatus},
   };
   return kSubcommands;
 }

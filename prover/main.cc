@@ -126,11 +126,12 @@ const std::vector<Subcommand>& Subcommands() {
        "the certificate of --node_key and accepts only the client holding the key of --challenger_cert\n"
        "(which must carry --challenger_key); orders are accepted only from the challenger they name.\n"
        "Prints \"listening on HOST:PORT\" on stdout once bound (port 0: any free port); logs phases and\n"
-       "timings on stderr. The node key file must be mode 0600.",
+       "timings on stderr. The node key file must be mode 0600. --metrics_listen=HOST:PORT serves Prometheus\n"
+       "metrics on /metrics and /healthz (docs/metrics.md) and prints \"metrics on HOST:PORT\" once bound.",
        {"listen", "authority_key", "challenger_key", "challenger_cert", "node_key", "node_name", "host_budget_bytes",
         "host_budget_gib", "host_reserve_bytes", "devices", "clock_skew_us", "session_timeout_us",
         "max_order_lifetime_us", "max_connections", "idle_timeout_s", "max_handshakes", "handshake_timeout_s",
-        "threads", "simd"},
+        "threads", "simd", "metrics_listen"},
        &RunServe},
   };
   return kSubcommands;

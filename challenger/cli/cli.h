@@ -28,6 +28,7 @@ int RunServe();   // cli_serve.cc
 int RunCalibrate();  // cli_calibrate.cc: exit 1 when calibration refuses (nothing written)
 int RunPlan();       // cli_plan.cc: exit 1 when no class is feasible
 int RunSign();       // cli_sign.cc: the authority signs a profile or a classes file
+int RunStatus();     // cli_status.cc: the fleet at a glance from the ledger and the inventory
 
 // Print "wipeproof-challenger <subcommand>: <message>" on stderr; return kExitConfig / kExitFail.
 int ConfigError(const char* subcommand, const std::string& message);

@@ -36,6 +36,10 @@ DEFINE_bool(once, false, "serve: run every wave once, now, then exit");
 DEFINE_double(prepare_ahead_gib, 4,
               "serve: expected labels (GiB) that waves' next runs may hold while prepared ahead of their time; a run "
               "that would go over is prepared at its time instead (its orders then wait for it)");
+DEFINE_string(metrics_listen, "",
+              "serve: HOST:PORT to serve Prometheus metrics on (GET /metrics, /healthz; plain HTTP, no "
+              "authentication: bind an address only the scraper reaches); port 0 picks a free one (printed on "
+              "stderr); empty (default) = no metrics");
 DEFINE_string(what, "", "sign: what --in is: profile (a parameter profile) or classes (an adversary-class file)");
 DEFINE_string(in, "", "sign: the document to sign (JSON, as written by hand or by `calibrate`)");
 

@@ -31,6 +31,7 @@ DECLARE_string(wave);
 DECLARE_uint64(max_sessions);
 DECLARE_bool(once);
 DECLARE_double(prepare_ahead_gib);
+DECLARE_string(metrics_listen);
 DECLARE_string(what);
 DECLARE_string(in);
 

@@ -1,5 +1,10 @@
 // `wipeproof-challenger serve --inventory=FILE ...` (cli.h): the wave schedule (scheduler.h), each
-// wave on its own thread, every run of a wave through RunWave (wave_run.h).
+// wave on its own thread, every run of a wave through RunWave (wave_run.h). With --metrics_listen,
+// Prometheus metrics (fleet_metrics.h) are served by a MetricsHttpThread: a thread of its own with
+// its own KJ event loop (serve has no loop to share: each wave member runs its own); the wave
+// threads report into the registry, which is thread-safe. The whole ledger chain is verified at
+// start (where the ledger's verdicts also seed each node's last pass) and after each wave run for
+// wipeproof_challenger_ledger_verified.
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -14,6 +19,8 @@
 
 #include "challenger/cli/cli.h"
 #include "challenger/cli/cli_flags.h"
+#include "challenger/fleet/fleet_metrics.h"
+#include "challenger/fleet/fleet_status.h"
 #include "challenger/fleet/open_files.h"
 #include "challenger/fleet/outcome_report.h"
 #include "challenger/fleet/plan_builder.h"
@@ -22,6 +29,8 @@
 #include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/session/session_plan.h"
 #include "common/clock.h"
+#include "common/metrics_http_server.h"
+#include "common/metrics_registry.h"
 #include "proto/codec.h"
 
 namespace wipeproof {
@@ -52,9 +61,11 @@ struct ServeState {
   uint64_t failures = 0;
 };
 
-void ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, ServeState* state) {
+void ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, ServeState* state,
+                FleetMetrics* metrics) {
   std::lock_guard<std::mutex> lock(state->mu);
   for (const WaveMemberResult& r : results) {
+    if (metrics != nullptr) metrics->OnMemberResult(r, SystemClock().UnixMicros());
     ++state->sessions;
     if (!r.outcome.ok()) {
       ++state->failures;
@@ -126,6 +137,40 @@ int RunServe() {
   Status room = (*ledger)->CheckRoomForSession();
   if (!room.ok()) return ConfigError(kSub, room);
 
+  // Metrics: every node and wave scheduled gets its series now.
+  MetricsRegistry registry;
+  std::optional<FleetMetrics> metrics;
+  if (!FLAGS_metrics_listen.empty()) {
+    if (Status s = CheckListenAddress(FLAGS_metrics_listen, "--metrics_listen"); !s.ok()) return ConfigError(kSub, s);
+    metrics.emplace(registry, WIPEPROOF_VERSION_STRING, waves, SystemClock().UnixMicros());
+    Ledger* l = ledger->get();
+    metrics->CollectLedgerEntries([l]() -> StatusOr<uint64_t> {
+      WP_ASSIGN_OR_RETURN(LedgerHead head, l->Head());
+      return head.entry_count;
+    });
+  }
+  const proto::PublicKey challenger_pub = keys.challenger.public_key;
+  auto verify_ledger = [&] {
+    if (!metrics) return;
+    auto head = (*ledger)->Verify(challenger_pub);
+    if (!head.ok()) {
+      std::cerr << "wipeproof-challenger serve: ledger does not verify: " << head.status().ToString() << "\n";
+    }
+    metrics->OnLedgerVerified(head.ok(), SystemClock().UnixMicros());
+  };
+  if (metrics) {
+    // The ledger's verdicts seed each node's last pass, so a restart does not hide an overdue node.
+    auto fleet = ReadFleetStatus(**ledger, challenger_pub, inventory, SystemClock().UnixMicros());
+    if (fleet.ok()) {
+      for (const NodeStatus& n : fleet->nodes) {
+        if (n.last_pass_unix_us != 0) metrics->SeedLastPass(n.node, n.last_pass_unix_us);
+      }
+    } else {
+      std::cerr << "wipeproof-challenger serve: ledger does not verify: " << fleet.status().ToString() << "\n";
+    }
+    metrics->OnLedgerVerified(fleet.ok(), SystemClock().UnixMicros());
+  }
+
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   LedgerRecordSink sink(ledger->get());
@@ -138,6 +183,25 @@ int RunServe() {
   // that would go over is prepared at its time).
   const uint64_t prepare_ahead_bytes = static_cast<uint64_t>(std::max(0.0, FLAGS_prepare_ahead_gib) * (1ull << 30));
   std::atomic<uint64_t> prepared_bytes{0};
+  std::atomic<int> preparing{0};        // wave runs computing expected labels now
+  std::atomic<uint64_t> held_bytes{0};  // expected labels computed, held until their run ends
+  // Declared after everything its collectors read, so it stops serving before they go.
+  std::optional<MetricsHttpThread> metrics_http;
+  if (metrics) {
+    registry.AddCollector([&] { metrics->SetPrecompute(held_bytes.load(), preparing.load()); });
+    metrics_http.emplace(registry);
+    auto port = metrics_http->Start(FLAGS_metrics_listen);
+    if (!port.ok()) return ConfigError(kSub, port.status());
+    std::cerr << "wipeproof-challenger serve: metrics on "
+              << FLAGS_metrics_listen.substr(0, FLAGS_metrics_listen.rfind(':')) << ":" << *port << std::endl;
+  }
+  auto prepare = [&](const Wave& wave) {
+    ++preparing;
+    PreparedWave p = PrepareWave(inventory, wave, profile, options);
+    held_bytes += p.ExpectedLabelBytes();
+    --preparing;
+    return p;
+  };
   auto schedule = [&](const Wave& wave) {
     uint64_t delay = FLAGS_once ? 0 : FirstWaveDelayUs(wave.period_s);
     // The estimate of a run's expected labels: the previous run's, or before the first the most a
@@ -148,7 +212,7 @@ int RunServe() {
       uint64_t reserved = 0;
       if (prepare_ahead_bytes > 0 && prepared_bytes.fetch_add(estimate) + estimate <= prepare_ahead_bytes) {
         reserved = estimate;
-        ahead = std::async(std::launch::async, [&] { return PrepareWave(inventory, wave, profile, options); });
+        ahead = std::async(std::launch::async, [&] { return prepare(wave); });
       } else {
         if (prepare_ahead_bytes > 0) prepared_bytes.fetch_sub(estimate);
         LOG(INFO) << "wave " << wave.name << ": prepared at its time (--prepare_ahead_gib leaves no room ahead)";
@@ -159,14 +223,16 @@ int RunServe() {
         reserved = 0;
       };
       LOG(INFO) << "wave " << wave.name << ": next run in " << delay / 1e6 << " s";
+      if (metrics) metrics->OnNextWave(wave.name, SystemClock().UnixMicros() + static_cast<int64_t>(delay));
       const bool go = SleepUnlessStopped(delay);
       std::optional<PreparedWave> prepared;
       if (ahead) prepared.emplace(ahead->get());
       if (!go) {
+        if (prepared) held_bytes -= prepared->ExpectedLabelBytes();
         release();
         return;
       }
-      if (!prepared) prepared.emplace(PrepareWave(inventory, wave, profile, options));
+      if (!prepared) prepared.emplace(prepare(wave));
       estimate = prepared->ExpectedLabelBytes();
       LOG(INFO) << "wave " << wave.name << ": prepared in " << prepared->prepare_us / 1e6 << " s, "
                 << estimate / double(1 << 20) << " MiB of expected labels";
@@ -180,10 +246,12 @@ int RunServe() {
         // other waves) go on.
         try {
           std::optional<proto::SignedEnvelope> wave_verdict;
-          ReportWave(wave, RunPreparedWave(*std::move(prepared), wave, keys, sink, options, &wave_verdict), &state);
+          ReportWave(wave, RunPreparedWave(*std::move(prepared), wave, keys, sink, options, &wave_verdict), &state,
+                     metrics ? &*metrics : nullptr);
           if (wave_verdict) {
             auto parsed = proto::ParseMessage<proto::WaveVerdict>(proto::AsView(wave_verdict->payload));
             if (parsed.ok()) {
+              if (metrics) metrics->OnWaveRun(wave.name, parsed->root().getPass());
               std::lock_guard<std::mutex> lock(state.mu);
               std::cerr << "wave " << wave.name << ": " << (parsed->root().getPass() ? "PASS" : "FAIL") << "; "
                         << parsed->root().getStatement().cStr() << "\n";
@@ -196,6 +264,8 @@ int RunServe() {
         }
       }
       release();
+      held_bytes -= estimate;  // the run is over (or was not run): its expected labels are gone
+      verify_ledger();
       {
         std::lock_guard<std::mutex> lock(state.mu);
         if (FLAGS_max_sessions > 0 && state.sessions >= FLAGS_max_sessions) g_stop.store(true);

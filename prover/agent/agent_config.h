@@ -18,6 +18,8 @@
 
 namespace wipeproof {
 
+class AgentMetrics;  // prover/agent/agent_metrics.h
+
 // Defaults (also the flag defaults of `serve`).
 inline constexpr int64_t kDefaultClockSkewUs = 300'000'000;                // 5 min between node and challenger
 inline constexpr uint64_t kDefaultSessionTimeoutUs = 3'600'000'000;        // 1 h: default and cap of an order's
@@ -50,6 +52,10 @@ struct AgentConfig {
 
   // Session ids remembered for replay refusal (see seen_sessions.h).
   size_t replay_capacity = kDefaultReplayCapacity;
+
+  // Where the core reports refusals, session ends and rounds (--metrics_listen); null: nowhere.
+  // Not owned; must outlive the core.
+  AgentMetrics* metrics = nullptr;
 };
 
 }  // namespace wipeproof

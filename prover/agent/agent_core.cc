@@ -15,6 +15,7 @@
 #include "proto/label_wire.h"
 #include "proto/node_messages.h"
 #include "proto/transcript.h"
+#include "prover/agent/agent_metrics.h"
 #include "prover/agent/device_fill.h"
 #include "prover/agent/device_match.h"
 #include "prover/agent/fill_report.h"
@@ -34,6 +35,7 @@ struct AgentCore::Session {
   Status end_status;                               // why the session is ending; set once, while filling
   bool fill_started = false;                       // FillSession has taken the session over
   bool filled = false;                             // phase ready: the report was returned
+  bool verdict_pass = false;                       // the verdict in finish passed (when completed)
   // Per slot: its signed DeviceFillNotice once the device holds all its labels (it may then be
   // challenged, while other devices still fill), and the deviceFilled calls waiting for it.
   std::vector<std::optional<proto::SignedEnvelope>> notices;
@@ -89,8 +91,9 @@ AgentCore::~AgentCore() { Shutdown("agent stopping"); }
 // ---------------------------------------------------------------------------------------------
 // State helpers.
 
-Status AgentCore::Refuse(const Status& status, const std::string& what) {
+Status AgentCore::Refuse(const Status& status, const std::string& what, const char* reason) {
   last_error_ = what + ": " + status.ToString();
+  if (config_.metrics != nullptr) config_.metrics->OnRefusal(reason, clock_.UnixMicros());
   LOG(WARNING) << last_error_;
   return status;
 }
@@ -126,6 +129,7 @@ void AgentCore::ReleaseSessionLocked(const Status& why, bool completed) {
   const int64_t t0 = clock_.MonotonicMicros();
   const uint64_t bytes = ReleaseSlots(s.slots);
   const int64_t release_us = clock_.MonotonicMicros() - t0;
+  if (config_.metrics != nullptr) config_.metrics->OnSessionEnded(completed, s.verdict_pass, why, clock_.UnixMicros());
   if (completed) {
     last_ended_ = s.name + " finished";
     LOG(INFO) << s.name << ": finished after " << s.rounds_answered << " rounds; released " << bytes << " bytes in "
@@ -162,12 +166,12 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   std::lock_guard<std::mutex> lock(mu_);
   const char* kRefused = "order refused";
   if (session_) {
-    return Refuse(FailedPreconditionError(session_->name + " in progress (" + PhaseName(PhaseLocked()) + ")"),
-                  kRefused);
+    return Refuse(FailedPreconditionError(session_->name + " in progress (" + PhaseName(PhaseLocked()) + ")"), kRefused,
+                  AgentMetrics::kRefusedBusy);
   }
   // The signature is verified over the bytes before anything parses them (proto/signing.h).
   auto parsed = proto::VerifyAndParse<proto::WipeOrder>(order_envelope, config_.authority_key);
-  if (!parsed.ok()) return Refuse(parsed.status(), kRefused);
+  if (!parsed.ok()) return Refuse(parsed.status(), kRefused, AgentMetrics::kRefusedSignature);
   proto::WipeOrder::Reader order = parsed->root();
   const SessionId id = ToSessionId(order.getSessionId());
   const std::string name = "session " + HexEncode(id.data(), id.size());
@@ -176,7 +180,9 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   Status checked =
       CheckOrderAddress(order, config_.node_name, node_key_id_, proto::KeyIdOf(config_.challenger_key));
   if (checked.ok()) checked = CheckOrderConnection(order, authenticated_as);
+  const char* reason = AgentMetrics::kRefusedAddress;
   if (checked.ok()) {
+    reason = AgentMetrics::kRefusedTime;
     OrderTimePolicy policy;
     policy.clock_skew_us = config_.clock_skew_us;
     policy.agent_start_unix_us = start_unix_us_;
@@ -184,18 +190,19 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
     checked = CheckOrderTime(order, now, policy);
   }
   if (checked.ok()) {
+    reason = AgentMetrics::kRefusedReplayed;
     // Remembered until the order could no longer be accepted anyway.
     const int64_t expires = order.getExpiresAtUnixUs();
     const int64_t forget_at = expires > INT64_MAX - config_.clock_skew_us ? INT64_MAX : expires + config_.clock_skew_us;
     checked = seen_.Insert(id, forget_at, now);
   }
-  if (!checked.ok()) return Refuse(checked, kRefused + (" " + name));
+  if (!checked.ok()) return Refuse(checked, kRefused + (" " + name), reason);
 
   HostLimits host;
   host.budget_bytes = config_.host_budget_bytes;
   host.reserve_bytes = config_.host_reserve_bytes;
   auto planned = MatchOrderDevices(order, backends_, host);
-  if (!planned.ok()) return Refuse(planned.status(), kRefused + (" " + name));
+  if (!planned.ok()) return Refuse(planned.status(), kRefused + (" " + name), AgentMetrics::kRefusedDevices);
 
   session_ = std::make_unique<Session>(std::move(parsed).value(), owner);
   Session* s = session_.get();
@@ -413,6 +420,7 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
   answer.setAgentMicros(static_cast<uint32_t>(std::clamp<int64_t>(elapsed, 0, UINT32_MAX)));
   WP_RETURN_IF_ERROR(s.hasher.AddRound(r, answer.asReader()));
   ++s.rounds_answered;
+  if (config_.metrics != nullptr) config_.metrics->OnRoundAnswered(elapsed);
   last_round_micros_ = static_cast<uint32_t>(std::clamp<int64_t>(elapsed, 0, UINT32_MAX));
   VLOG(1) << s.name << ": round " << r.getRoundIndex() << " answered, " << indices.size() << " labels in " << elapsed
           << " us";
@@ -468,6 +476,7 @@ StatusOr<proto::SignedEnvelope> AgentCore::FinishLocked(Session& s, const proto:
             << (pass ? "" : std::string(" (") + verdict.root().getFailure().getText().cStr() + ")")
             << "; transcript signed over " << s.hasher.round_count() << " rounds";
   ++sessions_completed_;
+  s.verdict_pass = pass;
   ReleaseSessionLocked(Status::Ok(), /*completed=*/true);
   return transcript;
 }

@@ -55,6 +55,9 @@
 // not touch the session. That includes Abort: the session id is public (status() shows it), so an
 // abort honoured from anyone would let any connection kill another challenger's session.
 //
+// Metrics: with AgentConfig::metrics set, each refusal (by reason), each session end (by outcome)
+// and each answered round (with its lookup time) is reported to it (agent_metrics.h).
+//
 // Thread-safety: all methods are thread-safe. StartSession and FillSession block for the whole fill
 // and must run off the RPC event loop; the other methods return quickly (AdmitSession verifies a
 // signature and enumerates devices; AnswerRound does the lookups; Finish, Abort etc. may free
@@ -175,8 +178,9 @@ class AgentCore {
  private:
   struct Session;
 
-  // REQUIRES: mu_ held. Each returns `status` after recording it as the last error.
-  Status Refuse(const Status& status, const std::string& what);
+  // REQUIRES: mu_ held. Each returns `status` after recording it as the last error (and counting
+  // it under `reason`, an AgentMetrics::kRefused*).
+  Status Refuse(const Status& status, const std::string& what, const char* reason);
   // REQUIRES: mu_ held and session_ set. Ends the session now if it is filled, otherwise asks the
   // fill to stop (it ends the session when it returns).
   void EndSessionLocked(const Status& why);

@@ -7,9 +7,13 @@
 // of its node key (rebuilt from --node_key; `keygen` wrote the same bytes to PREFIX.crt for the
 // inventory) and accepts only a client holding the key of --challenger_cert, which must be the
 // certificate of --challenger_key (checked byte for byte at start-up).
+// With --metrics_listen=HOST:PORT it also serves Prometheus metrics (prover/agent/agent_metrics.h,
+// docs/metrics.md) on http://HOST:PORT/metrics and /healthz, on the same event loop, and prints a
+// second line once that port is bound:
+//   metrics on HOST:PORT
 // Exit status: 0 after a signal (any session ended and its memory freed), 1 when it cannot start
 // (key file missing or readable by others, a challenger certificate that is not the challenger
-// key's, nothing to listen on, no usable device), 2 for a bad command line.
+// key's, nothing to listen on (either address), no usable device), 2 for a bad command line.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <kj/async-io.h>
@@ -18,14 +22,18 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/metrics_http_server.h"
+#include "common/metrics_registry.h"
 #include "proto/key_files.h"
 #include "proto/tls_certificate.h"
 #include "proto/tls_channel.h"
 #include "prover/agent/agent_core.h"
+#include "prover/agent/agent_metrics.h"
 #include "prover/agent/agent_rpc_server.h"
 #include "prover/backends/backend_factory.h"
 #include "prover/cli/cli.h"
@@ -70,6 +78,10 @@ DEFINE_int64(idle_timeout_s, wipeproof::kDefaultIdleTimeoutUs / 1'000'000,
 DEFINE_uint32(max_handshakes, static_cast<uint32_t>(wipeproof::kDefaultMaxHandshakes),
               "serve: TLS handshakes (connections not yet authenticated) at once; one more closes the oldest; they "
               "never count against --max_connections; default 16");
+DEFINE_string(metrics_listen, "",
+              "serve: HOST:PORT to serve Prometheus metrics on (GET /metrics, /healthz; plain HTTP, no "
+              "authentication: bind an address only the scraper reaches); port 0 picks a free one (printed); "
+              "empty (default) = no metrics");
 DEFINE_double(handshake_timeout_s, wipeproof::kDefaultHandshakeTimeoutUs / 1e6,
               "serve: seconds a connection may take to complete its TLS handshake before it is closed; default 10");
 
@@ -153,6 +165,11 @@ int RunServe() {
   if (!(FLAGS_handshake_timeout_s > 0) || FLAGS_handshake_timeout_s > 3600) {
     return UsageError(kSub, "--handshake_timeout_s must be > 0 and <= 3600");
   }
+  if (!FLAGS_metrics_listen.empty()) {
+    if (Status s = CheckListenAddress(FLAGS_metrics_listen, "--metrics_listen"); !s.ok()) {
+      return UsageError(kSub, s.message());
+    }
+  }
   BackendConfig backend_config;
   if (Status s = DevicesFromFlag(&backend_config); !s.ok()) return UsageError(kSub, s.message());
   auto budget = HostBudgetFromFlags();
@@ -208,7 +225,22 @@ int RunServe() {
   }
 
   kj::AsyncIoContext io = kj::setupAsyncIo();
+  MetricsRegistry registry;
+  std::optional<AgentMetrics> metrics;
+  if (!FLAGS_metrics_listen.empty()) {
+    metrics.emplace(registry, config.node_name, WIPEPROOF_VERSION_STRING);
+    config.metrics = &*metrics;
+  }
   AgentCore core(config, std::move(backends), SystemClock());
+  std::optional<MetricsHttpServer> metrics_server;
+  unsigned metrics_port = 0;
+  if (metrics) {
+    metrics->CollectFrom(core);
+    metrics_server.emplace(registry, *io.provider, io.provider->getTimer());
+    auto bound = metrics_server->Listen(FLAGS_metrics_listen, io.waitScope);
+    if (!bound.ok()) return Failure(kSub, bound.status());
+    metrics_port = *bound;
+  }
   AgentRpcServerOptions server_options;
   server_options.max_connections = FLAGS_max_connections;
   server_options.idle_timeout_us = FLAGS_idle_timeout_s * 1'000'000;
@@ -223,6 +255,11 @@ int RunServe() {
     return Failure(kSub, UnavailableError("cannot listen on " + FLAGS_listen + ": " + e.getDescription().cStr()));
   }
   std::printf("listening on %s:%u\n", listen_host.c_str(), port);
+  if (metrics_server) {
+    const std::string metrics_host = FLAGS_metrics_listen.substr(0, FLAGS_metrics_listen.rfind(':'));
+    std::printf("metrics on %s:%u\n", metrics_host.c_str(), metrics_port);
+    LOG(INFO) << "metrics on http://" << metrics_host << ":" << metrics_port << "/metrics";
+  }
   std::fflush(stdout);
   LOG(INFO) << "agent for node '" << config.node_name << "' (key id "
             << proto::KeyIdHex(proto::KeyIdOf(config.node_key.public_key)) << ") listening on " << listen_host << ":"

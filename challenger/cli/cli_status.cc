@@ -1,0 +1,58 @@
+// `wipeproof-challenger status`: the fleet at a glance from the ledger and the inventory
+// (challenger/fleet/fleet_status.h): per node its last verdict and that verdict's age, its bound,
+// its failed sessions, its last pass and when the next pass is due. A table on stdout, or JSON
+// with --json. The ledger is opened read-only and its whole chain verified first.
+// Exit status: 0 shown; 1 the ledger does not verify (nothing shown); 2 bad command line,
+// inventory, key or ledger file.
+#include <iostream>
+
+#include "challenger/cli/cli.h"
+#include "challenger/cli/cli_flags.h"
+#include "challenger/fleet/fleet_status.h"
+#include "challenger/ledger/ledger.h"
+#include "common/clock.h"
+#include "proto/key_files.h"
+
+namespace wipeproof {
+
+namespace {
+
+constexpr char kSub[] = "status";
+
+// The challenger's public key from --challenger_key: a PREFIX.pub, or the PREFIX.key serve uses.
+StatusOr<proto::PublicKey> ChallengerPublicKey() {
+  if (FLAGS_challenger_key.empty()) {
+    return InvalidArgumentError("--challenger_key is required (PREFIX-challenger.pub, or the .key)");
+  }
+  auto pub = proto::ReadPublicKeyFile(FLAGS_challenger_key);
+  if (pub.ok()) return pub;
+  auto pair = proto::ReadSecretKeyFile(FLAGS_challenger_key);
+  if (pair.ok()) return pair->public_key;
+  return pub.status().WithContext("--challenger_key");
+}
+
+}  // namespace
+
+int RunStatus() {
+  auto inventory = InventoryFromFlag();
+  if (!inventory.ok()) return ConfigError(kSub, inventory.status().WithContext("--inventory"));
+  auto pub = ChallengerPublicKey();
+  if (!pub.ok()) return ConfigError(kSub, pub.status());
+  if (FLAGS_ledger.empty()) return ConfigError(kSub, "--ledger is required (ledger database file)");
+  auto ledger = Ledger::OpenReadOnly(FLAGS_ledger);
+  if (!ledger.ok()) return ConfigError(kSub, ledger.status().WithContext("--ledger=" + FLAGS_ledger));
+  auto status = ReadFleetStatus(**ledger, *pub, *inventory, SystemClock().UnixMicros());
+  if (!status.ok()) {
+    std::cerr << "wipeproof-challenger " << kSub << ": " << status.status().ToString() << "\n";
+    return kExitFail;
+  }
+  if (FLAGS_json) {
+    std::cout << FleetStatusJson(*status).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+              << std::endl;
+  } else {
+    std::cout << FleetStatusTable(*status);
+  }
+  return kExitPass;
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,146 @@
+#include "challenger/fleet/fleet_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace wipeproof {
+
+namespace {
+
+// Seconds: 50 us to 10 s; a round's send-to-answer time sits well under its deadline when honest.
+const std::vector<double> kRoundBuckets = {5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2,
+                                           5e-2, 0.1,  0.25,   0.5,  1,    2.5,    5,    10};
+
+}  // namespace
+
+FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version, const std::vector<const Wave*>& waves,
+                           int64_t now_unix_us)
+    : registry_(registry),
+      sessions_(registry.AddCounter("wipeproof_challenger_sessions_total",
+                                    "Sessions per node by outcome: pass, fail (a failed verdict), busy (the node "
+                                    "ran another session), error (no session happened).",
+                                    {"node", "outcome"})),
+      bound_(registry.AddGauge("wipeproof_challenger_verdict_unwiped_bound_bytes",
+                               "The last verdict's stated bound on the node's memory that may not have been wiped, "
+                               "at the profile's confidence; NaN when the verdict stated no bound.",
+                               {"node"})),
+      pass_(registry.AddGauge("wipeproof_challenger_verdict_pass", "1 when the node's last verdict passed, else 0.",
+                              {"node"})),
+      last_verdict_(registry.AddGauge("wipeproof_challenger_last_verdict_timestamp_seconds",
+                                      "Unix time of the node's last verdict (0: none yet).", {"node"})),
+      last_pass_(registry.AddGauge("wipeproof_challenger_last_pass_timestamp_seconds",
+                                   "Unix time of the node's last passing verdict (0: none yet).", {"node"})),
+      pass_due_(registry.AddGauge("wipeproof_challenger_pass_due_timestamp_seconds",
+                                  "Unix time by which the node's next pass is due: its last pass (before one, the "
+                                  "challenger's start) plus its wave's period + jitter + 600 s.",
+                                  {"node"})),
+      rounds_(registry.AddHistogram("wipeproof_challenger_round_seconds",
+                                    "Challenge round latency, send to answer received, per node.", {"node"},
+                                    kRoundBuckets)),
+      fill_(registry.AddGauge("wipeproof_challenger_fill_seconds",
+                              "Order sent to fill report received, the node's last session.", {"node"})),
+      next_wave_(registry.AddGauge("wipeproof_challenger_next_wave_timestamp_seconds",
+                                   "Unix time of the wave's next run.", {"wave"})),
+      wave_runs_(registry.AddCounter("wipeproof_challenger_wave_runs_total",
+                                     "Wave runs by the wave verdict: pass, fail.", {"wave", "outcome"})),
+      ledger_entries_(
+          registry.AddGauge("wipeproof_challenger_ledger_entries", "Entries in the ledger.", {}).WithLabels({})),
+      ledger_verified_(registry
+                           .AddGauge("wipeproof_challenger_ledger_verified",
+                                     "1 when the whole ledger chain verified at the last check, 0 when it did not.", {})
+                           .WithLabels({})),
+      ledger_verified_at_(registry
+                              .AddGauge("wipeproof_challenger_ledger_last_verify_timestamp_seconds",
+                                        "Unix time of the last whole-chain ledger check (0: none yet).", {})
+                              .WithLabels({})),
+      backlog_bytes_(registry
+                         .AddGauge("wipeproof_challenger_precompute_backlog_bytes",
+                                   "Expected labels computed for wave runs not yet over (prepared ahead or running).",
+                                   {})
+                         .WithLabels({})),
+      waves_preparing_(registry
+                           .AddGauge("wipeproof_challenger_precompute_waves",
+                                     "Wave runs whose expected labels are being computed now.", {})
+                           .WithLabels({})) {
+  registry.AddGauge("wipeproof_challenger_info", "The challenger's version.", {"version"}).WithLabels({version}).Set(1);
+  const double now_s = static_cast<double>(now_unix_us) / 1e6;
+  for (const Wave* wave : waves) {
+    for (const char* outcome : {"pass", "fail"}) wave_runs_.WithLabels({wave->name, outcome});
+    for (const std::string& node : wave->nodes) {
+      for (const char* outcome : {"pass", "fail", "busy", "error"}) sessions_.WithLabels({node, outcome});
+      last_pass_.WithLabels({node});
+      last_verdict_.WithLabels({node});
+      due_after_s_[node] = wave->period_s + wave->jitter_s + kPassDueSlackS;
+      pass_due_.WithLabels({node}).Set(now_s + due_after_s_[node]);
+    }
+  }
+}
+
+const char* FleetMetrics::OutcomeOf(const WaveMemberResult& result) {
+  if (!result.outcome.ok()) return "error";
+  const SessionOutcome& o = *result.outcome;
+  if (o.pass) return "pass";
+  if (o.failure.reason == proto::FailureReason::ORDER_REFUSED &&
+      o.failure.text.find(" in progress (") != std::string::npos) {
+    return "busy";
+  }
+  return "fail";
+}
+
+void FleetMetrics::OnMemberResult(const WaveMemberResult& result, int64_t now_unix_us) {
+  const std::string& node = result.node;
+  const char* outcome = OutcomeOf(result);
+  sessions_.WithLabels({node, outcome}).Increment();
+  if (!result.outcome.ok()) return;
+  const SessionOutcome& o = *result.outcome;
+  const double now_s = static_cast<double>(now_unix_us) / 1e6;
+  last_verdict_.WithLabels({node}).Set(now_s);
+  pass_.WithLabels({node}).Set(o.pass ? 1 : 0);
+  if (o.pass) {
+    last_pass_.WithLabels({node}).Set(now_s);
+    auto gap = due_after_s_.find(node);
+    if (gap != due_after_s_.end()) pass_due_.WithLabels({node}).Set(now_s + gap->second);
+  }
+  bound_.WithLabels({node}).Set(o.summary.bound_stated ? static_cast<double>(o.summary.bound.total_bytes)
+                                                       : std::numeric_limits<double>::quiet_NaN());
+  fill_.WithLabels({node}).Set(static_cast<double>(o.fill_us) / 1e6);
+  Histogram& rounds = rounds_.WithLabels({node});
+  for (const RoundRecord& r : o.rounds) rounds.Observe(static_cast<double>(r.elapsed_us) / 1e6);
+}
+
+void FleetMetrics::SeedLastPass(const std::string& node, int64_t at_unix_us) {
+  const double at_s = static_cast<double>(at_unix_us) / 1e6;
+  auto gap = due_after_s_.find(node);
+  if (gap == due_after_s_.end() || at_s <= last_pass_.WithLabels({node}).Value()) return;
+  last_pass_.WithLabels({node}).Set(at_s);
+  // Due from the recorded pass, even if that is already past: a restart must not hide an overdue node.
+  pass_due_.WithLabels({node}).Set(at_s + gap->second);
+}
+
+void FleetMetrics::OnWaveRun(const std::string& wave, bool pass) {
+  wave_runs_.WithLabels({wave, pass ? "pass" : "fail"}).Increment();
+}
+
+void FleetMetrics::OnNextWave(const std::string& wave, int64_t at_unix_us) {
+  next_wave_.WithLabels({wave}).Set(static_cast<double>(at_unix_us) / 1e6);
+}
+
+void FleetMetrics::OnLedgerVerified(bool ok, int64_t now_unix_us) {
+  ledger_verified_.Set(ok ? 1 : 0);
+  ledger_verified_at_.Set(static_cast<double>(now_unix_us) / 1e6);
+}
+
+void FleetMetrics::SetPrecompute(uint64_t backlog_bytes, int waves_preparing) {
+  backlog_bytes_.Set(static_cast<double>(backlog_bytes));
+  waves_preparing_.Set(waves_preparing);
+}
+
+void FleetMetrics::CollectLedgerEntries(std::function<StatusOr<uint64_t>()> entries) {
+  registry_.AddCollector([this, entries = std::move(entries)] {
+    auto n = entries();
+    if (n.ok()) ledger_entries_.Set(static_cast<double>(*n));
+  });
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,97 @@
+// The challenger's Prometheus metrics for `serve --metrics_listen` (docs/metrics.md has the table):
+// session outcomes and verdict facts per node as each wave run reports them, the schedule, the
+// ledger and the expected-label precompute.
+//
+//   wipeproof_challenger_info{version}                                  gauge 1
+//   wipeproof_challenger_sessions_total{node,outcome}                   counter: pass, fail, busy, error
+//                                                                       (busy: the node ran another
+//                                                                       session; error: no session)
+//   wipeproof_challenger_verdict_unwiped_bound_bytes{node}              gauge: the last verdict's stated
+//                                                                       bound; NaN when it stated none
+//   wipeproof_challenger_verdict_pass{node}                             gauge: 1 last verdict passed, 0 not
+//   wipeproof_challenger_last_verdict_timestamp_seconds{node}           gauge, Unix seconds
+//   wipeproof_challenger_last_pass_timestamp_seconds{node}              gauge, Unix seconds (0: never)
+//   wipeproof_challenger_pass_due_timestamp_seconds{node}               gauge, Unix seconds: by when the
+//                                                                       next pass is due (alert when
+//                                                                       time() is past it): the last pass
+//                                                                       (or, before one, the start) plus
+//                                                                       the wave's period + jitter + 10 min
+//   wipeproof_challenger_round_seconds{node}                            histogram: send to answer
+//   wipeproof_challenger_fill_seconds{node}                             gauge: order to fill report,
+//                                                                       last session
+//   wipeproof_challenger_next_wave_timestamp_seconds{wave}              gauge, Unix seconds
+//   wipeproof_challenger_wave_runs_total{wave,outcome}                  counter: pass, fail
+//   wipeproof_challenger_ledger_entries                                 gauge (read at each scrape)
+//   wipeproof_challenger_ledger_verified                                gauge: 1 the whole chain verified
+//                                                                       at the last check, 0 not
+//   wipeproof_challenger_ledger_last_verify_timestamp_seconds           gauge, Unix seconds
+//   wipeproof_challenger_precompute_backlog_bytes                       gauge: expected labels computed
+//                                                                       for wave runs not yet over
+//   wipeproof_challenger_precompute_waves                               gauge: waves preparing now
+//
+// Thread-safety: every method is thread-safe (wave threads report concurrently).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "challenger/fleet/inventory.h"
+#include "challenger/fleet/wave_run.h"
+#include "common/metrics_registry.h"
+
+namespace wipeproof {
+
+class FleetMetrics {
+ public:
+  // Slack added to a wave's period + jitter for a pass to be due (the run itself takes time).
+  static constexpr double kPassDueSlackS = 600;
+
+  // Registers the families in `registry` (which must outlive this object) with a zero series for
+  // every node and wave of `waves`, so alerts see them before the first run; `now_unix_us` starts
+  // every node's pass-due clock. Call SeedLastPass for passes recorded before this start.
+  FleetMetrics(MetricsRegistry& registry, const std::string& version, const std::vector<const Wave*>& waves,
+               int64_t now_unix_us);
+  // A pass recorded before this process started (from the ledger), so a restart does not reset
+  // the last pass; ignored when older than what is known.
+  void SeedLastPass(const std::string& node, int64_t at_unix_us);
+
+  // One member's result of a wave run (`now_unix_us`: when it was reported).
+  void OnMemberResult(const WaveMemberResult& result, int64_t now_unix_us);
+  // A wave run's own verdict.
+  void OnWaveRun(const std::string& wave, bool pass);
+  void OnNextWave(const std::string& wave, int64_t at_unix_us);
+  // The result of a whole-chain ledger verification.
+  void OnLedgerVerified(bool ok, int64_t now_unix_us);
+  // Expected-label bytes computed for wave runs not yet over, and wave runs preparing, now.
+  void SetPrecompute(uint64_t backlog_bytes, int waves_preparing);
+  // Adds a collector that sets the ledger's entry count at each scrape from `entries` (errors: the
+  // gauge keeps its last value).
+  void CollectLedgerEntries(std::function<StatusOr<uint64_t>()> entries);
+
+  // The outcome label of a member result: pass, fail, busy, error.
+  static const char* OutcomeOf(const WaveMemberResult& result);
+
+ private:
+  MetricsRegistry& registry_;
+  CounterFamily& sessions_;
+  GaugeFamily& bound_;
+  GaugeFamily& pass_;
+  GaugeFamily& last_verdict_;
+  GaugeFamily& last_pass_;
+  GaugeFamily& pass_due_;
+  std::map<std::string, double> due_after_s_;  // per node: period + jitter + slack; const after construction
+  HistogramFamily& rounds_;
+  GaugeFamily& fill_;
+  GaugeFamily& next_wave_;
+  CounterFamily& wave_runs_;
+  Gauge& ledger_entries_;
+  Gauge& ledger_verified_;
+  Gauge& ledger_verified_at_;
+  Gauge& backlog_bytes_;
+  Gauge& waves_preparing_;
+};
+
+}  // namespace wipeproof

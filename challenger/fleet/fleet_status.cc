@@ -1,0 +1,186 @@
+#include "challenger/fleet/fleet_status.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "challenger/ledger/ledger_records.h"
+#include "challenger/ledger/ledger_verify.h"
+#include "challenger/session/failure.h"
+#include "proto/signing.h"
+
+namespace wipeproof {
+
+namespace {
+
+std::string Gib(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / static_cast<double>(uint64_t{1} << 30));
+  return buf;
+}
+
+std::string TimeOrDash(int64_t unix_us) { return unix_us == 0 ? "-" : FormatUnixMicrosUtc(unix_us); }
+
+}  // namespace
+
+std::string FormatAge(int64_t micros) {
+  const double s = static_cast<double>(micros < 0 ? 0 : micros) / 1e6;
+  char buf[32];
+  if (s < 120) {
+    std::snprintf(buf, sizeof buf, "%.0f s", s);
+  } else if (s < 7200) {
+    std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  } else if (s < 2 * 86400) {
+    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f d", s / 86400);
+  }
+  return buf;
+}
+
+StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicKey& challenger_pub,
+                                      const Inventory& inventory, int64_t now_unix_us) {
+  WP_ASSIGN_OR_RETURN(LedgerHead head, ledger.Verify(challenger_pub));
+  FleetStatus out;
+  out.ledger_path = ledger.path();
+  out.ledger_entries = head.entry_count;
+  out.now_unix_us = now_unix_us;
+  std::map<std::string, size_t> index;
+  auto node_at = [&](const std::string& name) -> NodeStatus& {
+    auto it = index.find(name);
+    if (it != index.end()) return out.nodes[it->second];
+    index[name] = out.nodes.size();
+    NodeStatus n;
+    n.node = name;
+    if (const Wave* w = inventory.WaveOf(name)) n.wave = w->name;
+    out.nodes.push_back(n);
+    return out.nodes.back();
+  };
+  for (const InventoryNode& n : inventory.nodes) node_at(n.name);
+
+  // Rows up to the verified head only (a row appended meanwhile is left for the next look).
+  Status walked = ledger.ForEachRow(std::nullopt, [&](const LedgerRow& row) -> Status {
+    if (row.sequence >= head.entry_count) return Status::Ok();
+    if (row.kind != static_cast<int64_t>(proto::LedgerRecordKind::VERDICT)) return Status::Ok();
+    WP_ASSIGN_OR_RETURN(VerifiedEntry entry, VerifyLedgerRow(row, challenger_pub));
+    WP_ASSIGN_OR_RETURN(proto::SignedEnvelope envelope, proto::DecodeEnvelope(proto::AsView(entry.record)));
+    WP_ASSIGN_OR_RETURN(auto verdict, proto::VerifyAndParse<proto::Verdict>(envelope, challenger_pub));
+    proto::Verdict::Reader v = verdict.root();
+    NodeStatus& n = node_at(v.getNodeName().cStr());
+    NodeVerdictStatus last;
+    last.pass = v.getPass();
+    last.at_unix_us = v.getIssuedAtUnixUs();
+    last.ledger_sequence = row.sequence;
+    last.bound_stated = v.getBoundStated();
+    last.bound_bytes = v.getTotalUnwipedBoundBytes();
+    last.statement = v.getStatement().cStr();
+    if (!last.pass) {
+      const std::string text = v.getFailure().getText().cStr();
+      last.failure = FailureReasonName(v.getFailure().getReason()) + (text.empty() ? "" : ": " + text);
+      last.busy = v.getFailure().getReason() == proto::FailureReason::ORDER_REFUSED &&
+                  text.find(" in progress (") != std::string::npos;
+    }
+    ++n.sessions;
+    if (last.pass) {
+      n.last_pass_unix_us = last.at_unix_us;
+    } else if (last.busy) {
+      ++n.busy;
+    } else {
+      ++n.failures;
+    }
+    n.last = last;
+    return Status::Ok();
+  });
+  if (!walked.ok()) return walked.WithContext("reading the ledger's verdicts");
+  for (NodeStatus& n : out.nodes) {
+    const Wave* w = inventory.WaveOf(n.node);
+    if (w != nullptr && n.last_pass_unix_us != 0) {
+      n.next_due_unix_us = n.last_pass_unix_us + static_cast<int64_t>((w->period_s + w->jitter_s) * 1e6);
+    }
+  }
+  return out;
+}
+
+std::string FleetStatusTable(const FleetStatus& status) {
+  std::vector<std::vector<std::string>> rows = {
+      {"NODE", "WAVE", "LAST VERDICT", "AGE", "BOUND (unwiped, at most)", "FAILED", "LAST PASS", "NEXT DUE"}};
+  for (const NodeStatus& n : status.nodes) {
+    std::vector<std::string> r = {n.node, n.wave.empty() ? "(none)" : n.wave};
+    if (!n.last) {
+      r.insert(r.end(), {"none", "-", "-"});
+    } else {
+      r.push_back(n.last->pass ? "PASS" : (n.last->busy ? "BUSY" : "FAIL"));
+      r.push_back(FormatAge(status.now_unix_us - n.last->at_unix_us));
+      r.push_back(n.last->bound_stated
+                      ? Gib(n.last->bound_bytes) + " (" + std::to_string(n.last->bound_bytes) + " bytes)"
+                      : "no bound stated");
+    }
+    r.push_back(std::to_string(n.failures) + " of " + std::to_string(n.sessions) +
+                (n.busy > 0 ? " (+" + std::to_string(n.busy) + " busy)" : ""));
+    r.push_back(TimeOrDash(n.last_pass_unix_us));
+    std::string due = TimeOrDash(n.next_due_unix_us);
+    if (n.next_due_unix_us != 0 && n.next_due_unix_us < status.now_unix_us) due += " (OVERDUE)";
+    r.push_back(due);
+    rows.push_back(r);
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  for (const NodeStatus& n : status.nodes) {
+    if (n.last && !n.last->pass) out += n.node + ": last verdict failed: " + n.last->failure + "\n";
+  }
+  out += "ledger " + status.ledger_path + ": " + std::to_string(status.ledger_entries) +
+         " entries, the whole chain verified\n";
+  return out;
+}
+
+nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const NodeStatus& n : status.nodes) {
+    nlohmann::ordered_json j;
+    j["node"] = n.node;
+    j["wave"] = n.wave.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(n.wave);
+    if (n.last) {
+      nlohmann::ordered_json l;
+      l["pass"] = n.last->pass;
+      l["busy"] = n.last->busy;
+      l["failure"] = n.last->failure;
+      l["at"] = FormatUnixMicrosUtc(n.last->at_unix_us);
+      l["at_unix_us"] = n.last->at_unix_us;
+      l["age_s"] = static_cast<double>(status.now_unix_us - n.last->at_unix_us) / 1e6;
+      l["bound_stated"] = n.last->bound_stated;
+      l["bound_bytes"] = n.last->bound_stated ? nlohmann::ordered_json(n.last->bound_bytes) : nlohmann::ordered_json();
+      l["statement"] = n.last->statement;
+      l["ledger_sequence"] = n.last->ledger_sequence;
+      j["last_verdict"] = l;
+    } else {
+      j["last_verdict"] = nullptr;
+    }
+    j["sessions"] = n.sessions;
+    j["failures"] = n.failures;
+    j["busy"] = n.busy;
+    j["last_pass_unix_us"] =
+        n.last_pass_unix_us == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(n.last_pass_unix_us);
+    j["next_due_unix_us"] =
+        n.next_due_unix_us == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(n.next_due_unix_us);
+    j["overdue"] = n.next_due_unix_us != 0 && n.next_due_unix_us < status.now_unix_us;
+    nodes.push_back(j);
+  }
+  nlohmann::ordered_json out;
+  out["ledger"] = {{"path", status.ledger_path}, {"entries", status.ledger_entries}, {"verified", true}};
+  out["now_unix_us"] = status.now_unix_us;
+  out["nodes"] = nodes;
+  return out;
+}
+
+}  // namespace wipeproof

@@ -1,0 +1,66 @@
+// The fleet at a glance (`wipeproof-challenger status`): per inventory node, its last verdict in
+// the ledger and that verdict's age, its bound, how many of its sessions failed, its last pass, and
+// when the next pass is due by its wave's schedule. Read from the ledger, whose whole chain is
+// verified first (a status built on a ledger that does not verify is refused).
+//
+// Units: Unix microseconds for times, bytes for sizes.
+// Thread-safety: pure functions over their arguments (the ledger serializes its own reads).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "challenger/fleet/inventory.h"
+#include "challenger/ledger/ledger.h"
+#include "common/status.h"
+
+namespace wipeproof {
+
+struct NodeVerdictStatus {
+  bool pass = false;
+  std::string failure;  // "wrongLabel: ..." when failed; empty on a pass
+  bool busy = false;    // failed because the agent ran another session (orderRefused "... in progress")
+  bool bound_stated = false;
+  uint64_t bound_bytes = 0;  // meaningful when bound_stated
+  std::string statement;
+  int64_t at_unix_us = 0;  // the verdict's issuedAt
+  uint64_t ledger_sequence = 0;
+};
+
+struct NodeStatus {
+  std::string node;
+  std::string wave;                       // empty: in no wave (serve never wipes it)
+  std::optional<NodeVerdictStatus> last;  // none: no verdict in the ledger
+  uint64_t sessions = 0;                  // verdicts recorded for the node
+  uint64_t failures = 0;                  // failed verdicts, busy ones not counted
+  uint64_t busy = 0;                      // sessions refused because the node ran another
+  int64_t last_pass_unix_us = 0;          // 0: never passed
+  // By the wave's schedule: the last pass + period + jitter (a run lasts beyond that a little);
+  // 0 when the node is in no wave or never passed.
+  int64_t next_due_unix_us = 0;
+};
+
+struct FleetStatus {
+  std::string ledger_path;
+  uint64_t ledger_entries = 0;    // all verified
+  std::vector<NodeStatus> nodes;  // inventory order, then nodes only the ledger knows
+  int64_t now_unix_us = 0;
+};
+
+// Errors: the ledger's Verify errors (DATA_LOSS naming the first bad entry, PERMISSION_DENIED for a
+// ledger written by another key), SQLite errors.
+StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicKey& challenger_pub,
+                                      const Inventory& inventory, int64_t now_unix_us);
+
+// A table for people, one line per node (sizes in GiB beside bytes, ages in s/min/h/d).
+std::string FleetStatusTable(const FleetStatus& status);
+// The same as JSON: {"ledger": {...}, "now": ..., "nodes": [{...}]}.
+nlohmann::ordered_json FleetStatusJson(const FleetStatus& status);
+
+// "42 s", "5.0 min", "3.2 h", "2.1 d".
+std::string FormatAge(int64_t micros);
+
+}  // namespace wipeproof

@@ -1,0 +1,160 @@
+#include "common/metrics_http_server.h"
+
+#include <kj/async-unix.h>
+#include <kj/compat/http.h>
+
+#include <cstdio>
+#include <future>
+#include <mutex>
+#include <utility>
+
+namespace wipeproof {
+
+namespace {
+
+constexpr char kMetricsContentType[] = "text/plain; version=0.0.4; charset=utf-8";
+
+class MetricsService final : public kj::HttpService {
+ public:
+  MetricsService(const MetricsRegistry& registry, const kj::HttpHeaderTable& table)
+      : registry_(registry), table_(table) {}
+
+  kj::Promise<void> request(kj::HttpMethod method, kj::StringPtr url, const kj::HttpHeaders&, kj::AsyncInputStream&,
+                            Response& response) override {
+    std::string path(url.cStr());
+    path = path.substr(0, path.find('?'));
+    kj::HttpHeaders headers(table_);
+    uint code = 200;
+    kj::StringPtr status_text = "OK";
+    std::string body;
+    if (path != "/metrics" && path != "/healthz") {
+      code = 404;
+      status_text = "Not Found";
+      body = "not found: this server answers /metrics and /healthz\n";
+      headers.set(kj::HttpHeaderId::CONTENT_TYPE, "text/plain; charset=utf-8");
+    } else if (method != kj::HttpMethod::GET && method != kj::HttpMethod::HEAD) {
+      code = 405;
+      status_text = "Method Not Allowed";
+      body = "only GET and HEAD\n";
+      headers.set(kj::HttpHeaderId::CONTENT_TYPE, "text/plain; charset=utf-8");
+      headers.add("Allow", "GET, HEAD");
+    } else if (path == "/metrics") {
+      body = registry_.Render();
+      headers.set(kj::HttpHeaderId::CONTENT_TYPE, kMetricsContentType);
+    } else {
+      body = "ok\n";
+      headers.set(kj::HttpHeaderId::CONTENT_TYPE, "text/plain; charset=utf-8");
+    }
+    auto stream = response.send(code, status_text, headers, static_cast<uint64_t>(body.size()));
+    if (method == kj::HttpMethod::HEAD || body.empty()) return kj::READY_NOW;
+    auto text = kj::heapString(body.data(), body.size());
+    auto write = stream->write(text.begin(), text.size());
+    return write.attach(kj::mv(stream), kj::mv(text));
+  }
+
+ private:
+  const MetricsRegistry& registry_;
+  const kj::HttpHeaderTable& table_;
+};
+
+}  // namespace
+
+Status CheckListenAddress(const std::string& address, const std::string& flag) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
+    return InvalidArgumentError(flag + " must be HOST:PORT, e.g. 127.0.0.1:9401 (port 0: any free port), not '" +
+                                address + "'");
+  }
+  for (size_t i = colon + 1; i < address.size(); ++i) {
+    if (address[i] < '0' || address[i] > '9') {
+      return InvalidArgumentError(flag + ": the port of '" + address + "' is not a number");
+    }
+  }
+  return Status::Ok();
+}
+
+struct MetricsHttpServer::Impl {
+  Impl(const MetricsRegistry& registry, kj::AsyncIoProvider& io_provider, kj::Timer& timer)
+      : io(io_provider), service(registry, table), server(timer, table, service) {}
+
+  kj::AsyncIoProvider& io;
+  kj::HttpHeaderTable table;
+  MetricsService service;
+  kj::HttpServer server;
+  kj::Own<kj::ConnectionReceiver> listener;
+  kj::Promise<void> serving = nullptr;
+};
+
+MetricsHttpServer::MetricsHttpServer(const MetricsRegistry& registry, kj::AsyncIoProvider& io, kj::Timer& timer)
+    : impl_(std::make_unique<Impl>(registry, io, timer)) {}
+
+MetricsHttpServer::~MetricsHttpServer() = default;
+
+StatusOr<unsigned> MetricsHttpServer::Listen(const std::string& address, kj::WaitScope& wait_scope) {
+  if (Status s = CheckListenAddress(address, "--metrics_listen"); !s.ok()) return s;
+  try {
+    auto parsed = impl_->io.getNetwork().parseAddress(address.c_str()).wait(wait_scope);
+    impl_->listener = parsed->listen();
+  } catch (const kj::Exception& e) {
+    const std::string what = e.getDescription().cStr();
+    if (what.find("Address already in use") != std::string::npos) {
+      return UnavailableError("cannot listen on " + address +
+                              " for metrics: the address is already in use (another process holds the port; choose "
+                              "another --metrics_listen)");
+    }
+    return UnavailableError("cannot listen on " + address + " for metrics: " + what);
+  }
+  const unsigned port = impl_->listener->getPort();
+  impl_->serving = impl_->server.listenHttp(*impl_->listener).eagerlyEvaluate([address](kj::Exception&& e) {
+    // Only accept() failing ends listenHttp; the process goes on without its metrics.
+    std::fprintf(stderr, "metrics on %s stopped: %s\n", address.c_str(), e.getDescription().cStr());
+  });
+  return port;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct MetricsHttpThread::Shared {
+  std::mutex mu;
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> stop;  // guarded by mu; set while serving
+  bool stopping = false;                                // guarded by mu
+};
+
+MetricsHttpThread::MetricsHttpThread(const MetricsRegistry& registry)
+    : registry_(registry), shared_(std::make_shared<Shared>()) {}
+
+MetricsHttpThread::~MetricsHttpThread() {
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    shared_->stopping = true;
+    if (shared_->stop) shared_->stop->fulfill();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+StatusOr<unsigned> MetricsHttpThread::Start(const std::string& address) {
+  if (Status s = CheckListenAddress(address, "--metrics_listen"); !s.ok()) return s;
+  std::promise<StatusOr<unsigned>> started;
+  std::future<StatusOr<unsigned>> result = started.get_future();
+  thread_ = std::thread([this, address, &started, shared = shared_] {
+    kj::AsyncIoContext io = kj::setupAsyncIo();
+    MetricsHttpServer server(registry_, *io.provider, io.provider->getTimer());
+    auto stop = kj::newPromiseAndCrossThreadFulfiller<void>();
+    StatusOr<unsigned> port = server.Listen(address, io.waitScope);
+    const bool ok = port.ok();
+    {
+      std::lock_guard<std::mutex> lock(shared->mu);
+      if (ok && !shared->stopping) shared->stop = kj::mv(stop.fulfiller);
+    }
+    started.set_value(port);  // `started` is not touched after this
+    if (!ok) return;
+    stop.promise.wait(io.waitScope);
+    std::lock_guard<std::mutex> lock(shared->mu);
+    shared->stop = nullptr;
+  });
+  StatusOr<unsigned> port = result.get();
+  if (!port.ok()) thread_.join();
+  return port;
+}
+
+}  // namespace wipeproof
