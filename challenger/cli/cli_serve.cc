@@ -129,8 +129,13 @@ int RunServe() {
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   LedgerRecordSink sink(ledger->get());
-  const TcpSessionOptions& options = setup->tcp;
   ServeState state;
+  TcpSessionOptions options = setup->tcp;
+  // Draining and resuming nodes (the inventory's lifecycle) is reported as it happens.
+  options.lifecycle_notice = [&state](const std::string& line) {
+    std::lock_guard<std::mutex> lock(state.mu);
+    std::cerr << line << "\n";
+  };
 
   // Each wave's next run is prepared (challenges drawn, expected labels computed) while its thread
   // waits for the run's time, so its orders go out at that time rather than after verification;
