@@ -75,6 +75,9 @@ JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 SwitchType=switch/none
+# Patient pings: a busy two-core machine (the wipe itself fills with both cores) may answer late.
+MessageTimeout=30
+SlurmdTimeout=60
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=main Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
@@ -89,7 +92,7 @@ node_reason() { scontrol show node "$host" 2>/dev/null | sed -n 's/^ *Reason=\(.
 for _ in $(seq 1 60); do [[ "$(node_field State)" == IDLE ]] && break; sleep 0.5; done
 [[ "$(node_field State)" == IDLE ]] || fail "the Slurm node did not come up: $(scontrol show node "$host" 2>&1)"
 step "one-node Slurm cluster up (node $host)"
-[[ "$(srun -N1 -t 1 hostname)" == "$host" ]] || fail "a first job did not run"
+[[ "$(timeout 60 srun -N1 -t 1 hostname)" == "$host" ]] || fail "a first job did not run"
 step "job 1 (srun hostname) ran on $host"
 
 # ---- keys, two agents (an honest one, one holding half of what the inventory declares)
@@ -156,10 +159,11 @@ wait "$serve_pid" || fail "serve --once exited $? (the wipe should pass): $(tail
 grep -q "draining node $host" "$w/serve1.log" || fail "serve did not log the drain"
 grep -q "node $host passed and was resumed" "$w/serve1.log" || fail "serve did not log the resume: $(tail -5 "$w/serve1.log")"
 state=$(node_field State)
-[[ "$state" == IDLE ]] || fail "after a pass the node is $state, not IDLE (reason: $(node_reason))"
+# IDLE, without DRAIN (a transient NOT_RESPONDING from a missed ping on a busy machine is no matter).
+[[ "$state" == IDLE* && "$state" != *DRAIN* ]] || fail "after a pass the node is $state, not IDLE (reason: $(node_reason))"
 [[ -z "$(squeue -h -j "$job" -o %i 2>/dev/null)" ]] || fail "job $job still queued"
 step "wave passed; node resumed: State=$state"
-[[ "$(srun -N1 -t 1 hostname)" == "$host" ]] || fail "a job after the resume did not run"
+[[ "$(timeout 60 srun -N1 -t 1 hostname)" == "$host" ]] || fail "a job after the resume did not run"
 step "job 3 (srun hostname) ran on the resumed node"
 
 # ---- 2: a failing wipe leaves the node drained, with the verdict's reason
