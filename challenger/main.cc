@@ -117,7 +117,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "Stops on SIGINT/SIGTERM after the running wave, after --max_sessions, or with --once after one\n"
        "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.",
        {"inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-        "connect_timeout_s", "wave", "max_sessions", "once"},
+        "connect_timeout_s", "wave", "max_sessions", "once", "shard"},
        &RunServe},
       {"calibrate",
        "measure a node over the real path and write a calibrated parameter profile",

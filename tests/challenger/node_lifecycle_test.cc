@@ -17,6 +17,7 @@
 #include "challenger/fleet/slurm_lifecycle.h"
 #include "challenger/fleet/wave_drain.h"
 #include "challenger/fleet/wave_run.h"
+#include "challenger/fleet/wave_shard.h"
 #include "common/json_fields.h"
 #include "common/subprocess.h"
 #include "tests/support/challenger_fixtures.h"
@@ -378,6 +379,28 @@ TEST_F(KubernetesLifecycleTest, CordonsDrainsAndUncordonsThroughKubectl) {
                                "uncordon gpu-1\n" + k + "annotate node gpu-1 wipeproof.io/drain-reason-\n" + k +
                                "cordon gpu-1\n" + k +
                                "annotate node gpu-1 --overwrite wipeproof.io/drain-reason=wipe FAILED: lateFill\n");
+}
+
+// ---- sharding waves over challengers
+
+TEST(WaveShardTest, EveryWaveHasExactlyOneShard) {
+  Inventory inventory;
+  for (int k = 0; k < 7; ++k) inventory.waves.push_back(Wave{"w" + std::to_string(k), {}, 60, 0, true});
+  std::vector<int> owners(7, 0);
+  for (uint32_t i = 0; i < 3; ++i) {
+    auto shard = ParseWaveShard(std::to_string(i) + "/3");
+    ASSERT_TRUE(shard.ok());
+    for (const Wave* w : WavesOfShard(inventory, *shard)) ++owners[std::stoi(w->name.substr(1))];
+  }
+  EXPECT_EQ(owners, std::vector<int>(7, 1));
+  auto second = WavesOfShard(inventory, *ParseWaveShard("1/3"));
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[0]->name, "w1");
+  EXPECT_EQ(second[1]->name, "w4");
+  EXPECT_EQ(WavesOfShard(inventory, *ParseWaveShard("")).size(), 7u);
+  for (const char* bad : {"3/3", "1", "a/2", "0/0", "-1/2", "0/2000"}) {
+    EXPECT_EQ(ParseWaveShard(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 // ---- RunProcess

@@ -161,6 +161,9 @@ def check(docs):
                 errors.append(f"challenger: key {path} is not from a Secret")
             elif secrets[vol].get("defaultMode") != 0o400:
                 errors.append(f"challenger: key Secret {vol} must be mode 0400 (secret keys are refused otherwise)")
+        shard = [a.split("=", 1)[1] for a in container.get("args", []) if a.startswith("--shard=")]
+        if not shard or shard[0] != f"$(REPLICA)/{sts.get('replicas')}":
+            errors.append(f"challenger: --shard must be $(REPLICA)/<replicas> ({sts.get('replicas')}), got {shard}")
         services = {d["metadata"]["name"] for _, d in by_kind.get("Service", [])}
         if sts.get("serviceName") not in services:
             errors.append(f"challenger: serviceName {sts.get('serviceName')} names no Service")
@@ -210,6 +213,7 @@ BREAKS = {
     "readable key secret":
         lambda d: challenger_sts(d)["template"]["spec"]["volumes"][0]["secret"].__setitem__("defaultMode", 0o444),
     "wrong namespace": lambda d: find(d, "Service", "wipeproof-agent-metrics")["metadata"].__setitem__("namespace", "x"),
+    "replicas without shards": lambda d: challenger_sts(d).__setitem__("replicas", 3),
     "no eviction right": lambda d: find(d, "ClusterRole", "wipeproof-challenger-drain")["rules"].pop(2),
 }
 
