@@ -97,6 +97,7 @@ step "job 1 (srun hostname) ran on $host"
 
 # ---- keys, two agents (an honest one, one holding half of what the inventory declares)
 "$challenger" keygen --out="$w/inspect" >/dev/null
+# Starts an agent in this shell (so cleanup stops it) and sets $address to where it listens.
 start_agent() {  # NAME BUDGET_BYTES LOG
   "$prover" keygen --out="$w/$1" >/dev/null
   "$prover" serve --listen=127.0.0.1:0 --node_name="$host" --authority_key="$w/inspect-authority.pub" \
@@ -104,7 +105,7 @@ start_agent() {  # NAME BUDGET_BYTES LOG
     --node_key="$w/$1.key" --host_budget_bytes="$2" --devices=host --threads=2 >"$w/$1.out" 2>"$w/$3" &
   pids+=($!)
   for _ in $(seq 1 100); do grep -q '^listening on ' "$w/$1.out" 2>/dev/null && break; sleep 0.1; done
-  sed -n 's/^listening on //p' "$w/$1.out"
+  address=$(sed -n 's/^listening on //p' "$w/$1.out")
 }
 write_inventory() {  # FILE ADDRESS NODE_KEY_NAME
   cat >"$1" <<JSON
@@ -126,9 +127,9 @@ serve() {  # INVENTORY LOG
     --challenger_key="$w/inspect-challenger.key" --ledger="$w/ledger.db" --threads=1 >"$w/$2.out" 2>"$w/$2"
 }
 
-good=$(start_agent node 67108864 agent1.log)
-[[ -n "$good" ]] || fail "the agent did not start: $(cat "$w/agent1.log")"
-write_inventory "$w/inventory.json" "$good" node
+start_agent node 67108864 agent1.log
+[[ -n "$address" ]] || fail "the agent did not start: $(cat "$w/agent1.log")"
+write_inventory "$w/inventory.json" "$address" node
 
 # ---- 1: a running job, the wave drains the node (waiting for the job), wipes it, resumes it
 job=$(sbatch --parsable -N1 -t 2 -o /dev/null --wrap="sleep 6")
@@ -167,9 +168,9 @@ step "wave passed; node resumed: State=$state"
 step "job 3 (srun hostname) ran on the resumed node"
 
 # ---- 2: a failing wipe leaves the node drained, with the verdict's reason
-short=$(start_agent cheat 33554432 agent2.log)
-[[ -n "$short" ]] || fail "the second agent did not start: $(cat "$w/agent2.log")"
-write_inventory "$w/inventory2.json" "$short" cheat
+start_agent cheat 33554432 agent2.log
+[[ -n "$address" ]] || fail "the second agent did not start: $(cat "$w/agent2.log")"
+write_inventory "$w/inventory2.json" "$address" cheat
 if serve "$w/inventory2.json" serve2.log; then fail "serve --once passed a node holding half its memory"; fi
 state=$(node_field State)
 reason=$(node_reason)
