@@ -123,7 +123,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.\n"
        "--metrics_listen=HOST:PORT serves Prometheus metrics on /metrics and /healthz (docs/metrics.md).",
        {"inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-        "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen"},
+        "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard"},
        &RunServe},
       {"calibrate",
        "measure a node over the real path and write a calibrated parameter profile",

@@ -10,7 +10,12 @@ packages=(cmake ninja-build pkg-config g++ libsodium-dev capnproto libcapnp-dev 
           openssl   # tests/system/fault_process_test.sh: s_client, a TLS client without the pinned certificate
           python3 python3-nacl  # tests/system/audit_test.sh: docs/audit_recipe.py (Ed25519 via PyNaCl)
           prometheus  # tests/system/prometheus_*: promtool (check metrics/rules) and a real Prometheus server
-          clang-15)  # scripts/fuzz.sh: clang++-15 and libFuzzer (libclang-common-15-dev, a dependency)
+          clang-15   # scripts/fuzz.sh: clang++-15 and libFuzzer (libclang-common-15-dev, a dependency)
+          systemd    # tests/system/systemd_units_test.sh: systemd-analyze verify / security --offline
+          dpkg-dev   # cpack -G DEB: dpkg-shlibdeps (tests/system/package_install_test.sh)
+          slurmctld slurmd slurm-client munge  # tests/system/slurm_drain_test.sh: a one-node Slurm cluster
+          python3-yaml  # tests/system/kubernetes_manifests_test.py: the manifests' offline check
+          )
 if [[ "${1:-}" == "--with-hip" || "${WIPEPROOF_WITH_HIP:-0}" == "1" ]]; then
   packages+=(hipcc libamdhip64-dev rocm-device-libs)
 fi

@@ -33,6 +33,9 @@ DEFINE_double(connect_timeout_s, 10, "seconds to wait for the TCP connection to 
 DEFINE_string(wave, "", "serve: run only this wave; default every wave of the inventory");
 DEFINE_uint64(max_sessions, 0, "serve: stop after the wave run that brings the sessions to at least N; 0 = no limit");
 DEFINE_bool(once, false, "serve: run every wave once, now, then exit");
+DEFINE_string(shard, "",
+              "serve: I/N: run only the inventory's waves k with k mod N = I (one of N challengers, each with its "
+              "own ledger; the Kubernetes StatefulSet passes its replica ordinal); default every wave");
 DEFINE_double(prepare_ahead_gib, 4,
               "serve: expected labels (GiB) that waves' next runs may hold while prepared ahead of their time; a run "
               "that would go over is prepared at its time instead (its orders then wait for it)");

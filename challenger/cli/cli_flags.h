@@ -30,6 +30,7 @@ DECLARE_double(connect_timeout_s);
 DECLARE_string(wave);
 DECLARE_uint64(max_sessions);
 DECLARE_bool(once);
+DECLARE_string(shard);
 DECLARE_double(prepare_ahead_gib);
 DECLARE_string(metrics_listen);
 DECLARE_string(what);

@@ -26,6 +26,7 @@
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/fleet/scheduler.h"
 #include "challenger/fleet/wave_run.h"
+#include "challenger/fleet/wave_shard.h"
 #include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/session/session_plan.h"
 #include "common/clock.h"
@@ -97,13 +98,21 @@ int RunServe() {
   const Profile& profile = setup->profile;
   const SessionKeys& keys = setup->keys;
 
+  auto shard = ParseWaveShard(FLAGS_shard);
+  if (!shard.ok()) return ConfigError(kSub, shard.status().WithContext("--shard"));
   std::vector<const Wave*> waves;
-  for (const Wave& w : inventory.waves) {
-    if (FLAGS_wave.empty() || w.name == FLAGS_wave) waves.push_back(&w);
+  for (const Wave* w : WavesOfShard(inventory, *shard)) {
+    if (FLAGS_wave.empty() || w->name == FLAGS_wave) waves.push_back(w);
   }
   if (waves.empty()) {
-    return ConfigError(kSub, FLAGS_wave.empty() ? "the inventory has no waves to schedule"
-                                                : "the inventory has no wave named '" + FLAGS_wave + "'");
+    std::string why = FLAGS_wave.empty() ? "the inventory has no waves to schedule"
+                                         : "the inventory has no wave named '" + FLAGS_wave + "'";
+    if (shard->count > 1) why += " in shard " + FLAGS_shard;
+    return ConfigError(kSub, why);
+  }
+  if (shard->count > 1) {
+    std::cerr << "wipeproof-challenger serve: shard " << FLAGS_shard << ": " << waves.size() << " of "
+              << inventory.waves.size() << " waves\n";
   }
   // Every node of every scheduled wave must plan now, so a configuration error stops serve at start.
   for (const Wave* w : waves) {
@@ -174,8 +183,13 @@ int RunServe() {
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   LedgerRecordSink sink(ledger->get());
-  const TcpSessionOptions& options = setup->tcp;
   ServeState state;
+  TcpSessionOptions options = setup->tcp;
+  // Draining and resuming nodes (the inventory's lifecycle) is reported as it happens.
+  options.lifecycle_notice = [&state](const std::string& line) {
+    std::lock_guard<std::mutex> lock(state.mu);
+    std::cerr << line << "\n";
+  };
 
   // Each wave's next run is prepared (challenges drawn, expected labels computed) while its thread
   // waits for the run's time, so its orders go out at that time rather than after verification;

@@ -98,7 +98,7 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
   WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "certificate_file",
                                          "no_nvme_in_reach", "network_isolated_during_wipe", "egress_bytes_per_s",
-                                         "other_memory", "devices"}));
+                                         "other_memory", "scheduler_name", "lifecycle", "devices"}));
   InventoryNode n;
   WP_RETURN_IF_ERROR(obj.String("name", &n.name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), n.name));
@@ -106,6 +106,14 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   WP_RETURN_IF_ERROR(CheckAddress(n.address).WithContext(obj.PathOf("address")));
   WP_RETURN_IF_ERROR(obj.OptionalBool("no_nvme_in_reach", &n.no_nvme_in_reach));
   WP_RETURN_IF_ERROR(ParseReach(obj, &n.reach));
+  n.scheduler_name = n.name;
+  WP_RETURN_IF_ERROR(obj.OptionalString("scheduler_name", &n.scheduler_name));
+  WP_RETURN_IF_ERROR(CheckName(obj.PathOf("scheduler_name"), n.scheduler_name));
+  if (obj.Has("lifecycle")) {
+    WP_ASSIGN_OR_RETURN(LifecycleSpec spec,
+                        ParseLifecycleSpec(obj.Get("lifecycle"), obj.PathOf("lifecycle"), base_dir));
+    n.lifecycle = std::move(spec);
+  }
   const bool inline_key = obj.Has("public_key"), key_file = obj.Has("public_key_file");
   if (inline_key == key_file) {
     return InvalidArgumentError(path + ": give exactly one of public_key (64 hex digits) and public_key_file");
@@ -152,15 +160,20 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   return n;
 }
 
-StatusOr<Wave> ParseWave(const nlohmann::json& value, const std::string& path) {
+StatusOr<Wave> ParseWave(const nlohmann::json& value, const std::string& path, const std::string& base_dir) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
-  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "nodes", "period_s", "jitter_s", "complete"}));
+  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "nodes", "period_s", "jitter_s", "complete", "lifecycle"}));
   Wave w;
   WP_RETURN_IF_ERROR(obj.String("name", &w.name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), w.name));
   WP_RETURN_IF_ERROR(obj.Double("period_s", &w.period_s));
   WP_RETURN_IF_ERROR(obj.OptionalDouble("jitter_s", &w.jitter_s));
   WP_RETURN_IF_ERROR(obj.Bool("complete", &w.complete));
+  if (obj.Has("lifecycle")) {
+    WP_ASSIGN_OR_RETURN(LifecycleSpec spec,
+                        ParseLifecycleSpec(obj.Get("lifecycle"), obj.PathOf("lifecycle"), base_dir));
+    w.lifecycle = std::move(spec);
+  }
   if (!(w.period_s > 0) || !(w.period_s <= kMaxWavePeriodS)) {
     char got[40];
     std::snprintf(got, sizeof(got), "%.10g", w.period_s);
@@ -223,7 +236,7 @@ Status ParseInventoryInto(const nlohmann::json& doc, const std::string& base_dir
     std::map<std::string, std::string> wave_of;
     for (size_t i = 0; i < waves.size(); ++i) {
       const std::string path = Indexed("waves", i);
-      WP_ASSIGN_OR_RETURN(Wave w, ParseWave(waves[i], path));
+      WP_ASSIGN_OR_RETURN(Wave w, ParseWave(waves[i], path, base_dir));
       if (!wave_names.insert(w.name).second) {
         return InvalidArgumentError(path + ".name: '" + w.name + "' appears twice");
       }
@@ -273,6 +286,16 @@ const Wave* Inventory::WaveOf(const std::string& node) const {
     }
   }
   return nullptr;
+}
+
+std::optional<LifecycleSpec> Inventory::LifecycleOf(const std::string& node) const {
+  std::optional<LifecycleSpec> spec;
+  const Wave* wave = WaveOf(node);
+  if (wave != nullptr) spec = wave->lifecycle;
+  const InventoryNode* n = FindNode(node);
+  if (n != nullptr && n->lifecycle) spec = n->lifecycle;
+  if (spec && spec->kind == LifecycleKind::kNone) spec.reset();
+  return spec;
 }
 
 StatusOr<uint64_t> Inventory::ReserveFor(const std::string& model) const {

@@ -29,6 +29,11 @@
 //        "other_memory": [                        optional, at most 256: memory of the node no plan
 //          {"kind": "dpu", "name": "BlueField-3",   covers; kind "dpu", "cxl" or "other", name 1 to
 //           "bytes": 34359738368}],                 256 bytes, bytes in [1, 2^50]
+//        "scheduler_name": "gpu-01.cluster",      optional: the node's name in its workload scheduler
+//                                                 (Slurm, Kubernetes); default its name
+//        "lifecycle": {"kind": "slurm"},          optional: how it is drained around a wipe and
+//                                                 resumed after a pass (lifecycle_spec.h); overrides
+//                                                 its wave's; {"kind": "none"} turns the wave's off
 //        "devices": [                             1 to 256 devices
 //          {"selector": "host", "model": "host-dram", "capacity_bytes": 2147483648},
 //          {"selector": "GPU-8c6f...", "model": "NVIDIA H200", "capacity_bytes": 150754820096}]}
@@ -38,6 +43,7 @@
 //       {"name": "rack-1", "nodes": ["gpu-01", "gpu-02"],
 //        "period_s": 86400, "jitter_s": 21600,    seconds; 0 < period_s <= 31622400 (366 days),
 //                                                 0 <= jitter_s <= period_s
+//        "lifecycle": {"kind": "slurm", "grace_s": 600},   optional: its members' default
 //        "complete": true}                        true = every node that can reach a member's
 //     ],                                          memory within a round deadline is in the wave
 //     "reserves": {"host-dram": 0, "NVIDIA H200": 536870912}   bytes per device model, <= 2^50;
@@ -49,9 +55,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "challenger/fleet/lifecycle_spec.h"
 #include "challenger/session/node_reach.h"
 #include "common/status.h"
 #include "proto/crypto.h"
@@ -84,6 +92,8 @@ struct InventoryNode {
   proto::PinnedCertificate certificate;  // of public_key; empty when the inventory gives none
   bool no_nvme_in_reach = false;
   NodeReach reach;  // network isolation or egress bandwidth, memory no plan covers
+  std::string scheduler_name;              // its name in the workload scheduler (default: name)
+  std::optional<LifecycleSpec> lifecycle;  // its own drain/resume hook, overriding its wave's
   std::vector<InventoryDevice> devices;
 };
 
@@ -93,6 +103,7 @@ struct Wave {
   double period_s = 0;
   double jitter_s = 0;
   bool complete = false;
+  std::optional<LifecycleSpec> lifecycle;  // the members' drain/resume hook, unless a node has its own
 };
 
 struct Inventory {
@@ -105,6 +116,8 @@ struct Inventory {
   const Wave* FindWave(const std::string& name) const;
   // The wave `node` belongs to (a node is in at most one), or nullptr.
   const Wave* WaveOf(const std::string& node) const;
+  // The drain/resume hook of `node`: its own, else its wave's; nullopt when neither or kind none.
+  std::optional<LifecycleSpec> LifecycleOf(const std::string& node) const;
   // Errors: NOT_FOUND naming the model when the table has no entry.
   StatusOr<uint64_t> ReserveFor(const std::string& model) const;
 };

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "challenger/fleet/plan_builder.h"
+#include "challenger/fleet/wave_drain.h"
 #include "challenger/session/tcp_agent_connector.h"
 #include "challenger/session/wave_verdict.h"
 #include "proto/codec.h"
@@ -78,6 +79,11 @@ PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Pro
   out.nodes = wave.nodes;
   out.sessions.resize(wave.nodes.size());
   out.plan_errors.assign(wave.nodes.size(), Status::Ok());
+  for (const std::string& node : wave.nodes) {
+    out.lifecycles.push_back(inventory.LifecycleOf(node));
+    const InventoryNode* n = inventory.FindNode(node);
+    out.scheduler_names.push_back(n != nullptr && !n->scheduler_name.empty() ? n->scheduler_name : node);
+  }
   WaveContext context;
   context.name = wave.name;
   context.declared_complete = wave.complete;
@@ -139,6 +145,28 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
       members.push_back(prepared.nodes[i]);
     }
   }
+  // Drain every member that has a hook before any order goes out; a member that could not be
+  // drained is not wiped.
+  std::vector<std::unique_ptr<NodeLifecycle>> hooks(prepared.nodes.size());
+  std::vector<DrainMember> drain_members(prepared.nodes.size());
+  for (size_t i = 0; i < prepared.nodes.size(); ++i) {
+    drain_members[i].node = prepared.nodes[i];
+    drain_members[i].scheduler_name =
+        i < prepared.scheduler_names.size() ? prepared.scheduler_names[i] : prepared.nodes[i];
+    const bool runs = prepared.sessions[i] && prepared.sessions[i]->status.ok();
+    if (!runs || i >= prepared.lifecycles.size() || !prepared.lifecycles[i]) continue;
+    hooks[i] = options.lifecycle_factory ? options.lifecycle_factory(*prepared.lifecycles[i])
+                                         : MakeNodeLifecycle(*prepared.lifecycles[i]);
+    drain_members[i].hook = hooks[i].get();
+  }
+  WaveDrain drain(wave.name, drain_members, options.lifecycle_notice);
+  const std::vector<Status> drained = drain.DrainAll();
+  for (size_t i = 0; i < prepared.nodes.size(); ++i) {
+    if (drained[i].ok()) continue;
+    results[i].outcome = FailedPreconditionError("not wiped: the drain failed: " + drained[i].ToString());
+    prepared.sessions[i].reset();
+    members.erase(std::remove(members.begin(), members.end(), prepared.nodes[i]), members.end());
+  }
   const bool whole = prepared.whole && members.size() == prepared.nodes.size();
   WaveSync sync(members);
   std::vector<std::thread> threads;
@@ -157,6 +185,20 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
     });
   }
   for (std::thread& t : threads) t.join();
+
+  // Give back only the members that passed; the others stay drained with their failure's reason.
+  std::vector<MemberEnd> ends(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& outcome = results[i].outcome;
+    if (!outcome.ok()) {
+      ends[i].reason = "not run: " + outcome.status().ToString();
+    } else if (outcome->pass) {
+      ends[i].pass = true;
+    } else {
+      ends[i].reason = FailureReasonName(outcome->failure.reason) + ": " + outcome->failure.text;
+    }
+  }
+  drain.Settle(ends);
 
   std::vector<WaveMemberVerdict> verdicts;
   for (const WaveMemberResult& r : results) {

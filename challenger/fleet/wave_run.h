@@ -7,11 +7,14 @@
 // one thread per node and joins them all before it returns. `records` must be thread-safe.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "challenger/fleet/inventory.h"
+#include "challenger/fleet/node_lifecycle.h"
 #include "challenger/ledger/record_sink.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "challenger/session/session_plan.h"
@@ -24,6 +27,11 @@ struct TcpSessionOptions {
   const Clock* clock = nullptr;  // required
   int threads = 0;               // expected-label threads per session; 0 = all cores
   uint64_t connect_timeout_us = 10'000'000;
+  // Wave runs: makes each member's drain/resume hook from its inventory spec; empty =
+  // MakeNodeLifecycle (node_lifecycle.h). Tests put fakes here.
+  std::function<std::unique_ptr<NodeLifecycle>(const LifecycleSpec&)> lifecycle_factory;
+  // Wave runs: each drain/resume step's line (wave_drain.h); empty = glog.
+  std::function<void(const std::string& line)> lifecycle_notice;
 };
 
 // One session of `plan` against the agent at plan.address. `wave` is null outside wave runs.
@@ -47,6 +55,8 @@ struct PreparedWave {
   std::vector<std::string> nodes;                        // the wave's node order
   std::vector<std::optional<PreparedSession>> sessions;  // per node: none when its plan failed
   std::vector<Status> plan_errors;                       // per node: why it has no session (OK when it has)
+  std::vector<std::optional<LifecycleSpec>> lifecycles;  // per node: its drain/resume hook, if any
+  std::vector<std::string> scheduler_names;              // per node: its name in the scheduler
   bool whole = false;                                    // every node of the wave has a session
   uint64_t prepare_us = 0;                               // wall time to prepare every member (in parallel)
 
@@ -58,7 +68,10 @@ struct PreparedWave {
 PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
                          const TcpSessionOptions& options);
 
-// Runs a prepared wave: its members concurrently, every order sent at the same moment. A node
+// Runs a prepared wave: first every member with a drain/resume hook (the inventory's lifecycle) is
+// drained (wave_drain.h; one whose drain fails is not wiped), then its members run concurrently,
+// every order sent at the same moment, and after the sessions each drained member is resumed only
+// if it passed, or kept drained with its failure's reason. A node
 // whose plan or preparation failed does not run; the others then run without it and their wave is
 // not whole. Results are in the wave's node order. A session that fails, however it fails, is that
 // node's result; the other nodes' sessions run on (their wave is then not held, wave_sync.h).

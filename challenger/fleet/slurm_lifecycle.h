@@ -1,0 +1,40 @@
+// The Slurm node-lifecycle hook (node_lifecycle.h), through scontrol and squeue:
+//   drain:  scontrol update nodename=NODE state=drain reason=REASON, then squeue -h -w NODE
+//           -t RUNNING,COMPLETING,CONFIGURING,SUSPENDED -o %A every poll_s until no job is left;
+//           after grace_s the jobs still there are requeued (scontrol requeue ID,...), and the
+//           drain fails (DEADLINE_EXCEEDED) if any is still there kRequeueWaitS later
+//   resume: scontrol update nodename=NODE state=resume
+//   keep drained: scontrol update nodename=NODE state=drain reason=REASON (the reason replaced)
+// `scontrol show node NODE` then shows State=...+DRAIN and Reason=REASON.
+//
+// Thread-safety: as NodeLifecycle.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "challenger/fleet/node_lifecycle.h"
+
+namespace wipeproof {
+
+// Seconds a drain waits for requeued jobs to leave the node.
+inline constexpr double kRequeueWaitS = 60;
+
+class SlurmLifecycle : public NodeLifecycle {
+ public:
+  explicit SlurmLifecycle(LifecycleSpec spec) : spec_(std::move(spec)) {}
+
+  Status Drain(const std::string& node, const std::string& reason) override;
+  Status Resume(const std::string& node) override;
+  Status KeepDrained(const std::string& node, const std::string& reason) override;
+  std::string Describe() const override { return "slurm"; }
+
+  // The ids of the jobs running on `node` (squeue). Errors as NodeLifecycle::Drain.
+  StatusOr<std::vector<std::string>> RunningJobs(const std::string& node) const;
+
+ private:
+  std::string Tool(const char* name) const;
+  LifecycleSpec spec_;
+};
+
+}  // namespace wipeproof

@@ -1,0 +1,428 @@
+// The node-lifecycle hooks of a wave run: the drain/resume logic with a fake hook (order of calls,
+// resume only on a pass, the failure's reason kept, a failed drain means no wipe) in a real wave
+// over loopback TCP; the inventory's lifecycle fields; the Slurm, Kubernetes and command hooks
+// against small scripts standing in for scontrol/squeue, kubectl and an operator's hook (the argv
+// they get, their stderr in errors, timeouts); and RunProcess itself.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "challenger/fleet/command_lifecycle.h"
+#include "challenger/fleet/kubernetes_lifecycle.h"
+#include "challenger/fleet/slurm_lifecycle.h"
+#include "challenger/fleet/wave_drain.h"
+#include "challenger/fleet/wave_run.h"
+#include "challenger/fleet/wave_shard.h"
+#include "common/json_fields.h"
+#include "common/subprocess.h"
+#include "tests/support/challenger_fixtures.h"
+
+namespace wipeproof {
+namespace {
+
+// Records every call, in order, as "drain node-a <reason>", "resume node-a", "keep node-b <reason>".
+struct CallLog {
+  std::mutex mu;
+  std::vector<std::string> calls;
+  void Add(std::string call) {
+    std::lock_guard<std::mutex> lock(mu);
+    calls.push_back(std::move(call));
+  }
+  std::vector<std::string> Calls() {
+    std::lock_guard<std::mutex> lock(mu);
+    return calls;
+  }
+};
+
+class FakeLifecycle : public NodeLifecycle {
+ public:
+  FakeLifecycle(CallLog* log, std::string fail_drain_of = "", std::function<void()> on_drain = {})
+      : log_(log), fail_drain_of_(std::move(fail_drain_of)), on_drain_(std::move(on_drain)) {}
+  Status Drain(const std::string& node, const std::string& reason) override {
+    if (on_drain_) on_drain_();
+    log_->Add("drain " + node + " " + reason);
+    if (node == fail_drain_of_) return UnavailableError("scontrol: node busy");
+    return Status::Ok();
+  }
+  Status Resume(const std::string& node) override {
+    log_->Add("resume " + node);
+    return Status::Ok();
+  }
+  Status KeepDrained(const std::string& node, const std::string& reason) override {
+    log_->Add("keep " + node + " " + reason);
+    return Status::Ok();
+  }
+  std::string Describe() const override { return "fake"; }
+
+ private:
+  CallLog* log_;
+  std::string fail_drain_of_;
+  std::function<void()> on_drain_;
+};
+
+Profile TcpProfile() {
+  Profile p = testing::TestProfile();
+  p.rounds = 8;
+  p.round_deadline_us = 500'000;
+  return p;
+}
+
+LifecycleSpec CommandSpec() {
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kCommand;
+  spec.command = "unused";
+  return spec;
+}
+
+size_t Count(const std::vector<testing::StoredRecord>& records, proto::LedgerRecordKind kind) {
+  size_t n = 0;
+  for (const auto& r : records) n += r.kind == kind;
+  return n;
+}
+
+// A real wave over loopback: node-a honest, node-b cheating (blank chunks: wrongLabel). Both are
+// drained before any order exists; node-a is resumed, node-b kept drained with its failure.
+TEST(WaveLifecycleTest, DrainsEveryMemberFirstAndResumesOnlyThePass) {
+  auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+  auto b = testing::ServeTestAgent(testing::TestKey(0x44), testing::BlankChunks());
+  Inventory inventory = testing::TestInventoryAt(*a, *b);
+  inventory.waves[0].lifecycle = CommandSpec();
+  inventory.nodes[1].scheduler_name = "cluster-b";
+  testing::MemoryRecordSink sink;
+  CallLog log;
+  std::vector<size_t> orders_at_drain;
+  std::mutex mu;
+  TcpSessionOptions options = testing::TcpTestOptions();
+  options.lifecycle_factory = [&](const LifecycleSpec& spec) -> std::unique_ptr<NodeLifecycle> {
+    EXPECT_EQ(spec.kind, LifecycleKind::kCommand);
+    return std::make_unique<FakeLifecycle>(&log, "", [&] {
+      std::lock_guard<std::mutex> lock(mu);
+      orders_at_drain.push_back(Count(sink.records(), proto::LedgerRecordKind::ORDER));
+    });
+  };
+  CallLog notices;
+  options.lifecycle_notice = [&](const std::string& line) { notices.Add(line); };
+  auto results = RunWave(inventory, inventory.waves[0], TcpProfile(),
+                         SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options);
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(results[0].outcome.ok()) << results[0].outcome.status().ToString();
+  ASSERT_TRUE(results[1].outcome.ok()) << results[1].outcome.status().ToString();
+  EXPECT_TRUE(results[0].outcome->pass);
+  EXPECT_FALSE(results[1].outcome->pass);
+  // Every step is reported: two drains begun, two done, one resume, one kept drained.
+  std::vector<std::string> lines = notices.Calls();
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines[4], "wave wave-1: node node-a passed and was resumed");
+  EXPECT_EQ(lines[5].rfind("wave wave-1: node node-b stays drained: wipeproof wave wave-1: wipe FAILED: wrongLabel", 0),
+            0u)
+      << lines[5];
+  EXPECT_EQ(orders_at_drain, (std::vector<size_t>{0, 0}));  // no order before both drains
+  EXPECT_EQ(Count(sink.records(), proto::LedgerRecordKind::ORDER), 2u);
+
+  std::vector<std::string> calls = log.Calls();
+  ASSERT_EQ(calls.size(), 4u);
+  // The two drains run in parallel: either order.
+  std::vector<std::string> drains = {calls[0], calls[1]};
+  std::sort(drains.begin(), drains.end());
+  EXPECT_EQ(drains[0], "drain cluster-b wipeproof wave wave-1: wipe in progress");
+  EXPECT_EQ(drains[1], "drain node-a wipeproof wave wave-1: wipe in progress");
+  EXPECT_EQ(calls[2], "resume node-a");
+  EXPECT_EQ(calls[3].rfind("keep cluster-b wipeproof wave wave-1: wipe FAILED: wrongLabel: ", 0), 0u) << calls[3];
+}
+
+// A member whose drain fails is not wiped (no order goes to it), stays drained with why, and the
+// others run without it.
+TEST(WaveLifecycleTest, AMemberThatCannotBeDrainedIsNotWiped) {
+  auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+  auto b = testing::ServeTestAgent(testing::TestKey(0x44));
+  Inventory inventory = testing::TestInventoryAt(*a, *b);
+  inventory.waves[0].lifecycle = CommandSpec();
+  testing::MemoryRecordSink sink;
+  CallLog log;
+  TcpSessionOptions options = testing::TcpTestOptions();
+  options.lifecycle_factory = [&](const LifecycleSpec&) -> std::unique_ptr<NodeLifecycle> {
+    return std::make_unique<FakeLifecycle>(&log, "node-b");
+  };
+  auto results = RunWave(inventory, inventory.waves[0], TcpProfile(),
+                         SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options);
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(results[0].outcome.ok()) << results[0].outcome.status().ToString();
+  EXPECT_TRUE(results[0].outcome->pass);
+  ASSERT_FALSE(results[1].outcome.ok());
+  EXPECT_EQ(results[1].outcome.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(results[1].outcome.status().message().find("drain failed: UNAVAILABLE: scontrol: node busy"),
+            std::string::npos)
+      << results[1].outcome.status().ToString();
+  EXPECT_EQ(Count(sink.records(), proto::LedgerRecordKind::ORDER), 1u);
+  std::vector<std::string> calls = log.Calls();
+  EXPECT_NE(
+      std::find(calls.begin(), calls.end(), "keep node-b wipeproof wave wave-1: drain failed: scontrol: node busy"),
+      calls.end());
+  EXPECT_EQ(calls.back(), "resume node-a");
+  EXPECT_EQ(std::count_if(calls.begin(), calls.end(), [](const std::string& c) { return c.rfind("resume", 0) == 0; }),
+            1);
+}
+
+TEST(WaveDrainTest, MembersWithoutAHookAreLeftAlone) {
+  CallLog log;
+  FakeLifecycle hook(&log);
+  WaveDrain drain("w", {{"n1", "n1", &hook}, {"n2", "n2", nullptr}, {"n3", "s3", &hook}});
+  std::vector<Status> drained = drain.DrainAll();
+  ASSERT_EQ(drained.size(), 3u);
+  for (const Status& s : drained) EXPECT_TRUE(s.ok());
+  drain.Settle({{false, "agentAborted: stopped"}, {false, "never"}, {true, ""}});
+  std::vector<std::string> calls = log.Calls();
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[2], "keep n1 wipeproof wave w: wipe FAILED: agentAborted: stopped");
+  EXPECT_EQ(calls[3], "resume s3");
+}
+
+TEST(LifecycleReasonTest, OneLineBoundedNeverEmpty) {
+  EXPECT_EQ(LifecycleReasonText("a\nb\tc"), "a b c");
+  EXPECT_EQ(LifecycleReasonText(""), "wipeproof");
+  const std::string cut = LifecycleReasonText(std::string(300, 'x'));
+  EXPECT_EQ(cut.size(), 240u);
+  EXPECT_EQ(cut.substr(237), "...");
+}
+
+// ---- the inventory's fields
+
+StatusOr<LifecycleSpec> Parse(const std::string& text) {
+  auto json = ParseJsonText(text, "test");
+  if (!json.ok()) return json.status();
+  return ParseLifecycleSpec(*json, "nodes[0].lifecycle", "/etc/wipeproof");
+}
+
+TEST(LifecycleSpecTest, ParsesEachKindAndRefusesMistakes) {
+  auto slurm = Parse(R"({"kind": "slurm", "grace_s": 30, "poll_s": 0.5, "bin_dir": "/usr/bin"})");
+  ASSERT_TRUE(slurm.ok()) << slurm.status().ToString();
+  EXPECT_EQ(slurm->kind, LifecycleKind::kSlurm);
+  EXPECT_EQ(slurm->grace_s, 30);
+  EXPECT_EQ(slurm->poll_s, 0.5);
+  auto command = Parse(R"({"kind": "command", "command": "hooks/drain.sh"})");
+  ASSERT_TRUE(command.ok());
+  EXPECT_EQ(command->command, "/etc/wipeproof/hooks/drain.sh");  // relative to the inventory
+  EXPECT_EQ(Parse(R"({"kind": "command", "command": "drain-hook"})")->command, "drain-hook");  // PATH
+  EXPECT_EQ(Parse(R"({"kind": "kubernetes", "kubeconfig": "kube.conf"})")->kubeconfig, "/etc/wipeproof/kube.conf");
+
+  EXPECT_EQ(Parse(R"({"kind": "pbs"})").status().message(),
+            "nodes[0].lifecycle.kind: want \"slurm\", \"kubernetes\", \"command\" or \"none\", got 'pbs'");
+  EXPECT_EQ(Parse(R"({"kind": "command"})").status().message(),
+            "nodes[0].lifecycle.command: missing (the hook's executable)");
+  EXPECT_EQ(Parse(R"({"kind": "slurm", "grace_s": -1})").status().message(),
+            "nodes[0].lifecycle.grace_s: must be in [0, 86400], got -1");
+  EXPECT_EQ(Parse(R"({"kind": "kubernetes", "poll_s": 1})").status().message(),
+            "nodes[0].lifecycle.poll_s: not used by kind 'kubernetes'");
+  EXPECT_EQ(Parse(R"({"kind": "none", "grace_s": 1})").status().message(),
+            "nodes[0].lifecycle: kind 'none' takes no other field");
+  EXPECT_NE(Parse(R"({"kind": "slurm", "graces": 1})").status().message().find("unknown field 'graces'"),
+            std::string::npos);
+}
+
+TEST(LifecycleSpecTest, ANodesOwnOverridesItsWavesAndNoneTurnsItOff) {
+  const std::string keys = std::string("\"public_key\": \"") + std::string(64, '0') + "\"";
+  auto inventory = ParseInventoryJson(R"({"nodes": [
+      {"name": "a", "address": "h:1", )" + keys +
+                                          R"(, "devices": [{"selector": "host", "model": "m", "capacity_bytes": 1}]},
+      {"name": "b", "address": "h:1", )" + keys +
+                                          R"(, "scheduler_name": "b.cluster",
+       "lifecycle": {"kind": "command", "command": "/bin/true"},
+       "devices": [{"selector": "host", "model": "m", "capacity_bytes": 1}]},
+      {"name": "c", "address": "h:1", )" + keys +
+                                          R"(, "lifecycle": {"kind": "none"},
+       "devices": [{"selector": "host", "model": "m", "capacity_bytes": 1}]},
+      {"name": "d", "address": "h:1", )" + keys +
+                                          R"(, "devices": [{"selector": "host", "model": "m", "capacity_bytes": 1}]}],
+    "waves": [{"name": "w", "nodes": ["a", "b", "c"], "period_s": 60, "complete": true,
+               "lifecycle": {"kind": "slurm", "grace_s": 5}}],
+    "reserves": {"m": 0}})",
+                                      "");
+  ASSERT_TRUE(inventory.ok()) << inventory.status().ToString();
+  ASSERT_TRUE(inventory->LifecycleOf("a").has_value());
+  EXPECT_EQ(inventory->LifecycleOf("a")->kind, LifecycleKind::kSlurm);
+  EXPECT_EQ(inventory->LifecycleOf("a")->grace_s, 5);
+  EXPECT_EQ(inventory->LifecycleOf("b")->kind, LifecycleKind::kCommand);
+  EXPECT_EQ(inventory->FindNode("b")->scheduler_name, "b.cluster");
+  EXPECT_EQ(inventory->FindNode("a")->scheduler_name, "a");
+  EXPECT_FALSE(inventory->LifecycleOf("c").has_value());
+  EXPECT_FALSE(inventory->LifecycleOf("d").has_value());
+}
+
+// ---- the hooks against scripts
+
+class ScriptDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/wp-lifecycle-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  // Writes an executable shell script `name` in the folder.
+  std::string Script(const std::string& name, const std::string& body) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    chmod(path.c_str(), 0755);
+    return path;
+  }
+  std::string Read(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  std::string dir_;
+};
+
+using CommandLifecycleTest = ScriptDir;
+
+TEST_F(CommandLifecycleTest, RunsTheHookWithActionNodeAndReason) {
+  LifecycleSpec spec = CommandSpec();
+  spec.command = Script("hook", "echo \"$@\" >> \"$(dirname \"$0\")/calls\"\n");
+  CommandLifecycle hook(spec);
+  EXPECT_TRUE(hook.Drain("n1", "wipe in progress").ok());
+  EXPECT_TRUE(hook.Resume("n1").ok());
+  EXPECT_TRUE(hook.KeepDrained("n2", "wipe FAILED: lateRound").ok());
+  EXPECT_EQ(Read("calls"), "drain n1 wipe in progress\nresume n1\nfail n2 wipe FAILED: lateRound\n");
+}
+
+TEST_F(CommandLifecycleTest, AFailingHookIsAnErrorWithItsStderr) {
+  LifecycleSpec spec = CommandSpec();
+  spec.command = Script("hook", "echo 'node n1 is running job 42' >&2\nexit 3\n");
+  Status s = CommandLifecycle(spec).Drain("n1", "r");
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "'" + spec.command + " drain n1 r' exited with status 3: node n1 is running job 42");
+  spec.command = dir_ + "/missing";
+  EXPECT_EQ(CommandLifecycle(spec).Resume("n1").code(), StatusCode::kNotFound);
+}
+
+TEST_F(CommandLifecycleTest, AHookThatHangsIsKilledAtItsTimeout) {
+  LifecycleSpec spec = CommandSpec();
+  spec.command = Script("hook", "echo started >&2\nsleep 30\n");
+  spec.command_timeout_s = 1;
+  Status s = CommandLifecycle(spec).Resume("n1");
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.ToString();
+  EXPECT_NE(s.message().find("stderr: started"), std::string::npos) << s.ToString();
+}
+
+using SlurmLifecycleTest = ScriptDir;
+
+// squeue reports job 7 on the node for its first two calls, then nothing: the drain waits.
+TEST_F(SlurmLifecycleTest, DrainSetsTheReasonAndWaitsForRunningJobs) {
+  Script("scontrol", "echo \"scontrol $*\" >> \"$(dirname \"$0\")/calls\"\n");
+  Script("squeue",
+         "d=$(dirname \"$0\"); echo \"squeue $*\" >> \"$d/calls\"; n=$(cat \"$d/n\" 2>/dev/null || echo 0)\n"
+         "echo $((n+1)) > \"$d/n\"; [ \"$n\" -lt 2 ] && echo 7; exit 0\n");
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kSlurm;
+  spec.bin_dir = dir_;
+  spec.poll_s = 0.1;
+  SlurmLifecycle slurm(spec);
+  ASSERT_TRUE(slurm.Drain("c1", "wipeproof wave w: wipe in progress").ok());
+  ASSERT_TRUE(slurm.Resume("c1").ok());
+  ASSERT_TRUE(slurm.KeepDrained("c1", "wipe FAILED: wrongLabel").ok());
+  const std::string squeue = "squeue -h -w c1 -t RUNNING,COMPLETING,CONFIGURING,SUSPENDED -o %A\n";
+  EXPECT_EQ(Read("calls"), "scontrol update nodename=c1 state=drain reason=wipeproof wave w: wipe in progress\n" +
+                               squeue + squeue + squeue +
+                               "scontrol update nodename=c1 state=resume\n"
+                               "scontrol update nodename=c1 state=drain reason=wipe FAILED: wrongLabel\n");
+}
+
+// Past the grace period the jobs still running are requeued.
+TEST_F(SlurmLifecycleTest, JobsStillRunningAfterTheGracePeriodAreRequeued) {
+  Script("scontrol",
+         "d=$(dirname \"$0\"); echo \"scontrol $*\" >> \"$d/calls\"; [ \"$1\" = requeue ] && touch \"$d/requeued\"\n"
+         "exit 0\n");
+  Script("squeue", "[ -e \"$(dirname \"$0\")/requeued\" ] || printf '7\\n9\\n'\n");
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kSlurm;
+  spec.bin_dir = dir_;
+  spec.grace_s = 0;
+  spec.poll_s = 0.1;
+  ASSERT_TRUE(SlurmLifecycle(spec).Drain("c1", "r").ok());
+  EXPECT_EQ(Read("calls"), "scontrol update nodename=c1 state=drain reason=r\nscontrol requeue 7,9\n");
+}
+
+TEST_F(SlurmLifecycleTest, AFailingScontrolIsAnErrorWithItsStderr) {
+  Script("scontrol", "echo 'slurm_update error: Invalid node name specified' >&2; exit 1\n");
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kSlurm;
+  spec.bin_dir = dir_;
+  Status s = SlurmLifecycle(spec).Drain("nope", "r");
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("exited with status 1: slurm_update error: Invalid node name specified"),
+            std::string::npos)
+      << s.ToString();
+}
+
+using KubernetesLifecycleTest = ScriptDir;
+
+TEST_F(KubernetesLifecycleTest, CordonsDrainsAndUncordonsThroughKubectl) {
+  Script("kubectl", "echo \"kubectl $*\" >> \"$(dirname \"$0\")/calls\"\n");
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kKubernetes;
+  spec.bin_dir = dir_;
+  spec.kubeconfig = "/etc/wipeproof/kubeconfig";
+  spec.grace_s = 300;
+  KubernetesLifecycle k8s(spec);
+  ASSERT_TRUE(k8s.Drain("gpu-1", "wipe in progress").ok());
+  ASSERT_TRUE(k8s.Resume("gpu-1").ok());
+  ASSERT_TRUE(k8s.KeepDrained("gpu-1", "wipe FAILED: lateFill").ok());
+  const std::string k = "kubectl --kubeconfig /etc/wipeproof/kubeconfig ";
+  EXPECT_EQ(Read("calls"), k + "annotate node gpu-1 --overwrite wipeproof.io/drain-reason=wipe in progress\n" + k +
+                               "drain gpu-1 --ignore-daemonsets --delete-emptydir-data --timeout=300s\n" + k +
+                               "uncordon gpu-1\n" + k + "annotate node gpu-1 wipeproof.io/drain-reason-\n" + k +
+                               "cordon gpu-1\n" + k +
+                               "annotate node gpu-1 --overwrite wipeproof.io/drain-reason=wipe FAILED: lateFill\n");
+}
+
+// ---- sharding waves over challengers
+
+TEST(WaveShardTest, EveryWaveHasExactlyOneShard) {
+  Inventory inventory;
+  for (int k = 0; k < 7; ++k) inventory.waves.push_back(Wave{"w" + std::to_string(k), {}, 60, 0, true});
+  std::vector<int> owners(7, 0);
+  for (uint32_t i = 0; i < 3; ++i) {
+    auto shard = ParseWaveShard(std::to_string(i) + "/3");
+    ASSERT_TRUE(shard.ok());
+    for (const Wave* w : WavesOfShard(inventory, *shard)) ++owners[std::stoi(w->name.substr(1))];
+  }
+  EXPECT_EQ(owners, std::vector<int>(7, 1));
+  auto second = WavesOfShard(inventory, *ParseWaveShard("1/3"));
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[0]->name, "w1");
+  EXPECT_EQ(second[1]->name, "w4");
+  EXPECT_EQ(WavesOfShard(inventory, *ParseWaveShard("")).size(), 7u);
+  for (const char* bad : {"3/3", "1", "a/2", "0/0", "-1/2", "0/2000"}) {
+    EXPECT_EQ(ParseWaveShard(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+// ---- RunProcess
+
+TEST(RunProcessTest, ExitCodeOutputAndErrors) {
+  auto r = RunProcess({"/bin/sh", "-c", "echo out; echo err >&2; exit 5"}, 10'000'000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->exit_code, 5);
+  EXPECT_EQ(r->stdout_text, "out\n");
+  EXPECT_EQ(r->stderr_text, "err\n");
+  EXPECT_EQ(RunProcess({}, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunProcess({"wipeproof-no-such-program"}, 1'000'000).status().code(), StatusCode::kNotFound);
+  // No shell: the argument is one argv entry, never interpreted.
+  auto echo = RunProcessChecked({"/bin/echo", "a; rm -rf x", "$HOME"}, 10'000'000);
+  ASSERT_TRUE(echo.ok());
+  EXPECT_EQ(*echo, "a; rm -rf x $HOME\n");
+  // Output past the cap is dropped, and the program is not blocked by it.
+  auto big = RunProcess({"/bin/sh", "-c", "head -c 200000 /dev/zero"}, 10'000'000);
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->stdout_text.size(), kMaxProcessOutputBytes);
+  EXPECT_EQ(big->exit_code, 0);
+}
+
+}  // namespace
+}  // namespace wipeproof
