@@ -303,6 +303,40 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
     p.check = ScenarioCheck::kNoPartialChunk;
     Never(&p, "no partial chunk is ever planned, so there is nothing to exploit");
     add(p);
+
+    // 7f. The fill reported (and noticed) early, the rest written after the rounds began.
+    constexpr uint64_t kUnwritten = 4;
+    ScenarioSpec e;
+    e.adversary = 7;
+    e.id = "7f-early-fill-report";
+    e.title = "fill reported early";
+    e.description = "Reports the fill (and sends the device's notice) while " + std::to_string(kUnwritten) + " of " +
+                    std::to_string(c) +
+                    " chunks, chosen at random, are still unwritten; they would be written 10 s of simulated time "
+                    "later. Every challenge was drawn and its expected label computed before the order, so the "
+                    "first round leaves in the turn the notice verifies.";
+    e.deviation.kind = DeviationKind::kEarlyFillReport;
+    e.deviation.hidden_fraction = static_cast<double>(kUnwritten) / static_cast<double>(c);
+    e.deviation.advance_us = 10'000'000;
+    e.expected = FailureReason::WRONG_LABEL;
+    SampledTheory(&e, c, kUnwritten, q, r, "GPU-selftest-0");
+    add(e);
+
+    // 7g. Disconnect when asked for a chunk it does not hold, hoping for a re-run with fresh draws.
+    ScenarioSpec g;
+    g.adversary = 7;
+    g.id = "7g-disconnect-on-hidden";
+    g.title = "disconnect when a round asks for a hidden chunk";
+    g.description = "Keeps " + std::to_string(kUnwritten) + " of " + std::to_string(c) +
+                    " chunks unlabeled (at random) and drops the connection when a round asks for one, hoping to "
+                    "be run again with fresh draws: the disconnect after a round's indices were sent is its failed "
+                    "wipe (disconnected).";
+    g.deviation.kind = DeviationKind::kDisconnectOnHidden;
+    g.deviation.hidden_fraction = static_cast<double>(kUnwritten) / static_cast<double>(c);
+    g.deviation.placement = Placement::kRandom;
+    g.expected = FailureReason::DISCONNECTED;
+    SampledTheory(&g, c, kUnwritten, q, r, "GPU-selftest-0");
+    add(g);
   }
   // 9. A profile that is not the authority's: the honest agent passes, but no bound is stated.
   for (int tampered = 0; tampered < 2; ++tampered) {

@@ -213,7 +213,8 @@ void JudgeScenario(ScenarioResult* r, double confidence) {
     r->matches = not_below && not_above;
     char text[200];
     if (!not_above) {
-      std::snprintf(text, sizeof(text), "lower %.6g%% bound %.4f > exact rate %.4f: caught more often than the spec allows",
+      std::snprintf(text, sizeof(text),
+                    "lower %.6g%% bound %.4f > exact rate %.4f: caught more often than the spec allows",
                     confidence * 100, r->cp_lower, s.exact);
     } else {
       std::snprintf(text, sizeof(text), "upper %.6g%% bound %.4f %s theoretical %.4f", confidence * 100, r->cp_upper,
@@ -271,6 +272,11 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
       AgentLog seen;
       adversary::CheatingAgentOptions agent_options;
       if (run >= 0) agent_options.deviation = spec.deviation;
+      // An adversary that cuts the connection (7g) cuts the pipe the session runs over.
+      PipeAgentConnector* connection = nullptr;
+      agent_options.deviation.disconnect = [&connection] {
+        if (connection != nullptr) connection->Cut();
+      };
       agent_options.timing = timing;
       agent_options.sim_clock = &clock;
       agent_options.memory = &memory;
@@ -284,6 +290,7 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
         agent = kj::heap<adversary::RelayAgent>(proto::ProverAgent::Client(kj::mv(agent)), link, &clock);
       }
       PipeAgentConnector pipe(io, kj::mv(agent));
+      connection = &pipe;
       DiscardingRecordSink sink;
       SessionEnv env;
       env.clock = &clock;

@@ -67,11 +67,11 @@ class SelftestAdversariesTest : public ::testing::Test {
 
 TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenAndNine) {
   const auto all = adversary::SelftestScenarios(adversary::DefaultSelftestSetup());
-  EXPECT_EQ(all.size(), 26u);
+  EXPECT_EQ(all.size(), 28u);
   std::map<int, int> per_adversary;
   for (const auto& s : all) ++per_adversary[s.adversary];
   EXPECT_EQ(per_adversary,
-            (std::map<int, int>{{0, 1}, {1, 6}, {2, 2}, {3, 3}, {4, 2}, {5, 2}, {6, 3}, {7, 5}, {9, 2}}));
+            (std::map<int, int>{{0, 1}, {1, 6}, {2, 2}, {3, 3}, {4, 2}, {5, 2}, {6, 3}, {7, 7}, {9, 2}}));
 }
 
 TEST_F(SelftestAdversariesTest, HonestAgentPassesEveryRunWithABound) {
@@ -179,6 +179,9 @@ TEST_F(SelftestAdversariesTest, ProtocolCheatsAreCaught) {
   ExpectAll("7d-reused-transcript-signature", "badSignature");
   ExpectAll("7e-192-no-partial-chunk", "pass");
   EXPECT_EQ(Get("7e-192-no-partial-chunk").seen.partial_chunk_ranges, 0u);
+  // Early fill report and disconnect-on-hidden: caught at the sampling rate, never by anything else.
+  ExpectSampled("7f-early-fill-report", "wrongLabel");
+  ExpectSampled("7g-disconnect-on-hidden", "disconnected");
 }
 
 // The acceptance rules on synthetic counts: what makes the CLI exit 1.
