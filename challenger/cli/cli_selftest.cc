@@ -34,7 +34,7 @@ constexpr char kUsage[] =
     "experiments on the chunk graph (docs/scaffold-depth.md) and reported under \"scaffold\".\n\n"
     "Flags:\n"
     "  --adversaries       run the honest agent and adversaries 1-7, 9 (required)\n"
-    "  --runs=N            sessions per scenario (default 200; 1 to 1000000); ~17 scenarios, a few ms each\n"
+    "  --runs=N            sessions per scenario (default 200; 1 to 1000000); 28 scenarios, a few ms each\n"
     "  --seed=S            seed of the adversaries' own choices (default 1); challenges use the CSPRNG\n"
     "  --only=ID[,ID...]   scenario ids, id prefixes (1a) or adversary numbers (0 = honest .. 7)\n"
     "  --confidence=C      one-sided Clopper-Pearson confidence (default 0.99; in (0, 1))\n"
