@@ -74,13 +74,44 @@ Status CheckListenAddress(const std::string& address, const std::string& flag) {
 }
 
 struct MetricsHttpServer::Impl {
-  Impl(const MetricsRegistry& registry, kj::AsyncIoProvider& io_provider, kj::Timer& timer)
-      : io(io_provider), service(registry, table), server(timer, table, service) {}
+  Impl(const MetricsRegistry& registry, kj::AsyncIoProvider& io_provider, kj::Timer& timer_in)
+      : io(io_provider), timer(timer_in), service(registry, table), server(timer_in, table, service), tasks(errors) {}
+
+  // Accepts one connection at a time, forever: a connection over kMetricsMaxConnections is closed at
+  // once, each one lives at most kMetricsConnectionLifetime (a client that pipelines requests and
+  // never reads cannot hold it), and a failed accept (e.g. no file descriptors left) is retried
+  // after kMetricsAcceptRetry instead of ending the server.
+  kj::Promise<void> AcceptLoop(std::string address) {
+    return listener->accept()
+        .then(
+            [this](kj::Own<kj::AsyncIoStream> stream) -> kj::Promise<void> {
+              if (active >= kMetricsMaxConnections) return kj::READY_NOW;  // dropped: closes the connection
+              ++active;
+              tasks.add(server.listenHttp(kj::mv(stream))
+                            .exclusiveJoin(timer.afterDelay(kMetricsConnectionLifetime))
+                            .then([this]() { --active; }, [this](kj::Exception&&) { --active; }));
+              return kj::READY_NOW;
+            },
+            [this, address](kj::Exception&& e) -> kj::Promise<void> {
+              std::fprintf(stderr, "metrics on %s: accept failed (%s); retrying in 1 s\n", address.c_str(),
+                           e.getDescription().cStr());
+              return timer.afterDelay(kMetricsAcceptRetry);
+            })
+        .then([this, address]() { return AcceptLoop(address); });
+  }
+
+  struct Errors final : kj::TaskSet::ErrorHandler {
+    void taskFailed(kj::Exception&&) override {}  // a connection's failure is its own
+  };
 
   kj::AsyncIoProvider& io;
+  kj::Timer& timer;
   kj::HttpHeaderTable table;
   MetricsService service;
   kj::HttpServer server;
+  Errors errors;
+  kj::TaskSet tasks;
+  size_t active = 0;
   kj::Own<kj::ConnectionReceiver> listener;
   kj::Promise<void> serving = nullptr;
 };
@@ -105,10 +136,10 @@ StatusOr<unsigned> MetricsHttpServer::Listen(const std::string& address, kj::Wai
     return UnavailableError("cannot listen on " + address + " for metrics: " + what);
   }
   const unsigned port = impl_->listener->getPort();
-  impl_->serving = impl_->server.listenHttp(*impl_->listener).eagerlyEvaluate([address](kj::Exception&& e) {
-    // Only accept() failing ends listenHttp; the process goes on without its metrics.
-    std::fprintf(stderr, "metrics on %s stopped: %s\n", address.c_str(), e.getDescription().cStr());
-  });
+  impl_->serving =
+      impl_->AcceptLoop(address + " (port " + std::to_string(port) + ")").eagerlyEvaluate([address](kj::Exception&& e) {
+        std::fprintf(stderr, "metrics on %s stopped: %s\n", address.c_str(), e.getDescription().cStr());
+      });
   return port;
 }
 

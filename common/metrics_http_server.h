@@ -3,13 +3,16 @@
 //   GET /healthz   200, "ok\n" (the process is up and its event loop turns)
 //   other paths    404; other methods than GET and HEAD on these paths: 405
 // A query string is ignored. Requests with a body, malformed requests and slow clients are KJ's
-// to refuse (400, header timeout 15 s). There is no authentication: bind it to an address only the
-// scraper reaches (docs/metrics.md).
+// to refuse (400, header timeout 15 s). At most kMetricsMaxConnections connections at once (more
+// are closed at once), each closed after kMetricsConnectionLifetime whatever it does, and a failed
+// accept (no file descriptors left) is retried each second: a flood of clients costs the scraper
+// its answers for a while, never the process its descriptors or its metrics for good. There is no
+// authentication: bind it to an address only the scraper reaches (docs/metrics.md).
 //
 // Two ways to run it:
-//   MetricsHttpServer  on the calling thread's KJ event loop (the agent's serve loop).
-//   MetricsHttpThread  on a thread of its own with its own event loop (the challenger's serve,
-//                      whose waves run on threads of their own and which has no loop to share).
+//   MetricsHttpServer  on the calling thread's KJ event loop (tests).
+//   MetricsHttpThread  on a thread of its own with its own event loop: both `serve`s (the agent's
+//                      round loop never renders metrics, so scrapes cannot delay a round).
 //
 // Thread-safety: MetricsHttpServer belongs to the thread whose event loop it was created on;
 // MetricsHttpThread's methods may be called from any one thread. Both read the registry, which is
@@ -26,6 +29,10 @@
 #include "common/status.h"
 
 namespace wipeproof {
+
+inline constexpr size_t kMetricsMaxConnections = 16;
+inline constexpr kj::Duration kMetricsConnectionLifetime = 10 * kj::SECONDS;
+inline constexpr kj::Duration kMetricsAcceptRetry = 1 * kj::SECONDS;
 
 class MetricsHttpServer {
  public:

@@ -23,6 +23,21 @@ Status CheckName(const std::string& path, const std::string& value) {
   return Status::Ok();
 }
 
+// A scheduler's node name goes into scontrol/kubectl argv: one host, never a host list or an option.
+Status CheckSchedulerName(const std::string& path, const std::string& value) {
+  for (char ch : value) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                    ch == '_' || ch == '-';
+    if (!ok) {
+      return InvalidArgumentError(path + ": '" + value +
+                                  "' has a character other than letters, digits, '.', '_' and '-' (one scheduler node "
+                                  "name, not a host list)");
+    }
+  }
+  if (!value.empty() && value[0] == '-') return InvalidArgumentError(path + ": '" + value + "' starts with '-'");
+  return Status::Ok();
+}
+
 std::string PiB() { return std::to_string(kMaxDeviceCapacityBytes) + " (1 PiB)"; }
 
 StatusOr<InventoryDevice> ParseDevice(const nlohmann::json& value, const std::string& path) {
@@ -109,6 +124,7 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   n.scheduler_name = n.name;
   WP_RETURN_IF_ERROR(obj.OptionalString("scheduler_name", &n.scheduler_name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("scheduler_name"), n.scheduler_name));
+  if (obj.Has("scheduler_name")) WP_RETURN_IF_ERROR(CheckSchedulerName(obj.PathOf("scheduler_name"), n.scheduler_name));
   if (obj.Has("lifecycle")) {
     WP_ASSIGN_OR_RETURN(LifecycleSpec spec,
                         ParseLifecycleSpec(obj.Get("lifecycle"), obj.PathOf("lifecycle"), base_dir));
@@ -199,11 +215,16 @@ Status ParseInventoryInto(const nlohmann::json& doc, const std::string& base_dir
   if (!root.Has("nodes")) return InvalidArgumentError("nodes: missing");
   const nlohmann::json& nodes = root.Get("nodes");
   if (!nodes.is_array() || nodes.empty()) return InvalidArgumentError("nodes: want a non-empty array");
-  std::set<std::string> names;
+  std::set<std::string> names, scheduler_names;
   for (size_t i = 0; i < nodes.size(); ++i) {
     WP_ASSIGN_OR_RETURN(InventoryNode n, ParseNode(nodes[i], Indexed("nodes", i), base_dir));
     if (!names.insert(n.name).second) {
       return InvalidArgumentError(Indexed("nodes", i) + ".name: '" + n.name + "' appears twice");
+    }
+    // Two nodes on one scheduler node: a pass of one would resume the other's failed wipe.
+    if (!scheduler_names.insert(n.scheduler_name).second) {
+      return InvalidArgumentError(Indexed("nodes", i) + ".scheduler_name: '" + n.scheduler_name +
+                                  "' is another node's scheduler name (or name) too");
     }
     inv->nodes.push_back(std::move(n));
   }

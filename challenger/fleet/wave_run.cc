@@ -192,8 +192,10 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
     const auto& outcome = results[i].outcome;
     if (!outcome.ok()) {
       ends[i].reason = "not run: " + outcome.status().ToString();
+    } else if (outcome->pass && outcome->ledger.ok()) {
+      ends[i].pass = true;  // a pass whose records did not all reach the ledger is not given back
     } else if (outcome->pass) {
-      ends[i].pass = true;
+      ends[i].reason = "pass not fully recorded: " + outcome->ledger.ToString();
     } else {
       ends[i].reason = FailureReasonName(outcome->failure.reason) + ": " + outcome->failure.text;
     }

@@ -232,12 +232,14 @@ int RunServe() {
     config.metrics = &*metrics;
   }
   AgentCore core(config, std::move(backends), SystemClock());
-  std::optional<MetricsHttpServer> metrics_server;
+  // Metrics are served from a thread of their own: a scrape (or a flood of them) never runs on the
+  // event loop that answers rounds.
+  std::optional<MetricsHttpThread> metrics_server;
   unsigned metrics_port = 0;
   if (metrics) {
     metrics->CollectFrom(core);
-    metrics_server.emplace(registry, *io.provider, io.provider->getTimer());
-    auto bound = metrics_server->Listen(FLAGS_metrics_listen, io.waitScope);
+    metrics_server.emplace(registry);
+    auto bound = metrics_server->Start(FLAGS_metrics_listen);
     if (!bound.ok()) return Failure(kSub, bound.status());
     metrics_port = *bound;
   }

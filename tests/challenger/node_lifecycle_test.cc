@@ -137,6 +137,49 @@ TEST(WaveLifecycleTest, DrainsEveryMemberFirstAndResumesOnlyThePass) {
 
 // A member whose drain fails is not wiped (no order goes to it), stays drained with why, and the
 // others run without it.
+// A ledger that loses the receipts: both sessions pass, but a pass whose records did not all reach
+// the ledger gives no node back.
+class ReceiptLosingSink final : public RecordSink {
+ public:
+  StatusOr<uint64_t> Append(proto::LedgerRecordKind kind, proto::ByteView record, proto::ByteView session_id) override {
+    if (kind == proto::LedgerRecordKind::RECEIPT) return UnavailableError("disk full");
+    return inner_.Append(kind, record, session_id);
+  }
+
+ private:
+  testing::MemoryRecordSink inner_;
+};
+
+TEST(WaveLifecycleTest, APassThatDidNotReachTheLedgerIsNotResumed) {
+  auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+  auto b = testing::ServeTestAgent(testing::TestKey(0x44));
+  Inventory inventory = testing::TestInventoryAt(*a, *b);
+  inventory.waves[0].lifecycle = CommandSpec();
+  ReceiptLosingSink sink;
+  CallLog log;
+  TcpSessionOptions options = testing::TcpTestOptions();
+  options.lifecycle_factory = [&](const LifecycleSpec&) -> std::unique_ptr<NodeLifecycle> {
+    return std::make_unique<FakeLifecycle>(&log, "", [] {});
+  };
+  auto results = RunWave(inventory, inventory.waves[0], TcpProfile(),
+                         SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options);
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.outcome.ok()) << r.outcome.status().ToString();
+    EXPECT_TRUE(r.outcome->pass);
+    EXPECT_FALSE(r.outcome->ledger.ok());
+  }
+  int kept = 0;
+  for (const std::string& call : log.Calls()) {
+    EXPECT_NE(call.rfind("resume", 0), 0u) << call;
+    if (call.rfind("keep", 0) == 0) {
+      ++kept;
+      EXPECT_NE(call.find("pass not fully recorded"), std::string::npos) << call;
+    }
+  }
+  EXPECT_EQ(kept, 2);
+}
+
 TEST(WaveLifecycleTest, AMemberThatCannotBeDrainedIsNotWiped) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33));
   auto b = testing::ServeTestAgent(testing::TestKey(0x44));
@@ -251,6 +294,36 @@ TEST(LifecycleSpecTest, ANodesOwnOverridesItsWavesAndNoneTurnsItOff) {
   EXPECT_EQ(inventory->FindNode("a")->scheduler_name, "a");
   EXPECT_FALSE(inventory->LifecycleOf("c").has_value());
   EXPECT_FALSE(inventory->LifecycleOf("d").has_value());
+}
+
+// A scheduler name is one node of the scheduler: two inventory nodes on it (a pass of one would
+// resume the other's failed wipe), a host list or an option are refused.
+TEST(LifecycleSpecTest, SchedulerNamesAreUniqueSingleHostsAndNeverOptions) {
+  const std::string keys = std::string("\"public_key\": \"") + std::string(64, '0') + "\"";
+  auto parse = [&](const std::string& a_sched, const std::string& b_sched) {
+    return ParseInventoryJson(R"({"nodes": [
+      {"name": "a", "address": "h:1", )" +
+                                  keys + a_sched +
+                                  R"(, "devices": [{"selector": "host", "model": "m", "capacity_bytes": 1}]},
+      {"name": "b", "address": "h:1", )" +
+                                  keys + b_sched +
+                                  R"(, "devices": [{"selector": "host", "model": "m", "capacity_bytes": 1}]}],
+      "reserves": {"m": 0}})",
+                              "");
+  };
+  EXPECT_TRUE(parse(R"(, "scheduler_name": "gpu-01.rack_2")", "").ok());
+  EXPECT_NE(parse(R"(, "scheduler_name": "host1")", R"(, "scheduler_name": "host1")")
+                .status()
+                .message()
+                .find("nodes[1].scheduler_name: 'host1' is another node's scheduler name (or name) too"),
+            std::string::npos);
+  EXPECT_FALSE(parse("", R"(, "scheduler_name": "a")").ok());  // node a's own name
+  EXPECT_NE(parse(R"(, "scheduler_name": "gpu[01-64]")", "").status().message().find("not a host list"),
+            std::string::npos);
+  EXPECT_FALSE(parse(R"(, "scheduler_name": "a,b")", "").ok());
+  EXPECT_NE(parse(R"(, "scheduler_name": "--selector=x")", "").status().message().find("character other than"),
+            std::string::npos);
+  EXPECT_NE(parse(R"(, "scheduler_name": "-x")", "").status().message().find("starts with '-'"), std::string::npos);
 }
 
 // ---- the hooks against scripts

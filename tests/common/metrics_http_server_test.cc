@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace wipeproof {
 namespace {
@@ -73,6 +74,29 @@ TEST_F(MetricsHttpServerTest, ServesMetricsHealthAndNotFoundOnTheCallersLoop) {
   Reply head = Fetch(io_, *port, kj::HttpMethod::HEAD, "/healthz");
   EXPECT_EQ(head.code, 200u);
   EXPECT_EQ(head.body, "");
+}
+
+// A flood of connections that send nothing cannot hold more than kMetricsMaxConnections: the next
+// one is closed at once (reads end), and once the flood leaves the endpoint answers again.
+TEST_F(MetricsHttpServerTest, ConnectionsOverTheCapAreClosedAndTheServerRecovers) {
+  MetricsHttpServer server(registry_, *io_.provider, io_.provider->getTimer());
+  auto port = server.Listen("127.0.0.1:0", io_.waitScope);
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  auto address = io_.provider->getNetwork().parseAddress("127.0.0.1", *port).wait(io_.waitScope);
+  std::vector<kj::Own<kj::AsyncIoStream>> idle;
+  for (size_t i = 0; i < kMetricsMaxConnections; ++i) idle.push_back(address->connect().wait(io_.waitScope));
+  // Let the server accept them all.
+  io_.provider->getTimer().afterDelay(50 * kj::MILLISECONDS).wait(io_.waitScope);
+  auto extra = address->connect().wait(io_.waitScope);
+  char byte;
+  const size_t got =
+      extra->tryRead(&byte, 1, 1)
+          .exclusiveJoin(io_.provider->getTimer().afterDelay(2 * kj::SECONDS).then([]() -> size_t { return 99; }))
+          .wait(io_.waitScope);
+  EXPECT_EQ(got, 0u) << "the connection over the cap was not closed";
+  idle.clear();
+  io_.provider->getTimer().afterDelay(50 * kj::MILLISECONDS).wait(io_.waitScope);
+  EXPECT_EQ(Fetch(io_, *port, kj::HttpMethod::GET, "/healthz").body, "ok\n");
 }
 
 TEST_F(MetricsHttpServerTest, APortInUseSaysSoInWords) {

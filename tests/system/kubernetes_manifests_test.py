@@ -5,8 +5,8 @@ wipeproof namespace; pod templates use only known field names (a typo is an erro
 server's strict field validation would make it), selectors match their template labels, every
 volumeMount names a volume, every port name is a valid IANA_SVC_NAME; and what the issue asks of
 each object: the agent DaemonSet has a GPU node selector, only the IPC_LOCK capability and the GPU
-devices; the challenger StatefulSet keeps its ledger on a volume claim and its keys in a Secret
-(mode 0400), its Service exists; the ServiceMonitor selects Services whose ports it names; the RBAC
+devices; the challenger StatefulSet keeps its ledger on a volume claim and reads its keys from a Secret
+copied by an init container into a memory folder with mode 0600 (fsGroup would make the Secret 0440), its Service exists; the ServiceMonitor selects Services whose ports it names; the RBAC
 lets the challenger cordon, evict and annotate.
 
 Usage: kubernetes_manifests_test.py DEPLOY_KUBERNETES_DIR [--self-check]
@@ -152,15 +152,25 @@ def check(docs):
         if not ledger_args or not any(ledger_args[0][len("--ledger="):].startswith(mounts.get(c, "-") + "/")
                                       for c in claims):
             errors.append("challenger: the ledger is not on a volume claim")
-        secrets = {v["name"]: v["secret"] for v in sts["template"]["spec"].get("volumes", []) if "secret" in v}
+        volumes = sts["template"]["spec"].get("volumes", [])
+        secrets = {v["name"]: v["secret"] for v in volumes if "secret" in v}
+        memory = {v["name"] for v in volumes if v.get("emptyDir", {}).get("medium") == "Memory"}
+        inits = sts["template"]["spec"].get("initContainers", [])
         key_args = [a.split("=", 1)[1] for a in container.get("args", []) if a.startswith(("--authority_key=",
                                                                                            "--challenger_key="))]
+        # fsGroup turns a Secret's 0400 into 0440, which the challenger refuses for a secret key: the keys
+        # must reach it through a memory folder an init container fills from the Secret with mode 0600.
         for path in key_args:
             vol = next((n for n, p in mounts.items() if path.startswith(p + "/")), None)
-            if vol not in secrets:
-                errors.append(f"challenger: key {path} is not from a Secret")
-            elif secrets[vol].get("defaultMode") != 0o400:
-                errors.append(f"challenger: key Secret {vol} must be mode 0400 (secret keys are refused otherwise)")
+            if vol in secrets:
+                errors.append(f"challenger: key {path} is read from a Secret volume (fsGroup makes it 0440)")
+            elif vol not in memory:
+                errors.append(f"challenger: key {path} is not in a memory-backed emptyDir")
+            elif not any(vol in {m["name"] for m in i.get("volumeMounts", [])}
+                         and any(m["name"] in secrets for m in i.get("volumeMounts", []))
+                         and "install -m 0600" in " ".join(i.get("command", []) + i.get("args", []))
+                         for i in inits):
+                errors.append(f"challenger: no init container copies the keys into {vol} with install -m 0600")
         shard = [a.split("=", 1)[1] for a in container.get("args", []) if a.startswith("--shard=")]
         if not shard or shard[0] != f"$(REPLICA)/{sts.get('replicas')}":
             errors.append(f"challenger: --shard must be $(REPLICA)/<replicas> ({sts.get('replicas')}), got {shard}")
@@ -210,8 +220,11 @@ BREAKS = {
     "no node selector": lambda d: agent_pod(d).pop("nodeSelector"),
     "no GPU devices": lambda d: agent_pod(d)["volumes"].pop(),
     "ledger off the claim": lambda d: challenger_sts(d).pop("volumeClaimTemplates"),
-    "readable key secret":
-        lambda d: challenger_sts(d)["template"]["spec"]["volumes"][0]["secret"].__setitem__("defaultMode", 0o444),
+    "keys read from the Secret itself":
+        lambda d: challenger_sts(d)["template"]["spec"]["containers"][0]["volumeMounts"].__setitem__(
+            1, {"name": "secret-keys", "mountPath": "/etc/wipeproof/keys", "readOnly": True}),
+    "keys copied without mode 0600":
+        lambda d: challenger_sts(d)["template"]["spec"]["initContainers"][0].__setitem__("command", ["cp"]),
     "wrong namespace": lambda d: find(d, "Service", "wipeproof-agent-metrics")["metadata"].__setitem__("namespace", "x"),
     "replicas without shards": lambda d: challenger_sts(d).__setitem__("replicas", 3),
     "no eviction right": lambda d: find(d, "ClusterRole", "wipeproof-challenger-drain")["rules"].pop(2),
