@@ -235,9 +235,10 @@ int RunServe() {
     std::fprintf(stderr, "wipeproof-prover serve: %s\n",
                  DescribeHostBudget(*budget, FLAGS_host_reserve_bytes, facts).c_str());
     const bool gib_set = !gflags::GetCommandLineFlagInfoOrDie("host_budget_gib").is_default;
-    const std::string budget_flag =
-        gib_set ? "--host_budget_gib=" + gflags::GetCommandLineFlagInfoOrDie("host_budget_gib").current_value
-                : "--host_budget_bytes=" + std::to_string(FLAGS_host_budget_bytes);
+    char gib_text[32];
+    std::snprintf(gib_text, sizeof gib_text, "%.10g", FLAGS_host_budget_gib);  // as typed, not 0.10000000000000001
+    const std::string budget_flag = gib_set ? std::string("--host_budget_gib=") + gib_text
+                                            : "--host_budget_bytes=" + std::to_string(FLAGS_host_budget_bytes);
     if (Status s = CheckHostBudget(*budget, FLAGS_host_reserve_bytes, facts, budget_flag); !s.ok()) {
       return Failure(kSub, s);
     }
