@@ -261,7 +261,9 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
   }
   gated_ = false;
   if (log_->orders++ == 0) log_->first_order_at = std::chrono::steady_clock::now();
-  if (deviation_.kind == DeviationKind::kRefuseOrder) return Refusal(FailedPreconditionError("busy: test refusal"));
+  if (deviation_.kind == DeviationKind::kRefuseOrder) {
+    return Refusal(FailedPreconditionError(deviation_.note.empty() ? "busy: test refusal" : deviation_.note));
+  }
   if (IsHuge(deviation_.kind)) {
     const std::string huge = HugeAgentText(deviation_.huge_text_bytes);
     const kj::String text = kj::heapString(huge.data(), huge.size());

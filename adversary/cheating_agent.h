@@ -101,7 +101,8 @@ enum class DeviationKind {
   kLateFill,
   kLateRound,
   // Connection faults.
-  kRefuseOrder,        // refuses every order: FAILED_PRECONDITION "busy: test refusal"
+  kRefuseOrder,        // refuses every order: FAILED_PRECONDITION "busy: test refusal", or `note` when
+                       // set (e.g. the real agent's "session ... in progress (filling)")
   kDisconnectMidFill,  // calls `disconnect` during startSession and never answers
   // Hostile texts (HugeAgentText(huge_text_bytes)): a wipeproof Status, a plain exception or a
   // DISCONNECTED exception from startSession; a Status from round `round` and the abort that
@@ -136,7 +137,8 @@ struct Deviation {
   uint64_t host_free_bytes = 0;  // kRelocate: room in unplanned host memory (bytes)
   uint64_t short_chunks = 0;
   uint64_t dedup_chunks = 0;
-  std::string note;                          // kUnderfill*: the fill report's note for the short device
+  std::string note;                          // kUnderfill*: the fill report's note for the short device;
+                                             // kRefuseOrder: the refusal's text when not empty
   uint32_t round = 2;                        // kLateRound, kHugeRoundError: the round index it happens in
   int64_t advance_us = 0;                    // kLateFill, kLateRound: simulated microseconds added
   size_t huge_text_bytes = size_t{5} << 20;  // kHuge*

@@ -19,4 +19,8 @@ inline constexpr int FloorLog2(uint64_t x) {
 // `x` with exactly `decimals` digits after the point ("%.*f"): FormatFixed(0.125, 2) = "0.13".
 std::string FormatFixed(double x, int decimals);
 
+// A byte count for people, in binary units with two decimals: "24.00 GiB" from 1 GiB (2^30 bytes)
+// up, "4.00 MiB" below it, "512 bytes" below 1 MiB. Printed beside the raw count, never instead.
+std::string FormatBytesHuman(uint64_t bytes);
+
 }  // namespace wipeproof

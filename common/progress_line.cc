@@ -7,6 +7,18 @@
 
 namespace wipeproof {
 
+StatusOr<ProgressMode> ParseProgressMode(const std::string& text) {
+  if (text == "auto") return ProgressMode::kAuto;
+  if (text == "always" || text == "true") return ProgressMode::kAlways;
+  if (text == "never" || text == "false") return ProgressMode::kNever;
+  return InvalidArgumentError("--progress: want auto (only on a terminal), always or never; got '" + text + "'");
+}
+
+bool ProgressWanted(ProgressMode mode) {
+  if (mode == ProgressMode::kAuto) return isatty(STDERR_FILENO) == 1;
+  return mode == ProgressMode::kAlways;
+}
+
 ProgressLine::ProgressLine(std::string what, uint64_t total_labels, bool enabled)
     : what_(std::move(what)),
       total_(total_labels),

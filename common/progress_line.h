@@ -2,6 +2,8 @@
 // the first second, then at most one update a second (rewritten in place on a terminal, one line
 // every 10 s otherwise), e.g.
 //   fill: 41.2% 3.30/8.00 GiB, 1.52 GB/s, 4.7 M labels/s, eta 3 s
+// Whether to draw at all is the caller's `--progress=auto|always|never` (ProgressMode): auto draws
+// only when stderr is a terminal, so logs and pipes stay quiet.
 // Thread-safety: Update() may be called from any thread; Finish() once, after the last Update().
 #pragma once
 
@@ -10,7 +12,18 @@
 #include <mutex>
 #include <string>
 
+#include "common/status.h"
+
 namespace wipeproof {
+
+enum class ProgressMode { kAuto, kAlways, kNever };
+
+// "auto", "always" or "never"; "true" and "false" (the former boolean flag) mean always and never.
+// Errors: INVALID_ARGUMENT naming the accepted values.
+StatusOr<ProgressMode> ParseProgressMode(const std::string& text);
+
+// Whether progress is drawn: always, never, or (auto) when stderr is a terminal.
+bool ProgressWanted(ProgressMode mode);
 
 class ProgressLine {
  public:

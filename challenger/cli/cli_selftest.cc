@@ -12,6 +12,7 @@
 #include "challenger/selftest/selftest_runner.h"
 #include "common/file_write.h"
 #include "common/json_nesting.h"
+#include "common/progress_line.h"
 #include "adversary/scaffold/scaffold_report.h"
 #include "proto/crypto.h"
 
@@ -22,7 +23,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: wipeproof-challenger selftest --adversaries [--runs=N] [--seed=S] [--only=ID,...] [--json[=FILE]]\n"
     "                                     [--markdown=FILE] [--confidence=C] [--threads=N] [--scaffold_m=LIST]\n"
-    "                                     [--quiet]\n"
+    "                                     [--progress=auto|always|never] [--quiet]\n"
     "       wipeproof-challenger selftest --render=JSON_FILE --markdown=FILE\n\n"
     "Runs whole wipe sessions of the real challenger against an honest in-process agent and adversaries 1-7, 9\n"
     "(hidden fraction answered by recompute / random bytes / an earlier session; relay; relocation; under-fill;\n"
@@ -44,7 +45,9 @@ constexpr char kUsage[] =
     "  --json[=FILE]       JSON document on stdout, or to FILE\n"
     "  --markdown=FILE     Markdown document (docs/results/security-results.md) to FILE\n"
     "  --render=JSON_FILE  run nothing; render --markdown from that JSON document\n"
-    "  --quiet             no progress on stderr\n\n"
+    "  --progress=MODE     progress lines on stderr: auto (default: only when stderr is a terminal),\n"
+    "                      always, never\n"
+    "  --quiet             no progress on stderr (--progress=never)\n\n"
     "Exit codes: 0 every outcome matches (the honest agent passed every run), 1 a mismatch or a file not\n"
     "written, 2 bad command line.\n";
 
@@ -88,13 +91,16 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   };
   selftest::SelftestOptions options;
   bool adversaries = false, quiet = false, json_stdout = false;
+  ProgressMode progress = ProgressMode::kAuto;
   std::string json_file, markdown_file, render_file;
   ScaffoldExperimentOptions scaffold;  // m_values empty: skipped
   std::vector<std::string> run_flags;  // flags that only make sense when something runs
   for (const std::string& arg : args) {
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(0, eq);
-    if (name != "--render" && name != "--markdown" && name != "--quiet") run_flags.push_back(name);
+    if (name != "--render" && name != "--markdown" && name != "--quiet" && name != "--progress") {
+      run_flags.push_back(name);
+    }
     const bool has_value = eq != std::string::npos;
     const std::string value = has_value ? arg.substr(eq + 1) : "";
     auto need_value = [&]() { return has_value && !value.empty(); };
@@ -105,6 +111,10 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
       adversaries = true;
     } else if (name == "--quiet" && !has_value) {
       quiet = true;
+    } else if (name == "--progress") {
+      auto mode = ParseProgressMode(value);
+      if (!has_value || !mode.ok()) return usage_error("--progress: want auto, always or never");
+      progress = *mode;
     } else if (name == "--runs") {
       if (!need_value() || !ParseUint(value, 1, 1'000'000, &options.runs))
         return usage_error("--runs: want an integer in [1, 1000000]");
@@ -177,7 +187,9 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   }
   if (!adversaries) return usage_error("say what to run: --adversaries");
 
-  if (!quiet) {
+  // Progress (and the scaffold notice) only where someone watches: --progress, or --quiet.
+  const bool show_progress = !quiet && ProgressWanted(progress);
+  if (show_progress) {
     options.progress = [&err](size_t i, size_t n, const std::string& id, uint64_t done, uint64_t runs) {
       if (done == runs || done % 25 == 0) {
         err << "\rselftest [" << (i + 1) << "/" << n << "] " << id << ": " << done << "/" << runs << " runs   "
@@ -192,7 +204,7 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   }
   nlohmann::json doc = selftest::SelftestJson(*result);
   if (!scaffold.m_values.empty()) {
-    if (!quiet) {
+    if (show_progress) {
       err << "selftest: scaffold-storage experiments, m =";
       for (uint32_t m : scaffold.m_values) err << " " << m;
       err << "\n" << std::flush;

@@ -17,7 +17,9 @@
 //   --json[=FILE]        the JSON document on stdout, or written to FILE
 //   --markdown=FILE      the Markdown document (docs/results/security-results.md) written to FILE
 //   --render=JSON_FILE   run nothing: render --markdown from an existing JSON document
-//   --quiet              no progress on stderr
+//   --progress=MODE      progress on stderr: auto (default; only when stderr is a terminal), always,
+//                        never
+//   --quiet              no progress on stderr (--progress=never)
 // Without --json or --markdown a summary table goes to stdout. Progress goes to stderr.
 // Exit codes: 0 every outcome matches its expectation (the honest agent passed every run);
 // 1 a mismatch (or a file could not be written); 2 bad command line or a selftest that could not run.

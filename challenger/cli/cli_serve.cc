@@ -5,14 +5,20 @@
 // threads report into the registry, which is thread-safe. The whole ledger chain is verified at
 // start (where the ledger's verdicts also seed each node's last pass) and after each wave run for
 // wipeproof_challenger_ledger_verified.
+// Plain lines on stderr (docs/operations.md "Running wipes"): each wave's next run (UTC) when it is
+// scheduled, each run's start and end with its members by outcome (a node busy with another
+// session is busy, not a failure: outcome_report.h), and on SIGINT/SIGTERM a notice at once naming
+// the runs in progress and the longest they may still take.
 #include <glog/logging.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <future>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -21,6 +27,7 @@
 #include "challenger/cli/cli_flags.h"
 #include "challenger/fleet/fleet_metrics.h"
 #include "challenger/fleet/fleet_status.h"
+#include "challenger/fleet/lifecycle_spec.h"
 #include "challenger/fleet/open_files.h"
 #include "challenger/fleet/outcome_report.h"
 #include "challenger/fleet/plan_builder.h"
@@ -28,10 +35,12 @@
 #include "challenger/fleet/wave_run.h"
 #include "challenger/fleet/wave_shard.h"
 #include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/ledger/ledger_records.h"
 #include "challenger/session/session_plan.h"
 #include "common/clock.h"
 #include "common/metrics_http_server.h"
 #include "common/metrics_registry.h"
+#include "common/numbers.h"
 #include "proto/codec.h"
 
 namespace wipeproof {
@@ -41,8 +50,12 @@ namespace {
 constexpr char kSub[] = "serve";
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};  // the signal that stopped serve; 0 = none (yet)
 
-extern "C" void OnStopSignal(int) { g_stop.store(true); }
+extern "C" void OnStopSignal(int signal) {
+  g_signal.store(signal);
+  g_stop.store(true);
+}
 
 // Sleeps `us` microseconds in short steps; false when told to stop meanwhile.
 bool SleepUnlessStopped(uint64_t us) {
@@ -56,26 +69,72 @@ bool SleepUnlessStopped(uint64_t us) {
   return false;
 }
 
+// The wall-clock time in UTC to the second, e.g. "2026-12-02T05:50:00Z".
+std::string UtcSeconds(int64_t unix_us) { return FormatUnixMicrosUtc(unix_us).substr(0, 19) + "Z"; }
+
+// A period or jitter in seconds as given: "86400", "0.5".
+std::string PlainSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", s);
+  return buf;
+}
+
 struct ServeState {
   std::mutex mu;
   uint64_t sessions = 0;
   uint64_t failures = 0;
+  uint64_t busy = 0;  // sessions refused because the node ran another session (not failures)
+  // Wave runs in progress: wave name -> the latest time (Unix us) its run can end.
+  std::map<std::string, int64_t> running;
 };
 
-void ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, ServeState* state,
-                FleetMetrics* metrics) {
+// A wave run's members by outcome, for its end line.
+struct WaveCounts {
+  int pass = 0, fail = 0, busy = 0, error = 0;
+};
+
+// The longest a prepared run can take once started: its sessions' timeout, plus for a member with
+// a drain hook the drain grace and the drain and resume commands' timeouts.
+uint64_t MaxRunUs(const PreparedWave& prepared) {
+  uint64_t session_us = 0, lifecycle_us = 0;
+  for (const auto& s : prepared.sessions) {
+    if (s) session_us = std::max(session_us, s->plan.session_timeout_us);
+  }
+  for (const auto& l : prepared.lifecycles) {
+    if (l && l->kind != LifecycleKind::kNone) {
+      lifecycle_us = std::max(lifecycle_us, static_cast<uint64_t>((l->grace_s + 2 * l->command_timeout_s) * 1e6));
+    }
+  }
+  return session_us + lifecycle_us;
+}
+
+WaveCounts ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, ServeState* state,
+                      FleetMetrics* metrics) {
   std::lock_guard<std::mutex> lock(state->mu);
+  WaveCounts counts;
   for (const WaveMemberResult& r : results) {
     if (metrics != nullptr) metrics->OnMemberResult(r, SystemClock().UnixMicros());
     ++state->sessions;
     if (!r.outcome.ok()) {
       ++state->failures;
+      ++counts.error;
       std::cerr << "wipeproof-challenger serve: wave " << wave.name << " node " << r.node
                 << ": no session: " << r.outcome.status().ToString() << "\n";
       continue;
     }
     const SessionOutcome& o = *r.outcome;
-    if (!o.pass || !o.ledger.ok()) ++state->failures;
+    // A node busy with another session is not a failed wipe of it (outcome_report.h).
+    const bool busy = IsBusyRefusal(o);
+    if (busy) {
+      ++state->busy;
+      ++counts.busy;
+      std::cerr << "wipeproof-challenger serve: wave " << wave.name << " node " << r.node
+                << ": busy (its agent is running another session): not wiped in this run, not counted as a "
+                   "failure\n";
+    } else {
+      ++(o.pass ? counts.pass : counts.fail);
+    }
+    if ((!o.pass && !busy) || !o.ledger.ok()) ++state->failures;
     const std::string summary = OutcomeSummary(o, FLAGS_ledger);
     if (FLAGS_json) {
       std::cerr << summary;
@@ -86,6 +145,7 @@ void ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, 
       std::cout << summary << std::endl;
     }
   }
+  return counts;
 }
 
 }  // namespace
@@ -236,8 +296,15 @@ int RunServe() {
         prepared_bytes.fetch_sub(reserved);
         reserved = 0;
       };
-      LOG(INFO) << "wave " << wave.name << ": next run in " << delay / 1e6 << " s";
-      if (metrics) metrics->OnNextWave(wave.name, SystemClock().UnixMicros() + static_cast<int64_t>(delay));
+      const int64_t next_us = SystemClock().UnixMicros() + static_cast<int64_t>(delay);
+      {
+        std::lock_guard<std::mutex> lock(state.mu);
+        std::cerr << "wipeproof-challenger serve: wave " << wave.name << " (" << wave.nodes.size()
+                  << " node(s), period " << PlainSeconds(wave.period_s) << " s, jitter " << PlainSeconds(wave.jitter_s)
+                  << " s): next run at " << UtcSeconds(next_us) << " (in " << FormatFixed(delay / 1e6, 1) << " s)"
+                  << std::endl;
+      }
+      if (metrics) metrics->OnNextWave(wave.name, next_us);
       const bool go = SleepUnlessStopped(delay);
       std::optional<PreparedWave> prepared;
       if (ahead) prepared.emplace(ahead->get());
@@ -258,10 +325,26 @@ int RunServe() {
       } else {
         // A wave run that fails, however it fails, is counted and reported; the schedule (and the
         // other waves) go on.
+        const int64_t started_us = SystemClock().UnixMicros();
+        {
+          std::lock_guard<std::mutex> lock(state.mu);
+          state.running[wave.name] = started_us + static_cast<int64_t>(MaxRunUs(*prepared));
+          std::cerr << "wipeproof-challenger serve: wave " << wave.name << ": run started at " << UtcSeconds(started_us)
+                    << ", " << wave.nodes.size() << " node(s)" << std::endl;
+        }
         try {
           std::optional<proto::SignedEnvelope> wave_verdict;
-          ReportWave(wave, RunPreparedWave(*std::move(prepared), wave, keys, sink, options, &wave_verdict), &state,
-                     metrics ? &*metrics : nullptr);
+          const WaveCounts counts =
+              ReportWave(wave, RunPreparedWave(*std::move(prepared), wave, keys, sink, options, &wave_verdict), &state,
+                         metrics ? &*metrics : nullptr);
+          {
+            const int64_t ended_us = SystemClock().UnixMicros();
+            std::lock_guard<std::mutex> lock(state.mu);
+            std::cerr << "wipeproof-challenger serve: wave " << wave.name << ": run ended at " << UtcSeconds(ended_us)
+                      << " after " << FormatFixed((ended_us - started_us) / 1e6, 1) << " s: " << counts.pass
+                      << " passed, " << counts.fail << " failed, " << counts.busy << " busy, " << counts.error
+                      << " without a session" << std::endl;
+          }
           if (wave_verdict) {
             auto parsed = proto::ParseMessage<proto::WaveVerdict>(proto::AsView(wave_verdict->payload));
             if (parsed.ok()) {
@@ -276,6 +359,8 @@ int RunServe() {
           ++state.failures;
           std::cerr << "wipeproof-challenger serve: wave " << wave.name << " run failed: " << e.what() << "\n";
         }
+        std::lock_guard<std::mutex> lock(state.mu);
+        state.running.erase(wave.name);
       }
       release();
       held_bytes -= estimate;  // the run is over (or was not run): its expected labels are gone
@@ -288,10 +373,44 @@ int RunServe() {
       delay = NextWaveDelayUs(wave.period_s, wave.jitter_s);
     }
   };
+  std::atomic<size_t> scheduling{waves.size()};
   std::vector<std::thread> workers;
-  for (const Wave* w : waves) workers.emplace_back(schedule, std::cref(*w));
+  for (const Wave* w : waves) {
+    workers.emplace_back([&, w] {
+      schedule(*w);
+      --scheduling;
+    });
+  }
+  // On SIGINT or SIGTERM: say so at once, and how long the wave runs in progress may still take.
+  bool announced = false;
+  auto announce_stop = [&] {
+    if (announced || g_signal.load() == 0) return;
+    announced = true;
+    std::lock_guard<std::mutex> lock(state.mu);
+    std::cerr << "wipeproof-challenger serve: signal " << g_signal.load() << ": stopping; no new wave runs";
+    if (state.running.empty()) {
+      std::cerr << "; no wave run in progress" << std::endl;
+      return;
+    }
+    int64_t until = 0;
+    std::string names;
+    for (const auto& [name, end_us] : state.running) {
+      until = std::max(until, end_us);
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    const int64_t left_us = std::max<int64_t>(0, until - SystemClock().UnixMicros());
+    std::cerr << "; waiting for the running wave run(s) (" << names << ") to end and record their verdicts: at most "
+              << FormatFixed(left_us / 1e6, 0) << " s (until " << UtcSeconds(until) << ", their sessions' timeout)"
+              << std::endl;
+  };
+  while (scheduling.load() > 0) {
+    announce_stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  announce_stop();  // a signal the waves saw first
   for (std::thread& t : workers) t.join();
-  std::cerr << "wipeproof-challenger serve: " << state.sessions << " session(s), " << state.failures << " failed\n";
+  std::cerr << "wipeproof-challenger serve: " << state.sessions << " session(s), " << state.failures << " failed, "
+            << state.busy << " busy (not failures)\n";
   return state.failures == 0 ? kExitPass : kExitFail;
 }
 

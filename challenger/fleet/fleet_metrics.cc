@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "challenger/fleet/outcome_report.h"
+
 namespace wipeproof {
 
 namespace {
@@ -79,13 +81,7 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
 
 const char* FleetMetrics::OutcomeOf(const WaveMemberResult& result) {
   if (!result.outcome.ok()) return "error";
-  const SessionOutcome& o = *result.outcome;
-  if (o.pass) return "pass";
-  if (o.failure.reason == proto::FailureReason::ORDER_REFUSED &&
-      o.failure.text.find(" in progress (") != std::string::npos) {
-    return "busy";
-  }
-  return "fail";
+  return OutcomeName(*result.outcome);
 }
 
 void FleetMetrics::OnMemberResult(const WaveMemberResult& result, int64_t now_unix_us) {

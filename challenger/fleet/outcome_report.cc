@@ -6,6 +6,7 @@
 
 #include "challenger/parameters/deadline_rule.h"
 #include "common/hex.h"
+#include "common/numbers.h"
 #include "kernels/label_spec.h"
 #include "proto/codec.h"
 
@@ -21,7 +22,23 @@ std::string Seconds(uint64_t us) {
   return buf;
 }
 
+// `part` as a percentage of `whole` with one decimal, e.g. "57.8%"; "-" when whole is 0.
+std::string Percent(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "-";
+  return FormatFixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
+}
+
 }  // namespace
+
+bool IsBusyRefusal(const SessionOutcome& outcome) {
+  return !outcome.pass && outcome.failure.reason == proto::FailureReason::ORDER_REFUSED &&
+         outcome.failure.text.find(" in progress (") != std::string::npos;
+}
+
+const char* OutcomeName(const SessionOutcome& outcome) {
+  if (outcome.pass) return "pass";
+  return IsBusyRefusal(outcome) ? "busy" : "fail";
+}
 
 nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::string& ledger_path) {
   using json = nlohmann::ordered_json;
@@ -30,6 +47,7 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
   j["session_id"] = HexEncode(outcome.session_id.data(), outcome.session_id.size());
   j["node"] = outcome.node_name;
   j["pass"] = outcome.pass;
+  j["outcome"] = OutcomeName(outcome);
   if (parsed.ok()) j["statement"] = parsed->root().getStatement().cStr();
   json failure = {{"reason", FailureReasonName(outcome.failure.reason)}, {"text", outcome.failure.text}};
   if (!outcome.failure.device.empty()) failure["device"] = outcome.failure.device;
@@ -104,7 +122,16 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
 std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& ledger_path) {
   std::ostringstream s;
   s << "node " << outcome.node_name << "  session " << HexEncode(outcome.session_id.data(), outcome.session_id.size())
-    << "  " << (outcome.pass ? "PASS" : "FAIL") << "\n";
+    << "  "
+    << (outcome.pass             ? "PASS"
+        : IsBusyRefusal(outcome) ? "BUSY"
+                                 : "FAIL")
+    << "\n";
+  if (IsBusyRefusal(outcome)) {
+    s << "busy: node " << outcome.node_name
+      << " is running another session: nothing was wiped now and this is not a failed wipe of the node; its "
+         "verdict records the refusal; wipe it again once that session ends\n";
+  }
   auto parsed = proto::ParseMessage<proto::Verdict>(proto::AsView(outcome.verdict.payload));
   if (!parsed.ok()) {
     s << "verdict unreadable: " << parsed.status().ToString() << "\n";
@@ -134,11 +161,13 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
   s << " (deadline " << v.getRoundDeadlineUs() << " us)\n";
   for (auto d : v.getDevices()) {
     s << "device " << d.getSelector().cStr() << ": " << d.getBytesHeld() << " bytes held of " << d.getPlannedBytes()
-      << " planned (capacity " << d.getCapacityBytes() << ", allowed reserve " << d.getAllowedReserveBytes() << "), "
-      << d.getChunksChecked() << " chunks checked";
+      << " planned (" << FormatBytesHuman(d.getBytesHeld()) << ", " << Percent(d.getBytesHeld(), d.getPlannedBytes())
+      << " of planned; capacity " << d.getCapacityBytes() << " = " << FormatBytesHuman(d.getCapacityBytes())
+      << ", allowed reserve " << d.getAllowedReserveBytes() << "), " << d.getChunksChecked() << " chunks checked";
     if (v.getBoundStated()) {
       s << ", diagnostic only (assumes no label left the device): at most " << d.getUnwipedBoundBytes()
-        << " bytes not wiped";
+        << " bytes not wiped (" << FormatBytesHuman(d.getUnwipedBoundBytes()) << ", "
+        << Percent(d.getUnwipedBoundBytes(), d.getCapacityBytes()) << " of capacity)";
     }
     s << "\n";
   }

@@ -2,7 +2,7 @@
 // both built from the signed verdict (the record of truth) plus where it went in the ledger.
 //
 // JSON object (one per session; `serve --json` prints one per line), keys in this order:
-//   session_id (hex), node, pass, statement,
+//   session_id (hex), node, pass, outcome ("pass", "fail", or "busy": IsBusyRefusal), statement,
 //   failure {reason ("none", "wrongLabel", ...), text, device?, round?, label_index?, expected?, received?},
 //   bound_stated, deadline_rule_satisfied, confidence, total_unwiped_bound_bytes,
 //   fill_us, fill_deadline_us, round_deadline_us, prepare_us (challenges and expected labels, before the order),
@@ -28,6 +28,14 @@
 
 namespace wipeproof {
 
+// True when the session failed only because the agent was running another session (it refused the
+// order with orderRefused "... in progress (..."): the node is busy, not a failed wipe of it. Its
+// verdict still fails and is recorded; `wipe`, `serve`, `status` and the metrics report it as busy.
+bool IsBusyRefusal(const SessionOutcome& outcome);
+
+// "pass", "fail" or "busy" (IsBusyRefusal).
+const char* OutcomeName(const SessionOutcome& outcome);
+
 // REQUIRES: outcome.verdict is a verdict this challenger signed (it is parsed without checking the
 // signature again). `ledger_path` is shown as given.
 nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::string& ledger_path);
@@ -38,13 +46,18 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
 //   deadline rule not met: round deadline 500000 us > recompute floor 1.92 us for class commodity-cpu
 //   fill: 0.004 s (deadline 60.000 s)
 //   rounds: 4 run, slowest 338 us, median 79 us (deadline 500000 us)
-//   device host: 131072 bytes held of 131072 planned (capacity 131072, allowed reserve 0), 27 chunks checked
+//   device host: 131072 bytes held of 131072 planned (131072 bytes, 100.0% of planned; capacity 131072 = 131072 bytes,
+//     allowed reserve 0), 27 chunks checked
+// (sizes of 1 MiB and up in MiB or GiB beside the byte count, numbers.h FormatBytesHuman; with a
+// bound stated it adds ", diagnostic only ...: at most N bytes not wiped (X GiB, P% of capacity)")
 //   statement: no bound: parameters not calibrated (profile cli-test)
 //   assumptions:
 //     held      host-memory-in-plan: host memory of node n1 is planned (selector host)
 //     NOT HELD  no-nvme-in-reach: unknown: the inventory does not declare ...
 //   ledger: ledger.db, verdict entry #3
-// A failed session adds "failure: <SessionFailure::Describe()>" after the first line.
+// A failed session adds "failure: <SessionFailure::Describe()>" after the first line; a busy node
+// (IsBusyRefusal) shows BUSY instead of FAIL on the first line and adds
+//   busy: node n1 is running another session: nothing was wiped now and this is not a failed wipe of the node; ...
 std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& ledger_path);
 
 }  // namespace wipeproof

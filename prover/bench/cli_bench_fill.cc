@@ -56,6 +56,8 @@ Status CheckChunk(const DeviceMemory& memory, const RegionSpec& plan, uint64_t c
 
 int RunBenchFill(BenchSetup& setup) {
   if (!(FLAGS_gib >= 0) || !(FLAGS_reserve_gib >= 0)) return UsageError(kName, "--gib and --reserve_gib must be >= 0");
+  auto progress_wanted = ProgressFromFlag();
+  if (!progress_wanted.ok()) return UsageError(kName, progress_wanted.status().message());
   AcquireOptions acquire;
   acquire.bytes = static_cast<uint64_t>(std::floor(FLAGS_gib * kGiB));
   acquire.reserve_bytes = static_cast<uint64_t>(std::floor(FLAGS_reserve_gib * kGiB));
@@ -87,7 +89,7 @@ int RunBenchFill(BenchSetup& setup) {
   if (plan.count == 0) {
     return UsageError(kName, "the memory holds fewer than m = " + std::to_string(plan.chunk_labels) + " labels");
   }
-  ProgressLine progress("fill", plan.count, FLAGS_progress);
+  ProgressLine progress("fill", plan.count, *progress_wanted);
   options.progress = [&progress](uint64_t done, uint64_t) { progress.Update(done); };
   t0 = Clock::now();
   const double cpu0 = ProcessCpuSeconds();

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "common/hex.h"
+#include "common/progress_line.h"
 #include "kernels/graph_schedule.h"
 
 DEFINE_string(format, "posedb-blake3-c1", "label format: posedb-blake3-c1 or posedb-blake3-192 (label-spec.md §4, §5)");
@@ -16,7 +17,9 @@ DEFINE_uint64(count, 0, "number of labels, >= 1; required");
 DEFINE_bool(sha256, false, "print only the SHA-256 (hex) of the labels concatenated instead of one hex label per line");
 DEFINE_int32(threads, 0, "worker threads; 0 = all hardware threads");
 DEFINE_string(simd, "", "node-hash path: portable, avx2 or avx512; default the widest the CPU supports");
-DEFINE_bool(progress, true, "print a progress line on stderr when the work takes more than a second");
+DEFINE_string(progress, "auto",
+              "progress line on stderr when the work takes more than a second: auto (only when stderr is a "
+              "terminal), always, never");
 DEFINE_string(what, "labeler",
               "benchmark: labeler (fill rate of the backend), verify (one chunk recomputed on one core), "
               "fill (acquire, fill and spot-check --gib of device memory), all (the node profile for calibration)");
@@ -80,6 +83,11 @@ int EffectiveThreads(int threads) {
   if (threads > 0) return threads;
   unsigned hw = std::thread::hardware_concurrency();
   return hw > 0 ? static_cast<int>(hw) : 1;
+}
+
+StatusOr<bool> ProgressFromFlag() {
+  WP_ASSIGN_OR_RETURN(ProgressMode mode, ParseProgressMode(FLAGS_progress));
+  return ProgressWanted(mode);
 }
 
 }  // namespace wipeproof

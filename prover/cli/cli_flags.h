@@ -20,7 +20,7 @@ DECLARE_uint64(count);
 DECLARE_bool(sha256);
 DECLARE_int32(threads);
 DECLARE_string(simd);
-DECLARE_bool(progress);
+DECLARE_string(progress);
 DECLARE_string(what);
 DECLARE_string(backend);
 DECLARE_string(device);
@@ -43,6 +43,9 @@ StatusOr<int> ThreadsFromFlag();
 // --simd ("": the best this CPU allows). Errors: INVALID_ARGUMENT for an unknown name or a level
 // above BestSimdLevel() (not supported by the CPU, or capped by WIPEPROOF_SIMD).
 StatusOr<SimdLevel> SimdFromFlag();
+// --progress (auto|always|never): whether to draw the progress line now (auto: stderr is a
+// terminal). Errors: INVALID_ARGUMENT for another value.
+StatusOr<bool> ProgressFromFlag();
 // Worker threads a value from ThreadsFromFlag() means: `threads`, or the hardware's when 0.
 int EffectiveThreads(int threads);
 

@@ -64,6 +64,8 @@ int RunLabels() {
   if (!threads.ok()) return UsageError(kName, threads.status().message());
   auto simd = SimdFromFlag();
   if (!simd.ok()) return UsageError(kName, simd.status().message());
+  auto progress_wanted = ProgressFromFlag();
+  if (!progress_wanted.ok()) return UsageError(kName, progress_wanted.status().message());
 
   const uint64_t chunk = region.chunk_labels;
   const uint64_t end = region.first + region.count;
@@ -74,7 +76,7 @@ int RunLabels() {
 
   crypto_hash_sha256_state sha;
   crypto_hash_sha256_init(&sha);
-  ProgressLine progress(kName, region.count, FLAGS_progress);
+  ProgressLine progress(kName, region.count, *progress_wanted);
   RegionLabelOptions options;
   options.threads = *threads;
   options.simd = *simd;

@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "common/metrics_http_server.h"
 #include "common/metrics_registry.h"
+#include "common/numbers.h"
 #include "proto/key_files.h"
 #include "proto/tls_certificate.h"
 #include "proto/tls_channel.h"
@@ -36,6 +37,7 @@
 #include "prover/agent/agent_metrics.h"
 #include "prover/agent/agent_rpc_server.h"
 #include "prover/backends/backend_factory.h"
+#include "prover/backends/cpu/host_budget.h"
 #include "prover/cli/cli.h"
 #include "prover/cli/cli_flags.h"
 
@@ -219,9 +221,27 @@ int RunServe() {
     return Failure(kSub, FailedPreconditionError("no usable device for --devices=" + FLAGS_devices + why));
   }
   std::string device_list;
+  bool host_device = false;
   for (const DeviceInfo& d : backends.Devices()) {
-    device_list +=
-        (device_list.empty() ? "" : ", ") + d.id + " (" + d.name + ", " + std::to_string(d.total_bytes) + " bytes)";
+    device_list += (device_list.empty() ? "" : ", ") + d.id + " (" + d.name + ", " + FormatBytesHuman(d.total_bytes) +
+                   ", " + std::to_string(d.total_bytes) + " bytes)";
+    host_device |= d.kind == DeviceKind::kHost;
+  }
+  // The budget is echoed, and checked against what this process can lock, now rather than at the
+  // first order.
+  std::fprintf(stderr, "wipeproof-prover serve: devices: %s\n", device_list.c_str());
+  if (host_device) {
+    const HostBudgetFacts facts = ReadHostBudgetFacts();
+    std::fprintf(stderr, "wipeproof-prover serve: %s\n",
+                 DescribeHostBudget(*budget, FLAGS_host_reserve_bytes, facts).c_str());
+    const bool gib_set = !gflags::GetCommandLineFlagInfoOrDie("host_budget_gib").is_default;
+    char gib_text[32];
+    std::snprintf(gib_text, sizeof gib_text, "%.10g", FLAGS_host_budget_gib);  // as typed, not 0.10000000000000001
+    const std::string budget_flag = gib_set ? std::string("--host_budget_gib=") + gib_text
+                                            : "--host_budget_bytes=" + std::to_string(FLAGS_host_budget_bytes);
+    if (Status s = CheckHostBudget(*budget, FLAGS_host_reserve_bytes, facts, budget_flag); !s.ok()) {
+      return Failure(kSub, s);
+    }
   }
 
   kj::AsyncIoContext io = kj::setupAsyncIo();

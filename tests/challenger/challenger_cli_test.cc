@@ -192,7 +192,66 @@ TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
   for (const auto& a : verdict["assumptions"]) {
     if (a["name"] == "wave-complete") EXPECT_EQ(a["held"], true) << a.dump();
   }
-  EXPECT_NE(run.err.find("1 session(s), 0 failed"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("1 session(s), 0 failed, 0 busy"), std::string::npos) << run.err;
+  // The schedule, and each run's start and end, in plain lines.
+  EXPECT_NE(run.err.find("wipeproof-challenger serve: wave w1 (1 node(s), period 3600 s, jitter 60 s): next run at 20"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("Z (in 0.0 s)\n"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("wipeproof-challenger serve: wave w1: run started at 20"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("Z, 1 node(s)\n"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("wipeproof-challenger serve: wave w1: run ended at 20"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(" s: 1 passed, 0 failed, 0 busy, 0 without a session\n"), std::string::npos) << run.err;
+}
+
+// SIGTERM before the first run: serve says at once that it stops and that no run is in progress,
+// and exits 0. (The wave's period is a year: its first run, uniform in the period, is not due.)
+TEST_F(ChallengerCliTest, ServeSaysWhenItStops) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  WriteInventory("127.0.0.1:1");
+  std::string inventory = ReadWholeFile(dir_ + "/inventory.json");
+  const std::string period = "\"period_s\": 3600";
+  ASSERT_NE(inventory.find(period), std::string::npos) << inventory;
+  inventory.replace(inventory.find(period), period.size(), "\"period_s\": 31536000");
+  std::ofstream(dir_ + "/inventory.json") << inventory;
+  // The signal goes once serve has printed its schedule (so its handler is in place).
+  const std::string command = "cd " + dir_ + " && { " WIPEPROOF_CHALLENGER_BIN " serve " + SessionFlags() +
+                              " 2>serve.err & pid=$!; for i in $(seq 1 600); do grep -q 'next run at' serve.err && "
+                              "break; sleep 0.05; done; kill -TERM $pid; wait $pid; }";
+  const int status = std::system(command.c_str());
+  const std::string err = ReadWholeFile(dir_ + "/serve.err");
+  ASSERT_TRUE(WIFEXITED(status)) << err;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << err;
+  EXPECT_NE(err.find("wave w1 (1 node(s), period 31536000 s, jitter 60 s): next run at "), std::string::npos) << err;
+  EXPECT_NE(err.find("wipeproof-challenger serve: signal 15: stopping; no new wave runs; no wave run in progress\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("0 session(s), 0 failed, 0 busy"), std::string::npos) << err;
+}
+
+// A node whose agent runs another session (it refuses the order with the real agent's text) is
+// reported busy: its own line, outcome "busy" in the JSON, not counted as a failure (serve exits 0).
+TEST_F(ChallengerCliTest, ServeReportsABusyNodeAsBusyNotFailed) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  testing::Deviation busy;
+  busy.kind = testing::DeviationKind::kRefuseOrder;
+  busy.note = "session a5a5a5a5a5a5a5a5a5a5a5a5a5a5a501 in progress (filling)";
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), busy, Pub("k-authority.pub"), ChallengerCertificate());
+  WriteInventory(agent->address());
+  CliRun serve = Challenger("serve --once --json " + SessionFlags());
+  EXPECT_EQ(serve.exit_code, 0) << serve.err;
+  nlohmann::json verdict = nlohmann::json::parse(serve.out);
+  EXPECT_EQ(verdict["pass"], false);
+  EXPECT_EQ(verdict["outcome"], "busy");
+  EXPECT_NE(serve.err.find("wipeproof-challenger serve: wave w1 node n1: busy (its agent is running another session): "
+                           "not wiped in this run, not counted as a failure\n"),
+            std::string::npos)
+      << serve.err;
+  EXPECT_NE(serve.err.find("0 passed, 0 failed, 1 busy, 0 without a session"), std::string::npos) << serve.err;
+  EXPECT_NE(serve.err.find("1 session(s), 0 failed, 1 busy"), std::string::npos) << serve.err;
+  CliRun wipe = Challenger("wipe --node=n1 " + SessionFlags());
+  EXPECT_EQ(wipe.exit_code, 1) << wipe.err;  // no pass
+  EXPECT_NE(wipe.out.find("  BUSY\nbusy: node n1 is running another session"), std::string::npos) << wipe.out;
 }
 
 // The tester's repro: an agent whose startSession fails with a 5 MiB error used to abort the
@@ -243,7 +302,7 @@ TEST_F(ChallengerCliTest, HostileAgentNeitherCrashesWipeNorServe) {
     inventory(honest->address(), hostile->address());
     CliRun serve = Challenger("serve --once --json " + SessionFlags());
     EXPECT_EQ(serve.exit_code, 1) << serve.err.substr(0, 4000);
-    EXPECT_NE(serve.err.find("2 session(s), 1 failed"), std::string::npos) << serve.err.substr(0, 4000);
+    EXPECT_NE(serve.err.find("2 session(s), 1 failed, 0 busy"), std::string::npos) << serve.err.substr(0, 4000);
     std::istringstream lines(serve.out);
     std::string line;
     std::map<std::string, nlohmann::json> by_node;

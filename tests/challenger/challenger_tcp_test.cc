@@ -11,6 +11,8 @@
 #include <optional>
 #include <thread>
 
+#include "challenger/fleet/fleet_metrics.h"
+#include "challenger/fleet/outcome_report.h"
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/fleet/wave_run.h"
 #include "challenger/session/wave_verdict.h"
@@ -46,6 +48,60 @@ TEST(TcpSessionTest, HonestAgentPassesOverLoopback) {
   EXPECT_TRUE(outcome->transcript.has_value());
   // order, a fill notice per device (2), report, round log, verdict, transcript, receipt
   EXPECT_EQ(sink.records().size(), 8u);
+  // Sizes for people beside the byte counts: the share of the plan each device held.
+  const std::string summary = OutcomeSummary(*outcome, "ledger.db");
+  EXPECT_NE(summary.find(" planned ("), std::string::npos) << summary;
+  EXPECT_NE(summary.find(", 100.0% of planned; capacity "), std::string::npos) << summary;
+}
+
+// An agent running another session refuses the order with the real agent's text (agent_core.cc,
+// checked in agent_core_test): the node is reported busy, not as a failed wipe of it, in the summary,
+// the JSON and the serve metrics' outcome; its failing verdict is still recorded.
+TEST(TcpSessionTest, AnAgentRunningAnotherSessionIsReportedBusy) {
+  testing::Deviation busy;
+  busy.kind = testing::DeviationKind::kRefuseOrder;
+  busy.note = "session a5a5a5a5a5a5a5a5a5a5a5a5a5a5a501 in progress (filling)";
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), busy);
+  Inventory inventory = testing::TestInventory();
+  inventory.nodes[0].address = agent->address();
+  inventory.waves.clear();
+  auto plan = BuildPlan(inventory, "node-a", TcpProfile(), LoneSessionWaveContext(inventory, "node-a"), SystemClock());
+  ASSERT_TRUE(plan.ok());
+  testing::MemoryRecordSink sink;
+  auto outcome = RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr,
+                               testing::TcpTestOptions());
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_FALSE(outcome->pass);
+  EXPECT_EQ(outcome->failure.reason, proto::FailureReason::ORDER_REFUSED);
+  EXPECT_TRUE(IsBusyRefusal(*outcome));
+  EXPECT_STREQ(OutcomeName(*outcome), "busy");
+  const std::string summary = OutcomeSummary(*outcome, "ledger.db");
+  EXPECT_NE(summary.find("  BUSY\nbusy: node node-a is running another session: nothing was wiped now and this is not "
+                         "a failed wipe of the node"),
+            std::string::npos)
+      << summary;
+  EXPECT_EQ(summary.find("  FAIL\n"), std::string::npos) << summary;
+  const auto json = OutcomeJson(*outcome, "ledger.db");
+  EXPECT_EQ(json["pass"], false);
+  EXPECT_EQ(json["outcome"], "busy");
+  EXPECT_EQ(json["failure"]["reason"], "orderRefused");
+  // The order and the failing verdict are on record.
+  ASSERT_GE(sink.records().size(), 2u);
+  EXPECT_EQ(sink.records()[0].kind, proto::LedgerRecordKind::ORDER);
+  EXPECT_STREQ(FleetMetrics::OutcomeOf(WaveMemberResult{"node-a", *std::move(outcome)}), "busy");
+
+  // Any other refusal is a failed wipe.
+  auto refusing = testing::ServeTestAgent(testing::TestKey(0x33), testing::Cheat(testing::DeviationKind::kRefuseOrder));
+  inventory.nodes[0].address = refusing->address();
+  plan = BuildPlan(inventory, "node-a", TcpProfile(), LoneSessionWaveContext(inventory, "node-a"), SystemClock());
+  ASSERT_TRUE(plan.ok());
+  auto refused = RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr,
+                               testing::TcpTestOptions());
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_FALSE(IsBusyRefusal(*refused));
+  EXPECT_STREQ(OutcomeName(*refused), "fail");
+  EXPECT_EQ(OutcomeJson(*refused, "ledger.db")["outcome"], "fail");
+  EXPECT_NE(OutcomeSummary(*refused, "ledger.db").find("  FAIL\n"), std::string::npos);
 }
 
 TEST(TcpSessionTest, UnreachableAgentIsRecordedAsDisconnected) {

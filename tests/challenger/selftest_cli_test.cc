@@ -15,14 +15,32 @@ using testing::RunBinary;
 
 const std::string kBin = WIPEPROOF_CHALLENGER_BIN;
 
+// --progress=auto (the default) draws only on a terminal: stderr here is a file, so it stays empty;
+// never is quiet too; a bad mode is a usage error.
+TEST(SelftestCliTest, ProgressOnlyOnATerminalUnlessAlways) {
+  for (const std::string mode : {"", " --progress=auto", " --progress=never"}) {
+    auto run = RunBinary(kBin, "selftest --adversaries --runs=2 --only=0 --scaffold_m=none --json" + mode);
+    ASSERT_EQ(run.exit_code, 0) << mode << ": " << run.err;
+    EXPECT_EQ(run.err, "") << mode;
+    EXPECT_EQ(nlohmann::json::parse(run.out)["runs_per_scenario"], 2) << mode;
+  }
+  auto always = RunBinary(kBin, "selftest --adversaries --runs=2 --only=0 --scaffold_m=none --json --progress=always");
+  ASSERT_EQ(always.exit_code, 0) << always.err;
+  EXPECT_EQ(always.err, "\rselftest [1/1] 0-honest: 2/2 runs   \n");
+  auto bad = RunBinary(kBin, "selftest --adversaries --progress=sometimes");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--progress: want auto, always or never"), std::string::npos) << bad.err;
+}
+
 TEST(SelftestCliTest, WritesJsonAndMarkdownWithTheDocumentedFields) {
   const std::string json_path = ::testing::TempDir() + "/selftest_cli.json";
   const std::string md_path = ::testing::TempDir() + "/selftest_cli.md";
   auto run =
       RunBinary(kBin, "selftest --adversaries --runs=4 --only=0,2,4a,7d --seed=3 --scaffold_m=256 --json=" + json_path +
-                          " --markdown=" + md_path);
+                          " --markdown=" + md_path + " --progress=always");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("selftest [1/5] 0-honest: 4/4 runs"), std::string::npos) << run.err;  // progress
+  EXPECT_NE(run.err.find("selftest: scaffold-storage experiments, m = 256"), std::string::npos) << run.err;
   auto doc = nlohmann::json::parse(ReadWholeFile(json_path));
   EXPECT_EQ(doc["schema"], "wipeproof-selftest/1");
   EXPECT_EQ(doc["runs_per_scenario"], 4);

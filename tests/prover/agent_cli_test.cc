@@ -30,6 +30,7 @@
 #include "proto/rpc_status.h"
 #include "proto/tls_certificate.h"
 #include "proto/tls_channel.h"
+#include "prover/backends/cpu/host_memlock.h"
 #include "tests/prover/agent_test_util.h"
 #include "tests/support/run_binary.h"
 
@@ -156,6 +157,24 @@ TEST(AgentCli, ServeRefusesBadStartUps) {
   ProverRun budget = RunProver("serve" + keys + " --host_budget_bytes=1 --host_budget_gib=1");
   EXPECT_EQ(budget.exit_code, 2);
   EXPECT_NE(budget.err.find("not both"), std::string::npos) << budget.err;
+
+  // The host budget is checked at start-up: above physical memory, or above RLIMIT_MEMLOCK (lowered
+  // here; CAP_IPC_LOCK, which lifts it, dropped when this test holds it).
+  ProverRun huge = RunProver("serve" + keys + " --devices=host --host_budget_gib=1000000");
+  EXPECT_EQ(huge.exit_code, 1);
+  EXPECT_NE(huge.err.find("--host_budget_gib=1000000 asks for 1000000.00 GiB"), std::string::npos) << huge.err;
+  EXPECT_NE(huge.err.find("more than this machine's physical memory"), std::string::npos) << huge.err;
+  EXPECT_NE(huge.err.find("wipeproof-prover serve: host budget "), std::string::npos) << huge.err;  // echoed first
+  const std::string low_limit =
+      std::string("ulimit -l 1024 && ") +
+      (ReadMemlockLimit().cap_ipc_lock ? "setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock " : "") +
+      WIPEPROOF_PROVER_BIN;
+  ProverRun locked = testing::RunBinary(low_limit, "serve" + keys + " --devices=host --host_budget_bytes=4194304");
+  EXPECT_EQ(locked.exit_code, 1) << locked.err;
+  EXPECT_NE(locked.err.find("--host_budget_bytes=4194304 asks to lock 4.00 MiB (4194304 bytes) but RLIMIT_MEMLOCK is "
+                            "1.00 MiB (1048576 bytes); raise the limit with `ulimit -l unlimited`"),
+            std::string::npos)
+      << locked.err;
 
   ProverRun listen = RunProver("serve" + keys + " --listen=7300");
   EXPECT_EQ(listen.exit_code, 2);

@@ -121,6 +121,8 @@ TEST(ProverCli, BadFlagsExitNonZeroWithOneLineReason) {
       {"labels --seed=" + seed + ok + " --simd=sse9", "--simd"},
       {"labels --seed=" + seed + ok + " --gib=2", "does not apply"},
       {"labels --seed=" + seed + ok + " --bogus=1", "unknown flag '--bogus'"},
+      {"labels --seed=" + seed + ok + " --progress=sometimes",
+       "--progress: want auto (only on a terminal), always or never"},
       {"keygen --out=x --idle_timeout_s=2", "--idle_timeout_s does not apply to keygen"},  // a serve flag
       {"graph-info", "--chunk_labels is required"},
       {"bench --what=everything", "--what"},

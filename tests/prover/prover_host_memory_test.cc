@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "prover/backends/cpu/host_budget.h"
 #include "prover/backends/cpu/host_meminfo.h"
 #include "prover/backends/cpu/host_memlock.h"
 #include "prover/backends/cpu/locked_memory.h"
@@ -57,6 +58,54 @@ TEST(MemlockLimit, Check) {
   limit.unlimited = false;
   limit.cap_ipc_lock = true;
   EXPECT_TRUE(CheckMemlockLimit(1ull << 40, limit).ok());
+}
+
+// The start-up check of `serve`: a budget above physical memory, or above RLIMIT_MEMLOCK, or (no
+// budget) MemAvailable less the reserve above RLIMIT_MEMLOCK is refused, naming the flag and the fix.
+TEST(HostBudget, CheckedAgainstPhysicalMemoryAndTheLockLimit) {
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  HostBudgetFacts facts;
+  facts.physical_bytes = 24 * kGiB;
+  facts.available_bytes = 20 * kGiB;
+  facts.memlock.unlimited = true;
+  EXPECT_TRUE(CheckHostBudget(16 * kGiB, 0, facts, "--host_budget_gib=16").ok());
+  Status huge = CheckHostBudget(100 * kGiB, 0, facts, "--host_budget_gib=100");
+  EXPECT_EQ(huge.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(huge.message().find("--host_budget_gib=100 asks for 100.00 GiB (107374182400 bytes), more than this "
+                                "machine's physical memory, 24.00 GiB (25769803776 bytes)"),
+            std::string::npos)
+      << huge.message();
+  EXPECT_TRUE(CheckHostBudget(0, 0, facts, "--host_budget_bytes=0").ok());
+
+  facts.memlock.unlimited = false;
+  facts.memlock.limit_bytes = 8 << 20;
+  facts.memlock.locked_bytes = 1 << 20;
+  EXPECT_TRUE(CheckHostBudget(7 << 20, 0, facts, "--host_budget_bytes=7340032").ok());
+  Status over = CheckHostBudget(16 * kGiB, 0, facts, "--host_budget_gib=16");
+  EXPECT_EQ(over.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(over.message().find("--host_budget_gib=16 asks to lock 16.00 GiB (17179869184 bytes) but RLIMIT_MEMLOCK is "
+                                "8.00 MiB (8388608 bytes)"),
+            std::string::npos)
+      << over.message();
+  EXPECT_NE(over.message().find("ulimit -l unlimited"), std::string::npos) << over.message();
+  EXPECT_NE(over.message().find("LimitMEMLOCK=infinity"), std::string::npos) << over.message();
+  EXPECT_NE(over.message().find("at most 7.00 MiB (7340032 bytes)"), std::string::npos) << over.message();
+  // No budget: MemAvailable less the reserve would be locked.
+  Status none = CheckHostBudget(0, kGiB, facts, "--host_budget_bytes=0");
+  EXPECT_EQ(none.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(none.message().find("no host budget given"), std::string::npos) << none.message();
+  EXPECT_NE(none.message().find("19.00 GiB (20401094656 bytes)"), std::string::npos) << none.message();
+  facts.available_bytes = kGiB + (4 << 20);  // 4 MiB above the reserve: fits under the limit
+  EXPECT_TRUE(CheckHostBudget(0, kGiB, facts, "--host_budget_bytes=0").ok());
+  // CAP_IPC_LOCK lifts the limit.
+  facts.memlock.cap_ipc_lock = true;
+  EXPECT_TRUE(CheckHostBudget(16 * kGiB, 0, facts, "--host_budget_gib=16").ok());
+
+  const std::string line = DescribeHostBudget(6 * kGiB, 256 << 20, facts);
+  EXPECT_EQ(line,
+            "host budget 6.00 GiB (6442450944 bytes); reserve 256.00 MiB (268435456 bytes) of MemAvailable; "
+            "physical memory 24.00 GiB (25769803776 bytes), MemAvailable 1.00 GiB (1077936128 bytes), budget 25.0% "
+            "of physical; RLIMIT_MEMLOCK not applied (CAP_IPC_LOCK)");
 }
 
 TEST(LockedMemory, MapsLocksAndReleases) {
