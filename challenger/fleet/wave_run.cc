@@ -33,6 +33,7 @@ SessionEnv EnvOn(kj::AsyncIoContext& io, RecordSink& records, WaveSync* wave, co
   env.records = &records;
   env.wave = wave;
   env.threads = options.threads;
+  env.expected_labels_test_delay_us = options.prepare_test_delay_us;
   return env;
 }
 

@@ -27,6 +27,7 @@ struct TcpSessionOptions {
   const Clock* clock = nullptr;  // required
   int threads = 0;               // expected-label threads per session; 0 = all cores
   uint64_t connect_timeout_us = 10'000'000;
+  uint64_t prepare_test_delay_us = 0;  // tests only: preparing each session takes this much longer
   // Wave runs: makes each member's drain/resume hook from its inventory spec; empty =
   // MakeNodeLifecycle (node_lifecycle.h). Tests put fakes here.
   std::function<std::unique_ptr<NodeLifecycle>(const LifecycleSpec&)> lifecycle_factory;

@@ -33,6 +33,10 @@ StatusOr<proto::ProverAgent::Client> TcpAgentConnector::Connect() {
   tls_ = std::move(channel).value();
   bool tcp_connected = false;
   try {
+    // The event loop may have sat idle for long (the session's challenges and expected labels are
+    // computed before it connects): poll it once so the timer reads the time now, not the time the
+    // loop last turned, before the connect timeout is measured from it.
+    io_.waitScope.poll();
     kj::Own<kj::NetworkAddress> addr =
         io_.provider->getNetwork().parseAddress(kj::StringPtr(address_.c_str())).wait(io_.waitScope);
     auto handshaken = addr->connect().then([this, &tcp_connected](kj::Own<kj::AsyncIoStream> tcp) {

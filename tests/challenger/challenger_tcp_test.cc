@@ -29,6 +29,26 @@ Profile TcpProfile() {
   return p;
 }
 
+// Preparing a session (challenges and expected labels, before any order) may take longer than the
+// connect timeout: the timeout counts from the connect, not from when the event loop last turned.
+TEST(TcpSessionTest, APreparationLongerThanTheConnectTimeoutStillConnects) {
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33));
+  Inventory inventory = testing::TestInventory();
+  inventory.nodes[0].address = agent->address();
+  inventory.waves.clear();
+  auto plan = BuildPlan(inventory, "node-a", TcpProfile(), LoneSessionWaveContext(inventory, "node-a"), SystemClock());
+  ASSERT_TRUE(plan.ok());
+  testing::MemoryRecordSink sink;
+  TcpSessionOptions options = testing::TcpTestOptions();
+  options.connect_timeout_us = 300'000;
+  options.prepare_test_delay_us = 600'000;
+  auto outcome =
+      RunTcpSession(*plan, SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, nullptr, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_TRUE(outcome->pass) << outcome->failure.Describe();
+  EXPECT_GE(outcome->prepare_us, 600'000u);
+}
+
 TEST(TcpSessionTest, HonestAgentPassesOverLoopback) {
   auto agent = testing::ServeTestAgent(testing::TestKey(0x33));
   Inventory inventory = testing::TestInventory();
