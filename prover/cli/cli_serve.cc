@@ -274,7 +274,13 @@ int RunServe() {
   try {
     port = server.Listen(FLAGS_listen).wait(io.waitScope);
   } catch (const kj::Exception& e) {
-    return Failure(kSub, UnavailableError("cannot listen on " + FLAGS_listen + ": " + e.getDescription().cStr()));
+    const std::string what = e.getDescription().cStr();
+    if (what.find("Address already in use") != std::string::npos) {
+      return Failure(kSub, UnavailableError("cannot listen on " + FLAGS_listen +
+                                            ": the address is already in use (another process holds the port; "
+                                            "stop it or choose another --listen)"));
+    }
+    return Failure(kSub, UnavailableError("cannot listen on " + FLAGS_listen + ": " + what));
   }
   std::printf("listening on %s:%u\n", listen_host.c_str(), port);
   if (metrics_server) {

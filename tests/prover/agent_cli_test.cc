@@ -180,6 +180,23 @@ TEST(AgentCli, ServeRefusesBadStartUps) {
   EXPECT_EQ(listen.exit_code, 2);
   EXPECT_NE(listen.err.find("HOST:PORT"), std::string::npos) << listen.err;
 
+  // A port another process holds is named in words, not as the socket call's text.
+  const int holder = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in bound{};
+  bound.sin_family = AF_INET;
+  bound.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t bound_size = sizeof(bound);
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&bound), sizeof(bound)), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  ASSERT_EQ(getsockname(holder, reinterpret_cast<sockaddr*>(&bound), &bound_size), 0);
+  ProverRun taken = RunProver("serve" + keys + " --devices=host --host_budget_bytes=4194304 --listen=127.0.0.1:" +
+                              std::to_string(ntohs(bound.sin_port)));
+  close(holder);
+  EXPECT_EQ(taken.exit_code, 1) << taken.err;
+  EXPECT_NE(taken.err.find("the address is already in use (another process holds the port"), std::string::npos)
+      << taken.err;
+
   ProverRun connections = RunProver("serve" + keys + " --max_connections=0");
   EXPECT_EQ(connections.exit_code, 2);
   EXPECT_NE(connections.err.find("--max_connections must be > 0"), std::string::npos) << connections.err;
