@@ -58,20 +58,6 @@ bool SameBytes(proto::ByteView a, const SessionId& b) {
   return a.size() == b.size() && std::memcmp(a.begin(), b.data(), b.size()) == 0;
 }
 
-const char* PhaseName(proto::AgentPhase phase) {
-  switch (phase) {
-    case proto::AgentPhase::IDLE:
-      return "idle";
-    case proto::AgentPhase::FILLING:
-      return "filling";
-    case proto::AgentPhase::READY:
-      return "ready";
-    case proto::AgentPhase::RELEASING:
-      return "releasing";
-  }
-  return "unknown";
-}
-
 }  // namespace
 
 AgentCore::AgentCore(AgentConfig config, BackendSet backends, const Clock& clock)
@@ -166,8 +152,8 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   std::lock_guard<std::mutex> lock(mu_);
   const char* kRefused = "order refused";
   if (session_) {
-    return Refuse(FailedPreconditionError(session_->name + " in progress (" + PhaseName(PhaseLocked()) + ")"), kRefused,
-                  AgentMetrics::kRefusedBusy);
+    return Refuse(FailedPreconditionError(session_->name + " in progress (" + AgentPhaseName(PhaseLocked()) + ")"),
+                  kRefused, AgentMetrics::kRefusedBusy);
   }
   // The signature is verified over the bytes before anything parses them (proto/signing.h).
   auto parsed = proto::VerifyAndParse<proto::WipeOrder>(order_envelope, config_.authority_key);
@@ -177,8 +163,7 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   const std::string name = "session " + HexEncode(id.data(), id.size());
   const int64_t now = clock_.UnixMicros();
 
-  Status checked =
-      CheckOrderAddress(order, config_.node_name, node_key_id_, proto::KeyIdOf(config_.challenger_key));
+  Status checked = CheckOrderAddress(order, config_.node_name, node_key_id_, proto::KeyIdOf(config_.challenger_key));
   if (checked.ok()) checked = CheckOrderConnection(order, authenticated_as);
   const char* reason = AgentMetrics::kRefusedAddress;
   if (checked.ok()) {

@@ -5,6 +5,7 @@
 #include "common/hex.h"
 #include "proto/label_wire.h"
 #include "prover/agent/agent_core.h"
+#include "prover/agent/agent_status.h"
 
 namespace wipeproof {
 
@@ -14,20 +15,6 @@ const std::vector<std::string> kDeviceLabels = {"device", "uuid", "model", "node
 // Seconds: 10 us to 1 s; a round's lookups take microseconds on the host, more on a busy GPU.
 const std::vector<double> kLookupBuckets = {1e-5, 2.5e-5, 5e-5,   1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3,
                                             5e-3, 1e-2,   2.5e-2, 5e-2, 0.1,    0.25, 1};
-
-const char* PhaseLabel(proto::AgentPhase phase) {
-  switch (phase) {
-    case proto::AgentPhase::IDLE:
-      return "idle";
-    case proto::AgentPhase::FILLING:
-      return "filling";
-    case proto::AgentPhase::READY:
-      return "ready";
-    case proto::AgentPhase::RELEASING:
-      return "releasing";
-  }
-  return "idle";
-}
 
 }  // namespace
 
@@ -100,7 +87,7 @@ void AgentMetrics::CollectFrom(const AgentCore& core) {
   }
   registry_.AddCollector([this, &core, devices] {
     const AgentStatusSnapshot s = core.GetStatus();
-    const std::string current = PhaseLabel(s.phase);
+    const std::string current = AgentPhaseName(s.phase);
     for (const char* p : {"idle", "filling", "ready", "releasing"}) phase_.WithLabels({p}).Set(current == p ? 1 : 0);
     session_info_.Clear();
     if (!s.session_id.empty()) session_info_.WithLabels({HexEncode(s.session_id.data(), s.session_id.size())}).Set(1);

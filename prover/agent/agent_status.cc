@@ -17,6 +17,20 @@ proto::DeviceKind WireKind(DeviceKind kind) {
 
 }  // namespace
 
+const char* AgentPhaseName(proto::AgentPhase phase) {
+  switch (phase) {
+    case proto::AgentPhase::IDLE:
+      return "idle";
+    case proto::AgentPhase::FILLING:
+      return "filling";
+    case proto::AgentPhase::READY:
+      return "ready";
+    case proto::AgentPhase::RELEASING:
+      return "releasing";
+  }
+  return "unknown";
+}
+
 void WriteStatus(const AgentStatusSnapshot& status, proto::AgentStatus::Builder out) {
   out.setPhase(status.phase);
   out.setSessionId(proto::AsView(status.session_id));

@@ -44,6 +44,9 @@ struct NodeDescriptionInfo {
   std::vector<std::string> disabled;  // "cuda: disabled: <reason>" (BackendSet::disabled)
 };
 
+// "idle", "filling", "ready" or "releasing" (the schema's names): refusal texts and metric labels.
+const char* AgentPhaseName(proto::AgentPhase phase);
+
 void WriteStatus(const AgentStatusSnapshot& status, proto::AgentStatus::Builder out);
 void WriteDescription(const NodeDescriptionInfo& info, proto::NodeDescription::Builder out);
 
