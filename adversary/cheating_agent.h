@@ -79,6 +79,7 @@ enum class DeviationKind {
   kReplayAnswer,               // round r >= 1 answered with round r-1's answer message, verbatim
   kOtherRoundIndices,          // round r >= 1: correct labels of round r-1's indices, round r's header
   kReorderedAnswer,            // the first two labels of every answer swapped
+  kShortAnswer,                // every answer one label (32 bytes) short
   kReusedTranscriptSignature,  // this session's transcript payload under an earlier session's signature
   kEarlyFillReport,            // reports every device filled while hidden_fraction of its chunks are not
                                // written yet; they are `advance_us` simulated us after the report

@@ -480,6 +480,15 @@ TEST_F(SessionTest, ANoticeAfterTheReportThatDiffersFromItFails) {
       << outcome.failure.text;
 }
 
+// An answer of the wrong size is a protocol error, whatever its labels.
+TEST_F(SessionTest, AnAnswerOneLabelShortIsAProtocolError) {
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kShortAnswer), testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::PROTOCOL_ERROR) << outcome.failure.Describe();
+  EXPECT_EQ(outcome.failure.round, 0u);
+  EXPECT_NE(outcome.failure.text.find("label bytes, expected"), std::string::npos) << outcome.failure.text;
+}
+
 TEST_F(SessionTest, DisconnectMidFill) {
   SessionOutcome outcome = Run(Cheat(DeviationKind::kDisconnectMidFill), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
