@@ -239,6 +239,9 @@ class FaultTest : public ::testing::Test {
   }
 
   DeviceFaults faults_;
+  // A node's clock set wrong by the test; declared before agent_ so that it outlives the agent,
+  // whose timeout loop reads it until the agent is destroyed in TearDown.
+  SkewedClock skewed_clock_;
   std::unique_ptr<TcpAgent> agent_;
   // Records kept in memory: these tests are about the agent, the ledger test uses a real one.
   testing::MemoryRecordSink sink_;
@@ -290,7 +293,7 @@ TEST_F(FaultTest, DeviceErrorMidFillFailsCleanlyNamingTheDevice) {
 // The agent allows 5 s of skew; its clock is 60 s behind the challenger's: the order looks issued
 // in the future. Once the clock is right, orders pass.
 TEST_F(FaultTest, AgentClockBehindBeyondTheSkewRefusesTheOrder) {
-  SkewedClock clock;
+  SkewedClock& clock = skewed_clock_;
   clock.offset_us.store(-60'000'000);
   AgentConfig config = agent_test::TestConfig();
   config.clock_skew_us = 5'000'000;
@@ -313,7 +316,7 @@ TEST_F(FaultTest, AgentClockBehindBeyondTheSkewRefusesTheOrder) {
 // The agent's clock is ahead by more than the order's lifetime plus the skew: the order has
 // expired by the agent's clock.
 TEST_F(FaultTest, AgentClockAheadBeyondTheSkewRefusesTheOrderAsExpired) {
-  SkewedClock clock;
+  SkewedClock& clock = skewed_clock_;
   clock.offset_us.store(static_cast<int64_t>(FaultProfile().order_ttl_us) + 60'000'000);
   AgentConfig config = agent_test::TestConfig();
   config.clock_skew_us = 5'000'000;
