@@ -355,6 +355,53 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
           "authority's)");
     add(s);
   }
+  // 10. Waves and the agent's boundary.
+  {
+    constexpr uint64_t kDropped = 4;
+    for (int cheat = 0; cheat < 2; ++cheat) {
+      ScenarioSpec s;
+      s.adversary = 10;
+      s.setting = ScenarioSetting::kWaveOfTwo;
+      s.check = ScenarioCheck::kWaveInStep;
+      s.deviation.kind = DeviationKind::kDropAfterRounds;
+      s.deviation.round = 1;  // right after the holding round of its fill notice
+      s.deviation.placement = Placement::kRandom;
+      if (cheat == 0) {
+        s.id = "10a-honest-wave";
+        s.title = "honest wave of two";
+        s.description =
+            "Two honest nodes in one complete wave; node-b finishes its fill only after node-a has answered the "
+            "holding round of its fill notice. Both must pass, and node-a's proof rounds wait for node-b's fill.";
+        Never(&s, "nothing hidden: both nodes and the wave pass");
+      } else {
+        s.id = "10b-wave-shell-game";
+        s.title = "wave shell game";
+        s.description =
+            "node-a fills, answers the holding round of its fill notice, then drops " + std::to_string(kDropped) +
+            " of " + std::to_string(c) +
+            " chunks (at random) to hold node-b's checkpoint while node-b, still filling, relabels the memory it "
+            "freed (node-b's fill report waits for the drop). Rounds are never disclosed and proof rounds go out "
+            "only after every member's fill, so all of node-a's proof rounds meet the dropped chunks.";
+        s.deviation.hidden_fraction = static_cast<double>(kDropped) / static_cast<double>(c);
+        s.expected = FailureReason::WRONG_LABEL;
+        SampledTheory(&s, c, kDropped, q, r, "GPU-selftest-0 of node-a, proof rounds only");
+      }
+      add(s);
+    }
+    ScenarioSpec o;
+    o.adversary = 10;
+    o.id = "10c-copied-order";
+    o.title = "copied order from a third party";
+    o.description =
+        "A third party with a key of its own obtains a copy of the session's signed order (valid, within its "
+        "lifetime) and sends it to the agent first, over TCP and TLS, to make the agent hold its memory. The "
+        "agent's TLS channel admits only the challenger the agent pins, so the copy never reaches the order "
+        "checks; then the challenger's own session runs.";
+    o.setting = ScenarioSetting::kCopiedOrderFirst;
+    o.check = ScenarioCheck::kCopiedOrderRefused;
+    Never(&o, "the copied order starts nothing; the challenger's session then passes");
+    add(o);
+  }
   return all;
 }
 

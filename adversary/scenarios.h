@@ -1,4 +1,4 @@
-// The selftest's scenarios: the honest agent and adversaries 1-7 and 9 of docs/results/security-results.md, each
+// The selftest's scenarios: the honest agent and adversaries 1-7, 9 and 10 of docs/results/security-results.md, each
 // a Deviation of the cheating agent (cheating_agent.h) on a small node, with the outcome the
 // challenger must reach and the detection rate theory predicts. challenger/selftest runs them
 // through the real SessionRunner and judges the measured rates against these.
@@ -62,6 +62,21 @@ enum class NodeKind {
                         // of allowed reserve (model selftest-gpu-reserve)
 };
 
+// How a scenario's sessions run.
+enum class ScenarioSetting {
+  kLoneSession,  // one session of the node over an in-memory pipe
+  // The node (node-a, the scenario's agent) and an honest neighbour (node-b, GPU-selftest-0 only)
+  // in one complete wave, in step as `serve` runs a wave: node-b is still filling when node-a drops
+  // (its fill report waits for node-a's Deviation::on_drop). Judged on node-a's outcome; node-b
+  // must pass every run (challenger/selftest/selftest_wave.h).
+  kWaveOfTwo,
+  // Before each session, a third party with its own key sends a copy of the session's signed order
+  // to the agent over TCP and TLS, as the agent is served (adversary/agent_server.h: the real
+  // agent's TLS channel, pinned to the challenger's certificate); then the challenger runs the
+  // session over the pipe.
+  kCopiedOrderFirst,
+};
+
 // The parameter profile document a scenario's sessions run under.
 enum class ProfileDocument {
   kSigned,    // signed by the authority, its class from the authority's signed class file
@@ -75,17 +90,23 @@ enum class ScenarioCheck {
   kNoPartialChunk,
   kBoundStated,
   kNoBoundFromProfile,        // passes, states no bound, and says the profile is not the authority's
-  kNodeBoundCoversRelocation  // passes with a bound that covers the node's unlabeled bytes (every
-                              // device's capacity not holding labels, as the agent left it), and
-                              // labels the per-device figures as diagnostics
+  kNodeBoundCoversRelocation,  // passes with a bound that covers the node's unlabeled bytes (every
+                               // device's capacity not holding labels, as the agent left it), and
+                               // labels the per-device figures as diagnostics
+  kWaveInStep,         // kWaveOfTwo: node-b passes; node-b's fill was released by node-a's drop; node-a's
+                       // first proof round came after its drop (rounds before it are holding rounds);
+                       // the wave verdict passes exactly when node-a passed
+  kCopiedOrderRefused  // kCopiedOrderFirst: the third party's startSession failed and no connection of
+                       // its reached the agent (no order seen, no memory held)
 };
 
 struct ScenarioSpec {
   std::string id;     // "1a-recompute-contiguous"
-  int adversary = 0;  // 0 honest, 1-7 and 9 as in docs/results/security-results.md
+  int adversary = 0;  // 0 honest, 1-7, 9 and 10 as in docs/results/security-results.md
   std::string title;
   std::string description;
   NodeKind node = NodeKind::kOneGpu;
+  ScenarioSetting setting = ScenarioSetting::kLoneSession;
   LabelFormat format = LabelFormat::kC1;
   Deviation deviation;
   int64_t relay_link_us = -1;  // >= 0: a RelayAgent (relay_agent.h) with this added round latency in front

@@ -4,7 +4,7 @@
 //
 // Flags (parsed here, not with gflags, so `--json` may take a file; main dispatches `selftest`
 // before gflags sees argv):
-//   --adversaries        run the honest agent and adversaries 1-7 and 9 (required: the only section so far;
+//   --adversaries        run the honest agent and adversaries 1-7, 9 and 10 (required: the only section so far;
 //                        adversary 8, scaffold storage, has its own check, whose JSON goes under
 //                        "scaffold")
 //   --runs=N             sessions per scenario, default 200, in [1, 1000000]

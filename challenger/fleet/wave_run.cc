@@ -72,6 +72,40 @@ uint64_t PreparedWave::ExpectedLabelBytes() const {
   return bytes;
 }
 
+WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& profile, const Clock& clock) {
+  WaveContext context;
+  context.name = wave.name;
+  context.declared_complete = wave.complete;
+  context.wave_nodes = wave.nodes.size();
+  context.whole_wave_in_session = true;
+
+  WavePlans out;
+  out.plans.resize(wave.nodes.size());
+  out.errors.assign(wave.nodes.size(), Status::Ok());
+  uint64_t wave_fill_deadline = 0;
+  for (size_t i = 0; i < wave.nodes.size(); ++i) {
+    auto plan = BuildPlan(inventory, wave.nodes[i], profile, context, clock);
+    if (!plan.ok()) {
+      LOG(ERROR) << "wave " << wave.name << ": node " << wave.nodes[i] << " not run: " << plan.status().ToString();
+      out.errors[i] = plan.status();
+      continue;
+    }
+    wave_fill_deadline = std::max(wave_fill_deadline, plan->fill_deadline_us);
+    out.plans[i] = std::move(plan).value();
+  }
+  size_t planned = 0;
+  for (const auto& plan : out.plans) planned += plan.has_value();
+  out.whole = planned == wave.nodes.size();
+  for (auto& plan : out.plans) {
+    if (!plan) continue;
+    plan->wave.wave_fill_deadline_us = wave_fill_deadline;
+    plan->wave.whole_wave_in_session = out.whole;
+    plan->wave_complete = plan->wave.declared_complete && out.whole;
+    SetHoldingSchedule(&*plan, wave_fill_deadline);
+  }
+  return out;
+}
+
 PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
                          const TcpSessionOptions& options) {
   const int64_t start = options.clock->MonotonicMicros();
@@ -79,41 +113,15 @@ PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Pro
   out.wave = wave.name;
   out.nodes = wave.nodes;
   out.sessions.resize(wave.nodes.size());
-  out.plan_errors.assign(wave.nodes.size(), Status::Ok());
   for (const std::string& node : wave.nodes) {
     out.lifecycles.push_back(inventory.LifecycleOf(node));
     const InventoryNode* n = inventory.FindNode(node);
     out.scheduler_names.push_back(n != nullptr && !n->scheduler_name.empty() ? n->scheduler_name : node);
   }
-  WaveContext context;
-  context.name = wave.name;
-  context.declared_complete = wave.complete;
-  context.wave_nodes = wave.nodes.size();
-  context.whole_wave_in_session = true;
-
-  std::vector<std::optional<SessionPlan>> plans(wave.nodes.size());
-  uint64_t wave_fill_deadline = 0;
-  for (size_t i = 0; i < wave.nodes.size(); ++i) {
-    auto plan = BuildPlan(inventory, wave.nodes[i], profile, context, *options.clock);
-    if (!plan.ok()) {
-      LOG(ERROR) << "wave " << wave.name << ": node " << wave.nodes[i] << " not run: " << plan.status().ToString();
-      out.plan_errors[i] = plan.status();
-      continue;
-    }
-    wave_fill_deadline = std::max(wave_fill_deadline, plan->fill_deadline_us);
-    plans[i] = std::move(plan).value();
-  }
-  size_t planned = 0;
-  for (const auto& plan : plans) planned += plan.has_value();
-  out.whole = planned == wave.nodes.size();
-  for (auto& plan : plans) {
-    if (!plan) continue;
-    // Every member may wait for the slowest fill of the run before its rounds end.
-    plan->wave.wave_fill_deadline_us = wave_fill_deadline;
-    plan->wave.whole_wave_in_session = out.whole;
-    plan->wave_complete = plan->wave.declared_complete && out.whole;
-    SetHoldingSchedule(&*plan, wave_fill_deadline);
-  }
+  WavePlans planned = PlanWave(inventory, wave, profile, *options.clock);
+  out.plan_errors = std::move(planned.errors);
+  out.whole = planned.whole;
+  std::vector<std::optional<SessionPlan>>& plans = planned.plans;
   std::vector<std::thread> threads;
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!plans[i]) continue;

@@ -46,6 +46,17 @@ struct WaveMemberResult {
   StatusOr<SessionOutcome> outcome = Status(StatusCode::kInternal, "not run");
 };
 
+// Every node's plan for one run of `wave`: whole-wave context (declared completeness from the
+// inventory), each member's session timeout and holding schedule sized for the largest fill
+// deadline of the run (every member may wait for the slowest fill before its rounds end). Plans are
+// in the wave's node order; a node whose plan failed has none and its error (logged).
+struct WavePlans {
+  std::vector<std::optional<SessionPlan>> plans;
+  std::vector<Status> errors;  // per node: OK when it has a plan
+  bool whole = false;          // every node of the wave has a plan
+};
+WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& profile, const Clock& clock);
+
 // A wave run prepared ahead of time (serve prepares a wave's next run while the current one runs,
 // so its orders are not delayed by verification): every node's plan (whole wave, declared
 // completeness from the inventory, the largest fill deadline of the run in every session timeout)

@@ -215,7 +215,10 @@ StatusOr<std::string> SelftestMarkdown(const json& doc) {
         << "** (" << doc.at("runs_per_scenario").get<uint64_t>() << " runs per scenario, adversary seed "
         << doc.at("seed").get<uint64_t>() << ").\n\n";
     out << "## Setup\n\n"
-        << "- One node; each planned GPU holds " << s.at("device_chunks").get<uint64_t>()
+        << "- One node (scenarios 10a and 10b: a complete wave of two, node-a the scenario's agent and an honest "
+           "neighbour node-b of one GPU, each session on its own thread, event loop and simulated clock, kept in "
+           "step as `serve` keeps a wave; node-b's fill report waits until node-a drops; 10c: a third party first "
+           "sends a copy of the order to the agent served over TCP and TLS); each planned GPU holds " << s.at("device_chunks").get<uint64_t>()
         << " chunks of m = " << s.at("chunk_labels").get<uint64_t>() << " labels ("
         << s.at("device_bytes").get<uint64_t>() / 1024 << " KiB) plus an allowed reserve of "
         << s.at("gpu_allowed_reserve_bytes").get<uint64_t>() << " bytes.\n"

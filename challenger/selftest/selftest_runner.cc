@@ -14,6 +14,8 @@
 #include "challenger/parameters/authority_documents.h"
 #include "challenger/parameters/profile_json_writer.h"
 #include "challenger/selftest/clopper_pearson.h"
+#include "challenger/selftest/selftest_copied_order.h"
+#include "challenger/selftest/selftest_wave.h"
 #include "challenger/session/assumptions.h"
 #include "challenger/session/failure.h"
 #include "challenger/session/pipe_agent_connector.h"
@@ -30,10 +32,14 @@ namespace {
 using proto::FailureReason;
 
 constexpr char kNodeName[] = "selftest-node";
+constexpr char kNeighbourName[] = "selftest-neighbour";  // node-b of the wave scenarios
+constexpr char kWaveName[] = "selftest-wave";
 constexpr size_t kMaxCheckExamples = 3;
 
+// `wave_neighbour`: when set (kOneGpu only), a second node of one GPU with this key, and a complete
+// wave of the two.
 Inventory SelftestInventory(const SelftestSetup& s, NodeKind kind, const proto::PublicKey& node_key,
-                            uint64_t odd_bytes) {
+                            uint64_t odd_bytes, const proto::PublicKey* wave_neighbour = nullptr) {
   const uint64_t chunk_bytes = uint64_t{s.chunk_labels} * proto::kLabelBytes;
   const uint64_t gpu_bytes = s.device_chunks * chunk_bytes + s.gpu_reserve_bytes;
   InventoryNode node;
@@ -54,6 +60,13 @@ Inventory SelftestInventory(const SelftestSetup& s, NodeKind kind, const proto::
   if (kind == NodeKind::kTwoGpus) node.devices.push_back({"GPU-selftest-1", "selftest-gpu", gpu_bytes});
   Inventory inv;
   inv.nodes = {node};
+  if (kind == NodeKind::kOneGpu && wave_neighbour != nullptr) {
+    InventoryNode b = node;
+    b.name = kNeighbourName;
+    b.public_key = *wave_neighbour;
+    inv.nodes.push_back(b);
+    inv.waves.push_back(Wave{kWaveName, {kNodeName, kNeighbourName}, 0, 0, true, std::nullopt});
+  }
   inv.reserve_bytes_by_model = {
       {"host-dram", 0}, {"selftest-gpu", s.gpu_reserve_bytes}, {"selftest-gpu-reserve", large_reserve}};
   return inv;
@@ -107,7 +120,10 @@ StatusOr<Profile> SelftestProfileDocument(const SelftestSetup& s, LabelFormat fo
 bool Selected(const ScenarioSpec& s, const std::vector<std::string>& only) {
   if (only.empty()) return true;
   for (const std::string& o : only) {
-    if (o == s.id || o == std::to_string(s.adversary) || (o.size() <= 3 && s.id.rfind(o, 0) == 0)) return true;
+    // A number names an adversary ("1" is not a prefix of "10a-..."); "1a" or "10b" a prefix.
+    const bool number = !o.empty() && o.find_first_not_of("0123456789") == std::string::npos;
+    if (o == s.id || o == std::to_string(s.adversary) || (!number && o.size() <= 3 && s.id.rfind(o, 0) == 0))
+      return true;
   }
   return false;
 }
@@ -175,8 +191,33 @@ std::string CheckRun(const ScenarioSpec& spec, const SessionOutcome& outcome, co
       }
       return "";
     }
+    case ScenarioCheck::kWaveInStep:          // judged on the wave (WaveProblem)
+    case ScenarioCheck::kCopiedOrderRefused:  // judged on the attempt (SendCopiedOrder)
     case ScenarioCheck::kNone:
       return "";
+  }
+  return "";
+}
+
+// The wave scenarios' checks (ScenarioCheck::kWaveInStep); "" when they hold. node-a drops after
+// answering `drop_round` rounds; a pass has `proof_rounds` proof rounds.
+std::string WaveProblem(const WaveOfTwoRun& wave, uint32_t drop_round, uint32_t proof_rounds) {
+  if (!wave.b.pass) return "the honest neighbour failed: " + wave.b.failure.Describe();
+  if (!wave.neighbour_released_by_drop) return "node-b's fill was released before node-a dropped";
+  if (wave.wave_pass != wave.a.pass) {
+    return std::string("the wave verdict says ") + (wave.wave_pass ? "pass" : "fail") + ", node-a " +
+           OutcomeName(wave.a);
+  }
+  uint32_t proofs = 0;
+  for (const RoundRecord& r : wave.a.rounds) {
+    if (!r.proof) continue;
+    if (r.round < drop_round) {
+      return "node-a's proof round " + std::to_string(r.round) + " went out before node-b filled";
+    }
+    ++proofs;
+  }
+  if (wave.a.pass && proofs != proof_rounds) {
+    return "node-a passed after " + std::to_string(proofs) + " proof rounds, not " + std::to_string(proof_rounds);
   }
   return "";
 }
@@ -239,13 +280,14 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
     bool known = false;
     for (const ScenarioSpec& s : adversary::SelftestScenarios(result.setup)) known = known || Selected(s, {o});
     if (!known)
-      return InvalidArgumentError("unknown scenario '" + o + "' (an id such as 1a-recompute-contiguous, or 0-7, 9)");
+      return InvalidArgumentError("unknown scenario '" + o + "' (an id such as 1a-recompute-contiguous, or 0-7, 9, 10)");
   }
   for (LabelFormat f : {LabelFormat::kC1, LabelFormat::k192})
     WP_RETURN_IF_ERROR(ValidateProfile(SelftestProfile(result.setup, f)));
 
   const proto::KeyPair authority = adversary::FixedKey(0xa1), challenger = adversary::FixedKey(0xc1),
-                       node = adversary::FixedKey(0xb1);
+                       node = adversary::FixedKey(0xb1), neighbour = adversary::FixedKey(0xb2),
+                       third_party = adversary::FixedKey(0x3d);
   WP_RETURN_IF_ERROR(proto::InitSodium());
   kj::AsyncIoContext io = kj::setupAsyncIo();
   const auto start = std::chrono::steady_clock::now();
@@ -266,40 +308,73 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
     const uint64_t chunk_bytes = uint64_t{result.setup.chunk_labels} * proto::kLabelBytes;
     for (int64_t run = spec.prime ? -1 : 0; run < static_cast<int64_t>(options.runs); ++run) {
       const uint64_t odd = std::uniform_int_distribution<uint64_t>(1, chunk_bytes - 1)(rng);
-      const Inventory inventory = SelftestInventory(result.setup, spec.node, node.public_key, odd);
-      WP_ASSIGN_OR_RETURN(SessionPlan plan, BuildPlan(inventory, kNodeName, profile,
-                                                      LoneSessionWaveContext(inventory, kNodeName), clock));
       AgentLog seen;
       adversary::CheatingAgentOptions agent_options;
       if (run >= 0) agent_options.deviation = spec.deviation;
-      // An adversary that cuts the connection (7g) cuts the pipe the session runs over.
-      PipeAgentConnector* connection = nullptr;
-      agent_options.deviation.disconnect = [&connection] {
-        if (connection != nullptr) connection->Cut();
-      };
       agent_options.timing = timing;
-      agent_options.sim_clock = &clock;
       agent_options.memory = &memory;
       agent_options.log = &seen;
       agent_options.rng_seed = rng();
-      kj::Own<proto::ProverAgent::Server> agent = kj::heap<adversary::CheatingAgent>(
-          adversary::AgentKeys{authority.public_key, challenger.public_key, node}, std::move(agent_options));
-      if (spec.relay_link_us >= 0 && run >= 0) {
-        adversary::RelayDelays link;
-        link.round_us = spec.relay_link_us;
-        agent = kj::heap<adversary::RelayAgent>(proto::ProverAgent::Client(kj::mv(agent)), link, &clock);
+      std::string setting_problem;  // what the scenario's setting (wave, copied order) went wrong in
+      StatusOr<SessionOutcome> outcome = InternalError("not run");
+      if (spec.setting == adversary::ScenarioSetting::kWaveOfTwo) {
+        WaveOfTwoSetup wave;
+        wave.inventory = SelftestInventory(result.setup, spec.node, node.public_key, odd, &neighbour.public_key);
+        wave.profile = profile;
+        wave.keys = SessionKeys{authority, challenger};
+        wave.node_a = node;
+        wave.node_b = neighbour;
+        wave.agent_a = std::move(agent_options);
+        wave.timing_b = timing;
+        wave.rng_seed_b = rng();
+        wave.threads = options.threads;
+        auto ran = RunWaveOfTwo(std::move(wave));
+        if (!ran.ok()) return ran.status().WithContext("selftest " + spec.id);
+        setting_problem = WaveProblem(*ran, spec.deviation.round, profile.rounds);
+        outcome = std::move(ran->a);
+      } else {
+        const Inventory inventory = SelftestInventory(result.setup, spec.node, node.public_key, odd);
+        WP_ASSIGN_OR_RETURN(SessionPlan plan, BuildPlan(inventory, kNodeName, profile,
+                                                        LoneSessionWaveContext(inventory, kNodeName), clock));
+        if (spec.setting == adversary::ScenarioSetting::kCopiedOrderFirst && run >= 0) {
+          // The order the challenger is about to send (Ed25519 is deterministic: the same bytes).
+          WP_ASSIGN_OR_RETURN(const proto::SignedEnvelope order, SignOrder(plan, SessionKeys{authority, challenger}));
+          AgentLog third_party_seen;
+          const adversary::AgentKeys agent_keys{authority.public_key, challenger.public_key, node};
+          auto make = [&](kj::Timer&) -> kj::Own<proto::ProverAgent::Server> {
+            adversary::CheatingAgentOptions honest;
+            honest.timing = timing;
+            honest.log = &third_party_seen;
+            return kj::heap<adversary::CheatingAgent>(agent_keys, std::move(honest));
+          };
+          WP_ASSIGN_OR_RETURN(setting_problem,
+                              SendCopiedOrder(io, make, node, challenger, third_party, order, third_party_seen));
+        }
+        // An adversary that cuts the connection (7g) cuts the pipe the session runs over.
+        PipeAgentConnector* connection = nullptr;
+        agent_options.deviation.disconnect = [&connection] {
+          if (connection != nullptr) connection->Cut();
+        };
+        agent_options.sim_clock = &clock;
+        kj::Own<proto::ProverAgent::Server> agent = kj::heap<adversary::CheatingAgent>(
+            adversary::AgentKeys{authority.public_key, challenger.public_key, node}, std::move(agent_options));
+        if (spec.relay_link_us >= 0 && run >= 0) {
+          adversary::RelayDelays link;
+          link.round_us = spec.relay_link_us;
+          agent = kj::heap<adversary::RelayAgent>(proto::ProverAgent::Client(kj::mv(agent)), link, &clock);
+        }
+        PipeAgentConnector pipe(io, kj::mv(agent));
+        connection = &pipe;
+        DiscardingRecordSink sink;
+        SessionEnv env;
+        env.clock = &clock;
+        env.timer = &io.provider->getTimer();
+        env.wait_scope = &io.waitScope;
+        env.records = &sink;
+        env.threads = options.threads;
+        SessionRunner runner(plan, SessionKeys{authority, challenger}, env);
+        outcome = runner.Run(pipe);
       }
-      PipeAgentConnector pipe(io, kj::mv(agent));
-      connection = &pipe;
-      DiscardingRecordSink sink;
-      SessionEnv env;
-      env.clock = &clock;
-      env.timer = &io.provider->getTimer();
-      env.wait_scope = &io.waitScope;
-      env.records = &sink;
-      env.threads = options.threads;
-      SessionRunner runner(plan, SessionKeys{authority, challenger}, env);
-      auto outcome = runner.Run(pipe);
       if (!outcome.ok()) return outcome.status().WithContext("selftest " + spec.id);
       if (run < 0) continue;  // priming: the adversary's memory of an earlier session
 
@@ -309,7 +384,8 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
       if (!outcome->pass && outcome->failure.reason != spec.expected) ++r.unexpected;
       if (!outcome->pass && r.example_failure.empty()) r.example_failure = AgentText(outcome->failure.Describe(), 400);
       bool bound = false;
-      const std::string problem = CheckRun(spec, *outcome, challenger.public_key, seen, &bound, &r);
+      std::string problem = CheckRun(spec, *outcome, challenger.public_key, seen, &bound, &r);
+      if (problem.empty()) problem = setting_problem;
       if (!problem.empty()) {
         ++r.check_failures;
         if (r.check_examples.size() < kMaxCheckExamples) r.check_examples.push_back(problem);

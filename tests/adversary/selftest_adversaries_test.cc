@@ -65,13 +65,13 @@ class SelftestAdversariesTest : public ::testing::Test {
   SelftestResult result_;
 };
 
-TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenAndNine) {
+TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenNineAndTen) {
   const auto all = adversary::SelftestScenarios(adversary::DefaultSelftestSetup());
-  EXPECT_EQ(all.size(), 28u);
+  EXPECT_EQ(all.size(), 31u);
   std::map<int, int> per_adversary;
   for (const auto& s : all) ++per_adversary[s.adversary];
-  EXPECT_EQ(per_adversary,
-            (std::map<int, int>{{0, 1}, {1, 6}, {2, 2}, {3, 3}, {4, 2}, {5, 2}, {6, 3}, {7, 7}, {9, 2}}));
+  EXPECT_EQ(per_adversary, (std::map<int, int>{
+                               {0, 1}, {1, 6}, {2, 2}, {3, 3}, {4, 2}, {5, 2}, {6, 3}, {7, 7}, {9, 2}, {10, 3}}));
 }
 
 TEST_F(SelftestAdversariesTest, HonestAgentPassesEveryRunWithABound) {
@@ -182,6 +182,17 @@ TEST_F(SelftestAdversariesTest, ProtocolCheatsAreCaught) {
   // Early fill report and disconnect-on-hidden: caught at the sampling rate, never by anything else.
   ExpectSampled("7f-early-fill-report", "wrongLabel");
   ExpectSampled("7g-disconnect-on-hidden", "disconnected");
+}
+
+// 10: a wave of two in step and the agent's TLS boundary. The honest wave passes every run with
+// node-a's proof rounds after node-b's fill; the shell game (node-a drops 4 of 32 chunks while
+// node-b fills) is caught at the rate of its proof rounds or above; a copied order sent by a third
+// party never reaches the agent (each a per-run check: any run that breaks it fails the test).
+TEST_F(SelftestAdversariesTest, WavesInStepAndCopiedOrders) {
+  Run({"10"});
+  ExpectAll("10a-honest-wave", "pass");
+  ExpectSampled("10b-wave-shell-game", "wrongLabel");
+  ExpectAll("10c-copied-order", "pass");
 }
 
 // The acceptance rules on synthetic counts: what makes the CLI exit 1.
