@@ -21,8 +21,8 @@
 #   - the doc's `ledger verify` passes on the service's ledger;
 #   - Prometheus (Debian's unit, configured by the doc) has `up` = 1 for both jobs and a pass
 #     counted by both wipeproof_challenger_sessions_total and wipeproof_agent_sessions_total.
-# Needs root, util-linux's unshare/nsenter, systemd, and the Debian packages slurmctld, slurmd,
-# slurm-client, munge and prometheus (scripts/setup-deps.sh); skips (77) naming what is missing.
+# Needs root, util-linux's unshare/nsenter, systemd, iproute2, curl, and the Debian packages slurmctld,
+# slurmd, slurm-client, munge and prometheus (scripts/setup-deps.sh); skips (77) naming what is missing.
 # Usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR
 set -euo pipefail
 debs=${1:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
@@ -30,7 +30,7 @@ src=${2:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 parent=${3:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: systemd in a sandbox needs root"; exit 77; }
-for tool in unshare nsenter mungekey slurmctld slurmd scontrol sbatch srun prometheus promtool; do
+for tool in unshare nsenter ip curl mungekey slurmctld slurmd scontrol sbatch srun prometheus promtool; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup-deps.sh installs it)"; exit 77; }
 done
 [[ -x /lib/systemd/systemd ]] || { echo "SKIP: /lib/systemd/systemd not installed"; exit 77; }
@@ -119,7 +119,7 @@ sandbox_boot "$work" wipeproof-sandbox.target || fail "systemd did not boot in t
 sb test -e "$canary" && fail "the sandbox sees this machine's /tmp"
 [[ "$(sb stat -f -c %T /tmp)" == tmpfs ]] || fail "the sandbox's /tmp is not its own tmpfs"
 sb systemctl start systemd-tmpfiles-setup.service || fail "systemd-tmpfiles-setup in the sandbox failed"
-sb systemctl poweroff || true
+sb systemctl poweroff 2>/dev/null || true
 for _ in $(seq 1 100); do kill -0 "$SANDBOX_PID" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$SANDBOX_PID" 2>/dev/null && fail "the sandbox's systemd did not power off"
 sandbox_teardown
