@@ -4,7 +4,7 @@
 # systemd as PID 1 of its own PID, mount, network and cgroup namespaces, /usr /etc /var as overlays
 # over this machine's, fresh /tmp /run /dev; nothing it does reaches this machine). The doc's
 # variables block runs first, then the values below replace some of its defaults (each must still be
-# declared there): the packages built by cpack from this build, a 64 MiB host wipe, a wave every 6 s,
+# declared there): the packages built by cpack from this build, a 32 MiB host wipe, a wave every 4 s,
 # the one-node Slurm cluster's files, a 1 s scrape. One machine is node, challenger, Slurm cluster
 # (controller and compute node, Debian's slurmctld/slurmd/munge units) and Prometheus (Debian's unit).
 #
@@ -80,9 +80,9 @@ trap finish EXIT
 trap 'exit 1' TERM INT
 (
   trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  sleep 150 &
+  sleep 170 &
   sleeper=$!
-  wait "$sleeper" && { echo "FAIL: over 150 s" >&2; kill -TERM $$; }
+  wait "$sleeper" && { echo "FAIL: over 170 s" >&2; kill -TERM $$; }
 ) &
 watchdog=$!
 
@@ -141,8 +141,8 @@ expected="variables install challenger-keys node-keys node-keys-to-challenger co
 found=$(ls "$steps" | sed 's/^[0-9]*-//; s/\.sh$//' | xargs)
 [[ "$found" == "$expected" ]] || fail "$doc's deploy-steps are '$found', this test runs '$expected'"
 # The test's values for the doc's variables; each must be one the doc declares.
-declare -A values=([DEBS]=/srv/in/debs [NODE_HOST]=127.0.0.1 [DEVICES]=host [HOST_BUDGET_GIB]=0.0625
-                   [WAVE_PERIOD_S]=6 [SLURM_CONF]=/srv/in/slurm.conf [MUNGE_KEY]=/srv/in/munge.key [SCRAPE_INTERVAL]=1s)
+declare -A values=([DEBS]=/srv/in/debs [NODE_HOST]=127.0.0.1 [DEVICES]=host [HOST_BUDGET_GIB]=0.03125
+                   [WAVE_PERIOD_S]=4 [SLURM_CONF]=/srv/in/slurm.conf [MUNGE_KEY]=/srv/in/munge.key [SCRAPE_INTERVAL]=1s)
 for v in "${!values[@]}"; do
   grep -q "^$v=" "$steps/01-variables.sh" || fail "$doc no longer declares $v in its variables block"
   printf '%s=%q\n' "$v" "${values[$v]}" >>"$work/in/test-values.sh"
@@ -217,8 +217,8 @@ else
   memlock="$memlock (no CAP_SYS_RESOURCE here to raise it)"
 fi
 budget=$(sb journalctl -u wipeproof-agent --no-pager -o cat | grep -m1 "host budget" || true)
-[[ "$budget" == *"host budget 64.00 MiB (67108864 bytes)"* && "$budget" == *"RLIMIT_MEMLOCK not applied (CAP_IPC_LOCK)" ]] ||
-  fail "no budget echo (64 MiB, locked by CAP_IPC_LOCK) in the agent's journal: $budget"
+[[ "$budget" == *"host budget 32.00 MiB (33554432 bytes)"* && "$budget" == *"RLIMIT_MEMLOCK not applied (CAP_IPC_LOCK)" ]] ||
+  fail "no budget echo (32 MiB, locked by CAP_IPC_LOCK) in the agent's journal: $budget"
 challenger_user=$(sb ps -o user= -p "$(sb systemctl show -p MainPID --value wipeproof-challenger)")
 [[ "$challenger_user" == slurm ]] || fail "the challenger runs as $challenger_user, not slurm (the doc's drop-in)"
 step "services active: agent as wipeproof (CapEff $cap_eff, memlock $memlock; '${budget#*serve: }'), challenger as $challenger_user"
@@ -236,11 +236,11 @@ sb journalctl -u slurmctld --no-pager -o cat | grep -q "node $host state set to 
 [[ "$reason" == "wipeproof wave rack-1: wipe in progress" ]] || fail "drain reason: '$reason'"
 step "node drained while job $job runs: State=$(node_field State) Reason=$reason"
 # The drain waits for the job: no order reaches the agent while it runs; then the job ends.
-sleep 3
+sleep 2
 sb journalctl -u wipeproof-agent --no-pager -o cat | grep -q "order accepted" && fail "the agent got its order while job $job ran"
 [[ -n "$(sb squeue -h -j "$job" -t RUNNING -o %i)" ]] || fail "job $job left the node during the drain"
 sb scancel "$job"
-step "no order while job $job ran (3 s); job cancelled"
+step "no order while job $job ran (2 s); job cancelled"
 resumed=no
 for _ in $(seq 1 160); do
   if sb journalctl -u wipeproof-challenger --no-pager -o cat | grep -q "node $host passed and was resumed"; then

@@ -7,8 +7,8 @@
 #                           below, every change in a tmpfs above, gone with the namespace); fresh
 #                           tmpfs on /tmp, /run, /var/tmp, /dev (null, zero, full, random, urandom,
 #                           tty bound in; its own devpts) and /dev/shm; its own /proc (/proc/sys
-#                           read-only) and a read-only /sys; cgroup2 rooted at a new, empty cgroup
-#                           DIR's own (/sys/fs/cgroup/unified/<name>); loopback and 192.0.2.1 on a
+#                           read-only) and a read-only /sys; cgroup2 rooted at a new, empty cgroup of
+#                           its own (/sys/fs/cgroup/unified/wipeproof-sandbox.*); loopback and 192.0.2.1 on a
 #                           veth pair inside its network namespace. Nothing else of this machine
 #                           (/tmp, /work, /home, /root) is visible inside. DIR/in is copied to /srv/in.
 #                           Units in DIR/units go to the sandbox's /etc/systemd/system (the test's
@@ -48,7 +48,7 @@ sandbox_boot() {  # DIR UNIT
   # sandbox's cgroup namespace, so systemd creates its slices below it and nowhere else.
   (
     echo "$BASHPID" >"$cg/cgroup.procs"
-    exec unshare --pid --fork --mount --propagation private --uts --ipc --net --cgroup -- \
+    exec unshare --pid --fork --kill-child=SIGKILL --mount --propagation private --uts --ipc --net --cgroup -- \
       /bin/bash "$SANDBOX_LIB" --inside "$dir" "$unit"
   ) >"$dir/boot.log" 2>&1 &
   SANDBOX_UNSHARE_PID=$!
@@ -89,12 +89,17 @@ sb() {
 }
 
 sandbox_teardown() {
-  if [[ -n "$SANDBOX_PID" ]] && kill -0 "$SANDBOX_PID" 2>/dev/null; then
+  # Only the sandbox's PID 1 (a PID reused after it exited belongs to someone else).
+  if [[ -n "$SANDBOX_PID" && "$(readlink "/proc/$SANDBOX_PID/ns/mnt" 2>/dev/null)" == "$SANDBOX_MNT_NS" ]]; then
     kill -KILL "$SANDBOX_PID" 2>/dev/null || true
     local i
     for i in $(seq 1 100); do kill -0 "$SANDBOX_PID" 2>/dev/null || break; sleep 0.05; done
   fi
-  if [[ -n "$SANDBOX_UNSHARE_PID" ]]; then wait "$SANDBOX_UNSHARE_PID" 2>/dev/null || true; fi
+  # unshare (a child of this shell, so its PID is ours until waited for) takes PID 1 with it.
+  if [[ -n "$SANDBOX_UNSHARE_PID" ]]; then
+    kill -KILL "$SANDBOX_UNSHARE_PID" 2>/dev/null || true
+    wait "$SANDBOX_UNSHARE_PID" 2>/dev/null || true
+  fi
   SANDBOX_UNSHARE_PID=
   if [[ -n "$SANDBOX_CGROUP" && -d "$SANDBOX_CGROUP" ]]; then
     # Deepest first; the kernel empties them as the namespace's processes are reaped.
