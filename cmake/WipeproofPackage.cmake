@@ -1,7 +1,7 @@
 # Debian packages (CPack, `cpack -G DEB` in the build folder; docs/deploy.md):
 #   wipeproof-agent       /usr/bin/wipeproof-prover, wipeproof-agent.service, the example agent.env
 #   wipeproof-challenger  /usr/bin/wipeproof-challenger, wipeproof-challenger.service, the example
-#                         challenger.env and inventory.json
+#                         challenger.env, inventory.json and the Prometheus alert rules
 # each with the docs an operator needs under /usr/share/doc/<package>/, a postinst that creates the
 # services' user `wipeproof` and /etc/wipeproof, and its library dependencies from dpkg-shlibdeps.
 include(GNUInstallDirs)
@@ -21,6 +21,7 @@ install(TARGETS wipeproof-challenger RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/wipeproof-challenger.service DESTINATION lib/systemd/system
         COMPONENT challenger)
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/config/challenger.env ${PROJECT_SOURCE_DIR}/deploy/config/inventory.json
+              ${PROJECT_SOURCE_DIR}/deploy/prometheus/wipeproof-alerts.yml
         DESTINATION share/doc/wipeproof-challenger/examples COMPONENT challenger)
 install(FILES ${_doc_files} ${PROJECT_SOURCE_DIR}/docs/audit.md ${PROJECT_SOURCE_DIR}/docs/calibration.md
         DESTINATION share/doc/wipeproof-challenger COMPONENT challenger)

@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# The Debian packages: `cpack -G DEB` builds wipeproof-agent and wipeproof-challenger from the build
-# folder; each carries its binary, systemd unit, example configuration and docs, its library
-# dependencies (dpkg-shlibdeps) and the postinst; both are unpacked into a clean folder (dpkg-deb -x:
+# The Debian packages wipeproof-agent and wipeproof-challenger, as `cpack -G DEB` built them from the
+# build folder (the ctest fixture package_debs, into DEBS_DIR): each carries its binary, systemd unit,
+# example configuration and docs, its library dependencies (dpkg-shlibdeps) and the postinst; both are unpacked into a clean folder (dpkg-deb -x:
 # the system is not touched) and the installed binaries answer --help and run a
 # wipe session on loopback (tests/system/e2e_loopback_test.sh, 64 MiB of host memory).
-# Usage: package_install_test.sh BUILD_DIR SOURCE_DIR
+# Usage: package_install_test.sh DEBS_DIR SOURCE_DIR
 set -euo pipefail
-build=${1:?usage: package_install_test.sh BUILD_DIR SOURCE_DIR}
-src=${2:?usage: package_install_test.sh BUILD_DIR SOURCE_DIR}
+debs=${1:?usage: package_install_test.sh DEBS_DIR SOURCE_DIR}
+src=${2:?usage: package_install_test.sh DEBS_DIR SOURCE_DIR}
 work=$(mktemp -d /tmp/wp-package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-(cd "$build" && cpack -G DEB -B "$work/out" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log" >&2; fail "cpack -G DEB failed"; }
 version=$(sed -n 's/^project(wipeproof VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 arch=$(dpkg --print-architecture)
 declare -A files=(
@@ -21,12 +20,13 @@ declare -A files=(
            ./usr/share/doc/wipeproof-agent/operations.md"
   [challenger]="./usr/bin/wipeproof-challenger ./usr/lib/systemd/system/wipeproof-challenger.service
                 ./usr/share/doc/wipeproof-challenger/examples/challenger.env
-                ./usr/share/doc/wipeproof-challenger/examples/inventory.json ./usr/share/doc/wipeproof-challenger/deploy.md")
+                ./usr/share/doc/wipeproof-challenger/examples/inventory.json ./usr/share/doc/wipeproof-challenger/deploy.md
+                ./usr/share/doc/wipeproof-challenger/examples/wipeproof-alerts.yml")
 root="$work/root"
 mkdir -p "$root"
 for part in agent challenger; do
-  deb="$work/out/wipeproof-${part}_${version}_${arch}.deb"
-  [[ -f "$deb" ]] || fail "no $deb (cpack wrote: $(ls "$work/out"))"
+  deb="$debs/wipeproof-${part}_${version}_${arch}.deb"
+  [[ -f "$deb" ]] || fail "no $deb (the folder holds: $(ls "$debs"))"
   info=$(dpkg-deb -f "$deb" Package Depends)
   grep -qx "Package: wipeproof-$part" <<<"$info" || fail "$deb: $info"
   # shlibdeps found the shared libraries the binary links (Cap'n Proto, libsodium, glog, ...).

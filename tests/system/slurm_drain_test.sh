@@ -49,38 +49,9 @@ s = [socket.socket() for _ in range(2)]
 for x in s: x.bind(("127.0.0.1", 0))
 print(*[x.getsockname()[1] for x in s])')
 host=$(hostname -s)
-cat >"$w/slurm.conf" <<CONF
-ClusterName=wipeproof-test
-SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=$ctld_port
-SlurmdPort=$slurmd_port
-AuthType=auth/munge
-AuthInfo=socket=$w/munge/munge.sock
-CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=$w/state
-SlurmdSpoolDir=$w/spool
-SlurmctldPidFile=$w/slurmctld.pid
-SlurmdPidFile=$w/slurmd.pid
-SlurmctldLogFile=$w/slurmctld.log
-SlurmdLogFile=$w/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-MpiDefault=none
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-SwitchType=switch/none
-# Patient pings: a busy two-core machine (the wipe itself fills with both cores) may answer late.
-MessageTimeout=30
-SlurmdTimeout=60
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
-PartitionName=main Nodes=$host Default=YES MaxTime=INFINITE State=UP
-CONF
+source "$(dirname "$0")/slurm_conf.sh"
+slurm_one_node_conf "$host" "$ctld_port" "$slurmd_port" root "$w/state" "$w/spool" "$w" "$w" \
+  "socket=$w/munge/munge.sock" >"$w/slurm.conf"
 export SLURM_CONF=$w/slurm.conf
 slurmctld -D -i >"$w/slurmctld.out" 2>&1 &
 pids+=($!)

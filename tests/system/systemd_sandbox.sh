@@ -1,0 +1,185 @@
+# A real systemd (PID 1) in a sandbox that cannot touch this machine; sourced by
+# deploy_walkthrough_test.sh.
+#
+#   sandbox_boot DIR UNIT   boots /lib/systemd/systemd --unit=UNIT as PID 1 of new PID, mount, UTS,
+#                           IPC, network and cgroup namespaces. Its root is a fresh tmpfs (pivot_root)
+#                           holding: overlays of /usr, /etc and /var (the real folders read-only
+#                           below, every change in a tmpfs above, gone with the namespace); fresh
+#                           tmpfs on /tmp, /run, /var/tmp, /dev (null, zero, full, random, urandom,
+#                           tty bound in; its own devpts) and /dev/shm; its own /proc (/proc/sys
+#                           read-only) and a read-only /sys; cgroup2 rooted at a new, empty cgroup of
+#                           its own (/sys/fs/cgroup/unified/wipeproof-sandbox.*); loopback and 192.0.2.1 on a
+#                           veth pair inside its network namespace. Nothing else of this machine
+#                           (/tmp, /work, /home, /root) is visible inside. DIR/in is copied to /srv/in.
+#                           Units in DIR/units go to the sandbox's /etc/systemd/system (the test's
+#                           target, masks). Sets SANDBOX_PID (PID 1 inside, seen from here).
+#   sb CMD...               runs CMD inside (nsenter: its mount, PID, UTS, IPC, net and cgroup
+#                           namespaces), as root, with a clean environment, killed after
+#                           SB_TIMEOUT_S seconds (default 60); refuses (125) once the sandbox is gone.
+#   sandbox_teardown        kills PID 1 (the kernel ends every process of the namespace), waits,
+#                           removes the cgroup; nothing is left mounted or running.
+# Needs root, unshare/nsenter (util-linux), overlayfs and a cgroup2 mount at /sys/fs/cgroup/unified
+# or /sys/fs/cgroup. Errors: returns non-zero with a message on stderr.
+
+SANDBOX_PID=
+SANDBOX_UNSHARE_PID=
+SANDBOX_MNT_NS=
+SANDBOX_CGROUP=
+SANDBOX_DIR=
+
+# The host's cgroup2 hierarchy (a hybrid layout's unified/ or a pure cgroup2 /sys/fs/cgroup).
+sandbox_cgroup2_root() {
+  local d
+  for d in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+    [[ "$(stat -f -c %T "$d" 2>/dev/null)" == cgroup2fs ]] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+
+sandbox_boot() {  # DIR UNIT
+  local dir=$1 unit=$2 root cg
+  root=$(sandbox_cgroup2_root) || { echo "no cgroup2 hierarchy mounted" >&2; return 1; }
+  SANDBOX_DIR=$dir
+  cg="$root/wipeproof-sandbox.$$.$RANDOM"
+  mkdir "$cg" || return 1
+  SANDBOX_CGROUP=$cg
+  mkdir -p "$dir/mnt"
+  # The child moves itself into the new cgroup, then unshares: that cgroup becomes the root of the
+  # sandbox's cgroup namespace, so systemd creates its slices below it and nowhere else.
+  (
+    echo "$BASHPID" >"$cg/cgroup.procs"
+    exec unshare --pid --fork --kill-child=SIGKILL --mount --propagation private --uts --ipc --net --cgroup -- \
+      /bin/bash "$SANDBOX_LIB" --inside "$dir" "$unit"
+  ) >"$dir/boot.log" 2>&1 &
+  SANDBOX_UNSHARE_PID=$!
+  local unshare_pid=$SANDBOX_UNSHARE_PID i
+  # PID 1 of the namespace: unshare's only child.
+  for i in $(seq 1 100); do
+    SANDBOX_PID=$(cat "/proc/$unshare_pid/task/$unshare_pid/children" 2>/dev/null | awk '{print $1}')
+    [[ -n "$SANDBOX_PID" && "$(readlink "/proc/$SANDBOX_PID/exe" 2>/dev/null)" == */systemd ]] && break
+    kill -0 "$unshare_pid" 2>/dev/null || { echo "the sandbox's setup failed: $(tail -20 "$dir/boot.log")" >&2; return 1; }
+    sleep 0.1
+  done
+  [[ "$(readlink "/proc/$SANDBOX_PID/exe" 2>/dev/null)" == */systemd ]] ||
+    { echo "systemd did not start: $(tail -20 "$dir/boot.log")" >&2; return 1; }
+  SANDBOX_MNT_NS=$(readlink "/proc/$SANDBOX_PID/ns/mnt")
+  [[ -n "$SANDBOX_MNT_NS" && "$SANDBOX_MNT_NS" != "$(readlink /proc/self/ns/mnt)" &&
+     "$(readlink "/proc/$SANDBOX_PID/ns/pid")" != "$(readlink /proc/self/ns/pid)" ]] ||
+    { echo "systemd (PID $SANDBOX_PID) is not in namespaces of its own" >&2; return 1; }
+  # Booted: the test's target reached (or failed).
+  for i in $(seq 1 150); do
+    local state
+    state=$(sb systemctl is-system-running 2>/dev/null) || true
+    [[ "$state" == running || "$state" == degraded ]] && return 0
+    sleep 0.1
+  done
+  echo "systemd did not finish booting (state '$state'): $(tail -20 "$dir/boot.log")" >&2
+  return 1
+}
+
+sb() {
+  # Never this machine: PID 1 must still be the sandbox's systemd, in the namespaces it booted in (a
+  # dead sandbox's PID reused by a process of this machine would otherwise run CMD here).
+  [[ -n "$SANDBOX_PID" && "$(readlink "/proc/$SANDBOX_PID/ns/mnt" 2>/dev/null)" == "$SANDBOX_MNT_NS" &&
+     "$SANDBOX_MNT_NS" != "$(readlink /proc/self/ns/mnt)" ]] ||
+    { echo "sb: the sandbox is gone (PID '$SANDBOX_PID')" >&2; return 125; }
+  timeout -k 5 "${SB_TIMEOUT_S:-60}" nsenter --target "$SANDBOX_PID" --mount --pid --uts --ipc --net --cgroup --root -- \
+    /usr/bin/env -i -C / PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 SYSTEMD_PAGER= \
+    SYSTEMD_COLORS=0 "$@"
+}
+
+sandbox_teardown() {
+  # Only the sandbox's PID 1 (a PID reused after it exited belongs to someone else).
+  if [[ -n "$SANDBOX_PID" && "$(readlink "/proc/$SANDBOX_PID/ns/mnt" 2>/dev/null)" == "$SANDBOX_MNT_NS" ]]; then
+    kill -KILL "$SANDBOX_PID" 2>/dev/null || true
+    local i
+    for i in $(seq 1 100); do kill -0 "$SANDBOX_PID" 2>/dev/null || break; sleep 0.05; done
+  fi
+  # unshare (a child of this shell, so its PID is ours until waited for) takes PID 1 with it.
+  if [[ -n "$SANDBOX_UNSHARE_PID" ]]; then
+    kill -KILL "$SANDBOX_UNSHARE_PID" 2>/dev/null || true
+    wait "$SANDBOX_UNSHARE_PID" 2>/dev/null || true
+  fi
+  SANDBOX_UNSHARE_PID=
+  if [[ -n "$SANDBOX_CGROUP" && -d "$SANDBOX_CGROUP" ]]; then
+    # Deepest first; the kernel empties them as the namespace's processes are reaped.
+    local i
+    for i in $(seq 1 50); do
+      find "$SANDBOX_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null || true
+      [[ -d "$SANDBOX_CGROUP" ]] || break
+      sleep 0.1
+    done
+    [[ -d "$SANDBOX_CGROUP" ]] && echo "warning: $SANDBOX_CGROUP left behind" >&2
+  fi
+  SANDBOX_PID=
+  SANDBOX_MNT_NS=
+}
+
+# ---- inside the new namespaces (PID 1 until it execs systemd)
+sandbox_inside() {  # DIR UNIT
+  set -euo pipefail
+  local dir=$1 unit=$2 t r d
+  t=$dir/mnt
+  mount -t tmpfs -o mode=0755,size=2g wipeproof-sandbox "$t"
+  r=$t/root
+  mkdir -p "$r" "$t/upper" "$t/work"
+  mount --bind "$r" "$r"  # pivot_root needs a mount point
+  for d in usr etc var; do
+    mkdir -p "$r/$d" "$t/upper/$d" "$t/work/$d"
+    mount -t overlay overlay -o "lowerdir=/$d,upperdir=$t/upper/$d,workdir=$t/work/$d" "$r/$d"
+  done
+  for d in bin sbin lib lib32 lib64 libx32; do
+    if [[ -L /$d ]]; then cp -P "/$d" "$r/$d"; elif [[ -d /$d ]]; then
+      mkdir "$r/$d"; mount --rbind -o ro "/$d" "$r/$d"; fi
+  done
+  mkdir -p "$r"/{proc,sys,dev,run,tmp,root,home,srv,mnt,opt}
+  chmod 1777 "$r/tmp"
+  mount -t tmpfs -o mode=1777 tmpfs "$r/tmp"
+  mount -t tmpfs -o mode=1777 tmpfs "$r/var/tmp"
+  mount -t tmpfs -o mode=0755 tmpfs "$r/run"
+  mount -t proc proc "$r/proc"
+  mount --bind "$r/proc/sys" "$r/proc/sys"
+  mount -o remount,bind,ro "$r/proc/sys"
+  if [[ -e "$r/proc/sysrq-trigger" ]]; then
+    mount --bind "$r/proc/sysrq-trigger" "$r/proc/sysrq-trigger"
+    mount -o remount,bind,ro "$r/proc/sysrq-trigger"
+  fi
+  mount -t sysfs -o ro sysfs "$r/sys"
+  mount -t cgroup2 -o nsdelegate cgroup2 "$r/sys/fs/cgroup"
+  mount -t tmpfs -o mode=0755 tmpfs "$r/dev"
+  for d in null zero full random urandom tty; do
+    touch "$r/dev/$d"
+    mount --bind "/dev/$d" "$r/dev/$d"
+  done
+  mkdir -p "$r/dev/pts" "$r/dev/shm"
+  mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$r/dev/pts"
+  ln -s pts/ptmx "$r/dev/ptmx"
+  mount -t tmpfs -o mode=1777 tmpfs "$r/dev/shm"
+  ln -s /proc/self/fd "$r/dev/fd"
+  ln -s /proc/self/fd/0 "$r/dev/stdin"
+  ln -s /proc/self/fd/1 "$r/dev/stdout"
+  ln -s /proc/self/fd/2 "$r/dev/stderr"
+  # One IPv4 address besides loopback (a veth pair inside the namespace, linked to nothing outside):
+  # getaddrinfo with AI_ADDRCONFIG (Slurm's) finds no IPv4 at all in a namespace with loopback alone.
+  ip link add wpsb0 type veth peer name wpsb1
+  ip addr add 192.0.2.1/32 dev wpsb0
+  ip link set wpsb0 up
+  ip link set wpsb1 up
+  [[ -d /var/log/journal ]] && mount -t tmpfs -o mode=2755 tmpfs "$r/var/log/journal"
+  [[ -d "$dir/in" ]] && cp -a "$dir/in" "$r/srv/in"
+  [[ -d "$dir/units" ]] && cp -a "$dir/units/." "$r/etc/systemd/system/"
+  cd "$r"
+  mkdir .oldroot
+  pivot_root . .oldroot
+  umount -l /.oldroot
+  rmdir /.oldroot
+  cd /
+  exec /usr/bin/env -i container=wipeproof-sandbox PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    /lib/systemd/systemd --system --unit="$unit" --log-target=console --show-status=no
+}
+
+SANDBOX_LIB=$(realpath "${BASH_SOURCE[0]}")
+if [[ "${1:-}" == --inside ]]; then
+  shift
+  sandbox_inside "$@"
+fi
