@@ -431,6 +431,7 @@ class Recipe:
         payload = open_envelope(self.schema, entry["record"], "waveVerdict", self.challenger, where)
         wave = self.schema.decode(payload, "WaveVerdict")
         passes = []
+        placed = []  # per member: (node, verdict, labels of a proof round)
         for sid, node, digest in zip(wave.get("sessionIds", []), wave.get("nodeNames", []),
                                      wave.get("verdictDigests", [])):
             records = sessions.get(data(sid).hex())
@@ -441,13 +442,35 @@ class Recipe:
                                   f"{where}: member {node}")
             if blake2b256(final) != data(digest):
                 fail(f"{where}: member {node}: the verdict digest is not the session's final verdict's")
-            passes.append(bool(self.schema.decode(final, "Verdict").get("pass")))
+            member = self.schema.decode(final, "Verdict")
+            passes.append(bool(member.get("pass")))
+            orders = [r for r in records if r["kind"] == "order"]
+            if orders:
+                order = self.schema.decode(open_envelope(self.schema, orders[0]["record"], "wipeOrder", self.authority,
+                                                         f"{where}: member {node}: order"), "WipeOrder")
+                placed.append((node, member, sum(int(d.get("labelsPerRound", 0)) for d in order["devices"])))
         members = list(zip(wave.get("sessionIds", []), wave.get("nodeNames", [])))
         if not members or len({bytes(data(s)) for s, _ in members}) != len(members) or \
                 len({n for _, n in members}) != len(members):
             fail(f"{where}: it must name at least one member, each node and session once")
         if wave.get("pass") and not all(passes):
             fail(f"{where}: says pass, but a member failed")
+        if passes and all(passes):
+            # Every member's first proof round after the last member's fill, on the challenger's wall clock
+            # (orderSentAtUnixUs + offsets), within 50 ms + 0.1% of the span (ledger audit's tolerance).
+            def filled_at(v):
+                return int(v.get("orderSentAtUnixUs", "0")) + max(
+                    [int(v.get("fillMicros", "0"))] + [int(d.get("filledAfterUs", "0")) for d in v.get("devices", [])])
+            last_fill = max(filled_at(v) for _, v, _ in placed)
+            for node, v, q in placed:
+                start = int(v.get("orderSentAtUnixUs", "0"))
+                proofs = [t for t in v.get("rounds", []) if int(t.get("labelsChecked", 0)) == q]
+                if not start or not proofs:
+                    fail(f"{where}: member {node}: no send time or no proof round to place in the wave")
+                sent = start + int(proofs[0].get("sentAfterOrderUs", "0"))
+                if sent + 50_000 + max(0, last_fill - start) // 1000 < last_fill:
+                    fail(f"{where}: member {node}: its first proof round was sent {last_fill - sent} us before the "
+                         f"wave's last fill")
         if not wave.get("complete") and (wave.get("boundStated") or
                                          not wave.get("statement", "").startswith("no bound for wave ")):
             fail(f"{where}: a wave that is not complete states no bound")
@@ -580,6 +603,31 @@ class Recipe:
         deadline = int(order["roundDeadlineUs"])
         m = int(order["chunkLabels"])
         chunks = [set() for _ in devices]
+        # Send times (sentAfterOrderUs, microseconds from the order on the challenger's clock): one round in
+        # flight at a time, a device challenged only from its notice on, a proof round only after every fill.
+        if not int(verdict.get("orderSentAtUnixUs", "0")):
+            fail(f"{where}: the verdict states no orderSentAtUnixUs: the round send times cannot be placed")
+        filled = [int(verdict["devices"][d].get("filledAfterUs", "0")) or fill_us for d in range(len(devices))]
+        all_filled = max([fill_us] + filled)
+        answered = 0
+        for timing, exchange, sequence in rounds:
+            r = timing.get("roundIndex", 0)
+            sent = int(timing.get("sentAfterOrderUs", "0"))
+            if sent < answered:
+                fail(f"{where}: round {r} (ledger entry {sequence}) was sent at {sent} us, before the round before "
+                     f"it was answered ({answered} us)")
+            answered = sent + int(timing["elapsedUs"])
+            parts = exchange["round"].get("devices", [])
+            for device in parts:
+                index = device.get("deviceIndex", 0)
+                if index < len(filled) and sent < filled[index]:
+                    fail(f"{where}: round {r} (ledger entry {sequence}) challenges device {index} at {sent} us, "
+                         f"before its fill notice ({filled[index]} us)")
+            if len(parts) == len(devices) and all(
+                    len(p.get("labelIndices", [])) == int(devices[p.get("deviceIndex", 0)].get("labelsPerRound", 0))
+                    for p in parts if p.get("deviceIndex", 0) < len(devices)) and sent < all_filled:
+                fail(f"{where}: proof round {r} (ledger entry {sequence}) was sent at {sent} us, before the report "
+                     f"and every notice were in ({all_filled} us)")
         for timing, exchange, sequence in rounds:
             r = timing.get("roundIndex", 0)
             if int(timing["elapsedUs"]) > deadline:

@@ -261,6 +261,9 @@ struct RoundTiming {
   labelsChecked @2 :UInt32;   # labels checked in this round, all devices
   deadlineMet @3 :Bool;
   allCorrect @4 :Bool;
+  sentAfterOrderUs @5 :UInt64;  # microseconds: this session's order sent to this round sent,
+                                # challenger's monotonic clock (a ledger audit places every wave
+                                # member's proof rounds after every member's fill with it)
 }
 
 struct DeviceBound {
@@ -319,6 +322,9 @@ struct Verdict {
   reportDigest @17 :Data;         # 32 bytes: BLAKE2b-256 of the fill report payload (empty if
                                   # there was none)
   issuedAtUnixUs @18 :Int64;      # Unix us: challenger's wall clock when signed
+  orderSentAtUnixUs @19 :Int64;   # Unix us: challenger's wall clock when the order was sent; the
+                                  # origin of fillMicros, filledAfterUs and each round's
+                                  # sentAfterOrderUs, so an audit can line up a wave's members
 }
 
 struct WaveVerdict {

@@ -88,6 +88,7 @@ class Auditor {
     }
     WP_RETURN_IF_ERROR(CheckVerdicts());
     WP_RETURN_IF_ERROR(final_verdict().getPass() ? CheckPass() : ConfirmFailure());
+    WP_RETURN_IF_ERROR(CheckRoundSendTimes());
     WP_RETURN_IF_ERROR(CheckBound());
     return CheckReceipt();
   }
@@ -497,6 +498,7 @@ class Auditor {
       auto a = v.getRounds()[r];
       auto b = rounds_[r].timing;
       if (a.getRoundIndex() != b.getRoundIndex() || a.getElapsedUs() != b.getElapsedUs() ||
+          a.getSentAfterOrderUs() != b.getSentAfterOrderUs() ||
           a.getLabelsChecked() != b.getLabelsChecked() || a.getDeadlineMet() != b.getDeadlineMet() ||
           a.getAllCorrect() != b.getAllCorrect()) {
         return Wrong(entry, "verdict", "round " + std::to_string(r) + "'s timing differs from the round log's");
@@ -533,6 +535,49 @@ class Auditor {
       if (got.getChunksChecked() != chunks_checked_[d]) {
         return wrong("chunksChecked " + std::to_string(got.getChunksChecked()) + ", the round log shows " +
                      std::to_string(chunks_checked_[d]) + " distinct chunks answered right and in time");
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Each round's send time (sentAfterOrderUs, the challenger's monotonic clock from the order) fits
+  // the session: a round leaves only once the one before was answered (one in flight), a device is
+  // challenged only from its fill notice on, and a proof round only once the report and every notice
+  // were in. The wave audit (wave_audit.h) lines members up with them.
+  Status CheckRoundSendTimes() {
+    if (rounds_.empty()) return Status::Ok();
+    if (final_verdict().getOrderSentAtUnixUs() == 0) {
+      return Wrong(verdict_entries_.back(), "verdict",
+                   "states no orderSentAtUnixUs: the round send times cannot be placed (records written before "
+                   "they were kept)");
+    }
+    const std::vector<uint64_t> filled = DeviceFillTimes();
+    uint64_t all_filled = final_verdict().getFillMicros();
+    for (uint64_t at : filled) all_filled = std::max(all_filled, at);
+    for (size_t r = 0; r < rounds_.size(); ++r) {
+      const Round& round = rounds_[r];
+      const uint64_t sent = round.timing.getSentAfterOrderUs();
+      const std::string what = "round " + std::to_string(r);
+      if (r > 0) {
+        const proto::RoundTiming::Reader before = rounds_[r - 1].timing;
+        const uint64_t answered = before.getSentAfterOrderUs() + before.getElapsedUs();
+        if (sent < answered) {
+          return Wrong(round.entry, what,
+                       "sent " + std::to_string(sent) + " us after the order, before round " + std::to_string(r - 1) +
+                           " was answered (" + std::to_string(answered) + " us): one round is in flight at a time");
+        }
+      }
+      for (const auto& [d, g] : round.labels) {
+        if (d < filled.size() && sent < filled[d]) {
+          return Wrong(round.entry, what,
+                       "challenges device " + std::to_string(d) + " at " + std::to_string(sent) +
+                           " us after the order, before its fill notice (" + std::to_string(filled[d]) + " us)");
+        }
+      }
+      if (IsProofRound(round) && sent < all_filled) {
+        return Wrong(round.entry, what,
+                     "a proof round sent " + std::to_string(sent) + " us after the order, before the node's report "
+                         "and every notice were in (" + std::to_string(all_filled) + " us)");
       }
     }
     return Status::Ok();

@@ -1,5 +1,7 @@
 #include "challenger/ledger/wave_audit.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "common/hex.h"
@@ -12,6 +14,54 @@ namespace {
 
 bool Same(proto::ByteView a, proto::ByteView b) {
   return a.size() == b.size() && std::memcmp(a.begin(), b.begin(), a.size()) == 0;
+}
+
+// When every member passed: each member's first proof round (a passing round whose labelsChecked is
+// every device at its labelsPerRound; holding rounds carry fewer) was sent after the last fill of
+// every member (its report or a device's notice, whichever came last), on the challenger's wall
+// clock (orderSentAtUnixUs + the monotonic offsets; each session audit checked those offsets
+// against its own records), within kWaveSendToleranceUs.
+Status CheckProofsFollowEveryFill(proto::WaveVerdict::Reader w, const std::vector<proto::Verdict::Reader>& members,
+                                  const std::vector<uint64_t>& proof_labels) {
+  for (const proto::Verdict::Reader& v : members) {
+    if (!v.getPass()) return Status::Ok();  // a failed member fails the wave; nothing to place
+  }
+  int64_t last_fill = INT64_MIN;
+  std::string last_filled;
+  for (const proto::Verdict::Reader& v : members) {
+    uint64_t filled = v.getFillMicros();
+    for (auto d : v.getDevices()) filled = std::max(filled, d.getFilledAfterUs());
+    const int64_t at = v.getOrderSentAtUnixUs() + static_cast<int64_t>(filled);
+    if (at > last_fill) {
+      last_fill = at;
+      last_filled = v.getNodeName().cStr();
+    }
+  }
+  for (size_t i = 0; i < members.size(); ++i) {
+    const proto::Verdict::Reader& v = members[i];
+    const std::string name = "member " + std::string(v.getNodeName().cStr());
+    if (v.getOrderSentAtUnixUs() == 0) {
+      return DataLossError(name + ": its verdict states no orderSentAtUnixUs: its rounds cannot be placed in the wave");
+    }
+    bool found = false;
+    for (auto r : v.getRounds()) {
+      if (r.getLabelsChecked() != proof_labels[i]) continue;
+      found = true;
+      const int64_t sent = v.getOrderSentAtUnixUs() + static_cast<int64_t>(r.getSentAfterOrderUs());
+      const int64_t span = std::max<int64_t>(0, last_fill - v.getOrderSentAtUnixUs());
+      const int64_t tolerance = kWaveSendToleranceUs + span / 1000;
+      if (sent + tolerance < last_fill) {
+        return DataLossError(name + ": its first proof round (round " + std::to_string(r.getRoundIndex()) +
+                             ") was sent " + std::to_string(last_fill - sent) + " us before member " + last_filled +
+                             " was filled (allowed: " + std::to_string(tolerance) +
+                             " us): the wave's proof rounds must follow every member's fill");
+      }
+      break;
+    }
+    if (!found) return DataLossError(name + ": passed without a proof round");
+  }
+  (void)w;
+  return Status::Ok();
 }
 
 Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
@@ -30,6 +80,7 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
     return DataLossError("sessionIds, nodeNames and verdictDigests differ in length");
   }
   std::vector<proto::Parsed<proto::Verdict>> verdicts;
+  std::vector<uint64_t> proof_labels;  // per member: labels of a proof round, every device at its q_d
   for (unsigned i = 0; i < w.getSessionIds().size(); ++i) {
     const proto::ByteView id = w.getSessionIds()[i];
     const std::string name =
@@ -56,6 +107,9 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
     if (w.getComplete() && !order->root().getWaveComplete()) {
       return DataLossError(name + ": the wave verdict says complete, the member's order does not");
     }
+    uint64_t q = 0;
+    for (auto d : order->root().getDevices()) q += d.getLabelsPerRound();
+    proof_labels.push_back(q);
     if (final_verdict == nullptr) return DataLossError(name + ": the session has no verdict");
     auto member = proto::DecodeEnvelope(proto::AsView(final_verdict->record));
     if (!member.ok()) return DataLossError(name + ": " + member.status().message());
@@ -76,6 +130,7 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
   }
   std::vector<proto::Verdict::Reader> readers;
   for (auto& v : verdicts) readers.push_back(v.root());
+  WP_RETURN_IF_ERROR(CheckProofsFollowEveryFill(w, readers, proof_labels));
   return recheck(w, readers);
 }
 

@@ -2,7 +2,12 @@
 // verifies under the pinned challenger key; each member it names is a session of the export whose
 // final verdict has the digest, session id and node the wave verdict lists; and its pass, bound and
 // statement are what the members' verdicts give, recomputed by the code that built it (an injected
-// WaveRecheck: challenger/session/wave_verdict.h RecheckWaveVerdict).
+// WaveRecheck: challenger/session/wave_verdict.h RecheckWaveVerdict). When every member passed, each
+// member's first proof round was sent after the last fill of every member (report or notice),
+// placed on the challenger's wall clock by each verdict's orderSentAtUnixUs, within
+// kWaveSendToleranceUs plus 0.1% of the time from the member's order to that fill (the wall clock
+// may be slewed against the monotonic one the offsets are measured on): the wave's proof rounds
+// follow its last fill.
 //
 // Thread-safety: a pure function.
 #pragma once
@@ -18,6 +23,11 @@
 #include "proto/wipe.capnp.h"
 
 namespace wipeproof {
+
+// Microseconds: how far a member's first proof round may seem to precede the wave's last fill
+// (clocks read on different threads a few microseconds apart, slew): far less than relabelling
+// any memory takes.
+inline constexpr int64_t kWaveSendToleranceUs = 50'000;
 
 // OK when `wave` states what `members` (the final verdicts of the sessions it names, in its order)
 // give; DATA_LOSS naming the first field that differs.

@@ -232,7 +232,8 @@ class Session {
   TaskErrors errors_;
   kj::TaskSet tasks_;
   kj::Own<kj::PromiseFulfiller<void>> wake_;
-  int64_t start_us_ = 0;  // clock, when the order was sent
+  int64_t start_us_ = 0;       // clock, when the order was sent
+  int64_t start_unix_us_ = 0;  // wall clock, at the same moment (0: never sent)
   kj::TimePoint start_real_ = kj::origin<kj::TimePoint>();
   std::vector<int64_t> notice_at_us_;                          // per device: clock time of its verified notice, -1
   std::vector<std::optional<SessionFailure>> notice_failure_;  // deviceFilled failed (decided at the report)
@@ -323,6 +324,7 @@ StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
 void Session::Drive(proto::ProverAgent::Client& agent) {
   agent_ = &agent;
   start_us_ = env_.clock->MonotonicMicros();
+  start_unix_us_ = env_.clock->UnixMicros();
   order_sent_us_ = start_us_;
   start_real_ = env_.timer->now();
   next_round_at_ = start_real_;
@@ -844,6 +846,7 @@ StatusOr<proto::SignedEnvelope> Session::BuildVerdict(const SessionFailure& fail
   facts.order_digest = order_digest_;
   facts.report_digest = report_digest_;
   facts.issued_at_unix_us = env_.clock->UnixMicros();
+  facts.order_sent_unix_us = start_unix_us_;
   *summary = SummarizeVerdict(facts);
   return SignVerdict(facts, *summary, keys_.challenger);
 }

@@ -56,6 +56,7 @@ void WriteRoundTimings(const std::vector<RoundRecord>& rounds, capnp::List<proto
     w.setLabelsChecked(r.labels_checked);
     w.setDeadlineMet(r.deadline_met);
     w.setAllCorrect(r.all_correct);
+    w.setSentAfterOrderUs(r.sent_after_order_us);
   }
 }
 
@@ -153,6 +154,7 @@ void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Ver
   out.setOrderDigest(DataOf(facts.order_digest.data(), facts.order_digest.size()));
   if (facts.report_digest) out.setReportDigest(DataOf(facts.report_digest->data(), facts.report_digest->size()));
   out.setIssuedAtUnixUs(facts.issued_at_unix_us);
+  out.setOrderSentAtUnixUs(facts.order_sent_unix_us);
 }
 
 StatusOr<proto::SignedEnvelope> SignVerdict(const VerdictFacts& facts, const VerdictSummary& summary,

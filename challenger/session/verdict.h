@@ -78,6 +78,7 @@ struct VerdictFacts {
   proto::Digest order_digest{};
   std::optional<proto::Digest> report_digest;
   int64_t issued_at_unix_us = 0;
+  int64_t order_sent_unix_us = 0;  // wall clock when the order was sent (0: never sent)
 };
 
 struct VerdictSummary {

@@ -620,6 +620,48 @@ TEST_F(LedgerAuditTest, TimingRowsMustAgreeWithTheRecords) {
   EXPECT_THAT(status.message(), HasSubstr("its timing row says 1 labels checked, the log holds 64 correct ones"));
 }
 
+// Each round's send time (sentAfterOrderUs) must fit the session: one round in flight at a time,
+// a device challenged only from its notice on, a proof round only after the report and every
+// notice; and a verdict must place its rounds (orderSentAtUnixUs), or no wave can line them up.
+TEST_F(LedgerAuditTest, RoundSendTimesMustFitTheSession) {
+  RunSession();  // on a simulated clock that rounds do not move: every round sent at the fill
+  // The challenger re-signs a timeline of its own: both notices at 50 us, the report at 60 us,
+  // round r sent at 100 + 10 r us and answered in 5 us. It fits the session.
+  auto timeline = [](Forgery& f, uint64_t report_us) {
+    auto rounds = f.Log().getRounds();
+    for (unsigned r = 0; r < rounds.size(); ++r) {
+      rounds[r].setSentAfterOrderUs(100 + 10 * r);
+      rounds[r].setElapsedUs(5);
+    }
+    f.CopyTimingsToVerdicts();
+    for (auto d : f.Verdict().getDevices()) d.setFilledAfterUs(50);
+    f.Verdict().setFillMicros(report_us);
+  };
+  EXPECT_TRUE(AuditForged([&](Forgery& f) { timeline(f, 60); }).ok());
+  // Round 3 sent before round 2 was answered.
+  Status status = AuditForged([&](Forgery& f) {
+    timeline(f, 60);
+    f.Log().getRounds()[3].setSentAfterOrderUs(121);
+    f.CopyTimingsToVerdicts();
+  });
+  EXPECT_THAT(status.message(),
+              HasSubstr("round 3 (ledger entry 4): sent 121 us after the order, before round 2 was answered (125 us)"));
+  // Device 1 challenged before its notice.
+  status = AuditForged([&](Forgery& f) {
+    timeline(f, 60);
+    f.Verdict().getDevices()[1].setFilledAfterUs(1000);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("challenges device 1 at "));
+  EXPECT_THAT(status.message(), HasSubstr("before its fill notice (1000 us)"));
+  // Proof rounds before the report (holding rounds may come before it).
+  status = AuditForged([&](Forgery& f) { timeline(f, 100000); });
+  EXPECT_THAT(status.message(), HasSubstr("a proof round sent "));
+  EXPECT_THAT(status.message(), HasSubstr("before the node's report and every notice were in (100000 us)"));
+  // A verdict that does not place its rounds.
+  status = AuditForged([](Forgery& f) { f.Verdict().setOrderSentAtUnixUs(0); });
+  EXPECT_THAT(status.message(), HasSubstr("verdict (ledger entry 5): states no orderSentAtUnixUs"));
+}
+
 TEST_F(LedgerAuditTest, ALoggedAnswerThatIsNotTheRecomputedLabelFails) {
   RunSession();
   // One answer byte changed in the round log; the challenger re-signs its whole ledger.

@@ -14,6 +14,9 @@
 
 #include "adversary/relay_agent.h"
 #include "challenger/fleet/wave_run.h"
+#include "challenger/ledger/wave_audit.h"
+#include "challenger/session/wave_verdict.h"
+#include "proto/codec.h"
 #include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
@@ -52,6 +55,7 @@ std::unique_ptr<adversary::LoopbackAgentServer> ServeSlowNeighbour(adversary::Re
 struct WaveRun {
   SessionOutcome a, b;
   bool wave_pass = false;
+  std::vector<testing::StoredRecord> records;  // the ledger's records, in order
 };
 
 WaveRun RunOnce(const Deviation& a_deviation, adversary::RelayDelays b_delays = SlowFill()) {
@@ -71,6 +75,7 @@ WaveRun RunOnce(const Deviation& a_deviation, adversary::RelayDelays b_delays = 
   }
   run.a = *results[0].outcome;
   run.b = *results[1].outcome;
+  run.records = sink.records();
   if (wave_verdict) {
     auto parsed = proto::VerifyAndParse<proto::WaveVerdict>(*wave_verdict, testing::TestKey(0x22).public_key);
     run.wave_pass = parsed.ok() && parsed->root().getPass();
@@ -98,6 +103,84 @@ TEST(WaveShellGameTest, TheHonestSlowWavePassesAndProvesOnlyAfterTheLastFill) {
     }
     EXPECT_EQ(proof_rounds, kProofRounds);
   }
+}
+
+// The audit of the wave verdict (wave_audit.h) over the ledger's records.
+Status AuditWave(const std::vector<testing::StoredRecord>& records) {
+  std::vector<VerifiedEntry> entries;
+  for (size_t i = 0; i < records.size(); ++i) {
+    VerifiedEntry e;
+    e.sequence = i;
+    e.kind = records[i].kind;
+    e.record = records[i].bytes;
+    e.session_id = records[i].session_id;
+    entries.push_back(std::move(e));
+  }
+  std::map<proto::Bytes, std::vector<const VerifiedEntry*>> sessions;
+  const VerifiedEntry* wave = nullptr;
+  for (const VerifiedEntry& e : entries) {
+    if (e.kind == proto::LedgerRecordKind::WAVE_VERDICT) wave = &e;
+    if (!e.session_id.empty()) sessions[e.session_id].push_back(&e);
+  }
+  if (wave == nullptr) return NotFoundError("no wave verdict");
+  return AuditWaveVerdict(*wave, sessions, testing::TestKey(0x22).public_key, RecheckWaveVerdict).status;
+}
+
+// The challenger re-signs node-a's verdict with its order sent `earlier_us` earlier (its whole
+// timeline moved, so its own session stays consistent) and the wave verdict over the new digest.
+std::vector<testing::StoredRecord> MoveNodeAEarlier(std::vector<testing::StoredRecord> records, int64_t earlier_us) {
+  const proto::KeyPair challenger = testing::TestKey(0x22);
+  proto::Bytes old_payload, new_payload;
+  for (testing::StoredRecord& r : records) {
+    if (r.kind != proto::LedgerRecordKind::VERDICT) continue;
+    auto envelope = proto::DecodeEnvelope(proto::AsView(r.bytes));
+    auto verdict = proto::VerifyAndParse<proto::Verdict>(*envelope, challenger.public_key);
+    if (!verdict.ok() || std::string(verdict->root().getNodeName().cStr()) != "node-a") continue;
+    capnp::MallocMessageBuilder forged;
+    forged.setRoot(verdict->root());
+    auto v = forged.getRoot<proto::Verdict>();
+    v.setOrderSentAtUnixUs(v.getOrderSentAtUnixUs() - earlier_us);
+    auto signed_verdict = proto::SignMessage(v.asReader(), challenger);
+    old_payload = envelope->payload;
+    new_payload = signed_verdict->payload;
+    r.bytes = proto::EncodeEnvelope(*signed_verdict);
+  }
+  for (testing::StoredRecord& r : records) {
+    if (r.kind != proto::LedgerRecordKind::WAVE_VERDICT) continue;
+    auto envelope = proto::DecodeEnvelope(proto::AsView(r.bytes));
+    auto wave = proto::VerifyAndParse<proto::WaveVerdict>(*envelope, challenger.public_key);
+    capnp::MallocMessageBuilder forged;
+    forged.setRoot(wave->root());
+    auto w = forged.getRoot<proto::WaveVerdict>();
+    const proto::Digest old_digest = proto::Blake2b256(proto::AsView(old_payload));
+    const proto::Digest new_digest = proto::Blake2b256(proto::AsView(new_payload));
+    for (unsigned i = 0; i < w.getVerdictDigests().size(); ++i) {
+      auto d = w.getVerdictDigests()[i];
+      if (d.size() == old_digest.size() && std::equal(d.begin(), d.end(), old_digest.begin())) {
+        w.getVerdictDigests().set(i, capnp::Data::Reader(new_digest.data(), new_digest.size()));
+      }
+    }
+    r.bytes = proto::EncodeEnvelope(*proto::SignMessage(w.asReader(), challenger));
+  }
+  return records;
+}
+
+// An auditor re-checks the wave claim from the records: each member's first proof round, placed on
+// the challenger's wall clock by its verdict's orderSentAtUnixUs, after the last member's fill.
+// node-a's timeline moved 400 ms earlier (its proof rounds now before node-b's fill, 300 ms late)
+// fails the audit; 20 ms earlier is within the tolerance.
+TEST(WaveShellGameTest, TheAuditPlacesEveryMembersProofRoundsAfterTheLastFill) {
+  WaveRun run = RunOnce({});
+  ASSERT_TRUE(run.a.pass) << run.a.failure.Describe();
+  ASSERT_TRUE(run.b.pass) << run.b.failure.Describe();
+  ASSERT_TRUE(run.wave_pass);
+  Status audit = AuditWave(run.records);
+  EXPECT_TRUE(audit.ok()) << audit.ToString();
+  EXPECT_TRUE(AuditWave(MoveNodeAEarlier(run.records, 20'000)).ok());
+  Status forged = AuditWave(MoveNodeAEarlier(run.records, 400'000));
+  EXPECT_EQ(forged.code(), StatusCode::kDataLoss) << forged.ToString();
+  EXPECT_NE(forged.message().find("member node-a: its first proof round"), std::string::npos) << forged.ToString();
+  EXPECT_NE(forged.message().find("before member node-b was filled"), std::string::npos) << forged.ToString();
 }
 
 // A neighbour that reports its fill at once but sends its device's notice 300 ms later (that
