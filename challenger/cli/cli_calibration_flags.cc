@@ -56,7 +56,8 @@ DEFINE_double(gpu_fill_gib_per_s, 3.5,
 DEFINE_double(host_memory_gib, 0, "plan: host memory in the plan, GiB, in [0, 1048576]; default 0 (host not wiped)");
 DEFINE_uint64(host_reserve_bytes, 0, "plan: allowed reserve of host memory, bytes; default 0");
 DEFINE_double(host_fill_gib_per_s, 0.25,
-              "plan: host fill rate at --fill_rate_chunk_labels, GiB/s, in [0.001, 1e6]; default 0.25 (measure with `wipeproof-prover bench --what=all`)");
+              "plan: host fill rate at --fill_rate_chunk_labels, GiB/s, in [0.001, 1e6]; default 0.25 (measure with "
+              "`wipeproof-prover bench --what=all`)");
 DEFINE_uint32(fill_rate_chunk_labels, 16384, "plan: m the fill rates were measured at; default 16384");
 DEFINE_uint64(round_p999_us, 200,
               "plan: honest round time p99.9 on the challenger's clock (network RTT + lookup), microseconds, "

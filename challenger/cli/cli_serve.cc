@@ -321,7 +321,8 @@ int RunServe() {
       if (!wave_room.ok()) {
         std::lock_guard<std::mutex> lock(state.mu);
         ++state.failures;
-        std::cerr << "wipeproof-challenger serve: wave " << wave.name << " not run: " << CliErrorText(wave_room) << "\n";
+        std::cerr << "wipeproof-challenger serve: wave " << wave.name << " not run: " << CliErrorText(wave_room)
+                  << "\n";
       } else {
         // A wave run that fails, however it fails, is counted and reported; the schedule (and the
         // other waves) go on.

@@ -1043,7 +1043,7 @@ TEST_F(LedgerAuditCliTest, DecodePrintsEntriesAndRecordsAsPlainJson) {
   EXPECT_EQ(rounds["exchanges"][0]["answer"]["labels"].get<std::string>().size(), 4u * 64u);
 
   EXPECT_EQ(Run({"decode", "--record=" + record_path, "--kind=verdict"}).code, 2);  // not a verdict: fix the input
-  EXPECT_EQ(Run({"decode", "--ledger=" + ledger_path_, "--sequence=99"}).code, 2);   // no such entry
+  EXPECT_EQ(Run({"decode", "--ledger=" + ledger_path_, "--sequence=99"}).code, 2);  // no such entry
   EXPECT_EQ(Run({"decode", "--record=" + record_path}).code, 2);  // no --kind
 }
 
