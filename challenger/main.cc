@@ -29,11 +29,7 @@ void PrintUsage(FILE* out) {
   for (const auto& s : ChallengerSubcommands()) std::fprintf(out, "  %-9s %s\n", s.name, s.synopsis);
   std::fprintf(out, "  %-9s %s\n", "ledger", "show, verify, export, audit or decode the ledger (`ledger --help`)");
   std::fprintf(out, "  %-9s %s\n", "selftest", "run the honest agent and adversaries in process (`selftest --help`)");
-  std::fprintf(out,
-               "\n`%s <subcommand> --help` lists the subcommand's flags.\n"
-               "Exit codes: 0 pass (or done), 1 a verdict failed or was not fully recorded, 2 no session ran\n"
-               "(bad command line, inventory, profile, keys or ledger).\n",
-               kProgram);
+  std::fprintf(out, "\n`%s <subcommand> --help` lists the subcommand's flags.\n\n%s", kProgram, CliExitCodeTable());
 }
 
 int Main(int argc, char** argv) {
@@ -90,7 +86,10 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "both .pub files and the .crt to every node's agent (serve --challenger_cert pins it); the\n"
        "challenger's .pub is also what auditors need for `ledger verify`. Prints the key ids.",
        {"out", "overwrite"},
-       &RunKeygen},
+       &RunKeygen,
+       {{"out",
+         "path prefix: writes PREFIX-authority.key/.pub, PREFIX-challenger.key/.pub and PREFIX-challenger.crt "
+         "(required)"}}},
       {"sign",
        "the authority signs a parameter profile or an adversary-class file",
        "Signs --in (a parameter profile with --what=profile, an adversary-class file with --what=classes) with\n"
@@ -100,19 +99,29 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "factor are those of the signed class file. The input is checked first: a document that would not\n"
        "load is refused. calibrate signs the profiles it writes itself.",
        {"what", "in", "out", "authority_key"},
-       &RunSign},
+       &RunSign,
+       {{"out", "the signed document to write (required)"},
+        {"authority_key", "authority secret key file (PREFIX-authority.key, mode 0600) that signs --in (required)"}}},
       {"wipe",
        "run one wipe session with one node over TCP and print its verdict",
        "Plans the node's devices from the inventory and the profile, sends the signed order, times the\n"
        "fill and R challenge rounds, checks every label, signs the verdict, collects the agent's signed\n"
        "transcript and records everything in the ledger. Prints a summary (stdout), or with --json the\n"
        "verdict as JSON (stdout) and the summary on stderr. Exit 0 pass, 1 fail (or not fully recorded),\n"
-       "2 no session ran. A lone node of a larger wave is wiped without its neighbours: its verdict says\n"
+       "2 no session ran (bad input), 3 the node was busy with another session or the environment stopped\n"
+       "the session (the table: wipeproof-challenger --help). A lone node of a larger wave is wiped without its "
+       "neighbours: its verdict says\n"
        "the wave-complete assumption did not hold (use serve, or a wave of one node). A bound is stated only\n"
        "under a calibrated profile signed by the authority key whose class is that of --classes, also signed.",
        {"node", "inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
         "connect_timeout_s"},
-       &RunWipe},
+       &RunWipe,
+       {{"node", "inventory name of the node to wipe (required)"},
+        {"authority_key",
+         "authority secret key file (PREFIX-authority.key, mode 0600): signs the order; --profile and --classes are "
+         "verified under its public half (required)"},
+        {"ledger", "ledger database file (SQLite) the session is recorded in; created if absent (required)"},
+        {"json", "print the verdict as one JSON object on stdout (the summary goes to stderr)"}}},
       {"serve",
        "run the inventory's wave schedule: periodic wipes with random jitter",
        "Every wave runs on its own schedule: first after a uniform delay in [0, period], then every\n"
@@ -124,7 +133,12 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "--metrics_listen=HOST:PORT serves Prometheus metrics on /metrics and /healthz (docs/metrics.md).",
        {"inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
         "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard"},
-       &RunServe},
+       &RunServe,
+       {{"authority_key",
+         "authority secret key file (PREFIX-authority.key, mode 0600): signs the order; --profile and --classes are "
+         "verified under its public half (required)"},
+        {"ledger", "ledger database file (SQLite) every session is recorded in; created if absent (required)"},
+        {"json", "print each verdict as one JSON object on stdout (the summaries go to stderr)"}}},
       {"calibrate",
        "measure a node over the real path and write a calibrated parameter profile",
        "Runs two probe sessions against the node (docs/calibration.md): a round probe (the node's whole\n"
@@ -165,7 +179,18 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         "threads",
         "json",
         "connect_timeout_s"},
-       &RunCalibrate},
+       &RunCalibrate,
+       {{"node", "inventory name of the node to calibrate (required)"},
+        {"out", "the parameter profile file to write, signed by --authority_key (required)"},
+        {"authority_key",
+         "authority secret key file (PREFIX-authority.key, mode 0600): signs the probe orders and the profile written "
+         "(required)"},
+        {"class", "the adversary class to rule out (a name from --classes)"},
+        {"ledger", "ledger database file (SQLite) to record the probe sessions in; optional (default: not recorded)"},
+        {"json", "print the calibration report as JSON on stdout instead of the text"},
+        {"node_profile",
+         "the node's signed profile (wipeproof-prover bench --what=all --out=FILE), verified under the inventory's "
+         "node key; optional, it can only tighten the parameters"}}},
       {"plan",
        "offline calculator: m, R, counts, deadlines, wipe time and challenger CPU per adversary class",
        "From flags (GPUs per node, model, memory, fill rate; host memory; honest round p99.9; classes;\n"
@@ -207,7 +232,14 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         "plot",
         "node_profile",
         "node_pub"},
-       &RunPlan},
+       &RunPlan,
+       {{"class", "plan only this class (a name from --classes); default every class", "every class of --classes"},
+        {"json", "print the plan as JSON on stdout instead of the table"},
+        {"node_profile",
+         "the node's signed profile (wipeproof-prover bench --what=all --out=FILE), verified under --node_pub; its "
+         "devices and fill rates replace --gpus, --gpu_model, --gpu_memory_bytes and the fill-rate flags (reserves and "
+         "--host_memory_gib still apply), and its slowest lookup p99.9 is added to --round_p999_us (then the network's "
+         "part)"}}},
       {"status",
        "the fleet at a glance from the ledger and the inventory",
        "Per inventory node (and any other node the ledger names): its last verdict (PASS, FAIL, or BUSY\n"
@@ -217,7 +249,13 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "--challenger_key takes the challenger's PREFIX.pub (or its .key). A table on stdout, or --json.\n"
        "Exit 0 shown, 1 the ledger does not verify, 2 bad command line, inventory, key or ledger file.",
        {"inventory", "ledger", "challenger_key", "json"},
-       &RunStatus},
+       &RunStatus,
+       {{"inventory", "inventory JSON file: the nodes and waves to show (required)"},
+        {"challenger_key",
+         "the challenger's public key file (PREFIX-challenger.pub, or its .key) the ledger is verified under "
+         "(required)"},
+        {"ledger", "ledger database file (SQLite), opened read-only (required)"},
+        {"json", "print the fleet as JSON on stdout instead of the table"}}},
   };
   return kSubcommands;
 }
@@ -227,7 +265,10 @@ int ConfigError(const char* subcommand, const std::string& message) {
   return kExitConfig;
 }
 
-int ConfigError(const char* subcommand, const Status& status) { return ConfigError(subcommand, status.ToString()); }
+int ConfigError(const char* subcommand, const Status& status) {
+  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, CliErrorText(status).c_str());
+  return CliExitCodeFor(status);
+}
 
 }  // namespace wipeproof
 

@@ -13,9 +13,10 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The first argument that names no gflags flag ("" when all are known). gflags itself would print
-// its own message and exit(1); the CLIs promise exit 2 for a bad command line.
-std::string UnknownFlag(int argc, char** argv) {
+// The first argument gflags would refuse, as a message ("" when all are fine): a name that is no
+// gflags flag, a non-bool flag without a value, or a value its type does not take. gflags itself
+// would print its own message and exit(1); the CLIs promise exit 2 for a bad command line.
+std::string BadFlag(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--") break;  // gflags stops here too
@@ -25,15 +26,30 @@ std::string UnknownFlag(int argc, char** argv) {
     const std::string name = arg.substr(start, eq == std::string::npos ? std::string::npos : eq - start);
     gflags::CommandLineFlagInfo info;
     if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) {
-      // "--flag value" for a non-bool flag: the next argument is its value, not a flag.
-      if (eq == std::string::npos && info.type != "bool") ++i;
+      if (eq == std::string::npos && info.type == "bool") continue;
+      std::string value;
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+      } else if (i + 1 < argc) {
+        value = argv[++i];  // "--flag value": the next argument is its value, not a flag
+      } else {
+        return "--" + name + " needs a value (--" + name + "=VALUE)";
+      }
+      // Setting it now only checks it: the parse that follows sets the same value again.
+      if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty()) {
+        const std::string want = info.type == "bool"     ? "true or false"
+                                 : info.type == "double" ? "a number"
+                                 : info.type[0] == 'u'   ? "a whole number >= 0"
+                                                         : "a whole number";
+        return "bad value '" + value + "' for --" + name + " (want " + want + ")";
+      }
       continue;
     }
     if (name.size() > 2 && name.compare(0, 2, "no") == 0 && gflags::GetCommandLineFlagInfo(name.c_str() + 2, &info) &&
         info.type == "bool") {
       continue;  // --noflag
     }
-    return arg.substr(0, eq);
+    return "unknown flag '" + arg.substr(0, eq) + "'";
   }
   return "";
 }
@@ -75,15 +91,23 @@ void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub) {
   std::printf("usage: %s %s [flags]\n\n%s: %s\n\n%s\n\nFlags:\n", program, sub.name, sub.name, sub.synopsis, sub.help);
   for (const auto& name : sub.flags) {
     gflags::CommandLineFlagInfo info;
-    if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) std::printf("%s", gflags::DescribeOneFlag(info).c_str());
+    if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) continue;
+    const std::string own_prefix = std::string(sub.name) + ": ";  // "serve: HOST:PORT ..." in serve's own help
+    if (info.description.compare(0, own_prefix.size(), own_prefix) == 0) info.description.erase(0, own_prefix.size());
+    for (const CliFlagHelp& h : sub.flag_help) {
+      if (h.flag != name) continue;
+      info.description = h.help;
+      if (!h.default_text.empty()) info.default_value = h.default_text;
+    }
+    std::printf("%s", gflags::DescribeOneFlag(info).c_str());
   }
   std::printf("\nLogging flags (glog) such as --v and --minloglevel are also accepted.\n");
 }
 
 std::string ParseCliSubcommandFlags(const char* program, const CliSubcommand& sub, int argc, char** argv,
                                     const std::vector<std::string>& flag_files) {
-  const std::string unknown = UnknownFlag(argc, argv);
-  if (!unknown.empty()) return "unknown flag '" + unknown + "' (see " + program + " " + sub.name + " --help)";
+  const std::string bad = BadFlag(argc, argv);
+  if (!bad.empty()) return bad + " (see " + program + " " + sub.name + " --help)";
   // gflags sees "PROGRAM <flags>": the subcommand is taken out.
   std::vector<char*> args{argv[0]};
   for (int i = 2; i < argc; ++i) args.push_back(argv[i]);

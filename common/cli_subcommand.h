@@ -11,12 +11,20 @@
 
 namespace wipeproof {
 
+// A shared flag's help as one subcommand shows it, when the flag's own text is written for another.
+struct CliFlagHelp {
+  std::string flag;          // gflags name, no dashes
+  std::string help;          // replaces the flag's description in this subcommand's --help
+  std::string default_text;  // replaces the shown default when not empty (e.g. "every class")
+};
+
 struct CliSubcommand {
   const char* name;
   const char* synopsis;            // one line for the top-level usage
   const char* help;                // shown by `<program> <name> --help`
   std::vector<std::string> flags;  // the gflags that apply to it, in help order
   int (*run)();
+  std::vector<CliFlagHelp> flag_help = {};  // per-subcommand help of shared flags
 };
 
 // --help, -help, --helpshort, -helpshort or -h.
@@ -28,7 +36,8 @@ bool IsCliVersionFlag(const char* arg);
 // "PROGRAM VERSION" (the CMake project's version) and the protocol version `protocol`, on stdout.
 void PrintCliVersion(const char* program, unsigned protocol);
 
-// "usage: PROGRAM NAME [flags]", the help text, then each of sub.flags as gflags describes it.
+// "usage: PROGRAM NAME [flags]", the help text, then each of sub.flags as gflags describes it, with
+// sub.flag_help replacing a flag's description (and shown default) where given.
 void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub);
 
 // Parses argv[2..] (argv[1] is the subcommand) with gflags. `flag_files` are path suffixes of the

@@ -11,7 +11,8 @@ namespace {
 
 Status ErrnoError(const std::string& what, int err) {
   if (err == ENOSPC) return ResourceExhaustedError(what + ": disk full");
-  if (err == EACCES || err == EPERM) return PermissionDeniedError(what + ": " + std::strerror(err));
+  if (err == EACCES || err == EPERM || err == EROFS) return PermissionDeniedError(what + ": " + std::strerror(err));
+  if (err == ENOENT || err == ENOTDIR) return NotFoundError(what + ": " + std::strerror(err));
   return InternalError(what + ": " + std::strerror(err));
 }
 
@@ -86,6 +87,9 @@ Status WriteFileReplacing(const std::string& path, std::string_view bytes, mode_
 
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmp.data());  // O_CREAT | O_EXCL, mode 0600
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    return NotFoundError("cannot write " + path + ": the folder " + DirOf(path) + " does not exist; create it first");
+  }
   if (fd < 0) return ErrnoError(path + ": cannot create a temporary file", errno);
   Status status = Status::Ok();
   if (::fchmod(fd, mode) != 0) status = ErrnoError(tmp, errno);

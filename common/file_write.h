@@ -23,8 +23,9 @@ namespace wipeproof {
 //    missing target): refused; following a symlink would let whoever planted it choose the file we
 //    overwrite, and renaming over it would silently drop the link.
 // Errors: FAILED_PRECONDITION "<path>: is a <kind>; refusing to replace it"; RESOURCE_EXHAUSTED
-// "<path>: disk full" (ENOSPC, e.g. /dev/full); INTERNAL or PERMISSION_DENIED naming the path and
-// errno otherwise. On any error no temporary file is left behind and an existing file is unchanged.
+// "<path>: disk full" (ENOSPC, e.g. /dev/full); NOT_FOUND "cannot write <path>: the folder <dir> does
+// not exist; create it first"; PERMISSION_DENIED (also a read-only file system) or INTERNAL naming
+// the path and errno otherwise. On any error no temporary file is left behind and an existing file is unchanged.
 Status WriteFileReplacing(const std::string& path, std::string_view bytes, mode_t mode = 0644);
 
 }  // namespace wipeproof

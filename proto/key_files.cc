@@ -75,6 +75,9 @@ Status WriteAll(int fd, const std::string& contents, const std::string& path) {
 Status WriteFileAtomic(const std::string& path, const std::string& contents, mode_t mode, bool overwrite) {
   std::string tmp = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());  // created 0600, never wider
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    return NotFoundError("cannot write " + path + ": the folder " + DirName(path) + " does not exist; create it first");
+  }
   if (fd < 0) return ErrnoStatus("cannot create a temporary file for", path, errno);
   Status status = [&]() -> Status {
     FdCloser closer(fd);
@@ -101,7 +104,16 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents, mod
   return Status::Ok();
 }
 
-// Reads at most kMaxKeyFileBytes. With `secret`, refuses group/other access before reading.
+// The kind of key file `contents` says it is ("format: ..." line), or "" when it says neither.
+std::string KeyFileKind(const std::string& contents) {
+  if (contents.find(std::string("format: ") + kSecretFormat) != std::string::npos) return kSecretFormat;
+  if (contents.find(std::string("format: ") + kPublicFormat) != std::string::npos) return kPublicFormat;
+  return "";
+}
+
+// Reads at most kMaxKeyFileBytes. The kind is checked before the mode, so a public key given where a
+// secret one is needed is named as such (not "chmod 600" first); with `secret`, group/other access is
+// then refused.
 StatusOr<std::string> ReadKeyFile(const std::string& path, bool secret) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open key file", path, errno);
@@ -109,14 +121,9 @@ StatusOr<std::string> ReadKeyFile(const std::string& path, bool secret) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return ErrnoStatus("cannot stat", path, errno);
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + " is not a regular file");
-  if (secret && (st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return PermissionDeniedError("secret key file " + path + " has mode " + mode +
-                                 " and is accessible by group or others; run: chmod 600 " + path);
-  }
   if (st.st_size > static_cast<off_t>(kMaxKeyFileBytes)) {
-    return InvalidArgumentError(path + " is larger than " + std::to_string(kMaxKeyFileBytes) + " bytes");
+    return InvalidArgumentError(path + " is larger than " + std::to_string(kMaxKeyFileBytes) +
+                                " bytes: not a wipeproof key file");
   }
   std::string contents(kMaxKeyFileBytes + 1, '\0');
   size_t done = 0;
@@ -127,8 +134,25 @@ StatusOr<std::string> ReadKeyFile(const std::string& path, bool secret) {
     if (n == 0) break;
     done += static_cast<size_t>(n);
   }
-  if (done > kMaxKeyFileBytes) return InvalidArgumentError(path + " grew past " + std::to_string(kMaxKeyFileBytes));
+  if (done > kMaxKeyFileBytes) {
+    sodium_memzero(contents.data(), contents.size());
+    return InvalidArgumentError(path + " grew past " + std::to_string(kMaxKeyFileBytes));
+  }
   contents.resize(done);
+  if (secret && KeyFileKind(contents) == kPublicFormat) {
+    return InvalidArgumentError(path + " is a public key file; this needs the secret key file (PREFIX.key)");
+  }
+  if (!secret && KeyFileKind(contents) == kSecretFormat) {
+    sodium_memzero(contents.data(), contents.size());
+    return InvalidArgumentError(path + " is a secret key file; give the public key file (PREFIX.pub)");
+  }
+  if (secret && (st.st_mode & 077) != 0) {
+    sodium_memzero(contents.data(), contents.size());
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return PermissionDeniedError("secret key file " + path + " has mode " + mode +
+                                 " and is accessible by group or others; run: chmod 600 " + path);
+  }
   return contents;
 }
 

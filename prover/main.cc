@@ -27,7 +27,7 @@ void PrintUsage(FILE* out) {
   for (size_t i = 0; i < subs.size(); ++i) std::fprintf(out, "%s%s", i ? "|" : "", subs[i].name);
   std::fprintf(out, "> [flags]\n\n");
   for (const auto& s : subs) std::fprintf(out, "  %-11s %s\n", s.name, s.synopsis);
-  std::fprintf(out, "\n`%s <subcommand> --help` lists the subcommand's flags.\n", kProgram);
+  std::fprintf(out, "\n`%s <subcommand> --help` lists the subcommand's flags.\n\n%s", kProgram, CliExitCodeTable());
 }
 
 int Main(int argc, char** argv) {
@@ -82,14 +82,18 @@ const std::vector<Subcommand>& Subcommands() {
        "range is one region (its trailing partial chunk is the graph for m' = its size). Large ranges\n"
        "are computed in chunk-aligned pieces, so memory stays bounded (~64 MiB + one chunk per thread).",
        {"format", "seed", "chunk_labels", "first", "count", "sha256", "threads", "simd", "progress"},
-       &RunLabels},
+       &RunLabels,
+       {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576] (required)"},
+        {"seed", "session seed: 64 hex digits (32 bytes) (required)"},
+        {"count", "number of labels, >= 1 (required)"}}},
       {"graph-info",
        "print the metrics of the graph for m as JSON (label-spec.md §3 table)",
        "Replays the graph schedule for m outputs and prints: nodes, nodes_per_output, nodes_hashed,\n"
        "min/max output depth, peak live labels (the labeler's scratch) and schedule size. m = 2^17\n"
        "takes about a second.",
        {"chunk_labels"},
-       &RunGraphInfo},
+       &RunGraphInfo,
+       {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576] (required)"}}},
       {"bench",
        "measure labeler, verifier or fill rates, or the signed node profile (JSON on stdout)",
        "--what=labeler: repeated fills of whole chunks through the backend for --seconds; labels/s,\n"
@@ -101,11 +105,14 @@ const std::vector<Subcommand>& Subcommands() {
        "  --fill_chunk_labels, lookup latency percentiles, one-chunk latency, the host core's sequential\n"
        "  compression time, RecomputeChunk per m; JSON on stdout, signed with --node_key into --out.\n"
        "Every run first checks the SHA-256 of a labels-public.json case computed by the same path and\n"
-       "prints no rates when it does not match (exit 1). A backend that cannot start exits 1 with\n"
+       "prints no rates when it does not match (exit 1). A backend that cannot start exits 3 with\n"
        "\"disabled: <reason>\". docs/benchmarks.md explains the fields.",
        {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
         "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "node_key", "out"},
-       &RunBench},
+       &RunBench,
+       {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576]", "16384"},
+        {"out", "--what=all: the file the signed node profile is written to (with --node_key)"},
+        {"node_key", "--what=all: this node's secret key file (PREFIX.key, mode 0600) that signs the node profile"}}},
       {"keygen",
        "write this node's Ed25519 key pair and certificate: PREFIX.key (0600), PREFIX.pub, PREFIX.crt",
        "Writes a fresh key pair as PREFIX.key (secret, mode 0600) and PREFIX.pub (public), and the key's\n"
@@ -114,7 +121,8 @@ const std::vector<Subcommand>& Subcommands() {
        "lines for the challenger's inventory. Refuses to overwrite existing files unless --force.\n"
        "--certificate_only writes PREFIX.crt of the existing PREFIX.key (a key made before certificates).",
        {"out", "force", "certificate_only"},
-       &RunKeygen},
+       &RunKeygen,
+       {{"out", "path prefix of the key files: writes PREFIX.key (0600), PREFIX.pub and PREFIX.crt (required)"}}},
       {"serve",
        "run the prover agent: accept signed wipe orders over TCP, fill, answer rounds",
        "Listens on --listen and serves the ProverAgent RPC (proto/wipe.capnp) until SIGINT/SIGTERM.\n"
@@ -128,11 +136,30 @@ const std::vector<Subcommand>& Subcommands() {
        "Prints \"listening on HOST:PORT\" on stdout once bound (port 0: any free port); logs phases and\n"
        "timings on stderr. The node key file must be mode 0600. --metrics_listen=HOST:PORT serves Prometheus\n"
        "metrics on /metrics and /healthz (docs/metrics.md) and prints \"metrics on HOST:PORT\" once bound.",
-       {"listen", "authority_key", "challenger_key", "challenger_cert", "node_key", "node_name", "host_budget_bytes",
-        "host_budget_gib", "host_reserve_bytes", "devices", "clock_skew_us", "session_timeout_us",
-        "max_order_lifetime_us", "max_connections", "idle_timeout_s", "max_handshakes", "handshake_timeout_s",
-        "threads", "simd", "metrics_listen"},
-       &RunServe},
+       {"listen",
+        "authority_key",
+        "challenger_key",
+        "challenger_cert",
+        "node_key",
+        "node_name",
+        "host_budget_bytes",
+        "host_budget_gib",
+        "host_reserve_bytes",
+        "devices",
+        "clock_skew_us",
+        "session_timeout_us",
+        "max_order_lifetime_us",
+        "max_connections",
+        "idle_timeout_s",
+        "max_handshakes",
+        "handshake_timeout_s",
+        "threads",
+        "simd",
+        "metrics_listen"},
+       &RunServe,
+       {{"node_key",
+         "this node's secret key file (PREFIX.key, mode 0600): signs reports and is the agent's TLS identity "
+         "(required)"}}},
   };
   return kSubcommands;
 }
@@ -143,8 +170,8 @@ int UsageError(const char* subcommand, const std::string& message) {
 }
 
 int Failure(const char* subcommand, const Status& status) {
-  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, status.ToString().c_str());
-  return kExitFailure;
+  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, CliErrorText(status).c_str());
+  return CliExitCodeFor(status);
 }
 
 }  // namespace wipeproof

@@ -46,17 +46,18 @@ DEFINE_uint64(probe_round_deadline_us, 60000000,
 DEFINE_double(probe_fill_deadline_s, 3600,
               "calibrate: fill deadline of the probe sessions, seconds, in (0, 1e6]; default 3600");
 DEFINE_string(name, "", "calibrate: name of the profile written; default NODE-CLASS-m2^K");
-DEFINE_uint32(gpus, 0, "plan: GPUs per node; default 0");
+DEFINE_uint32(gpus, 0, "plan: GPUs per node, in [1, 256]; default none (a plan without GPUs)");
 DEFINE_string(gpu_model, "NVIDIA H200", "plan: GPU model name (for the table and labels_per_round_by_model)");
 DEFINE_uint64(gpu_memory_bytes, 150754820096ull, "plan: declared bytes per GPU; default 150754820096 (H200)");
 DEFINE_uint64(gpu_reserve_bytes, 536870912ull, "plan: allowed reserve per GPU, bytes; default 536870912");
 DEFINE_double(gpu_fill_gib_per_s, 3.5,
               "plan: fill rate per GPU at --fill_rate_chunk_labels, GiB/s, in [0.001, 1e6]; default 3.5 (the H200 target at "
-              "m = 2^14: 140 GiB in 40 s; measure with bench --what=all)");
+              "m = 2^14: 140 GiB in 40 s; measure with `wipeproof-prover bench --what=all`)");
 DEFINE_double(host_memory_gib, 0, "plan: host memory in the plan, GiB, in [0, 1048576]; default 0 (host not wiped)");
 DEFINE_uint64(host_reserve_bytes, 0, "plan: allowed reserve of host memory, bytes; default 0");
 DEFINE_double(host_fill_gib_per_s, 0.25,
-              "plan: host fill rate at --fill_rate_chunk_labels, GiB/s, in [0.001, 1e6]; default 0.25 (measure with bench --what=all)");
+              "plan: host fill rate at --fill_rate_chunk_labels, GiB/s, in [0.001, 1e6]; default 0.25 (measure with "
+              "`wipeproof-prover bench --what=all`)");
 DEFINE_uint32(fill_rate_chunk_labels, 16384, "plan: m the fill rates were measured at; default 16384");
 DEFINE_uint64(round_p999_us, 200,
               "plan: honest round time p99.9 on the challenger's clock (network RTT + lookup), microseconds, "
@@ -71,6 +72,8 @@ DEFINE_string(plot, "", "plan: write an SVG: detection probability vs hidden fra
 namespace wipeproof {
 
 namespace {
+
+constexpr uint32_t kMaxPlanGpus = 256;  // GPUs per node: the largest systems today have 8 to 72
 
 std::string G(double x) {
   char buf[32];
@@ -153,6 +156,11 @@ Status CheckPlanFlags() {
   if (FLAGS_round_p999_us < 1 || FLAGS_round_p999_us > kMaxHonestRoundP999Us) {
     return InvalidArgumentError("--round_p999_us must be in [1, " + std::to_string(kMaxHonestRoundP999Us) +
                                 "] microseconds, got " + std::to_string(FLAGS_round_p999_us));
+  }
+  // --gpus: left out means no GPUs (a host-only plan); given, it is a real count.
+  if (!gflags::GetCommandLineFlagInfoOrDie("gpus").is_default && (FLAGS_gpus < 1 || FLAGS_gpus > kMaxPlanGpus)) {
+    return InvalidArgumentError("--gpus must be in [1, " + std::to_string(kMaxPlanGpus) + "] GPUs per node, got " +
+                                std::to_string(FLAGS_gpus) + " (leave it out for a plan without GPUs)");
   }
   WP_RETURN_IF_ERROR(InRange("--host_memory_gib", FLAGS_host_memory_gib, 0, kMaxHostMemoryGib));
   WP_RETURN_IF_ERROR(InRange("--gpu_fill_gib_per_s", FLAGS_gpu_fill_gib_per_s, kMinFillGibPerS, kMaxFillGibPerS));

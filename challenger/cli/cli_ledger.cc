@@ -20,6 +20,7 @@
 #include "challenger/ledger/ledger_record_json.h"
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/ledger_verify.h"
+#include "common/cli_exit_codes.h"
 #include "common/clock.h"
 #include "common/file_write.h"
 #include "common/hex.h"
@@ -29,10 +30,10 @@
 namespace wipeproof {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitUnverified = 3;  // verify --export: head verified, some entries lack the envelope to check
+// Exit codes: common/cli_exit_codes.h. kExitUnverified: verify --export, the head verified but some
+// entries lack the envelope to check them.
+constexpr int kExitFailure = kExitFailed;
+constexpr int kExitUnverified = kExitIncomplete;
 constexpr char kProgram[] = "wipeproof-challenger ledger";
 
 constexpr char kUsage[] =
@@ -135,9 +136,11 @@ StatusOr<nlohmann::ordered_json> ReadJsonFile(const std::string& path) {
   }
 }
 
+// The message without its code name, and the exit code of the table for `status`: 2 for a wrong,
+// missing or unreadable file, 1 for a ledger or export that does not verify, 3 for an I/O error.
 int Fail(std::ostream& err, const std::string& sub, const Status& status) {
-  err << kProgram << " " << sub << ": " << status.ToString() << "\n";
-  return kExitFailure;
+  err << kProgram << " " << sub << ": " << CliErrorText(status) << "\n";
+  return CliExitCodeFor(status);
 }
 
 void PrintRow(std::ostream& out, const VerifiedEntry* entry, const LedgerRow& row) {
@@ -189,7 +192,7 @@ int RunShow(const Args& args, const Ledger& ledger, const proto::PublicKey& pub,
   if (!walked.ok()) return Fail(err, args.sub, walked);
   if (chain.ok()) chain = verifier.Finish();
   if (!chain.ok()) {
-    out << "chain: FAILED: " << chain.ToString() << "\n";
+    out << "chain: FAILED: " << CliErrorText(chain) << "\n";
     return Fail(err, args.sub, chain);
   }
   const LedgerHead& head = verifier.head();
@@ -212,7 +215,12 @@ int RunVerifyExport(const Args& args, const proto::PublicKey& pub, std::ostream&
   auto document = ReadJsonFile(Flag(args, "export"));
   if (!document.ok()) return Fail(err, args.sub, document.status());
   auto result = VerifyLedgerExport(*document, pub);
-  if (!result.ok()) return Fail(err, args.sub, result.status());
+  if (!result.ok()) {
+    // The document is what is checked: a field edited or taken out is a failed check (1), a key it
+    // was not made with an input to fix (2).
+    Fail(err, args.sub, result.status());
+    return result.status().code() == StatusCode::kPermissionDenied ? kExitUsage : kExitFailure;
+  }
   const std::string what = "export " + Flag(args, "export");
   if (result->unverified_entries > 0) {
     // Never print "OK" for a document whose summaries nothing signed vouches for.

@@ -30,10 +30,12 @@
 //   --threads=N            audit: label recomputation threads (0: all cores)
 //   --sequence=N           decode: only entry N;   --record=FILE --kind=KIND   decode: one record's bytes
 //
-// Output: results on stdout; errors on stderr as one line "wipeproof-challenger ledger <sub>: <CODE>:
-// <message>". Exit codes: 0 verified / done; 1 verification failed or I/O error; 2 bad command line;
-// 3 verify --export or audit of a document with entries lacking their envelope: the signed head
-// verified but those entries are UNVERIFIED (stdout says how many).
+// Output: results on stdout; errors on stderr as one line "wipeproof-challenger ledger <sub>:
+// <message>". Exit codes (the table of common/cli_exit_codes.h): 0 verified / done; 1 verification
+// failed (a modified, reordered or missing entry); 2 bad command line, or a missing, unreadable or
+// wrong file (a key that did not sign this ledger, a file that is not a ledger, a missing folder for
+// --out); 3 an I/O error, or verify --export / audit of a document with entries lacking their
+// envelope: the signed head verified but those entries are UNVERIFIED (stdout says how many).
 //
 // Thread-safety: runs on the calling thread; no global state.
 #pragma once

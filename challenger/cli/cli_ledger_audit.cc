@@ -6,6 +6,7 @@
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/session/verdict_recheck.h"
 #include "challenger/session/wave_verdict.h"
+#include "common/cli_exit_codes.h"
 #include "common/hex.h"
 
 namespace wipeproof {
@@ -13,9 +14,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitUnverified = 3;
+// Exit codes: common/cli_exit_codes.h.
+constexpr int kExitFailure = kExitFailed;
+constexpr int kExitUnverified = kExitIncomplete;
 constexpr char kProgram[] = "wipeproof-challenger ledger audit";
 
 std::string KeyId(const proto::PublicKey& key) { return proto::KeyIdHex(proto::KeyIdOf(key)); }
@@ -130,13 +131,13 @@ int RunLedgerAudit(const Json& document, const AuditCommand& command, std::ostre
   options.wave_recheck = RecheckWaveVerdict;
   auto audit = AuditLedgerExport(document, command.authority, command.challenger, options);
   if (!audit.ok()) {
-    err << kProgram << ": " << Utf8(audit.status().ToString()) << "\n";
+    err << kProgram << ": " << Utf8(CliErrorText(audit.status())) << "\n";
     if (audit.status().code() == StatusCode::kFailedPrecondition &&
         audit.status().message().rfind(kExportWithoutRecords, 0) == 0) {
       out << command.source << ": UNVERIFIED: " << audit.status().message() << "\n";
       return kExitUnverified;
     }
-    return kExitFailure;
+    return kExitFailure;  // the document does not audit under the pinned keys (docs/audit.md)
   }
   if (command.json) {
     out << AuditJson(*audit, command).dump(2) << "\n";
@@ -144,7 +145,7 @@ int RunLedgerAudit(const Json& document, const AuditCommand& command, std::ostre
     PrintTable(*audit, command, out);
   }
   if (!audit->first_failure.ok()) {
-    err << kProgram << ": " << Utf8(audit->first_failure.ToString()) << "\n";
+    err << kProgram << ": " << Utf8(CliErrorText(audit->first_failure)) << "\n";
     return kExitFailure;
   }
   return kExitOk;

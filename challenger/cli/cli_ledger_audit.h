@@ -15,9 +15,10 @@
 //   "trust": {...}, "sessions": [{"session_id", "node", "outcome", "bound_stated", "statement",
 //   "records", "rounds", "labels_recomputed", "transcript_checked", "failure_confirmation",
 //   "result", "failure"}]}.
-// Exit codes: 0 every session audited OK; 1 a check failed (the first failure named on stderr:
-// "wipeproof-challenger ledger audit: DATA_LOSS: session ...: ..."), or the document cannot be
-// audited; 3 an export without envelopes (UNVERIFIED: nothing in it can be audited).
+// Exit codes (common/cli_exit_codes.h): 0 every session audited OK; 1 a check failed (the first
+// failure named on stderr: "wipeproof-challenger ledger audit: session ...: ..."), or the document
+// cannot be audited under the pinned keys; 3 an export without envelopes (UNVERIFIED: nothing in it
+// can be audited).
 //
 // Thread-safety: runs on the calling thread (label recomputation on `threads`).
 #pragma once

@@ -177,9 +177,11 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
   t += "node:";
   for (const auto& d : in.devices) {
     const uint32_t m_ref = d.fill_rate_chunk_labels > 0 ? d.fill_rate_chunk_labels : in.fill_rate_chunk_labels;
-    t += " " + std::to_string(d.count) + " x " + d.model + " (" + std::to_string(d.capacity_bytes) + " B, reserve " +
-         std::to_string(d.reserve_bytes) + " B, fill " + FormatFixed(d.fill_bytes_per_s / kGiB, 3) +
-         " GiB/s at m = 2^" + std::to_string(FloorLog2(m_ref)) + ");";
+    // Sizes for people beside the bytes: "140.40 GiB = 150754820096 B".
+    auto sized = [](uint64_t b) { return (b < 1024 ? "" : FormatBytesHuman(b) + " = ") + std::to_string(b) + " B"; };
+    t += " " + std::to_string(d.count) + " x " + d.model + " (" + sized(d.capacity_bytes) + ", reserve " +
+         sized(d.reserve_bytes) + ", fill " + FormatFixed(d.fill_bytes_per_s / kGiB, 3) + " GiB/s at m = 2^" +
+         std::to_string(FloorLog2(m_ref)) + ");";
   }
   t += "\n";
   if (in.profile) {

@@ -7,13 +7,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "challenger/session/failure.h"
-#include "common/json_fields.h"
+#include "adversary/scaffold/scaffold_report.h"
 #include "challenger/selftest/selftest_runner.h"
+#include "challenger/session/failure.h"
+#include "common/cli_exit_codes.h"
 #include "common/file_write.h"
+#include "common/json_fields.h"
 #include "common/json_nesting.h"
 #include "common/progress_line.h"
-#include "adversary/scaffold/scaffold_report.h"
 #include "proto/crypto.h"
 
 namespace wipeproof {
@@ -87,7 +88,7 @@ void PrintSummary(const selftest::SelftestResult& result, std::ostream& out) {
 int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto usage_error = [&err](const std::string& message) {
     err << "wipeproof-challenger selftest: " << message << "\n(see wipeproof-challenger selftest --help)\n";
-    return 2;
+    return kExitUsage;
   };
   selftest::SelftestOptions options;
   bool adversaries = false, quiet = false, json_stdout = false;
@@ -171,17 +172,17 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
     if (!run_flags.empty()) return usage_error("--render runs nothing; drop " + run_flags.front());
     if (markdown_file.empty()) return usage_error("--render needs --markdown=FILE");
     auto text = ReadTextFile(render_file);
-    if (!text.ok()) return usage_error(text.status().ToString());
+    if (!text.ok()) return usage_error(CliErrorText(text.status()));
     Status shallow = CheckJsonNesting(*text, render_file);  // before anything recurses per level
-    if (!shallow.ok()) return usage_error(shallow.ToString());
+    if (!shallow.ok()) return usage_error(CliErrorText(shallow));
     nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return usage_error(render_file + ": not JSON");
     auto markdown = selftest::SelftestMarkdown(doc);
-    if (!markdown.ok()) return usage_error(render_file + ": " + markdown.status().ToString());
+    if (!markdown.ok()) return usage_error(render_file + ": " + CliErrorText(markdown.status()));
     Status written = WriteFileReplacing(markdown_file, *markdown);
     if (!written.ok()) {
-      err << "wipeproof-challenger selftest: " << written.ToString() << "\n";
-      return 1;
+      err << "wipeproof-challenger selftest: " << CliErrorText(written) << "\n";
+      return CliExitCodeFor(written);
     }
     return *selftest::DocumentAllMatch(doc) ? 0 : 1;  // SelftestMarkdown checked it
   }
@@ -199,8 +200,8 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   }
   auto result = selftest::RunSelftest(options);
   if (!result.ok()) {
-    err << "wipeproof-challenger selftest: " << result.status().ToString() << "\n";
-    return result.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+    err << "wipeproof-challenger selftest: " << CliErrorText(result.status()) << "\n";
+    return result.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitIncomplete;
   }
   nlohmann::json doc = selftest::SelftestJson(*result);
   if (!scaffold.m_values.empty()) {
@@ -217,16 +218,16 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   if (!json_file.empty()) {
     Status written = WriteFileReplacing(json_file, doc.dump(2) + "\n");
     if (!written.ok()) {
-      err << "wipeproof-challenger selftest: " << written.ToString() << "\n";
-      code = 1;
+      err << "wipeproof-challenger selftest: " << CliErrorText(written) << "\n";
+      code = CliExitCodeFor(written);
     }
   }
   if (!markdown_file.empty()) {
     auto markdown = selftest::SelftestMarkdown(doc);
     Status written = markdown.ok() ? WriteFileReplacing(markdown_file, *markdown) : markdown.status();
     if (!written.ok()) {
-      err << "wipeproof-challenger selftest: " << written.ToString() << "\n";
-      code = 1;
+      err << "wipeproof-challenger selftest: " << CliErrorText(written) << "\n";
+      code = CliExitCodeFor(written);
     }
   }
   if (!json_stdout && json_file.empty() && markdown_file.empty()) {
@@ -253,8 +254,8 @@ int RunSelftestCommand(int argc, char** argv) {
   google::InitGoogleLogging(argv[0]);
   Status sodium = proto::InitSodium();
   if (!sodium.ok()) {
-    std::cerr << "wipeproof-challenger selftest: " << sodium.ToString() << "\n";
-    return 2;
+    std::cerr << "wipeproof-challenger selftest: " << CliErrorText(sodium) << "\n";
+    return kExitIncomplete;
   }
   std::vector<std::string> args;
   for (int i = 2; i < argc; ++i) args.emplace_back(argv[i]);

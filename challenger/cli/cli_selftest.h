@@ -21,8 +21,9 @@
 //                        never
 //   --quiet              no progress on stderr (--progress=never)
 // Without --json or --markdown a summary table goes to stdout. Progress goes to stderr.
-// Exit codes: 0 every outcome matches its expectation (the honest agent passed every run);
-// 1 a mismatch (or a file could not be written); 2 bad command line or a selftest that could not run.
+// Exit codes (common/cli_exit_codes.h): 0 every outcome matches its expectation (the honest agent
+// passed every run); 1 a mismatch; 2 bad command line, or an output file whose folder is missing;
+// 3 a selftest that could not run, or a file that could not be written (I/O).
 //
 // Thread-safety: runs on the calling thread, which must not have a kj event loop.
 #pragma once

@@ -119,7 +119,7 @@ WaveCounts ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& res
       ++state->failures;
       ++counts.error;
       std::cerr << "wipeproof-challenger serve: wave " << wave.name << " node " << r.node
-                << ": no session: " << r.outcome.status().ToString() << "\n";
+                << ": no session: " << CliErrorText(r.outcome.status()) << "\n";
       continue;
     }
     const SessionOutcome& o = *r.outcome;
@@ -223,7 +223,7 @@ int RunServe() {
     if (!metrics) return;
     auto head = (*ledger)->Verify(challenger_pub);
     if (!head.ok()) {
-      std::cerr << "wipeproof-challenger serve: ledger does not verify: " << head.status().ToString() << "\n";
+      std::cerr << "wipeproof-challenger serve: ledger does not verify: " << CliErrorText(head.status()) << "\n";
     }
     metrics->OnLedgerVerified(head.ok(), SystemClock().UnixMicros());
   };
@@ -235,7 +235,7 @@ int RunServe() {
         if (n.last_pass_unix_us != 0) metrics->SeedLastPass(n.node, n.last_pass_unix_us);
       }
     } else {
-      std::cerr << "wipeproof-challenger serve: ledger does not verify: " << fleet.status().ToString() << "\n";
+      std::cerr << "wipeproof-challenger serve: ledger does not verify: " << CliErrorText(fleet.status()) << "\n";
     }
     metrics->OnLedgerVerified(fleet.ok(), SystemClock().UnixMicros());
   }
@@ -321,7 +321,8 @@ int RunServe() {
       if (!wave_room.ok()) {
         std::lock_guard<std::mutex> lock(state.mu);
         ++state.failures;
-        std::cerr << "wipeproof-challenger serve: wave " << wave.name << " not run: " << wave_room.ToString() << "\n";
+        std::cerr << "wipeproof-challenger serve: wave " << wave.name << " not run: " << CliErrorText(wave_room)
+                  << "\n";
       } else {
         // A wave run that fails, however it fails, is counted and reported; the schedule (and the
         // other waves) go on.

@@ -43,8 +43,7 @@ int RunStatus() {
   if (!ledger.ok()) return ConfigError(kSub, ledger.status().WithContext("--ledger=" + FLAGS_ledger));
   auto status = ReadFleetStatus(**ledger, *pub, *inventory, SystemClock().UnixMicros());
   if (!status.ok()) {
-    std::cerr << "wipeproof-challenger " << kSub << ": " << status.status().ToString() << "\n";
-    return kExitFail;
+    return ConfigError(kSub, status.status());  // 1: the ledger does not verify; 2: a key that did not sign it
   }
   if (FLAGS_json) {
     std::cout << FleetStatusJson(*status).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)

@@ -46,6 +46,7 @@ int RunWipe() {
   } else {
     std::cout << summary << std::flush;
   }
+  if (outcome->ledger.ok() && IsBusyRefusal(*outcome)) return kExitIncomplete;  // busy: no wipe, no failure
   return outcome->pass && outcome->ledger.ok() ? kExitPass : kExitFail;
 }
 

@@ -86,7 +86,8 @@ WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& 
   for (size_t i = 0; i < wave.nodes.size(); ++i) {
     auto plan = BuildPlan(inventory, wave.nodes[i], profile, context, clock);
     if (!plan.ok()) {
-      LOG(ERROR) << "wave " << wave.name << ": node " << wave.nodes[i] << " not run: " << plan.status().ToString();
+      // INFO: the error goes back as that member's outcome, which serve prints ("no session: ...").
+      LOG(INFO) << "wave " << wave.name << ": node " << wave.nodes[i] << " not run: " << plan.status().ToString();
       out.errors[i] = plan.status();
       continue;
     }

@@ -20,8 +20,14 @@ Status SqliteError(sqlite3* db, int rc, const std::string& what) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       return UnavailableError(detail + "; another process holds the ledger's write lock");
+    case SQLITE_NOTADB: {
+      // Most often the wrong file given as the ledger (a JSON export, a key): say so in words.
+      const char* file = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
+      return InvalidArgumentError(std::string(file != nullptr && *file != '\0' ? file : "the file") +
+                                  " is not a wipeproof ledger (SQLite): not an SQLite database, or its header is "
+                                  "damaged");
+    }
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
       return DataLossError(detail);
     case SQLITE_READONLY:
     case SQLITE_PERM:

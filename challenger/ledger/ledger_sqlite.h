@@ -6,7 +6,7 @@
 //   SQLITE_FULL, or an I/O error whose errno is ENOSPC/EDQUOT
 //                                  -> RESOURCE_EXHAUSTED "ledger disk full: refusing new sessions (...)"
 //   SQLITE_BUSY / SQLITE_LOCKED    -> UNAVAILABLE (another connection holds the write lock)
-//   SQLITE_CORRUPT / SQLITE_NOTADB -> DATA_LOSS
+//   SQLITE_CORRUPT -> DATA_LOSS; SQLITE_NOTADB -> INVALID_ARGUMENT "FILE is not a wipeproof ledger (SQLite)"
 //   SQLITE_READONLY / SQLITE_PERM / SQLITE_AUTH -> PERMISSION_DENIED
 //   SQLITE_CANTOPEN                -> NOT_FOUND
 //   anything else                  -> INTERNAL

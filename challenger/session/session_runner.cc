@@ -165,7 +165,8 @@ class Session {
 
   void Fail(SessionFailure failure) {
     if (!failure_.failed()) {
-      LOG(WARNING) << "session " << sid_hex_ << " node " << plan_.node_name << ": " << failure.Describe();
+      // INFO, not WARNING: the failure is the verdict's, which wipe and serve print themselves.
+      LOG(INFO) << "session " << sid_hex_ << " node " << plan_.node_name << ": " << failure.Describe();
       failure_ = std::move(failure);
       wave_.Failed();
     }
@@ -912,7 +913,12 @@ void Session::FinishOrAbort(proto::ProverAgent::Client* agent) {
     return;
   }
 
-  if (agent == nullptr || failure_.reason == FailureReason::DISCONNECTED) return;
+  // A refused order (startSession threw) leaves the agent holding nothing, so there is nothing to
+  // abort: an abort would only make the agent log that it ignored one.
+  if (agent == nullptr || failure_.reason == FailureReason::DISCONNECTED ||
+      failure_.reason == FailureReason::ORDER_REFUSED) {
+    return;
+  }
   auto request = agent->abortRequest();
   request.setSessionId(DataOf(plan_.session_id.data(), plan_.session_id.size()));
   request.setReason("challenger: " + failure_.Describe());

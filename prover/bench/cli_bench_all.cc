@@ -325,7 +325,7 @@ int RunBenchAll(BenchSetup& setup) {
   std::optional<proto::KeyPair> node_key;
   if (!FLAGS_node_key.empty()) {
     auto key = proto::ReadSecretKeyFile(FLAGS_node_key);
-    if (!key.ok()) return UsageError(kName, key.status().WithContext("--node_key").ToString());
+    if (!key.ok()) return UsageError(kName, CliErrorText(key.status().WithContext("--node_key")));
     node_key = *key;
   }
   if (!FLAGS_out.empty() && !node_key) {

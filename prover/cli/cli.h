@@ -7,15 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_exit_codes.h"
 #include "common/cli_subcommand.h"
-
 #include "common/status.h"
 
 namespace wipeproof {
 
-constexpr int kExitOk = 0;       // success
-constexpr int kExitFailure = 1;  // the work failed: known-answer mismatch, device error, disabled backend
-constexpr int kExitUsage = 2;    // bad command line: unknown subcommand, bad flag value
+// Exit codes: the one table of both binaries, common/cli_exit_codes.h (kExitOk, kExitFailed,
+// kExitUsage, kExitIncomplete).
 
 using Subcommand = CliSubcommand;  // common/cli_subcommand.h
 
@@ -28,7 +27,8 @@ int RunKeygen();     // cli_keygen.cc
 int RunServe();      // cli_serve.cc
 // RunBench: prover/bench/cli_bench.h.
 
-// Print "wipeproof-prover <subcommand>: <message>" on stderr and return kExitUsage / kExitFailure.
+// Print "wipeproof-prover <subcommand>: <message>" on stderr. UsageError returns kExitUsage;
+// Failure prints the status's message (no code name) and returns CliExitCodeFor(status).
 int UsageError(const char* subcommand, const std::string& message);
 int Failure(const char* subcommand, const Status& status);
 

@@ -218,7 +218,7 @@ int RunServe() {
   if (backends.Devices().empty()) {
     std::string why;
     for (const auto& d : backends.disabled) why += "; " + d;
-    return Failure(kSub, FailedPreconditionError("no usable device for --devices=" + FLAGS_devices + why));
+    return Failure(kSub, UnavailableError("no usable device for --devices=" + FLAGS_devices + why));
   }
   std::string device_list;
   bool host_device = false;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "proto/key_files.h"
 #include "proto/tls_certificate.h"
 #include "tests/support/challenger_fixtures.h"
+#include "tests/support/cli_help_check.h"
 #include "tests/support/run_binary.h"
 
 namespace wipeproof {
@@ -104,6 +106,91 @@ TEST_F(ChallengerCliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Challenger("keygen").exit_code, 2);                           // no --out
 }
 
+// The exit-code table (common/cli_exit_codes.h) over the challenger's error classes, each with the
+// words of its message: no status code name, no "sqlite:", one line on stderr.
+TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  WriteInventory("127.0.0.1:1");
+  // A ledger with one (failed: nobody listens on port 1) session in it.
+  ASSERT_EQ(Challenger("wipe --node=n1 --connect_timeout_s=2 " + SessionFlags()).exit_code, 1);
+  const std::string other_key = " --challenger_key=k-authority.pub";  // a real key, not this ledger's
+  struct Case {
+    std::string args;
+    int exit_code;
+    std::string words;  // expected on stderr
+  } cases[] = {
+      // 2: a key that did not sign this ledger.
+      {"ledger verify --ledger=ledger.db" + other_key, 2, "was written by challenger key "},
+      {"ledger show --ledger=ledger.db" + other_key, 2, "was written by challenger key "},
+      {"status --inventory=inventory.json --ledger=ledger.db" + other_key, 2, "was written by challenger key "},
+      // 2: a file that is not a ledger.
+      {"ledger verify --ledger=inventory.json --challenger_key=k-challenger.pub", 2,
+       "inventory.json is not a wipeproof ledger (SQLite)"},
+      {"status --inventory=inventory.json --ledger=profile.json --challenger_key=k-challenger.pub", 2,
+       "profile.json is not a wipeproof ledger (SQLite)"},
+      {"ledger verify --ledger=absent.db --challenger_key=k-challenger.pub", 2, "ledger absent.db: No such file"},
+      // 2: an output into a folder that does not exist.
+      {"ledger export --ledger=ledger.db --challenger_key=k-challenger.pub --out=absent/e.json", 2,
+       "cannot write absent/e.json: the folder absent does not exist; create it first"},
+      {"keygen --out=absent/k", 2, "the folder absent does not exist; create it first"},
+      // 2: a public key where the secret one is needed, named before its (public) mode.
+      {"wipe --node=n1 --inventory=inventory.json --authority_key=k-authority.pub --challenger_key=k-challenger.key "
+       "--ledger=ledger.db --profile=profile.json",
+       2, "k-authority.pub is a public key file; this needs the secret key file (PREFIX.key)"},
+      // 2: values gflags would refuse with its own exit 1, and plan's GPU count.
+      {"wipe --node=n1 --threads=many " + SessionFlags(), 2, "bad value 'many' for --threads (want a whole number)"},
+      {"plan --gpus=0 --verify_rate=1e7", 2, "--gpus must be in [1, 256] GPUs per node, got 0"},
+      {"plan --gpus=4000000 --verify_rate=1e7", 2, "--gpus must be in [1, 256] GPUs per node, got 4000000"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    CliRun run = Challenger(c.args);
+    EXPECT_EQ(run.exit_code, c.exit_code) << run.err;
+    EXPECT_NE(run.err.find(c.words), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;  // printed once
+    for (const char* code : {"INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "INTERNAL",
+                             "DATA_LOSS", "UNAVAILABLE", "FAILED_PRECONDITION", "sqlite:", "chmod"}) {
+      EXPECT_EQ(run.err.find(code), std::string::npos) << code << " in: " << run.err;
+    }
+  }
+  // A ledger whose entry was modified: 1, the checked thing is bad.
+  ASSERT_EQ(std::system(("cd " + dir_ +
+                         " && sqlite3 ledger.db \"UPDATE entries SET recorded_at_unix_us = "
+                         "recorded_at_unix_us + 1 WHERE sequence = 1\"")
+                            .c_str()),
+            0);
+  CliRun tampered = Challenger("ledger verify --ledger=ledger.db --challenger_key=k-challenger.pub");
+  EXPECT_EQ(tampered.exit_code, 1) << tampered.err;
+  EXPECT_NE(tampered.err.find("ledger entry 1: "), std::string::npos) << tampered.err;
+  EXPECT_EQ(tampered.err.find("DATA_LOSS"), std::string::npos) << tampered.err;
+  // Sizes for people: GiB beside the bytes in plan's human lines.
+  CliRun plan = Challenger("plan --gpus=8 --verify_rate=1e7");
+  EXPECT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("node: 8 x NVIDIA H200 (140.40 GiB = 150754820096 B, reserve 512.00 MiB = 536870912 B"),
+            std::string::npos)
+      << plan.out;
+}
+
+TEST_F(ChallengerCliTest, EachSubcommandHelpListsOnlyItsOwnFlags) {
+  CliRun top = Challenger("--help");
+  ASSERT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.out.find("Exit codes (both wipeproof-prover and wipeproof-challenger):\n  0  done"), std::string::npos)
+      << top.out;
+  EXPECT_NE(top.out.find("\n  3  no conclusion"), std::string::npos) << top.out;
+  const std::vector<std::string> subs = {"keygen", "sign", "wipe", "serve", "calibrate", "plan", "status"};
+  for (const std::string& sub : subs) {
+    SCOPED_TRACE(sub);
+    CliRun help = Challenger(sub + " --help");
+    ASSERT_EQ(help.exit_code, 0);
+    EXPECT_FALSE(testing::ListedHelpFlags(help.out).empty());
+    EXPECT_EQ(testing::HelpFlagProblems(help.out, sub, subs), std::vector<std::string>{}) << help.out;
+  }
+  // Texts that were wrong for the subcommand showing them.
+  EXPECT_EQ(Challenger("plan --help").out.find("print each verdict"), std::string::npos);
+  EXPECT_EQ(Challenger("status --help").out.find("signs verdicts"), std::string::npos);
+  EXPECT_NE(Challenger("plan --help").out.find("default: \"every class of --classes\""), std::string::npos);
+}
+
 TEST_F(ChallengerCliTest, KeygenWritesBothPairsAndRefusesToOverwrite) {
   CliRun run = Challenger("keygen --out=k");
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -154,6 +241,7 @@ TEST_F(ChallengerCliTest, UnreachableNodeFailsWithExitOneAndIsRecorded) {
   EXPECT_NE(run.out.find("FAIL"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("failure: disconnected: cannot connect to the agent at 127.0.0.1:1"), std::string::npos)
       << run.out;
+  EXPECT_EQ(run.err.find("cannot connect to the agent"), std::string::npos) << run.err;  // printed once, not logged too
   CliRun show = Challenger("ledger show --ledger=ledger.db --challenger_key=k-challenger.pub");
   EXPECT_EQ(show.exit_code, 0) << show.err;
   EXPECT_NE(show.out.find("failure=disconnected"), std::string::npos) << show.out;
@@ -250,7 +338,7 @@ TEST_F(ChallengerCliTest, ServeReportsABusyNodeAsBusyNotFailed) {
   EXPECT_NE(serve.err.find("0 passed, 0 failed, 1 busy, 0 without a session"), std::string::npos) << serve.err;
   EXPECT_NE(serve.err.find("1 session(s), 0 failed, 1 busy"), std::string::npos) << serve.err;
   CliRun wipe = Challenger("wipe --node=n1 " + SessionFlags());
-  EXPECT_EQ(wipe.exit_code, 1) << wipe.err;  // no pass
+  EXPECT_EQ(wipe.exit_code, 3) << wipe.err;  // no pass, no failure: no conclusion
   EXPECT_NE(wipe.out.find("  BUSY\nbusy: node n1 is running another session"), std::string::npos) << wipe.out;
 }
 

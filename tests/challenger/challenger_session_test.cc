@@ -505,6 +505,7 @@ TEST_F(SessionTest, RefusedOrderCarriesTheAgentsText) {
   EXPECT_EQ(outcome.failure.reason, FailureReason::ORDER_REFUSED);
   EXPECT_NE(outcome.failure.text.find("FAILED_PRECONDITION: busy: test refusal"), std::string::npos)
       << outcome.failure.text;
+  EXPECT_EQ(log_.aborts, 0);  // the agent holds nothing: no abort for it to log as ignored
 }
 
 TEST_F(SessionTest, WrongRoundIndexIsProtocolError) {

@@ -114,7 +114,7 @@ TEST_F(DeepJsonCliTest, LedgerVerifyRefusesADeepExportAndExpectedHead) {
   WriteText(deep, "{\"format\": \"x\", \"entries\": " + Nested(100000) + "}");
 
   Result r = RunLedger({"verify", "--export=" + deep, "--challenger_key=" + key_path});
-  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;  // not an export it reads: an input to fix
   EXPECT_NE(r.err.find(deep + ": JSON nested deeper than 64 levels"), std::string::npos) << r.err;
 
   const std::string ledger_path = dir_.File("ledger.db");
@@ -124,7 +124,7 @@ TEST_F(DeepJsonCliTest, LedgerVerifyRefusesADeepExportAndExpectedHead) {
   }
   Result head =
       RunLedger({"verify", "--ledger=" + ledger_path, "--challenger_key=" + key_path, "--expect_head=" + deep});
-  EXPECT_EQ(head.code, 1) << head.err;
+  EXPECT_EQ(head.code, 2) << head.err;
   EXPECT_NE(head.err.find("JSON nested deeper than 64 levels"), std::string::npos) << head.err;
 }
 

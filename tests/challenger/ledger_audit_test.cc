@@ -1084,8 +1084,8 @@ TEST_F(LedgerAuditCliTest, DecodePrintsEntriesAndRecordsAsPlainJson) {
   // Round 0 is the holding round of the device whose fill notice came first: 32 / 8 labels, as hex.
   EXPECT_EQ(rounds["exchanges"][0]["answer"]["labels"].get<std::string>().size(), 4u * 64u);
 
-  EXPECT_EQ(Run({"decode", "--record=" + record_path, "--kind=verdict"}).code, 1);  // not a verdict
-  EXPECT_EQ(Run({"decode", "--ledger=" + ledger_path_, "--sequence=99"}).code, 1);
+  EXPECT_EQ(Run({"decode", "--record=" + record_path, "--kind=verdict"}).code, 2);  // not a verdict: fix the input
+  EXPECT_EQ(Run({"decode", "--ledger=" + ledger_path_, "--sequence=99"}).code, 2);  // no such entry
   EXPECT_EQ(Run({"decode", "--record=" + record_path}).code, 2);  // no --kind
 }
 

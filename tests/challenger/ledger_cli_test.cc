@@ -84,13 +84,13 @@ TEST_F(LedgerCliTest, TamperedLedgerFailsVerifyAndShowMarksUnverifiedEntries) {
   ASSERT_EQ(ledger_test::ExecSql(ledger_path_, "DELETE FROM entries WHERE sequence = 7"), "");
   Result verify = Run({"verify", LedgerFlag(), KeyFlag()});
   EXPECT_EQ(verify.code, 1);
-  EXPECT_THAT(verify.err, HasSubstr("wipeproof-challenger ledger verify: DATA_LOSS: ledger entry 7 is missing"));
+  EXPECT_THAT(verify.err, HasSubstr("wipeproof-challenger ledger verify: ledger entry 7 is missing"));
 
   Result show = Run({"show", LedgerFlag(), KeyFlag()});
   EXPECT_EQ(show.code, 1);
   EXPECT_THAT(show.out, HasSubstr("      6  order"));     // verified entries start with a space
   EXPECT_THAT(show.out, HasSubstr("!     8  roundLog"));  // entries after the break are marked
-  EXPECT_THAT(show.out, HasSubstr("chain: FAILED: DATA_LOSS: ledger entry 7 is missing"));
+  EXPECT_THAT(show.out, HasSubstr("chain: FAILED: ledger entry 7 is missing"));
 
   Result exported = Run({"export", LedgerFlag(), KeyFlag()});
   EXPECT_EQ(exported.code, 1);
@@ -98,9 +98,11 @@ TEST_F(LedgerCliTest, TamperedLedgerFailsVerifyAndShowMarksUnverifiedEntries) {
 }
 
 TEST_F(LedgerCliTest, WrongKeyFails) {
+  // A key that did not sign this ledger is an input to fix (2), not a ledger that fails (1).
   Result r = Run({"verify", LedgerFlag(), "--challenger_key=" + other_key_path_});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("PERMISSION_DENIED"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("was written by challenger key "));
+  EXPECT_THAT(r.err, Not(HasSubstr("PERMISSION_DENIED")));
 }
 
 TEST_F(LedgerCliTest, ExportThenVerifyAgainstTheExportedHead) {
@@ -182,13 +184,14 @@ TEST_F(LedgerCliTest, UsageErrorsExitWithTwo) {
   EXPECT_THAT(help.out, HasSubstr("usage: wipeproof-challenger ledger <show|verify|export|audit|decode>"));
 }
 
-TEST_F(LedgerCliTest, BadSessionOrMissingFilesFailWithOne) {
+TEST_F(LedgerCliTest, BadSessionOrMissingFilesExitTwo) {
   Result bad_session = Run({"show", LedgerFlag(), KeyFlag(), "--session=abcd"});
-  EXPECT_EQ(bad_session.code, 1);
+  EXPECT_EQ(bad_session.code, 2);
   EXPECT_THAT(bad_session.err, HasSubstr("--session"));
   Result no_ledger = Run({"verify", "--ledger=" + dir_.File("absent.db"), KeyFlag()});
-  EXPECT_EQ(no_ledger.code, 1);
-  EXPECT_THAT(no_ledger.err, HasSubstr("NOT_FOUND"));
+  EXPECT_EQ(no_ledger.code, 2);
+  EXPECT_THAT(no_ledger.err, HasSubstr("absent.db: No such file or directory"));
+  EXPECT_THAT(no_ledger.err, Not(HasSubstr("NOT_FOUND")));
 }
 
 }  // namespace

@@ -106,6 +106,16 @@ TEST_F(ProtoKeyFilesTest, GroupOrOtherAccessibleSecretKeyRefused) {
   EXPECT_TRUE(ReadSecretKeyFile(gen->secret_path).ok());
   // The public file may be world-readable.
   EXPECT_TRUE(ReadPublicKeyFile(gen->public_path).ok());
+  // Given where the secret key is needed, it is named for what it is, before its (public) mode; and
+  // the other way round.
+  auto as_secret = ReadSecretKeyFile(gen->public_path);
+  EXPECT_EQ(as_secret.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(as_secret.status().message(),
+            gen->public_path + " is a public key file; this needs the secret key file (PREFIX.key)");
+  auto as_public = ReadPublicKeyFile(gen->secret_path);
+  EXPECT_EQ(as_public.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(as_public.status().message(),
+            gen->secret_path + " is a secret key file; give the public key file (PREFIX.pub)");
 }
 
 TEST_F(ProtoKeyFilesTest, BadContentsRejected) {

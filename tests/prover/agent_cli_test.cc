@@ -116,7 +116,7 @@ TEST(AgentCli, KeygenWritesKeyFilesAndRefusesToOverwrite) {
   EXPECT_EQ(proto::ReadSecretKeyFile(dir + "/node.key")->public_key, key->public_key);  // the same key
 
   ProverRun again = RunProver("keygen --out=" + dir + "/node");
-  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(again.exit_code, 2);  // the input: a file that exists
   EXPECT_NE(again.err.find("--force overwrites it"), std::string::npos) << again.err;
   auto unchanged = proto::ReadSecretKeyFile(dir + "/node.key");
   ASSERT_TRUE(unchanged.ok());
@@ -139,16 +139,33 @@ TEST(AgentCli, ServeRefusesBadStartUps) {
   EXPECT_EQ(no_name.exit_code, 2);
   EXPECT_NE(no_name.err.find("--node_name is required"), std::string::npos) << no_name.err;
 
+  // Exit codes: the table of common/cli_exit_codes.h; messages in words, no status code names.
   ProverRun missing = RunProver("serve" + keys + " --challenger_key=" + dir + "/nope.pub");
-  EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_NE(missing.err.find("--challenger_key"), std::string::npos) << missing.err;
-  EXPECT_NE(missing.err.find("NOT_FOUND"), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--challenger_key: cannot open key file " + dir + "/nope.pub: No such file"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_EQ(missing.err.find("NOT_FOUND"), std::string::npos) << missing.err;
 
   ASSERT_EQ(chmod((dir + "/node.key").c_str(), 0640), 0);
   ProverRun readable = RunProver("serve" + keys);
-  EXPECT_EQ(readable.exit_code, 1);
+  EXPECT_EQ(readable.exit_code, 2);
   EXPECT_NE(readable.err.find("chmod 600"), std::string::npos) << readable.err;
   ASSERT_EQ(chmod((dir + "/node.key").c_str(), 0600), 0);
+
+  // A public key where the secret one is needed is named as such, before its (public) mode.
+  ProverRun public_as_secret = RunProver("serve" + keys + " --node_key=" + dir + "/authority.pub");
+  EXPECT_EQ(public_as_secret.exit_code, 2);
+  EXPECT_NE(public_as_secret.err.find("--node_key: " + dir +
+                                      "/authority.pub is a public key file; this needs the secret key file"),
+            std::string::npos)
+      << public_as_secret.err;
+  EXPECT_EQ(public_as_secret.err.find("chmod"), std::string::npos) << public_as_secret.err;
+  // And a secret key where a public one is expected.
+  ProverRun secret_as_public = RunProver("serve" + keys + " --authority_key=" + dir + "/node.key");
+  EXPECT_EQ(secret_as_public.exit_code, 2);
+  EXPECT_NE(secret_as_public.err.find("node.key is a secret key file; give the public key file"), std::string::npos)
+      << secret_as_public.err;
 
   ProverRun devices = RunProver("serve" + keys + " --devices=host,tpu");
   EXPECT_EQ(devices.exit_code, 2);
@@ -161,7 +178,7 @@ TEST(AgentCli, ServeRefusesBadStartUps) {
   // The host budget is checked at start-up: above physical memory, or above RLIMIT_MEMLOCK (lowered
   // here; CAP_IPC_LOCK, which lifts it, dropped when this test holds it).
   ProverRun huge = RunProver("serve" + keys + " --devices=host --host_budget_gib=1000000");
-  EXPECT_EQ(huge.exit_code, 1);
+  EXPECT_EQ(huge.exit_code, 2);  // a flag to fix
   EXPECT_NE(huge.err.find("--host_budget_gib=1000000 asks for 1000000.00 GiB"), std::string::npos) << huge.err;
   EXPECT_NE(huge.err.find("more than this machine's physical memory"), std::string::npos) << huge.err;
   EXPECT_NE(huge.err.find("wipeproof-prover serve: host budget "), std::string::npos) << huge.err;  // echoed first
@@ -170,7 +187,7 @@ TEST(AgentCli, ServeRefusesBadStartUps) {
       (ReadMemlockLimit().cap_ipc_lock ? "setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock " : "") +
       WIPEPROOF_PROVER_BIN;
   ProverRun locked = testing::RunBinary(low_limit, "serve" + keys + " --devices=host --host_budget_bytes=4194304");
-  EXPECT_EQ(locked.exit_code, 1) << locked.err;
+  EXPECT_EQ(locked.exit_code, 3) << locked.err;  // the environment: the lock limit
   EXPECT_NE(locked.err.find("--host_budget_bytes=4194304 asks to lock 4.00 MiB (4194304 bytes) but RLIMIT_MEMLOCK is "
                             "1.00 MiB (1048576 bytes); raise the limit with `ulimit -l unlimited`"),
             std::string::npos)
@@ -193,7 +210,7 @@ TEST(AgentCli, ServeRefusesBadStartUps) {
   ProverRun taken = RunProver("serve" + keys + " --devices=host --host_budget_bytes=4194304 --listen=127.0.0.1:" +
                               std::to_string(ntohs(bound.sin_port)));
   close(holder);
-  EXPECT_EQ(taken.exit_code, 1) << taken.err;
+  EXPECT_EQ(taken.exit_code, 3) << taken.err;  // the environment: the port is taken
   EXPECT_NE(taken.err.find("the address is already in use (another process holds the port"), std::string::npos)
       << taken.err;
 
@@ -214,7 +231,7 @@ TEST(AgentCli, ServeRefusesBadStartUps) {
   // start-up, naming both key ids.
   ASSERT_TRUE(proto::WriteCertificateFile(dir + "/other.crt", agent_test::AuthorityKey()).ok());
   ProverRun mismatch = RunProver("serve" + keys + " --challenger_cert=" + dir + "/other.crt");
-  EXPECT_EQ(mismatch.exit_code, 1);
+  EXPECT_EQ(mismatch.exit_code, 2);
   EXPECT_NE(
       mismatch.err.find("--challenger_cert (checked against --challenger_key): " + dir +
                         "/other.crt: the certificate's public key (key id " +

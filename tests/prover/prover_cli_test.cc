@@ -2,20 +2,20 @@
 // hex lines, bad flags (non-zero exit, one-line reason), graph-info against the spec's table
 // (label-spec.md §3), and smoke runs of each benchmark.
 #include <gtest/gtest.h>
+#include <sodium.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-#include <sodium.h>
-
 #include "common/hex.h"
 #include "kernels/region_labeler.h"
+#include "tests/support/cli_help_check.h"
 #include "tests/support/run_binary.h"
 #include "tests/support/test_data.h"
 
@@ -219,9 +219,66 @@ TEST(ProverCli, GpuBackendSaysDisabledOrRuns) {
   for (const char* backend : {"cuda", "hip"}) {
     ProverRun run = RunProver(std::string("bench --what=labeler --seconds=0.1 --chunk_labels=1024 --backend=") + backend);
     if (run.exit_code == 0) continue;  // a GPU build on a GPU machine
-    EXPECT_EQ(run.exit_code, 1);
+    EXPECT_EQ(run.exit_code, 3);       // the environment: no conclusion
     EXPECT_NE(run.err.find(std::string(backend) + ": disabled: "), std::string::npos) << run.err;
     EXPECT_EQ(Lines(run.err).size(), 1u) << run.err;
+  }
+}
+
+// The exit-code table (common/cli_exit_codes.h) over the prover's error classes, with the words of
+// each message: no status code name ("NOT_FOUND: ...") reaches the user.
+TEST(ProverCli, ExitCodesFollowTheTableAndMessagesAreWords) {
+  const std::string dir = ::testing::TempDir() + "/prover_cli_exit_codes";
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  ASSERT_EQ(RunProver("keygen --out=" + dir + "/node").exit_code, 0);
+  const std::string seed = " --seed=" + std::string(64, '0') + " --chunk_labels=64";
+  struct Case {
+    std::string args;
+    int exit_code;
+    std::string words;  // expected in the one line on stderr
+  } cases[] = {
+      // 2: bad command line, including values gflags itself would refuse with exit 1.
+      {"labels" + seed + " --count=abc", 2, "bad value 'abc' for --count (want a whole number >= 0)"},
+      {"labels" + seed + " --count=4 --threads=1.5", 2, "bad value '1.5' for --threads (want a whole number)"},
+      {"labels" + seed + " --count", 2, "--count needs a value (--count=VALUE)"},
+      {"labels" + seed + " --count=4 --sha256=maybe", 2, "bad value 'maybe' for --sha256 (want true or false)"},
+      // 2: a missing folder, an existing file.
+      {"keygen --out=" + dir + "/absent/node", 2,
+       "cannot write " + dir + "/absent/node.key: the folder " + dir + "/absent does not exist; create it first"},
+      {"keygen --out=" + dir + "/node", 2, "exists; not overwriting it (--force overwrites it)"},
+      // 2: the wrong kind of key file, named before its mode.
+      {"bench --what=all --seconds=0.1 --node_key=" + dir + "/node.pub --out=" + dir + "/p.json", 2,
+       "--node_key: " + dir + "/node.pub is a public key file; this needs the secret key file (PREFIX.key)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    ProverRun run = RunProver(c.args);
+    EXPECT_EQ(run.exit_code, c.exit_code) << run.err;
+    EXPECT_EQ(Lines(run.err).size(), 1u) << run.err;  // one line, printed once
+    EXPECT_NE(run.err.find(c.words), std::string::npos) << run.err;
+    for (const char* code : {"INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "INTERNAL",
+                             "DATA_LOSS", "UNAVAILABLE", "FAILED_PRECONDITION", "ERROR: "}) {
+      EXPECT_EQ(run.err.find(code), std::string::npos) << code << " in: " << run.err;
+    }
+  }
+}
+
+TEST(ProverCli, EachSubcommandHelpListsOnlyItsOwnFlags) {
+  ProverRun top = RunProver("--help");
+  ASSERT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.out.find("Exit codes (both wipeproof-prover and wipeproof-challenger):\n  0  done"), std::string::npos)
+      << top.out;
+  for (const char* line :
+       {"\n  1  the checked thing is bad", "\n  2  nothing was done, fix the input", "\n  3  no conclusion"}) {
+    EXPECT_NE(top.out.find(line), std::string::npos) << line;
+  }
+  const std::vector<std::string> subs = {"labels", "graph-info", "bench", "keygen", "serve"};
+  for (const std::string& sub : subs) {
+    SCOPED_TRACE(sub);
+    ProverRun help = RunProver(sub + " --help");
+    ASSERT_EQ(help.exit_code, 0);
+    EXPECT_FALSE(testing::ListedHelpFlags(help.out).empty());
+    EXPECT_EQ(testing::HelpFlagProblems(help.out, sub, subs), std::vector<std::string>{}) << help.out;
   }
 }
 

@@ -96,6 +96,7 @@ rc=0
 "$challenger" status --inventory="$dir/inventory.json" --ledger="$dir/tampered.db" \
   --challenger_key="$dir/inspect-challenger.pub" >"$dir/t.out" 2>"$dir/t.err" || rc=$?
 [[ $rc == 1 ]] || fail "status on a tampered ledger exited $rc"
-grep -q "DATA_LOSS" "$dir/t.err" || { cat "$dir/t.err"; fail "no DATA_LOSS for the tampered ledger"; }
+grep -q "ledger entry [0-9]*: " "$dir/t.err" || { cat "$dir/t.err"; fail "the tampered entry is not named"; }
+! grep -q "DATA_LOSS" "$dir/t.err" || { cat "$dir/t.err"; fail "a status code name reached the user"; }
 [[ ! -s "$dir/t.out" ]] || fail "status printed a table for a tampered ledger"
 echo "ok: status table and JSON agree with a real ledger; a tampered ledger is refused"
