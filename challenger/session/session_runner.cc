@@ -324,6 +324,7 @@ void Session::Drive(proto::ProverAgent::Client& agent) {
   agent_ = &agent;
   start_us_ = env_.clock->MonotonicMicros();
   order_sent_us_ = start_us_;
+  out_.order_sent_unix_us = env_.clock->UnixMicros();
   start_real_ = env_.timer->now();
   next_round_at_ = start_real_;
 
