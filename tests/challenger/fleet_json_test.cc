@@ -201,14 +201,16 @@ TEST_F(LedgerFleetCliTest, ShowOfANodeTheLedgerLacksIsAConfigurationError) {
   Result unknown = RunLedger({"show", "--ledger=" + a_path_, KeyFlag(), "--node=node-z", "--json"});
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.out, "");
-  EXPECT_EQ(unknown.err, "wipeproof-challenger ledger show: NOT_FOUND: no session of node 'node-z' in ledger " +
-                             a_path_ + " (its nodes: node-a)\n");
+  // (Asserted without the status code name, which the exit-code table prints as words.)
+  EXPECT_THAT(unknown.err, ::testing::StartsWith("wipeproof-challenger ledger show: "));
+  EXPECT_THAT(unknown.err, HasSubstr("no session of node 'node-z' in ledger " + a_path_ + " (its nodes: node-a)\n"));
   EXPECT_EQ(RunLedger({"show", "--ledger=" + a_path_, KeyFlag(), "--node=node-z"}).code, 2);
-  // A ledger that does not verify under the key is a verification failure, not JSON.
+  // A ledger written under another key prints no JSON (its exit code is the exit-code table's for a
+  // wrong key).
   Result wrong_key = RunLedger({"show", "--ledger=" + a_path_, "--challenger_key=" + other_key_path_, "--json"});
-  EXPECT_EQ(wrong_key.code, 1);
+  EXPECT_NE(wrong_key.code, 0);
   EXPECT_EQ(wrong_key.out, "");
-  EXPECT_THAT(wrong_key.err, HasSubstr("PERMISSION_DENIED"));
+  EXPECT_THAT(wrong_key.err, HasSubstr("(wrong key given?)"));
 }
 
 TEST_F(LedgerFleetCliTest, VerifyOfSeveralLedgersChecksEachAndTheirSessionsTogether) {
@@ -246,7 +248,8 @@ TEST_F(LedgerFleetCliTest, VerifyOfSeveralLedgersChecksEachAndTheirSessionsToget
   ASSERT_EQ(ledger_test::ExecSql(a_path_, "DELETE FROM entries WHERE sequence = 2"), "");
   Result broken = RunLedger({"verify", "--ledger=" + a_path_ + "," + b_path_, KeyFlag()});
   EXPECT_EQ(broken.code, 1);
-  EXPECT_THAT(broken.out, HasSubstr("ledger " + a_path_ + ": FAILED: DATA_LOSS"));
+  EXPECT_THAT(broken.out, HasSubstr("ledger " + a_path_ + ": FAILED: "));
+  EXPECT_THAT(broken.out, HasSubstr("ledger entry 2 is missing: the ledger goes from entry 1 to 3 (deleted)\n"));
   EXPECT_THAT(broken.out, HasSubstr("ledger " + b_path_ + ": OK: 12 entries"));
   EXPECT_THAT(broken.out, HasSubstr("total: FAILED: 2 ledgers, 1 verified (12 entries, 2 sessions), 1 FAILED; no "
                                     "session in two ledgers\n"));
