@@ -201,7 +201,9 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "detection per device, fill time and deadline, wipe time per node and per wave, and the challenger's\n"
        "CPU time for expected labels (a warning when it cannot keep up with the fill). A table on stdout,\n"
        "or --json; --plot=FILE.svg draws detection probability against hidden fraction and wipe time\n"
-       "against m per class. Fill rates scale with m by the graph's nodes per label. --authority_pub checks\n"
+       "against m per class. Fill rates scale with m by the graph's nodes per label. --fleet_nodes=F with\n"
+       "--period_s=P adds the challenger cores a fleet of F nodes, each wiped every P s, needs (rounded up,\n"
+       "with their utilisation). --authority_pub checks\n"
        "the signatures of --profile and --classes (verdicts state a bound only under signed ones). Exit 0,\n"
        "or 1 when no class is feasible.",
        {"profile",
@@ -228,6 +230,8 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         "nodes_per_wave",
         "challenger_cores",
         "verify_rate",
+        "fleet_nodes",
+        "period_s",
         "json",
         "plot",
         "node_profile",

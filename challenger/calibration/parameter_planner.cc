@@ -108,6 +108,9 @@ Status CheckInputs(const PlanInputs& in) {
     return InvalidArgumentError("verify rate must be finite and > 0");
   }
   if (in.classes.empty() && !in.profile) return InvalidArgumentError("no adversary class");
+  if (in.fleet_nodes > 0 && (!(in.period_s > 0) || !std::isfinite(in.period_s))) {
+    return InvalidArgumentError("the fleet's wipe period must be finite and > 0 seconds");
+  }
   return Status::Ok();
 }
 
@@ -158,6 +161,10 @@ void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vecto
   c->expected_labels_wall_s = c->expected_labels_cpu_s / in.challenger_cores;
   c->verification_node_wipes_per_core_hour =
       c->expected_labels_cpu_s > 0 ? 3600.0 * in.nodes_per_wave / c->expected_labels_cpu_s : 0;
+  if (in.fleet_nodes > 0) {
+    auto fleet = ChallengerCoresForFleet(in.fleet_nodes, in.period_s, c->verification_node_wipes_per_core_hour);
+    if (fleet.ok()) c->fleet = *fleet;
+  }
   // The expected labels come before the order: `serve` prepares a wave's next run while it waits
   // for it (hidden when they fit in the wave's period), `wipe` in front of the order.
   c->precompute_keeps_up = c->expected_labels_wall_s <= c->fill_s + c->rounds_s;
@@ -273,6 +280,25 @@ StatusOr<NodeProfilePlanShape> PlanShapeFromNodeProfile(const NodeProfile& profi
     }
   }
   return shape;
+}
+
+StatusOr<FleetCores> ChallengerCoresForFleet(uint64_t fleet_nodes, double period_s, double node_wipes_per_core_hour) {
+  if (fleet_nodes == 0) return InvalidArgumentError("a fleet has at least one node");
+  if (!(period_s > 0) || !std::isfinite(period_s)) {
+    return InvalidArgumentError("the fleet's wipe period must be finite and > 0 seconds");
+  }
+  if (!(node_wipes_per_core_hour > 0) || !std::isfinite(node_wipes_per_core_hour)) {
+    return InvalidArgumentError("the verification throughput must be finite and > 0 node wipes per core-hour");
+  }
+  FleetCores f;
+  f.fleet_nodes = fleet_nodes;
+  f.period_s = period_s;
+  f.node_wipes_per_hour = static_cast<double>(fleet_nodes) * 3600.0 / period_s;
+  const double exact = f.node_wipes_per_hour / node_wipes_per_core_hour;
+  // Rounded up, but a quotient that is whole up to rounding error (84.0000000001) stays whole.
+  f.cores = static_cast<uint64_t>(std::max(1.0, std::ceil(exact * (1 - 1e-12))));
+  f.utilisation = exact / static_cast<double>(f.cores);
+  return f;
 }
 
 StatusOr<PlanResult> ComputeFleetPlan(const PlanInputs& in) {

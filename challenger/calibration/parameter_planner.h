@@ -19,6 +19,9 @@
 //     waits for it; a warning when they take longer than the wave run itself);
 //   verification throughput = node wipes per hour per challenger core = 3600 s / (expected-label
 //     CPU seconds per node);
+//   challenger cores for a fleet of F nodes, each wiped once per period P seconds (plan
+//     --fleet_nodes --period_s): node wipes per hour W = F * 3600 / P; cores = ceil(W / verification
+//     throughput); utilisation = W / (cores * throughput) (ChallengerCoresForFleet);
 //   node wipe = fill + R * round deadline (an upper bound: rounds usually take the honest round
 //     time); a wave's nodes run concurrently.
 //
@@ -56,6 +59,8 @@ struct PlanInputs {
   uint32_t nodes_per_wave = 1;
   int challenger_cores = 1;
   double verify_compressions_per_s_per_core = 0;  // the challenger's RecomputeChunk rate
+  uint64_t fleet_nodes = 0;                       // the fleet, for the cores it needs (0: not asked)
+  double period_s = 0;                            // each node wiped once per period_s (> 0 with fleet_nodes)
   std::optional<Profile> profile;                 // when set: m, R, q, deadlines and class come from it
 };
 
@@ -70,6 +75,19 @@ struct PlanDeviceRow {
   double detection_probability = 0;  // diagnostic: at the target fraction, this device alone
   double fill_s = 0;                 // estimated, per device
 };
+
+// The challenger cores a fleet needs for its expected labels (ChallengerCoresForFleet).
+struct FleetCores {
+  uint64_t fleet_nodes = 0;
+  double period_s = 0;
+  double node_wipes_per_hour = 0;  // fleet_nodes * 3600 / period_s
+  uint64_t cores = 0;              // ceil(node_wipes_per_hour / per-core throughput)
+  double utilisation = 0;          // node_wipes_per_hour / (cores * per-core throughput), in (0, 1]
+};
+
+// Errors: INVALID_ARGUMENT when fleet_nodes is 0, or period_s or node_wipes_per_core_hour is not
+// finite and > 0.
+StatusOr<FleetCores> ChallengerCoresForFleet(uint64_t fleet_nodes, double period_s, double node_wipes_per_core_hour);
 
 struct ClassPlan {
   AdversaryClass adversary;
@@ -92,6 +110,7 @@ struct ClassPlan {
   double expected_labels_cpu_s = 0;                  // whole wave, CPU seconds
   double expected_labels_wall_s = 0;                 // over the challenger's cores
   double verification_node_wipes_per_core_hour = 0;  // node wipes one challenger core verifies per hour
+  std::optional<FleetCores> fleet;                   // with PlanInputs::fleet_nodes > 0
   bool precompute_keeps_up = true;                   // expected labels within one wave run's time
   double node_wipe_s = 0;
   double wave_wipe_s = 0;

@@ -67,6 +67,11 @@ DEFINE_int32(challenger_cores, 0, "plan: challenger cores computing expected lab
 DEFINE_double(verify_rate, 0,
               "plan: challenger compressions/s per core recomputing chunks, in [1e3, 1e12]; 0 = measure on this "
               "machine (~1 s)");
+DEFINE_uint64(fleet_nodes, 0,
+              "plan: nodes in the fleet; with --period_s, how many challenger cores their expected labels need; "
+              "0 = not asked");
+DEFINE_double(period_s, 0,
+              "plan: with --fleet_nodes, every node is wiped once per this many seconds (a wave's period_s)");
 DEFINE_string(plot, "", "plan: write an SVG: detection probability vs hidden fraction, wipe time vs m per class");
 
 namespace wipeproof {

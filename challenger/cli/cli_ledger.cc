@@ -19,6 +19,7 @@
 #include "challenger/ledger/ledger_export.h"
 #include "challenger/ledger/ledger_record_json.h"
 #include "challenger/ledger/ledger_records.h"
+#include "challenger/ledger/ledger_sessions.h"
 #include "challenger/ledger/ledger_verify.h"
 #include "common/cli_exit_codes.h"
 #include "common/clock.h"
@@ -40,8 +41,10 @@ constexpr char kUsage[] =
     "usage: wipeproof-challenger ledger <show|verify|export|audit|decode> --challenger_key=FILE.pub [--ledger=FILE]\n"
     "       [flags]\n"
     "\n"
-    "  show    list entries, each verified; the last line says whether the chain verifies\n"
-    "  verify  verify every entry: signature, sequence, hash chain, record; print the head\n"
+    "  show    list entries, each verified; the last line says whether the chain verifies; with --json\n"
+    "          the sessions (of --node) as JSON\n"
+    "  verify  verify every entry: signature, sequence, hash chain, record; print the head; several\n"
+    "          ledgers: each on its own, one line each and a total, and no session in two of them\n"
     "  export  verify, then write the JSON export carrying the signed head, the keys and the schema digest\n"
     "  audit   re-verify sessions from an export alone: signatures under the pinned keys, the chain,\n"
     "          every answered label recomputed from the seed, deadlines, node-signed transcripts, verdicts\n"
@@ -49,9 +52,12 @@ constexpr char kUsage[] =
     "  decode  print entries or a record as plain JSON (decodes only; verifies nothing)\n"
     "\n"
     "Flags:\n"
-    "  --ledger=FILE          ledger database (required, except for verify/audit/decode --export)\n"
-    "  --challenger_key=FILE  challenger public key file (PREFIX.pub); required except for decode\n"
+    "  --ledger=FILE          ledger database (required, except for verify/audit/decode --export);\n"
+    "                         verify, audit: several ledgers as a comma list or a repeated flag\n"
+    "  --challenger_key=FILE  challenger public key file (PREFIX.pub); required except for decode;\n"
+    "                         verify of several ledgers: one key for all, or a comma list, one each\n"
     "  --session=HEX          show, export, audit: only this session's entries (32 hex digits)\n"
+    "  --node=NAME            show: only the sessions of this node (unknown to the ledger: exit 2)\n"
     "  --out=FILE             export: write the document to FILE instead of stdout\n"
     "  --envelopes[=false]    export: include each entry's signed envelope (default); without them\n"
     "                         `verify --export` cannot check any entry's fields and exits 3\n"
@@ -59,8 +65,9 @@ constexpr char kUsage[] =
     "                         (required)\n"
     "  --inventory=FILE       export, audit --ledger: add the inventory's node public keys\n"
     "  --expect_head=FILE     verify: the ledger must still extend the signed head of this earlier export\n"
-    "  --export=FILE          verify, audit, decode: work on an export document instead of a ledger\n"
-    "  --json                 audit: print JSON instead of a table (decode always prints JSON)\n"
+    "  --export=FILE          verify, audit, decode: work on an export document instead of a ledger;\n"
+    "                         audit: several exports as a comma list or a repeated flag\n"
+    "  --json                 show, audit: print JSON instead of a table (decode always prints JSON)\n"
     "  --threads=N            audit: threads recomputing labels (default 0: all cores)\n"
     "  --sequence=N           decode: only entry N (default: every entry, as a JSON array)\n"
     "  --record=FILE          decode: a file holding one record's bytes, of kind --kind (e.g. verdict)\n";
@@ -72,7 +79,7 @@ struct Args {
 
 const std::map<std::string, std::set<std::string>>& AllowedFlags() {
   static const auto* allowed = new std::map<std::string, std::set<std::string>>{
-      {"show", {"ledger", "challenger_key", "session"}},
+      {"show", {"ledger", "challenger_key", "session", "node", "json"}},
       {"verify", {"ledger", "challenger_key", "expect_head", "export"}},
       {"export", {"ledger", "challenger_key", "session", "out", "envelopes", "authority_key", "inventory"}},
       {"audit", {"export", "ledger", "challenger_key", "authority_key", "inventory", "session", "json", "threads"}},
@@ -100,9 +107,37 @@ std::string ParseArgs(const std::vector<std::string>& words, Args* args) {
     } else if (value.empty()) {
       return "--" + name + " needs a value (--" + name + "=...)";
     }
-    args->flags[name] = value;
+    // verify and audit take several --ledger (audit: --export): the values join into one comma
+    // list (SplitList).
+    if (args->flags.count(name) > 0) {
+      if ((args->sub != "verify" && args->sub != "audit") || (name != "ledger" && name != "export")) {
+        return "--" + name + " is given twice";
+      }
+      args->flags[name] += "," + value;
+    } else {
+      args->flags[name] = value;
+    }
   }
   return "";
+}
+
+// A comma list of paths (--ledger, --export, --challenger_key). Returns "" or a usage message (an
+// empty item; with `unique`, a path given twice).
+std::string SplitList(const std::string& flag, const std::string& text, std::vector<std::string>* items,
+                      bool unique = true) {
+  items->clear();
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) return "--" + flag + " has an empty item in '" + text + "'";
+    for (const std::string& seen : *items) {
+      if (unique && seen == item) return "--" + flag + " names " + item + " twice";
+    }
+    items->push_back(item);
+    if (comma == std::string::npos) return "";
+    start = comma + 1;
+  }
 }
 
 std::string Flag(const Args& args, const std::string& name) {
@@ -160,9 +195,76 @@ void PrintRow(std::ostream& out, const VerifiedEntry* entry, const LedgerRow& ro
   }
 }
 
-int RunShow(const Args& args, const Ledger& ledger, const proto::PublicKey& pub, std::ostream& out, std::ostream& err) {
+// --node: the ledger's sessions of that node (the whole chain verified), or NOT_FOUND naming the
+// nodes the ledger knows.
+StatusOr<std::vector<LedgerSessionSummary>> NodeSessions(const LedgerSessions& all, const std::string& node,
+                                                         const std::string& ledger_path) {
+  std::vector<LedgerSessionSummary> out;
+  std::set<std::string> nodes;
+  for (const LedgerSessionSummary& s : all.sessions) {
+    nodes.insert(s.node);
+    if (node.empty() || s.node == node) out.push_back(s);
+  }
+  if (!node.empty() && out.empty()) {
+    std::string known;
+    for (const std::string& n : nodes) known += (known.empty() ? "" : ", ") + n;
+    return NotFoundError("no session of node '" + node + "' in ledger " + ledger_path +
+                         (known.empty() ? " (it holds no session)" : " (its nodes: " + known + ")"));
+  }
+  return out;
+}
+
+// `show --json`: {"ledger": {path, entries, head_sequence, head_digest, verified}, "node": NAME or
+// null, "sessions": [LedgerSessionJson ...]} on one line.
+int RunShowJson(const Args& args, const Ledger& ledger, const proto::PublicKey& pub, std::ostream& out,
+                std::ostream& err) {
   auto filter = SessionFilter(args);
   if (!filter.ok()) return Fail(err, args.sub, filter.status());
+  auto all = ReadLedgerSessions(ledger, pub);
+  if (!all.ok()) return Fail(err, args.sub, all.status());
+  auto sessions = NodeSessions(*all, Flag(args, "node"), ledger.path());
+  if (!sessions.ok()) {
+    Fail(err, args.sub, sessions.status());
+    return kExitUsage;  // a node the ledger does not know: a configuration error
+  }
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const LedgerSessionSummary& s : *sessions) {
+    if (!filter->has_value() || s.session_id == **filter) list.push_back(LedgerSessionJson(s));
+  }
+  const LedgerHead& head = all->head;
+  nlohmann::ordered_json document;
+  document["ledger"] = {{"path", ledger.path()},
+                        {"entries", head.entry_count},
+                        {"head_sequence", head.entry_count > 0 ? nlohmann::ordered_json(head.sequence) : nullptr},
+                        {"head_digest", head.entry_count > 0 ? nlohmann::ordered_json(Hex(head.digest)) : nullptr},
+                        {"verified", true}};
+  document["node"] = Flag(args, "node").empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(Flag(args, "node"));
+  document["sessions"] = std::move(list);
+  out << document.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  return kExitOk;
+}
+
+int RunShow(const Args& args, const Ledger& ledger, const proto::PublicKey& pub, std::ostream& out, std::ostream& err) {
+  if (Flag(args, "json") == "true") return RunShowJson(args, ledger, pub, out, err);
+  auto filter = SessionFilter(args);
+  if (!filter.ok()) return Fail(err, args.sub, filter.status());
+  // --node: the entries of that node's sessions (found in the verified chain).
+  std::optional<std::set<proto::Bytes>> node_sessions;
+  if (!Flag(args, "node").empty()) {
+    auto all = ReadLedgerSessions(ledger, pub);
+    if (!all.ok()) {
+      return Fail(
+          err, args.sub,
+          all.status().WithContext("--node needs a ledger that verifies (show without --node marks bad entries)"));
+    }
+    auto sessions = NodeSessions(*all, Flag(args, "node"), ledger.path());
+    if (!sessions.ok()) {
+      Fail(err, args.sub, sessions.status());
+      return kExitUsage;
+    }
+    node_sessions.emplace();
+    for (const LedgerSessionSummary& s : *sessions) node_sessions->insert(s.session_id);
+  }
   Status chain = Status::Ok();
   auto recorded = ledger.RecordedKeyId();
   if (!recorded.ok()) {
@@ -186,7 +288,9 @@ int RunShow(const Args& args, const Ledger& ledger, const proto::PublicKey& pub,
         chain = next.status();
       }
     }
-    if (!filter->has_value() || row.session_id == **filter) PrintRow(out, entry ? &*entry : nullptr, row);
+    const bool shown = (!filter->has_value() || row.session_id == **filter) &&
+                       (!node_sessions || node_sessions->count(row.session_id) > 0);
+    if (shown) PrintRow(out, entry ? &*entry : nullptr, row);
     return Status::Ok();
   });
   if (!walked.ok()) return Fail(err, args.sub, walked);
@@ -258,6 +362,50 @@ int RunVerify(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
   return kExitOk;
 }
 
+// `verify` of several ledgers (a challenger StatefulSet's replicas, one ledger each): each verified
+// on its own, one line each ("ledger FILE: OK: ..." as one ledger's, or "ledger FILE: FAILED: ..."),
+// then no session recorded in two of them, then a total line. `keys[i]` is ledger i's key.
+int RunVerifyLedgers(const std::vector<std::string>& paths, const std::vector<proto::PublicKey>& keys,
+                     std::ostream& out, std::ostream& err) {
+  std::vector<std::pair<std::string, std::vector<proto::Bytes>>> ids;
+  std::set<proto::Bytes> distinct;
+  size_t failed = 0;
+  uint64_t entries = 0;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string what = "ledger " + paths[i];
+    auto head = [&]() -> StatusOr<LedgerHead> {
+      WP_ASSIGN_OR_RETURN(auto ledger, Ledger::OpenReadOnly(paths[i]));
+      WP_ASSIGN_OR_RETURN(LedgerHead verified, ledger->Verify(keys[i]));
+      WP_ASSIGN_OR_RETURN(std::vector<proto::Bytes> sessions, VerifiedSessionIds(*ledger, verified));
+      distinct.insert(sessions.begin(), sessions.end());
+      ids.push_back({what, std::move(sessions)});
+      return verified;
+    }();
+    if (!head.ok()) {
+      ++failed;
+      out << what << ": FAILED: " << CliErrorText(head.status()) << "\n";
+      continue;
+    }
+    PrintHead(out, what, *head);
+    entries += head->entry_count;
+  }
+  const std::vector<SessionInSeveralLedgers> copies = FindSessionsInSeveralLedgers(ids);
+  for (const SessionInSeveralLedgers& copy : copies) out << "FAILED: " << DescribeSessionInSeveralLedgers(copy) << "\n";
+  const bool ok = failed == 0 && copies.empty();
+  out << "total: " << (ok ? "OK" : "FAILED") << ": " << paths.size() << " ledgers, " << paths.size() - failed
+      << " verified (" << entries << " entries, " << distinct.size() << " sessions)";
+  if (failed > 0) out << ", " << failed << " FAILED";
+  out << "; "
+      << (copies.empty() ? std::string("no session in two ledgers")
+                         : std::to_string(copies.size()) + " session(s) in two or more ledgers")
+      << "\n";
+  if (ok) return kExitOk;
+  err << kProgram << " verify: " << failed << " of " << paths.size() << " ledgers failed to verify";
+  if (!copies.empty()) err << "; " << copies.size() << " session(s) recorded in two or more ledgers";
+  err << "\n";
+  return kExitFailure;
+}
+
 // The node keys of --inventory, for exports (ledger_export.h "nodes").
 StatusOr<std::vector<NodeKey>> InventoryNodeKeys(const std::string& path) {
   std::vector<NodeKey> keys;
@@ -321,26 +469,33 @@ int RunAudit(const Args& args, const proto::PublicKey& challenger, std::ostream&
     }
     command.threads = std::stoi(text);
   }
-  nlohmann::ordered_json document;
-  if (!Flag(args, "export").empty()) {
-    command.source = "export " + Flag(args, "export");
-    auto read = ReadJsonFile(Flag(args, "export"));
-    if (!read.ok()) return Fail(err, args.sub, read.status());
-    document = std::move(read).value();
-  } else {
-    command.source = "ledger " + Flag(args, "ledger");
-    auto ledger = Ledger::OpenReadOnly(Flag(args, "ledger"));
-    if (!ledger.ok()) return Fail(err, args.sub, ledger.status());
-    LedgerExportOptions options;
+  const bool from_exports = !Flag(args, "export").empty();
+  std::vector<std::string> paths;
+  if (const std::string usage =
+          SplitList(from_exports ? "export" : "ledger", Flag(args, from_exports ? "export" : "ledger"), &paths);
+      !usage.empty()) {
+    err << kProgram << " audit: " << usage << "\n";
+    return kExitUsage;
+  }
+  LedgerExportOptions options;
+  if (!from_exports) {
     options.authority_key = command.authority;
     auto nodes = InventoryNodeKeys(Flag(args, "inventory"));
     if (!nodes.ok()) return Fail(err, args.sub, nodes.status().WithContext("--inventory"));
     options.node_keys = std::move(nodes).value();
-    auto exported = ExportLedgerJson(**ledger, challenger, options, SystemClock());
-    if (!exported.ok()) return Fail(err, args.sub, exported.status());
-    document = std::move(exported).value();
   }
-  return RunLedgerAudit(document, command, out, err);
+  auto load = [&](size_t i) -> StatusOr<nlohmann::ordered_json> {
+    if (from_exports) return ReadJsonFile(paths[i]);
+    WP_ASSIGN_OR_RETURN(auto ledger, Ledger::OpenReadOnly(paths[i]));
+    return ExportLedgerJson(*ledger, challenger, options, SystemClock());
+  };
+  std::vector<std::string> sources;
+  for (const std::string& path : paths) sources.push_back((from_exports ? "export " : "ledger ") + path);
+  if (paths.size() > 1) return RunLedgerAudits(sources, load, command, out, err);
+  command.source = sources[0];
+  auto document = load(0);
+  if (!document.ok()) return Fail(err, args.sub, document.status());
+  return RunLedgerAudit(*document, command, out, err);
 }
 
 // Reads a file of record bytes (at most a ledger record's size).
@@ -473,6 +628,32 @@ int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, s
   if (!export_only && Flag(args, "ledger").empty()) {
     err << kProgram << " " << args.sub << ": --ledger=FILE is required\n";
     return kExitUsage;
+  }
+  if (args.sub == "verify" && !export_only) {
+    std::vector<std::string> ledgers, key_files;
+    std::string usage = SplitList("ledger", Flag(args, "ledger"), &ledgers);
+    if (usage.empty()) usage = SplitList("challenger_key", Flag(args, "challenger_key"), &key_files, false);
+    if (usage.empty() && key_files.size() != 1 && key_files.size() != ledgers.size()) {
+      usage = "give one --challenger_key for every ledger, or one for all (" + std::to_string(ledgers.size()) +
+              " ledgers, " + std::to_string(key_files.size()) + " keys)";
+    }
+    if (usage.empty() && ledgers.size() > 1 && !Flag(args, "expect_head").empty()) {
+      usage = "--expect_head goes with one --ledger";
+    }
+    if (!usage.empty()) {
+      err << kProgram << " verify: " << usage << "\n";
+      return kExitUsage;
+    }
+    if (ledgers.size() > 1) {
+      std::vector<proto::PublicKey> keys;
+      for (size_t i = 0; i < ledgers.size(); ++i) {
+        const std::string& file = key_files[key_files.size() == 1 ? 0 : i];
+        auto key = proto::ReadPublicKeyFile(file);
+        if (!key.ok()) return Fail(err, args.sub, key.status().WithContext("--challenger_key " + file));
+        keys.push_back(*key);
+      }
+      return RunVerifyLedgers(ledgers, keys, out, err);
+    }
   }
   auto pub = proto::ReadPublicKeyFile(Flag(args, "challenger_key"));
   if (!pub.ok()) return Fail(err, args.sub, pub.status().WithContext("--challenger_key"));

@@ -4,6 +4,7 @@
 
 #include "challenger/ledger/ledger_audit.h"
 #include "challenger/ledger/ledger_records.h"
+#include "challenger/ledger/ledger_sessions.h"
 #include "challenger/session/verdict_recheck.h"
 #include "challenger/session/wave_verdict.h"
 #include "common/cli_exit_codes.h"
@@ -121,9 +122,10 @@ Json AuditJson(const LedgerAudit& audit, const AuditCommand& command) {
   return out;
 }
 
-}  // namespace
-
-int RunLedgerAudit(const Json& document, const AuditCommand& command, std::ostream& out, std::ostream& err) {
+// One source's audit: prints its table (or, with `json` set, fills *json instead of printing) and
+// returns its exit code; *audited gets the audit when the document could be audited.
+int AuditOne(const Json& document, const AuditCommand& command, std::ostream& out, std::ostream& err, Json* json,
+             std::optional<LedgerAudit>* audited) {
   LedgerAuditOptions options;
   options.session_id = command.session;
   options.session.threads = command.threads;
@@ -131,24 +133,107 @@ int RunLedgerAudit(const Json& document, const AuditCommand& command, std::ostre
   options.wave_recheck = RecheckWaveVerdict;
   auto audit = AuditLedgerExport(document, command.authority, command.challenger, options);
   if (!audit.ok()) {
-    err << kProgram << ": " << Utf8(CliErrorText(audit.status())) << "\n";
-    if (audit.status().code() == StatusCode::kFailedPrecondition &&
-        audit.status().message().rfind(kExportWithoutRecords, 0) == 0) {
+    err << kProgram << ": " << (json != nullptr ? command.source + ": " : "") << Utf8(CliErrorText(audit.status()))
+        << "\n";
+    const bool unverified = audit.status().code() == StatusCode::kFailedPrecondition &&
+                            audit.status().message().rfind(kExportWithoutRecords, 0) == 0;
+    if (json != nullptr) {
+      *json = {{"result", unverified ? "unverified" : "failed"},
+               {"first_failure", Utf8(CliErrorText(audit.status()))},
+               {"export", {{"source", command.source}}}};
+    } else if (unverified) {
       out << command.source << ": UNVERIFIED: " << audit.status().message() << "\n";
-      return kExitUnverified;
     }
-    return kExitFailure;  // the document does not audit under the pinned keys (docs/audit.md)
+    return unverified ? kExitUnverified : kExitFailure;
   }
-  if (command.json) {
+  if (json != nullptr) {
+    *json = AuditJson(*audit, command);
+  } else if (command.json) {
     out << AuditJson(*audit, command).dump(2) << "\n";
   } else {
     PrintTable(*audit, command, out);
   }
-  if (!audit->first_failure.ok()) {
-    err << kProgram << ": " << Utf8(CliErrorText(audit->first_failure)) << "\n";
-    return kExitFailure;
+  const int code = audit->first_failure.ok() ? kExitOk : kExitFailure;
+  if (code != kExitOk) err << kProgram << ": " << Utf8(CliErrorText(audit->first_failure)) << "\n";
+  *audited = std::move(audit).value();
+  return code;
+}
+
+// The worse of two exit codes: a failure over an unverified document over OK.
+int Worse(int a, int b) {
+  if (a == kExitFailure || b == kExitFailure) return kExitFailure;
+  return a == kExitUnverified || b == kExitUnverified ? kExitUnverified : kExitOk;
+}
+
+}  // namespace
+
+int RunLedgerAudit(const Json& document, const AuditCommand& command, std::ostream& out, std::ostream& err) {
+  std::optional<LedgerAudit> audited;
+  return AuditOne(document, command, out, err, nullptr, &audited);
+}
+
+int RunLedgerAudits(const std::vector<std::string>& sources,
+                    const std::function<StatusOr<nlohmann::ordered_json>(size_t)>& load, const AuditCommand& command,
+                    std::ostream& out, std::ostream& err) {
+  int code = kExitOk;
+  size_t ok = 0, sessions = 0, waves = 0;
+  Json each = Json::array();
+  std::vector<std::pair<std::string, std::vector<proto::Bytes>>> ids;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    AuditCommand one = command;
+    one.source = sources[i];
+    Json json;
+    std::optional<LedgerAudit> audited;
+    int result;
+    auto document = load(i);  // one document in memory at a time
+    if (!document.ok()) {
+      err << kProgram << ": " << sources[i] << ": " << Utf8(CliErrorText(document.status())) << "\n";
+      json = {{"result", "failed"},
+              {"first_failure", Utf8(CliErrorText(document.status()))},
+              {"export", {{"source", sources[i]}}}};
+      if (!command.json) out << sources[i] << ": FAILED: " << Utf8(CliErrorText(document.status())) << "\n";
+      result = kExitFailure;
+    } else {
+      result = AuditOne(*document, one, out, err, command.json ? &json : nullptr, &audited);
+    }
+    code = Worse(code, result);
+    if (result == kExitOk) ++ok;
+    if (command.json) each.push_back(std::move(json));
+    if (audited) {
+      sessions += audited->sessions.size();
+      waves += audited->waves.size();
+      std::vector<proto::Bytes> mine;
+      for (const SessionAudit& s : audited->sessions) mine.push_back(s.session_id);
+      ids.push_back({sources[i], std::move(mine)});
+    }
   }
-  return kExitOk;
+  const std::vector<SessionInSeveralLedgers> copies = FindSessionsInSeveralLedgers(ids);
+  if (!copies.empty()) code = kExitFailure;
+  for (const SessionInSeveralLedgers& copy : copies) {
+    err << kProgram << ": " << DescribeSessionInSeveralLedgers(copy) << "\n";
+  }
+  const std::string verdict = code == kExitOk ? "ok" : (code == kExitUnverified ? "unverified" : "failed");
+  if (command.json) {
+    Json copied = Json::array();
+    for (const SessionInSeveralLedgers& copy : copies) {
+      copied.push_back({{"session_id", HexEncode(copy.session_id)}, {"sources", copy.ledgers}});
+    }
+    Json document = {
+        {"result", verdict},
+        {"sources", std::move(each)},
+        {"sessions_in_several_sources", std::move(copied)},
+        {"total", {{"sources", sources.size()}, {"sources_ok", ok}, {"sessions", sessions}, {"waves", waves}}}};
+    out << document.dump(2) << "\n";
+    return code;
+  }
+  for (const SessionInSeveralLedgers& copy : copies) out << "FAILED: " << DescribeSessionInSeveralLedgers(copy) << "\n";
+  out << "total: " << (code == kExitOk ? "OK" : (code == kExitUnverified ? "UNVERIFIED" : "FAILED")) << ": "
+      << sources.size() << " sources, " << ok << " audited OK; " << sessions << " session(s) and " << waves
+      << " wave verdict(s); "
+      << (copies.empty() ? std::string("no session in two sources")
+                         : std::to_string(copies.size()) + " session(s) in two or more sources")
+      << "\n";
+  return code;
 }
 
 }  // namespace wipeproof

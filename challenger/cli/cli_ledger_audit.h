@@ -20,14 +20,27 @@
 // cannot be audited under the pinned keys; 3 an export without envelopes (UNVERIFIED: nothing in it
 // can be audited).
 //
+// Several sources (the ledgers of a challenger StatefulSet's replicas, or their exports):
+// RunLedgerAudits audits each on its own, as above, one after another (the table of each, then
+//   FAILED: session <hex> is recorded in ledger A and ledger B: ... (copied or replayed?)
+//   total: OK: 3 sources, 3 audited OK; 12 session(s) and 4 wave verdict(s); no session in two sources
+// or with --json one document {"result", "sources": [each source's JSON as above, or {"result",
+// "first_failure", "export": {"source"}} for one that could not be audited],
+// "sessions_in_several_sources": [{"session_id", "sources"}], "total": {"sources", "sources_ok",
+// "sessions", "waves"}}), and checks that no session appears in two of them. Exit code: 1 when a
+// source fails or a session is in two sources, else 3 when a source is unverified, else 0.
+//
 // Thread-safety: runs on the calling thread (label recomputation on `threads`).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include "common/status.h"
 #include "proto/crypto.h"
 
 namespace wipeproof {
@@ -44,5 +57,11 @@ struct AuditCommand {
 // Audits `document` and prints the result; returns the exit code above.
 int RunLedgerAudit(const nlohmann::ordered_json& document, const AuditCommand& command, std::ostream& out,
                    std::ostream& err);
+
+// Audits every source (`sources[i]` names it: "ledger FILE" or "export FILE"; `load(i)` reads its
+// document, one at a time; command.source is ignored) and prints as above; returns the exit code.
+int RunLedgerAudits(const std::vector<std::string>& sources,
+                    const std::function<StatusOr<nlohmann::ordered_json>(size_t)>& load, const AuditCommand& command,
+                    std::ostream& out, std::ostream& err);
 
 }  // namespace wipeproof

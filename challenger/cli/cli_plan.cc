@@ -105,6 +105,10 @@ nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r, const
                  {"challenger_cores", in.challenger_cores},
                  {"verify_compressions_per_s_per_core", in.verify_compressions_per_s_per_core},
                  {"profile", in.profile ? nlohmann::ordered_json(in.profile->name) : nlohmann::ordered_json()}};
+  // The fleet of --fleet_nodes and --period_s (null when not asked).
+  const bool fleet = in.fleet_nodes > 0;
+  j["inputs"]["fleet_nodes"] = fleet ? nlohmann::ordered_json(in.fleet_nodes) : nlohmann::ordered_json();
+  j["inputs"]["period_s"] = fleet ? nlohmann::ordered_json(in.period_s) : nlohmann::ordered_json();
   if (source != nullptr) {
     j["inputs"]["node_profile"] = {{"path", source->path},
                                    {"node_key_id", source->profile.node_key_id},
@@ -155,6 +159,15 @@ nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r, const
     cj["expected_labels_wall_s"] = c.expected_labels_wall_s;
     cj["precompute_keeps_up"] = c.precompute_keeps_up;
     cj["verification_node_wipes_per_core_hour"] = c.verification_node_wipes_per_core_hour;
+    if (c.fleet) {
+      cj["fleet"] = {{"fleet_nodes", c.fleet->fleet_nodes},
+                     {"period_s", c.fleet->period_s},
+                     {"node_wipes_per_hour", c.fleet->node_wipes_per_hour},
+                     {"challenger_cores_needed", c.fleet->cores},
+                     {"utilisation", c.fleet->utilisation}};
+    } else {
+      cj["fleet"] = nullptr;
+    }
     cj["node_wipe_s"] = c.node_wipe_s;
     cj["wave_wipe_s"] = c.wave_wipe_s;
     cj["warnings"] = c.warnings;
@@ -194,7 +207,13 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
   t += "; f = " + FormatFixed(in.policy.target_fraction * 100, 3) + "%, confidence " +
        FormatFixed(in.policy.confidence * 100, 3) + "%; wave of " + std::to_string(in.nodes_per_wave) +
        " node(s); challenger " + std::to_string(in.challenger_cores) + " core(s) at " +
-       FormatFixed(in.verify_compressions_per_s_per_core / 1e6, 1) + " M compressions/s each\n\n";
+       FormatFixed(in.verify_compressions_per_s_per_core / 1e6, 1) + " M compressions/s each\n";
+  if (in.fleet_nodes > 0) {
+    t += "fleet: " + std::to_string(in.fleet_nodes) + " node(s), each wiped every " + FormatFixed(in.period_s, 0) +
+         " s: " + FormatFixed(static_cast<double>(in.fleet_nodes) * 3600 / in.period_s, 1) +
+         " node wipes/h; challenger cores = ceil(node wipes/h / verification per core)\n";
+  }
+  t += "\n";
 
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;
   auto row = [&](const std::string& name, auto value) {
@@ -234,6 +253,12 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
       [](const ClassPlan& c) { return Seconds(c.expected_labels_wall_s) + (c.precompute_keeps_up ? "" : " (!)"); });
   row("verification, per core",
       [](const ClassPlan& c) { return FormatFixed(c.verification_node_wipes_per_core_hour, 1) + " node wipes/h"; });
+  if (in.fleet_nodes > 0) {
+    row("fleet: challenger cores", [](const ClassPlan& c) {
+      return c.fleet ? std::to_string(c.fleet->cores) + " (" + FormatFixed(c.fleet->utilisation * 100, 1) + "% busy)"
+                     : std::string("-");
+    });
+  }
   row("wipe per node", [](const ClassPlan& c) { return Seconds(c.node_wipe_s); });
   row("wipe per wave", [](const ClassPlan& c) { return Seconds(c.wave_wipe_s); });
 
@@ -425,6 +450,11 @@ int RunPlan() {
   in.verify_compressions_per_s_per_core =
       FLAGS_verify_rate > 0 ? FLAGS_verify_rate : MeasureVerifyRate(in.policy.format);
   if (!(in.verify_compressions_per_s_per_core > 0)) return ConfigError(kSub, "could not measure the verify rate");
+  if ((FLAGS_fleet_nodes > 0) != (FLAGS_period_s != 0)) {
+    return ConfigError(kSub, "--fleet_nodes and --period_s go together (the fleet and how often each node is wiped)");
+  }
+  in.fleet_nodes = FLAGS_fleet_nodes;
+  in.period_s = FLAGS_period_s;
 
   auto result = ComputeFleetPlan(in);
   if (!result.ok()) return ConfigError(kSub, result.status());

@@ -232,7 +232,11 @@ int RunServe() {
     auto fleet = ReadFleetStatus(**ledger, challenger_pub, inventory, SystemClock().UnixMicros());
     if (fleet.ok()) {
       for (const NodeStatus& n : fleet->nodes) {
-        if (n.last_pass_unix_us != 0) metrics->SeedLastPass(n.node, n.last_pass_unix_us);
+        if (n.last_pass_unix_us != 0) {
+          metrics->SeedLastPass(n.node, n.last_pass_unix_us);
+        } else if (n.first_verdict_unix_us != 0) {
+          metrics->SeedNeverPassed(n.node, n.first_verdict_unix_us);  // due since its first try
+        }
       }
     } else {
       std::cerr << "wipeproof-challenger serve: ledger does not verify: " << CliErrorText(fleet.status()) << "\n";

@@ -39,9 +39,10 @@ int RunWipe() {
 
   const std::string summary = OutcomeSummary(*outcome, FLAGS_ledger);
   if (FLAGS_json) {
+    // One JSON object on one line (outcome_report.h), as `serve --json` prints each verdict.
     std::cerr << summary;
     std::cout
-        << OutcomeJson(*outcome, FLAGS_ledger).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+        << OutcomeJson(*outcome, FLAGS_ledger).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
         << std::endl;
   } else {
     std::cout << summary << std::flush;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "challenger/fleet/fleet_status.h"
 #include "challenger/fleet/outcome_report.h"
 
 namespace wipeproof {
@@ -34,8 +35,9 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
       last_pass_(registry.AddGauge("wipeproof_challenger_last_pass_timestamp_seconds",
                                    "Unix time of the node's last passing verdict (0: none yet).", {"node"})),
       pass_due_(registry.AddGauge("wipeproof_challenger_pass_due_timestamp_seconds",
-                                  "Unix time by which the node's next pass is due: its last pass (before one, the "
-                                  "challenger's start) plus its wave's period + jitter + 600 s.",
+                                  "Unix time by which the node's next pass is due: its last pass (before one, its "
+                                  "first verdict, else the challenger's start) plus its wave's period + jitter + "
+                                  "600 s.",
                                   {"node"})),
       rounds_(registry.AddHistogram("wipeproof_challenger_round_seconds",
                                     "Challenge round latency, send to answer received, per node.", {"node"},
@@ -66,15 +68,21 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
                                      "Wave runs whose expected labels are being computed now.", {})
                            .WithLabels({})) {
   registry.AddGauge("wipeproof_challenger_info", "The challenger's version.", {"version"}).WithLabels({version}).Set(1);
-  const double now_s = static_cast<double>(now_unix_us) / 1e6;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const Wave* wave : waves) {
     for (const char* outcome : {"pass", "fail"}) wave_runs_.WithLabels({wave->name, outcome});
+    next_wave_.WithLabels({wave->name}).Set(nan);
     for (const std::string& node : wave->nodes) {
       for (const char* outcome : {"pass", "fail", "busy", "error"}) sessions_.WithLabels({node, outcome});
       last_pass_.WithLabels({node});
       last_verdict_.WithLabels({node});
-      due_after_s_[node] = wave->period_s + wave->jitter_s + kPassDueSlackS;
-      pass_due_.WithLabels({node}).Set(now_s + due_after_s_[node]);
+      // No verdict yet: NaN, not 0 (which would read as a failed verdict or an instant fill).
+      pass_.WithLabels({node}).Set(nan);
+      bound_.WithLabels({node}).Set(nan);
+      fill_.WithLabels({node}).Set(nan);
+      rounds_.WithLabels({node});
+      wave_of_[node] = *wave;
+      pass_due_.WithLabels({node}).Set(static_cast<double>(PassDueUnixUs(*wave, now_unix_us)) / 1e6);
     }
   }
 }
@@ -95,8 +103,10 @@ void FleetMetrics::OnMemberResult(const WaveMemberResult& result, int64_t now_un
   pass_.WithLabels({node}).Set(o.pass ? 1 : 0);
   if (o.pass) {
     last_pass_.WithLabels({node}).Set(now_s);
-    auto gap = due_after_s_.find(node);
-    if (gap != due_after_s_.end()) pass_due_.WithLabels({node}).Set(now_s + gap->second);
+    auto wave = wave_of_.find(node);
+    if (wave != wave_of_.end()) {
+      pass_due_.WithLabels({node}).Set(static_cast<double>(PassDueUnixUs(wave->second, now_unix_us)) / 1e6);
+    }
   }
   bound_.WithLabels({node}).Set(o.summary.bound_stated ? static_cast<double>(o.summary.bound.total_bytes)
                                                        : std::numeric_limits<double>::quiet_NaN());
@@ -107,11 +117,19 @@ void FleetMetrics::OnMemberResult(const WaveMemberResult& result, int64_t now_un
 
 void FleetMetrics::SeedLastPass(const std::string& node, int64_t at_unix_us) {
   const double at_s = static_cast<double>(at_unix_us) / 1e6;
-  auto gap = due_after_s_.find(node);
-  if (gap == due_after_s_.end() || at_s <= last_pass_.WithLabels({node}).Value()) return;
+  auto wave = wave_of_.find(node);
+  if (wave == wave_of_.end() || at_s <= last_pass_.WithLabels({node}).Value()) return;
   last_pass_.WithLabels({node}).Set(at_s);
   // Due from the recorded pass, even if that is already past: a restart must not hide an overdue node.
-  pass_due_.WithLabels({node}).Set(at_s + gap->second);
+  pass_due_.WithLabels({node}).Set(static_cast<double>(PassDueUnixUs(wave->second, at_unix_us)) / 1e6);
+}
+
+void FleetMetrics::SeedNeverPassed(const std::string& node, int64_t first_verdict_unix_us) {
+  auto wave = wave_of_.find(node);
+  if (wave == wave_of_.end() || last_pass_.WithLabels({node}).Value() > 0) return;
+  const double due_s = static_cast<double>(PassDueUnixUs(wave->second, first_verdict_unix_us)) / 1e6;
+  Gauge& due = pass_due_.WithLabels({node});
+  if (due_s < due.Value()) due.Set(due_s);
 }
 
 void FleetMetrics::OnWaveRun(const std::string& wave, bool pass) {

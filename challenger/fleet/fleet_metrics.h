@@ -8,18 +8,23 @@
 //                                                                       session; error: no session)
 //   wipeproof_challenger_verdict_unwiped_bound_bytes{node}              gauge: the last verdict's stated
 //                                                                       bound; NaN when it stated none
-//   wipeproof_challenger_verdict_pass{node}                             gauge: 1 last verdict passed, 0 not
+//                                                                       (and before the first verdict)
+//   wipeproof_challenger_verdict_pass{node}                             gauge: 1 last verdict passed, 0 not;
+//                                                                       NaN before the first verdict
 //   wipeproof_challenger_last_verdict_timestamp_seconds{node}           gauge, Unix seconds
 //   wipeproof_challenger_last_pass_timestamp_seconds{node}              gauge, Unix seconds (0: never)
 //   wipeproof_challenger_pass_due_timestamp_seconds{node}               gauge, Unix seconds: by when the
 //                                                                       next pass is due (alert when
-//                                                                       time() is past it): the last pass
-//                                                                       (or, before one, the start) plus
-//                                                                       the wave's period + jitter + 10 min
+//                                                                       time() is past it): fleet_status.h
+//                                                                       PassDueUnixUs from the last pass
+//                                                                       (before one: from the node's first
+//                                                                       verdict in the ledger, else the
+//                                                                       start): period + jitter + 10 min
 //   wipeproof_challenger_round_seconds{node}                            histogram: send to answer
 //   wipeproof_challenger_fill_seconds{node}                             gauge: order to fill report,
-//                                                                       last session
-//   wipeproof_challenger_next_wave_timestamp_seconds{wave}              gauge, Unix seconds
+//                                                                       last session; NaN before one
+//   wipeproof_challenger_next_wave_timestamp_seconds{wave}              gauge, Unix seconds; NaN until
+//                                                                       the wave is scheduled
 //   wipeproof_challenger_wave_runs_total{wave,outcome}                  counter: pass, fail
 //   wipeproof_challenger_ledger_entries                                 gauge (read at each scrape)
 //   wipeproof_challenger_ledger_verified                                gauge: 1 the whole chain verified
@@ -28,6 +33,10 @@
 //   wipeproof_challenger_precompute_backlog_bytes                       gauge: expected labels computed
 //                                                                       for wave runs not yet over
 //   wipeproof_challenger_precompute_waves                               gauge: waves preparing now
+//
+// Every series of every node and wave scheduled exists from the construction on (counters and
+// histograms at 0, gauges at 0 or NaN as above), so rates and alerts see a node before its first
+// verdict; a node that never passes fires WipeproofNoPassWithinPeriod once its due time is past.
 //
 // Thread-safety: every method is thread-safe (wave threads report concurrently).
 #pragma once
@@ -46,9 +55,6 @@ namespace wipeproof {
 
 class FleetMetrics {
  public:
-  // Slack added to a wave's period + jitter for a pass to be due (the run itself takes time).
-  static constexpr double kPassDueSlackS = 600;
-
   // Registers the families in `registry` (which must outlive this object) with a zero series for
   // every node and wave of `waves`, so alerts see them before the first run; `now_unix_us` starts
   // every node's pass-due clock. Call SeedLastPass for passes recorded before this start.
@@ -57,6 +63,10 @@ class FleetMetrics {
   // A pass recorded before this process started (from the ledger), so a restart does not reset
   // the last pass; ignored when older than what is known.
   void SeedLastPass(const std::string& node, int64_t at_unix_us);
+  // The first verdict of a node that never passed (from the ledger): its pass has been due since
+  // then, so a restart does not push a never-passing node's due time out again. Moves the due time
+  // earlier only; ignored for a node with a known pass.
+  void SeedNeverPassed(const std::string& node, int64_t first_verdict_unix_us);
 
   // One member's result of a wave run (`now_unix_us`: when it was reported).
   void OnMemberResult(const WaveMemberResult& result, int64_t now_unix_us);
@@ -82,7 +92,7 @@ class FleetMetrics {
   GaugeFamily& last_verdict_;
   GaugeFamily& last_pass_;
   GaugeFamily& pass_due_;
-  std::map<std::string, double> due_after_s_;  // per node: period + jitter + slack; const after construction
+  std::map<std::string, Wave> wave_of_;  // per node: its wave; const after construction
   HistogramFamily& rounds_;
   GaugeFamily& fill_;
   GaugeFamily& next_wave_;

@@ -23,6 +23,10 @@ std::string TimeOrDash(int64_t unix_us) { return unix_us == 0 ? "-" : FormatUnix
 
 }  // namespace
 
+int64_t PassDueUnixUs(const Wave& wave, int64_t last_pass_unix_us) {
+  return last_pass_unix_us + static_cast<int64_t>((wave.period_s + wave.jitter_s + kPassDueSlackS) * 1e6);
+}
+
 std::string FormatAge(int64_t micros) {
   const double s = static_cast<double>(micros < 0 ? 0 : micros) / 1e6;
   char buf[32];
@@ -81,6 +85,7 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
                   text.find(" in progress (") != std::string::npos;
     }
     ++n.sessions;
+    if (n.first_verdict_unix_us == 0) n.first_verdict_unix_us = last.at_unix_us;
     if (last.pass) {
       n.last_pass_unix_us = last.at_unix_us;
     } else if (last.busy) {
@@ -94,9 +99,8 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
   if (!walked.ok()) return walked.WithContext("reading the ledger's verdicts");
   for (NodeStatus& n : out.nodes) {
     const Wave* w = inventory.WaveOf(n.node);
-    if (w != nullptr && n.last_pass_unix_us != 0) {
-      n.next_due_unix_us = n.last_pass_unix_us + static_cast<int64_t>((w->period_s + w->jitter_s) * 1e6);
-    }
+    const int64_t since = n.last_pass_unix_us != 0 ? n.last_pass_unix_us : n.first_verdict_unix_us;
+    if (w != nullptr && since != 0) n.next_due_unix_us = PassDueUnixUs(*w, since);
   }
   return out;
 }

@@ -19,6 +19,17 @@
 
 namespace wipeproof {
 
+// Slack added to a wave's period + jitter for a node's next pass to be due: a wave run takes time
+// (drain, fill, rounds), so its pass lands a little after the run's scheduled start.
+inline constexpr double kPassDueSlackS = 600;
+
+// By when a node of `wave` that last passed at `last_pass_unix_us` must pass again: that pass +
+// the wave's period_s + jitter_s + kPassDueSlackS, in Unix microseconds. The one rule for both
+// `status` (NEXT DUE, OVERDUE) and the metric wipeproof_challenger_pass_due_timestamp_seconds
+// (its alert WipeproofNoPassWithinPeriod). For a node that never passed, pass the time its clock
+// starts from (serve: its start, or the node's first verdict in the ledger).
+int64_t PassDueUnixUs(const Wave& wave, int64_t last_pass_unix_us);
+
 struct NodeVerdictStatus {
   bool pass = false;
   std::string failure;  // "wrongLabel: ..." when failed; empty on a pass
@@ -38,8 +49,9 @@ struct NodeStatus {
   uint64_t failures = 0;                  // failed verdicts, busy ones not counted
   uint64_t busy = 0;                      // sessions refused because the node ran another
   int64_t last_pass_unix_us = 0;          // 0: never passed
-  // By the wave's schedule: the last pass + period + jitter (a run lasts beyond that a little);
-  // 0 when the node is in no wave or never passed.
+  int64_t first_verdict_unix_us = 0;      // the node's first verdict's issuedAt; 0: none
+  // PassDueUnixUs from the last pass; when the node never passed, from its first verdict (it has
+  // been due since: OVERDUE once that is past); 0 when the node is in no wave or has no verdict.
   int64_t next_due_unix_us = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "challenger/ledger/ledger_sessions.h"
 #include "challenger/parameters/deadline_rule.h"
 #include "common/hex.h"
 #include "common/numbers.h"
@@ -28,6 +29,33 @@ std::string Percent(uint64_t part, uint64_t whole) {
   return FormatFixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
 }
 
+// The session's times on the challenger's clock (outcome_report.h "times").
+nlohmann::ordered_json SessionTimes(const SessionOutcome& outcome, int64_t order_issued_us, int64_t verdict_signed_us) {
+  using json = nlohmann::ordered_json;
+  const int64_t order_sent_us = outcome.order_sent_unix_us;
+  int64_t fill_reported_us = 0, last_round_us = 0;
+  if (order_sent_us != 0 && outcome.report.has_value()) {
+    fill_reported_us = order_sent_us + static_cast<int64_t>(outcome.fill_us);
+  }
+  if (order_sent_us != 0) {
+    for (const RoundRecord& r : outcome.rounds) {
+      last_round_us =
+          std::max(last_round_us, order_sent_us + static_cast<int64_t>(r.sent_after_order_us + r.elapsed_us));
+    }
+  }
+  json times;
+  auto add = [&times](const std::string& name, int64_t unix_us) {
+    times[name] = RfcTimeOrNull(unix_us);
+    times[name + "_unix_us"] = UnixMicrosOrNull(unix_us);
+  };
+  add("order_issued", order_issued_us);
+  add("order_sent", order_sent_us);
+  add("fill_reported", fill_reported_us);
+  add("last_round", last_round_us);
+  add("verdict_signed", verdict_signed_us);
+  return times;
+}
+
 }  // namespace
 
 bool IsBusyRefusal(const SessionOutcome& outcome) {
@@ -43,11 +71,16 @@ const char* OutcomeName(const SessionOutcome& outcome) {
 nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::string& ledger_path) {
   using json = nlohmann::ordered_json;
   auto parsed = proto::ParseMessage<proto::Verdict>(proto::AsView(outcome.verdict.payload));
+  auto order = proto::ParseMessage<proto::WipeOrder>(proto::AsView(outcome.order.payload));
+  const std::string wave = order.ok() ? order->root().getWaveName().cStr() : "";
   json j;
   j["session_id"] = HexEncode(outcome.session_id.data(), outcome.session_id.size());
   j["node"] = outcome.node_name;
+  j["wave"] = wave.empty() ? json() : json(wave);
   j["pass"] = outcome.pass;
   j["outcome"] = OutcomeName(outcome);
+  j["times"] = SessionTimes(outcome, order.ok() ? order->root().getIssuedAtUnixUs() : 0,
+                            parsed.ok() ? parsed->root().getIssuedAtUnixUs() : 0);
   if (parsed.ok()) j["statement"] = parsed->root().getStatement().cStr();
   json failure = {{"reason", FailureReasonName(outcome.failure.reason)}, {"text", outcome.failure.text}};
   if (!outcome.failure.device.empty()) failure["device"] = outcome.failure.device;

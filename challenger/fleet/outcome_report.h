@@ -1,8 +1,13 @@
 // How `wipeproof-challenger wipe` and `serve` print a session: a human summary and a JSON object,
 // both built from the signed verdict (the record of truth) plus where it went in the ledger.
 //
-// JSON object (one per session; `serve --json` prints one per line), keys in this order:
-//   session_id (hex), node, pass, outcome ("pass", "fail", or "busy": IsBusyRefusal), statement,
+// JSON object (one per session; `wipe --json` and `serve --json` print each on one line), keys in
+// this order:
+//   session_id (hex), node, wave (the order's wave name, or null when the node is in no wave), pass,
+//   outcome ("pass", "fail", or "busy": IsBusyRefusal),
+//   times {order_issued, order_sent, fill_reported, last_round, verdict_signed: each RFC 3339 UTC with
+//          microseconds ("2027-01-15T08:00:00.123456Z") and <name>_unix_us beside it (Unix
+//          microseconds); null when it did not happen (no fill report, no round)}, statement,
 //   failure {reason ("none", "wrongLabel", ...), text, device?, round?, label_index?, expected?, received?},
 //   bound_stated, deadline_rule_satisfied, confidence, total_unwiped_bound_bytes,
 //   fill_us, fill_deadline_us, round_deadline_us, prepare_us (challenges and expected labels, before the order),
@@ -14,6 +19,11 @@
 //   assumptions [{name, held, detail}], order_digest, report_digest, verdict_digest (hex),
 //   transcript_verified, superseded_verdict, ledger {path, verdict_sequence (or null), error (or null)}
 // Failure fields marked ? appear only when they apply. Byte counts are bytes, times microseconds.
+// The times are the challenger's wall clock: order_issued and verdict_signed are the order's and
+// the verdict's signed issuedAt (both in the ledger; a wave's members wait for each other between
+// signing and sending); order_sent is when the order went out (null: never, e.g. no room in the
+// ledger); fill_reported is order_sent + fill_us (the report received); last_round is when the
+// last round's answer arrived (order_sent + the round's send offset + its elapsed_us).
 // total_unwiped_bound_bytes is the stated bound: the node's planned memory taken together, reserves
 // in full (challenger/session/bound.h). The per-device figures are diagnostics only: they assume no
 // label moved to another device, which a prover can do, so no statement rests on them.

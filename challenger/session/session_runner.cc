@@ -327,6 +327,7 @@ void Session::Drive(proto::ProverAgent::Client& agent) {
   start_us_ = env_.clock->MonotonicMicros();
   start_unix_us_ = env_.clock->UnixMicros();
   order_sent_us_ = start_us_;
+  out_.order_sent_unix_us = env_.clock->UnixMicros();
   start_real_ = env_.timer->now();
   next_round_at_ = start_real_;
 

@@ -106,6 +106,7 @@ struct SessionOutcome {
   std::optional<proto::SignedEnvelope> transcript;          // as received, when decodable
   std::optional<proto::SignedEnvelope> receipt;
 
+  int64_t order_sent_unix_us = 0;  // Unix us, the challenger's wall clock, when the order went out (0: never)
   uint64_t fill_us = 0;      // order sent to report received
   uint64_t prepare_us = 0;   // drawing challenges and computing expected labels (before the order)
   uint32_t rounds_sent = 0;  // rounds put on the wire (proof and holding)

@@ -219,9 +219,23 @@ TEST_F(ChallengerCliTest, WipePassesAndTheLedgerVerifies) {
   WriteInventory(agent->address());
   CliRun run = Challenger("wipe --node=n1 --json " + SessionFlags());
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  // One compact JSON object on one line, with the wave and the session's times.
+  EXPECT_EQ(run.out.find('\n'), run.out.size() - 1) << run.out;
   nlohmann::json verdict = nlohmann::json::parse(run.out);
   EXPECT_EQ(verdict["node"], "n1");
+  EXPECT_EQ(verdict["wave"], "w1");
   EXPECT_EQ(verdict["pass"], true);
+  const nlohmann::json& t = verdict["times"];
+  for (const char* name : {"order_issued", "order_sent", "fill_reported", "last_round", "verdict_signed"}) {
+    ASSERT_TRUE(t[std::string(name) + "_unix_us"].is_number_integer()) << name << ": " << t;
+    EXPECT_EQ(t[name].get<std::string>().size(), 27u) << t;  // 2027-01-15T08:00:00.123456Z
+  }
+  const auto at = [&t](const char* name) { return t[std::string(name) + "_unix_us"].get<int64_t>(); };
+  EXPECT_LE(at("order_issued"), at("order_sent"));
+  EXPECT_EQ(at("fill_reported"), at("order_sent") + verdict["fill_us"].get<int64_t>());
+  EXPECT_LT(at("fill_reported"), at("last_round"));
+  EXPECT_LE(at("last_round"), at("verdict_signed"));
+  EXPECT_LT(at("verdict_signed") - at("order_issued"), 60'000'000);
   EXPECT_EQ(verdict["statement"], "no bound: parameters not calibrated (profile cli-test)");
   EXPECT_GE(verdict["rounds"].size(), 4u);  // 4 proof rounds, then holding rounds until done
   EXPECT_EQ(verdict["failure"]["reason"], "none");
@@ -231,6 +245,21 @@ TEST_F(ChallengerCliTest, WipePassesAndTheLedgerVerifies) {
 
   CliRun verify = Challenger("ledger verify --ledger=ledger.db --challenger_key=k-challenger.pub");
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+
+  // The node's history from the ledger agrees with what wipe printed.
+  CliRun show = Challenger("ledger show --ledger=ledger.db --challenger_key=k-challenger.pub --node=n1 --json");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  nlohmann::json history = nlohmann::json::parse(show.out);
+  ASSERT_EQ(history["sessions"].size(), 1u) << show.out;
+  const nlohmann::json& session = history["sessions"][0];
+  EXPECT_EQ(session["session_id"], verdict["session_id"]);
+  EXPECT_EQ(session["outcome"], "pass");
+  EXPECT_EQ(session["wave"], "w1");
+  EXPECT_EQ(session["times"]["order_issued_unix_us"], t["order_issued_unix_us"]);
+  EXPECT_EQ(session["times"]["verdict_issued_unix_us"], t["verdict_signed_unix_us"]);
+  EXPECT_EQ(session["times"]["verdict_issued"], t["verdict_signed"]);
+  EXPECT_EQ(session["ledger"]["verdict_sequence"], verdict["ledger"]["verdict_sequence"]);
+  EXPECT_EQ(session["rounds"], verdict["rounds"].size());
 }
 
 TEST_F(ChallengerCliTest, UnreachableNodeFailsWithExitOneAndIsRecorded) {

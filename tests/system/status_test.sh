@@ -76,7 +76,7 @@ assert last["pass"] is False and last["failure"].startswith("lateRound"), last
 assert last["bound_stated"] is False and last["bound_bytes"] is None, last
 assert 0 <= last["age_s"] < 600, last
 assert 0 < a["last_pass_unix_us"] <= last["at_unix_us"], a
-assert a["next_due_unix_us"] == a["last_pass_unix_us"] + 4200 * 10**6, a   # period 3600 + jitter 600
+assert a["next_due_unix_us"] == a["last_pass_unix_us"] + 4800 * 10**6, a   # period 3600 + jitter 600 + 600 for the run
 assert a["overdue"] is False, a
 assert b["last_verdict"] is None and b["sessions"] == 0 and b["last_pass_unix_us"] is None, b
 assert s["ledger"]["verified"] is True and s["ledger"]["entries"] > 6, s["ledger"]
