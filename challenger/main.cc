@@ -111,7 +111,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "the wave-complete assumption did not hold (use serve, or a wave of one node). A bound is stated only\n"
        "under a calibrated profile signed by the authority key whose class is that of --classes, also signed.",
        {"node", "inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-        "connect_timeout_s"},
+        "connect_timeout_s", "progress"},
        &RunWipe},
       {"serve",
        "run the inventory's wave schedule: periodic wipes with random jitter",
@@ -123,7 +123,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.\n"
        "--metrics_listen=HOST:PORT serves Prometheus metrics on /metrics and /healthz (docs/metrics.md).",
        {"inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-        "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard"},
+        "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard", "progress"},
        &RunServe},
       {"calibrate",
        "measure a node over the real path and write a calibrated parameter profile",
@@ -163,6 +163,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         "name",
         "ledger",
         "threads",
+        "progress",
         "json",
         "connect_timeout_s"},
        &RunCalibrate},
