@@ -126,12 +126,11 @@ PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Pro
   std::vector<std::thread> threads;
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!plans[i]) continue;
-    threads.emplace_back(
-        [&, i] {
-          const std::string node = plans[i]->node_name;
-          out.sessions[i].emplace(
-              PrepareSession(std::move(*plans[i]), *options.clock, options.threads, 0, ProgressOf(node, options)));
-        });
+    threads.emplace_back([&, i] {
+      const std::string node = plans[i]->node_name;
+      out.sessions[i].emplace(
+          PrepareSession(std::move(*plans[i]), *options.clock, options.threads, 0, ProgressOf(node, options)));
+    });
   }
   for (std::thread& t : threads) t.join();
   out.prepare_us = static_cast<uint64_t>(options.clock->MonotonicMicros() - start);

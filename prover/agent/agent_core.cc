@@ -17,8 +17,8 @@
 #include "proto/transcript.h"
 #include "prover/agent/agent_metrics.h"
 #include "prover/agent/device_fill.h"
-#include "prover/agent/fill_progress.h"
 #include "prover/agent/device_match.h"
+#include "prover/agent/fill_progress.h"
 #include "prover/agent/fill_report.h"
 #include "prover/agent/order_checks.h"
 

@@ -102,12 +102,27 @@ Status RequireFlag(const std::string& value, const char* name, const char* what)
 }  // namespace
 
 const std::vector<std::string>& ServeFlagNames() {
-  static const std::vector<std::string> kNames = {
-      "listen",          "authority_key",       "challenger_key",     "challenger_cert",     "node_key",
-      "node_name",       "host_budget_bytes",   "host_budget_gib",    "host_reserve_bytes",  "devices",
-      "clock_skew_us",   "session_timeout_us",  "max_order_lifetime_us", "max_connections", "idle_timeout_s",
-      "max_handshakes",  "handshake_timeout_s", "threads",            "simd",                "metrics_listen",
-      "progress"};
+  static const std::vector<std::string> kNames = {"listen",
+                                                  "authority_key",
+                                                  "challenger_key",
+                                                  "challenger_cert",
+                                                  "node_key",
+                                                  "node_name",
+                                                  "host_budget_bytes",
+                                                  "host_budget_gib",
+                                                  "host_reserve_bytes",
+                                                  "devices",
+                                                  "clock_skew_us",
+                                                  "session_timeout_us",
+                                                  "max_order_lifetime_us",
+                                                  "max_connections",
+                                                  "idle_timeout_s",
+                                                  "max_handshakes",
+                                                  "handshake_timeout_s",
+                                                  "threads",
+                                                  "simd",
+                                                  "metrics_listen",
+                                                  "progress"};
   return kNames;
 }
 

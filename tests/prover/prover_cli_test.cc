@@ -143,7 +143,8 @@ TEST(ProverCli, UsageAndHelp) {
   ProverRun unknown = RunProver("frobnicate");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("unknown subcommand 'frobnicate'"), std::string::npos) << unknown.err;
-  EXPECT_NE(unknown.err.find("usage: wipeproof-prover <labels|graph-info|bench|keygen|serve|doctor>"), std::string::npos);
+  EXPECT_NE(unknown.err.find("usage: wipeproof-prover <labels|graph-info|bench|keygen|serve|doctor>"),
+            std::string::npos);
   EXPECT_EQ(RunProver("").exit_code, 2);
   ProverRun version = RunProver("--version");
   EXPECT_EQ(version.exit_code, 0);
