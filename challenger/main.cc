@@ -114,7 +114,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "the wave-complete assumption did not hold (use serve, or a wave of one node). A bound is stated only\n"
        "under a calibrated profile signed by the authority key whose class is that of --classes, also signed.",
        {"node", "inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-        "connect_timeout_s"},
+        "connect_timeout_s", "progress"},
        &RunWipe,
        {{"node", "inventory name of the node to wipe (required)"},
         {"authority_key",
@@ -132,7 +132,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.\n"
        "--metrics_listen=HOST:PORT serves Prometheus metrics on /metrics and /healthz (docs/metrics.md).",
        {"inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-        "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard"},
+        "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard", "progress"},
        &RunServe,
        {{"authority_key",
          "authority secret key file (PREFIX-authority.key, mode 0600): signs the order; --profile and --classes are "
@@ -177,6 +177,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         "name",
         "ledger",
         "threads",
+        "progress",
         "json",
         "connect_timeout_s"},
        &RunCalibrate,

@@ -1,4 +1,4 @@
-// wipeproof-prover: `wipeproof-prover <labels|graph-info|bench|keygen|serve> [flags]` (cli.h). Picks the
+// wipeproof-prover: `wipeproof-prover <labels|graph-info|bench|keygen|serve|doctor> [flags]` (cli.h). Picks the
 // subcommand, answers --help with that subcommand's flags only, parses flags with gflags, rejects
 // flags that do not apply, and runs it.
 #include <gflags/gflags.h>
@@ -15,6 +15,7 @@
 #include "prover/bench/cli_bench.h"
 #include "prover/cli/cli.h"
 #include "prover/cli/cli_flags.h"
+#include "prover/cli/serve_flags.h"
 
 namespace wipeproof {
 namespace {
@@ -61,9 +62,12 @@ int Main(int argc, char** argv) {
   FLAGS_logtostderr = true;  // no log files; defaults that the command line may still override
   // The agent logs its phases and timings (INFO); one-shot commands only warnings and errors.
   FLAGS_minloglevel = std::string(sub->name) == "serve" ? google::GLOG_INFO : google::GLOG_WARNING;
+  // doctor prints its own verdicts; a GPU runtime's start-up warnings would only repeat them.
+  if (std::string(sub->name) == "doctor") FLAGS_minloglevel = google::GLOG_ERROR;
   const std::string bad = ParseCliSubcommandFlags(kProgram, *sub, argc, argv,
                                                   {"prover/cli/cli_flags.cc", "prover/bench/cli_bench_all.cc",
-                                                   "prover/cli/cli_keygen.cc", "prover/cli/cli_serve.cc"});
+                                                   "prover/cli/cli_keygen.cc", "prover/cli/cli_serve.cc",
+                                                   "prover/cli/cli_doctor.cc"});
   if (!bad.empty()) return UsageError(sub->name, bad);
   google::InitGoogleLogging(argv[0]);
   if (sodium_init() < 0) return Failure(sub->name, InternalError("libsodium failed to initialise"));
@@ -135,31 +139,26 @@ const std::vector<Subcommand>& Subcommands() {
        "(which must carry --challenger_key); orders are accepted only from the challenger they name.\n"
        "Prints \"listening on HOST:PORT\" on stdout once bound (port 0: any free port); logs phases and\n"
        "timings on stderr. The node key file must be mode 0600. --metrics_listen=HOST:PORT serves Prometheus\n"
-       "metrics on /metrics and /healthz (docs/metrics.md) and prints \"metrics on HOST:PORT\" once bound.",
-       {"listen",
-        "authority_key",
-        "challenger_key",
-        "challenger_cert",
-        "node_key",
-        "node_name",
-        "host_budget_bytes",
-        "host_budget_gib",
-        "host_reserve_bytes",
-        "devices",
-        "clock_skew_us",
-        "session_timeout_us",
-        "max_order_lifetime_us",
-        "max_connections",
-        "idle_timeout_s",
-        "max_handshakes",
-        "handshake_timeout_s",
-        "threads",
-        "simd",
-        "metrics_listen"},
+       "metrics on /metrics and /healthz (docs/metrics.md) and prints \"metrics on HOST:PORT\" once bound.\n"
+       "--progress logs each device's fill progress (bytes, rate, ETA): auto (default) once a fill runs 2 s,\n"
+       "always from the start, never. `doctor` checks a node with the same flags before a wipe.",
+       ServeFlagNames(),
        &RunServe,
        {{"node_key",
          "this node's secret key file (PREFIX.key, mode 0600): signs reports and is the agent's TLS identity "
          "(required)"}}},
+      {"doctor",
+       "check what this node needs before a wipe can run (table, or JSON with --json)",
+       "Takes the same flags as serve and checks what serve would use: GPU devices and their memory\n"
+       "(and the runtimes looked for), MIG or partition mode (nvidia-smi / rocm-smi), other processes\n"
+       "holding GPU memory, the host budget against physical memory and MemAvailable, RLIMIT_MEMLOCK\n"
+       "(the check serve makes at start-up), clock synchronisation (timedatectl, adjtimex), the key\n"
+       "files and their modes, and whether --listen (and --metrics_listen) can be bound. Prints one row\n"
+       "per check, OK, WARN or FAIL, with a fix for each FAIL; --json prints {\"wipe_can_run\", \"checks\"}.\n"
+       "Exit status: 0 when a wipe can run (WARNs allowed), 1 when any check FAILs, 2 for a bad command line.",
+       DoctorFlagNames(),
+       &RunDoctor,
+       {{"node_key", "this node's secret key file (PREFIX.key, mode 0600), as serve would use it"}}},
   };
   return kSubcommands;
 }

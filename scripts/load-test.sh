@@ -23,6 +23,9 @@
 #   --challenger-threads=T  serve --threads (expected-label threads per session); default 1
 #   --challenger-nofile=F   run the challenger under `ulimit -n F`, soft and hard (serve refuses a wave
 #                     that cannot fit: challenger/fleet/open_files.h)
+#   --progress=MODE   while the challenger runs, a line on stderr with verdicts so far, rate and ETA:
+#                     auto (default: only when stderr is a terminal, rewritten in place), always (a
+#                     line every 10 s off a terminal), never
 #   --keep            keep the folder also on success
 #   --recheck=D       only run the ledger checks again on D, an earlier run's folder (with --agents)
 # Exit: 0 all checks passed; 1 a check failed; 2 bad arguments or missing binaries.
@@ -46,6 +49,7 @@ period_s=2
 timeout_s=1800
 keep=0
 recheck=
+progress=auto
 usage() { sed -n 2,29p "$0" | sed "s/^# \{0,1\}//"; }
 die_usage() { echo "load-test: $*" >&2; exit 2; }
 for arg in "$@"; do
@@ -66,6 +70,7 @@ for arg in "$@"; do
     --challenger-threads=*) challenger_threads=${arg#*=} ;;
     --challenger-nofile=*) challenger_nofile=${arg#*=} ;;
     --keep) keep=1 ;;
+    --progress=*) progress=${arg#*=} ;;
     --recheck=*) recheck=${arg#*=} ;;
     -h|--help) usage; exit 0 ;;
     *) die_usage "unknown argument '$arg' (try --help)" ;;
@@ -80,6 +85,11 @@ done
 [[ -z "$challenger_nofile" || "$challenger_nofile" =~ ^[1-9][0-9]{0,8}$ ]] ||
   die_usage "--challenger-nofile must be a whole number in [1, 999999999] (got '$challenger_nofile')"
 [[ "$agents" -le 5000 ]] || die_usage "--agents at most 5000"
+case "$progress" in
+  auto) if [[ -t 2 ]]; then progress=always; else progress=never; fi ;;
+  always | never) ;;
+  *) die_usage "--progress: want auto (only on a terminal), always or never; got '$progress'" ;;
+esac
 prover=${prover:-$bin_dir/prover/wipeproof-prover}
 challenger=${challenger:-$bin_dir/challenger/wipeproof-challenger}
 [[ -x "$prover" ]] || die_usage "no prover binary at $prover (build wipeproof-prover, or pass --bin-dir/--prover)"
@@ -316,7 +326,28 @@ challenger_pid=$(cat "$dir/challenger.pid" 2>/dev/null || true)
 peak_rss_kib=0
 peak_fds=0
 deadline=$(calc "$t0 + $timeout_s")
+# Progress: verdicts so far (one JSON line each in serve.jsonl), their rate and the ETA; a line a
+# second rewritten in place on a terminal, one every 10 s otherwise.
+progress_every=10
+[[ -t 2 ]] && progress_every=1
+last_progress=$t0
+show_progress() {
+  local done elapsed rate eta
+  done=$(wc -l <"$dir/serve.jsonl" 2>/dev/null || echo 0)
+  elapsed=$(calc "$(now_s) - $t0")
+  rate=$(calc "$done / ($elapsed > 0 ? $elapsed : 1)")
+  eta=$(awk -v d="$done" -v n="$agents" -v r="$rate" 'BEGIN { if (r > 0) printf "%.0f s", (n - d) / r; else print "unknown" }')
+  if [[ -t 2 ]]; then
+    printf '\rload-test: %d/%d verdicts, %s s, %s verdicts/s, eta %s\033[K' "$done" "$agents" "$elapsed" "$rate" "$eta" >&2
+  else
+    log "$done/$agents verdicts, $elapsed s, $rate verdicts/s, eta $eta"
+  fi
+}
 while kill -0 "$wrapper_pid" 2>/dev/null; do
+  if [[ $progress == always && $(calc "$(now_s) - $last_progress >= $progress_every") -eq 1 ]]; then
+    show_progress
+    last_progress=$(now_s)
+  fi
   if [[ -n "$challenger_pid" && -r /proc/$challenger_pid/status ]]; then
     hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$challenger_pid/status" 2>/dev/null || true)
     [[ -n "$hwm" && "$hwm" -gt "$peak_rss_kib" ]] && peak_rss_kib=$hwm
@@ -329,6 +360,10 @@ while kill -0 "$wrapper_pid" 2>/dev/null; do
   fi
   sleep 0.2
 done
+if [[ $progress == always ]]; then
+  show_progress
+  [[ -t 2 ]] && echo >&2
+fi
 set +e
 wait "$wrapper_pid"
 serve_rc=$?

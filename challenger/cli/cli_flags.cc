@@ -4,8 +4,10 @@
 #include <cstdio>
 
 #include "challenger/cli/cli_calibration_flags.h"
+#include "challenger/cli/precompute_progress.h"
 #include "challenger/parameters/authority_documents.h"
 #include "common/clock.h"
+#include "common/progress_line.h"
 #include "proto/key_files.h"
 
 DEFINE_string(out, "",
@@ -30,6 +32,9 @@ DEFINE_string(profile, "",
 DEFINE_int32(threads, 0, "threads computing expected labels per session; 0 = all cores");
 DEFINE_bool(json, false, "print each verdict as one JSON object on stdout (the summary goes to stderr)");
 DEFINE_double(connect_timeout_s, 10, "seconds to wait for the TCP connection to an agent; default 10");
+DEFINE_string(progress, "auto",
+              "progress of each session's expected-label precompute on stderr once it takes more than a second: "
+              "auto (only when stderr is a terminal), always, never");
 DEFINE_string(wave, "", "serve: run only this wave; default every wave of the inventory");
 DEFINE_uint64(max_sessions, 0, "serve: stop after the wave run that brings the sessions to at least N; 0 = no limit");
 DEFINE_bool(once, false, "serve: run every wave once, now, then exit");
@@ -109,7 +114,15 @@ StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
   if (!(FLAGS_connect_timeout_s > 0) || !std::isfinite(FLAGS_connect_timeout_s)) {
     return InvalidArgumentError("--connect_timeout_s must be > 0");
   }
+  auto progress = ParseProgressMode(FLAGS_progress);
+  if (!progress.ok()) return progress.status();
   TcpSessionOptions options;
+  if (ProgressWanted(*progress)) {
+    auto lines = std::make_shared<PrecomputeProgress>(true);
+    options.prepare_progress = [lines](const std::string& node, uint64_t done, uint64_t total) {
+      lines->Report(node, done, total);
+    };
+  }
   options.clock = &SystemClock();
   options.threads = static_cast<int>(FLAGS_threads);
   options.connect_timeout_us = static_cast<uint64_t>(FLAGS_connect_timeout_s * 1e6);

@@ -27,6 +27,7 @@ DECLARE_string(profile);
 DECLARE_int32(threads);
 DECLARE_bool(json);
 DECLARE_double(connect_timeout_s);
+DECLARE_string(progress);
 DECLARE_string(wave);
 DECLARE_uint64(max_sessions);
 DECLARE_bool(once);

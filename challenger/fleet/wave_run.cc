@@ -25,7 +25,14 @@ StatusOr<SessionOutcome> RunTcpSessionOn(kj::AsyncIoContext& io, SessionRunner& 
   return runner.Run(connector);
 }
 
-SessionEnv EnvOn(kj::AsyncIoContext& io, RecordSink& records, WaveSync* wave, const TcpSessionOptions& options) {
+// The precompute progress of `node`'s session, or empty.
+std::function<void(uint64_t, uint64_t)> ProgressOf(const std::string& node, const TcpSessionOptions& options) {
+  if (!options.prepare_progress) return {};
+  return [report = options.prepare_progress, node](uint64_t done, uint64_t total) { report(node, done, total); };
+}
+
+SessionEnv EnvOn(kj::AsyncIoContext& io, RecordSink& records, WaveSync* wave, const TcpSessionOptions& options,
+                 const std::string& node) {
   SessionEnv env;
   env.clock = options.clock;
   env.timer = &io.provider->getTimer();
@@ -34,6 +41,7 @@ SessionEnv EnvOn(kj::AsyncIoContext& io, RecordSink& records, WaveSync* wave, co
   env.wave = wave;
   env.threads = options.threads;
   env.expected_labels_test_delay_us = options.prepare_test_delay_us;
+  env.expected_labels_progress = ProgressOf(node, options);
   return env;
 }
 
@@ -42,7 +50,8 @@ StatusOr<SessionOutcome> RunPreparedTcpSession(PreparedSession prepared, const S
                                                WaveSync* wave, const TcpSessionOptions& options) {
   try {
     kj::AsyncIoContext io = kj::setupAsyncIo();
-    SessionRunner runner(std::move(prepared), keys, EnvOn(io, records, wave, options));
+    const std::string node = prepared.plan.node_name;
+    SessionRunner runner(std::move(prepared), keys, EnvOn(io, records, wave, options, node));
     return RunTcpSessionOn(io, runner, keys, options);
   } catch (const kj::Exception& e) {
     return InternalError(std::string("event loop: ") + e.getDescription().cStr());
@@ -57,7 +66,7 @@ StatusOr<SessionOutcome> RunTcpSession(const SessionPlan& plan, const SessionKey
                                        WaveSync* wave, const TcpSessionOptions& options) {
   try {
     kj::AsyncIoContext io = kj::setupAsyncIo();
-    SessionRunner runner(plan, keys, EnvOn(io, records, wave, options));
+    SessionRunner runner(plan, keys, EnvOn(io, records, wave, options, plan.node_name));
     return RunTcpSessionOn(io, runner, keys, options);
   } catch (const kj::Exception& e) {
     return InternalError(std::string("event loop: ") + e.getDescription().cStr());
@@ -126,8 +135,11 @@ PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Pro
   std::vector<std::thread> threads;
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!plans[i]) continue;
-    threads.emplace_back(
-        [&, i] { out.sessions[i].emplace(PrepareSession(std::move(*plans[i]), *options.clock, options.threads)); });
+    threads.emplace_back([&, i] {
+      const std::string node = plans[i]->node_name;
+      out.sessions[i].emplace(
+          PrepareSession(std::move(*plans[i]), *options.clock, options.threads, 0, ProgressOf(node, options)));
+    });
   }
   for (std::thread& t : threads) t.join();
   out.prepare_us = static_cast<uint64_t>(options.clock->MonotonicMicros() - start);

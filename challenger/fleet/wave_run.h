@@ -33,6 +33,9 @@ struct TcpSessionOptions {
   std::function<std::unique_ptr<NodeLifecycle>(const LifecycleSpec&)> lifecycle_factory;
   // Wave runs: each drain/resume step's line (wave_drain.h); empty = glog.
   std::function<void(const std::string& line)> lifecycle_notice;
+  // Each session's expected-label precompute: (node, labels computed, labels in all), from the
+  // preparing thread (several nodes of a wave at once); empty = none.
+  std::function<void(const std::string& node, uint64_t done, uint64_t total)> prepare_progress;
 };
 
 // One session of `plan` against the agent at plan.address. `wave` is null outside wave runs.

@@ -52,6 +52,10 @@ Status ExpectedLabels::Compute() {
   const uint64_t m = spec_.session.chunk_labels;
   const int threads = spec_.threads > 0 ? spec_.threads : std::max(1u, std::thread::hardware_concurrency());
   const size_t unit_chunks = kChunksPerThreadPerBatch * static_cast<size_t>(threads);
+  uint64_t total = 0, done = 0;
+  for (size_t d = 0; d < spec_.devices.size(); ++d) {
+    for (uint32_t b = 0; b < challenges_.batches(); ++b) total += challenges_.Indices(d, b).size();
+  }
   for (size_t d = 0; d < spec_.devices.size(); ++d) {
     RegionSpec region = spec_.session;
     region.first = spec_.devices[d].first_label;
@@ -93,6 +97,8 @@ Status ExpectedLabels::Compute() {
         std::memcpy(batches_[d][wants[k].batch].data() + size_t{wants[k].slot} * kLabel, out.data() + (k - i) * kLabel,
                     kLabel);
       }
+      done += j - i;
+      if (spec_.progress) spec_.progress(done, total);
       i = j;
     }
   }

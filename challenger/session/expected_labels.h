@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -33,6 +34,9 @@ struct ExpectedLabelsSpec {
   int threads = 0;                      // RecomputeLabels threads; 0 = all cores
   // Tests only: the worker sleeps this long before computing (a challenger slower than the fill).
   uint64_t test_delay_us = 0;
+  // Called on the worker thread after each work unit with (labels computed, labels in all) over all
+  // devices, the last call with done == total; may be empty.
+  std::function<void(uint64_t done, uint64_t total)> progress;
 };
 
 class ExpectedLabels {

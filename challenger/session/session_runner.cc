@@ -1053,7 +1053,8 @@ uint64_t PreparedSession::ExpectedLabelBytes() const {
   return labels * proto::kLabelBytes;
 }
 
-PreparedSession PrepareSession(SessionPlan plan, const Clock& clock, int threads, uint64_t test_delay_us) {
+PreparedSession PrepareSession(SessionPlan plan, const Clock& clock, int threads, uint64_t test_delay_us,
+                               std::function<void(uint64_t done_labels, uint64_t total_labels)> progress) {
   PreparedSession out;
   out.plan = std::move(plan);
   const SessionPlan& p = out.plan;
@@ -1072,6 +1073,7 @@ PreparedSession PrepareSession(SessionPlan plan, const Clock& clock, int threads
   spec.devices = ranges;
   spec.threads = threads;
   spec.test_delay_us = test_delay_us;
+  spec.progress = std::move(progress);
   out.expected = ExpectedLabels::Start(spec, *out.challenges);
   out.status = out.expected->Wait().WithContext("expected labels");
   out.prepare_us = static_cast<uint64_t>(clock.MonotonicMicros() - start);
@@ -1093,7 +1095,8 @@ SessionRunner::~SessionRunner() = default;
 
 Status SessionRunner::Prepare() {
   if (!prepared_)
-    prepared_.emplace(PrepareSession(plan_, *env_.clock, env_.threads, env_.expected_labels_test_delay_us));
+    prepared_.emplace(PrepareSession(plan_, *env_.clock, env_.threads, env_.expected_labels_test_delay_us,
+                                     env_.expected_labels_progress));
   return prepared_->status;
 }
 

@@ -62,6 +62,7 @@
 #include <kj/timer.h>
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -86,6 +87,8 @@ struct SessionEnv {
   WaveSync* wave = nullptr;                    // set in wave runs
   int threads = 0;                             // expected-label threads; 0 = all cores
   uint64_t expected_labels_test_delay_us = 0;  // tests only: Prepare() takes this much longer
+  // Progress of Prepare()'s expected labels (ExpectedLabelsSpec::progress); may be empty.
+  std::function<void(uint64_t done_labels, uint64_t total_labels)> expected_labels_progress;
   uint64_t finish_timeout_us = 30'000'000;     // real-time bound on `finish`
   uint64_t abort_timeout_us = 5'000'000;       // real-time bound on `abort`
 };
@@ -142,7 +145,9 @@ struct PreparedSession {
 };
 
 // Blocks until prepared. `threads` as SessionEnv::threads; `test_delay_us` for tests only.
-PreparedSession PrepareSession(SessionPlan plan, const Clock& clock, int threads, uint64_t test_delay_us = 0);
+// `progress` as ExpectedLabelsSpec::progress (may be empty).
+PreparedSession PrepareSession(SessionPlan plan, const Clock& clock, int threads, uint64_t test_delay_us = 0,
+                               std::function<void(uint64_t done_labels, uint64_t total_labels)> progress = {});
 
 class SessionRunner {
  public:

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/progress_line.h"
 #include "proto/crypto.h"
 
 // The project version (CMake PROJECT_VERSION), set by prover/agent/CMakeLists.txt.
@@ -49,6 +50,9 @@ struct AgentConfig {
   uint64_t host_reserve_bytes = kDefaultHostReserveBytes;
   // Worker threads of the host fill; 0: the hardware's, minus one per GPU filled alongside.
   int host_fill_threads = 0;
+
+  // The fill's progress in the log (fill_progress.h): never, auto (once a fill runs 2 s), always.
+  ProgressMode fill_progress = ProgressMode::kAuto;
 
   // Session ids remembered for replay refusal (see seen_sessions.h).
   size_t replay_capacity = kDefaultReplayCapacity;

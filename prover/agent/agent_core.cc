@@ -18,6 +18,7 @@
 #include "prover/agent/agent_metrics.h"
 #include "prover/agent/device_fill.h"
 #include "prover/agent/device_match.h"
+#include "prover/agent/fill_progress.h"
 #include "prover/agent/fill_report.h"
 #include "prover/agent/order_checks.h"
 
@@ -249,7 +250,10 @@ StatusOr<proto::SignedEnvelope> AgentCore::FillSession(Admitted admitted) {
   Status filled = s->end_status.ok() ? Status::Ok() : FailedPreconditionError("cancelled");
   if (filled.ok()) {
     lock.unlock();
-    filled = AcquireAndFill(s->slots, settings);
+    {
+      FillProgressLogger progress(name, s->slots, config_.fill_progress);
+      filled = AcquireAndFill(s->slots, settings);
+    }
     lock.lock();
   }
 

@@ -1,4 +1,4 @@
-// wipeproof-prover's subcommands (labels, graph-info, bench, keygen, serve). main.cc picks one from argv[1],
+// wipeproof-prover's subcommands (labels, graph-info, bench, keygen, serve, doctor). main.cc picks one from argv[1],
 // parses the flags (cli_flags.h) and calls its Run function, whose result is the exit code.
 // Output contract: results on stdout (hex lines or JSON), progress and errors on stderr; an error
 // is one line, "wipeproof-prover <subcommand>: <reason>".
@@ -25,6 +25,7 @@ int RunLabels();     // cli_labels.cc
 int RunGraphInfo();  // cli_graph_info.cc
 int RunKeygen();     // cli_keygen.cc
 int RunServe();      // cli_serve.cc
+int RunDoctor();     // cli_doctor.cc
 // RunBench: prover/bench/cli_bench.h.
 
 // Print "wipeproof-prover <subcommand>: <message>" on stderr. UsageError returns kExitUsage;

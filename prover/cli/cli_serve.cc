@@ -30,6 +30,7 @@
 #include "common/metrics_http_server.h"
 #include "common/metrics_registry.h"
 #include "common/numbers.h"
+#include "common/progress_line.h"
 #include "proto/key_files.h"
 #include "proto/tls_certificate.h"
 #include "proto/tls_channel.h"
@@ -40,6 +41,7 @@
 #include "prover/backends/cpu/host_budget.h"
 #include "prover/cli/cli.h"
 #include "prover/cli/cli_flags.h"
+#include "prover/cli/serve_flags.h"
 
 DEFINE_string(listen, "127.0.0.1:7300", "serve: HOST:PORT to listen on; port 0 picks a free one (printed)");
 DEFINE_string(authority_key, "",
@@ -92,7 +94,38 @@ namespace {
 
 constexpr char kSub[] = "serve";
 
-// --devices into a BackendConfig. Errors: INVALID_ARGUMENT naming the unknown entry.
+Status RequireFlag(const std::string& value, const char* name, const char* what) {
+  if (!value.empty()) return Status::Ok();
+  return InvalidArgumentError(std::string("--") + name + " is required: " + what);
+}
+
+}  // namespace
+
+const std::vector<std::string>& ServeFlagNames() {
+  static const std::vector<std::string> kNames = {"listen",
+                                                  "authority_key",
+                                                  "challenger_key",
+                                                  "challenger_cert",
+                                                  "node_key",
+                                                  "node_name",
+                                                  "host_budget_bytes",
+                                                  "host_budget_gib",
+                                                  "host_reserve_bytes",
+                                                  "devices",
+                                                  "clock_skew_us",
+                                                  "session_timeout_us",
+                                                  "max_order_lifetime_us",
+                                                  "max_connections",
+                                                  "idle_timeout_s",
+                                                  "max_handshakes",
+                                                  "handshake_timeout_s",
+                                                  "threads",
+                                                  "simd",
+                                                  "metrics_listen",
+                                                  "progress"};
+  return kNames;
+}
+
 Status DevicesFromFlag(BackendConfig* config) {
   config->enable_host = config->enable_cuda = config->enable_hip = false;
   std::string list = FLAGS_devices;
@@ -118,7 +151,6 @@ Status DevicesFromFlag(BackendConfig* config) {
   return Status::Ok();
 }
 
-// The budget flags. Errors: INVALID_ARGUMENT when both are given or the GiB value is negative.
 StatusOr<uint64_t> HostBudgetFromFlags() {
   const bool bytes_set = !gflags::GetCommandLineFlagInfoOrDie("host_budget_bytes").is_default;
   const bool gib_set = !gflags::GetCommandLineFlagInfoOrDie("host_budget_gib").is_default;
@@ -132,12 +164,13 @@ StatusOr<uint64_t> HostBudgetFromFlags() {
   return static_cast<uint64_t>(FLAGS_host_budget_bytes);
 }
 
-Status RequireFlag(const std::string& value, const char* name, const char* what) {
-  if (!value.empty()) return Status::Ok();
-  return InvalidArgumentError(std::string("--") + name + " is required: " + what);
+std::string HostBudgetFlagText() {
+  const bool gib_set = !gflags::GetCommandLineFlagInfoOrDie("host_budget_gib").is_default;
+  char gib_text[32];
+  std::snprintf(gib_text, sizeof gib_text, "%.10g", FLAGS_host_budget_gib);  // as typed, not 0.10000000000000001
+  return gib_set ? std::string("--host_budget_gib=") + gib_text
+                 : "--host_budget_bytes=" + std::to_string(FLAGS_host_budget_bytes);
 }
-
-}  // namespace
 
 int RunServe() {
   // glog INFO carries the phases and timings of every session; show them unless told otherwise.
@@ -180,8 +213,11 @@ int RunServe() {
   if (!threads.ok()) return UsageError(kSub, threads.status().message());
   auto simd = SimdFromFlag();
   if (!simd.ok()) return UsageError(kSub, simd.status().message());
+  auto progress = ParseProgressMode(FLAGS_progress);
+  if (!progress.ok()) return UsageError(kSub, progress.status().message());
 
   AgentConfig config;
+  config.fill_progress = *progress;
   auto authority = proto::ReadPublicKeyFile(FLAGS_authority_key);
   if (!authority.ok()) return Failure(kSub, authority.status().WithContext("--authority_key"));
   auto challenger = proto::ReadPublicKeyFile(FLAGS_challenger_key);
@@ -234,12 +270,7 @@ int RunServe() {
     const HostBudgetFacts facts = ReadHostBudgetFacts();
     std::fprintf(stderr, "wipeproof-prover serve: %s\n",
                  DescribeHostBudget(*budget, FLAGS_host_reserve_bytes, facts).c_str());
-    const bool gib_set = !gflags::GetCommandLineFlagInfoOrDie("host_budget_gib").is_default;
-    char gib_text[32];
-    std::snprintf(gib_text, sizeof gib_text, "%.10g", FLAGS_host_budget_gib);  // as typed, not 0.10000000000000001
-    const std::string budget_flag = gib_set ? std::string("--host_budget_gib=") + gib_text
-                                            : "--host_budget_bytes=" + std::to_string(FLAGS_host_budget_bytes);
-    if (Status s = CheckHostBudget(*budget, FLAGS_host_reserve_bytes, facts, budget_flag); !s.ok()) {
+    if (Status s = CheckHostBudget(*budget, FLAGS_host_reserve_bytes, facts, HostBudgetFlagText()); !s.ok()) {
       return Failure(kSub, s);
     }
   }

@@ -209,9 +209,22 @@ TEST(ExpectedLabelsTest, MatchTheRegionLabeler) {
   spec.session.chunk_labels = kM;
   spec.devices = ranges;
   spec.threads = 2;
+  // The precompute's progress: rising counts of labels over both devices, ending at all of them.
+  std::vector<std::pair<uint64_t, uint64_t>> progress;
+  spec.progress = [&progress](uint64_t done, uint64_t total) { progress.emplace_back(done, total); };
   auto expected = ExpectedLabels::Start(spec, *set);
   ASSERT_TRUE(expected->Wait().ok());
   EXPECT_TRUE(expected->ready());
+  uint64_t all_indices = 0;
+  for (size_t d = 0; d < 2; ++d) {
+    for (uint32_t b = 0; b < 9; ++b) all_indices += set->Indices(d, b).size();
+  }
+  ASSERT_GE(progress.size(), 2u);  // at least one unit per device
+  for (size_t k = 0; k < progress.size(); ++k) {
+    EXPECT_EQ(progress[k].second, all_indices);
+    if (k > 0) EXPECT_GT(progress[k].first, progress[k - 1].first);
+  }
+  EXPECT_EQ(progress.back().first, all_indices);
   RegionSpec region = spec.session;
   region.first = 0;
   region.count = 24 * kM;

@@ -21,6 +21,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -245,6 +247,86 @@ TEST(AgentCli, ServeRefusesBadStartUps) {
   EXPECT_NE(no_cert.err.find("--challenger_cert is required"), std::string::npos) << no_cert.err;
 }
 
+// `doctor` with serve's flags on this machine: a host-only set-up with a small budget passes (no
+// GPU is a WARN there); a node key readable by others and a port another process holds FAIL, with
+// the fix and the port named; --json says the same.
+TEST(AgentCli, DoctorChecksWhatServeWouldUse) {
+  const std::string dir = TestDir("doctor");
+  const std::string keys = WriteTestKeys(dir);
+  const std::string small = " --host_budget_gib=0.00390625 --listen=127.0.0.1:0";  // 4 MiB
+
+  ProverRun any = RunProver("doctor" + keys + small);
+  if (any.out.find("no GPU runtime/devices found") != std::string::npos) {  // no GPU here
+    EXPECT_EQ(any.exit_code, 0) << any.out << any.err;
+    EXPECT_NE(any.out.find("gpu devices      WARN    no GPU runtime/devices found (looked for CUDA and HIP (ROCm))"),
+              std::string::npos)
+        << any.out;
+  }
+
+  ProverRun good = RunProver("doctor --devices=host" + keys + small);
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+  EXPECT_NE(good.out.find("host budget      OK      --host_budget_gib=0.00390625: 4.00 MiB (4194304 bytes)"),
+            std::string::npos)
+      << good.out;
+  EXPECT_NE(good.out.find("node key         OK      " + dir + "/node.key: secret key, mode 0600"), std::string::npos)
+      << good.out;
+  EXPECT_NE(good.out.find("challenger cert  OK"), std::string::npos) << good.out;
+  EXPECT_NE(good.out.find("\nwipe can run: yes ("), std::string::npos) << good.out;
+
+  ProverRun json = RunProver("doctor --json --devices=host" + keys + small);
+  EXPECT_EQ(json.exit_code, 0) << json.out << json.err;
+  const nlohmann::json parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["wipe_can_run"], true);
+  std::map<std::string, std::string> status;
+  for (const auto& c : parsed["checks"]) status[c["check"]] = c["status"];
+  EXPECT_EQ(status["node key"], "OK");
+  EXPECT_EQ(status["listen port"], "OK");
+  EXPECT_EQ(status["gpu devices"], "OK");  // --devices=host: no GPU asked for
+  EXPECT_EQ(status.count("clock sync"), 1u);
+
+  ASSERT_EQ(chmod((dir + "/node.key").c_str(), 0644), 0);
+  ProverRun readable = RunProver("doctor --json --devices=host" + keys + small);
+  ASSERT_EQ(chmod((dir + "/node.key").c_str(), 0600), 0);
+  EXPECT_EQ(readable.exit_code, 1) << readable.out << readable.err;
+  const nlohmann::json bad_key = nlohmann::json::parse(readable.out);
+  EXPECT_EQ(bad_key["wipe_can_run"], false);
+  bool seen = false;
+  for (const auto& c : bad_key["checks"]) {
+    if (c["check"] != "node key") continue;
+    seen = true;
+    EXPECT_EQ(c["status"], "FAIL");
+    EXPECT_EQ(c["fix"], "chmod 600 " + dir + "/node.key");
+  }
+  EXPECT_TRUE(seen) << readable.out;
+
+  const int holder = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in bound{};
+  bound.sin_family = AF_INET;
+  bound.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t bound_size = sizeof(bound);
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&bound), sizeof(bound)), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  ASSERT_EQ(getsockname(holder, reinterpret_cast<sockaddr*>(&bound), &bound_size), 0);
+  const std::string port = std::to_string(ntohs(bound.sin_port));
+  ProverRun taken =
+      RunProver("doctor --devices=host" + keys + " --host_budget_gib=0.00390625 --listen=127.0.0.1:" + port);
+  close(holder);
+  EXPECT_EQ(taken.exit_code, 1) << taken.out << taken.err;
+  EXPECT_NE(taken.out.find("listen port      FAIL    --listen=127.0.0.1:" + port + ": port " + port +
+                           " is already in use by pid " + std::to_string(getpid())),
+            std::string::npos)
+      << taken.out;
+  EXPECT_NE(taken.out.find("fix: stop the process holding port " + port + " or choose another --listen"),
+            std::string::npos)
+      << taken.out;
+  EXPECT_NE(taken.out.find("\nwipe can run: no (1 FAIL"), std::string::npos) << taken.out;
+
+  ProverRun usage = RunProver("doctor --devices=tpu" + keys);
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_NE(usage.err.find("unknown backend 'tpu'"), std::string::npos) << usage.err;
+}
+
 // A running `serve` process with its stdout on a pipe; its stderr goes to `err_path` when given,
 // and `max_files` (when not 0) is its open-file limit (RLIMIT_NOFILE, soft and hard).
 class ServeProcess {
@@ -309,11 +391,14 @@ class ServeProcess {
 TEST(AgentCli, ServeRunsASessionOverTcp) {
   const std::string dir = TestDir("serve");
   WriteTestKeys(dir);
-  ServeProcess serve({"serve", "--listen=127.0.0.1:0", "--authority_key=" + dir + "/authority.pub",
-                      "--challenger_key=" + dir + "/challenger.pub", "--challenger_cert=" + dir + "/challenger.crt",
-                      "--node_key=" + dir + "/node.key", std::string("--node_name=") + agent_test::kNodeName,
-                      "--devices=host", "--host_budget_bytes=4194304", "--host_reserve_bytes=0", "--threads=2",
-                      "--minloglevel=1"});
+  // --progress=always: the fill's progress is in the agent's log even for this short fill.
+  const std::string err_path = dir + "/serve.err";
+  ServeProcess serve(
+      {"serve", "--listen=127.0.0.1:0", "--authority_key=" + dir + "/authority.pub",
+       "--challenger_key=" + dir + "/challenger.pub", "--challenger_cert=" + dir + "/challenger.crt",
+       "--node_key=" + dir + "/node.key", std::string("--node_name=") + agent_test::kNodeName, "--devices=host",
+       "--host_budget_bytes=4194304", "--host_reserve_bytes=0", "--threads=2", "--progress=always"},
+      err_path);
   const std::string line = serve.FirstLine();
   const std::string prefix = "listening on 127.0.0.1:";
   ASSERT_EQ(line.rfind(prefix, 0), 0u) << "first line: '" << line << "'";
@@ -337,6 +422,12 @@ TEST(AgentCli, ServeRunsASessionOverTcp) {
   proto::WriteEnvelope(order, start.initOrder());
   auto report = start.send().wait(io.waitScope);
   EXPECT_TRUE(proto::VerifyAndParse<proto::FillReport>(report.getReport(), agent_test::NodeKey().public_key).ok());
+  // The order fills 65536 labels (2 MiB) of host memory.
+  const std::string log = ReadWholeFile(err_path);
+  EXPECT_NE(log.find("fill progress: device 'host' 100.0% 2.00 MiB of 2.00 MiB (2097152/2097152 bytes), "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find(" GB/s, done in "), std::string::npos) << log;
 
   auto round = agent.roundRequest();
   auto r = round.initRound();
@@ -368,6 +459,31 @@ TEST(AgentCli, ServeRunsASessionOverTcp) {
   proto::WriteEnvelope(agent_test::SignedOrder(next, SystemClock()), start2.initOrder());
   start2.send().wait(io.waitScope);
   EXPECT_EQ(serve.Stop(SIGTERM), 0);
+}
+
+// --progress=never: no fill progress in the agent's log (its other lines still there).
+TEST(AgentCli, ServeProgressNeverLogsNoFillProgress) {
+  const std::string dir = TestDir("serve_quiet");
+  WriteTestKeys(dir);
+  const std::string err_path = dir + "/serve.err";
+  ServeProcess serve(
+      {"serve", "--listen=127.0.0.1:0", "--authority_key=" + dir + "/authority.pub",
+       "--challenger_key=" + dir + "/challenger.pub", "--challenger_cert=" + dir + "/challenger.crt",
+       "--node_key=" + dir + "/node.key", std::string("--node_name=") + agent_test::kNodeName, "--devices=host",
+       "--host_budget_bytes=4194304", "--host_reserve_bytes=0", "--threads=2", "--progress=never"},
+      err_path);
+  const std::string line = serve.FirstLine();
+  const std::string prefix = "listening on 127.0.0.1:";
+  ASSERT_EQ(line.rfind(prefix, 0), 0u) << "first line: '" << line << "'";
+  auto io = kj::setupAsyncIo();
+  TlsClient client(io, static_cast<unsigned>(std::stoul(line.substr(prefix.size()))));
+  auto start = client.agent.startSessionRequest();
+  proto::WriteEnvelope(agent_test::SignedOrder(agent_test::OrderSpec(), SystemClock()), start.initOrder());
+  start.send().wait(io.waitScope);
+  EXPECT_EQ(serve.Stop(SIGTERM), 0);
+  const std::string log = ReadWholeFile(err_path);
+  EXPECT_NE(log.find("filled and reported in"), std::string::npos) << log;
+  EXPECT_EQ(log.find("fill progress"), std::string::npos) << log;
 }
 
 // The tester's repro: the agent under a small open-file limit, more idle connections than that,

@@ -143,7 +143,8 @@ TEST(ProverCli, UsageAndHelp) {
   ProverRun unknown = RunProver("frobnicate");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("unknown subcommand 'frobnicate'"), std::string::npos) << unknown.err;
-  EXPECT_NE(unknown.err.find("usage: wipeproof-prover <labels|graph-info|bench|keygen|serve>"), std::string::npos);
+  EXPECT_NE(unknown.err.find("usage: wipeproof-prover <labels|graph-info|bench|keygen|serve|doctor>"),
+            std::string::npos);
   EXPECT_EQ(RunProver("").exit_code, 2);
   ProverRun version = RunProver("--version");
   EXPECT_EQ(version.exit_code, 0);
@@ -156,6 +157,14 @@ TEST(ProverCli, UsageAndHelp) {
   ProverRun bench_help = RunProver("bench --helpshort");
   EXPECT_NE(bench_help.out.find("-seconds"), std::string::npos);
   EXPECT_EQ(bench_help.out.find("-sha256"), std::string::npos);  // labels-only flag not listed
+  // doctor takes serve's flags (it checks what serve would use) and --json; serve takes --progress.
+  ProverRun doctor_help = RunProver("doctor --help");
+  EXPECT_EQ(doctor_help.exit_code, 0);
+  for (const char* flag : {"-json", "-node_key", "-listen", "-host_budget_gib", "-devices", "-clock_skew_us"}) {
+    EXPECT_NE(doctor_help.out.find(flag), std::string::npos) << flag << "\n" << doctor_help.out;
+  }
+  EXPECT_EQ(doctor_help.out.find("-progress"), std::string::npos) << doctor_help.out;
+  EXPECT_NE(RunProver("serve --help").out.find("-progress"), std::string::npos);
 }
 
 // label-spec.md §3 table.

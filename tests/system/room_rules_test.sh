@@ -7,7 +7,8 @@
 #   proto/                    common/ kernels/ proto/
 #   prover/backends/          common/ kernels/ prover/backends/
 #   prover/agent/             ... proto/ prover/backends/ prover/agent/
-#   prover/cli/               ... proto/ prover/backends/ prover/agent/ prover/cli/
+#   prover/doctor/            ... proto/ prover/backends/ prover/doctor/
+#   prover/cli/               ... proto/ prover/backends/ prover/agent/ prover/doctor/ prover/cli/
 #   prover/bench/             ... proto/ prover/backends/ prover/cli/ prover/bench/
 #   prover/main.cc            prover/
 #   adversary/                common/ kernels/ proto/ adversary/
@@ -58,7 +59,8 @@ allowed() {  # the include prefixes a file may use
     proto/*) echo "common/ kernels/ proto/" ;;
     prover/backends/*) echo "common/ kernels/ prover/backends/" ;;
     prover/agent/*) echo "$low prover/backends/ prover/agent/" ;;
-    prover/cli/*) echo "$low prover/backends/ prover/agent/ prover/cli/" ;;
+    prover/doctor/*) echo "$low prover/backends/ prover/doctor/" ;;
+    prover/cli/*) echo "$low prover/backends/ prover/agent/ prover/doctor/ prover/cli/" ;;
     prover/bench/*) echo "$low prover/backends/ prover/cli/ prover/bench/" ;;
     prover/*) echo "$low prover/" ;;
     adversary/*) echo "$low adversary/" ;;

@@ -1,0 +1,110 @@
+// `wipeproof-prover doctor`: checks what this node needs before a wipe can run, with the same flags
+// as `serve` (serve_flags.h), and prints a table (or JSON with --json) on stdout: GPU devices and
+// their memory, MIG/partition mode, host budget against physical memory and MemAvailable, the
+// mlock limit, clock synchronisation, the key files, the listen ports, other processes on the GPUs
+// (prover/doctor/). Exit status: 0 when a wipe can run (WARNs allowed), 1 when any check FAILs,
+// 2 for a bad command line.
+#include <gflags/gflags.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "prover/backends/backend_factory.h"
+#include "prover/backends/cpu/host_budget.h"
+#include "prover/cli/cli.h"
+#include "prover/cli/cli_flags.h"
+#include "prover/cli/serve_flags.h"
+#include "prover/doctor/doctor_check.h"
+#include "prover/doctor/doctor_clock.h"
+#include "prover/doctor/doctor_gpu.h"
+#include "prover/doctor/doctor_keys.h"
+#include "prover/doctor/doctor_memory.h"
+#include "prover/doctor/doctor_port.h"
+
+DEFINE_bool(json, false, "doctor: print the checks as one JSON object instead of a table");
+
+namespace wipeproof {
+namespace {
+
+constexpr char kSub[] = "doctor";
+
+}  // namespace
+
+std::vector<std::string> DoctorFlagNames() {
+  std::vector<std::string> names;
+  for (const std::string& n : ServeFlagNames()) {
+    if (n != "progress") names.push_back(n);
+  }
+  names.push_back("json");
+  return names;
+}
+
+int RunDoctor() {
+  BackendConfig backend_config;
+  if (Status s = DevicesFromFlag(&backend_config); !s.ok()) return UsageError(kSub, s.message());
+  auto budget = HostBudgetFromFlags();
+  if (!budget.ok()) return UsageError(kSub, budget.status().message());
+  if (FLAGS_clock_skew_us < 0) return UsageError(kSub, "--clock_skew_us must be >= 0");
+  auto simd = SimdFromFlag();
+  if (!simd.ok()) return UsageError(kSub, simd.status().message());
+
+  std::vector<CheckResult> results;
+  // Devices, as serve finds them.
+  backend_config.host.min_reserve_bytes = FLAGS_host_reserve_bytes;
+  backend_config.host.simd = *simd;
+  GpuInventory gpus;
+  gpus.cuda_wanted = backend_config.enable_cuda;
+  gpus.hip_wanted = backend_config.enable_hip;
+  bool host_device = false;
+  {
+    BackendSet backends = CreateBackends(backend_config);
+    for (const DeviceInfo& d : backends.Devices()) {
+      if (d.kind == DeviceKind::kHost) {
+        host_device = true;
+      } else {
+        gpus.devices.push_back(d);
+      }
+    }
+    gpus.disabled = backends.disabled;
+  }
+  const bool host_only = host_device && *budget > 0;
+  results.push_back(CheckGpuDevices(gpus, host_only, FLAGS_devices));
+  const GpuToolAnswers tools = ReadGpuToolAnswers(gpus.cuda_wanted, gpus.hip_wanted);
+  results.push_back(CheckPartitionMode(gpus, tools));
+  results.push_back(CheckGpuProcesses(gpus, tools, static_cast<int>(getpid())));
+  if (host_device) {
+    for (CheckResult& r :
+         CheckHostMemory(*budget, FLAGS_host_reserve_bytes, ReadHostBudgetFacts(), HostBudgetFlagText())) {
+      results.push_back(std::move(r));
+    }
+  } else if (backend_config.enable_host) {
+    results.push_back({"host memory", CheckStatus::kFail, "the host backend did not start", "see --devices"});
+  }
+  results.push_back(CheckClock(ReadClockFacts(), FLAGS_clock_skew_us));
+  for (CheckResult& r :
+       CheckKeyFiles({FLAGS_node_key, FLAGS_authority_key, FLAGS_challenger_key, FLAGS_challenger_cert}, geteuid())) {
+    results.push_back(std::move(r));
+  }
+  if (FLAGS_node_name.empty()) {
+    results.push_back({"node name", CheckStatus::kFail, "not given (--node_name)",
+                       "give --node_name as the challenger's inventory names this node"});
+  } else {
+    results.push_back({"node name", CheckStatus::kOk, FLAGS_node_name, ""});
+  }
+  results.push_back(CheckListenAddress("listen port", "--listen", FLAGS_listen));
+  if (!FLAGS_metrics_listen.empty()) {
+    results.push_back(CheckListenAddress("metrics port", "--metrics_listen", FLAGS_metrics_listen));
+  }
+
+  if (FLAGS_json) {
+    std::printf("%s\n", DoctorJson(results).dump(2).c_str());
+  } else {
+    std::printf("%s", FormatDoctorTable(results).c_str());
+  }
+  std::fflush(stdout);
+  return WipeCanRun(results) ? kExitOk : kExitFailure;
+}
+
+}  // namespace wipeproof
