@@ -104,7 +104,7 @@ int RunDoctor() {
     std::printf("%s", FormatDoctorTable(results).c_str());
   }
   std::fflush(stdout);
-  return WipeCanRun(results) ? kExitOk : kExitFailure;
+  return WipeCanRun(results) ? kExitOk : kExitFailed;
 }
 
 }  // namespace wipeproof
