@@ -92,8 +92,11 @@ void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub) {
   for (const auto& name : sub.flags) {
     gflags::CommandLineFlagInfo info;
     if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) continue;
-    const std::string own_prefix = std::string(sub.name) + ": ";  // "serve: HOST:PORT ..." in serve's own help
-    if (info.description.compare(0, own_prefix.size(), own_prefix) == 0) info.description.erase(0, own_prefix.size());
+    for (const char* owner : {sub.name, sub.flags_of}) {
+      if (owner == nullptr) continue;
+      const std::string prefix = std::string(owner) + ": ";  // "serve: HOST:PORT ..." in serve's own help
+      if (info.description.compare(0, prefix.size(), prefix) == 0) info.description.erase(0, prefix.size());
+    }
     for (const CliFlagHelp& h : sub.flag_help) {
       if (h.flag != name) continue;
       info.description = h.help;

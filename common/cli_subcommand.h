@@ -25,6 +25,9 @@ struct CliSubcommand {
   std::vector<std::string> flags;  // the gflags that apply to it, in help order
   int (*run)();
   std::vector<CliFlagHelp> flag_help = {};  // per-subcommand help of shared flags
+  // Another subcommand whose flags this one takes as they are (doctor takes serve's): help texts
+  // written for it ("serve: ...") are shown without that prefix, as in its own help.
+  const char* flags_of = nullptr;
 };
 
 // --help, -help, --helpshort, -helpshort or -h.

@@ -21,6 +21,10 @@ namespace wipeproof {
 namespace {
 
 constexpr char kProgram[] = "wipeproof-prover";
+// --progress as serve (and doctor, which takes serve's flags) reads it.
+constexpr char kServeProgressHelp[] =
+    "fill progress lines in the agent's log: auto (default) once a fill runs 2 s, terminal or not (a "
+    "service's journal), always from the start, never";
 
 void PrintUsage(FILE* out) {
   std::fprintf(out, "usage: %s <", kProgram);
@@ -146,7 +150,8 @@ const std::vector<Subcommand>& Subcommands() {
        &RunServe,
        {{"node_key",
          "this node's secret key file (PREFIX.key, mode 0600): signs reports and is the agent's TLS identity "
-         "(required)"}}},
+         "(required)"},
+        {"progress", kServeProgressHelp}}},
       {"doctor",
        "check what this node needs before a wipe can run (table, or JSON with --json)",
        "Takes the same flags as serve and checks what serve would use: GPU devices and their memory\n"
@@ -158,7 +163,9 @@ const std::vector<Subcommand>& Subcommands() {
        "Exit status: 0 when a wipe can run (WARNs allowed), 1 when any check FAILs, 2 for a bad command line.",
        DoctorFlagNames(),
        &RunDoctor,
-       {{"node_key", "this node's secret key file (PREFIX.key, mode 0600), as serve would use it"}}},
+       {{"node_key", "this node's secret key file (PREFIX.key, mode 0600), as serve would use it"},
+        {"progress", kServeProgressHelp}},
+       "serve"},
   };
   return kSubcommands;
 }

@@ -19,8 +19,7 @@ DEFINE_int32(threads, 0, "worker threads; 0 = all hardware threads");
 DEFINE_string(simd, "", "node-hash path: portable, avx2 or avx512; default the widest the CPU supports");
 DEFINE_string(progress, "auto",
               "progress line on stderr when the work takes more than a second: auto (only when stderr is a "
-              "terminal), always, never; serve: fill progress lines in the agent's log, auto (default) once a "
-              "fill runs 2 s, terminal or not, always from the start, never");
+              "terminal), always, never");
 DEFINE_string(what, "labeler",
               "benchmark: labeler (fill rate of the backend), verify (one chunk recomputed on one core), "
               "fill (acquire, fill and spot-check --gib of device memory), all (the node profile for calibration)");

@@ -12,6 +12,14 @@
                                                         recipe samples first (--sample-seed=SEED
                                                         --labels=N), the transcript re-signed with
                                                         the node's key: only labels catch it
+  audit_forge.py wave-early EXPORT SCHEMA KEY NODE_KEY NODE
+                                                        in a wave run: member NODE's order placed 10 s
+                                                        earlier (orderSentAtUnixUs) in its verdict, so
+                                                        its proof rounds seem to precede the other
+                                                        members' fills; re-signed by the challenger
+                                                        (KEY) and the node (NODE_KEY: its transcript
+                                                        names the verdict digest), the receipt, the
+                                                        wave verdict and the chain rebuilt
 Writes the tampered export to stdout. Uses docs/audit_recipe.py's capnp helpers.
 """
 import json
@@ -137,6 +145,44 @@ def colluding_answer(schema, document, challenger, node, sample_seed, labels):
                     challenger)
 
 
+def wave_early(schema, document, challenger, node_key, node):
+    """Moves member `node`'s timeline 10 s earlier: a forger holding the challenger's and the node's keys."""
+    records = {}
+    for i, entry in enumerate(document["entries"]):
+        payload, _ = envelope_parts(schema, bytes.fromhex(entry["envelope"]))
+        records[i] = (entry["kind"], recipe.data(schema.decode(payload, "LedgerEntry")["record"]))
+    verdicts = [i for i, (kind, record) in records.items() if kind == "verdict" and
+                schema.decode(envelope_parts(schema, record)[0], "Verdict")["nodeName"] == node]
+    assert len(verdicts) == 1, f"one verdict of {node} expected"
+    v = verdicts[0]
+    old_payload = envelope_parts(schema, records[v][1])[0]
+    sent = int(schema.decode(old_payload, "Verdict")["orderSentAtUnixUs"])
+    old_field, new_field = struct.pack("<q", sent), struct.pack("<q", sent - 10_000_000)
+    assert old_payload.count(old_field) == 1, "orderSentAtUnixUs must occur once"
+    new_record, new_payload = resign(schema, records[v][1], old_field, new_field, challenger, "verdict")
+    old_digest, new_digest = recipe.blake2b256(old_payload), recipe.blake2b256(new_payload)
+    new_records = {v: new_record}
+    session = document["entries"][v].get("session_id")
+    for i, (kind, record) in records.items():
+        same_session = document["entries"][i].get("session_id") == session
+        if kind == "transcript" and same_session:
+            new_records[i], _ = resign(schema, record, old_digest, new_digest, node_key, "transcriptDigest")
+        elif kind == "receipt" and same_session:
+            new_records[i], _ = resign(schema, record, old_digest, new_digest, challenger, "receipt")
+        elif kind == "waveVerdict":
+            new_records[i], _ = resign(schema, record, old_digest, new_digest, challenger, "waveVerdict")
+    rewrite_records(schema, document, new_records, challenger)
+
+    def replace(value):  # the export's summaries that name the verdict's digest
+        if isinstance(value, dict):
+            return {k: replace(x) for k, x in value.items()}
+        if isinstance(value, list):
+            return [replace(x) for x in value]
+        return new_digest.hex() if value == old_digest.hex() else value
+    for entry in document["entries"]:
+        entry["summary"] = replace(entry["summary"])
+
+
 def main():
     mode, export_path, schema_path = sys.argv[1:4]
     schema = recipe.Schema(schema_path)
@@ -156,6 +202,9 @@ def main():
     elif mode == "colluding-answer":
         colluding_answer(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
                          int(sys.argv[6]), int(sys.argv[7]))
+    elif mode == "wave-early":
+        wave_early(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
+                   sys.argv[6])
     else:
         raise SystemExit(f"unknown mode {mode}")
     json.dump(document, sys.stdout, indent=2)

@@ -76,6 +76,49 @@ expect_fail "ledger audit, a wrong answer the node signed too" \
 expect_fail "the recipe, a wrong answer the node signed too" "is not the label recomputed from the seed" \
   recipe "$dir/colluding.json"
 
+# A wave of two nodes run by `serve --once`: both tools re-check that every member's first proof
+# round came after the last member's fill, and both catch node-a's timeline moved 10 s earlier by a
+# forger holding the challenger's and node-a's keys (each session still consistent on its own).
+wave=$dir/wave
+mkdir -p "$wave"
+agents=()
+stop_agents() { for p in "${agents[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$dir"; }
+trap stop_agents EXIT
+nodes=""
+for n in a b; do
+  "$prover" keygen --out="$wave/node-$n" >/dev/null
+  "$prover" serve --listen=127.0.0.1:0 --node_name="node-$n" --authority_key="$e2e/inspect-authority.pub" \
+    --challenger_key="$e2e/inspect-challenger.pub" --challenger_cert="$e2e/inspect-challenger.crt" \
+    --node_key="$wave/node-$n.key" --host_budget_bytes=33554432 --devices=host --threads=1 \
+    >"$wave/agent-$n.out" 2>"$wave/agent-$n.log" &
+  agents+=($!)
+  for _ in $(seq 1 100); do grep -q '^listening on ' "$wave/agent-$n.out" && break; sleep 0.1; done
+  address=$(sed -n 's/^listening on //p' "$wave/agent-$n.out")
+  [[ -n "$address" ]] || { echo "FAIL: agent node-$n did not start"; cat "$wave/agent-$n.log"; exit 1; }
+  nodes+="${nodes:+, }{\"name\": \"node-$n\", \"address\": \"$address\", \"public_key_file\": \"node-$n.pub\",
+   \"certificate_file\": \"node-$n.crt\", \"devices\": [{\"selector\": \"host\", \"model\": \"host-dram\",
+   \"capacity_bytes\": 33554432}]}"
+done
+cat >"$wave/inventory.json" <<JSON
+{"nodes": [$nodes],
+ "waves": [{"name": "w2", "nodes": ["node-a", "node-b"], "period_s": 3600, "jitter_s": 0, "complete": true}],
+ "reserves": {"host-dram": 0}}
+JSON
+"$challenger" serve --once --inventory="$wave/inventory.json" --profile="$e2e/profile.json" \
+  --authority_key="$e2e/inspect-authority.key" --challenger_key="$e2e/inspect-challenger.key" \
+  --ledger="$wave/ledger.db" --threads=2 >"$wave/serve.out" 2>"$wave/serve.log" ||
+  { echo "FAIL: the wave did not pass:"; cat "$wave/serve.log"; exit 1; }
+"$challenger" ledger export --ledger="$wave/ledger.db" --challenger_key="$e2e/inspect-challenger.pub" \
+  --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/inventory.json" --out="$dir/wave.json"
+expect_pass "ledger audit of a wave's export" audit "$dir/wave.json"
+expect_pass "the recipe on a wave's export" recipe "$dir/wave.json"
+"$python" "$root/tests/system/audit_forge.py" wave-early "$dir/wave.json" "$root/proto/wipe.capnp" \
+  "$e2e/inspect-challenger.key" "$wave/node-a.key" node-a >"$dir/wave-early.json"
+expect_fail "ledger audit, a member's proof rounds placed before the other's fill" \
+  "member node-a: its first proof round" audit "$dir/wave-early.json"
+expect_fail "the recipe, a member's proof rounds placed before the other's fill" \
+  "member node-a: its first proof round was sent" recipe "$dir/wave-early.json"
+
 [[ $failures -eq 0 ]] && echo "audit test passed" && exit 0
 echo "$failures check(s) failed"
 exit 1
