@@ -307,6 +307,7 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
     d.count = plan.getLabelCount();
     d.capacity_bytes = plan.getCapacityBytes();
     d.allowed_reserve_bytes = plan.getAllowedReserveBytes();
+    d.labels_per_round = plan.getLabelsPerRound();
     if (d.count % m_ != 0 || d.first % m_ != 0) ++log_->partial_chunk_ranges;
     d.labels.resize(d.count * kLabelBytes);
     d.chunks.assign((d.count + m_ - 1) / m_, ChunkState::kStored);
@@ -382,6 +383,7 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
   // Byte 8 is the low byte of fillMicros (first word of the data section): still a well-formed report.
   if (deviation_.kind == DeviationKind::kTamperedReport) report->payload[8] ^= 1;
   proto::WriteEnvelope(*report, context.getResults().initReport());
+  log_->filled_at = std::max(log_->filled_at, std::chrono::steady_clock::now());
   return kj::READY_NOW;
 }
 
@@ -477,6 +479,13 @@ kj::Promise<void> CheatingAgent::round(RoundContext context) {
       }
     }
     indices.push_back(std::move(list));
+  }
+  if (log_->first_proof_round_at == std::chrono::steady_clock::time_point{}) {
+    bool proof = request.getDevices().size() == devices_.size();
+    for (size_t i = 0; proof && i < indices.size(); ++i) {
+      proof = indices[i].size() == devices_[request.getDevices()[static_cast<unsigned>(i)].getDeviceIndex()].labels_per_round;
+    }
+    if (proof) log_->first_proof_round_at = std::chrono::steady_clock::now();
   }
   if (deviation_.kind == DeviationKind::kDisconnectOnHidden) {
     for (size_t i = 0; i < indices.size(); ++i) {
@@ -602,11 +611,13 @@ kj::Promise<void> CheatingAgent::deviceFilled(DeviceFilledContext context) {
   if (deviation_.kind == DeviationKind::kLateNoticeDiffers && params.getDeviceIndex() + 1u == notices_.size() &&
       options_.timer != nullptr) {
     const proto::SignedEnvelope notice = notices_[params.getDeviceIndex()];
-    return options_.timer->afterDelay(200 * kj::MILLISECONDS).then([notice, context]() mutable {
+    return options_.timer->afterDelay(200 * kj::MILLISECONDS).then([notice, context, log = log_]() mutable {
       proto::WriteEnvelope(notice, context.getResults().initNotice());
+      log->filled_at = std::max(log->filled_at, std::chrono::steady_clock::now());
     });
   }
   proto::WriteEnvelope(notices_[params.getDeviceIndex()], context.getResults().initNotice());
+  log_->filled_at = std::max(log_->filled_at, std::chrono::steady_clock::now());
   return kj::READY_NOW;
 }
 

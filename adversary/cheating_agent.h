@@ -168,6 +168,11 @@ struct AdversaryMemory {
 struct AgentLog {
   int orders = 0;                                          // startSession calls
   std::chrono::steady_clock::time_point first_order_at{};  // real time of the first startSession
+  // Real time of the last fill message answered (the report or a device's notice), and of the first
+  // proof-shaped round received (every planned device at exactly its labelsPerRound): the selftest's
+  // wave check orders these across members, whose simulated clocks differ.
+  std::chrono::steady_clock::time_point filled_at{};
+  std::chrono::steady_clock::time_point first_proof_round_at{};
   int rounds = 0;                                          // round calls that got past the shape check
   int finishes = 0;
   int aborts = 0;
@@ -225,6 +230,7 @@ class CheatingAgent final : public proto::ProverAgent::Server {
     uint64_t count = 0;
     uint64_t capacity_bytes = 0;
     uint64_t allowed_reserve_bytes = 0;
+    uint32_t labels_per_round = 0;   // q_d of the order
     std::vector<uint8_t> labels;     // count * 32; chunks not kStored are zero
     std::vector<ChunkState> chunks;  // per chunk of m
   };

@@ -25,10 +25,16 @@ StatusOr<ProgressMode> ParseProgressMode(const std::string& text);
 // Whether progress is drawn: always, never, or (auto) when stderr is a terminal.
 bool ProgressWanted(ProgressMode mode);
 
+// What a line counts: 32-byte labels (sizes, GB/s, labels/s), things named by a unit ("rounds":
+// count, rate, ETA), or seconds waited against a limit ("45 s of at most 300 s").
+enum class ProgressStyle { kLabels, kCount, kWait };
+
 class ProgressLine {
  public:
   // `what` prefixes the line; `total_labels` is the work (32-byte labels); disabled: prints nothing.
   ProgressLine(std::string what, uint64_t total_labels, bool enabled);
+  // kCount: `total` things called `unit` ("rounds"); kWait: `total` seconds at most (unit unused).
+  ProgressLine(std::string what, uint64_t total, bool enabled, ProgressStyle style, std::string unit);
   ~ProgressLine() { Finish(); }
 
   void Update(uint64_t done_labels);
@@ -40,6 +46,8 @@ class ProgressLine {
 
   const std::string what_;
   const uint64_t total_;
+  const ProgressStyle style_ = ProgressStyle::kLabels;
+  const std::string unit_;
   const bool enabled_;
   const bool tty_;
   const std::chrono::steady_clock::time_point start_;

@@ -445,10 +445,17 @@ class Recipe:
             member = self.schema.decode(final, "Verdict")
             passes.append(bool(member.get("pass")))
             orders = [r for r in records if r["kind"] == "order"]
-            if orders:
-                order = self.schema.decode(open_envelope(self.schema, orders[0]["record"], "wipeOrder", self.authority,
-                                                         f"{where}: member {node}: order"), "WipeOrder")
-                placed.append((node, member, sum(int(d.get("labelsPerRound", 0)) for d in order["devices"])))
+            if not orders:
+                fail(f"{where}: member {node}: the session has no order")
+            order = self.schema.decode(open_envelope(self.schema, orders[0]["record"], "wipeOrder", self.authority,
+                                                     f"{where}: member {node}: order"), "WipeOrder")
+            # The authority-signed order says which wave the node was wiped in, and whether that run was complete.
+            if order.get("waveName", "") != wave.get("waveName", ""):
+                fail(f"{where}: member {node}: its order is for wave '{order.get('waveName', '')}', "
+                     f"not '{wave.get('waveName', '')}'")
+            if wave.get("complete") and not order.get("waveComplete"):
+                fail(f"{where}: member {node}: the wave verdict says complete, the member's order does not")
+            placed.append((node, member, sum(int(d.get("labelsPerRound", 0)) for d in order["devices"])))
         members = list(zip(wave.get("sessionIds", []), wave.get("nodeNames", [])))
         if not members or len({bytes(data(s)) for s, _ in members}) != len(members) or \
                 len({n for _, n in members}) != len(members):
@@ -607,6 +614,17 @@ class Recipe:
         # flight at a time, a device challenged only from its notice on, a proof round only after every fill.
         if not int(verdict.get("orderSentAtUnixUs", "0")):
             fail(f"{where}: the verdict states no orderSentAtUnixUs: the round send times cannot be placed")
+        sent_at = int(verdict.get("orderSentAtUnixUs", "0"))
+        if not int(order["issuedAtUnixUs"]) <= sent_at < int(order["expiresAtUnixUs"]):
+            fail(f"{where}: orderSentAtUnixUs {sent_at} is outside the order's lifetime")
+        # The verdict's own list of rounds must be the logged one (a wave is placed by the verdict's list).
+        stated = verdict.get("rounds", [])
+        if len(stated) != len(rounds):
+            fail(f"{where}: the verdict lists {len(stated)} rounds, the round log {len(rounds)}")
+        for r, (row, (timing, _, sequence)) in enumerate(zip(stated, rounds)):
+            for field in ("roundIndex", "elapsedUs", "labelsChecked", "deadlineMet", "allCorrect", "sentAfterOrderUs"):
+                if str(row.get(field, 0)) != str(timing.get(field, 0)):
+                    fail(f"{where}: round {r}'s {field} in the verdict is not the round log's (ledger entry {sequence})")
         filled = [int(verdict["devices"][d].get("filledAfterUs", "0")) or fill_us for d in range(len(devices))]
         all_filled = max([fill_us] + filled)
         answered = 0

@@ -115,7 +115,9 @@ std::string KeyFileKind(const std::string& contents) {
 // secret one is needed is named as such (not "chmod 600" first); with `secret`, group/other access is
 // then refused.
 StatusOr<std::string> ReadKeyFile(const std::string& path, bool secret) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below as not a regular
+  // file); reads of a regular file ignore the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ErrnoStatus("cannot open key file", path, errno);
   FdCloser closer(fd);
   struct stat st;

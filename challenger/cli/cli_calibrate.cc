@@ -296,7 +296,7 @@ int RunCalibrate() {
   // The profile is written signed by the authority key (proto/signed_document.h), so wipe and serve
   // can tell it is the authority's.
   auto signed_profile = proto::SignDocument(proto::DocumentType::kParameterProfile,
-                                            ProfileToJson(run->result.profile).dump(2) + "\n", keys->authority);
+                                            ProfileToJson(run->result.profile).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", keys->authority);
   if (!signed_profile.ok()) return ConfigError(kSub, signed_profile.status());
   Status written = WriteFileReplacing(FLAGS_out, *signed_profile);
   if (!written.ok()) return ConfigError(kSub, written);
@@ -305,7 +305,7 @@ int RunCalibrate() {
   for (const auto& d : node->devices) selectors.push_back(d.selector);
   const NodeProfile* np = node_profile ? &*node_profile : nullptr;
   if (FLAGS_json) {
-    std::cout << ReportJson(*run, request, node->address, np, selectors).dump(2) << std::endl;
+    std::cout << ReportJson(*run, request, node->address, np, selectors).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
     std::cout << ReportText(*run, request, node->address, np, selectors, keys->authority.public_key) << "wrote "
               << FLAGS_out << std::endl;

@@ -5,6 +5,7 @@
 
 #include "challenger/cli/cli_calibration_flags.h"
 #include "challenger/cli/precompute_progress.h"
+#include "challenger/cli/session_progress_lines.h"
 #include "challenger/parameters/authority_documents.h"
 #include "common/clock.h"
 #include "common/progress_line.h"
@@ -121,6 +122,10 @@ StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
     auto lines = std::make_shared<PrecomputeProgress>(true);
     options.prepare_progress = [lines](const std::string& node, uint64_t done, uint64_t total) {
       lines->Report(node, done, total);
+    };
+    auto sessions = std::make_shared<SessionProgressLines>();
+    options.session_progress = [sessions](const std::string& node, const SessionProgress& p) {
+      sessions->Report(node, p);
     };
   }
   options.clock = &SystemClock();

@@ -1,6 +1,7 @@
 #include "challenger/cli/cli_ledger.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -156,7 +157,17 @@ StatusOr<std::optional<proto::Bytes>> SessionFilter(const Args& args) {
   return std::optional<proto::Bytes>(std::move(session));
 }
 
+// A path that exists but is no regular file (a FIFO would block the read for ever): INVALID_ARGUMENT.
+Status RequireRegularFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return InvalidArgumentError(path + " is not a regular file");
+  }
+  return Status::Ok();
+}
+
 StatusOr<nlohmann::ordered_json> ReadJsonFile(const std::string& path) {
+  WP_RETURN_IF_ERROR(RequireRegularFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(path + ": " + std::strerror(errno));
   std::ostringstream text;
@@ -437,7 +448,7 @@ int RunExport(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
   if (!options.ok()) return Fail(err, args.sub, options.status());
   auto document = ExportLedgerJson(ledger, pub, *options, SystemClock());
   if (!document.ok()) return Fail(err, args.sub, document.status());
-  const std::string text = document->dump(2) + "\n";
+  const std::string text = document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const std::string path = Flag(args, "out");
   if (path.empty()) {
     out << text;
@@ -500,6 +511,7 @@ int RunAudit(const Args& args, const proto::PublicKey& challenger, std::ostream&
 
 // Reads a file of record bytes (at most a ledger record's size).
 StatusOr<proto::Bytes> ReadRecordFile(const std::string& path) {
+  WP_RETURN_IF_ERROR(RequireRegularFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(path + ": " + std::strerror(errno));
   proto::Bytes bytes;
@@ -525,7 +537,7 @@ int RunDecode(const Args& args, std::ostream& out, std::ostream& err) {
   }
   auto print = [&](const StatusOr<nlohmann::ordered_json>& json) {
     if (!json.ok()) return Fail(err, args.sub, json.status());
-    out << json->dump(2) << "\n";
+    out << json->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   };
   if (!Flag(args, "record").empty()) {

@@ -149,7 +149,7 @@ int AuditOne(const Json& document, const AuditCommand& command, std::ostream& ou
   if (json != nullptr) {
     *json = AuditJson(*audit, command);
   } else if (command.json) {
-    out << AuditJson(*audit, command).dump(2) << "\n";
+    out << AuditJson(*audit, command).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     PrintTable(*audit, command, out);
   }
@@ -223,7 +223,7 @@ int RunLedgerAudits(const std::vector<std::string>& sources,
         {"sources", std::move(each)},
         {"sessions_in_several_sources", std::move(copied)},
         {"total", {{"sources", sources.size()}, {"sources_ok", ok}, {"sessions", sessions}, {"waves", waves}}}};
-    out << document.dump(2) << "\n";
+    out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return code;
   }
   for (const SessionInSeveralLedgers& copy : copies) out << "FAILED: " << DescribeSessionInSeveralLedgers(copy) << "\n";

@@ -484,7 +484,7 @@ int RunPlan() {
     if (!written.ok()) return ConfigError(kSub, written.WithContext("--plot"));
   }
   if (FLAGS_json) {
-    std::cout << PlanJson(in, *result, src).dump(2) << std::endl;
+    std::cout << PlanJson(in, *result, src).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
     std::cout << PlanTable(in, *result, src);
     if (!FLAGS_plot.empty()) std::cout << "plot: " << FLAGS_plot << "\n";

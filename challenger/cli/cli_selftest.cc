@@ -214,9 +214,9 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   }
   const bool scaffold_ok = doc.at("scaffold").is_null() || doc.at("scaffold").value("passed", false);
   int code = doc.at("all_match").get<bool>() ? 0 : 1;
-  if (json_stdout) out << doc.dump(2) << "\n";
+  if (json_stdout) out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   if (!json_file.empty()) {
-    Status written = WriteFileReplacing(json_file, doc.dump(2) + "\n");
+    Status written = WriteFileReplacing(json_file, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (!written.ok()) {
       err << "wipeproof-challenger selftest: " << CliErrorText(written) << "\n";
       code = CliExitCodeFor(written);

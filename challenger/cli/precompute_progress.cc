@@ -8,7 +8,10 @@ void PrecomputeProgress::Report(const std::string& node, uint64_t done, uint64_t
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::unique_ptr<ProgressLine>& line = lines_[node];
-    if (!line) line = std::make_unique<ProgressLine>("expected labels " + node, total, true);
+    // Counted, not sized: each expected label costs a chunk's recomputation, its 32 bytes nothing.
+    if (!line) {
+      line = std::make_unique<ProgressLine>("expected labels " + node, total, true, ProgressStyle::kCount, "labels");
+    }
     line->Update(done);
     if (done >= total) {
       finished = std::move(line);

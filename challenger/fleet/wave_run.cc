@@ -42,6 +42,9 @@ SessionEnv EnvOn(kj::AsyncIoContext& io, RecordSink& records, WaveSync* wave, co
   env.threads = options.threads;
   env.expected_labels_test_delay_us = options.prepare_test_delay_us;
   env.expected_labels_progress = ProgressOf(node, options);
+  if (options.session_progress) {
+    env.progress = [report = options.session_progress, node](const SessionProgress& p) { report(node, p); };
+  }
   return env;
 }
 

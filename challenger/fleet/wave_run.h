@@ -36,6 +36,8 @@ struct TcpSessionOptions {
   // Each session's expected-label precompute: (node, labels computed, labels in all), from the
   // preparing thread (several nodes of a wave at once); empty = none.
   std::function<void(const std::string& node, uint64_t done, uint64_t total)> prepare_progress;
+  // Each session's progress while it runs (SessionEnv::progress); empty = none.
+  std::function<void(const std::string& node, const SessionProgress&)> session_progress;
 };
 
 // One session of `plan` against the agent at plan.address. `wave` is null outside wave runs.

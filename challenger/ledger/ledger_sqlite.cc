@@ -97,11 +97,12 @@ std::string LedgerStmt::ColumnText(int column) const {
 
 StatusOr<std::unique_ptr<LedgerDb>> LedgerDb::Open(const std::string& path, bool read_only) {
   if (path.empty()) return InvalidArgumentError("ledger path is empty");
-  if (read_only) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) {
-      return NotFoundError("ledger " + path + ": " + std::strerror(errno));
-    }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (read_only) return NotFoundError("ledger " + path + ": " + std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    // A FIFO would block the open for ever; a directory or device is no ledger either.
+    return InvalidArgumentError("ledger " + path + " is not a regular file");
   }
   // NOMUTEX: Ledger serialises access itself. No URI parsing, so odd file names stay file names.
   const int flags =

@@ -551,6 +551,14 @@ class Auditor {
                    "states no orderSentAtUnixUs: the round send times cannot be placed (records written before "
                    "they were kept)");
     }
+    // Sent after the authority signed the order and before it expired (the agent refuses it then).
+    proto::WipeOrder::Reader o = order_->message.root();
+    const int64_t sent_at = final_verdict().getOrderSentAtUnixUs();
+    if (sent_at < o.getIssuedAtUnixUs() || sent_at >= o.getExpiresAtUnixUs()) {
+      return Wrong(verdict_entries_.back(), "verdict",
+                   "orderSentAtUnixUs " + std::to_string(sent_at) + " is outside the order's lifetime [" +
+                       std::to_string(o.getIssuedAtUnixUs()) + ", " + std::to_string(o.getExpiresAtUnixUs()) + ")");
+    }
     const std::vector<uint64_t> filled = DeviceFillTimes();
     uint64_t all_filled = final_verdict().getFillMicros();
     for (uint64_t at : filled) all_filled = std::max(all_filled, at);

@@ -201,8 +201,19 @@ std::string CheckRun(const ScenarioSpec& spec, const SessionOutcome& outcome, co
 
 // The wave scenarios' checks (ScenarioCheck::kWaveInStep); "" when they hold. node-a drops after
 // answering `drop_round` rounds; a pass has `proof_rounds` proof rounds.
-std::string WaveProblem(const WaveOfTwoRun& wave, uint32_t drop_round, uint32_t proof_rounds) {
+// `seen_a`: node-a's agent log. The members run on simulated clocks of their own, so "after" is
+// real time as the agents saw it: node-a received its first proof round after node-b's agent
+// answered its last fill message (report or notice).
+std::string WaveProblem(const WaveOfTwoRun& wave, const AgentLog& seen_a, uint32_t drop_round, uint32_t proof_rounds) {
   if (!wave.b.pass) return "the honest neighbour failed: " + wave.b.failure.Describe();
+  if (seen_a.first_proof_round_at != std::chrono::steady_clock::time_point{} &&
+      seen_a.first_proof_round_at < wave.seen_b.filled_at) {
+    return "node-a received a proof round " +
+           std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(wave.seen_b.filled_at -
+                                                                                 seen_a.first_proof_round_at)
+                              .count()) +
+           " us before node-b had sent its last fill message";
+  }
   if (!wave.neighbour_released_by_drop) return "node-b's fill was released before node-a dropped";
   if (wave.wave_pass != wave.a.pass) {
     return std::string("the wave verdict says ") + (wave.wave_pass ? "pass" : "fail") + ", node-a " +
@@ -330,7 +341,7 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
         wave.threads = options.threads;
         auto ran = RunWaveOfTwo(std::move(wave));
         if (!ran.ok()) return ran.status().WithContext("selftest " + spec.id);
-        setting_problem = WaveProblem(*ran, spec.deviation.round, profile.rounds);
+        setting_problem = WaveProblem(*ran, seen, spec.deviation.round, profile.rounds);
         outcome = std::move(ran->a);
       } else {
         const Inventory inventory = SelftestInventory(result.setup, spec.node, node.public_key, odd);

@@ -68,6 +68,8 @@ StatusOr<WaveOfTwoRun> RunWaveOfTwo(WaveOfTwoSetup setup) {
   b.timing = setup.timing_b;
   b.rng_seed = setup.rng_seed_b;
   b.fill_gate = [&released] { return released.load(); };
+  adversary::AgentLog seen_b;
+  b.log = &seen_b;
 
   WaveSync sync(wave.nodes);
   StatusOr<SessionOutcome> outcome_a = InternalError("not run"), outcome_b = InternalError("not run");
@@ -89,6 +91,7 @@ StatusOr<WaveOfTwoRun> RunWaveOfTwo(WaveOfTwoSetup setup) {
   run.a = *std::move(outcome_a);
   run.b = *std::move(outcome_b);
   run.neighbour_released_by_drop = released_by_drop.load();
+  run.seen_b = seen_b;  // its thread has ended
   std::vector<WaveMemberVerdict> members;
   for (const SessionOutcome* o : {&run.a, &run.b}) {
     WaveMemberVerdict v;

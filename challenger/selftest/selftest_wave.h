@@ -28,6 +28,7 @@ struct WaveOfTwoRun {
   SessionOutcome a, b;                      // node-a (the scenario's agent), node-b (the honest neighbour)
   bool wave_pass = false;                   // the signed wave verdict verifies and says pass
   bool neighbour_released_by_drop = false;  // node-b's fill was released by node-a's drop
+  adversary::AgentLog seen_b;               // node-b's agent (node-a's: WaveOfTwoSetup::agent_a.log)
 };
 
 struct WaveOfTwoSetup {

@@ -205,6 +205,7 @@ class Session {
   void MaybeSendRound();
   bool AllNoticed() const;
   bool ProofDone() const;
+  void ReportProgress() const;  // env_.progress, when set
   bool Closing() const;
   bool HoldingDone() const;
   void CheckRealTimeLimits();
@@ -370,11 +371,26 @@ void Session::Drive(proto::ProverAgent::Client& agent) {
     } else if (next_round_at_ > env_.timer->now()) {
       wake = std::min(wake, next_round_at_);
     }
+    ReportProgress();
     WaitUntil(wake);
   }
   out_.rounds_sent = next_round_;
   LOG(INFO) << "session " << sid_hex_ << " node " << plan_.node_name << ": " << out_.rounds.size() << " rounds ("
             << plan_.profile.rounds << " proof rounds per device)";
+}
+
+void Session::ReportProgress() const {
+  if (!env_.progress) return;
+  SessionProgress p;
+  p.filled = have_report_ && AllNoticed();
+  p.waited_us = static_cast<uint64_t>((env_.timer->now() - start_real_) / kj::MICROSECONDS);
+  p.fill_deadline_us = plan_.fill_deadline_us;
+  p.rounds_answered = static_cast<uint32_t>(out_.rounds.size());
+  p.proof_rounds_total = challenges_.proof_batches();
+  p.proof_rounds_done = p.proof_rounds_total;
+  for (uint32_t next : next_proof_) p.proof_rounds_done = std::min(p.proof_rounds_done, next);
+  if (in_flight_ && in_flight_->proof && p.proof_rounds_done > 0) --p.proof_rounds_done;  // sent, not answered
+  env_.progress(p);
 }
 
 void Session::CheckRealTimeLimits() {

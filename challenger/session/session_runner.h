@@ -79,6 +79,16 @@
 
 namespace wipeproof {
 
+// Where a running session stands, for progress lines (SessionEnv::progress).
+struct SessionProgress {
+  bool filled = false;              // the node's report and every notice verified
+  uint64_t waited_us = 0;           // real time since the order was sent
+  uint64_t fill_deadline_us = 0;    // the order's
+  uint32_t rounds_answered = 0;     // proof and holding rounds
+  uint32_t proof_rounds_done = 0;   // proof rounds answered (every device in each)
+  uint32_t proof_rounds_total = 0;  // R
+};
+
 struct SessionEnv {
   const Clock* clock = nullptr;                // required: all timing
   kj::Timer* timer = nullptr;                  // required: bounds waits in real time
@@ -91,6 +101,9 @@ struct SessionEnv {
   std::function<void(uint64_t done_labels, uint64_t total_labels)> expected_labels_progress;
   uint64_t finish_timeout_us = 30'000'000;     // real-time bound on `finish`
   uint64_t abort_timeout_us = 5'000'000;       // real-time bound on `abort`
+  // Called on the session's thread at every turn of its wait loop (about every millisecond) while
+  // the order runs; may be empty. The callee throttles (common/progress_line.h).
+  std::function<void(const SessionProgress&)> progress;
 };
 
 // The typed result of a session whose order was issued: pass, or the first failure.

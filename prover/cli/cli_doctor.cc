@@ -99,7 +99,7 @@ int RunDoctor() {
   }
 
   if (FLAGS_json) {
-    std::printf("%s\n", DoctorJson(results).dump(2).c_str());
+    std::printf("%s\n", DoctorJson(results).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::printf("%s", FormatDoctorTable(results).c_str());
   }

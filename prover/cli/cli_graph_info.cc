@@ -26,7 +26,7 @@ int RunGraphInfo() {
   out["scratch_bytes"] = g.peak_live_labels * kLabelBytes;
   out["chunk_bytes"] = static_cast<uint64_t>(g.m) * kLabelBytes;
   out["schedule_ops"] = g.schedule_ops;
-  std::printf("%s\n", out.dump(2).c_str());
+  std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   return kExitOk;
 }
 

@@ -162,6 +162,18 @@ TEST_F(ProtoKeyFilesTest, MissingFilesAndFolders) {
   EXPECT_EQ(GenerateKeyFiles("").status().code(), StatusCode::kInvalidArgument);
 }
 
+// A FIFO where a key file should be is refused at once: opening it must not wait for a writer.
+TEST_F(ProtoKeyFilesTest, AFifoIsRefusedWithoutWaiting) {
+  const std::string fifo = dir_ + "/node.key";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto secret = ReadSecretKeyFile(fifo);
+  ASSERT_FALSE(secret.ok());
+  EXPECT_NE(secret.status().message().find("is not a regular file"), std::string::npos) << secret.status().ToString();
+  auto pub = ReadPublicKeyFile(fifo);
+  ASSERT_FALSE(pub.ok());
+  EXPECT_NE(pub.status().message().find("is not a regular file"), std::string::npos) << pub.status().ToString();
+}
+
 TEST(ProtoPublicKeyHexTest, Parses) {
   auto key = ParsePublicKeyHex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
   ASSERT_TRUE(key.ok());

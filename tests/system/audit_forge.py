@@ -12,14 +12,14 @@
                                                         recipe samples first (--sample-seed=SEED
                                                         --labels=N), the transcript re-signed with
                                                         the node's key: only labels catch it
-  audit_forge.py wave-early EXPORT SCHEMA KEY NODE_KEY NODE
-                                                        in a wave run: member NODE's order placed 10 s
-                                                        earlier (orderSentAtUnixUs) in its verdict, so
-                                                        its proof rounds seem to precede the other
-                                                        members' fills; re-signed by the challenger
-                                                        (KEY) and the node (NODE_KEY: its transcript
-                                                        names the verdict digest), the receipt, the
-                                                        wave verdict and the chain rebuilt
+  audit_forge.py wave-shift EXPORT SCHEMA KEY NODE_KEY NODE DELTA_US
+                                                        in a wave run: member NODE's order placed
+                                                        DELTA_US later (orderSentAtUnixUs) in its
+                                                        verdict, so the other members' proof rounds
+                                                        seem to precede its fill; re-signed by the
+                                                        challenger (KEY) and the node (NODE_KEY: its
+                                                        transcript names the verdict digest), the
+                                                        receipt, the wave verdict and the chain rebuilt
 Writes the tampered export to stdout. Uses docs/audit_recipe.py's capnp helpers.
 """
 import json
@@ -145,8 +145,8 @@ def colluding_answer(schema, document, challenger, node, sample_seed, labels):
                     challenger)
 
 
-def wave_early(schema, document, challenger, node_key, node):
-    """Moves member `node`'s timeline 10 s earlier: a forger holding the challenger's and the node's keys."""
+def wave_shift(schema, document, challenger, node_key, node, delta_us):
+    """Moves member `node`'s timeline by `delta_us`: a forger holding the challenger's and the node's keys."""
     records = {}
     for i, entry in enumerate(document["entries"]):
         payload, _ = envelope_parts(schema, bytes.fromhex(entry["envelope"]))
@@ -157,7 +157,7 @@ def wave_early(schema, document, challenger, node_key, node):
     v = verdicts[0]
     old_payload = envelope_parts(schema, records[v][1])[0]
     sent = int(schema.decode(old_payload, "Verdict")["orderSentAtUnixUs"])
-    old_field, new_field = struct.pack("<q", sent), struct.pack("<q", sent - 10_000_000)
+    old_field, new_field = struct.pack("<q", sent), struct.pack("<q", sent + delta_us)
     assert old_payload.count(old_field) == 1, "orderSentAtUnixUs must occur once"
     new_record, new_payload = resign(schema, records[v][1], old_field, new_field, challenger, "verdict")
     old_digest, new_digest = recipe.blake2b256(old_payload), recipe.blake2b256(new_payload)
@@ -202,9 +202,9 @@ def main():
     elif mode == "colluding-answer":
         colluding_answer(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
                          int(sys.argv[6]), int(sys.argv[7]))
-    elif mode == "wave-early":
-        wave_early(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
-                   sys.argv[6])
+    elif mode == "wave-shift":
+        wave_shift(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
+                   sys.argv[6], int(sys.argv[7]))
     else:
         raise SystemExit(f"unknown mode {mode}")
     json.dump(document, sys.stdout, indent=2)

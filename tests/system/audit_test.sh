@@ -77,8 +77,10 @@ expect_fail "the recipe, a wrong answer the node signed too" "is not the label r
   recipe "$dir/colluding.json"
 
 # A wave of two nodes run by `serve --once`: both tools re-check that every member's first proof
-# round came after the last member's fill, and both catch node-a's timeline moved 10 s earlier by a
-# forger holding the challenger's and node-a's keys (each session still consistent on its own).
+# round came after the last member's fill, and both catch node-b's timeline moved 10 s later (so
+# node-a's proof rounds seem to precede node-b's fill) by a forger holding the challenger's and
+# node-b's keys (node-b's session still consistent on its own, its order still within its lifetime);
+# moved 10 s earlier it leaves the order's lifetime, which both catch too.
 wave=$dir/wave
 mkdir -p "$wave"
 agents=()
@@ -112,12 +114,18 @@ JSON
   --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/inventory.json" --out="$dir/wave.json"
 expect_pass "ledger audit of a wave's export" audit "$dir/wave.json"
 expect_pass "the recipe on a wave's export" recipe "$dir/wave.json"
-"$python" "$root/tests/system/audit_forge.py" wave-early "$dir/wave.json" "$root/proto/wipe.capnp" \
-  "$e2e/inspect-challenger.key" "$wave/node-a.key" node-a >"$dir/wave-early.json"
+wave_shift() { "$python" "$root/tests/system/audit_forge.py" wave-shift "$dir/wave.json" "$root/proto/wipe.capnp" \
+  "$e2e/inspect-challenger.key" "$wave/node-b.key" node-b "$1"; }
+wave_shift 10000000 >"$dir/wave-late.json"
+wave_shift -10000000 >"$dir/wave-early.json"
 expect_fail "ledger audit, a member's proof rounds placed before the other's fill" \
-  "member node-a: its first proof round" audit "$dir/wave-early.json"
+  "member node-a: its first proof round" audit "$dir/wave-late.json"
 expect_fail "the recipe, a member's proof rounds placed before the other's fill" \
-  "member node-a: its first proof round was sent" recipe "$dir/wave-early.json"
+  "member node-a: its first proof round was sent" recipe "$dir/wave-late.json"
+expect_fail "ledger audit, a member's order sent before the authority signed it" \
+  "is outside the order's lifetime" audit "$dir/wave-early.json"
+expect_fail "the recipe, a member's order sent before the authority signed it" \
+  "is outside the order's lifetime" recipe "$dir/wave-early.json"
 
 [[ $failures -eq 0 ]] && echo "audit test passed" && exit 0
 echo "$failures check(s) failed"
