@@ -295,6 +295,12 @@ StatusOr<FleetCores> ChallengerCoresForFleet(uint64_t fleet_nodes, double period
   f.period_s = period_s;
   f.node_wipes_per_hour = static_cast<double>(fleet_nodes) * 3600.0 / period_s;
   const double exact = f.node_wipes_per_hour / node_wipes_per_core_hour;
+  // Beyond a million cores the plan is meaningless (and a double past 2^64 does not convert).
+  constexpr double kMaxCores = 1e6;
+  if (!std::isfinite(exact) || exact > kMaxCores) {
+    return InvalidArgumentError("the fleet needs more than a million challenger cores (" + std::to_string(fleet_nodes) +
+                                " nodes every " + std::to_string(period_s) + " s): check --fleet_nodes and --period_s");
+  }
   // Rounded up, but a quotient that is whole up to rounding error (84.0000000001) stays whole.
   f.cores = static_cast<uint64_t>(std::max(1.0, std::ceil(exact * (1 - 1e-12))));
   f.utilisation = exact / static_cast<double>(f.cores);

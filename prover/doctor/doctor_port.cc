@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -81,6 +82,18 @@ CheckResult CheckListenAddress(const std::string& check, const std::string& flag
   const std::string port_text = address.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (host == "*") host = "0.0.0.0";
+  // serve refuses a port over 65535 (getaddrinfo would take it modulo 2^16); an IPv6 host needs
+  // brackets ("[::1]:7300"), as serve reads it.
+  char* end = nullptr;
+  const unsigned long port_number = std::strtoul(port_text.c_str(), &end, 10);
+  if (port_text.find_first_not_of("0123456789") != std::string::npos || *end != '\0' || port_number > 65535) {
+    return {check, CheckStatus::kFail, flag + "=" + address + ": the port is not a number from 0 to 65535",
+            "give e.g. " + flag + "=0.0.0.0:7300"};
+  }
+  if (host.find(':') != std::string::npos && address.front() != '[') {
+    return {check, CheckStatus::kFail, flag + "=" + address + ": an IPv6 address needs brackets",
+            "give e.g. " + flag + "=[::1]:7300"};
+  }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;

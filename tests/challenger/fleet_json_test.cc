@@ -371,6 +371,14 @@ TEST_F(LedgerFleetAuditTest, AuditOfSeveralLedgersCatchesASessionCopiedIntoAnoth
 // ---------------------------------------------------------------------------------------------
 // plan: challenger cores for a fleet.
 
+// A fleet past a million cores (or a period so short the quotient overflows) is refused, not
+// printed as 0 cores.
+TEST(FleetCoresTest, AnAbsurdFleetIsRefused) {
+  EXPECT_EQ(ChallengerCoresForFleet(UINT64_MAX, 1, 120).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ChallengerCoresForFleet(10, 1e-300, 120).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ChallengerCoresForFleet(1'000'000, 3600, 1).ok());  // exactly a million cores
+}
+
 TEST(FleetCoresTest, CoresAreTheFleetsNodeWipesPerHourOverOneCoresThroughputRoundedUp) {
   // 10000 nodes every hour at 120 node wipes per core-hour: 10000 / 120 = 83.3 -> 84 cores.
   FleetCores f = Must(ChallengerCoresForFleet(10000, 3600, 120));

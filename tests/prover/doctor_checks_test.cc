@@ -197,6 +197,9 @@ TEST(DoctorPort, HeldPortFailsNamingPortAndHolder) {
   EXPECT_EQ(taken.fix, "stop the process holding port " + port + " or choose another --listen");
 
   EXPECT_EQ(CheckListenAddress("listen port", "--listen", "127.0.0.1:0").status, CheckStatus::kOk);
+  // serve refuses these: so does doctor.
+  EXPECT_EQ(CheckListenAddress("listen port", "--listen", "127.0.0.1:99999").status, CheckStatus::kFail);
+  EXPECT_EQ(CheckListenAddress("listen port", "--listen", "::1:0").status, CheckStatus::kFail);
   CheckResult bad = CheckListenAddress("listen port", "--listen", "7300");
   EXPECT_EQ(bad.status, CheckStatus::kFail);
   EXPECT_TRUE(Has(bad.detail, "not HOST:PORT")) << bad.detail;

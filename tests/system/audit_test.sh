@@ -79,7 +79,8 @@ expect_fail "the recipe, a wrong answer the node signed too" "is not the label r
 # A wave of two nodes run by `serve --once`: both tools re-check that every member's first proof
 # round came after the last member's fill, and both catch node-b's timeline moved 10 s later (so
 # node-a's proof rounds seem to precede node-b's fill) by a forger holding the challenger's and
-# node-b's keys (node-b's session still consistent on its own, its order still within its lifetime);
+# node-b's keys (its order still within its lifetime; the receipt still embeds the old transcript, which
+# ledger audit also names);
 # moved 10 s earlier it leaves the order's lifetime, which both catch too.
 wave=$dir/wave
 mkdir -p "$wave"
