@@ -269,6 +269,8 @@ TEST_F(LedgerFleetCliTest, SeveralLedgersUsageErrors) {
   usage({"verify", "--ledger=" + a_path_ + "," + b_path_, KeyFlag(), "--expect_head=x.json"},
         "--expect_head goes with one --ledger");
   usage({"show", "--ledger=" + a_path_, "--ledger=" + b_path_, KeyFlag()}, "--ledger is given twice");
+  // A missing ledger among several exits as it would alone (2, a file to fix), not as tampering.
+  usage({"verify", "--ledger=" + a_path_ + "," + a_path_ + ".missing", KeyFlag()}, "ledgers failed to verify");
 }
 
 // ---------------------------------------------------------------------------------------------
