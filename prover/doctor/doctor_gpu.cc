@@ -129,7 +129,16 @@ CheckResult CheckPartitionMode(const GpuInventory& inv, const GpuToolAnswers& to
     return r;
   }
   for (const std::string& p : parts) r.detail += (r.detail.empty() ? "" : "; ") + p;
-  if (r.detail.empty()) r.detail = "the tools listed no GPU";
+  if (r.detail.empty()) {
+    r.detail = "the tools listed no GPU";
+    if (!inv.devices.empty()) {
+      // A stub tool, or one in a container that sees none of the devices: it told nothing.
+      r.status = CheckStatus::kWarn;
+      r.detail = "cannot tell: the backends found " + std::to_string(inv.devices.size()) +
+                 " GPU(s) but nvidia-smi/rocm-smi listed none";
+      r.fix = "run doctor where nvidia-smi or rocm-smi sees the node's GPUs";
+    }
+  }
   if (partitioned) {
     r.status = CheckStatus::kWarn;
     r.detail = "partitioned: only the instances this process sees are wiped, not whole GPUs; " + r.detail;
@@ -179,7 +188,8 @@ CheckResult CheckGpuProcesses(const GpuInventory& inv, const GpuToolAnswers& too
     return r;
   }
   if (holders.empty()) {
-    r.detail = "no other process holds GPU memory";
+    r.detail = "no other process holds GPU memory (as far as nvidia-smi/rocm-smi see: a container sees only "
+               "its own processes)";
     return r;
   }
   r.status = CheckStatus::kFail;

@@ -264,6 +264,11 @@ TEST(DoctorGpu, PartitionModeFromToolsOrSaysItCannotTell) {
   EXPECT_EQ(unknown.status, CheckStatus::kWarn);
   EXPECT_TRUE(Has(unknown.detail, "cannot tell")) << unknown.detail;
   EXPECT_EQ(CheckPartitionMode(GpuInventory{}, GpuToolAnswers{}).status, CheckStatus::kOk);
+  // A tool that answers but lists none of the GPUs the backends found (a stub, another container)
+  // told nothing: WARN, never OK.
+  GpuToolAnswers silent;
+  silent.nvidia_mig = "";
+  EXPECT_EQ(CheckPartitionMode(two, silent).status, CheckStatus::kWarn);
 }
 
 TEST(DoctorGpu, OtherProcessesOnTheGpus) {
