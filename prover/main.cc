@@ -164,7 +164,7 @@ const std::vector<Subcommand>& Subcommands() {
        DoctorFlagNames(),
        &RunDoctor,
        {{"node_key", "this node's secret key file (PREFIX.key, mode 0600), as serve would use it"},
-        {"progress", kServeProgressHelp}},
+        {"progress", "serve's fill progress (serve --help); accepted so doctor takes serve's flags as they are"}},
        "serve"},
   };
   return kSubcommands;

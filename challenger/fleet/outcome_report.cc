@@ -96,7 +96,8 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
     j["bound_stated"] = v.getBoundStated();
     j["deadline_rule_satisfied"] = v.getDeadlineRuleSatisfied();
     j["confidence"] = v.getConfidence();
-    j["total_unwiped_bound_bytes"] = v.getTotalUnwipedBoundBytes();
+    // null without a stated bound: a 0 would read as "nothing unwiped" (as ledger show --json says).
+    j["total_unwiped_bound_bytes"] = v.getBoundStated() ? json(v.getTotalUnwipedBoundBytes()) : json(nullptr);
     j["fill_us"] = v.getFillMicros();
     j["fill_deadline_us"] = v.getFillDeadlineUs();
     j["round_deadline_us"] = v.getRoundDeadlineUs();

@@ -34,9 +34,7 @@ constexpr char kSub[] = "doctor";
 
 std::vector<std::string> DoctorFlagNames() {
   std::vector<std::string> names;
-  for (const std::string& n : ServeFlagNames()) {
-    if (n != "progress") names.push_back(n);
-  }
+  for (const std::string& n : ServeFlagNames()) names.push_back(n);  // --progress accepted, unused
   names.push_back("json");
   return names;
 }
@@ -96,6 +94,13 @@ int RunDoctor() {
   results.push_back(CheckListenAddress("listen port", "--listen", FLAGS_listen));
   if (!FLAGS_metrics_listen.empty()) {
     results.push_back(CheckListenAddress("metrics port", "--metrics_listen", FLAGS_metrics_listen));
+    // Both free now, but serve cannot bind both to one port.
+    const std::string port = FLAGS_listen.substr(FLAGS_listen.rfind(':') + 1);
+    if (port != "0" && port == FLAGS_metrics_listen.substr(FLAGS_metrics_listen.rfind(':') + 1)) {
+      results.push_back({"metrics port", CheckStatus::kFail,
+                         "--listen and --metrics_listen both use port " + port + ": serve cannot bind both",
+                         "give --metrics_listen another port (e.g. 9401)"});
+    }
   }
 
   if (FLAGS_json) {

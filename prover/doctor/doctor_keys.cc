@@ -32,14 +32,16 @@ CheckResult NodeKey(const std::string& path, uid_t user) {
   if (!S_ISREG(st.st_mode))
     return {"node key", CheckStatus::kFail, path + ": not a regular file", "give the .key file"};
   const std::string mode = ModeText(st.st_mode);
-  if ((st.st_mode & 077) != 0) {
-    return {"node key", CheckStatus::kFail,
-            path + ": mode " + mode + " lets group or others read the secret key; serve refuses it",
-            "chmod 600 " + path};
-  }
+  // Read as serve reads it: the file's kind first (a .pub given here is named as such), then its mode.
   auto key = proto::ReadSecretKeyFile(path);
   if (!key.ok()) {
-    return {"node key", CheckStatus::kFail, path + ": " + key.status().ToString(),
+    const bool wrong_kind = key.status().message().find("public key file") != std::string::npos;
+    if (!wrong_kind && (st.st_mode & 077) != 0) {
+      return {"node key", CheckStatus::kFail,
+              path + ": mode " + mode + " lets group or others read the secret key; serve refuses it",
+              "chmod 600 " + path};
+    }
+    return {"node key", CheckStatus::kFail, path + ": " + key.status().message(),
             "give the PREFIX.key that `wipeproof-prover keygen` wrote"};
   }
   r.detail = path + ": secret key, mode " + mode + ", owner uid " + std::to_string(st.st_uid);

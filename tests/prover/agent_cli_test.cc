@@ -322,6 +322,18 @@ TEST(AgentCli, DoctorChecksWhatServeWouldUse) {
       << taken.out;
   EXPECT_NE(taken.out.find("\nwipe can run: no (1 FAIL"), std::string::npos) << taken.out;
 
+  // A .pub given as the node key is named as such (as serve names it), not "chmod 600"; --listen and
+  // --metrics_listen on one port (both free now) fail: serve could not bind both. gflags keeps the
+  // last --node_key given.
+  ProverRun pub = RunProver("doctor --devices=host" + keys + small + " --node_key=" + dir + "/authority.pub");
+  EXPECT_EQ(pub.exit_code, 1) << pub.out << pub.err;
+  EXPECT_NE(pub.out.find("authority.pub is a public"), std::string::npos) << pub.out;
+  EXPECT_EQ(pub.out.find("chmod"), std::string::npos) << pub.out;
+  ProverRun clash = RunProver("doctor --devices=host" + keys + " --host_budget_gib=0.00390625 --listen=127.0.0.1:" +
+                              port + " --metrics_listen=127.0.0.1:" + port);
+  EXPECT_EQ(clash.exit_code, 1) << clash.out << clash.err;
+  EXPECT_NE(clash.out.find("--listen and --metrics_listen both use port " + port), std::string::npos) << clash.out;
+
   ProverRun usage = RunProver("doctor --devices=tpu" + keys);
   EXPECT_EQ(usage.exit_code, 2);
   EXPECT_NE(usage.err.find("unknown backend 'tpu'"), std::string::npos) << usage.err;
