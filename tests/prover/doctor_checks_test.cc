@@ -120,7 +120,9 @@ TEST(DoctorClock, SynchronisedUnsynchronisedAndUnknown) {
 class DoctorKeys : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/doctor_keys";
+    // One folder per test: ctest runs this fixture's tests at the same time, in separate processes.
+    dir_ = ::testing::TempDir() + "/doctor_keys_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + std::to_string(::getpid());
     std::system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str());
     node_ = proto::GenerateKeyFiles(dir_ + "/node").value();
     ASSERT_TRUE(proto::GenerateKeyFiles(dir_ + "/authority").ok());
