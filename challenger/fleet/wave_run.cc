@@ -33,13 +33,7 @@ std::function<void(uint64_t, uint64_t)> ProgressOf(const std::string& node, cons
 
 SessionEnv EnvOn(kj::AsyncIoContext& io, RecordSink& records, WaveSync* wave, const TcpSessionOptions& options,
                  const std::string& node) {
-  SessionEnv env;
-  env.clock = options.clock;
-  env.timer = &io.provider->getTimer();
-  env.wait_scope = &io.waitScope;
-  env.records = &records;
-  env.wave = wave;
-  env.threads = options.threads;
+  SessionEnv env = SessionEnvOn(io, *options.clock, records, options.threads, wave);
   env.expected_labels_test_delay_us = options.prepare_test_delay_us;
   env.expected_labels_progress = ProgressOf(node, options);
   if (options.session_progress) {

@@ -21,7 +21,7 @@ bool Same(proto::ByteView a, proto::ByteView b) {
 // every member (its report or a device's notice, whichever came last), on the challenger's wall
 // clock (orderSentAtUnixUs + the monotonic offsets; each session audit checked those offsets
 // against its own records), within kWaveSendToleranceUs.
-Status CheckProofsFollowEveryFill(proto::WaveVerdict::Reader w, const std::vector<proto::Verdict::Reader>& members,
+Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& members,
                                   const std::vector<uint64_t>& proof_labels) {
   for (const proto::Verdict::Reader& v : members) {
     if (!v.getPass()) return Status::Ok();  // a failed member fails the wave; nothing to place
@@ -60,7 +60,6 @@ Status CheckProofsFollowEveryFill(proto::WaveVerdict::Reader w, const std::vecto
     }
     if (!found) return DataLossError(name + ": passed without a proof round");
   }
-  (void)w;
   return Status::Ok();
 }
 
@@ -130,7 +129,7 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
   }
   std::vector<proto::Verdict::Reader> readers;
   for (auto& v : verdicts) readers.push_back(v.root());
-  WP_RETURN_IF_ERROR(CheckProofsFollowEveryFill(w, readers, proof_labels));
+  WP_RETURN_IF_ERROR(CheckProofsFollowEveryFill(readers, proof_labels));
   return recheck(w, readers);
 }
 

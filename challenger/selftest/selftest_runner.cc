@@ -377,13 +377,7 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
         PipeAgentConnector pipe(io, kj::mv(agent));
         connection = &pipe;
         DiscardingRecordSink sink;
-        SessionEnv env;
-        env.clock = &clock;
-        env.timer = &io.provider->getTimer();
-        env.wait_scope = &io.waitScope;
-        env.records = &sink;
-        env.threads = options.threads;
-        SessionRunner runner(plan, SessionKeys{authority, challenger}, env);
+        SessionRunner runner(plan, SessionKeys{authority, challenger}, SessionEnvOn(io, clock, sink, options.threads));
         outcome = runner.Run(pipe);
       }
       if (!outcome.ok()) return outcome.status().WithContext("selftest " + spec.id);

@@ -29,14 +29,7 @@ StatusOr<SessionOutcome> RunMember(SessionPlan plan, const SessionKeys& keys, co
         adversary::AgentKeys{keys.authority.public_key, keys.challenger.public_key, node}, std::move(options));
     PipeAgentConnector pipe(io, kj::mv(agent));
     DiscardingRecordSink sink;
-    SessionEnv env;
-    env.clock = &clock;
-    env.timer = &io.provider->getTimer();
-    env.wait_scope = &io.waitScope;
-    env.records = &sink;
-    env.wave = &sync;
-    env.threads = threads;
-    SessionRunner runner(std::move(plan), keys, env);
+    SessionRunner runner(std::move(plan), keys, SessionEnvOn(io, clock, sink, threads, &sync));
     return runner.Run(pipe);
   } catch (const kj::Exception& e) {
     return InternalError(std::string("selftest wave member: ") + e.getDescription().cStr());

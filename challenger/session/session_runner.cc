@@ -1139,4 +1139,16 @@ StatusOr<SessionOutcome> SessionRunner::Run(AgentConnector& connector) {
   }
 }
 
+SessionEnv SessionEnvOn(kj::AsyncIoContext& io, const Clock& clock, RecordSink& records, int threads,
+                        WaveSync* wave) {
+  SessionEnv env;
+  env.clock = &clock;
+  env.timer = &io.provider->getTimer();
+  env.wait_scope = &io.waitScope;
+  env.records = &records;
+  env.wave = wave;
+  env.threads = threads;
+  return env;
+}
+
 }  // namespace wipeproof

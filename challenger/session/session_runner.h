@@ -58,6 +58,7 @@
 // Thread-safety: one Run() per runner, on the thread that owns the kj event loop of the client.
 #pragma once
 
+#include <kj/async-io.h>
 #include <kj/async.h>
 #include <kj/timer.h>
 
@@ -105,6 +106,11 @@ struct SessionEnv {
   // the order runs; may be empty. The callee throttles (common/progress_line.h).
   std::function<void(const SessionProgress&)> progress;
 };
+
+// An environment on `io`'s event loop and timer: everything timed by `clock`, records to `records`,
+// `threads` expected-label threads, `wave` null outside wave runs. Callers add the rest (progress).
+SessionEnv SessionEnvOn(kj::AsyncIoContext& io, const Clock& clock, RecordSink& records, int threads,
+                        WaveSync* wave = nullptr);
 
 // The typed result of a session whose order was issued: pass, or the first failure.
 struct SessionOutcome {
