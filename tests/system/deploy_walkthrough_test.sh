@@ -21,8 +21,9 @@
 #   - the doc's `ledger verify` passes on the service's ledger;
 #   - Prometheus (Debian's unit, configured by the doc) has `up` = 1 for both jobs and a pass
 #     counted by both wipeproof_challenger_sessions_total and wipeproof_agent_sessions_total.
-# Needs root, util-linux's unshare/nsenter, systemd, iproute2, curl, and the Debian packages slurmctld,
-# slurmd, slurm-client, munge and prometheus (scripts/setup-deps.sh); skips (77) naming what is missing.
+# Needs root, util-linux's unshare/nsenter/setpriv/setsid, procps, systemd, iproute2, curl, and the
+# Debian packages slurmctld, slurmd, slurm-client, munge and prometheus (scripts/setup-deps.sh); skips
+# (77) naming what is missing.
 #
 # Teardown: the body below runs in a session of its own under sandbox_supervise (systemd_sandbox.sh),
 # with a deadline of 170 s (below ctest's 200); whatever ends this shell (SIGTERM, SIGINT, SIGKILL,
@@ -38,6 +39,9 @@ src=${2:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 parent=${3:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 if [[ -z "${SANDBOX_OWNER:-}" ]]; then
+  for tool in setpriv setsid pkill; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup-deps.sh installs it)"; exit 77; }
+  done
   source "$here/systemd_sandbox.sh"
   sandbox_supervise 170 "$0" "$@"
   exit

@@ -11,7 +11,8 @@
 # machine's init to reap it runs nothing and holds nothing: not counted), none of its unshare, PID 1,
 # the test's body or anything in the body's session, no guardian, the run's cgroup removed, this
 # machine's mounts as before. Then the next run passes (WP_DEPLOY_STOP_AT=canary-done:pass: the canary's
-# checks, this run's cgroup included) and no canary file of the killed runs is left in /tmp.
+# checks, this run's cgroup included) and no canary file of the killed runs is left in /tmp; a dead run's
+# empty cgroup is removed, one with processes in it named with the command that ends it.
 # Each case boots the canary's systemd once (about 1 s). Needs what deploy_walkthrough_test.sh needs;
 # skips (77) the same way.
 # Usage: sandbox_teardown_test.sh SOURCE_DIR WORK_PARENT_DIR
@@ -19,6 +20,9 @@ set -euo pipefail
 src=${1:?usage: sandbox_teardown_test.sh SOURCE_DIR WORK_PARENT_DIR}
 parent=${2:?usage: sandbox_teardown_test.sh SOURCE_DIR WORK_PARENT_DIR}
 walkthrough=$src/tests/system/deploy_walkthrough_test.sh
+for tool in ps pgrep; do
+  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup-deps.sh installs it)"; exit 77; }
+done
 source "$src/tests/system/systemd_sandbox.sh"
 mkdir -p "$parent"
 work=$(mktemp -d "$parent/sandbox_teardown.XXXXXX")
@@ -135,6 +139,23 @@ start_run fail fail
 expect_status fail 1
 grep -q "stopped at canary-booted" "$work/fail.log" || fail "fail: $(cat "$work/fail.log")"
 echo "[$((SECONDS - t0)) s] fail: the run failed at the canary's boot and tore its sandbox down"
+
+# A dead run's cgroup that still holds processes is left alone and named with the command that ends
+# it (here one made up, holding a sleep of this test's).
+held="$(sandbox_cgroup2_root)/wipeproof-sandbox.$(( $(cat /proc/sys/kernel/pid_max) + 1 ))-1.2-1"
+mkdir "$held"
+sleep 30 &
+sleeper=$!
+echo "$sleeper" >"$held/cgroup.procs"
+swept=$(sandbox_sweep_stale 2>&1)
+kill -0 "$sleeper" && [[ -d "$held" && "$swept" == *"warning: $held of a dead run still holds processes ($sleeper)"* &&
+  "$swept" == *"echo 1 >$held/cgroup.kill; find $held -depth -type d -exec rmdir {} +"* ]] ||
+  { kill "$sleeper"; wait "$sleeper"; rmdir "$held"; fail "a dead run's cgroup with processes: '$swept'"; }
+echo 1 >"$held/cgroup.kill"  # the command it names
+wait "$sleeper" || true
+find "$held" -depth -type d -exec rmdir {} +
+[[ ! -e "$held" ]] || fail "the command named by the sweep did not remove $held"
+echo "[$((SECONDS - t0)) s] a dead run's cgroup holding a process: named with the command that ends it, which does"
 
 # The next run passes (it checks its own cgroup, the mounts, /etc and its canary), and leaves no
 # canary file of the killed runs in /tmp; it removes an empty cgroup that a dead run left (here one
