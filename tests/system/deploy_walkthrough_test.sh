@@ -26,7 +26,7 @@
 # (77) naming what is missing.
 #
 # Teardown: the body below runs in a session of its own under sandbox_supervise (systemd_sandbox.sh),
-# with a deadline of 170 s (below ctest's 200); whatever ends this shell (SIGTERM, SIGINT, SIGKILL,
+# with a deadline of 170 s (below ctest's 200; WP_DEPLOY_DEADLINE_S sets another); whatever ends this shell (SIGTERM, SIGINT, SIGKILL,
 # ctest's timeout, a failure) ends the sandbox and removes its cgroup (sandbox_teardown_test.sh).
 # WP_DEPLOY_STOP_AT=POINT:ACTION stops at POINT (canary-booted: the canary's sandbox is up; canary-done:
 # the canary's checks passed; or a deploy-step's name, before it runs) and then ACTION: `pass` (exit 0),
@@ -43,7 +43,7 @@ if [[ -z "${SANDBOX_OWNER:-}" ]]; then
     command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup-deps.sh installs it)"; exit 77; }
   done
   source "$here/systemd_sandbox.sh"
-  sandbox_supervise 170 "$0" "$@"
+  sandbox_supervise "${WP_DEPLOY_DEADLINE_S:-170}" /bin/bash "$here/${0##*/}" "$@"
   exit
 fi
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: systemd in a sandbox needs root"; exit 77; }
@@ -56,7 +56,7 @@ source "$here/slurm_conf.sh"
 sandbox_cgroup2_root >/dev/null || { echo "SKIP: no cgroup2 hierarchy mounted for the sandbox's systemd"; exit 77; }
 
 # The canary file and work folder carry the supervising shell's name (PID-starttime): those of runs that
-# were killed before their finish are removed here.
+# were killed before their finish are removed here (kept work folders too, unless WP_DEPLOY_KEEP is set).
 for f in /tmp/wipeproof-deploy-canary.*.* "$parent"/deploy_walkthrough.*.*; do
   o=${f##*/}
   o=${o#*.}

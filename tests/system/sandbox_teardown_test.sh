@@ -6,6 +6,7 @@
 #   kill-tree    SIGKILL of the shell and every process below it at once (what ctest's timeout does);
 #   kill-body    SIGKILL of the test's body alone (its supervising shell lives on);
 #   interrupt    SIGINT to the test's process group (Ctrl-C), expected to end it with status 1;
+#   deadline     its own deadline passing (WP_DEPLOY_DEADLINE_S=3), status 1;
 #   fail         a failure at that point (WP_DEPLOY_STOP_AT=canary-booted:fail), status 1;
 # after each, within 5 s: no process in the sandbox's PID or mount namespace (a zombie waiting for this
 # machine's init to reap it runs nothing and holds nothing: not counted), none of its unshare, PID 1,
@@ -65,10 +66,10 @@ leftovers() {  # STATE_FILE SUPERVISOR_PID SUPERVISOR_START
 
 # Starts the walkthrough, stopped at the canary's boot (STOP: wait or fail); sets run_pid, run_start,
 # state (its file) once the sandbox is up (wait).
-start_run() {  # CASE STOP
+start_run() {  # CASE STOP [DEADLINE_S]
   state=$work/$1.state
   set -m  # its own process group, SIGINT not ignored (as a job started from a terminal)
-  WP_DEPLOY_STOP_AT=canary-booted:$2 WP_DEPLOY_STATE_FILE=$state \
+  WP_DEPLOY_STOP_AT=canary-booted:$2 WP_DEPLOY_STATE_FILE=$state WP_DEPLOY_DEADLINE_S=${3:-100} \
     "$walkthrough" /nonexistent-debs "$src" "$work/runs" >"$work/$1.log" 2>&1 &
   run_pid=$!
   set +m
@@ -134,6 +135,11 @@ kill -INT -- "-$run_pid"
 expect_status interrupt 1
 grep -q "SIGINT: stopping the test" "$work/interrupt.log" || fail "interrupt: $(cat "$work/interrupt.log")"
 check_gone interrupt
+
+start_run deadline wait 3
+expect_status deadline 1
+grep -q "FAIL: over 3 s" "$work/deadline.log" || fail "deadline: $(cat "$work/deadline.log")"
+check_gone deadline
 
 start_run fail fail
 expect_status fail 1
