@@ -38,7 +38,8 @@ debs=${1:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 src=${2:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 parent=${3:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
-if [[ -z "${SANDBOX_OWNER:-}" ]]; then
+# The supervising shell exports SANDBOX_OWNER (its PID-starttime) to the body it starts.
+if [[ "${SANDBOX_OWNER:-}" != "$PPID"-* ]]; then
   for tool in setpriv setsid pkill; do
     command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup-deps.sh installs it)"; exit 77; }
   done
