@@ -21,14 +21,32 @@
 #   - the doc's `ledger verify` passes on the service's ledger;
 #   - Prometheus (Debian's unit, configured by the doc) has `up` = 1 for both jobs and a pass
 #     counted by both wipeproof_challenger_sessions_total and wipeproof_agent_sessions_total.
-# Needs root, util-linux's unshare/nsenter, systemd, iproute2, curl, and the Debian packages slurmctld,
-# slurmd, slurm-client, munge and prometheus (scripts/setup-deps.sh); skips (77) naming what is missing.
+# Needs root, util-linux's unshare/nsenter/setpriv/setsid, procps, systemd, iproute2, curl, and the
+# Debian packages slurmctld, slurmd, slurm-client, munge and prometheus (scripts/setup-deps.sh); skips
+# (77) naming what is missing.
+#
+# Teardown: the body below runs in a session of its own under sandbox_supervise (systemd_sandbox.sh),
+# with a deadline of 170 s (below ctest's 200; WP_DEPLOY_DEADLINE_S sets another); whatever ends this shell (SIGTERM, SIGINT, SIGKILL,
+# ctest's timeout, a failure) ends the sandbox and removes its cgroup (sandbox_teardown_test.sh).
+# WP_DEPLOY_STOP_AT=POINT:ACTION stops at POINT (canary-booted: the canary's sandbox is up; canary-done:
+# the canary's checks passed; or a deploy-step's name, before it runs) and then ACTION: `pass` (exit 0),
+# `fail` (exit 1), or `wait` (write the sandbox's PIDs, namespaces and cgroup to
+# $WP_DEPLOY_STATE_FILE and sleep inside the sandbox for up to 120 s, to be killed).
 # Usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR
 set -euo pipefail
 debs=${1:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 src=${2:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 parent=${3:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
+# The supervising shell exports SANDBOX_OWNER (its PID-starttime) to the body it starts.
+if [[ "${SANDBOX_OWNER:-}" != "$PPID"-* ]]; then
+  for tool in setpriv setsid pkill; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup-deps.sh installs it)"; exit 77; }
+  done
+  source "$here/systemd_sandbox.sh"
+  sandbox_supervise "${WP_DEPLOY_DEADLINE_S:-170}" /bin/bash "$here/${0##*/}" "$@"
+  exit
+fi
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: systemd in a sandbox needs root"; exit 77; }
 for tool in unshare nsenter ip curl mungekey slurmctld slurmd scontrol sbatch srun prometheus promtool; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup-deps.sh installs it)"; exit 77; }
@@ -38,14 +56,22 @@ source "$here/systemd_sandbox.sh"
 source "$here/slurm_conf.sh"
 sandbox_cgroup2_root >/dev/null || { echo "SKIP: no cgroup2 hierarchy mounted for the sandbox's systemd"; exit 77; }
 
+# The canary file and work folder carry the supervising shell's name (PID-starttime): those of runs that
+# were killed before their finish are removed here (kept work folders too, unless WP_DEPLOY_KEEP is set).
+for f in /tmp/wipeproof-deploy-canary.*.* "$parent"/deploy_walkthrough.*.*; do
+  o=${f##*/}
+  o=${o#*.}
+  [[ -e "$f" ]] && ! sandbox_owner_alive "${o%.*}" && [[ -z ${WP_DEPLOY_KEEP:-} || "$f" == /tmp/* ]] &&
+    rm -rf --one-file-system -- "$f"
+done
 mkdir -p "$parent"
-work=$(mktemp -d "$parent/deploy_walkthrough.XXXXXX")
+work=$(mktemp -d "$parent/deploy_walkthrough.$SANDBOX_OWNER.XXXXXX")
 t0=$SECONDS
 step() { echo "[$((SECONDS - t0)) s] $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # ---- the canary: this machine's /tmp, /etc, cgroups and mounts
-canary=$(mktemp /tmp/wipeproof-deploy-canary.XXXXXX)
+canary=$(mktemp "/tmp/wipeproof-deploy-canary.$SANDBOX_OWNER.XXXXXX")
 canary_text="canary $$ $RANDOM$RANDOM"
 echo "$canary_text" >"$canary"
 etc_listing() { ls -la --time-style=full-iso /etc | sha256sum; }
@@ -55,11 +81,27 @@ check_host() {  # WHEN
   [[ -f "$canary" && "$(cat "$canary")" == "$canary_text" ]] || fail "$1: the canary $canary in this machine's /tmp was harmed"
   [[ "$(etc_listing)" == "$etc_before" ]] || fail "$1: this machine's /etc changed"
   [[ "$(sort /proc/self/mountinfo | sha256sum)" == "$mounts_before" ]] || fail "$1: mounts left behind"
-  local left
-  left=$(ls -d "$(sandbox_cgroup2_root)"/wipeproof-sandbox.* 2>/dev/null || true)
-  [[ -z "$left" ]] || fail "$1: cgroups left behind: $left"
+  local cg
+  for cg in "${SANDBOX_CGROUPS_MADE[@]}"; do
+    [[ ! -e "$cg" ]] || fail "$1: this run's cgroup $cg left behind"
+  done
 }
-watchdog=
+# WP_DEPLOY_STOP_AT (above).
+stop_point() {  # POINT
+  [[ "${WP_DEPLOY_STOP_AT:-}" == "$1":* ]] || return 0
+  case "${WP_DEPLOY_STOP_AT#*:}" in
+    pass) echo "PASS (stopped at $1, $((SECONDS - t0)) s)"; exit 0 ;;
+    fail) fail "stopped at $1 (WP_DEPLOY_STOP_AT)" ;;
+    wait)
+      [[ -n "$SANDBOX_PID" ]] || fail "stopped at $1 to wait, but no sandbox is up"
+      printf '%s\n' "body=$$" "unshare=$SANDBOX_UNSHARE_PID" "pid1=$SANDBOX_PID" "cgroup=$SANDBOX_CGROUP" \
+        "pidns=$(readlink "/proc/$SANDBOX_PID/ns/pid")" "mntns=$SANDBOX_MNT_NS" >"${WP_DEPLOY_STATE_FILE:?}.new"
+      mv "$WP_DEPLOY_STATE_FILE.new" "$WP_DEPLOY_STATE_FILE"
+      SB_TIMEOUT_S=120 sb sleep 120 || true
+      fail "stopped at $1 and waited 120 s: nothing killed it" ;;
+    *) fail "WP_DEPLOY_STOP_AT=$WP_DEPLOY_STOP_AT: the action is pass, fail or wait" ;;
+  esac
+}
 finish() {
   local rc=$?
   set +e
@@ -68,23 +110,15 @@ finish() {
     sb journalctl --no-pager -n 60 -o short-monotonic 2>/dev/null || true
     sb scontrol show node 2>/dev/null | head -20 || true
   fi
-  kill "$watchdog" 2>/dev/null || true
-  sandbox_teardown
+  sandbox_teardown || rc=1
   if [[ -f "$canary" && "$(cat "$canary")" == "$canary_text" ]]; then rm -f "$canary"; else
     echo "FAIL: the canary $canary in this machine's /tmp was harmed" >&2; rc=1; fi
   [[ -n ${WP_DEPLOY_KEEP:-} ]] && echo "kept $work" || rm -rf "$work"
   exit $rc
 }
 trap finish EXIT
-# A deadline of its own below ctest's, so that a hang still ends in finish (the sandbox torn down).
+# sandbox_supervise's SIGTERM (its deadline, or a signal it got) ends in finish: the sandbox torn down.
 trap 'exit 1' TERM INT
-(
-  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  sleep 170 &
-  sleeper=$!
-  wait "$sleeper" && { echo "FAIL: over 170 s" >&2; kill -TERM $$; }
-) &
-watchdog=$!
 
 # Units of the sandbox (its /etc/systemd/system): the target it boots into, which starts nothing but
 # the journal, and masks for units that are of no use in it or would slow it down.
@@ -116,6 +150,7 @@ printf '%s\n' '[Service]' 'TemporaryFileSystem=/sys/fs/cgroup' \
 # ---- boot 1: the canary; the sandbox boots, cannot see it, and powers off
 sandbox_boot "$work" wipeproof-sandbox.target || fail "systemd did not boot in the sandbox"
 [[ "$(sb readlink /proc/1/exe)" == */systemd ]] || fail "PID 1 of the sandbox is not systemd"
+stop_point canary-booted
 sb test -e "$canary" && fail "the sandbox sees this machine's /tmp"
 [[ "$(sb stat -f -c %T /tmp)" == tmpfs ]] || fail "the sandbox's /tmp is not its own tmpfs"
 sb systemctl start systemd-tmpfiles-setup.service || fail "systemd-tmpfiles-setup in the sandbox failed"
@@ -125,6 +160,7 @@ kill -0 "$SANDBOX_PID" 2>/dev/null && fail "the sandbox's systemd did not power 
 sandbox_teardown
 check_host "after the canary boot"
 step "canary: systemd booted, ran systemd-tmpfiles-setup and powered off in the sandbox; /tmp, /etc, mounts, cgroups untouched"
+stop_point canary-done
 
 # ---- the doc's steps
 doc="$src/docs/deploy.md"
@@ -159,6 +195,7 @@ chmod -R a+rX "$work/in"
 doc_step() {  # NAME
   local f
   f=$(cd "$steps" && ls -- *-"$1".sh)
+  stop_point "$1"
   step "deploy-step $1"
   sb bash -c "set -eo pipefail; cd /root; source /srv/in/steps/01-variables.sh; source /srv/in/test-values.sh
               set -x; source /srv/in/steps/$f" >"$work/step-$1.log" 2>&1 ||

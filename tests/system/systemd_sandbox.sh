@@ -1,6 +1,13 @@
 # A real systemd (PID 1) in a sandbox that cannot touch this machine; sourced by
-# deploy_walkthrough_test.sh.
+# deploy_walkthrough_test.sh and sandbox_teardown_test.sh.
 #
+#   sandbox_supervise DEADLINE_S CMD...
+#                           runs CMD (a test's body) in a session of its own and waits for it: a
+#                           SIGTERM or SIGINT here, or DEADLINE_S passing, sends SIGTERM to CMD's whole
+#                           session (its trap tears its sandbox down), then after 10 s SIGKILL; then
+#                           every sandbox CMD booted is ended and its cgroup removed. CMD dies with
+#                           this shell (parent-death signal SIGKILL), and its sandboxes with it.
+#                           Returns CMD's status (1 on the deadline or a signal, or if a cgroup stays).
 #   sandbox_boot DIR UNIT   boots /lib/systemd/systemd --unit=UNIT as PID 1 of new PID, mount, UTS,
 #                           IPC, network and cgroup namespaces. Its root is a fresh tmpfs (pivot_root)
 #                           holding: overlays of /usr, /etc and /var (the real folders read-only
@@ -8,24 +15,159 @@
 #                           tmpfs on /tmp, /run, /var/tmp, /dev (null, zero, full, random, urandom,
 #                           tty bound in; its own devpts) and /dev/shm; its own /proc (/proc/sys
 #                           read-only) and a read-only /sys; cgroup2 rooted at a new, empty cgroup of
-#                           its own (/sys/fs/cgroup/unified/wipeproof-sandbox.*); loopback and 192.0.2.1 on a
+#                           its own (/sys/fs/cgroup/unified/wipeproof-sandbox.OWNER.N, OWNER being
+#                           the supervising shell's PID-starttime); loopback and 192.0.2.1 on a
 #                           veth pair inside its network namespace. Nothing else of this machine
 #                           (/tmp, /work, /home, /root) is visible inside. DIR/in is copied to /srv/in.
 #                           Units in DIR/units go to the sandbox's /etc/systemd/system (the test's
-#                           target, masks). Sets SANDBOX_PID (PID 1 inside, seen from here).
+#                           target, masks). Sets SANDBOX_PID (PID 1 inside, seen from here) and adds
+#                           the cgroup to SANDBOX_CGROUPS_MADE.
+#                           Whatever kills this shell, the sandbox goes with it: unshare gets the
+#                           parent-death signal SIGKILL (and kills PID 1, which ends the namespace),
+#                           and a guardian outside this process tree (so that ctest's timeout, which
+#                           SIGKILLs the whole tree, spares it) waits for the owner to die, then ends
+#                           whatever is left in the owner's cgroups (cgroup.kill) and removes them.
+#                           Empty cgroups of dead runs are removed first; one with processes of a
+#                           dead run still in it is named with the command that ends it.
 #   sb CMD...               runs CMD inside (nsenter: its mount, PID, UTS, IPC, net and cgroup
 #                           namespaces), as root, with a clean environment, killed after
 #                           SB_TIMEOUT_S seconds (default 60); refuses (125) once the sandbox is gone.
 #   sandbox_teardown        kills PID 1 (the kernel ends every process of the namespace), waits,
-#                           removes the cgroup; nothing is left mounted or running.
-# Needs root, unshare/nsenter (util-linux), overlayfs and a cgroup2 mount at /sys/fs/cgroup/unified
-# or /sys/fs/cgroup. Errors: returns non-zero with a message on stderr.
+#                           removes the cgroup; nothing is left mounted or running. Returns 1 (with a
+#                           message) if the cgroup cannot be removed.
+# Needs root, unshare/nsenter/setpriv/setsid (util-linux), overlayfs and a cgroup2 mount at
+# /sys/fs/cgroup/unified or /sys/fs/cgroup. Errors: returns non-zero with a message on stderr.
 
 SANDBOX_PID=
 SANDBOX_UNSHARE_PID=
 SANDBOX_MNT_NS=
 SANDBOX_CGROUP=
+SANDBOX_CGROUPS_MADE=()
+SANDBOX_BOOTS=0
+SANDBOX_GUARDED=
 SANDBOX_DIR=
+
+# Start time of process PID (clock ticks since boot, /proc/PID/stat field 22): with the PID, it names
+# one process for good (a PID alone may be reused). Fails once PID has ended (a zombie included).
+sandbox_start_time() {  # PID
+  local s
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  s=${s##*) }
+  set -- $s
+  [[ "$1" != [ZX] ]] || return 1
+  echo "${20}"
+}
+
+# Whether OWNER (PID-STARTTIME, or a bare PID in older names) is still running.
+sandbox_owner_alive() {  # OWNER
+  local pid=${1%%-*} start=
+  [[ "$1" == *-* ]] && start=${1#*-}
+  [[ -d "/proc/$pid" ]] || return 1
+  [[ -z "$start" || "$(sandbox_start_time "$pid")" == "$start" ]]
+}
+
+# Ends every process in cgroup CG and below (cgroup.kill: they are the sandbox's own), then removes
+# it, deepest first. Returns 1 with a message if it is still there after 5 s.
+sandbox_cgroup_remove() {  # CG
+  local cg=$1 i
+  [[ -d "$cg" ]] || return 0
+  if [[ -e "$cg/cgroup.kill" ]]; then
+    echo 1 >"$cg/cgroup.kill" 2>/dev/null || true
+  else
+    find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+  fi
+  for i in $(seq 1 50); do
+    find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    [[ -d "$cg" ]] || return 0
+    sleep 0.1
+  done
+  echo "the sandbox's cgroup $cg is still there (processes: $(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs))" >&2
+  return 1
+}
+
+# Ends and removes every sandbox cgroup of OWNER (what its runs left, whatever killed them).
+sandbox_reap() {  # OWNER
+  local root cg rc=0
+  root=$(sandbox_cgroup2_root) || return 0
+  for cg in "$root"/wipeproof-sandbox."$1".*; do
+    [[ -d "$cg" ]] || continue
+    sandbox_cgroup_remove "$cg" || rc=1
+  done
+  return $rc
+}
+
+# Cgroups of runs that died before their teardown (SIGKILL, a machine reset): an empty one is removed;
+# one that still holds processes is named with the command that ends it (left alone here).
+sandbox_sweep_stale() {
+  local root cg tag procs
+  root=$(sandbox_cgroup2_root) || return 0
+  for cg in "$root"/wipeproof-sandbox.*; do
+    [[ -d "$cg" ]] || continue
+    tag=${cg##*/wipeproof-sandbox.}
+    sandbox_owner_alive "${tag%.*}" && continue
+    procs=$(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs)
+    if [[ -z "$procs" ]]; then
+      find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
+      [[ -d "$cg" ]] || { echo "removed the empty cgroup $cg of a dead run" >&2; continue; }
+    fi
+    echo "warning: $cg of a dead run still holds processes ($procs); end them and remove it with:" \
+      "echo 1 >$cg/cgroup.kill; find $cg -depth -type d -exec rmdir {} +" >&2
+  done
+}
+
+# The guardian of OWNER's sandboxes: a process outside this process tree (double fork, a session of
+# its own) that waits for OWNER to die, then ends and removes OWNER's cgroups (sandbox_reap).
+sandbox_guard_start() {  # OWNER
+  [[ "$SANDBOX_GUARDED" == "$1" ]] && return 0
+  ( setsid /bin/bash "$SANDBOX_LIB" --guard "$1" </dev/null >/dev/null 2>&1 & )
+  SANDBOX_GUARDED=$1
+}
+sandbox_guard() {  # OWNER
+  local pid=${1%%-*}
+  sandbox_owner_alive "$1" && tail --pid="$pid" -s 0.2 -f /dev/null
+  sandbox_reap "$1"
+}
+
+sandbox_supervise() {  # DEADLINE_S CMD...  (works under set -e)
+  local deadline=$1 body timer done_pid rc sig= i
+  shift
+  export SANDBOX_OWNER
+  SANDBOX_OWNER=$$-$(sandbox_start_time $$)
+  # CMD in a session of its own, killed if this shell dies (checked after the signal is set: a
+  # parent gone before that would never send it).
+  setpriv --pdeathsig KILL -- setsid /bin/bash -c '[[ $PPID == "$0" ]] || exit 1; exec "$@"' "$$" "$@" &
+  body=$!
+  setpriv --pdeathsig KILL -- sleep "$deadline" </dev/null >/dev/null 2>&1 &
+  timer=$!
+  trap 'sig=TERM' TERM
+  trap 'sig=INT' INT
+  while :; do
+    done_pid=
+    rc=0
+    wait -n -p done_pid "$body" "$timer" || rc=$?
+    [[ -n "$sig" || -n "${done_pid:-}" ]] && break
+  done
+  trap - TERM INT
+  kill "$timer" 2>/dev/null || true
+  wait "$timer" 2>/dev/null || true
+  if [[ "${done_pid:-}" != "$body" ]]; then
+    if [[ -n "$sig" ]]; then echo "SIG$sig: stopping the test" >&2; else echo "FAIL: over $deadline s" >&2; fi
+    # The whole session (sb's timeout runs in a process group of its own); its trap tears down.
+    pkill -TERM -s "$body" 2>/dev/null || true
+    for i in $(seq 1 100); do kill -0 "$body" 2>/dev/null || break; sleep 0.1; done
+    pkill -KILL -s "$body" 2>/dev/null || true
+    wait "$body" 2>/dev/null || true
+    rc=1
+  elif (( rc > 128 )); then
+    echo "FAIL: the test's body was killed (signal $((rc - 128)))" >&2
+    rc=1
+    # What it had started (its session outlives it while they run).
+    pkill -KILL -s "$body" 2>/dev/null || true
+  fi
+  # The cgroups of the sandboxes it booted (and whatever still runs in them).
+  sandbox_reap "$SANDBOX_OWNER" || rc=1
+  return "$rc"
+}
 
 # The host's cgroup2 hierarchy (a hybrid layout's unified/ or a pure cgroup2 /sys/fs/cgroup).
 sandbox_cgroup2_root() {
@@ -37,18 +179,26 @@ sandbox_cgroup2_root() {
 }
 
 sandbox_boot() {  # DIR UNIT
-  local dir=$1 unit=$2 root cg
+  local dir=$1 unit=$2 root cg owner me=$BASHPID
   root=$(sandbox_cgroup2_root) || { echo "no cgroup2 hierarchy mounted" >&2; return 1; }
   SANDBOX_DIR=$dir
-  cg="$root/wipeproof-sandbox.$$.$RANDOM"
+  owner=${SANDBOX_OWNER:-$$-$(sandbox_start_time $$)}
+  sandbox_sweep_stale
+  sandbox_guard_start "$owner"
+  SANDBOX_BOOTS=$((SANDBOX_BOOTS + 1))
+  cg="$root/wipeproof-sandbox.$owner.$BASHPID-$SANDBOX_BOOTS"
   mkdir "$cg" || return 1
   SANDBOX_CGROUP=$cg
+  SANDBOX_CGROUPS_MADE+=("$cg")
   mkdir -p "$dir/mnt"
   # The child moves itself into the new cgroup, then unshares: that cgroup becomes the root of the
-  # sandbox's cgroup namespace, so systemd creates its slices below it and nowhere else.
+  # sandbox's cgroup namespace, so systemd creates its slices below it and nowhere else. unshare
+  # gets SIGKILL when this shell dies (checked after it is set, as above), and --kill-child passes
+  # it on to PID 1.
   (
     echo "$BASHPID" >"$cg/cgroup.procs"
-    exec unshare --pid --fork --kill-child=SIGKILL --mount --propagation private --uts --ipc --net --cgroup -- \
+    exec setpriv --pdeathsig KILL -- /bin/bash -c '[[ $PPID == "$0" ]] || exit 1; exec "$@"' "$me" \
+      unshare --pid --fork --kill-child=SIGKILL --mount --propagation private --uts --ipc --net --cgroup -- \
       /bin/bash "$SANDBOX_LIB" --inside "$dir" "$unit"
   ) >"$dir/boot.log" 2>&1 &
   SANDBOX_UNSHARE_PID=$!
@@ -101,18 +251,10 @@ sandbox_teardown() {
     wait "$SANDBOX_UNSHARE_PID" 2>/dev/null || true
   fi
   SANDBOX_UNSHARE_PID=
-  if [[ -n "$SANDBOX_CGROUP" && -d "$SANDBOX_CGROUP" ]]; then
-    # Deepest first; the kernel empties them as the namespace's processes are reaped.
-    local i
-    for i in $(seq 1 50); do
-      find "$SANDBOX_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null || true
-      [[ -d "$SANDBOX_CGROUP" ]] || break
-      sleep 0.1
-    done
-    [[ -d "$SANDBOX_CGROUP" ]] && echo "warning: $SANDBOX_CGROUP left behind" >&2
-  fi
   SANDBOX_PID=
   SANDBOX_MNT_NS=
+  # Deepest first; the kernel empties them as the namespace's processes are reaped.
+  [[ -z "$SANDBOX_CGROUP" ]] || sandbox_cgroup_remove "$SANDBOX_CGROUP"
 }
 
 # ---- inside the new namespaces (PID 1 until it execs systemd)
@@ -182,4 +324,7 @@ SANDBOX_LIB=$(realpath "${BASH_SOURCE[0]}")
 if [[ "${1:-}" == --inside ]]; then
   shift
   sandbox_inside "$@"
+elif [[ "${1:-}" == --guard ]]; then
+  sandbox_guard "$2"
+  exit
 fi
