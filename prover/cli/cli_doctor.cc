@@ -3,14 +3,16 @@
 // their memory, MIG/partition mode, host budget against physical memory and MemAvailable, the
 // mlock limit, clock synchronisation, the key files, the listen ports, other processes on the GPUs
 // (prover/doctor/). Exit status: 0 when a wipe can run (WARNs allowed), 1 when any check FAILs,
-// 2 for a bad command line.
+// 2 for a bad command line (a malformed flag value such as --listen=bad included, as serve).
 #include <gflags/gflags.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/metrics_http_server.h"
 #include "prover/backends/backend_factory.h"
 #include "prover/backends/cpu/host_budget.h"
 #include "prover/cli/cli.h"
@@ -40,6 +42,18 @@ std::vector<std::string> DoctorFlagNames() {
 }
 
 int RunDoctor() {
+  // A malformed flag value is a bad command line (2), as serve says; the rows' FAIL (1) is kept for
+  // what the node itself lacks.
+  for (const auto& [flag, address] : {std::pair<std::string, std::string>{"--listen", FLAGS_listen},
+                                      std::pair<std::string, std::string>{"--metrics_listen", FLAGS_metrics_listen}}) {
+    if (address.empty() && flag == "--metrics_listen") continue;
+    Status s = CheckListenAddress(address, flag);
+    const std::string port = address.substr(address.rfind(':') + 1);
+    if (s.ok() && (port.size() > 5 || std::stoul(port) > 65535)) {
+      s = InvalidArgumentError(flag + ": the port of '" + address + "' is above 65535");
+    }
+    if (!s.ok()) return UsageError(kSub, s.message());
+  }
   BackendConfig backend_config;
   if (Status s = DevicesFromFlag(&backend_config); !s.ok()) return UsageError(kSub, s.message());
   auto budget = HostBudgetFromFlags();

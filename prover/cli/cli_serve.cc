@@ -45,17 +45,16 @@
 
 DEFINE_string(listen, "127.0.0.1:7300", "serve: HOST:PORT to listen on; port 0 picks a free one (printed)");
 DEFINE_string(authority_key, "",
-              "serve: authority public key file (PREFIX.pub); orders must verify under it; required");
+              "serve: authority public key file (PREFIX.pub); orders must verify under it (required)");
 DEFINE_string(challenger_key, "",
-              "serve: challenger public key file (PREFIX.pub); verdicts must verify under it; "
-              "required");
+              "serve: challenger public key file (PREFIX.pub); verdicts must verify under it (required)");
 DEFINE_string(challenger_cert, "",
               "serve: the challenger's certificate (PREFIX.crt, written by `wipeproof-challenger keygen`); the only "
-              "client the agent accepts (TLS 1.3, mutual); must carry the --challenger_key key; required");
+              "client the agent accepts (TLS 1.3, mutual); must carry the --challenger_key key (required)");
 DEFINE_string(node_key, "",
               "serve: this node's secret key file (PREFIX.key, mode 0600); signs reports; required. "
               "bench --what=all: signs the node profile");
-DEFINE_string(node_name, "", "serve: this node's name in the challenger's inventory; orders must name it; required");
+DEFINE_string(node_name, "", "serve: this node's name in the challenger's inventory; orders must name it (required)");
 DEFINE_uint64(host_budget_bytes, 0,
               "serve: bytes of host memory the agent may fill; 0 = no budget (MemAvailable "
               "less --host_reserve_bytes)");
