@@ -9,10 +9,8 @@
 
 #include <cstdio>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "common/metrics_http_server.h"
 #include "prover/backends/backend_factory.h"
 #include "prover/backends/cpu/host_budget.h"
 #include "prover/cli/cli.h"
@@ -44,16 +42,7 @@ std::vector<std::string> DoctorFlagNames() {
 int RunDoctor() {
   // A malformed flag value is a bad command line (2), as serve says; the rows' FAIL (1) is kept for
   // what the node itself lacks.
-  for (const auto& [flag, address] : {std::pair<std::string, std::string>{"--listen", FLAGS_listen},
-                                      std::pair<std::string, std::string>{"--metrics_listen", FLAGS_metrics_listen}}) {
-    if (address.empty() && flag == "--metrics_listen") continue;
-    Status s = CheckListenAddress(address, flag);
-    const std::string port = address.substr(address.rfind(':') + 1);
-    if (s.ok() && (port.size() > 5 || std::stoul(port) > 65535)) {
-      s = InvalidArgumentError(flag + ": the port of '" + address + "' is above 65535");
-    }
-    if (!s.ok()) return UsageError(kSub, s.message());
-  }
+  if (Status s = CheckListenFlags(); !s.ok()) return UsageError(kSub, s.message());
   BackendConfig backend_config;
   if (Status s = DevicesFromFlag(&backend_config); !s.ok()) return UsageError(kSub, s.message());
   auto budget = HostBudgetFromFlags();
