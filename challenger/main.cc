@@ -23,6 +23,10 @@ namespace wipeproof {
 namespace {
 
 constexpr char kProgram[] = "wipeproof-challenger";
+// --challenger_key as wipe, serve and calibrate read it: none runs without it.
+constexpr char kChallengerKeyHelp[] =
+    "challenger secret key file (PREFIX-challenger.key, mode 0600): signs verdicts, receipts and ledger entries, "
+    "and is the challenger's TLS identity (required)";
 
 void PrintUsage(FILE* out) {
   std::fprintf(out, "usage: %s <keygen|sign|wipe|serve|calibrate|plan|status|ledger|selftest> [flags]\n\n", kProgram);
@@ -40,6 +44,15 @@ int Main(int argc, char** argv) {
   if (IsCliVersionFlag(argv[1])) {
     PrintCliVersion(kProgram, proto::PROTOCOL_VERSION);
     return kExitPass;
+  }
+  if (std::strcmp(argv[1], "help") == 0 && argc > 2) {
+    // `help SUB [...]` is `SUB --help`: that subcommand's help (ledger: `help ledger verify` too).
+    std::vector<char*> args{argv[0]};
+    for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+    char help_flag[] = "--help";
+    args.push_back(help_flag);
+    args.push_back(nullptr);
+    return Main(static_cast<int>(args.size()) - 1, args.data());
   }
   if (IsCliHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
     PrintUsage(stdout);
@@ -120,6 +133,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         {"authority_key",
          "authority secret key file (PREFIX-authority.key, mode 0600): signs the order; --profile and --classes are "
          "verified under its public half (required)"},
+        {"challenger_key", kChallengerKeyHelp},
         {"ledger", "ledger database file (SQLite) the session is recorded in; created if absent (required)"},
         {"json", "print the verdict as one JSON object on stdout (the summary goes to stderr)"}}},
       {"serve",
@@ -137,6 +151,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        {{"authority_key",
          "authority secret key file (PREFIX-authority.key, mode 0600): signs the order; --profile and --classes are "
          "verified under its public half (required)"},
+        {"challenger_key", kChallengerKeyHelp},
         {"ledger", "ledger database file (SQLite) every session is recorded in; created if absent (required)"},
         {"json", "print each verdict as one JSON object on stdout (the summaries go to stderr)"}}},
       {"calibrate",
@@ -186,6 +201,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         {"authority_key",
          "authority secret key file (PREFIX-authority.key, mode 0600): signs the probe orders and the profile written "
          "(required)"},
+        {"challenger_key", kChallengerKeyHelp},
         {"class", "the adversary class to rule out (a name from --classes)"},
         {"ledger", "ledger database file (SQLite) to record the probe sessions in; optional (default: not recorded)"},
         {"json", "print the calibration report as JSON on stdout instead of the text"},
@@ -238,7 +254,14 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
         "node_profile",
         "node_pub"},
        &RunPlan,
-       {{"class", "plan only this class (a name from --classes); default every class", "every class of --classes"},
+       {{"class", "plan only this class (a name from --classes)", "every class of --classes"},
+        {"profile",
+         "plan under this parameter profile (plain or signed by the authority): its m, R, q, deadlines, class and "
+         "confidence replace what plan would compute from the flags",
+         "none: m, R and the deadlines are computed from the flags, as calibrate would"},
+        {"confidence",
+         "confidence of the bound (and the probability a hidden target fraction is caught), in (0, 1 - 1e-12]; with "
+         "--profile, the profile's confidence is used instead"},
         {"json", "print the plan as JSON on stdout instead of the table"},
         {"node_profile",
          "the node's signed profile (wipeproof-prover bench --what=all --out=FILE), verified under --node_pub; its "

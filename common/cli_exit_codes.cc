@@ -10,7 +10,8 @@ const char* CliExitCodeTable() {
          "  2  nothing was done, fix the input: bad command line, a missing, unreadable or wrong file\n"
          "     (key, inventory, profile, ledger), a missing folder\n"
          "  3  no conclusion: the environment stopped the work (no usable device, disabled backend, port\n"
-         "     in use, device or I/O error), or export entries without envelopes (UNVERIFIED)\n";
+         "     in use, device or I/O error), or export entries without envelopes (UNVERIFIED) or of\n"
+         "     another schema\n";
 }
 
 int CliExitCodeFor(const Status& status) {

@@ -11,7 +11,8 @@
 //                      missing folder
 //   3 kExitIncomplete  no conclusion either way: the environment stopped the work (no usable device,
 //                      a disabled backend, a port in use, a device or I/O error), or an export's entries
-//                      lack their envelopes and could not be checked (UNVERIFIED)
+//                      lack their envelopes and could not be checked (UNVERIFIED), or an export written
+//                      under another schema than this build reads (`ledger audit`)
 //
 // Thread-safety: plain functions of their arguments.
 #pragma once

@@ -97,12 +97,21 @@ void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub) {
       const std::string prefix = std::string(owner) + ": ";  // "serve: HOST:PORT ..." in serve's own help
       if (info.description.compare(0, prefix.size(), prefix) == 0) info.description.erase(0, prefix.size());
     }
+    bool default_is_words = false;
     for (const CliFlagHelp& h : sub.flag_help) {
       if (h.flag != name) continue;
       info.description = h.help;
       if (!h.default_text.empty()) info.default_value = h.default_text;
+      default_is_words = !h.default_text.empty();
     }
-    std::printf("%s", gflags::DescribeOneFlag(info).c_str());
+    std::string text = gflags::DescribeOneFlag(info);
+    // A default in words ("every class of --classes") is no string value: shown without quotes.
+    const size_t quote = text.rfind("default: \"");
+    if (default_is_words && quote != std::string::npos && text.size() >= 2 && text[text.size() - 2] == '"') {
+      text.erase(text.size() - 2, 1);
+      text.erase(quote + 9, 1);
+    }
+    std::printf("%s", text.c_str());
   }
   std::printf("\nLogging flags (glog) such as --v and --minloglevel are also accepted.\n");
 }

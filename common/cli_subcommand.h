@@ -15,7 +15,7 @@ namespace wipeproof {
 struct CliFlagHelp {
   std::string flag;          // gflags name, no dashes
   std::string help;          // replaces the flag's description in this subcommand's --help
-  std::string default_text;  // replaces the shown default when not empty (e.g. "every class")
+  std::string default_text;  // replaces the shown default when not empty, in words without quotes (e.g. "every class")
 };
 
 struct CliSubcommand {

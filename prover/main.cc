@@ -44,6 +44,12 @@ int Main(int argc, char** argv) {
     PrintCliVersion(kProgram, proto::PROTOCOL_VERSION);
     return kExitOk;
   }
+  if (std::strcmp(argv[1], "help") == 0 && argc > 2) {
+    // `help SUB` is `SUB --help`: that subcommand's help.
+    char help_flag[] = "--help";
+    char* args[] = {argv[0], argv[2], help_flag, nullptr};
+    return Main(3, args);
+  }
   if (IsCliHelpFlag(argv[1]) || std::strcmp(argv[1], "help") == 0) {
     PrintUsage(stdout);
     return kExitOk;

@@ -1,5 +1,8 @@
 #include "challenger/cli/cli_flags.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 
@@ -105,6 +108,13 @@ StatusOr<SessionKeys> KeysFromFlags() {
 
 StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key) {
   if (FLAGS_ledger.empty()) return InvalidArgumentError("--ledger is required (ledger database file)");
+  // SQLite would say only "unable to open database file" for a ledger in a missing folder.
+  const size_t slash = FLAGS_ledger.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : FLAGS_ledger.substr(0, slash);
+  struct stat st;
+  if (::stat(folder.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    return NotFoundError("--ledger=" + FLAGS_ledger + ": the folder " + folder + " does not exist; create it first");
+  }
   auto ledger = Ledger::Open(FLAGS_ledger, challenger_key, SystemClock());
   if (!ledger.ok()) return ledger.status().WithContext("--ledger=" + FLAGS_ledger);
   return ledger;

@@ -38,40 +38,56 @@ constexpr int kExitFailure = kExitFailed;
 constexpr int kExitUnverified = kExitIncomplete;
 constexpr char kProgram[] = "wipeproof-challenger ledger";
 
-constexpr char kUsage[] =
-    "usage: wipeproof-challenger ledger <show|verify|export|audit|decode> --challenger_key=FILE.pub [--ledger=FILE]\n"
-    "       [flags]\n"
-    "\n"
-    "  show    list entries, each verified; the last line says whether the chain verifies; with --json\n"
-    "          the sessions (of --node) as JSON\n"
-    "  verify  verify every entry: signature, sequence, hash chain, record; print the head; several\n"
-    "          ledgers: each on its own, one line each and a total, and no session in two of them\n"
-    "  export  verify, then write the JSON export carrying the signed head, the keys and the schema digest\n"
-    "  audit   re-verify sessions from an export alone: signatures under the pinned keys, the chain,\n"
-    "          every answered label recomputed from the seed, deadlines, node-signed transcripts, verdicts\n"
-    "          and their bounds, receipts\n"
-    "  decode  print entries or a record as plain JSON (decodes only; verifies nothing)\n"
-    "\n"
-    "Flags:\n"
-    "  --ledger=FILE          ledger database (required, except for verify/audit/decode --export);\n"
-    "                         verify, audit: several ledgers as a comma list or a repeated flag\n"
-    "  --challenger_key=FILE  challenger public key file (PREFIX.pub); required except for decode;\n"
-    "                         verify of several ledgers: one key for all, or a comma list, one each\n"
-    "  --session=HEX          show, export, audit: only this session's entries (32 hex digits)\n"
-    "  --node=NAME            show: only the sessions of this node (unknown to the ledger: exit 2)\n"
-    "  --out=FILE             export: write the document to FILE instead of stdout\n"
-    "  --envelopes[=false]    export: include each entry's signed envelope (default); without them\n"
-    "                         `verify --export` cannot check any entry's fields and exits 3\n"
-    "  --authority_key=FILE   export: add the authority public key; audit: the authority key to pin\n"
-    "                         (required)\n"
-    "  --inventory=FILE       export, audit --ledger: add the inventory's node public keys\n"
-    "  --expect_head=FILE     verify: the ledger must still extend the signed head of this earlier export\n"
-    "  --export=FILE          verify, audit, decode: work on an export document instead of a ledger;\n"
-    "                         audit: several exports as a comma list or a repeated flag\n"
-    "  --json                 show, audit: print JSON instead of a table (decode always prints JSON)\n"
-    "  --threads=N            audit: threads recomputing labels (default 0: all cores)\n"
-    "  --sequence=N           decode: only entry N (default: every entry, as a JSON array)\n"
-    "  --record=FILE          decode: a file holding one record's bytes, of kind --kind (e.g. verdict)\n";
+// `ledger --help` and `ledger <sub> --help` are made of these: each subcommand's lines, and each
+// flag's lines (a subcommand's help lists only the flags of AllowedFlags for it).
+struct HelpEntry {
+  const char* name;
+  const char* text;  // lines after the first indented to line up, each ending in '\n'
+};
+
+constexpr HelpEntry kSubcommandHelp[] = {
+    {"show",
+     "list entries, each verified; the last line says whether the chain verifies; with --json\n"
+     "          the sessions (of --node) as JSON\n"},
+    {"verify",
+     "verify every entry: signature, sequence, hash chain, record; print the head; several\n"
+     "          ledgers: each on its own, one line each and a total, and no session in two of them\n"},
+    {"export", "verify, then write the JSON export carrying the signed head, the keys and the schema digest\n"},
+    {"audit",
+     "re-verify sessions from an export alone: signatures under the pinned keys, the chain,\n"
+     "          every answered label recomputed from the seed, deadlines, node-signed transcripts, verdicts\n"
+     "          and their bounds, receipts\n"},
+    {"decode", "print entries or a record as plain JSON (decodes only; verifies nothing)\n"},
+};
+
+constexpr HelpEntry kFlagHelp[] = {
+    {"ledger",
+     "--ledger=FILE          ledger database (required, except for verify/audit/decode --export);\n"
+     "                         verify, audit: several ledgers as a comma list or a repeated flag\n"},
+    {"challenger_key",
+     "--challenger_key=FILE  challenger public key file (PREFIX.pub); required except for decode;\n"
+     "                         verify of several ledgers: one key for all, or a comma list, one each\n"},
+    {"session", "--session=HEX          show, export, audit: only this session's entries (32 hex digits)\n"},
+    {"node", "--node=NAME            show: only the sessions of this node (unknown to the ledger: exit 2)\n"},
+    {"out", "--out=FILE             export: write the document to FILE instead of stdout\n"},
+    {"envelopes",
+     "--envelopes[=false]    export: include each entry's signed envelope (default); without them\n"
+     "                         `verify --export` cannot check any entry's fields and exits 3\n"},
+    {"authority_key",
+     "--authority_key=FILE   export: add the authority public key; audit: the authority key to pin\n"
+     "                         (required)\n"},
+    {"inventory", "--inventory=FILE       export, audit --ledger: add the inventory's node public keys\n"},
+    {"expect_head",
+     "--expect_head=FILE     verify: the ledger must still extend the signed head of this earlier export\n"},
+    {"export",
+     "--export=FILE          verify, audit, decode: work on an export document instead of a ledger;\n"
+     "                         audit: several exports as a comma list or a repeated flag\n"},
+    {"json", "--json                 show, audit: print JSON instead of a table (decode always prints JSON)\n"},
+    {"threads", "--threads=N            audit: threads recomputing labels (default 0: all cores)\n"},
+    {"sequence", "--sequence=N           decode: only entry N (default: every entry, as a JSON array)\n"},
+    {"record", "--record=FILE          decode: a file holding one record's bytes, of kind --kind (e.g. verdict)\n"},
+    {"kind", "--kind=KIND            decode: the kind of --record's bytes (e.g. verdict, order, fillReport)\n"},
+};
 
 struct Args {
   std::string sub;
@@ -87,6 +103,29 @@ const std::map<std::string, std::set<std::string>>& AllowedFlags() {
       {"decode", {"ledger", "export", "sequence", "record", "kind", "json"}},
   };
   return *allowed;
+}
+
+// `ledger --help`: every subcommand and every flag.
+void PrintLedgerUsage(std::ostream& out) {
+  out << "usage: wipeproof-challenger ledger <show|verify|export|audit|decode> --challenger_key=FILE.pub "
+         "[--ledger=FILE]\n       [flags]\n\n";
+  for (const HelpEntry& sub : kSubcommandHelp)
+    out << "  " << sub.name << std::string(8 - std::strlen(sub.name), ' ') << sub.text;
+  out << "\n`wipeproof-challenger ledger <subcommand> --help` lists the subcommand's flags.\n\nFlags:\n";
+  for (const HelpEntry& flag : kFlagHelp) out << "  " << flag.text;
+}
+
+// `ledger <sub> --help`: that subcommand and only the flags it takes.
+void PrintLedgerSubcommandHelp(const std::string& name, std::ostream& out) {
+  out << "usage: wipeproof-challenger ledger " << name << " [flags]\n\n";
+  for (const HelpEntry& sub : kSubcommandHelp) {
+    if (name == sub.name) out << "  " << sub.name << std::string(8 - std::strlen(sub.name), ' ') << sub.text;
+  }
+  out << "\nFlags:\n";
+  const std::set<std::string>& allowed = AllowedFlags().at(name);
+  for (const HelpEntry& flag : kFlagHelp) {
+    if (allowed.count(flag.name) > 0) out << "  " << flag.text;
+  }
 }
 
 // Parses "--name=value" / "--name" words. Returns "" or a usage message.
@@ -189,6 +228,24 @@ int Fail(std::ostream& err, const std::string& sub, const Status& status) {
   return CliExitCodeFor(status);
 }
 
+// Text from the ledger (a node name, a failure text) as a terminal may show it: control characters
+// (ESC sequences, newlines, DEL) become \u00XX as in JSON, so a name cannot move the cursor, recolour
+// or forge lines. Bytes >= 0x80 pass (UTF-8 names).
+std::string TerminalSafe(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", u);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 void PrintRow(std::ostream& out, const VerifiedEntry* entry, const LedgerRow& row) {
   char line[160];
   const std::string session = Hex(proto::AsView(entry != nullptr ? entry->session_id : row.session_id));
@@ -200,7 +257,7 @@ void PrintRow(std::ostream& out, const VerifiedEntry* entry, const LedgerRow& ro
                 FormatUnixMicrosUtc(when).c_str());
   out << line;
   if (entry != nullptr) {
-    out << SummaryLine(SummarizeLedgerRecord(entry->kind, proto::AsView(entry->record))) << "\n";
+    out << TerminalSafe(SummaryLine(SummarizeLedgerRecord(entry->kind, proto::AsView(entry->record)))) << "\n";
   } else {
     out << "(unverified)\n";
   }
@@ -218,8 +275,8 @@ StatusOr<std::vector<LedgerSessionSummary>> NodeSessions(const LedgerSessions& a
   }
   if (!node.empty() && out.empty()) {
     std::string known;
-    for (const std::string& n : nodes) known += (known.empty() ? "" : ", ") + n;
-    return NotFoundError("no session of node '" + node + "' in ledger " + ledger_path +
+    for (const std::string& n : nodes) known += (known.empty() ? "" : ", ") + TerminalSafe(n);
+    return NotFoundError("no session of node '" + TerminalSafe(node) + "' in ledger " + ledger_path +
                          (known.empty() ? " (it holds no session)" : " (its nodes: " + known + ")"));
   }
   return out;
@@ -592,16 +649,27 @@ int RunDecode(const Args& args, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
-  for (const std::string& word : words) {
+  // `ledger <sub> --help` (or `ledger help <sub>`): that subcommand's help; otherwise the whole.
+  const bool known_sub = !words.empty() && AllowedFlags().count(words[0]) > 0;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[i];
     if (word == "--help" || word == "-h" || word == "help") {
-      out << kUsage;
+      if (known_sub) {
+        PrintLedgerSubcommandHelp(words[0], out);
+      } else if (i == 0 && words.size() > 1 && AllowedFlags().count(words[1]) > 0) {
+        PrintLedgerSubcommandHelp(words[1], out);
+      } else {
+        PrintLedgerUsage(out);
+      }
       return kExitOk;
     }
   }
   Args args;
   const std::string usage = ParseArgs(words, &args);
   if (!usage.empty()) {
-    err << kProgram << ": " << usage << "\n" << kUsage;
+    // One line naming what is wrong, and where the flags are listed.
+    err << kProgram << (known_sub ? " " + words[0] : std::string()) << ": " << usage << " (see " << kProgram
+        << (known_sub ? " " + words[0] : std::string()) << " --help)\n";
     return kExitUsage;
   }
   if (args.sub == "decode") {
@@ -633,6 +701,14 @@ int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, s
     if (Flag(args, "ledger").empty() != Flag(args, "inventory").empty()) {
       err << kProgram << " audit: --ledger needs --inventory (the node keys); an export carries its own\n";
       return kExitUsage;
+    }
+    for (const char* key : {"challenger_key", "authority_key"}) {
+      if (Flag(args, key).find(',') != std::string::npos) {
+        err << kProgram << " audit: --" << key << " takes one key file, the key the auditor pins for every "
+            << "source (not a list, as verify's --challenger_key); audit the sources of each challenger key "
+               "in their own run\n";
+        return kExitUsage;
+      }
     }
     auto pub = proto::ReadPublicKeyFile(Flag(args, "challenger_key"));
     if (!pub.ok()) return Fail(err, args.sub, pub.status().WithContext("--challenger_key"));

@@ -5,6 +5,7 @@
 #include "challenger/ledger/ledger_audit.h"
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/ledger_sessions.h"
+#include "challenger/ledger/wipe_schema.h"
 #include "challenger/session/verdict_recheck.h"
 #include "challenger/session/wave_verdict.h"
 #include "common/cli_exit_codes.h"
@@ -135,8 +136,14 @@ int AuditOne(const Json& document, const AuditCommand& command, std::ostream& ou
   if (!audit.ok()) {
     err << kProgram << ": " << (json != nullptr ? command.source + ": " : "") << Utf8(CliErrorText(audit.status()))
         << "\n";
-    const bool unverified = audit.status().code() == StatusCode::kFailedPrecondition &&
-                            audit.status().message().rfind(kExportWithoutRecords, 0) == 0;
+    // No conclusion either way (exit 3): entries without envelopes, or an export written under
+    // another schema than this build decodes (a build of that schema can audit it). A pinned key
+    // the export does not match stays 1: the pinned keys are the auditor's anchors.
+    const bool other_schema = document.is_object() && document.contains("schema_sha256") &&
+                              document.at("schema_sha256").is_string() &&
+                              document.at("schema_sha256").get<std::string>() != kWipeSchemaSha256;
+    const bool unverified = other_schema || (audit.status().code() == StatusCode::kFailedPrecondition &&
+                                             audit.status().message().rfind(kExportWithoutRecords, 0) == 0);
     if (json != nullptr) {
       *json = {{"result", unverified ? "unverified" : "failed"},
                {"first_failure", Utf8(CliErrorText(audit.status()))},

@@ -18,7 +18,8 @@
 // Exit codes (common/cli_exit_codes.h): 0 every session audited OK; 1 a check failed (the first
 // failure named on stderr: "wipeproof-challenger ledger audit: session ...: ..."), or the document
 // cannot be audited under the pinned keys; 3 an export without envelopes (UNVERIFIED: nothing in it
-// can be audited).
+// can be audited), or written under another schema than this build decodes (no conclusion: a build
+// of that schema can audit it).
 //
 // Several sources (the ledgers of a challenger StatefulSet's replicas, or their exports):
 // RunLedgerAudits audits each on its own, as above, one after another (the table of each, then

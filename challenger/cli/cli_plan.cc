@@ -450,7 +450,13 @@ int RunPlan() {
   in.verify_compressions_per_s_per_core =
       FLAGS_verify_rate > 0 ? FLAGS_verify_rate : MeasureVerifyRate(in.policy.format);
   if (!(in.verify_compressions_per_s_per_core > 0)) return ConfigError(kSub, "could not measure the verify rate");
-  if ((FLAGS_fleet_nodes > 0) != (FLAGS_period_s != 0)) {
+  gflags::CommandLineFlagInfo period_flag;
+  const bool period_set = gflags::GetCommandLineFlagInfo("period_s", &period_flag) && !period_flag.is_default;
+  if (period_set && !(FLAGS_period_s > 0 && std::isfinite(FLAGS_period_s))) {
+    return ConfigError(kSub, "--period_s must be a positive number of seconds (how often each node is wiped), got " +
+                                 period_flag.current_value);
+  }
+  if ((FLAGS_fleet_nodes > 0) != period_set) {
     return ConfigError(kSub, "--fleet_nodes and --period_s go together (the fleet and how often each node is wiped)");
   }
   in.fleet_nodes = FLAGS_fleet_nodes;
@@ -458,6 +464,20 @@ int RunPlan() {
 
   auto result = ComputeFleetPlan(in);
   if (!result.ok()) return ConfigError(kSub, result.status());
+  if (in.fleet_nodes > 0) {
+    // A node cannot be wiped more often than one wipe takes: the period's minimum is the longest
+    // wipe of a feasible class planned.
+    const ClassPlan* longest = nullptr;
+    for (const ClassPlan& c : result->classes) {
+      if (c.feasible && (longest == nullptr || c.node_wipe_s > longest->node_wipe_s)) longest = &c;
+    }
+    if (longest != nullptr && FLAGS_period_s < longest->node_wipe_s) {
+      return ConfigError(kSub, "--period_s=" + period_flag.current_value +
+                                   " is shorter than one wipe takes: at least " +
+                                   FormatFixed(std::ceil(longest->node_wipe_s), 0) + " s (class " +
+                                   longest->adversary.name + ": fill + rounds)");
+    }
+  }
   if (in.profile && in.profile->calibrated) {
     const std::string problem = ProfileEndorsementProblem(*in.profile);
     for (ClassPlan& c : result->classes) {

@@ -38,7 +38,8 @@ constexpr char kUsage[] =
     "  --adversaries       run the honest agent and adversaries 1-7, 9 and 10 (required)\n"
     "  --runs=N            sessions per scenario (default 200; 1 to 1000000); 28 scenarios, a few ms each\n"
     "  --seed=S            seed of the adversaries' own choices (default 1); challenges use the CSPRNG\n"
-    "  --only=ID[,ID...]   scenario ids, id prefixes (1a) or adversary numbers (0 = honest .. 10)\n"
+    "  --only=ID[,ID...]   scenario ids, id prefixes (1a) or adversary numbers (0 = honest .. 10); runs\n"
+    "                      no scaffold-storage experiment unless --scaffold_m is given too\n"
     "  --confidence=C      one-sided Clopper-Pearson confidence (default 0.99; in (0, 1))\n"
     "  --threads=N         expected-label threads per session (default 1; 0 = all cores)\n"
     "  --scaffold_m=LIST   chunk sizes m (labels, powers of two in [4, 65536]) of the scaffold-storage\n"
@@ -95,6 +96,7 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
   ProgressMode progress = ProgressMode::kAuto;
   std::string json_file, markdown_file, render_file;
   ScaffoldExperimentOptions scaffold;  // m_values empty: skipped
+  bool scaffold_m_given = false;
   std::vector<std::string> run_flags;  // flags that only make sense when something runs
   for (const std::string& arg : args) {
     const size_t eq = arg.find('=');
@@ -135,6 +137,7 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
       options.confidence = c;
     } else if (name == "--scaffold_m") {
       if (!need_value()) return usage_error("--scaffold_m: want a list of m, or none");
+      scaffold_m_given = true;
       scaffold.m_values.clear();
       if (value != "none") {
         if (SplitComma(value).empty()) return usage_error("--scaffold_m: want a list of m, or none");
@@ -187,6 +190,8 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
     return *selftest::DocumentAllMatch(doc) ? 0 : 1;  // SelftestMarkdown checked it
   }
   if (!adversaries) return usage_error("say what to run: --adversaries");
+  // The scaffold experiments (adversary 8) are no baseline of the scenarios: --only picks what runs.
+  if (!options.only.empty() && !scaffold_m_given) scaffold.m_values.clear();
 
   // Progress (and the scaffold notice) only where someone watches: --progress, or --quiet.
   const bool show_progress = !quiet && ProgressWanted(progress);

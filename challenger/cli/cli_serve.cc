@@ -305,8 +305,13 @@ int RunServe() {
         std::lock_guard<std::mutex> lock(state.mu);
         std::cerr << "wipeproof-challenger serve: wave " << wave.name << " (" << wave.nodes.size()
                   << " node(s), period " << PlainSeconds(wave.period_s) << " s, jitter " << PlainSeconds(wave.jitter_s)
-                  << " s): next run at " << UtcSeconds(next_us) << " (in " << FormatFixed(delay / 1e6, 1) << " s)"
-                  << std::endl;
+                  << " s): ";
+        if (FLAGS_once) {
+          std::cerr << "one run now (--once: no next run)" << std::endl;
+        } else {
+          std::cerr << "next run at " << UtcSeconds(next_us) << " (in " << FormatFixed(delay / 1e6, 1) << " s)"
+                    << std::endl;
+        }
       }
       if (metrics) metrics->OnNextWave(wave.name, next_us);
       const bool go = SleepUnlessStopped(delay);

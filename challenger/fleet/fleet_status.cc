@@ -7,6 +7,8 @@
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/ledger_verify.h"
 #include "challenger/session/failure.h"
+#include "common/hex.h"
+#include "proto/codec.h"
 #include "proto/signing.h"
 
 namespace wipeproof {
@@ -62,10 +64,24 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
   };
   for (const InventoryNode& n : inventory.nodes) node_at(n.name);
 
+  // Sessions whose order is recorded: node and the order's issuedAt; erased once a verdict comes.
+  struct Ordered {
+    std::string node;
+    int64_t at_unix_us = 0;
+  };
+  std::map<proto::Bytes, Ordered> without_verdict;
   // Rows up to the verified head only (a row appended meanwhile is left for the next look).
   Status walked = ledger.ForEachRow(std::nullopt, [&](const LedgerRow& row) -> Status {
     if (row.sequence >= head.entry_count) return Status::Ok();
+    if (row.kind == static_cast<int64_t>(proto::LedgerRecordKind::ORDER)) {
+      WP_ASSIGN_OR_RETURN(VerifiedEntry entry, VerifyLedgerRow(row, challenger_pub));
+      WP_ASSIGN_OR_RETURN(proto::SignedEnvelope envelope, proto::DecodeEnvelope(proto::AsView(entry.record)));
+      WP_ASSIGN_OR_RETURN(auto order, proto::ParseMessage<proto::WipeOrder>(proto::AsView(envelope.payload)));
+      without_verdict[row.session_id] = {order.root().getNodeName().cStr(), order.root().getIssuedAtUnixUs()};
+      return Status::Ok();
+    }
     if (row.kind != static_cast<int64_t>(proto::LedgerRecordKind::VERDICT)) return Status::Ok();
+    without_verdict.erase(row.session_id);
     WP_ASSIGN_OR_RETURN(VerifiedEntry entry, VerifyLedgerRow(row, challenger_pub));
     WP_ASSIGN_OR_RETURN(proto::SignedEnvelope envelope, proto::DecodeEnvelope(proto::AsView(entry.record)));
     WP_ASSIGN_OR_RETURN(auto verdict, proto::VerifyAndParse<proto::Verdict>(envelope, challenger_pub));
@@ -97,6 +113,13 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
     return Status::Ok();
   });
   if (!walked.ok()) return walked.WithContext("reading the ledger's verdicts");
+  for (const auto& [session, ordered] : without_verdict) {
+    NodeStatus& n = node_at(ordered.node);
+    if (n.last && n.last->at_unix_us >= ordered.at_unix_us) continue;  // an older session
+    if (ordered.at_unix_us < n.unfinished_at_unix_us) continue;
+    n.unfinished_session = HexEncode(session.data(), session.size());
+    n.unfinished_at_unix_us = ordered.at_unix_us;
+  }
   for (NodeStatus& n : out.nodes) {
     const Wave* w = inventory.WaveOf(n.node);
     const int64_t since = n.last_pass_unix_us != 0 ? n.last_pass_unix_us : n.first_verdict_unix_us;
@@ -141,7 +164,16 @@ std::string FleetStatusTable(const FleetStatus& status) {
     out += line + "\n";
   }
   for (const NodeStatus& n : status.nodes) {
-    if (n.last && !n.last->pass) out += n.node + ": last verdict failed: " + n.last->failure + "\n";
+    if (n.last && n.last->busy) {
+      out += n.node + ": busy, not a failed wipe: the agent was running another session, so no wipe ran (" +
+             n.last->failure + ")\n";
+    } else if (n.last && !n.last->pass) {
+      out += n.node + ": last verdict failed: " + n.last->failure + "\n";
+    }
+    if (!n.unfinished_session.empty()) {
+      out += n.node + ": last session " + n.unfinished_session + " at " + FormatUnixMicrosUtc(n.unfinished_at_unix_us) +
+             ": no verdict (interrupted?)\n";
+    }
   }
   out += "ledger " + status.ledger_path + ": " + std::to_string(status.ledger_entries) +
          " entries, the whole chain verified\n";
@@ -178,6 +210,13 @@ nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
     j["next_due_unix_us"] =
         n.next_due_unix_us == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(n.next_due_unix_us);
     j["overdue"] = n.next_due_unix_us != 0 && n.next_due_unix_us < status.now_unix_us;
+    if (n.unfinished_session.empty()) {
+      j["unfinished_session"] = nullptr;
+    } else {
+      j["unfinished_session"] = {{"session_id", n.unfinished_session},
+                                 {"order_issued", FormatUnixMicrosUtc(n.unfinished_at_unix_us)},
+                                 {"order_issued_unix_us", n.unfinished_at_unix_us}};
+    }
     nodes.push_back(j);
   }
   nlohmann::ordered_json out;

@@ -53,6 +53,11 @@ struct NodeStatus {
   // PassDueUnixUs from the last pass; when the node never passed, from its first verdict (it has
   // been due since: OVERDUE once that is past); 0 when the node is in no wave or has no verdict.
   int64_t next_due_unix_us = 0;
+  // The node's newest session whose order is recorded but that has no verdict, when newer than its
+  // last verdict (a challenger killed mid-wipe): session id as 32 hex digits ("" when none) and the
+  // order's issuedAt.
+  std::string unfinished_session;
+  int64_t unfinished_at_unix_us = 0;
 };
 
 struct FleetStatus {
@@ -69,7 +74,8 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
 
 // A table for people, one line per node (sizes in GiB beside bytes, ages in s/min/h/d).
 std::string FleetStatusTable(const FleetStatus& status);
-// The same as JSON: {"ledger": {...}, "now": ..., "nodes": [{...}]}.
+// The same as JSON: {"ledger": {...}, "now": ..., "nodes": [{...}]}; a node's "unfinished_session"
+// is {"session_id", "order_issued", "order_issued_unix_us"} or null.
 nlohmann::ordered_json FleetStatusJson(const FleetStatus& status);
 
 // "42 s", "5.0 min", "3.2 h", "2.1 d".

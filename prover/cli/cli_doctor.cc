@@ -3,7 +3,7 @@
 // their memory, MIG/partition mode, host budget against physical memory and MemAvailable, the
 // mlock limit, clock synchronisation, the key files, the listen ports, other processes on the GPUs
 // (prover/doctor/). Exit status: 0 when a wipe can run (WARNs allowed), 1 when any check FAILs,
-// 2 for a bad command line.
+// 2 for a bad command line (a malformed flag value such as --listen=bad included, as serve).
 #include <gflags/gflags.h>
 #include <unistd.h>
 
@@ -40,6 +40,9 @@ std::vector<std::string> DoctorFlagNames() {
 }
 
 int RunDoctor() {
+  // A malformed flag value is a bad command line (2), as serve says; the rows' FAIL (1) is kept for
+  // what the node itself lacks.
+  if (Status s = CheckListenFlags(); !s.ok()) return UsageError(kSub, s.message());
   BackendConfig backend_config;
   if (Status s = DevicesFromFlag(&backend_config); !s.ok()) return UsageError(kSub, s.message());
   auto budget = HostBudgetFromFlags();

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/clock.h"
@@ -45,17 +46,16 @@
 
 DEFINE_string(listen, "127.0.0.1:7300", "serve: HOST:PORT to listen on; port 0 picks a free one (printed)");
 DEFINE_string(authority_key, "",
-              "serve: authority public key file (PREFIX.pub); orders must verify under it; required");
+              "serve: authority public key file (PREFIX.pub); orders must verify under it (required)");
 DEFINE_string(challenger_key, "",
-              "serve: challenger public key file (PREFIX.pub); verdicts must verify under it; "
-              "required");
+              "serve: challenger public key file (PREFIX.pub); verdicts must verify under it (required)");
 DEFINE_string(challenger_cert, "",
               "serve: the challenger's certificate (PREFIX.crt, written by `wipeproof-challenger keygen`); the only "
-              "client the agent accepts (TLS 1.3, mutual); must carry the --challenger_key key; required");
+              "client the agent accepts (TLS 1.3, mutual); must carry the --challenger_key key (required)");
 DEFINE_string(node_key, "",
               "serve: this node's secret key file (PREFIX.key, mode 0600); signs reports; required. "
               "bench --what=all: signs the node profile");
-DEFINE_string(node_name, "", "serve: this node's name in the challenger's inventory; orders must name it; required");
+DEFINE_string(node_name, "", "serve: this node's name in the challenger's inventory; orders must name it (required)");
 DEFINE_uint64(host_budget_bytes, 0,
               "serve: bytes of host memory the agent may fill; 0 = no budget (MemAvailable "
               "less --host_reserve_bytes)");
@@ -172,6 +172,25 @@ std::string HostBudgetFlagText() {
                  : "--host_budget_bytes=" + std::to_string(FLAGS_host_budget_bytes);
 }
 
+Status CheckListenFlags() {
+  for (const auto& [flag, address, example] :
+       {std::tuple<std::string, std::string, std::string>{"--listen", FLAGS_listen, "127.0.0.1:7300"},
+        std::tuple<std::string, std::string, std::string>{"--metrics_listen", FLAGS_metrics_listen,
+                                                          "127.0.0.1:9401"}}) {
+    if (address.empty() && flag == "--metrics_listen") continue;
+    const size_t colon = address.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
+      return InvalidArgumentError(flag + " must be HOST:PORT, e.g. " + example + " (port 0: any free port), not '" +
+                                  address + "'");
+    }
+    const std::string port = address.substr(colon + 1);
+    if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoul(port) > 65535) {
+      return InvalidArgumentError(flag + ": the port of '" + address + "' is not a number from 0 to 65535");
+    }
+  }
+  return Status::Ok();
+}
+
 int RunServe() {
   // glog INFO carries the phases and timings of every session; show them unless told otherwise.
   if (gflags::GetCommandLineFlagInfoOrDie("minloglevel").is_default) FLAGS_minloglevel = google::GLOG_INFO;
@@ -184,11 +203,8 @@ int RunServe() {
                           RequireFlag(FLAGS_node_key, "node_key", "this node's secret key file (keygen writes one)")}) {
     if (!s.ok()) return UsageError(kSub, s.message());
   }
-  const size_t colon = FLAGS_listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == FLAGS_listen.size()) {
-    return UsageError(kSub, "--listen must be HOST:PORT, e.g. 127.0.0.1:7300 (port 0: any free port)");
-  }
-  const std::string listen_host = FLAGS_listen.substr(0, colon);
+  if (Status s = CheckListenFlags(); !s.ok()) return UsageError(kSub, s.message());
+  const std::string listen_host = FLAGS_listen.substr(0, FLAGS_listen.rfind(':'));
   if (FLAGS_clock_skew_us < 0) return UsageError(kSub, "--clock_skew_us must be >= 0");
   if (FLAGS_session_timeout_us == 0) return UsageError(kSub, "--session_timeout_us must be > 0");
   if (FLAGS_max_order_lifetime_us <= 0) return UsageError(kSub, "--max_order_lifetime_us must be > 0");
@@ -199,11 +215,6 @@ int RunServe() {
   if (FLAGS_max_handshakes == 0) return UsageError(kSub, "--max_handshakes must be > 0");
   if (!(FLAGS_handshake_timeout_s > 0) || FLAGS_handshake_timeout_s > 3600) {
     return UsageError(kSub, "--handshake_timeout_s must be > 0 and <= 3600");
-  }
-  if (!FLAGS_metrics_listen.empty()) {
-    if (Status s = CheckListenAddress(FLAGS_metrics_listen, "--metrics_listen"); !s.ok()) {
-      return UsageError(kSub, s.message());
-    }
   }
   BackendConfig backend_config;
   if (Status s = DevicesFromFlag(&backend_config); !s.ok()) return UsageError(kSub, s.message());

@@ -43,4 +43,10 @@ StatusOr<uint64_t> HostBudgetFromFlags();
 // How the budget was given, for messages: "--host_budget_gib=2" or "--host_budget_bytes=0".
 std::string HostBudgetFlagText();
 
+// --listen and --metrics_listen (when given) are HOST:PORT with a port from 0 to 65535: a malformed
+// address is a bad command line (exit 2) in serve and doctor alike. Errors: INVALID_ARGUMENT naming
+// the flag. Whether the host resolves and the port is free is checked by binding (serve) or by
+// doctor's rows.
+Status CheckListenFlags();
+
 }  // namespace wipeproof

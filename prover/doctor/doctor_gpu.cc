@@ -1,5 +1,8 @@
 #include "prover/doctor/doctor_gpu.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <sstream>
 
 #include "common/subprocess.h"
@@ -37,6 +40,14 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// " (ran /usr/bin/nvidia-smi)": the binaries whose answers a check used, by absolute path.
+std::string Ran(const std::string& nvidia, bool nvidia_told, const std::string& rocm, bool rocm_told) {
+  std::string ran;
+  if (nvidia_told && !nvidia.empty()) ran = nvidia;
+  if (rocm_told && !rocm.empty()) ran += (ran.empty() ? "" : ", ") + rocm;
+  return ran.empty() ? "" : " (ran " + ran + ")";
+}
+
 std::string LookedFor(const GpuInventory& inv) {
   std::string s;
   if (inv.cuda_wanted) s += "CUDA";
@@ -46,16 +57,37 @@ std::string LookedFor(const GpuInventory& inv) {
 
 }  // namespace
 
+std::string FindGpuTool(const std::string& name, const std::vector<std::string>& dirs, const std::string& path_env) {
+  std::vector<std::string> folders = dirs;
+  std::istringstream path(path_env);
+  std::string folder;
+  while (std::getline(path, folder, ':')) {
+    if (!folder.empty() && folder[0] == '/') folders.push_back(folder);
+  }
+  for (const std::string& f : folders) {
+    const std::string candidate = f + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
 GpuToolAnswers ReadGpuToolAnswers(bool cuda_wanted, bool hip_wanted) {
   GpuToolAnswers a;
+  const char* path = std::getenv("PATH");
   if (cuda_wanted) {
-    a.nvidia_mig = Tool({"nvidia-smi", "--query-gpu=uuid,mig.mode.current", "--format=csv,noheader"});
-    a.nvidia_apps =
-        Tool({"nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader,nounits"});
+    a.nvidia_smi = FindGpuTool("nvidia-smi", kGpuToolDirs, path != nullptr ? path : "");
+    if (!a.nvidia_smi.empty()) {
+      a.nvidia_mig = Tool({a.nvidia_smi, "--query-gpu=uuid,mig.mode.current", "--format=csv,noheader"});
+      a.nvidia_apps =
+          Tool({a.nvidia_smi, "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader,nounits"});
+    }
   }
   if (hip_wanted) {
-    a.rocm_partition = Tool({"rocm-smi", "--showcomputepartition", "--showmemorypartition"});
-    a.rocm_pids = Tool({"rocm-smi", "--showpids"});
+    a.rocm_smi = FindGpuTool("rocm-smi", kGpuToolDirs, path != nullptr ? path : "");
+    if (!a.rocm_smi.empty()) {
+      a.rocm_partition = Tool({a.rocm_smi, "--showcomputepartition", "--showmemorypartition"});
+      a.rocm_pids = Tool({a.rocm_smi, "--showpids"});
+    }
   }
   return a;
 }
@@ -146,6 +178,7 @@ CheckResult CheckPartitionMode(const GpuInventory& inv, const GpuToolAnswers& to
         "to wipe whole GPUs turn partitioning off (`nvidia-smi -i N -mig 0` as root with the GPU idle; AMD: "
         "`amd-smi set --compute-partition SPX`)";
   }
+  r.detail += Ran(tools.nvidia_smi, tools.nvidia_mig.has_value(), tools.rocm_smi, tools.rocm_partition.has_value());
   return r;
 }
 
@@ -187,14 +220,18 @@ CheckResult CheckGpuProcesses(const GpuInventory& inv, const GpuToolAnswers& too
     r.fix = "install nvidia-smi (NVIDIA) or rocm-smi (AMD) so doctor can tell";
     return r;
   }
+  const std::string ran =
+      Ran(tools.nvidia_smi, tools.nvidia_apps.has_value(), tools.rocm_smi, tools.rocm_pids.has_value());
   if (holders.empty()) {
-    r.detail = "no other process holds GPU memory (as far as nvidia-smi/rocm-smi see: a container sees only "
-               "its own processes)";
+    r.detail =
+        "no other process holds GPU memory (as far as nvidia-smi/rocm-smi see: a container sees only "
+        "its own processes)" +
+        ran;
     return r;
   }
   r.status = CheckStatus::kFail;
   for (const std::string& h : holders) r.detail += (r.detail.empty() ? "" : "; ") + h;
-  r.detail = "other processes hold GPU memory, so a wipe cannot fill it: " + r.detail;
+  r.detail = "other processes hold GPU memory, so a wipe cannot fill it: " + r.detail + ran;
   r.fix = "stop them (or drain the node) before the wipe";
   return r;
 }

@@ -1,8 +1,10 @@
 // Doctor checks of the GPUs: devices found by the runtimes this build has (through the backend
 // factory, as `serve` finds them) and their memory; MIG (NVIDIA) or compute partition (AMD) mode;
 // other processes holding GPU memory. The backends do not report partition modes or per-process
-// use, so those come from `nvidia-smi` / `rocm-smi` when on PATH; without them the check says it
-// cannot tell, never guesses.
+// use, so those come from `nvidia-smi` / `rocm-smi`: looked for first in the standard folders
+// (kGpuToolDirs), only then in PATH (a binary planted early in PATH must not speak for the vendor's
+// tool), and the checks name the absolute path they ran; without them the check says it cannot
+// tell, never guesses.
 // Thread-safety: pure functions (ReadGpuToolAnswers runs the tools).
 #pragma once
 
@@ -23,8 +25,19 @@ struct GpuInventory {
   std::vector<std::string> disabled;  // "cuda: disabled: <reason>" from the factory
 };
 
-// stdout of the vendor tools (empty optional: the tool is not on PATH or failed).
+// Where the vendor tools are looked for before PATH, in this order.
+inline const std::vector<std::string> kGpuToolDirs = {"/usr/bin", "/usr/local/bin", "/opt/rocm/bin", "/usr/sbin",
+                                                      "/bin"};
+
+// The absolute path of the executable `name` in the first of `dirs`, else in the first folder of
+// `path_env` (a PATH value, ':'-separated; relative folders are skipped) that has it; "" when none.
+std::string FindGpuTool(const std::string& name, const std::vector<std::string>& dirs, const std::string& path_env);
+
+// stdout of the vendor tools (empty optional: the tool was not found or failed).
 struct GpuToolAnswers {
+  // The absolute paths of the tools run ("" when not found): named in the checks' details.
+  std::string nvidia_smi;
+  std::string rocm_smi;
   // nvidia-smi --query-gpu=uuid,mig.mode.current --format=csv,noheader: "GPU-..., Disabled" rows.
   std::optional<std::string> nvidia_mig;
   // nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits.

@@ -141,7 +141,43 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
       {"wipe --node=n1 --threads=many " + SessionFlags(), 2, "bad value 'many' for --threads (want a whole number)"},
       {"plan --gpus=0 --verify_rate=1e7", 2, "--gpus must be in [1, 256] GPUs per node, got 0"},
       {"plan --gpus=4000000 --verify_rate=1e7", 2, "--gpus must be in [1, 256] GPUs per node, got 4000000"},
+      // 2: a wipe period that is no period, or shorter than one wipe (fill + rounds) takes.
+      {"plan --gpus=8 --verify_rate=1e7 --fleet_nodes=10 --period_s=0", 2,
+       "--period_s must be a positive number of seconds (how often each node is wiped), got 0"},
+      {"plan --gpus=8 --verify_rate=1e7 --fleet_nodes=10 --period_s=5", 2,
+       "--period_s=5 is shorter than one wipe takes: at least 60 s (class fpga-asic: fill + rounds)"},
+      // 2: a ledger in a folder that does not exist (SQLite alone says "unable to open database file").
+      {"wipe --node=n1 --inventory=inventory.json --authority_key=k-authority.key --challenger_key=k-challenger.key "
+       "--profile=profile.json --ledger=nofolder/l.db",
+       2, "--ledger=nofolder/l.db: the folder nofolder does not exist; create it first"},
+      {"serve --once --inventory=inventory.json --authority_key=k-authority.key --challenger_key=k-challenger.key "
+       "--profile=profile.json --ledger=nofolder/l.db",
+       2, "--ledger=nofolder/l.db: the folder nofolder does not exist; create it first"},
+      {"status --inventory=inventory.json --challenger_key=k-challenger.pub --ledger=nofolder/l.db", 2,
+       "ledger nofolder/l.db: No such file or directory"},
+      // 2: ledger: one line naming the flag and where the subcommand's flags are listed.
+      {"ledger verify --ledger=ledger.db --bogus", 2,
+       "wipeproof-challenger ledger verify: flag --bogus does not apply to verify (see wipeproof-challenger ledger "
+       "verify --help)"},
+      {"ledger frobnicate", 2,
+       "wipeproof-challenger ledger: unknown subcommand 'frobnicate' (see wipeproof-challenger ledger --help)"},
+      // 2: audit pins one key of each kind; a list (verify's form) is told what audit takes.
+      {"ledger audit --export=e.json --challenger_key=k-challenger.pub,k-authority.pub --authority_key=k-authority.pub",
+       2, "--challenger_key takes one key file, the key the auditor pins for every source"},
+      // 3: an export written under another schema: no conclusion (a build of that schema can audit it).
+      {"ledger audit --export=old-schema.json --challenger_key=k-challenger.pub --authority_key=k-authority.pub", 3,
+       "written with the schema of SHA-256 aaaa"},
+      // 1: a pinned key the export does not match stays "the checked thing is bad".
+      {"ledger audit --export=e.json --challenger_key=k-challenger.pub --authority_key=k-challenger.pub", 1,
+       "authority"},
   };
+  ASSERT_EQ(Challenger("ledger export --ledger=ledger.db --challenger_key=k-challenger.pub "
+                       "--authority_key=k-authority.pub --out=e.json")
+                .exit_code,
+            0);
+  nlohmann::json old_schema = nlohmann::json::parse(ReadWholeFile(dir_ + "/e.json"));
+  old_schema["schema_sha256"] = std::string(64, 'a');
+  std::ofstream(dir_ + "/old-schema.json") << old_schema.dump();
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);
     CliRun run = Challenger(c.args);
@@ -188,7 +224,41 @@ TEST_F(ChallengerCliTest, EachSubcommandHelpListsOnlyItsOwnFlags) {
   // Texts that were wrong for the subcommand showing them.
   EXPECT_EQ(Challenger("plan --help").out.find("print each verdict"), std::string::npos);
   EXPECT_EQ(Challenger("status --help").out.find("signs verdicts"), std::string::npos);
-  EXPECT_NE(Challenger("plan --help").out.find("default: \"every class of --classes\""), std::string::npos);
+  // plan's shown defaults are plan's own, in words where the default is no value.
+  const std::string plan = Challenger("plan --help").out;
+  EXPECT_NE(plan.find("default: every class of --classes\n"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("default: none: m, R and the deadlines are computed from the flags, as calibrate would\n"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("confidence is used instead) type: double default: 0.999\n"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("built-in uncalibrated profile"), std::string::npos) << plan;
+  // Every flag wipe, serve and calibrate cannot run without is marked (required).
+  for (const std::string sub : {"wipe", "serve", "calibrate"}) {
+    const std::string help = Challenger(sub + " --help").out;
+    for (const std::string flag : {"inventory", "authority_key", "challenger_key"}) {
+      const size_t at = help.find("    -" + flag + " (");
+      ASSERT_NE(at, std::string::npos) << sub << " " << flag;
+      const std::string block = help.substr(at, help.find(" type: ", at) - at);
+      EXPECT_NE(block.find("(required)"), std::string::npos) << sub << ": " << block;
+    }
+  }
+  // `help SUB` is `SUB --help`; `ledger SUB --help` lists only that subcommand's flags.
+  for (const std::string sub : {"wipe", "plan", "selftest", "ledger", "ledger audit"}) {
+    SCOPED_TRACE(sub);
+    CliRun help = Challenger("help " + sub);
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_EQ(help.out, Challenger(sub + " --help").out);
+  }
+  EXPECT_EQ(Challenger("help wipe").out.rfind("usage: wipeproof-challenger wipe [flags]\n", 0), 0u);
+  CliRun verify = Challenger("ledger verify --help");
+  EXPECT_EQ(verify.exit_code, 0);
+  EXPECT_EQ(verify.out.rfind("usage: wipeproof-challenger ledger verify [flags]\n", 0), 0u) << verify.out;
+  EXPECT_NE(verify.out.find("--expect_head=FILE"), std::string::npos) << verify.out;
+  EXPECT_EQ(verify.out.find("--threads"), std::string::npos) << verify.out;  // audit's
+  EXPECT_EQ(verify.out.find("  audit "), std::string::npos) << verify.out;
+  const std::string audit = Challenger("ledger audit --help").out;
+  EXPECT_NE(audit.find("--threads=N"), std::string::npos) << audit;
+  EXPECT_EQ(audit.find("--expect_head"), std::string::npos) << audit;
 }
 
 TEST_F(ChallengerCliTest, KeygenWritesBothPairsAndRefusesToOverwrite) {
@@ -311,10 +381,12 @@ TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
   }
   EXPECT_NE(run.err.find("1 session(s), 0 failed, 0 busy"), std::string::npos) << run.err;
   // The schedule, and each run's start and end, in plain lines.
-  EXPECT_NE(run.err.find("wipeproof-challenger serve: wave w1 (1 node(s), period 3600 s, jitter 60 s): next run at 20"),
+  // --once: one run, now, and no "next run" before or after it.
+  EXPECT_NE(run.err.find("wipeproof-challenger serve: wave w1 (1 node(s), period 3600 s, jitter 60 s): one run now "
+                         "(--once: no next run)\n"),
             std::string::npos)
       << run.err;
-  EXPECT_NE(run.err.find("Z (in 0.0 s)\n"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("next run at"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("wipeproof-challenger serve: wave w1: run started at 20"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("Z, 1 node(s)\n"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("wipeproof-challenger serve: wave w1: run ended at 20"), std::string::npos) << run.err;

@@ -21,6 +21,7 @@
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/ledger/ledger.h"
 #include "challenger/ledger/ledger_record_sink.h"
+#include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/ledger_sessions.h"
 #include "challenger/ledger/ledger_verify.h"
 #include "challenger/session/session_runner.h"
@@ -522,6 +523,84 @@ TEST(PassDueTest, StatusShowsTheSameDueTimeAsTheMetric) {
             static_cast<double>(status.nodes[0].next_due_unix_us) / 1e6);
   EXPECT_EQ(Sample(text, R"(wipeproof_challenger_pass_due_timestamp_seconds{node="gpu-02"})"),
             static_cast<double>(status.nodes[1].next_due_unix_us) / 1e6);
+}
+
+// A session whose order is recorded but that has no verdict (a challenger killed mid-wipe) is shown
+// beside an older verdict, in the table and the JSON; a busy node's row says plainly that no wipe ran.
+TEST(StatusTest, ShowsASessionWithoutVerdictAndWordsBusyPlainly) {
+  Keys keys;
+  TempDir dir;
+  FakeClock clock{1'800'000'000'000'000};
+  auto ledger = Must(Ledger::Open(dir.File("ledger.db"), keys.challenger, clock));
+  const int64_t order_at = 1'800'000'000'000'000;  // ledger_test::OrderRecord's issuedAt, node-a
+  AppendVerdict(*ledger, SessionId(1), "node-a", true, order_at - 1'000'000'000, keys.challenger);
+  ASSERT_TRUE(ledger
+                  ->Append(proto::LedgerRecordKind::ORDER, proto::AsView(ledger_test::OrderRecord(SessionId(2), keys)),
+                           proto::AsView(SessionId(2)))
+                  .ok());
+  {  // node-b: busy with another session.
+    capnp::MallocMessageBuilder message;
+    auto verdict = message.initRoot<proto::Verdict>();
+    verdict.setSessionId(ledger_test::DataOf(SessionId(3)));
+    verdict.setNodeName("node-b");
+    verdict.initFailure().setReason(proto::FailureReason::ORDER_REFUSED);
+    verdict.getFailure().setText("session 0102 in progress (fill)");
+    proto::Bytes digest(proto::kDigestBytes, 0x22);
+    verdict.setOrderDigest(ledger_test::DataOf(digest));
+    verdict.setIssuedAtUnixUs(order_at);
+    ASSERT_TRUE(ledger
+                    ->Append(proto::LedgerRecordKind::VERDICT,
+                             proto::AsView(ledger_test::SignToEnvelopeBytes(verdict, keys.challenger)),
+                             proto::AsView(SessionId(3)))
+                    .ok());
+  }
+  Inventory inventory;
+  for (const char* name : {"node-a", "node-b"}) {
+    InventoryNode node;
+    node.name = name;
+    inventory.nodes.push_back(node);
+  }
+  FleetStatus status = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, order_at + 60'000'000));
+  ASSERT_EQ(status.nodes.size(), 2u);
+  EXPECT_EQ(status.nodes[0].unfinished_session, HexEncode(SessionId(2)));
+  EXPECT_EQ(status.nodes[0].unfinished_at_unix_us, order_at);
+  EXPECT_TRUE(status.nodes[0].last->pass);  // the last verdict is still the older pass
+  const std::string table = FleetStatusTable(status);
+  EXPECT_THAT(table, HasSubstr("node-a: last session " + HexEncode(SessionId(2)) + " at " +
+                               FormatUnixMicrosUtc(order_at) + ": no verdict (interrupted?)\n"));
+  EXPECT_THAT(table, HasSubstr("node-b: busy, not a failed wipe: the agent was running another session, so no wipe "
+                               "ran (orderRefused: session 0102 in progress (fill))\n"));
+  EXPECT_THAT(table, Not(HasSubstr("node-b: last verdict failed")));
+  const auto json = FleetStatusJson(status);
+  EXPECT_EQ(json["nodes"][0]["unfinished_session"]["session_id"], HexEncode(SessionId(2)));
+  EXPECT_EQ(json["nodes"][0]["unfinished_session"]["order_issued_unix_us"], order_at);
+  EXPECT_TRUE(json["nodes"][1]["unfinished_session"].is_null());
+  // A verdict after that order (the next session) ends the question.
+  AppendVerdict(*ledger, SessionId(4), "node-a", true, order_at + 100'000'000, keys.challenger);
+  status = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, order_at + 200'000'000));
+  EXPECT_EQ(status.nodes[0].unfinished_session, "");
+  EXPECT_THAT(FleetStatusTable(status), Not(HasSubstr("no verdict")));
+}
+
+// `ledger show` prints what the ledger holds as a terminal may show it: a node name with ESC
+// sequences or a newline is escaped (the JSON was escaped already).
+TEST(StatusTest, LedgerShowEscapesControlCharactersInNames) {
+  Keys keys;
+  TempDir dir;
+  FakeClock clock{1'800'000'000'000'000};
+  const std::string path = dir.File("ledger.db"), key = dir.File("challenger.pub");
+  ASSERT_TRUE(proto::WritePublicKeyFile(key, keys.challenger.public_key).ok());
+  {
+    auto ledger = Must(Ledger::Open(path, keys.challenger, clock));
+    AppendVerdict(*ledger, SessionId(1), "evil\x1b[2Jnode\nforged", true, 1'800'000'000'000'000, keys.challenger);
+  }
+  Result show = RunLedger({"show", "--ledger=" + path, "--challenger_key=" + key});
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("evil\\u001b[2Jnode\\u000aforged"));
+  EXPECT_EQ(show.out.find('\x1b'), std::string::npos) << show.out;
+  Result node = RunLedger({"show", "--ledger=" + path, "--challenger_key=" + key, "--node=x"});
+  EXPECT_EQ(node.code, 2);
+  EXPECT_EQ(node.err.find('\x1b'), std::string::npos) << node.err;
 }
 
 TEST(FleetMetricsTest, EverySeriesOfEveryNodeExistsBeforeTheFirstVerdict) {

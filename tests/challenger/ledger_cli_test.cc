@@ -179,9 +179,12 @@ TEST_F(LedgerCliTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(Run({"verify", LedgerFlag(), KeyFlag(), "--out=x"}).code, 2);  // not a verify flag
   EXPECT_EQ(Run({"show", LedgerFlag(), KeyFlag(), "stray"}).code, 2);
   EXPECT_EQ(Run({"show", LedgerFlag(), KeyFlag(), "--session="}).code, 2);
-  Result help = Run({"verify", "--help"});
+  Result help = Run({"--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_THAT(help.out, HasSubstr("usage: wipeproof-challenger ledger <show|verify|export|audit|decode>"));
+  Result verify_help = Run({"verify", "--help"});  // that subcommand's help only
+  EXPECT_EQ(verify_help.code, 0);
+  EXPECT_THAT(verify_help.out, HasSubstr("usage: wipeproof-challenger ledger verify [flags]"));
 }
 
 TEST_F(LedgerCliTest, BadSessionOrMissingFilesExitTwo) {

@@ -24,9 +24,11 @@ TEST(SelftestCliTest, ProgressOnlyOnATerminalUnlessAlways) {
     EXPECT_EQ(run.err, "") << mode;
     EXPECT_EQ(nlohmann::json::parse(run.out)["runs_per_scenario"], 2) << mode;
   }
-  auto always = RunBinary(kBin, "selftest --adversaries --runs=2 --only=0 --scaffold_m=none --json --progress=always");
+  // --only runs what it names: no scaffold-storage experiment (adversary 8) unless --scaffold_m asks.
+  auto always = RunBinary(kBin, "selftest --adversaries --runs=2 --only=0 --json --progress=always");
   ASSERT_EQ(always.exit_code, 0) << always.err;
   EXPECT_EQ(always.err, "\rselftest [1/1] 0-honest: 2/2 runs   \n");
+  EXPECT_TRUE(nlohmann::json::parse(always.out)["scaffold"].is_null()) << always.out;
   auto bad = RunBinary(kBin, "selftest --adversaries --progress=sometimes");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--progress: want auto, always or never"), std::string::npos) << bad.err;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -289,6 +290,41 @@ TEST(DoctorGpu, OtherProcessesOnTheGpus) {
   EXPECT_EQ(cannot.status, CheckStatus::kWarn);
   EXPECT_TRUE(Has(cannot.detail, "cannot tell without nvidia-smi/rocm-smi")) << cannot.detail;
   EXPECT_TRUE(Has(cannot.detail, "3.00 GiB (3221225472 bytes)")) << cannot.detail;
+}
+
+// The vendor tools come from the standard folders before PATH (a binary planted in PATH does not
+// speak for nvidia-smi), and the checks name the binary they ran.
+TEST(DoctorGpu, ToolsFromStandardFoldersFirstAndNamedByPath) {
+  char dir[] = "/tmp/wp-doctor-tools-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string root = dir;
+  for (const char* sub : {"/std", "/planted", "/plain"}) ASSERT_EQ(::mkdir((root + sub).c_str(), 0755), 0);
+  auto tool = [](const std::string& path, mode_t mode) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("#!/bin/sh\n", f);
+    std::fclose(f);
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+  };
+  tool(root + "/std/nvidia-smi", 0755);
+  tool(root + "/planted/nvidia-smi", 0755);
+  tool(root + "/planted/rocm-smi", 0755);
+  tool(root + "/plain/rocm-smi", 0644);  // not executable
+  const std::string path = "relative:" + root + "/planted";
+  EXPECT_EQ(FindGpuTool("nvidia-smi", {root + "/std"}, path), root + "/std/nvidia-smi");
+  EXPECT_EQ(FindGpuTool("rocm-smi", {root + "/plain", root + "/std"}, path), root + "/planted/rocm-smi");
+  EXPECT_EQ(FindGpuTool("rocm-smi", {root + "/std"}, "relative"), "");
+  std::system(("rm -rf " + root).c_str());
+
+  GpuInventory one;
+  one.cuda_wanted = true;
+  one.devices = {Gpu("GPU-a", 141 * kGiB)};
+  GpuToolAnswers tools;
+  tools.nvidia_smi = "/usr/bin/nvidia-smi";
+  tools.nvidia_mig = "GPU-a, Disabled\n";
+  tools.nvidia_apps = "";
+  EXPECT_TRUE(Has(CheckPartitionMode(one, tools).detail, "GPU-a MIG Disabled (ran /usr/bin/nvidia-smi)"));
+  EXPECT_TRUE(Has(CheckGpuProcesses(one, tools, 1).detail, "(ran /usr/bin/nvidia-smi)"));
 }
 
 }  // namespace

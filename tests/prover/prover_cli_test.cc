@@ -242,6 +242,11 @@ TEST(ProverCli, ExitCodesFollowTheTableAndMessagesAreWords) {
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
   ASSERT_EQ(RunProver("keygen --out=" + dir + "/node").exit_code, 0);
   const std::string seed = " --seed=" + std::string(64, '0') + " --chunk_labels=64";
+  // serve's required flags (files need not exist: the address is checked first).
+  const std::string serve =
+      "serve --node_name=n1 --authority_key=a.pub --challenger_key=c.pub "
+      "--challenger_cert=c.crt --node_key=" +
+      dir + "/node.key --devices=host";
   struct Case {
     std::string args;
     int exit_code;
@@ -259,6 +264,15 @@ TEST(ProverCli, ExitCodesFollowTheTableAndMessagesAreWords) {
       // 2: the wrong kind of key file, named before its mode.
       {"bench --what=all --seconds=0.1 --node_key=" + dir + "/node.pub --out=" + dir + "/p.json", 2,
        "--node_key: " + dir + "/node.pub is a public key file; this needs the secret key file (PREFIX.key)"},
+      // 2: a malformed address is a bad command line in doctor as in serve (doctor's 1 is for the node).
+      {"doctor --devices=host --listen=bad", 2,
+       "doctor: --listen must be HOST:PORT, e.g. 127.0.0.1:7300 (port 0: any free port), not 'bad'"},
+      {"doctor --devices=host --listen=127.0.0.1:99999", 2,
+       "doctor: --listen: the port of '127.0.0.1:99999' is not a number from 0 to 65535"},
+      {"doctor --devices=host --metrics_listen=x:y", 2,
+       "doctor: --metrics_listen: the port of 'x:y' is not a number from 0 to 65535"},
+      {serve + " --listen=127.0.0.1:abc", 2, "serve: --listen: the port of '127.0.0.1:abc' is not a number"},
+      {serve + " --listen=bad", 2, "serve: --listen must be HOST:PORT"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);
@@ -289,6 +303,22 @@ TEST(ProverCli, EachSubcommandHelpListsOnlyItsOwnFlags) {
     ASSERT_EQ(help.exit_code, 0);
     EXPECT_FALSE(testing::ListedHelpFlags(help.out).empty());
     EXPECT_EQ(testing::HelpFlagProblems(help.out, sub, subs), std::vector<std::string>{}) << help.out;
+  }
+  // `help SUB` is `SUB --help`, not the top-level usage.
+  for (const std::string sub : {"serve", "doctor", "bench"}) {
+    SCOPED_TRACE(sub);
+    ProverRun help = RunProver("help " + sub);
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_EQ(help.out, RunProver(sub + " --help").out);
+    EXPECT_EQ(help.out.rfind("usage: wipeproof-prover " + sub + " [flags]\n", 0), 0u) << help.out;
+  }
+  // The flags serve cannot run without say so.
+  const std::string serve = RunProver("serve --help").out;
+  for (const std::string flag : {"authority_key", "challenger_key", "challenger_cert", "node_key", "node_name"}) {
+    const size_t at = serve.find("    -" + flag + " (");
+    ASSERT_NE(at, std::string::npos) << flag;
+    const std::string block = serve.substr(at, serve.find(" type: ", at) - at);
+    EXPECT_NE(block.find("(required)"), std::string::npos) << block;
   }
 }
 
