@@ -63,6 +63,14 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
   for (const WaveAudit& w : audit.waves) {
     out << " wave " << Utf8(w.wave) << " (ledger entry " << w.sequence << "): " << (w.pass ? "pass" : "fail") << ", "
         << w.members << " member session(s)  " << (w.status.ok() ? "OK" : "FAILED") << "\n";
+    if (!w.clock.empty()) {
+      out << "   proof rounds after every member's fill: checked on the " << w.clock
+          << (w.clock == kWaveClockName
+                  ? " (orderSentAfterWaveUs), within " + std::to_string(kWaveClockToleranceUs) + " us"
+                  : " (orderSentAtUnixUs: the wave verdict predates orderSentAfterWaveUs), within " +
+                        std::to_string(kWaveSendToleranceUs) + " us + 0.1% of the fill")
+          << "\n";
+    }
     if (!w.statement.empty()) out << "   statement: " << Utf8(w.statement) << "\n";
     if (!w.status.ok()) out << "   FAILED: " << Utf8(w.status.ToString()) << "\n";
   }
@@ -115,6 +123,7 @@ Json AuditJson(const LedgerAudit& audit, const AuditCommand& command) {
                      {"bound_stated", w.bound_stated},
                      {"statement", Utf8(w.statement)},
                      {"members", w.members},
+                     {"placed_on", w.clock.empty() ? Json(nullptr) : Json(w.clock)},
                      {"result", w.status.ok() ? "ok" : "failed"},
                      {"failure", w.status.ok() ? Json(nullptr) : Json(Utf8(w.status.ToString()))}});
   }

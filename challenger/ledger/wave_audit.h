@@ -3,11 +3,16 @@
 // final verdict has the digest, session id and node the wave verdict lists; and its pass, bound and
 // statement are what the members' verdicts give, recomputed by the code that built it (an injected
 // WaveRecheck: challenger/session/wave_verdict.h RecheckWaveVerdict). When every member passed, each
-// member's first proof round was sent after the last fill of every member (report or notice),
-// placed on the challenger's wall clock by each verdict's orderSentAtUnixUs, within
-// kWaveSendToleranceUs plus 0.1% of the time from the member's order to that fill (the wall clock
-// may be slewed against the monotonic one the offsets are measured on): the wave's proof rounds
-// follow its last fill.
+// member's first proof round was sent after the last fill of every member (report or notice): the
+// wave's proof rounds follow its last fill. Each member's rounds and fills are offsets from its
+// order on the challenger's monotonic clock; the orders are placed on one clock by
+//   - the wave clock: the wave verdict's orderSentAfterWaveUs (each member's order after the wave's
+//     first, on the monotonic clock of the one process that ran them all), within
+//     kWaveClockToleranceUs; or, for wave verdicts written before that field (it is empty),
+//   - the wall clock: each verdict's orderSentAtUnixUs, within kWaveSendToleranceUs plus 0.1% of
+//     the time from the member's order to that fill (the wall clock may be slewed against the
+//     monotonic one the offsets are measured on).
+// WaveAudit::clock says which.
 //
 // Thread-safety: a pure function.
 #pragma once
@@ -28,6 +33,12 @@ namespace wipeproof {
 // (clocks read on different threads a few microseconds apart, slew): far less than relabelling
 // any memory takes.
 inline constexpr int64_t kWaveSendToleranceUs = 50'000;
+// Microseconds: the same on the wave's one monotonic clock, where only its granularity (and the
+// rounding of each offset to whole microseconds) separates the members' readings.
+inline constexpr int64_t kWaveClockToleranceUs = 1'000;
+// WaveAudit::clock's values.
+inline constexpr char kWaveClockName[] = "wave clock";
+inline constexpr char kWallClockName[] = "wall clock";
 
 // OK when `wave` states what `members` (the final verdicts of the sessions it names, in its order)
 // give; DATA_LOSS naming the first field that differs.
@@ -41,6 +52,9 @@ struct WaveAudit {
   bool bound_stated = false;
   std::string statement;
   size_t members = 0;
+  // The clock the members were placed on: kWaveClockName (orderSentAfterWaveUs) or kWallClockName
+  // (orderSentAtUnixUs, a wave verdict written before the field); "" when the check was not reached.
+  std::string clock;
   Status status;  // OK: every check held; else the first that did not
 };
 
