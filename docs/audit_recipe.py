@@ -432,6 +432,7 @@ class Recipe:
         wave = self.schema.decode(payload, "WaveVerdict")
         passes = []
         placed = []  # per member: (node, verdict, labels of a proof round)
+        signed_ends = []  # per member: the node-signed fill end (FillReport.finishedAtUnixUs; 0: no report)
         for sid, node, digest in zip(wave.get("sessionIds", []), wave.get("nodeNames", []),
                                      wave.get("verdictDigests", [])):
             records = sessions.get(data(sid).hex())
@@ -456,6 +457,10 @@ class Recipe:
             if wave.get("complete") and not order.get("waveComplete"):
                 fail(f"{where}: member {node}: the wave verdict says complete, the member's order does not")
             placed.append((node, member, sum(int(d.get("labelsPerRound", 0)) for d in order["devices"])))
+            reports = [r for r in records if r["kind"] == "fillReport"]  # its signature: the session's check
+            signed_ends.append(int(self.schema.decode(data(self.schema.decode(reports[0]["record"], "Envelope")
+                                                           .get("payload")), "FillReport")
+                                   .get("finishedAtUnixUs", "0")) if reports else 0)
         members = list(zip(wave.get("sessionIds", []), wave.get("nodeNames", [])))
         if not members or len({bytes(data(s)) for s, _ in members}) != len(members) or \
                 len({n for _, n in members}) != len(members):
@@ -469,6 +474,19 @@ class Recipe:
         if wave_clock and len(wave_clock) != len(placed):
             fail(f"{where}: orderSentAfterWaveUs lists {len(wave_clock)} members, sessionIds {len(placed)}")
         clock = "wave clock" if wave_clock else "wall clock"
+        # Reported, not checked (the order states no clock-skew allowance): per member, the challenger's stated
+        # fill end on the wall clock (orderSentAtUnixUs + fillMicros) minus the node-signed one; and the spread of
+        # that difference across members with each order on the clock the members are placed on.
+        lags, spread = [], []
+        for k, ((node, v, _), signed_end) in enumerate(zip(placed, signed_ends)):
+            sent_at, fill = int(v.get("orderSentAtUnixUs", "0")), int(v.get("fillMicros", "0"))
+            if signed_end and sent_at:
+                lags.append(f"{node} {sent_at + fill - signed_end} us")
+                spread.append((wave_clock[k] if wave_clock else sent_at) + fill - signed_end)
+        if lags:
+            self.say(f"{where}: fill ends stated by the challenger minus those the nodes signed (reported, not "
+                     f"checked: the order states no clock-skew allowance): {', '.join(lags)}"
+                     + (f"; spread {max(spread) - min(spread)} us on the {clock}" if len(spread) > 1 else ""))
         if passes and all(passes):
             # Every member's first proof round after the last member's fill (its report or a notice): within 1 ms on
             # the wave clock (its granularity); within 50 ms + 0.1% of the span on the wall clock (slew).

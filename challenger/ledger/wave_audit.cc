@@ -76,6 +76,35 @@ Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& mem
   return Status::Ok();
 }
 
+// The node-signed fill end of a session (FillReport.finishedAtUnixUs, Unix us), or 0 without a
+// report that decodes. Its signature is the session audit's to verify.
+int64_t SignedFillEnd(const std::vector<const VerifiedEntry*>& session) {
+  for (const VerifiedEntry* e : session) {
+    if (e->kind != proto::LedgerRecordKind::FILL_REPORT) continue;
+    auto envelope = proto::DecodeEnvelope(proto::AsView(e->record));
+    if (!envelope.ok()) return 0;
+    auto report = proto::ParseMessage<proto::FillReport>(proto::AsView(envelope->payload));
+    return report.ok() ? report->root().getFinishedAtUnixUs() : 0;
+  }
+  return 0;
+}
+
+// WaveAudit::fill_end_lag_us and fill_end_spread_us (see there); reported whatever the checks find.
+void ReportFillEnds(const std::vector<proto::Verdict::Reader>& members, const std::vector<int64_t>& signed_ends,
+                    const std::vector<int64_t>& origins, WaveAudit* out) {
+  int64_t low = INT64_MAX, high = INT64_MIN;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const proto::Verdict::Reader& v = members[i];
+    if (signed_ends[i] == 0 || v.getOrderSentAtUnixUs() == 0) continue;
+    const int64_t fill = static_cast<int64_t>(v.getFillMicros());
+    out->fill_end_lag_us.emplace_back(v.getNodeName().cStr(), v.getOrderSentAtUnixUs() + fill - signed_ends[i]);
+    const int64_t placed = (origins.empty() ? v.getOrderSentAtUnixUs() : origins[i]) + fill - signed_ends[i];
+    low = std::min(low, placed);
+    high = std::max(high, placed);
+  }
+  if (out->fill_end_lag_us.size() >= 2) out->fill_end_spread_us = high - low;
+}
+
 Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
              const proto::PublicKey& challenger, const WaveRecheck& recheck, WaveAudit* out) {
   auto envelope = proto::DecodeEnvelope(proto::AsView(entry.record));
@@ -93,6 +122,7 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
   }
   std::vector<proto::Parsed<proto::Verdict>> verdicts;
   std::vector<uint64_t> proof_labels;  // per member: labels of a proof round, every device at its q_d
+  std::vector<int64_t> signed_ends;    // per member: its node-signed fill end, Unix us (0: none)
   for (unsigned i = 0; i < w.getSessionIds().size(); ++i) {
     const proto::ByteView id = w.getSessionIds()[i];
     const std::string name =
@@ -139,6 +169,7 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
                            std::string(parsed->root().getNodeName().cStr()));
     }
     verdicts.push_back(std::move(parsed).value());
+    signed_ends.push_back(SignedFillEnd(session->second));
   }
   std::vector<proto::Verdict::Reader> readers;
   for (auto& v : verdicts) readers.push_back(v.root());
@@ -154,6 +185,7 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
       origins.push_back(static_cast<int64_t>(at));
     }
   }
+  ReportFillEnds(readers, signed_ends, origins, out);
   WP_RETURN_IF_ERROR(CheckProofsFollowEveryFill(readers, proof_labels, origins, &out->clock));
   return recheck(w, readers);
 }

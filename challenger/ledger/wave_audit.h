@@ -19,7 +19,9 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "challenger/ledger/ledger_verify.h"
@@ -55,7 +57,17 @@ struct WaveAudit {
   // The clock the members were placed on: kWaveClockName (orderSentAfterWaveUs) or kWallClockName
   // (orderSentAtUnixUs, a wave verdict written before the field); "" when the check was not reached.
   std::string clock;
-  Status status;  // OK: every check held; else the first that did not
+  // Reported, not checked: the order states no clock-skew allowance (the agent's --clock_skew_us is
+  // its own setting), so a node's clock anchors the wave placement only as a reported deviation.
+  // Per member with a fill report: the challenger's stated fill end on the wall clock
+  // (orderSentAtUnixUs + fillMicros) minus the node-signed FillReport.finishedAtUnixUs, in
+  // microseconds (the report's transit plus the two clocks' offset; the session audit verifies the
+  // report's signature). Spread: max minus min across members of the same difference with each
+  // member's order on the clock the members are placed on (wave clock: orderSentAfterWaveUs), so a
+  // member placed X later than it ran shows X more than the others (with the nodes' clocks in step).
+  std::vector<std::pair<std::string, int64_t>> fill_end_lag_us;
+  std::optional<int64_t> fill_end_spread_us;  // with two or more members in fill_end_lag_us
+  Status status;                              // OK: every check held; else the first that did not
 };
 
 // `sessions`: every session's entries in ledger order, by session id. Never fails as a function: a

@@ -42,8 +42,8 @@ expect_pass() {  # NAME COMMAND...
   if "$@" >"$dir/out" 2>&1; then echo "ok: $name passes"; else
     echo "FAIL: $name should pass:"; cat "$dir/out"; failures=$((failures + 1)); fi
 }
-expect_said() {  # TEXT: the last command's output says TEXT
-  if grep -qF -- "$1" "$dir/out"; then echo "ok: ... saying '$1'"; else
+expect_said() {  # TEXT [grep option]: the last command's output says TEXT (-E: an extended regex)
+  if grep -q "${2:--F}" -- "$1" "$dir/out"; then echo "ok: ... saying '$1'"; else
     echo "FAIL: its output does not say '$1':"; cat "$dir/out"; failures=$((failures + 1)); fi
 }
 expect_fail() {  # NAME TEXT COMMAND...: exit 1 with TEXT in the output
@@ -125,18 +125,27 @@ JSON
   { echo "FAIL: the wave did not pass:"; cat "$wave/serve.log"; exit 1; }
 "$challenger" ledger export --ledger="$wave/ledger.db" --challenger_key="$e2e/inspect-challenger.pub" \
   --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/inventory.json" --out="$dir/wave.json"
+# Both also report, per member, the challenger's stated fill end minus the node-signed one
+# (FillReport.finishedAtUnixUs) and its spread across members (not checked: orders state no
+# clock-skew allowance): under 1 s here, about 10 s with node-b's timeline moved 10 s.
+lag="fill ends stated by the challenger minus those the nodes signed \\(reported, not checked: the order states no \
+clock-skew allowance\\): node-a -?[0-9]+ us, node-b -?[0-9]+ us; spread"  # an extended regex
 expect_pass "ledger audit of a wave's export" audit "$dir/wave.json"
 expect_said "proof rounds after every member's fill: checked on the wave clock"
+expect_said "$lag [0-9]{1,6} us on the wave clock" -E
 expect_pass "the recipe on a wave's export" recipe "$dir/wave.json"
 expect_said "every member's proof rounds after every member's fill, on the wave clock"
+expect_said "$lag [0-9]{1,6} us on the wave clock" -E
 wave_shift() { "$python" "$root/tests/system/audit_forge.py" wave-shift "$dir/wave.json" "$root/proto/wipe.capnp" \
   "$e2e/inspect-challenger.key" "$wave/node-b.key" node-b "$1"; }
 wave_shift 10000000 >"$dir/wave-late.json"
 wave_shift -10000000 >"$dir/wave-early.json"
 expect_fail "ledger audit, a member's proof rounds placed before the other's fill" \
   "member node-a: its first proof round" audit "$dir/wave-late.json"
+expect_said "$lag (99[0-9]{5}|100[0-9]{5}) us on the wave clock" -E
 expect_fail "the recipe, a member's proof rounds placed before the other's fill" \
   "member node-a: its first proof round was sent" recipe "$dir/wave-late.json"
+expect_said "$lag (99[0-9]{5}|100[0-9]{5}) us on the wave clock" -E
 wave_gap() { "$python" "$root/tests/system/audit_forge.py" wave-gap "$dir/wave.json" "$root/proto/wipe.capnp" \
   "$e2e/inspect-challenger.key" "$wave/node-b.key" node-b node-a 5000 "$1"; }
 wave_gap wave-clock >"$dir/wave-5ms.json"
