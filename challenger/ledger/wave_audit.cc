@@ -16,6 +16,24 @@ bool Same(proto::ByteView a, proto::ByteView b) {
   return a.size() == b.size() && std::memcmp(a.begin(), b.begin(), a.size()) == 0;
 }
 
+// Times this audit adds (microseconds: Unix times, offsets) lie within +-2^60 (36,000 years), so
+// that sums of three of them cannot overflow; a record with a time outside it is not placed.
+constexpr int64_t kTimeLimitUs = int64_t{1} << 60;
+bool Placeable(int64_t us) { return us > -kTimeLimitUs && us < kTimeLimitUs; }
+bool Placeable(uint64_t us) { return us < static_cast<uint64_t>(kTimeLimitUs); }
+
+// The verdict's times that place its member in the wave are all Placeable.
+bool Placeable(const proto::Verdict::Reader& v) {
+  if (!Placeable(v.getOrderSentAtUnixUs()) || !Placeable(v.getFillMicros())) return false;
+  for (auto d : v.getDevices()) {
+    if (!Placeable(d.getFilledAfterUs())) return false;
+  }
+  for (auto r : v.getRounds()) {
+    if (!Placeable(r.getSentAfterOrderUs())) return false;
+  }
+  return true;
+}
+
 // When every member passed: each member's first proof round (a passing round whose labelsChecked is
 // every device at its labelsPerRound; holding rounds carry fewer) was sent after the last fill of
 // every member (its report or a device's notice, whichever came last). Each member's events are
@@ -35,6 +53,10 @@ Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& mem
   std::vector<int64_t> order_at;
   for (size_t i = 0; i < members.size(); ++i) {
     const proto::Verdict::Reader& v = members[i];
+    if (!Placeable(v)) {
+      return DataLossError("member " + std::string(v.getNodeName().cStr()) +
+                           ": its verdict states a time beyond 2^60 us: its rounds cannot be placed in the wave");
+    }
     if (!wave_clock && v.getOrderSentAtUnixUs() == 0) {
       return DataLossError("member " + std::string(v.getNodeName().cStr()) +
                            ": its verdict states no orderSentAtUnixUs: its rounds cannot be placed in the wave");
@@ -95,7 +117,7 @@ void ReportFillEnds(const std::vector<proto::Verdict::Reader>& members, const st
   int64_t low = INT64_MAX, high = INT64_MIN;
   for (size_t i = 0; i < members.size(); ++i) {
     const proto::Verdict::Reader& v = members[i];
-    if (signed_ends[i] == 0 || v.getOrderSentAtUnixUs() == 0) continue;
+    if (signed_ends[i] == 0 || v.getOrderSentAtUnixUs() == 0 || !Placeable(v) || !Placeable(signed_ends[i])) continue;
     const int64_t fill = static_cast<int64_t>(v.getFillMicros());
     out->fill_end_lag_us.emplace_back(v.getNodeName().cStr(), v.getOrderSentAtUnixUs() + fill - signed_ends[i]);
     const int64_t placed = (origins.empty() ? v.getOrderSentAtUnixUs() : origins[i]) + fill - signed_ends[i];
@@ -181,7 +203,7 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
                            " members, sessionIds " + std::to_string(w.getSessionIds().size()));
     }
     for (uint64_t at : w.getOrderSentAfterWaveUs()) {
-      if (at > static_cast<uint64_t>(INT64_MAX / 2)) return DataLossError("orderSentAfterWaveUs is out of range");
+      if (!Placeable(at)) return DataLossError("orderSentAfterWaveUs is out of range");
       origins.push_back(static_cast<int64_t>(at));
     }
   }

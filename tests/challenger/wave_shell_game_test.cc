@@ -210,6 +210,12 @@ TEST(WaveShellGameTest, TheAuditPlacesEveryMembersProofRoundsAfterTheLastFill) {
     EXPECT_NE(forged.message().find("member node-a: its first proof round"), std::string::npos) << forged.ToString();
     EXPECT_NE(forged.message().find("before member node-b was filled"), std::string::npos) << forged.ToString();
   }
+  // Times no clock reaches (2^61 us) are refused, not added up past INT64_MAX.
+  Status far = AuditWave(MoveMember(run.records, "node-a", int64_t{1} << 61, Placed::kWallClockOnly)).status;
+  EXPECT_NE(far.message().find("member node-a: its verdict states a time beyond 2^60 us"), std::string::npos)
+      << far.ToString();
+  far = AuditWave(MoveMember(run.records, "node-a", int64_t{1} << 61, Placed::kWaveClock)).status;
+  EXPECT_NE(far.message().find("orderSentAfterWaveUs is out of range"), std::string::npos) << far.ToString();
 }
 
 // On the wave clock the tolerance is its granularity (1 ms), not 50 ms + 0.1% of the fill: node-a's
