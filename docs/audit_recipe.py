@@ -432,6 +432,7 @@ class Recipe:
         wave = self.schema.decode(payload, "WaveVerdict")
         passes = []
         placed = []  # per member: (node, verdict, labels of a proof round)
+        signed_ends = []  # per member: the node-signed fill end (FillReport.finishedAtUnixUs; 0: no report)
         for sid, node, digest in zip(wave.get("sessionIds", []), wave.get("nodeNames", []),
                                      wave.get("verdictDigests", [])):
             records = sessions.get(data(sid).hex())
@@ -456,28 +457,55 @@ class Recipe:
             if wave.get("complete") and not order.get("waveComplete"):
                 fail(f"{where}: member {node}: the wave verdict says complete, the member's order does not")
             placed.append((node, member, sum(int(d.get("labelsPerRound", 0)) for d in order["devices"])))
+            reports = [r for r in records if r["kind"] == "fillReport"]  # its signature: the session's check
+            signed_ends.append(int(self.schema.decode(data(self.schema.decode(reports[0]["record"], "Envelope")
+                                                           .get("payload")), "FillReport")
+                                   .get("finishedAtUnixUs", "0")) if reports else 0)
         members = list(zip(wave.get("sessionIds", []), wave.get("nodeNames", [])))
         if not members or len({bytes(data(s)) for s, _ in members}) != len(members) or \
                 len({n for _, n in members}) != len(members):
             fail(f"{where}: it must name at least one member, each node and session once")
         if wave.get("pass") and not all(passes):
             fail(f"{where}: says pass, but a member failed")
+        # Each member's order on one clock: the wave clock (orderSentAfterWaveUs: microseconds after the wave's
+        # first order on the monotonic clock of the one challenger process that ran every member), or, in a wave
+        # verdict written before that field, the wall clock (each verdict's orderSentAtUnixUs).
+        wave_clock = [int(x) for x in wave.get("orderSentAfterWaveUs", [])]
+        if wave_clock and len(wave_clock) != len(placed):
+            fail(f"{where}: orderSentAfterWaveUs lists {len(wave_clock)} members, sessionIds {len(placed)}")
+        clock = "wave clock" if wave_clock else "wall clock"
+        # Reported, not checked (the order states no clock-skew allowance): per member, the challenger's stated
+        # fill end on the wall clock (orderSentAtUnixUs + fillMicros) minus the node-signed one; and the spread of
+        # that difference across members with each order on the clock the members are placed on.
+        lags, spread = [], []
+        for k, ((node, v, _), signed_end) in enumerate(zip(placed, signed_ends)):
+            sent_at, fill = int(v.get("orderSentAtUnixUs", "0")), int(v.get("fillMicros", "0"))
+            if signed_end and sent_at:
+                lags.append(f"{node} {sent_at + fill - signed_end} us")
+                spread.append((wave_clock[k] if wave_clock else sent_at) + fill - signed_end)
+        if lags:
+            self.say(f"{where}: fill ends stated by the challenger minus those the nodes signed (reported, not "
+                     f"checked: the order states no clock-skew allowance): {', '.join(lags)}"
+                     + (f"; spread {max(spread) - min(spread)} us on the {clock}" if len(spread) > 1 else ""))
         if passes and all(passes):
-            # Every member's first proof round after the last member's fill, on the challenger's wall clock
-            # (orderSentAtUnixUs + offsets), within 50 ms + 0.1% of the span (ledger audit's tolerance).
-            def filled_at(v):
-                return int(v.get("orderSentAtUnixUs", "0")) + max(
+            # Every member's first proof round after the last member's fill (its report or a notice): within 1 ms on
+            # the wave clock (its granularity); within 50 ms + 0.1% of the span on the wall clock (slew).
+            starts = wave_clock or [int(v.get("orderSentAtUnixUs", "0")) for _, v, _ in placed]
+
+            def filled_at(start, v):
+                return start + max(
                     [int(v.get("fillMicros", "0"))] + [int(d.get("filledAfterUs", "0")) for d in v.get("devices", [])])
-            last_fill = max(filled_at(v) for _, v, _ in placed)
-            for node, v, q in placed:
-                start = int(v.get("orderSentAtUnixUs", "0"))
+            last_fill = max(filled_at(start, v) for start, (_, v, _) in zip(starts, placed))
+            for start, (node, v, q) in zip(starts, placed):
                 proofs = [t for t in v.get("rounds", []) if int(t.get("labelsChecked", 0)) == q]
-                if not start or not proofs:
+                if (not wave_clock and not start) or not proofs:
                     fail(f"{where}: member {node}: no send time or no proof round to place in the wave")
                 sent = start + int(proofs[0].get("sentAfterOrderUs", "0"))
-                if sent + 50_000 + max(0, last_fill - start) // 1000 < last_fill:
+                allowed = 1_000 if wave_clock else 50_000 + max(0, last_fill - start) // 1000
+                if sent + allowed < last_fill:
                     fail(f"{where}: member {node}: its first proof round was sent {last_fill - sent} us before the "
-                         f"wave's last fill")
+                         f"wave's last fill on the {clock} (allowed: {allowed} us)")
+            self.say(f"{where}: every member's proof rounds after every member's fill, on the {clock}")
         if not wave.get("complete") and (wave.get("boundStated") or
                                          not wave.get("statement", "").startswith("no bound for wave ")):
             fail(f"{where}: a wave that is not complete states no bound")
@@ -569,7 +597,8 @@ class Recipe:
             rounds = logged_rounds(self.schema, [(e["sequence"], e["record"]) for e in by_kind.get("roundLog", [])])
         except AuditFailure as failure:
             fail(f"{where}: {failure}")
-        self.check_receipt(where, by_kind, verdict_payloads[-1], verdicts[-1]["sequence"])
+        self.check_receipt(where, by_kind, verdict, verdict_payloads[-1], verdicts[-1]["sequence"], order_payload,
+                           report_payload)
         if verdict.get("pass"):
             self.check_pass(where, order, order_payload, notices, report, report_payload, rounds, verdict,
                             verdict_payloads, by_kind, node_key)
@@ -695,17 +724,34 @@ class Recipe:
         if data(transcript.get("verdictDigest")) != blake2b256(verdict_payloads[0]):
             fail(f"{where}: the transcript's verdictDigest is not the verdict sent in finish")
 
-    def check_receipt(self, where, by_kind, final_payload, final_sequence):
+    def check_receipt(self, where, by_kind, final, final_payload, final_sequence, order_payload, report_payload):
+        """The receipt: signed by the challenger, stating the final verdict's outcome and node, the digests of the
+        recorded order, fill report and final verdict, that verdict's ledger entry, and, when it embeds the
+        node-signed transcript, exactly the recorded one (byte for byte, re-encoded in canonical form)."""
         if len(by_kind.get("receipt", [])) != 1:
             fail(f"{where}: one receipt is needed")
         entry = by_kind["receipt"][0]
-        payload = open_envelope(self.schema, entry["record"], "receipt", self.challenger,
-                                f"{where}: receipt (ledger entry {entry['sequence']})")
+        what = f"{where}: receipt (ledger entry {entry['sequence']})"
+        payload = open_envelope(self.schema, entry["record"], "receipt", self.challenger, what)
         receipt = self.schema.decode(payload, "Receipt")
+        if bool(receipt.get("pass")) != bool(final.get("pass")):
+            fail(f"{what}: its pass flag is not the final verdict's")
+        if receipt.get("nodeName", "") != final.get("nodeName", ""):
+            fail(f"{what}: names node {receipt.get('nodeName', '')}, the verdict {final.get('nodeName', '')}")
+        if data(receipt.get("orderDigest")) != blake2b256(order_payload):
+            fail(f"{what}: orderDigest is not the recorded order's")
+        if data(receipt.get("reportDigest")) and report_payload is not None and \
+                data(receipt.get("reportDigest")) != blake2b256(report_payload):
+            fail(f"{what}: reportDigest is not the recorded fill report's")
         if data(receipt.get("verdictDigest")) != blake2b256(final_payload):
-            fail(f"{where}: the receipt's verdictDigest is not the final verdict's")
+            fail(f"{what}: the receipt's verdictDigest is not the final verdict's")
         if int(receipt.get("ledgerSequence", "0")) != final_sequence:
-            fail(f"{where}: the receipt names ledger entry {receipt.get('ledgerSequence')} as the verdict")
+            fail(f"{what}: the receipt names ledger entry {receipt.get('ledgerSequence')} as the verdict")
+        if "transcript" in receipt:
+            recorded = by_kind.get("transcript", [])
+            embedded = self.schema.canonical(receipt["transcript"], "Envelope")
+            if not recorded or embedded != recorded[0]["record"]:
+                fail(f"{what}: the transcript it embeds is not the recorded one")
 
     def check_labels(self, where, order, rounds):
         """A sample of the answered labels recomputed from the order's seed (all with --labels=all)."""

@@ -344,6 +344,12 @@ struct WaveVerdict {
                                   # when boundStated
   statement @9 :Text;
   issuedAtUnixUs @10 :Int64;      # Unix us
+  orderSentAfterWaveUs @11 :List(UInt64);
+                                  # microseconds: each member's order sent (its rounds' and fills'
+                                  # origin), after the wave's first, on the one monotonic clock of
+                                  # the challenger process that ran every member; same order as
+                                  # sessionIds. Empty in wave verdicts written before it existed
+                                  # (their members are placed by orderSentAtUnixUs, the wall clock)
 }
 
 struct Receipt {

@@ -162,10 +162,13 @@ std::string ParseArgs(const std::vector<std::string>& words, Args* args) {
 }
 
 // A comma list of paths (--ledger, --export, --challenger_key). Returns "" or a usage message (an
-// empty item; with `unique`, a path given twice).
+// empty item; with `unique`, a path given twice, or two paths of one file: same device and inode,
+// e.g. ./l.db and l.db, or a link and its target; a path that cannot be stat()ed is left to the
+// command to report).
 std::string SplitList(const std::string& flag, const std::string& text, std::vector<std::string>* items,
                       bool unique = true) {
   items->clear();
+  std::map<std::pair<dev_t, ino_t>, std::string> files;  // of the items stat() found
   size_t start = 0;
   for (;;) {
     const size_t comma = text.find(',', start);
@@ -173,6 +176,14 @@ std::string SplitList(const std::string& flag, const std::string& text, std::vec
     if (item.empty()) return "--" + flag + " has an empty item in '" + text + "'";
     for (const std::string& seen : *items) {
       if (unique && seen == item) return "--" + flag + " names " + item + " twice";
+    }
+    struct stat st {};
+    if (unique && ::stat(item.c_str(), &st) == 0) {
+      auto [it, inserted] = files.emplace(std::make_pair(st.st_dev, st.st_ino), item);
+      if (!inserted) {
+        return "--" + flag + " names one file twice: " + it->second + " and " + item +
+               " are the same file (give each " + flag + " once)";
+      }
     }
     items->push_back(item);
     if (comma == std::string::npos) return "";

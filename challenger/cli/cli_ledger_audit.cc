@@ -64,6 +64,25 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
   for (const WaveAudit& w : audit.waves) {
     out << " wave " << Utf8(w.wave) << " (ledger entry " << w.sequence << "): " << (w.pass ? "pass" : "fail") << ", "
         << w.members << " member session(s)  " << (w.status.ok() ? "OK" : "FAILED") << "\n";
+    if (!w.clock.empty()) {
+      out << "   proof rounds after every member's fill: checked on the " << w.clock
+          << (w.clock == kWaveClockName
+                  ? " (orderSentAfterWaveUs), within " + std::to_string(kWaveClockToleranceUs) + " us"
+                  : " (orderSentAtUnixUs: the wave verdict predates orderSentAfterWaveUs), within " +
+                        std::to_string(kWaveSendToleranceUs) + " us + 0.1% of the fill")
+          << "\n";
+    }
+    if (!w.fill_end_lag_us.empty()) {
+      out << "   fill ends stated by the challenger minus those the nodes signed (reported, not checked: the "
+             "order states no clock-skew allowance):";
+      for (size_t i = 0; i < w.fill_end_lag_us.size(); ++i) {
+        out << (i == 0 ? " " : ", ") << Utf8(w.fill_end_lag_us[i].first) << " " << w.fill_end_lag_us[i].second << " us";
+      }
+      if (w.fill_end_spread_us.has_value()) {
+        out << "; spread " << *w.fill_end_spread_us << " us on the " << (w.clock.empty() ? kWallClockName : w.clock);
+      }
+      out << "\n";
+    }
     if (!w.statement.empty()) out << "   statement: " << Utf8(w.statement) << "\n";
     if (!w.status.ok()) out << "   FAILED: " << Utf8(w.status.ToString()) << "\n";
   }
@@ -110,12 +129,17 @@ Json AuditJson(const LedgerAudit& audit, const AuditCommand& command) {
   out["sessions"] = std::move(sessions);
   Json waves = Json::array();
   for (const WaveAudit& w : audit.waves) {
+    Json lags = Json::object();
+    for (const auto& [node, lag] : w.fill_end_lag_us) lags[Utf8(node)] = lag;
     waves.push_back({{"sequence", w.sequence},
                      {"wave", Utf8(w.wave)},
                      {"pass", w.pass},
                      {"bound_stated", w.bound_stated},
                      {"statement", Utf8(w.statement)},
                      {"members", w.members},
+                     {"placed_on", w.clock.empty() ? Json(nullptr) : Json(w.clock)},
+                     {"fill_end_lag_us", lags},
+                     {"fill_end_spread_us", w.fill_end_spread_us ? Json(*w.fill_end_spread_us) : Json(nullptr)},
                      {"result", w.status.ok() ? "ok" : "failed"},
                      {"failure", w.status.ok() ? Json(nullptr) : Json(Utf8(w.status.ToString()))}});
   }

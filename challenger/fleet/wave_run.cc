@@ -228,6 +228,7 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
     if (r.outcome.ok() && !r.outcome->verdict.payload.empty()) {
       v.has_verdict = true;
       v.verdict = r.outcome->verdict;
+      v.order_sent_monotonic_us = r.outcome->order_sent_monotonic_us;
     }
     verdicts.push_back(std::move(v));
   }

@@ -16,22 +16,60 @@ bool Same(proto::ByteView a, proto::ByteView b) {
   return a.size() == b.size() && std::memcmp(a.begin(), b.begin(), a.size()) == 0;
 }
 
+// Times this audit adds (microseconds: Unix times, offsets) lie within +-2^60 (36,000 years), so
+// that sums of three of them cannot overflow; a record with a time outside it is not placed.
+constexpr int64_t kTimeLimitUs = int64_t{1} << 60;
+bool Placeable(int64_t us) { return us > -kTimeLimitUs && us < kTimeLimitUs; }
+bool Placeable(uint64_t us) { return us < static_cast<uint64_t>(kTimeLimitUs); }
+
+// The verdict's times that place its member in the wave are all Placeable.
+bool Placeable(const proto::Verdict::Reader& v) {
+  if (!Placeable(v.getOrderSentAtUnixUs()) || !Placeable(v.getFillMicros())) return false;
+  for (auto d : v.getDevices()) {
+    if (!Placeable(d.getFilledAfterUs())) return false;
+  }
+  for (auto r : v.getRounds()) {
+    if (!Placeable(r.getSentAfterOrderUs())) return false;
+  }
+  return true;
+}
+
 // When every member passed: each member's first proof round (a passing round whose labelsChecked is
 // every device at its labelsPerRound; holding rounds carry fewer) was sent after the last fill of
-// every member (its report or a device's notice, whichever came last), on the challenger's wall
-// clock (orderSentAtUnixUs + the monotonic offsets; each session audit checked those offsets
-// against its own records), within kWaveSendToleranceUs.
+// every member (its report or a device's notice, whichever came last). Each member's events are
+// placed at its order's time plus the monotonic offsets its verdict states (each session audit
+// checked those against its own records); its order's time is `origins[i]` on the wave's one
+// monotonic clock when the wave verdict states them (tolerance kWaveClockToleranceUs), else its
+// orderSentAtUnixUs on the wall clock (kWaveSendToleranceUs + 0.1% of the span). *clock: which
+// (left as it is when a member failed: nothing is placed).
 Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& members,
-                                  const std::vector<uint64_t>& proof_labels) {
+                                  const std::vector<uint64_t>& proof_labels, const std::vector<int64_t>& origins,
+                                  std::string* clock) {
   for (const proto::Verdict::Reader& v : members) {
     if (!v.getPass()) return Status::Ok();  // a failed member fails the wave; nothing to place
   }
+  const bool wave_clock = !origins.empty();
+  *clock = wave_clock ? kWaveClockName : kWallClockName;
+  std::vector<int64_t> order_at;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const proto::Verdict::Reader& v = members[i];
+    if (!Placeable(v)) {
+      return DataLossError("member " + std::string(v.getNodeName().cStr()) +
+                           ": its verdict states a time beyond 2^60 us: its rounds cannot be placed in the wave");
+    }
+    if (!wave_clock && v.getOrderSentAtUnixUs() == 0) {
+      return DataLossError("member " + std::string(v.getNodeName().cStr()) +
+                           ": its verdict states no orderSentAtUnixUs: its rounds cannot be placed in the wave");
+    }
+    order_at.push_back(wave_clock ? origins[i] : v.getOrderSentAtUnixUs());
+  }
   int64_t last_fill = INT64_MIN;
   std::string last_filled;
-  for (const proto::Verdict::Reader& v : members) {
+  for (size_t i = 0; i < members.size(); ++i) {
+    const proto::Verdict::Reader& v = members[i];
     uint64_t filled = v.getFillMicros();
     for (auto d : v.getDevices()) filled = std::max(filled, d.getFilledAfterUs());
-    const int64_t at = v.getOrderSentAtUnixUs() + static_cast<int64_t>(filled);
+    const int64_t at = order_at[i] + static_cast<int64_t>(filled);
     if (at > last_fill) {
       last_fill = at;
       last_filled = v.getNodeName().cStr();
@@ -40,20 +78,17 @@ Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& mem
   for (size_t i = 0; i < members.size(); ++i) {
     const proto::Verdict::Reader& v = members[i];
     const std::string name = "member " + std::string(v.getNodeName().cStr());
-    if (v.getOrderSentAtUnixUs() == 0) {
-      return DataLossError(name + ": its verdict states no orderSentAtUnixUs: its rounds cannot be placed in the wave");
-    }
     bool found = false;
     for (auto r : v.getRounds()) {
       if (r.getLabelsChecked() != proof_labels[i]) continue;
       found = true;
-      const int64_t sent = v.getOrderSentAtUnixUs() + static_cast<int64_t>(r.getSentAfterOrderUs());
-      const int64_t span = std::max<int64_t>(0, last_fill - v.getOrderSentAtUnixUs());
-      const int64_t tolerance = kWaveSendToleranceUs + span / 1000;
+      const int64_t sent = order_at[i] + static_cast<int64_t>(r.getSentAfterOrderUs());
+      const int64_t span = std::max<int64_t>(0, last_fill - order_at[i]);
+      const int64_t tolerance = wave_clock ? kWaveClockToleranceUs : kWaveSendToleranceUs + span / 1000;
       if (sent + tolerance < last_fill) {
         return DataLossError(name + ": its first proof round (round " + std::to_string(r.getRoundIndex()) +
                              ") was sent " + std::to_string(last_fill - sent) + " us before member " + last_filled +
-                             " was filled (allowed: " + std::to_string(tolerance) +
+                             " was filled on the " + *clock + " (allowed: " + std::to_string(tolerance) +
                              " us): the wave's proof rounds must follow every member's fill");
       }
       break;
@@ -61,6 +96,35 @@ Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& mem
     if (!found) return DataLossError(name + ": passed without a proof round");
   }
   return Status::Ok();
+}
+
+// The node-signed fill end of a session (FillReport.finishedAtUnixUs, Unix us), or 0 without a
+// report that decodes. Its signature is the session audit's to verify.
+int64_t SignedFillEnd(const std::vector<const VerifiedEntry*>& session) {
+  for (const VerifiedEntry* e : session) {
+    if (e->kind != proto::LedgerRecordKind::FILL_REPORT) continue;
+    auto envelope = proto::DecodeEnvelope(proto::AsView(e->record));
+    if (!envelope.ok()) return 0;
+    auto report = proto::ParseMessage<proto::FillReport>(proto::AsView(envelope->payload));
+    return report.ok() ? report->root().getFinishedAtUnixUs() : 0;
+  }
+  return 0;
+}
+
+// WaveAudit::fill_end_lag_us and fill_end_spread_us (see there); reported whatever the checks find.
+void ReportFillEnds(const std::vector<proto::Verdict::Reader>& members, const std::vector<int64_t>& signed_ends,
+                    const std::vector<int64_t>& origins, WaveAudit* out) {
+  int64_t low = INT64_MAX, high = INT64_MIN;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const proto::Verdict::Reader& v = members[i];
+    if (signed_ends[i] == 0 || v.getOrderSentAtUnixUs() == 0 || !Placeable(v) || !Placeable(signed_ends[i])) continue;
+    const int64_t fill = static_cast<int64_t>(v.getFillMicros());
+    out->fill_end_lag_us.emplace_back(v.getNodeName().cStr(), v.getOrderSentAtUnixUs() + fill - signed_ends[i]);
+    const int64_t placed = (origins.empty() ? v.getOrderSentAtUnixUs() : origins[i]) + fill - signed_ends[i];
+    low = std::min(low, placed);
+    high = std::max(high, placed);
+  }
+  if (out->fill_end_lag_us.size() >= 2) out->fill_end_spread_us = high - low;
 }
 
 Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
@@ -80,6 +144,7 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
   }
   std::vector<proto::Parsed<proto::Verdict>> verdicts;
   std::vector<uint64_t> proof_labels;  // per member: labels of a proof round, every device at its q_d
+  std::vector<int64_t> signed_ends;    // per member: its node-signed fill end, Unix us (0: none)
   for (unsigned i = 0; i < w.getSessionIds().size(); ++i) {
     const proto::ByteView id = w.getSessionIds()[i];
     const std::string name =
@@ -126,10 +191,24 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
                            std::string(parsed->root().getNodeName().cStr()));
     }
     verdicts.push_back(std::move(parsed).value());
+    signed_ends.push_back(SignedFillEnd(session->second));
   }
   std::vector<proto::Verdict::Reader> readers;
   for (auto& v : verdicts) readers.push_back(v.root());
-  WP_RETURN_IF_ERROR(CheckProofsFollowEveryFill(readers, proof_labels));
+  // The members' orders on the wave's one monotonic clock, when the wave verdict states them.
+  std::vector<int64_t> origins;
+  if (w.hasOrderSentAfterWaveUs()) {
+    if (w.getOrderSentAfterWaveUs().size() != w.getSessionIds().size()) {
+      return DataLossError("orderSentAfterWaveUs lists " + std::to_string(w.getOrderSentAfterWaveUs().size()) +
+                           " members, sessionIds " + std::to_string(w.getSessionIds().size()));
+    }
+    for (uint64_t at : w.getOrderSentAfterWaveUs()) {
+      if (!Placeable(at)) return DataLossError("orderSentAfterWaveUs is out of range");
+      origins.push_back(static_cast<int64_t>(at));
+    }
+  }
+  ReportFillEnds(readers, signed_ends, origins, out);
+  WP_RETURN_IF_ERROR(CheckProofsFollowEveryFill(readers, proof_labels, origins, &out->clock));
   return recheck(w, readers);
 }
 

@@ -3,18 +3,25 @@
 // final verdict has the digest, session id and node the wave verdict lists; and its pass, bound and
 // statement are what the members' verdicts give, recomputed by the code that built it (an injected
 // WaveRecheck: challenger/session/wave_verdict.h RecheckWaveVerdict). When every member passed, each
-// member's first proof round was sent after the last fill of every member (report or notice),
-// placed on the challenger's wall clock by each verdict's orderSentAtUnixUs, within
-// kWaveSendToleranceUs plus 0.1% of the time from the member's order to that fill (the wall clock
-// may be slewed against the monotonic one the offsets are measured on): the wave's proof rounds
-// follow its last fill.
+// member's first proof round was sent after the last fill of every member (report or notice): the
+// wave's proof rounds follow its last fill. Each member's rounds and fills are offsets from its
+// order on the challenger's monotonic clock; the orders are placed on one clock by
+//   - the wave clock: the wave verdict's orderSentAfterWaveUs (each member's order after the wave's
+//     first, on the monotonic clock of the one process that ran them all), within
+//     kWaveClockToleranceUs; or, for wave verdicts written before that field (it is empty),
+//   - the wall clock: each verdict's orderSentAtUnixUs, within kWaveSendToleranceUs plus 0.1% of
+//     the time from the member's order to that fill (the wall clock may be slewed against the
+//     monotonic one the offsets are measured on).
+// WaveAudit::clock says which.
 //
 // Thread-safety: a pure function.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "challenger/ledger/ledger_verify.h"
@@ -28,6 +35,12 @@ namespace wipeproof {
 // (clocks read on different threads a few microseconds apart, slew): far less than relabelling
 // any memory takes.
 inline constexpr int64_t kWaveSendToleranceUs = 50'000;
+// Microseconds: the same on the wave's one monotonic clock, where only its granularity (and the
+// rounding of each offset to whole microseconds) separates the members' readings.
+inline constexpr int64_t kWaveClockToleranceUs = 1'000;
+// WaveAudit::clock's values.
+inline constexpr char kWaveClockName[] = "wave clock";
+inline constexpr char kWallClockName[] = "wall clock";
 
 // OK when `wave` states what `members` (the final verdicts of the sessions it names, in its order)
 // give; DATA_LOSS naming the first field that differs.
@@ -41,7 +54,20 @@ struct WaveAudit {
   bool bound_stated = false;
   std::string statement;
   size_t members = 0;
-  Status status;  // OK: every check held; else the first that did not
+  // The clock the members were placed on: kWaveClockName (orderSentAfterWaveUs) or kWallClockName
+  // (orderSentAtUnixUs, a wave verdict written before the field); "" when the check was not reached.
+  std::string clock;
+  // Reported, not checked: the order states no clock-skew allowance (the agent's --clock_skew_us is
+  // its own setting), so a node's clock anchors the wave placement only as a reported deviation.
+  // Per member with a fill report: the challenger's stated fill end on the wall clock
+  // (orderSentAtUnixUs + fillMicros) minus the node-signed FillReport.finishedAtUnixUs, in
+  // microseconds (the report's transit plus the two clocks' offset; the session audit verifies the
+  // report's signature). Spread: max minus min across members of the same difference with each
+  // member's order on the clock the members are placed on (wave clock: orderSentAfterWaveUs), so a
+  // member placed X later than it ran shows X more than the others (with the nodes' clocks in step).
+  std::vector<std::pair<std::string, int64_t>> fill_end_lag_us;
+  std::optional<int64_t> fill_end_spread_us;  // with two or more members in fill_end_lag_us
+  Status status;                              // OK: every check held; else the first that did not
 };
 
 // `sessions`: every session's entries in ledger order, by session id. Never fails as a function: a

@@ -37,14 +37,16 @@ AssumptionResult WaveCompleteness(const SessionPlan& plan, const WaveRunResult& 
     std::string names;
     for (const std::string& n : run.nodes_not_held) names += (names.empty() ? "" : ", ") + n;
     return {kWaveComplete, false,
-            "wave " + w.name + ": node(s) " + names + " did not hold labels through this session's rounds"};
+            "wave " + w.name + ": node(s) " + names +
+                " of this wave run did not fill or did not pass every round they were sent"};
   }
   if (w.wave_nodes <= 1) {
     return {kWaveComplete, true, "wave " + w.name + " is declared complete and has no other node"};
   }
   return {kWaveComplete, true,
           "wave " + w.name + " is declared complete and its " + std::to_string(w.wave_nodes - 1) +
-              " other node(s) held labels through this session's rounds"};
+              " other node(s) ran in the same wave run, each filled and passed every round it was sent, and every "
+              "member's proof rounds were sent only after every member's fill"};
 }
 
 AssumptionResult Nvme(const SessionPlan& plan) {

@@ -6,8 +6,9 @@
 //
 //   host-memory-in-plan          host DRAM of the node is one of the planned devices
 //   wave-complete                the inventory declares the node's wave complete, the whole wave
-//                                ran together, and every member held labels through this
-//                                session's rounds
+//                                ran together, and every other member filled and passed every
+//                                round it was sent, proof rounds going to every member only after
+//                                every member's fill (wave_sync.h)
 //   no-nvme-in-reach             the inventory declares no NVMe drive within reach (else unknown)
 //   physical-binding             never established in protocol v1: no attestation binds the
 //                                answers to the node's physical GPUs
@@ -56,7 +57,7 @@ struct AssumptionResult {
 // How the rest of the wave fared during a run of several nodes (wave_sync.h).
 struct WaveRunResult {
   bool synchronized = false;                // the session ran inside a wave run
-  std::vector<std::string> nodes_not_held;  // members that did not hold labels through our rounds
+  std::vector<std::string> nodes_not_held;  // members that did not fill or failed a round they were sent
 };
 
 struct AssumptionInputs {

@@ -329,6 +329,7 @@ void Session::Drive(proto::ProverAgent::Client& agent) {
   start_unix_us_ = env_.clock->UnixMicros();
   order_sent_us_ = start_us_;
   out_.order_sent_unix_us = env_.clock->UnixMicros();
+  out_.order_sent_monotonic_us = start_us_;
   start_real_ = env_.timer->now();
   next_round_at_ = start_real_;
 

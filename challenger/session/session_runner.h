@@ -129,6 +129,9 @@ struct SessionOutcome {
   std::optional<proto::SignedEnvelope> receipt;
 
   int64_t order_sent_unix_us = 0;  // Unix us, the challenger's wall clock, when the order went out (0: never)
+  // Microseconds on the session's monotonic clock (Clock::MonotonicMicros) when the order went out, the
+  // origin of fill_us and every round's sent_after_order_us; -1: never. A wave's members share one clock.
+  int64_t order_sent_monotonic_us = -1;
   uint64_t fill_us = 0;      // order sent to report received
   uint64_t prepare_us = 0;   // drawing challenges and computing expected labels (before the order)
   uint32_t rounds_sent = 0;  // rounds put on the wire (proof and holding)

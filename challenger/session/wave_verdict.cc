@@ -2,6 +2,7 @@
 
 #include <capnp/message.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -81,6 +82,17 @@ StatusOr<proto::SignedEnvelope> SignWaveVerdict(const std::string& wave, bool de
   out.setUnwipedBoundBytes(facts.summary.bound_stated ? facts.summary.bound.total_bytes : 0);
   out.setStatement(statement);
   out.setIssuedAtUnixUs(issued_at_unix_us);
+  // Every member's order on the one monotonic clock of this process, from the wave's first.
+  std::vector<int64_t> sent;
+  for (const WaveMemberVerdict& m : members) {
+    if (m.has_verdict) sent.push_back(m.order_sent_monotonic_us);
+  }
+  if (!sent.empty() && *std::min_element(sent.begin(), sent.end()) >= 0) {
+    const int64_t origin = *std::min_element(sent.begin(), sent.end());
+    auto offsets = out.initOrderSentAfterWaveUs(static_cast<unsigned>(sent.size()));
+    for (size_t k = 0; k < sent.size(); ++k)
+      offsets.set(static_cast<unsigned>(k), static_cast<uint64_t>(sent[k] - origin));
+  }
   return proto::SignMessage(out.asReader(), challenger);
 }
 

@@ -23,13 +23,19 @@ struct WaveMemberVerdict {
   std::string node;
   bool has_verdict = false;
   proto::SignedEnvelope verdict;  // signed by the challenger
+  // Microseconds on the monotonic clock every member's session ran on (SessionOutcome::
+  // order_sent_monotonic_us) when its order went out; -1: not known.
+  int64_t order_sent_monotonic_us = -1;
 };
 
 // The wave verdict for `wave`: pass when every node has a verdict and every verdict passed;
 // complete when `declared_complete` (the inventory says so and every node of the wave was in the
 // run) and every node has a verdict; the statement and bound from SummarizeWaveBound over the
 // members' verdicts. Members without a verdict are not listed in sessionIds/nodeNames/
-// verdictDigests. Errors: INVALID_ARGUMENT when a verdict does not verify under `challenger`.
+// verdictDigests. When every listed member knows its order_sent_monotonic_us, orderSentAfterWaveUs
+// holds each one's order time after the earliest (the wave's origin on that one clock); else it is
+// empty and an audit places the members by their wall-clock orderSentAtUnixUs. Errors:
+// INVALID_ARGUMENT when a verdict does not verify under `challenger`.
 StatusOr<proto::SignedEnvelope> SignWaveVerdict(const std::string& wave, bool declared_complete,
                                                 const std::vector<WaveMemberVerdict>& members,
                                                 const proto::KeyPair& challenger, int64_t issued_at_unix_us);

@@ -101,5 +101,25 @@ TEST(AssumptionsTest, MemoryNoPlanCoversIsListedWithItsSize) {
   EXPECT_NE(a.detail.find("size unknown for host-dram x 1"), std::string::npos) << a.detail;
 }
 
+// wave-complete states what the wave run checked of the other members: each filled and passed every
+// round it was sent, proof rounds after every member's fill (wave_sync.h); nothing more.
+TEST(AssumptionsTest, WaveCompleteSaysWhatTheWaveRunChecked) {
+  SessionPlan plan = GpuNode();
+  plan.wave = WaveContext{"w3", true, 3, true, 0};
+  AssumptionInputs in;
+  in.plan = &plan;
+  in.wave_run.synchronized = true;
+  AssumptionResult a = Find(EvaluateAssumptions(in), kWaveComplete);
+  EXPECT_TRUE(a.held);
+  EXPECT_EQ(a.detail,
+            "wave w3 is declared complete and its 2 other node(s) ran in the same wave run, each filled and passed "
+            "every round it was sent, and every member's proof rounds were sent only after every member's fill");
+  in.wave_run.nodes_not_held = {"gpu-02"};
+  a = Find(EvaluateAssumptions(in), kWaveComplete);
+  EXPECT_FALSE(a.held);
+  EXPECT_EQ(a.detail,
+            "wave w3: node(s) gpu-02 of this wave run did not fill or did not pass every round they were sent");
+}
+
 }  // namespace
 }  // namespace wipeproof

@@ -206,7 +206,7 @@ TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
   EXPECT_EQ(RecheckWaveVerdict(worded.getRoot<proto::WaveVerdict>().asReader(), readers).code(), StatusCode::kDataLoss);
   EXPECT_TRUE(results[0].outcome->pass) << results[0].outcome->failure.Describe();
   EXPECT_EQ(results[1].outcome->failure.reason, proto::FailureReason::WRONG_LABEL);
-  // node-b cheated, so node-a's wave did not hold labels throughout.
+  // node-b cheated, so a member of node-a's wave run failed a round it was sent.
   for (const AssumptionResult& r : results[0].outcome->summary.assumptions) {
     if (r.name == kWaveComplete) {
       EXPECT_FALSE(r.held);

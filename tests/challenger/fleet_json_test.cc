@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -267,6 +268,16 @@ TEST_F(LedgerFleetCliTest, SeveralLedgersUsageErrors) {
         "give one --challenger_key for every ledger, or one for all (2 ledgers, 3 keys)");
   usage({"verify", "--ledger=" + a_path_ + ",," + b_path_, KeyFlag()}, "--ledger has an empty item");
   usage({"verify", "--ledger=" + a_path_ + "," + a_path_, KeyFlag()}, "--ledger names " + a_path_ + " twice");
+  // One file under two names (a link, or ./ in front) is named as such, not as a copied session.
+  const std::string link = a_path_ + ".link";
+  ASSERT_EQ(::symlink(a_path_.c_str(), link.c_str()), 0);
+  usage({"verify", "--ledger=" + a_path_ + "," + b_path_ + "," + link, KeyFlag()},
+        "--ledger names one file twice: " + a_path_ + " and " + link + " are the same file");
+  const size_t slash = a_path_.rfind('/');
+  const std::string dotted = a_path_.substr(0, slash) + "/./" + a_path_.substr(slash + 1);
+  usage({"verify", "--ledger=" + dotted + "," + a_path_, KeyFlag()},
+        "--ledger names one file twice: " + dotted + " and " + a_path_ + " are the same file");
+  EXPECT_EQ(::unlink(link.c_str()), 0);
   usage({"verify", "--ledger=" + a_path_ + "," + b_path_, KeyFlag(), "--expect_head=x.json"},
         "--expect_head goes with one --ledger");
   usage({"show", "--ledger=" + a_path_, "--ledger=" + b_path_, KeyFlag()}, "--ledger is given twice");

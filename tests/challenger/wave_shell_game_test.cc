@@ -8,6 +8,7 @@
 // loopback TCP and TLS, with the system clock.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -106,7 +107,7 @@ TEST(WaveShellGameTest, TheHonestSlowWavePassesAndProvesOnlyAfterTheLastFill) {
 }
 
 // The audit of the wave verdict (wave_audit.h) over the ledger's records.
-Status AuditWave(const std::vector<testing::StoredRecord>& records) {
+WaveAudit AuditWave(const std::vector<testing::StoredRecord>& records) {
   std::vector<VerifiedEntry> entries;
   for (size_t i = 0; i < records.size(); ++i) {
     VerifiedEntry e;
@@ -122,24 +123,33 @@ Status AuditWave(const std::vector<testing::StoredRecord>& records) {
     if (e.kind == proto::LedgerRecordKind::WAVE_VERDICT) wave = &e;
     if (!e.session_id.empty()) sessions[e.session_id].push_back(&e);
   }
-  if (wave == nullptr) return NotFoundError("no wave verdict");
-  return AuditWaveVerdict(*wave, sessions, testing::TestKey(0x22).public_key, RecheckWaveVerdict).status;
+  if (wave == nullptr) {
+    WaveAudit none;
+    none.status = NotFoundError("no wave verdict");
+    return none;
+  }
+  return AuditWaveVerdict(*wave, sessions, testing::TestKey(0x22).public_key, RecheckWaveVerdict);
 }
 
-// The challenger re-signs node-a's verdict with its order sent `earlier_us` earlier (its whole
-// timeline moved, so its own session stays consistent) and the wave verdict over the new digest.
-std::vector<testing::StoredRecord> MoveNodeAEarlier(std::vector<testing::StoredRecord> records, int64_t earlier_us) {
+enum class Placed { kWaveClock, kWallClockOnly };
+
+// The challenger re-signs `node`'s verdict with its order sent `delta_us` later (its whole timeline
+// moved, so its own session stays consistent) and the wave verdict over the new digest, with the
+// member's order moved as much on the wave clock (orderSentAfterWaveUs, from the new earliest) or,
+// kWallClockOnly, without orderSentAfterWaveUs, as a wave verdict written before it existed.
+std::vector<testing::StoredRecord> MoveMember(std::vector<testing::StoredRecord> records, const std::string& node,
+                                              int64_t delta_us, Placed placed) {
   const proto::KeyPair challenger = testing::TestKey(0x22);
   proto::Bytes old_payload, new_payload;
   for (testing::StoredRecord& r : records) {
     if (r.kind != proto::LedgerRecordKind::VERDICT) continue;
     auto envelope = proto::DecodeEnvelope(proto::AsView(r.bytes));
     auto verdict = proto::VerifyAndParse<proto::Verdict>(*envelope, challenger.public_key);
-    if (!verdict.ok() || std::string(verdict->root().getNodeName().cStr()) != "node-a") continue;
+    if (!verdict.ok() || std::string(verdict->root().getNodeName().cStr()) != node) continue;
     capnp::MallocMessageBuilder forged;
     forged.setRoot(verdict->root());
     auto v = forged.getRoot<proto::Verdict>();
-    v.setOrderSentAtUnixUs(v.getOrderSentAtUnixUs() - earlier_us);
+    v.setOrderSentAtUnixUs(v.getOrderSentAtUnixUs() + delta_us);
     auto signed_verdict = proto::SignMessage(v.asReader(), challenger);
     old_payload = envelope->payload;
     new_payload = signed_verdict->payload;
@@ -160,27 +170,89 @@ std::vector<testing::StoredRecord> MoveNodeAEarlier(std::vector<testing::StoredR
         w.getVerdictDigests().set(i, capnp::Data::Reader(new_digest.data(), new_digest.size()));
       }
     }
+    std::vector<int64_t> at;
+    for (unsigned i = 0; i < w.getOrderSentAfterWaveUs().size(); ++i) {
+      at.push_back(static_cast<int64_t>(w.getOrderSentAfterWaveUs()[i]) +
+                   (std::string(w.getNodeNames()[i].cStr()) == node ? delta_us : 0));
+    }
+    if (placed == Placed::kWallClockOnly || at.empty()) {
+      w.disownOrderSentAfterWaveUs();
+    } else {
+      const int64_t origin = *std::min_element(at.begin(), at.end());
+      for (unsigned i = 0; i < at.size(); ++i)
+        w.getOrderSentAfterWaveUs().set(i, static_cast<uint64_t>(at[i] - origin));
+    }
     r.bytes = proto::EncodeEnvelope(*proto::SignMessage(w.asReader(), challenger));
   }
   return records;
 }
 
-// An auditor re-checks the wave claim from the records: each member's first proof round, placed on
-// the challenger's wall clock by its verdict's orderSentAtUnixUs, after the last member's fill.
-// node-a's timeline moved 400 ms earlier (its proof rounds now before node-b's fill, 300 ms late)
-// fails the audit; 20 ms earlier is within the tolerance.
+// An auditor re-checks the wave claim from the records: each member's first proof round after the
+// last member's fill, every member's order placed on the wave's one monotonic clock
+// (orderSentAfterWaveUs). node-a's timeline moved 400 ms earlier (its proof rounds now before
+// node-b's fill, 300 ms late) fails the audit on either clock; 20 ms earlier passes only the wall
+// clock's check of wave verdicts written before orderSentAfterWaveUs (50 ms tolerance).
 TEST(WaveShellGameTest, TheAuditPlacesEveryMembersProofRoundsAfterTheLastFill) {
   WaveRun run = RunOnce({});
   ASSERT_TRUE(run.a.pass) << run.a.failure.Describe();
   ASSERT_TRUE(run.b.pass) << run.b.failure.Describe();
   ASSERT_TRUE(run.wave_pass);
-  Status audit = AuditWave(run.records);
-  EXPECT_TRUE(audit.ok()) << audit.ToString();
-  EXPECT_TRUE(AuditWave(MoveNodeAEarlier(run.records, 20'000)).ok());
-  Status forged = AuditWave(MoveNodeAEarlier(run.records, 400'000));
-  EXPECT_EQ(forged.code(), StatusCode::kDataLoss) << forged.ToString();
-  EXPECT_NE(forged.message().find("member node-a: its first proof round"), std::string::npos) << forged.ToString();
-  EXPECT_NE(forged.message().find("before member node-b was filled"), std::string::npos) << forged.ToString();
+  WaveAudit audit = AuditWave(run.records);
+  EXPECT_TRUE(audit.status.ok()) << audit.status.ToString();
+  EXPECT_EQ(audit.clock, kWaveClockName);
+  WaveAudit old = AuditWave(MoveMember(run.records, "node-a", 0, Placed::kWallClockOnly));
+  EXPECT_TRUE(old.status.ok()) << old.status.ToString();
+  EXPECT_EQ(old.clock, kWallClockName);
+  EXPECT_TRUE(AuditWave(MoveMember(run.records, "node-a", -20'000, Placed::kWallClockOnly)).status.ok());
+  for (Placed placed : {Placed::kWaveClock, Placed::kWallClockOnly}) {
+    Status forged = AuditWave(MoveMember(run.records, "node-a", -400'000, placed)).status;
+    EXPECT_EQ(forged.code(), StatusCode::kDataLoss) << forged.ToString();
+    EXPECT_NE(forged.message().find("member node-a: its first proof round"), std::string::npos) << forged.ToString();
+    EXPECT_NE(forged.message().find("before member node-b was filled"), std::string::npos) << forged.ToString();
+  }
+  // Times no clock reaches (2^61 us) are refused, not added up past INT64_MAX.
+  Status far = AuditWave(MoveMember(run.records, "node-a", int64_t{1} << 61, Placed::kWallClockOnly)).status;
+  EXPECT_NE(far.message().find("member node-a: its verdict states a time beyond 2^60 us"), std::string::npos)
+      << far.ToString();
+  far = AuditWave(MoveMember(run.records, "node-a", int64_t{1} << 61, Placed::kWaveClock)).status;
+  EXPECT_NE(far.message().find("orderSentAfterWaveUs is out of range"), std::string::npos) << far.ToString();
+}
+
+// On the wave clock the tolerance is its granularity (1 ms), not 50 ms + 0.1% of the fill: node-a's
+// first proof round placed exactly 5 ms before node-b's last fill fails with orderSentAfterWaveUs,
+// and the same placement passes the wall-clock check that wave verdicts written before it get.
+TEST(WaveShellGameTest, OnTheWaveClockAProofRoundFiveMillisecondsBeforeAFillFails) {
+  WaveRun run = RunOnce({});
+  ASSERT_TRUE(run.a.pass) << run.a.failure.Describe();
+  ASSERT_TRUE(run.b.pass) << run.b.failure.Describe();
+  ASSERT_GE(run.a.order_sent_monotonic_us, 0);
+  ASSERT_GE(run.b.order_sent_monotonic_us, 0);
+  auto b = proto::VerifyAndParse<proto::Verdict>(run.b.verdict, testing::TestKey(0x22).public_key);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  int64_t b_filled = static_cast<int64_t>(b->root().getFillMicros());
+  for (auto d : b->root().getDevices()) b_filled = std::max(b_filled, static_cast<int64_t>(d.getFilledAfterUs()));
+  int64_t a_first_proof = -1;
+  for (const RoundRecord& r : run.a.rounds) {
+    if (r.proof) {
+      a_first_proof = static_cast<int64_t>(r.sent_after_order_us);
+      break;
+    }
+  }
+  ASSERT_GE(a_first_proof, 0);
+  // How far node-a's first proof round followed node-b's last fill on the wave clock, as recorded.
+  const int64_t gap = (run.a.order_sent_monotonic_us + a_first_proof) - (run.b.order_sent_monotonic_us + b_filled);
+  ASSERT_GE(gap, -kWaveClockToleranceUs);
+  const int64_t move = -5'000 - gap;  // node-a's first proof round now 5 ms before node-b's last fill
+  WaveAudit wave_clock = AuditWave(MoveMember(run.records, "node-a", move, Placed::kWaveClock));
+  EXPECT_EQ(wave_clock.status.code(), StatusCode::kDataLoss) << wave_clock.status.ToString();
+  EXPECT_EQ(wave_clock.clock, kWaveClockName);
+  EXPECT_NE(wave_clock.status.message().find("was sent 5000 us before member node-b was filled on the wave clock "
+                                             "(allowed: 1000 us)"),
+            std::string::npos)
+      << wave_clock.status.ToString();
+  WaveAudit wall_clock = AuditWave(MoveMember(run.records, "node-a", move, Placed::kWallClockOnly));
+  EXPECT_TRUE(wall_clock.status.ok()) << wall_clock.status.ToString();
+  EXPECT_EQ(wall_clock.clock, kWallClockName);
 }
 
 // A neighbour that reports its fill at once but sends its device's notice 300 ms later (that

@@ -12,14 +12,27 @@
                                                         recipe samples first (--sample-seed=SEED
                                                         --labels=N), the transcript re-signed with
                                                         the node's key: only labels catch it
-  audit_forge.py wave-shift EXPORT SCHEMA KEY NODE_KEY NODE DELTA_US
+  audit_forge.py receipt-transcript EXPORT SCHEMA KEY    the receipt's embedded copy of the node-signed
+                                                        transcript with one signature byte changed,
+                                                        the receipt and the chain re-signed with the
+                                                        challenger's key (KEY)
+  audit_forge.py wave-shift EXPORT SCHEMA KEY NODE_KEY NODE DELTA_US [wave-clock|wall-clock]
                                                         in a wave run: member NODE's order placed
-                                                        DELTA_US later (orderSentAtUnixUs) in its
-                                                        verdict, so the other members' proof rounds
-                                                        seem to precede its fill; re-signed by the
-                                                        challenger (KEY) and the node (NODE_KEY: its
-                                                        transcript names the verdict digest), the
-                                                        receipt, the wave verdict and the chain rebuilt
+                                                        DELTA_US later, in its verdict
+                                                        (orderSentAtUnixUs) and in the wave verdict
+                                                        (orderSentAfterWaveUs), so the other members'
+                                                        proof rounds seem to precede its fill;
+                                                        re-signed by the challenger (KEY) and the node
+                                                        (NODE_KEY: its transcript names the verdict
+                                                        digest), the receipt (and the transcript it
+                                                        embeds), the wave verdict and the chain
+                                                        rebuilt. wall-clock: the wave verdict's
+                                                        orderSentAfterWaveUs dropped too (as written
+                                                        before it existed)
+  audit_forge.py wave-gap EXPORT SCHEMA KEY NODE_KEY NODE OTHER GAP_US [wave-clock|wall-clock]
+                                                        wave-shift of NODE by just as much that OTHER's
+                                                        first proof round comes GAP_US before NODE's
+                                                        last fill on the wave clock
 Writes the tampered export to stdout. Uses docs/audit_recipe.py's capnp helpers.
 """
 import json
@@ -28,6 +41,7 @@ import random
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs"))
 import audit_recipe as recipe  # noqa: E402  pylint: disable=wrong-import-position
 from nacl.signing import SigningKey  # noqa: E402  pylint: disable=wrong-import-position
@@ -89,8 +103,15 @@ def rewrite_records(schema, document, new_records, challenger):
             new_envelope, _ = resign(schema, new_envelope, previous_old, previous_new, challenger, "ledgerEntry")
             entries[n]["prev_entry_digest"] = previous_new.hex()
         if n in new_records:
-            new_envelope, _ = resign(schema, new_envelope, record, new_records[n], challenger, "ledgerEntry")
+            if len(new_records[n]) != len(record):  # re-encoded: Data of a new length
+                entry = schema.decode(envelope_parts(schema, new_envelope)[0], "LedgerEntry")
+                entry["record"] = list(new_records[n])
+                new_envelope = sign_message(schema, entry, "LedgerEntry", challenger, "ledgerEntry", new_envelope)
+            else:
+                new_envelope, _ = resign(schema, new_envelope, record, new_records[n], challenger, "ledgerEntry")
             entries[n]["record_digest"] = recipe.blake2b256(new_records[n]).hex()
+            if "record_bytes" in entries[n]:
+                entries[n]["record_bytes"] = len(new_records[n])
             summary = entries[n]["summary"]
             if "payload_digest" in summary:
                 summary["payload_digest"] = recipe.blake2b256(envelope_parts(schema, new_records[n])[0]).hex()
@@ -145,7 +166,48 @@ def colluding_answer(schema, document, challenger, node, sample_seed, labels):
                     challenger)
 
 
-def wave_shift(schema, document, challenger, node_key, node, delta_us):
+def receipt_transcript(schema, document, challenger):
+    """One byte of the signature in the receipt's embedded transcript changed; the receipt re-signed."""
+    records = records_by_kind(schema, document)
+    receipt_at, receipt = records["receipt"]
+    _, signature = envelope_parts(schema, records["transcript"][1])
+    new_receipt, _ = resign(schema, receipt, signature, flip_once(signature, signature), challenger, "receipt")
+    rewrite_records(schema, document, {receipt_at: new_receipt}, challenger)
+
+
+def sign_message(schema, message, type_name, key, kind, envelope):
+    """`envelope` (an Envelope's bytes) with its payload replaced by `message` (capnp JSON of `type_name`) in
+    canonical form, signed by `key`."""
+    new_payload = schema.canonical(message, type_name)
+    old = schema.decode(envelope, "Envelope")
+    old["payload"] = list(new_payload)
+    old["signature"] = list(key.sign(recipe.ENVELOPE_CONTEXT + struct.pack("<H", schema.enum("MessageKind")[kind])
+                                     + new_payload).signature)
+    return schema.canonical(old, "Envelope")
+
+
+def wave_gap(schema, document, node, other, gap_us):
+    """The shift of `node` that puts `other`'s first proof round `gap_us` before `node`'s last fill, on the wave
+    clock (orderSentAfterWaveUs) the export's wave verdict states."""
+    wave = None
+    verdicts = {}
+    for entry in document["entries"]:
+        payload, _ = envelope_parts(schema, bytes.fromhex(entry["envelope"]))
+        record = recipe.data(schema.decode(payload, "LedgerEntry")["record"])
+        if entry["kind"] == "waveVerdict":
+            wave = schema.decode(envelope_parts(schema, record)[0], "WaveVerdict")
+        elif entry["kind"] == "verdict":
+            v = schema.decode(envelope_parts(schema, record)[0], "Verdict")
+            verdicts[v["nodeName"]] = v
+    origin = dict(zip(wave["nodeNames"], (int(x) for x in wave["orderSentAfterWaveUs"])))
+    n, o = verdicts[node], verdicts[other]
+    filled = max([int(n.get("fillMicros", "0"))] + [int(d.get("filledAfterUs", "0")) for d in n.get("devices", [])])
+    proof = max(int(r.get("labelsChecked", 0)) for r in o["rounds"])  # proof rounds carry the most labels
+    first_proof = next(int(r.get("sentAfterOrderUs", "0")) for r in o["rounds"] if int(r.get("labelsChecked", 0)) == proof)
+    return (origin[other] + first_proof) - (origin[node] + filled) + gap_us
+
+
+def wave_shift(schema, document, challenger, node_key, node, delta_us, clock="wave-clock"):
     """Moves member `node`'s timeline by `delta_us`: a forger holding the challenger's and the node's keys."""
     records = {}
     for i, entry in enumerate(document["entries"]):
@@ -163,14 +225,29 @@ def wave_shift(schema, document, challenger, node_key, node, delta_us):
     old_digest, new_digest = recipe.blake2b256(old_payload), recipe.blake2b256(new_payload)
     new_records = {v: new_record}
     session = document["entries"][v].get("session_id")
+    old_transcript = new_transcript = None
     for i, (kind, record) in records.items():
-        same_session = document["entries"][i].get("session_id") == session
-        if kind == "transcript" and same_session:
+        if kind == "transcript" and document["entries"][i].get("session_id") == session:
             new_records[i], _ = resign(schema, record, old_digest, new_digest, node_key, "transcriptDigest")
-        elif kind == "receipt" and same_session:
+            old_transcript, new_transcript = envelope_parts(schema, record), envelope_parts(schema, new_records[i])
+    for i, (kind, record) in records.items():
+        if kind == "receipt" and document["entries"][i].get("session_id") == session:
+            # Its verdict digest, and the transcript it embeds (payload and node signature) as re-signed.
             new_records[i], _ = resign(schema, record, old_digest, new_digest, challenger, "receipt")
+            if old_transcript is not None:
+                new_records[i], _ = resign(schema, new_records[i], old_transcript[1], new_transcript[1], challenger,
+                                           "receipt")
         elif kind == "waveVerdict":
-            new_records[i], _ = resign(schema, record, old_digest, new_digest, challenger, "waveVerdict")
+            wave = schema.decode(envelope_parts(schema, record)[0], "WaveVerdict")
+            wave["verdictDigests"] = [list(new_digest) if bytes(d) == old_digest else d
+                                      for d in wave["verdictDigests"]]
+            offsets = [int(x) for x in wave.get("orderSentAfterWaveUs", [])]
+            if offsets:  # the member's order moved on the wave clock too, from the wave's (new) first order
+                offsets = [x + delta_us if n == node else x for x, n in zip(offsets, wave["nodeNames"])]
+                wave["orderSentAfterWaveUs"] = [str(x - min(offsets)) for x in offsets]
+            if clock == "wall-clock":
+                wave.pop("orderSentAfterWaveUs", None)
+            new_records[i] = sign_message(schema, wave, "WaveVerdict", challenger, "waveVerdict", record)
     rewrite_records(schema, document, new_records, challenger)
 
     def replace(value):  # the export's summaries that name the verdict's digest
@@ -202,9 +279,15 @@ def main():
     elif mode == "colluding-answer":
         colluding_answer(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
                          int(sys.argv[6]), int(sys.argv[7]))
+    elif mode == "receipt-transcript":
+        receipt_transcript(schema, document, SigningKey(read_seed(sys.argv[4])))
     elif mode == "wave-shift":
         wave_shift(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
-                   sys.argv[6], int(sys.argv[7]))
+                   sys.argv[6], int(sys.argv[7]), *sys.argv[8:9])
+    elif mode == "wave-gap":
+        delta = wave_gap(schema, document, sys.argv[6], sys.argv[7], int(sys.argv[8]))
+        wave_shift(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
+                   sys.argv[6], delta, *sys.argv[9:10])
     else:
         raise SystemExit(f"unknown mode {mode}")
     json.dump(document, sys.stdout, indent=2)

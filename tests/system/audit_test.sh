@@ -6,7 +6,8 @@
 # keys; both must pass it, and both must fail, naming what, on copies with one answer byte changed,
 # one signature byte changed, an answer byte changed by a forger who holds the challenger's key and
 # re-signs the chain (caught by the node-signed transcript and the recomputed labels), and a wrong
-# answer the node signed into its transcript too (caught by the recomputed labels alone).
+# answer the node signed into its transcript too (caught by the recomputed labels alone), and a
+# receipt re-signed around a changed copy of the node-signed transcript it embeds.
 # Usage: audit_test.sh PROVER_BIN CHALLENGER_BIN SOURCE_ROOT
 set -euo pipefail
 prover=$1
@@ -41,6 +42,10 @@ expect_pass() {  # NAME COMMAND...
   if "$@" >"$dir/out" 2>&1; then echo "ok: $name passes"; else
     echo "FAIL: $name should pass:"; cat "$dir/out"; failures=$((failures + 1)); fi
 }
+expect_said() {  # TEXT [grep option]: the last command's output says TEXT (-E: an extended regex)
+  if grep -q "${2:--F}" -- "$1" "$dir/out"; then echo "ok: ... saying '$1'"; else
+    echo "FAIL: its output does not say '$1':"; cat "$dir/out"; failures=$((failures + 1)); fi
+}
 expect_fail() {  # NAME TEXT COMMAND...: exit 1 with TEXT in the output
   local name=$1 text=$2; shift 2
   local code=0
@@ -59,6 +64,7 @@ forge answer-byte >"$dir/answer.json"
 forge signature-byte >"$dir/signature.json"
 forge resigned-answer "$e2e/inspect-challenger.key" >"$dir/resigned.json"
 forge colluding-answer "$e2e/inspect-challenger.key" "$e2e/node.key" 7 8 >"$dir/colluding.json"
+forge receipt-transcript "$e2e/inspect-challenger.key" >"$dir/receipt.json"
 
 # The round log is entry 3: order, the host's fill notice, fill report, round log.
 expect_fail "ledger audit, one answer byte changed" "export entries[3]" audit "$dir/answer.json"
@@ -75,13 +81,19 @@ expect_fail "ledger audit, a wrong answer the node signed too" \
   "but the logged answer recomputed from the seed says false: device host, label" audit "$dir/colluding.json"
 expect_fail "the recipe, a wrong answer the node signed too" "is not the label recomputed from the seed" \
   recipe "$dir/colluding.json"
+expect_fail "ledger audit, the receipt's embedded transcript changed and re-signed" \
+  "the transcript it embeds is not the recorded one" audit "$dir/receipt.json"
+expect_fail "the recipe, the receipt's embedded transcript changed and re-signed" \
+  "the transcript it embeds is not the recorded one" recipe "$dir/receipt.json"
 
 # A wave of two nodes run by `serve --once`: both tools re-check that every member's first proof
-# round came after the last member's fill, and both catch node-b's timeline moved 10 s later (so
+# round came after the last member's fill, every member placed on the wave's one monotonic clock
+# (the wave verdict's orderSentAfterWaveUs), and both catch node-b's timeline moved 10 s later (so
 # node-a's proof rounds seem to precede node-b's fill) by a forger holding the challenger's and
-# node-b's keys (its order still within its lifetime; the receipt still embeds the old transcript, which
-# ledger audit also names);
-# moved 10 s earlier it leaves the order's lifetime, which both catch too.
+# node-b's keys (its order still within its lifetime); moved 10 s earlier it leaves the order's
+# lifetime, which both catch too. Moved so that node-a's first proof round is 5 ms before node-b's
+# last fill, both fail it on the wave clock (1 ms tolerance); the same forgery in a wave verdict
+# without orderSentAfterWaveUs (as written before it) passes both on the wall clock (50 ms).
 wave=$dir/wave
 mkdir -p "$wave"
 agents=()
@@ -113,16 +125,41 @@ JSON
   { echo "FAIL: the wave did not pass:"; cat "$wave/serve.log"; exit 1; }
 "$challenger" ledger export --ledger="$wave/ledger.db" --challenger_key="$e2e/inspect-challenger.pub" \
   --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/inventory.json" --out="$dir/wave.json"
+# Both also report, per member, the challenger's stated fill end minus the node-signed one
+# (FillReport.finishedAtUnixUs) and its spread across members (not checked: orders state no
+# clock-skew allowance): under 1 s here, about 10 s with node-b's timeline moved 10 s.
+lag="fill ends stated by the challenger minus those the nodes signed \\(reported, not checked: the order states no \
+clock-skew allowance\\): node-a -?[0-9]+ us, node-b -?[0-9]+ us; spread"  # an extended regex
 expect_pass "ledger audit of a wave's export" audit "$dir/wave.json"
+expect_said "proof rounds after every member's fill: checked on the wave clock"
+expect_said "$lag [0-9]{1,6} us on the wave clock" -E
 expect_pass "the recipe on a wave's export" recipe "$dir/wave.json"
+expect_said "every member's proof rounds after every member's fill, on the wave clock"
+expect_said "$lag [0-9]{1,6} us on the wave clock" -E
 wave_shift() { "$python" "$root/tests/system/audit_forge.py" wave-shift "$dir/wave.json" "$root/proto/wipe.capnp" \
   "$e2e/inspect-challenger.key" "$wave/node-b.key" node-b "$1"; }
 wave_shift 10000000 >"$dir/wave-late.json"
 wave_shift -10000000 >"$dir/wave-early.json"
 expect_fail "ledger audit, a member's proof rounds placed before the other's fill" \
   "member node-a: its first proof round" audit "$dir/wave-late.json"
+expect_said "$lag (99[0-9]{5}|100[0-9]{5}) us on the wave clock" -E
 expect_fail "the recipe, a member's proof rounds placed before the other's fill" \
   "member node-a: its first proof round was sent" recipe "$dir/wave-late.json"
+expect_said "$lag (99[0-9]{5}|100[0-9]{5}) us on the wave clock" -E
+wave_gap() { "$python" "$root/tests/system/audit_forge.py" wave-gap "$dir/wave.json" "$root/proto/wipe.capnp" \
+  "$e2e/inspect-challenger.key" "$wave/node-b.key" node-b node-a 5000 "$1"; }
+wave_gap wave-clock >"$dir/wave-5ms.json"
+wave_gap wall-clock >"$dir/wave-5ms-old.json"
+expect_fail "ledger audit, a proof round 5 ms before a fill on the wave clock" \
+  "member node-a: its first proof round (round" audit "$dir/wave-5ms.json"
+expect_said "was sent 5000 us before member node-b was filled on the wave clock (allowed: 1000 us)"
+expect_fail "the recipe, a proof round 5 ms before a fill on the wave clock" \
+  "member node-a: its first proof round was sent 5000 us before the wave's last fill on the wave clock" \
+  recipe "$dir/wave-5ms.json"
+expect_pass "ledger audit, the same 5 ms in a wave verdict without the wave clock" audit "$dir/wave-5ms-old.json"
+expect_said "checked on the wall clock (orderSentAtUnixUs: the wave verdict predates orderSentAfterWaveUs)"
+expect_pass "the recipe, the same 5 ms in a wave verdict without the wave clock" recipe "$dir/wave-5ms-old.json"
+expect_said "on the wall clock"
 expect_fail "ledger audit, a member's order sent before the authority signed it" \
   "is outside the order's lifetime" audit "$dir/wave-early.json"
 expect_fail "the recipe, a member's order sent before the authority signed it" \
