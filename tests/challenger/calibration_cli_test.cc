@@ -273,7 +273,7 @@ TEST_F(CalibrationCliTest, CalibrateWritesASignedProfileOverTcpAboveTheDelayAndB
   CliRun r = Challenger(
       "calibrate --node=n1 --inventory=inventory.json --authority_key=a.key --challenger_key=c.key "
       "--classes=classes.signed.json --class=test-slow --probe_chunk_labels=64 --probe_rounds=40 "
-      "--labels_per_round=2 --target_fraction=0.5 --confidence=0.9 --margin=4 --fill_slack=2 --threads=1 --json "
+      "--labels_per_round=2 --target_fraction=0.5 --confidence=0.9 --margin=9 --fill_slack=2 --threads=1 --json "
       "--out=profile.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("not signed"), std::string::npos) << r.err;  // the classes were the authority's
@@ -299,9 +299,9 @@ TEST_F(CalibrationCliTest, CalibrateWritesASignedProfileOverTcpAboveTheDelayAndB
   EXPECT_GE(report["round_probe"]["round_time"]["min_us"].get<uint64_t>(), 1000u);
   EXPECT_GE(p.honest_round_p999_us, 1000u);
   EXPECT_EQ(p.honest_round_p999_us, report["derived"]["honest_round_p999_us"].get<uint64_t>());
-  // deadline = p99.9 * (1 + 4) (a wide margin, so the wipes below pass on a loaded machine): above
-  // the delay ...
-  EXPECT_EQ(p.round_deadline_us, 5 * p.honest_round_p999_us);
+  // deadline = p99.9 * (1 + 9) (a wide margin, so the wipes below pass on a loaded machine: with 1 + 4
+  // a first round took 10.9 ms against 8.2 ms under a load of 6 on 2 cores): above the delay ...
+  EXPECT_EQ(p.round_deadline_us, 10 * p.honest_round_p999_us);
   EXPECT_GT(p.round_deadline_us, 1000u);
   // ... and at or below the class's recompute floor at m, with m the smallest power of two for which
   // that holds.
