@@ -113,7 +113,9 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "load is refused. calibrate signs the profiles it writes itself.",
        {"what", "in", "out", "authority_key"},
        &RunSign,
-       {{"out", "the signed document to write (required)"},
+       {{"what", "what --in is: profile (a parameter profile) or classes (an adversary-class file) (required)"},
+        {"in", "the document to sign (JSON, as written by hand or by `calibrate`) (required)"},
+        {"out", "the signed document to write (required)"},
         {"authority_key", "authority secret key file (PREFIX-authority.key, mode 0600) that signs --in (required)"}}},
       {"wipe",
        "run one wipe session with one node over TCP and print its verdict",
@@ -272,7 +274,8 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "the fleet at a glance from the ledger and the inventory",
        "Per inventory node (and any other node the ledger names): its last verdict (PASS, FAIL, or BUSY\n"
        "when the agent was running another session) and that verdict's age, the bound it stated, its\n"
-       "failed sessions, its last pass, and when the next pass is due by its wave's period + jitter\n"
+       "failed sessions, its last pass, and when the next pass is due: the last pass (never passed: its\n"
+       "first verdict; no verdict yet: not shown) + its wave's period + jitter + 600 s for the run itself\n"
        "(OVERDUE when past). The ledger is opened read-only and its whole chain verified first;\n"
        "--challenger_key takes the challenger's PREFIX.pub (or its .key). A table on stdout, or --json.\n"
        "Exit 0 shown, 1 the ledger does not verify, 2 bad command line, inventory, key or ledger file.",

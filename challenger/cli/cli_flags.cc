@@ -37,8 +37,9 @@ DEFINE_int32(threads, 0, "threads computing expected labels per session; 0 = all
 DEFINE_bool(json, false, "print each verdict as one JSON object on stdout (the summary goes to stderr)");
 DEFINE_double(connect_timeout_s, 10, "seconds to wait for the TCP connection to an agent; default 10");
 DEFINE_string(progress, "auto",
-              "progress of each session's expected-label precompute on stderr once it takes more than a second: "
-              "auto (only when stderr is a terminal), always, never");
+              "progress on stderr, per node, of each step that takes more than a second: the expected-label "
+              "precompute, the wait for the node's fill and the proof rounds: auto (only when stderr is a "
+              "terminal), always, never");
 DEFINE_string(wave, "", "serve: run only this wave; default every wave of the inventory");
 DEFINE_uint64(max_sessions, 0, "serve: stop after the wave run that brings the sessions to at least N; 0 = no limit");
 DEFINE_bool(once, false, "serve: run every wave once, now, then exit");

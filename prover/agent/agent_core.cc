@@ -253,6 +253,7 @@ StatusOr<proto::SignedEnvelope> AgentCore::FillSession(Admitted admitted) {
     {
       FillProgressLogger progress(name, s->slots, config_.fill_progress);
       filled = AcquireAndFill(s->slots, settings);
+      if (!filled.ok()) progress.StopWithoutLastLines();
     }
     lock.lock();
   }

@@ -82,7 +82,17 @@ FillProgressLogger::FillProgressLogger(std::string name, const std::vector<std::
   if (mode_ != ProgressMode::kNever) thread_ = std::thread([this] { Run(); });
 }
 
-FillProgressLogger::~FillProgressLogger() {
+FillProgressLogger::~FillProgressLogger() { Stop(); }
+
+void FillProgressLogger::StopWithoutLastLines() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_lines_ = false;
+  }
+  Stop();
+}
+
+void FillProgressLogger::Stop() {
   if (!thread_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -106,6 +116,7 @@ void FillProgressLogger::Run() {
   while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; })) {
     for (const std::string& line : tracker_.Sample(elapsed(), Done())) LOG(INFO) << name_ << ": " << line;
   }
+  if (!last_lines_) return;
   for (const std::string& line : tracker_.Finish(elapsed(), Done())) LOG(INFO) << name_ << ": " << line;
 }
 

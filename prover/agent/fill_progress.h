@@ -59,15 +59,21 @@ class FillProgressTracker {
 };
 
 // Logs (glog INFO, prefixed "`name`: ") the progress of `slots` while they fill, sampling every
-// 250 ms from its own thread; the destructor stops it and logs the last lines.
+// 250 ms from its own thread; the destructor stops it and logs the last lines, unless
+// StopWithoutLastLines() stopped it first (a fill that failed or was cancelled: its error is the
+// last word, not a progress line).
 class FillProgressLogger {
  public:
   FillProgressLogger(std::string name, const std::vector<std::unique_ptr<DeviceSlot>>& slots, ProgressMode mode);
   ~FillProgressLogger();
 
+  // Stops the sampling thread now without the last lines. Call from the thread that owns this.
+  void StopWithoutLastLines();
+
  private:
   std::vector<uint64_t> Done() const;
   void Run();
+  void Stop();
 
   const std::string name_;
   const std::vector<std::unique_ptr<DeviceSlot>>& slots_;
@@ -77,6 +83,7 @@ class FillProgressLogger {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
+  bool last_lines_ = true;
   std::thread thread_;
 };
 

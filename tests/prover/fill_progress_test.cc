@@ -3,7 +3,15 @@
 // from the start and a last line; never logs nothing.
 #include "prover/agent/fill_progress.h"
 
+#include <glog/logging.h>
 #include <gtest/gtest.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "prover/agent/device_fill.h"
 
 namespace wipeproof {
 namespace {
@@ -53,6 +61,63 @@ TEST(FillProgress, NeverLogsNothing) {
   FillProgressTracker t({{"host", kLabels}}, ProgressMode::kNever);
   EXPECT_TRUE(t.Sample(60'000'000, {kLabels / 2}).empty());
   EXPECT_TRUE(t.Finish(90'000'000, {kLabels}).empty());
+}
+
+// Collects the glog lines logged while it lives.
+class LineSink : public google::LogSink {
+ public:
+  LineSink() { google::AddLogSink(this); }
+  ~LineSink() override { google::RemoveLogSink(this); }
+  void send(google::LogSeverity, const char*, const char*, int, const struct ::tm*, const char* message,
+            size_t message_len) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    lines_.emplace_back(message, message_len);
+  }
+  std::vector<std::string> Lines() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+std::vector<std::unique_ptr<DeviceSlot>> OneHostSlot(uint64_t labels_done) {
+  MatchedDevice plan;
+  plan.selector = "host";
+  plan.label_count = kLabels;
+  plan.label_bytes = kLabels * 32;
+  std::vector<std::unique_ptr<DeviceSlot>> slots;
+  slots.push_back(std::make_unique<DeviceSlot>(plan));
+  slots[0]->labels_filled = labels_done;
+  return slots;
+}
+
+// A fill that failed or was cancelled ends with its error, not with a progress line after it (the
+// agent's log showed "fill progress: ... 11.7% ..., eta 25 s" after "labeling cancelled").
+TEST(FillProgressLogger, ALastLineOnlyWhenTheFillEndedWell) {
+  auto filled = OneHostSlot(kLabels);
+  auto partial = OneHostSlot(kLabels / 8);
+  LineSink sink;
+  { FillProgressLogger logger("s1", filled, ProgressMode::kAlways); }
+  { FillProgressLogger logger("s2", partial, ProgressMode::kAlways); }  // what stopping at a failure logged
+  {
+    FillProgressLogger logger("s3", partial, ProgressMode::kAlways);
+    logger.StopWithoutLastLines();
+  }
+  std::vector<std::string> s1, s2, s3;
+  for (const std::string& line : sink.Lines()) {
+    if (line.rfind("s1: ", 0) == 0) s1.push_back(line);
+    if (line.rfind("s2: ", 0) == 0) s2.push_back(line);
+    if (line.rfind("s3: ", 0) == 0) s3.push_back(line);
+  }
+  ASSERT_EQ(s1.size(), 1u);
+  EXPECT_NE(s1[0].find("100.0%"), std::string::npos) << s1[0];
+  EXPECT_NE(s1[0].find("done in"), std::string::npos) << s1[0];
+  ASSERT_EQ(s2.size(), 1u);
+  EXPECT_NE(s2[0].find("12.5%"), std::string::npos) << s2[0];
+  EXPECT_TRUE(s3.empty()) << s3[0];
 }
 
 }  // namespace
