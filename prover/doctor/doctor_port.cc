@@ -21,6 +21,19 @@ std::string ReadText(const std::string& path) {
   return text.str();
 }
 
+// The program name of process `pid`: the file name of its argv[0] (/proc/PID/cmdline; comm is cut
+// at 15 characters: "wipeproof-prove"), else comm; at most 64 characters.
+std::string ProcessName(const std::string& pid) {
+  std::string name = ReadText("/proc/" + pid + "/cmdline");
+  name = name.substr(0, name.find('\0'));
+  name = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+  if (name.empty()) {
+    name = ReadText("/proc/" + pid + "/comm");
+    while (!name.empty() && name.back() == '\n') name.pop_back();
+  }
+  return name.substr(0, 64);
+}
+
 }  // namespace
 
 std::optional<uint64_t> ListeningInode(const std::string& proc_net_tcp_text, unsigned port) {
@@ -59,9 +72,7 @@ std::string SocketHolder(uint64_t inode) {
       if (n <= 0) continue;
       link[n] = '\0';
       if (target == link) {
-        std::string comm = ReadText("/proc/" + pid + "/comm");
-        while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-        holder = "pid " + pid + " (" + comm + ")";
+        holder = "pid " + pid + " (" + ProcessName(pid) + ")";
         break;
       }
     }

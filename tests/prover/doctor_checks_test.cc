@@ -195,7 +195,9 @@ TEST(DoctorPort, HeldPortFailsNamingPortAndHolder) {
   CheckResult taken = CheckListenAddress("listen port", "--listen", "127.0.0.1:" + port);
   close(holder);
   EXPECT_EQ(taken.status, CheckStatus::kFail);
-  EXPECT_TRUE(Has(taken.detail, "port " + port + " is already in use by pid " + std::to_string(getpid()) + " ("))
+  // Named by its whole program name, not comm's first 15 characters ("doctor_checks_t").
+  EXPECT_TRUE(Has(taken.detail,
+                  "port " + port + " is already in use by pid " + std::to_string(getpid()) + " (doctor_checks_test)"))
       << taken.detail;
   EXPECT_EQ(taken.fix, "stop the process holding port " + port + " or choose another --listen");
 
