@@ -81,9 +81,7 @@ void AgentMetrics::CollectFrom(const AgentCore& core) {
   std::vector<Device> devices;
   for (const DeviceInfo& d : core.Describe().devices) {
     const std::string uuid = d.id.rfind("GPU-", 0) == 0 ? d.id : "";
-    // The host backend's name carries its size ("host memory (N bytes)"); a model label must not.
-    const std::string model = d.kind == DeviceKind::kHost ? "host memory" : d.name;
-    devices.push_back({d.id, {d.id, uuid, model, node_name_}, d.total_bytes});
+    devices.push_back({d.id, {d.id, uuid, d.name, node_name_}, d.total_bytes});
   }
   registry_.AddCollector([this, &core, devices] {
     const AgentStatusSnapshot s = core.GetStatus();

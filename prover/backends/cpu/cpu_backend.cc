@@ -152,7 +152,7 @@ class CpuBackend final : public Backend {
     DeviceInfo d;
     d.kind = DeviceKind::kHost;
     d.id = kHostDeviceId;
-    d.name = "host memory (" + std::to_string(info.total_bytes) + " bytes)";
+    d.name = "host memory";  // its size is total_bytes (printed beside the name)
     d.ordinal = 0;
     d.total_bytes = info.total_bytes;
     d.available_bytes = info.available_bytes;
