@@ -181,7 +181,13 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
     << "\n";
   s << "deadline rule " << (v.getDeadlineRuleSatisfied() ? "met" : "not met") << ": "
     << outcome.summary.rule.explanation << "\n";
-  s << "fill: " << Seconds(v.getFillMicros()) << " (deadline " << Seconds(v.getFillDeadlineUs()) << ")";
+  bool fill_reported = false;  // a fill report states what each device holds
+  for (auto d : v.getDevices()) fill_reported = fill_reported || d.getBytesHeld() > 0;
+  if (fill_reported) {
+    s << "fill: " << Seconds(v.getFillMicros()) << " (deadline " << Seconds(v.getFillDeadlineUs()) << ")";
+  } else {
+    s << "fill: none reported (deadline " << Seconds(v.getFillDeadlineUs()) << ")";
+  }
   s << "; challenges and expected labels prepared in " << Seconds(outcome.prepare_us) << " before the order";
   s << "\n";
   std::vector<uint64_t> times;

@@ -441,6 +441,8 @@ TEST_F(ChallengerCliTest, ServeReportsABusyNodeAsBusyNotFailed) {
   CliRun wipe = Challenger("wipe --node=n1 " + SessionFlags());
   EXPECT_EQ(wipe.exit_code, 3) << wipe.err;  // no pass, no failure: no conclusion
   EXPECT_NE(wipe.out.find("  BUSY\nbusy: node n1 is running another session"), std::string::npos) << wipe.out;
+  // No fill ran: the summary says so instead of a fill time (it said "fill: 0.053 s").
+  EXPECT_NE(wipe.out.find("\nfill: none reported (deadline "), std::string::npos) << wipe.out;
 }
 
 // The tester's repro: an agent whose startSession fails with a 5 MiB error used to abort the
