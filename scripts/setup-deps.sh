@@ -16,7 +16,7 @@ packages=(cmake ninja-build pkg-config g++ libsodium-dev capnproto libcapnp-dev 
           slurmctld slurmd slurm-client munge  # tests/system/slurm_drain_test.sh: a one-node Slurm cluster
           python3-yaml  # tests/system/kubernetes_manifests_test.py: the manifests' offline check
           iproute2 curl  # tests/system/deploy_walkthrough_test.sh: the sandbox's veth address, Prometheus's API
-          procps  # tests/system/systemd_sandbox.sh: pkill -s (a test body's session), ps and pgrep
+          procps  # tests/system/sandbox_teardown_test.sh: ps and pgrep
           )
 if [[ "${1:-}" == "--with-hip" || "${WIPEPROOF_WITH_HIP:-0}" == "1" ]]; then
   packages+=(hipcc libamdhip64-dev rocm-device-libs)

@@ -30,7 +30,7 @@
 # ctest's timeout, a failure) ends the sandbox and removes its cgroup (sandbox_teardown_test.sh).
 # WP_DEPLOY_STOP_AT=POINT:ACTION stops at POINT (canary-booted: the canary's sandbox is up; canary-done:
 # the canary's checks passed; or a deploy-step's name, before it runs) and then ACTION: `pass` (exit 0),
-# `fail` (exit 1), or `wait` (write the sandbox's PIDs, namespaces and cgroup to
+# `fail` (exit 1), or `wait` (write the sandbox's PIDs, namespaces and cgroups to
 # $WP_DEPLOY_STATE_FILE and sleep inside the sandbox for up to 120 s, to be killed).
 # Usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR
 set -euo pipefail
@@ -38,12 +38,13 @@ debs=${1:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 src=${2:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 parent=${3:?usage: deploy_walkthrough_test.sh DEBS_DIR SOURCE_DIR WORK_PARENT_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
-# The supervising shell exports SANDBOX_OWNER (its PID-starttime) to the body it starts.
-if [[ "${SANDBOX_OWNER:-}" != "$PPID"-* ]]; then
-  for tool in setpriv setsid pkill; do
+source "$here/systemd_sandbox.sh"
+# The supervising shell exports SANDBOX_OWNER (its PID-starttime) to the body it starts: this is the
+# body only if that names its parent, start time included (an inherited tag whose PID was reused is not).
+if [[ "${SANDBOX_OWNER:-}" != "$PPID-$(sandbox_start_time "$PPID")" ]]; then
+  for tool in setpriv setsid; do
     command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup-deps.sh installs it)"; exit 77; }
   done
-  source "$here/systemd_sandbox.sh"
   sandbox_supervise "${WP_DEPLOY_DEADLINE_S:-170}" /bin/bash "$here/${0##*/}" "$@"
   exit
 fi
@@ -52,7 +53,6 @@ for tool in unshare nsenter ip curl mungekey slurmctld slurmd scontrol sbatch sr
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup-deps.sh installs it)"; exit 77; }
 done
 [[ -x /lib/systemd/systemd ]] || { echo "SKIP: /lib/systemd/systemd not installed"; exit 77; }
-source "$here/systemd_sandbox.sh"
 source "$here/slurm_conf.sh"
 sandbox_cgroup2_root >/dev/null || { echo "SKIP: no cgroup2 hierarchy mounted for the sandbox's systemd"; exit 77; }
 
@@ -95,6 +95,7 @@ stop_point() {  # POINT
     wait)
       [[ -n "$SANDBOX_PID" ]] || fail "stopped at $1 to wait, but no sandbox is up"
       printf '%s\n' "body=$$" "unshare=$SANDBOX_UNSHARE_PID" "pid1=$SANDBOX_PID" "cgroup=$SANDBOX_CGROUP" \
+        "bodycg=$SANDBOX_BODY_CGROUP" \
         "pidns=$(readlink "/proc/$SANDBOX_PID/ns/pid")" "mntns=$SANDBOX_MNT_NS" >"${WP_DEPLOY_STATE_FILE:?}.new"
       mv "$WP_DEPLOY_STATE_FILE.new" "$WP_DEPLOY_STATE_FILE"
       SB_TIMEOUT_S=120 sb sleep 120 || true

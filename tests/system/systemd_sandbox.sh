@@ -2,12 +2,17 @@
 # deploy_walkthrough_test.sh and sandbox_teardown_test.sh.
 #
 #   sandbox_supervise DEADLINE_S CMD...
-#                           runs CMD (a test's body) in a session of its own and waits for it: a
-#                           SIGTERM or SIGINT here, or DEADLINE_S passing, sends SIGTERM to CMD's whole
-#                           session (its trap tears its sandbox down), then after 10 s SIGKILL; then
-#                           every sandbox CMD booted is ended and its cgroup removed. CMD dies with
-#                           this shell (parent-death signal SIGKILL), and its sandboxes with it.
-#                           Returns CMD's status (1 on the deadline or a signal, or if a cgroup stays).
+#                           runs CMD (a test's body) in a session and a cgroup of its own
+#                           (/sys/fs/cgroup/unified/wipeproof-sandbox.OWNER.body, exported as
+#                           SANDBOX_BODY_CGROUP) and waits for it: a SIGTERM or SIGINT here, or DEADLINE_S
+#                           passing, sends SIGTERM to every process in that cgroup (frozen while they are
+#                           listed, so that no PID is reused in between; CMD's trap tears its sandbox down),
+#                           then after 10 s ends the cgroup (cgroup.kill). On every path (CMD's normal exit
+#                           too) whatever CMD started is then ended by its cgroup, never by a PID or session
+#                           ID, and so is every sandbox CMD booted; the cgroups are removed. CMD dies with
+#                           this shell (parent-death signal SIGKILL), the rest of its cgroup with the
+#                           guardian it starts (as sandbox_boot's, below). Returns CMD's status (1 on the deadline or a signal, or
+#                           if a cgroup stays); 77 with a SKIP line without root, cgroup2 or cgroup.kill.
 #   sandbox_boot DIR UNIT   boots /lib/systemd/systemd --unit=UNIT as PID 1 of new PID, mount, UTS,
 #                           IPC, network and cgroup namespaces. Its root is a fresh tmpfs (pivot_root)
 #                           holding: overlays of /usr, /etc and /var (the real folders read-only
@@ -26,7 +31,8 @@
 #                           parent-death signal SIGKILL (and kills PID 1, which ends the namespace),
 #                           and a guardian outside this process tree (so that ctest's timeout, which
 #                           SIGKILLs the whole tree, spares it) waits for the owner to die, then ends
-#                           whatever is left in the owner's cgroups (cgroup.kill) and removes them.
+#                           whatever is left in the owner's cgroups (cgroup.kill) and removes them;
+#                           it checks the owner's start time every 0.5 s (a PID alone may be reused).
 #                           Empty cgroups of dead runs are removed first; one with processes of a
 #                           dead run still in it is named with the command that ends it.
 #   sb CMD...               runs CMD inside (nsenter: its mount, PID, UTS, IPC, net and cgroup
@@ -36,7 +42,9 @@
 #                           removes the cgroup; nothing is left mounted or running. Returns 1 (with a
 #                           message) if the cgroup cannot be removed.
 # Needs root, unshare/nsenter/setpriv/setsid (util-linux), overlayfs and a cgroup2 mount at
-# /sys/fs/cgroup/unified or /sys/fs/cgroup. Errors: returns non-zero with a message on stderr.
+# /sys/fs/cgroup/unified or /sys/fs/cgroup with cgroup.kill (Linux 5.14 or later: processes are ended
+# by their cgroup, never by PIDs read from it, which may be reused in between).
+# Errors: returns non-zero with a message on stderr.
 
 SANDBOX_PID=
 SANDBOX_UNSHARE_PID=
@@ -44,7 +52,7 @@ SANDBOX_MNT_NS=
 SANDBOX_CGROUP=
 SANDBOX_CGROUPS_MADE=()
 SANDBOX_BOOTS=0
-SANDBOX_GUARDED=
+SANDBOX_GUARDED=${SANDBOX_GUARDED:-}  # exported by sandbox_guard_start
 SANDBOX_DIR=
 
 # Start time of process PID (clock ticks since boot, /proc/PID/stat field 22): with the PID, it names
@@ -66,15 +74,16 @@ sandbox_owner_alive() {  # OWNER
   [[ -z "$start" || "$(sandbox_start_time "$pid")" == "$start" ]]
 }
 
-# Ends every process in cgroup CG and below (cgroup.kill: they are the sandbox's own), then removes
-# it, deepest first. Returns 1 with a message if it is still there after 5 s.
+# Ends every process in cgroup CG and below (cgroup.kill: they are the sandbox's own; no PID read from
+# cgroup.procs is signalled, it may be reused in between), then removes it, deepest first. Returns 1
+# with a message if it is still there after 5 s, or if the kernel has no cgroup.kill (before 5.14).
 sandbox_cgroup_remove() {  # CG
   local cg=$1 i
   [[ -d "$cg" ]] || return 0
   if [[ -e "$cg/cgroup.kill" ]]; then
     echo 1 >"$cg/cgroup.kill" 2>/dev/null || true
   else
-    find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+    echo "cannot end the processes in $cg: no cgroup.kill (Linux 5.14 or later needed)" >&2
   fi
   for i in $(seq 1 50); do
     find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
@@ -83,6 +92,25 @@ sandbox_cgroup_remove() {  # CG
   done
   echo "the sandbox's cgroup $cg is still there (processes: $(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs))" >&2
   return 1
+}
+
+# Sends SIG to every process in cgroup CG and below, none of them a stranger: the cgroup is frozen
+# while its processes are listed and signalled (a frozen process cannot exit, so its PID cannot be
+# reused), then thawed. Returns 1 (nothing sent) if it does not freeze within 2 s.
+sandbox_cgroup_signal() {  # CG SIG
+  local cg=$1 i rc=1
+  [[ -e "$cg/cgroup.freeze" ]] || return 1
+  echo 1 >"$cg/cgroup.freeze" || return 1
+  for i in $(seq 1 40); do
+    if grep -qx 'frozen 1' "$cg/cgroup.events" 2>/dev/null; then
+      find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill "-$2" 2>/dev/null || true
+      rc=0
+      break
+    fi
+    sleep 0.05
+  done
+  echo 0 >"$cg/cgroup.freeze" 2>/dev/null || true
+  return $rc
 }
 
 # Ends and removes every sandbox cgroup of OWNER (what its runs left, whatever killed them).
@@ -115,29 +143,51 @@ sandbox_sweep_stale() {
   done
 }
 
-# The guardian of OWNER's sandboxes: a process outside this process tree (double fork, a session of
-# its own) that waits for OWNER to die, then ends and removes OWNER's cgroups (sandbox_reap).
+# The guardian of OWNER's cgroups: a process outside this process tree (double fork, a session of its
+# own) that waits for OWNER to die, then ends and removes OWNER's cgroups (sandbox_reap). OWNER is
+# checked by PID and start time every 0.5 s: its PID reused by another process counts as its death.
+# Exported, so that the body of sandbox_supervise does not start a second one.
 sandbox_guard_start() {  # OWNER
-  [[ "$SANDBOX_GUARDED" == "$1" ]] && return 0
+  [[ "${SANDBOX_GUARDED:-}" == "$1" ]] && return 0
   ( setsid /bin/bash "$SANDBOX_LIB" --guard "$1" </dev/null >/dev/null 2>&1 & )
-  SANDBOX_GUARDED=$1
+  export SANDBOX_GUARDED=$1
 }
 sandbox_guard() {  # OWNER
-  local pid=${1%%-*}
-  sandbox_owner_alive "$1" && tail --pid="$pid" -s 0.2 -f /dev/null
+  while sandbox_owner_alive "$1"; do sleep 0.5; done
   sandbox_reap "$1"
 }
 
 sandbox_supervise() {  # DEADLINE_S CMD...  (works under set -e)
-  local deadline=$1 body timer done_pid rc sig= i
+  local deadline=$1 me=$BASHPID root body timer done_pid rc sig= i
   shift
-  export SANDBOX_OWNER
-  SANDBOX_OWNER=$$-$(sandbox_start_time $$)
-  # CMD in a session of its own, killed if this shell dies (checked after the signal is set: a
-  # parent gone before that would never send it).
-  setpriv --pdeathsig KILL -- setsid /bin/bash -c '[[ $PPID == "$0" ]] || exit 1; exec "$@"' "$$" "$@" &
+  [[ $(id -u) -eq 0 ]] || { echo "SKIP: systemd in a sandbox needs root"; return 77; }
+  root=$(sandbox_cgroup2_root) || { echo "SKIP: no cgroup2 hierarchy mounted for the sandbox's systemd"; return 77; }
+  export SANDBOX_OWNER SANDBOX_BODY_CGROUP
+  SANDBOX_OWNER=$me-$(sandbox_start_time "$me")
+  sandbox_sweep_stale
+  SANDBOX_BODY_CGROUP=$root/wipeproof-sandbox.$SANDBOX_OWNER.body
+  mkdir "$SANDBOX_BODY_CGROUP" || return 1
+  [[ -e "$SANDBOX_BODY_CGROUP/cgroup.kill" ]] || {
+    rmdir "$SANDBOX_BODY_CGROUP"
+    echo "SKIP: this kernel's cgroup2 has no cgroup.kill (Linux 5.14 or later needed)"
+    return 77
+  }
+  # Whatever kills this shell, the guardian ends the body's cgroup (and the sandboxes' cgroups).
+  sandbox_guard_start "$SANDBOX_OWNER"
+  # CMD in a session and a cgroup of its own (it moves itself there before it execs, so that all it
+  # starts is in it), killed if this shell dies (checked after the signal is set: a parent gone before
+  # that would never send it). The deadline's timer is in that cgroup too (ended with it).
+  (
+    trap - EXIT TERM INT  # (a signal before the exec must not run the caller's traps in this copy)
+    echo "$BASHPID" >"$SANDBOX_BODY_CGROUP/cgroup.procs" || exit 1
+    exec setpriv --pdeathsig KILL -- setsid /bin/bash -c '[[ $PPID == "$0" ]] || exit 1; exec "$@"' "$me" "$@"
+  ) &
   body=$!
-  setpriv --pdeathsig KILL -- sleep "$deadline" </dev/null >/dev/null 2>&1 &
+  (
+    trap - EXIT TERM INT
+    echo "$BASHPID" >"$SANDBOX_BODY_CGROUP/cgroup.procs" || exit 1
+    exec setpriv --pdeathsig KILL -- sleep "$deadline"
+  ) </dev/null >/dev/null 2>&1 &
   timer=$!
   trap 'sig=TERM' TERM
   trap 'sig=INT' INT
@@ -148,23 +198,24 @@ sandbox_supervise() {  # DEADLINE_S CMD...  (works under set -e)
     [[ -n "$sig" || -n "${done_pid:-}" ]] && break
   done
   trap - TERM INT
-  kill "$timer" 2>/dev/null || true
-  wait "$timer" 2>/dev/null || true
+  # No PID or session ID of CMD's is signalled from here on (bash reaps its children as they exit:
+  # such an ID may already belong to someone else); only its cgroup is.
   if [[ "${done_pid:-}" != "$body" ]]; then
     if [[ -n "$sig" ]]; then echo "SIG$sig: stopping the test" >&2; else echo "FAIL: over $deadline s" >&2; fi
-    # The whole session (sb's timeout runs in a process group of its own); its trap tears down.
-    pkill -TERM -s "$body" 2>/dev/null || true
+    # Everything CMD started (sb's timeout runs in a process group of its own); its trap tears down.
+    sandbox_cgroup_signal "$SANDBOX_BODY_CGROUP" TERM || true
+    # (kill -0 only waits: a reused PID makes it wait longer, never signals anyone.)
     for i in $(seq 1 100); do kill -0 "$body" 2>/dev/null || break; sleep 0.1; done
-    pkill -KILL -s "$body" 2>/dev/null || true
-    wait "$body" 2>/dev/null || true
     rc=1
   elif (( rc > 128 )); then
     echo "FAIL: the test's body was killed (signal $((rc - 128)))" >&2
     rc=1
-    # What it had started (its session outlives it while they run).
-    pkill -KILL -s "$body" 2>/dev/null || true
   fi
-  # The cgroups of the sandboxes it booted (and whatever still runs in them).
+  # Whatever is left of CMD (the timer, what it left running, in its session or not), then reaped.
+  echo 1 >"$SANDBOX_BODY_CGROUP/cgroup.kill" 2>/dev/null || true
+  wait "$body" 2>/dev/null || true
+  wait "$timer" 2>/dev/null || true
+  # The cgroups of the sandboxes it booted (and whatever still runs in them), and the body's.
   sandbox_reap "$SANDBOX_OWNER" || rc=1
   return "$rc"
 }
@@ -196,6 +247,7 @@ sandbox_boot() {  # DIR UNIT
   # gets SIGKILL when this shell dies (checked after it is set, as above), and --kill-child passes
   # it on to PID 1.
   (
+    trap - EXIT TERM INT  # (a signal before the exec must not run the body's traps in this copy)
     echo "$BASHPID" >"$cg/cgroup.procs"
     exec setpriv --pdeathsig KILL -- /bin/bash -c '[[ $PPID == "$0" ]] || exit 1; exec "$@"' "$me" \
       unshare --pid --fork --kill-child=SIGKILL --mount --propagation private --uts --ipc --net --cgroup -- \
