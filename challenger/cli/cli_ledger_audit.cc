@@ -46,7 +46,7 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
       << "\n";
   out << "schema: proto/wipe.capnp sha256 " << audit.schema_sha256 << " (this build's)\n";
   out << "trust: authority key " << KeyId(command.authority) << " and challenger key " << KeyId(command.challenger)
-      << " as pinned; node keys listed in the export: " << audit.node_keys << "\n";
+      << " as pinned; node keys recorded in the audited sources: " << audit.node_keys << "\n";
   char line[256];
   std::snprintf(line, sizeof(line), " %-32s  %-14s  %-20s  %6s  %8s  %-10s  %s\n", "SESSION", "NODE", "VERDICT",
                 "ROUNDS", "LABELS", "TRANSCRIPT", "RESULT");

@@ -6,7 +6,7 @@
 // Table (stdout):
 //   export FILE: OK: 12 entries; head entry 11 ...; whole chain verified up to the signed head
 //   schema: proto/wipe.capnp sha256 <hex> (this build's)
-//   trust: authority key <id> and challenger key <id> as pinned; node keys listed in the export: 1
+//   trust: authority key <id> and challenger key <id> as pinned; node keys recorded in the audited sources: 1
 //    SESSION                           NODE          VERDICT             ROUNDS  LABELS  TRANSCRIPT  RESULT
 //    <32 hex>                          demo-node     pass                    16    1024  matches     OK
 //      statement: no bound: parameters not calibrated (profile ...)
