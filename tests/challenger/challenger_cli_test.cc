@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -170,7 +171,48 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
       // 1: a pinned key the export does not match stays "the checked thing is bad".
       {"ledger audit --export=e.json --challenger_key=k-challenger.pub --authority_key=k-challenger.pub", 1,
        "authority"},
+      // 2: help of a subcommand that does not exist, at any level, is the usage error it is without help.
+      {"help ledger nosuch", 2,
+       "wipeproof-challenger ledger: unknown subcommand 'nosuch' (see wipeproof-challenger ledger --help)"},
+      {"ledger help nosuch", 2,
+       "wipeproof-challenger ledger: unknown subcommand 'nosuch' (see wipeproof-challenger ledger --help)"},
+      {"ledger nosuch --help", 2,
+       "wipeproof-challenger ledger: unknown subcommand 'nosuch' (see wipeproof-challenger ledger --help)"},
+      {"help ledger verify nosuch", 2,
+       "wipeproof-challenger ledger verify: unexpected argument 'nosuch' (see wipeproof-challenger ledger verify "
+       "--help)"},
+      {"help nosuch", 2, "wipeproof-challenger: unknown subcommand 'nosuch' (see wipeproof-challenger --help)"},
+      {"help wipe nosuch", 2,
+       "wipeproof-challenger wipe: unknown subcommand 'nosuch' (wipe has none; see wipeproof-challenger wipe --help)"},
+      // 2: an export over the cap is refused at once, by its size (a 3 GiB sparse file), naming the cap.
+      {"ledger verify --export=big.json --challenger_key=k-challenger.pub", 2,
+       "big.json: 3221225472 bytes, over the limit of 1024 MiB (the largest export read; verify or audit a larger "
+       "ledger with --ledger"},
+      {"ledger audit --export=big.json --challenger_key=k-challenger.pub --authority_key=k-authority.pub", 2,
+       "big.json: 3221225472 bytes, over the limit of 1024 MiB"},
+      {"ledger verify --ledger=ledger.db --challenger_key=k-challenger.pub --expect_head=big.json", 2,
+       "big.json: 3221225472 bytes, over the limit of 1024 MiB"},
+      // 2: a node name that is no host name is refused when the inventory is loaded, escaped (a newline
+      // would split the line, ESC recolour the terminal).
+      {"status --inventory=newline-inventory.json --ledger=ledger.db --challenger_key=k-challenger.pub", 2,
+       "nodes[0].name: 'y\\u000afake line' has a character other than letters, digits, '.', '_' and '-' (a node "
+       "name is a host name)"},
+      {"status --inventory=esc-inventory.json --ledger=ledger.db --challenger_key=k-challenger.pub", 2,
+       "nodes[0].name: 'x\\u001b[31m\\u009b\\u202e' has a character other than"},
+      // 2: a --node the ledger lacks, escaped in the one form (a literal backslash doubled).
+      {"ledger show --ledger=ledger.db --challenger_key=k-challenger.pub '--node=x\x1b[31m\\u001b'", 2,
+       "no session of node 'x\\u001b[31m\\\\u001b' in ledger ledger.db (its nodes: n1)"},
   };
+  // A 3 GiB export (sparse: no disk used), and inventories naming a node with control characters.
+  std::ofstream(dir_ + "/big.json").close();
+  ASSERT_EQ(::truncate((dir_ + "/big.json").c_str(), off_t{3} << 30), 0);
+  for (const auto& [file, name] : std::map<std::string, std::string>{
+           {"newline-inventory.json", "y\nfake line"}, {"esc-inventory.json", "x\x1b[31m\xc2\x9b\xe2\x80\xae"}}) {
+    nlohmann::json inv = nlohmann::json::parse(ReadWholeFile(dir_ + "/inventory.json"));
+    inv["nodes"][0]["name"] = name;
+    inv["waves"][0]["nodes"] = {name};
+    std::ofstream(dir_ + "/" + file) << inv.dump();
+  }
   ASSERT_EQ(Challenger("ledger export --ledger=ledger.db --challenger_key=k-challenger.pub "
                        "--authority_key=k-authority.pub --out=e.json")
                 .exit_code,
@@ -184,6 +226,7 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
     EXPECT_EQ(run.exit_code, c.exit_code) << run.err;
     EXPECT_NE(run.err.find(c.words), std::string::npos) << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;  // printed once
+    EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;              // no raw ESC
     for (const char* code : {"INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "INTERNAL",
                              "DATA_LOSS", "UNAVAILABLE", "FAILED_PRECONDITION", "sqlite:", "chmod"}) {
       EXPECT_EQ(run.err.find(code), std::string::npos) << code << " in: " << run.err;
