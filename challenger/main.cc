@@ -57,8 +57,8 @@ int Main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "help") == 0 && argc > 2) {
     // `help SUB [...]` is `SUB --help`: that subcommand's help (ledger: `help ledger verify` too). Only
-    // ledger has subcommands of its own: another word after another SUB is a usage error.
-    if (argc > 3 && std::strcmp(argv[2], "ledger") != 0 && IsChallengerSubcommand(argv[2])) {
+    // ledger has subcommands of its own: another word (not a flag) after another SUB is a usage error.
+    if (argc > 3 && argv[3][0] != '-' && std::strcmp(argv[2], "ledger") != 0 && IsChallengerSubcommand(argv[2])) {
       std::fprintf(stderr, "%s %s: unknown subcommand '%s' (%s has none; see %s %s --help)\n", kProgram, argv[2],
                    TerminalSafe(argv[3]).c_str(), argv[2], kProgram, argv[2]);
       return kExitConfig;

@@ -48,10 +48,10 @@ int Main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "help") == 0 && argc > 2) {
     // `help SUB` is `SUB --help`: that subcommand's help. No subcommand has subcommands of its own:
-    // another word after it is a usage error.
+    // another word (not a flag) after it is a usage error.
     const bool known = std::any_of(Subcommands().begin(), Subcommands().end(),
                                    [&](const Subcommand& s) { return s.name == std::string(argv[2]); });
-    if (known && argc > 3) {
+    if (known && argc > 3 && argv[3][0] != '-') {
       std::fprintf(stderr, "%s %s: unknown subcommand '%s' (%s has none; see %s %s --help)\n", kProgram, argv[2],
                    TerminalSafe(argv[3]).c_str(), argv[2], kProgram, argv[2]);
       return kExitUsage;
