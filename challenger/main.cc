@@ -16,6 +16,7 @@
 #include "challenger/cli/cli_flags.h"
 #include "challenger/cli/cli_ledger.h"
 #include "challenger/cli/cli_selftest.h"
+#include "common/terminal_text.h"
 #include "proto/crypto.h"
 #include "proto/wipe.capnp.h"
 
@@ -36,6 +37,15 @@ void PrintUsage(FILE* out) {
   std::fprintf(out, "\n`%s <subcommand> --help` lists the subcommand's flags.\n\n%s", kProgram, CliExitCodeTable());
 }
 
+// A subcommand of this binary: ledger, selftest, or one of ChallengerSubcommands.
+bool IsChallengerSubcommand(const char* name) {
+  if (std::strcmp(name, "ledger") == 0 || std::strcmp(name, "selftest") == 0) return true;
+  for (const auto& s : ChallengerSubcommands()) {
+    if (s.name == std::string(name)) return true;
+  }
+  return false;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2) {
     PrintUsage(stderr);
@@ -46,7 +56,13 @@ int Main(int argc, char** argv) {
     return kExitPass;
   }
   if (std::strcmp(argv[1], "help") == 0 && argc > 2) {
-    // `help SUB [...]` is `SUB --help`: that subcommand's help (ledger: `help ledger verify` too).
+    // `help SUB [...]` is `SUB --help`: that subcommand's help (ledger: `help ledger verify` too). Only
+    // ledger has subcommands of its own: another word (not a flag) after another SUB is a usage error.
+    if (argc > 3 && argv[3][0] != '-' && std::strcmp(argv[2], "ledger") != 0 && IsChallengerSubcommand(argv[2])) {
+      std::fprintf(stderr, "%s %s: unknown subcommand '%s' (%s has none; see %s %s --help)\n", kProgram, argv[2],
+                   TerminalSafe(argv[3]).c_str(), argv[2], kProgram, argv[2]);
+      return kExitConfig;
+    }
     std::vector<char*> args{argv[0]};
     for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
     char help_flag[] = "--help";
@@ -64,9 +80,9 @@ int Main(int argc, char** argv) {
   for (const auto& s : ChallengerSubcommands()) {
     if (s.name == std::string(argv[1])) sub = &s;
   }
-  if (sub == nullptr) {
-    std::fprintf(stderr, "%s: unknown subcommand '%s'\n", kProgram, argv[1]);
-    PrintUsage(stderr);
+  if (sub == nullptr) {  // one line, as every error
+    std::fprintf(stderr, "%s: unknown subcommand '%s' (see %s --help)\n", kProgram, TerminalSafe(argv[1]).c_str(),
+                 kProgram);
     return kExitConfig;
   }
   for (int i = 2; i < argc; ++i) {
@@ -274,11 +290,14 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
        "the fleet at a glance from the ledger and the inventory",
        "Per inventory node (and any other node the ledger names): its last verdict (PASS, FAIL, or BUSY\n"
        "when the agent was running another session) and that verdict's age, the bound it stated, its\n"
-       "failed sessions, its last pass, and when the next pass is due: the last pass (never passed: its\n"
-       "first verdict; no verdict yet: not shown) + its wave's period + jitter + 600 s for the run itself\n"
+       "failed sessions (an order without a verdict whose session can no longer run, e.g. a challenger\n"
+       "killed mid-wipe, is INTERRUPTED and counted as failed; RUNNING while it still may run), its last\n"
+       "pass, and when the next pass is due: the last pass (never passed: its first verdict; no verdict\n"
+       "yet: not shown) + its wave's period + jitter + 600 s for the run itself\n"
        "(OVERDUE when past). The ledger is opened read-only and its whole chain verified first;\n"
        "--challenger_key takes the challenger's PREFIX.pub (or its .key). A table on stdout, or --json.\n"
-       "Exit 0 shown, 1 the ledger does not verify, 2 bad command line, inventory, key or ledger file.",
+       "Exit 0 shown (whatever the nodes' verdicts), 1 the ledger does not verify, 2 bad command line,\n"
+       "inventory, key or ledger file.",
        {"inventory", "ledger", "challenger_key", "json"},
        &RunStatus,
        {{"inventory", "inventory JSON file: the nodes and waves to show (required)"},
@@ -292,7 +311,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
 }
 
 int ConfigError(const char* subcommand, const std::string& message) {
-  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, message.c_str());
+  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, TerminalSafe(message).c_str());
   return kExitConfig;
 }
 

@@ -1,5 +1,7 @@
 #include "common/cli_exit_codes.h"
 
+#include "common/terminal_text.h"
+
 namespace wipeproof {
 
 const char* CliExitCodeTable() {
@@ -31,6 +33,6 @@ int CliExitCodeFor(const Status& status) {
   }
 }
 
-std::string CliErrorText(const Status& status) { return status.ok() ? "" : status.message(); }
+std::string CliErrorText(const Status& status) { return status.ok() ? "" : TerminalSafe(status.message()); }
 
 }  // namespace wipeproof

@@ -39,7 +39,8 @@ const char* CliExitCodeTable();
 // A caller that knows better (a failed verdict is 1 whatever its status) returns its own code.
 int CliExitCodeFor(const Status& status);
 
-// What people read: the status's message without its code name ("NOT_FOUND: ..." -> "...").
+// What people read: the status's message without its code name ("NOT_FOUND: ..." -> "..."), with
+// the names and texts it quotes from files and peers escaped by TerminalSafe (common/terminal_text.h).
 std::string CliErrorText(const Status& status);
 
 }  // namespace wipeproof

@@ -16,8 +16,6 @@ namespace wipeproof {
 
 namespace {
 
-constexpr uint64_t kMaxConfigFileBytes = uint64_t{16} << 20;
-
 std::string Shown(const nlohmann::json& value) {
   std::string s = value.dump();
   if (s.size() > 40) s = s.substr(0, 37) + "...";
@@ -194,7 +192,7 @@ StatusOr<nlohmann::json> ParseJsonText(const std::string& text, const std::strin
   return doc;
 }
 
-StatusOr<std::string> ReadTextFile(const std::string& path) {
+StatusOr<std::string> ReadTextFile(const std::string& path, uint64_t max_bytes, const std::string& why) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     const int err = errno;
@@ -204,8 +202,9 @@ StatusOr<std::string> ReadTextFile(const std::string& path) {
     return InternalError(message);
   }
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + ": not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > kMaxConfigFileBytes) {
-    return InvalidArgumentError(path + ": " + std::to_string(st.st_size) + " bytes, over the limit of 16 MiB");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return InvalidArgumentError(path + ": " + std::to_string(st.st_size) + " bytes, over the limit of " +
+                                std::to_string(max_bytes >> 20) + " MiB" + (why.empty() ? "" : " (" + why + ")"));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return PermissionDeniedError(path + ": cannot open: " + std::strerror(errno));

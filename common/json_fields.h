@@ -57,8 +57,17 @@ class JsonObject {
 // "<what>: nodes[0].devices[1].capacity_bytes: duplicate key (a key may appear only once in an object)".
 StatusOr<nlohmann::json> ParseJsonText(const std::string& text, const std::string& what);
 
-// Reads a whole file (configuration files are small; over 16 MiB is refused).
-// Errors: NOT_FOUND, PERMISSION_DENIED, INVALID_ARGUMENT (too large), INTERNAL, each naming `path`.
-StatusOr<std::string> ReadTextFile(const std::string& path);
+// Every file of both binaries read whole into memory (inventory, profiles, classes, authority
+// documents, calibration claims, documents to sign) is read through ReadTextFile: configuration files
+// are small, so one over kMaxConfigFileBytes (16 MiB) is refused at once, before any byte is read.
+inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{16} << 20;
+
+// Reads a whole file, refusing a file over `max_bytes` (by its size, before reading) with
+// INVALID_ARGUMENT "<path>: N bytes, over the limit of <max_bytes in MiB> (<why>)" (why: the limit's
+// reason, or nothing), and anything but a regular file (a FIFO would block for ever).
+// Errors: NOT_FOUND, PERMISSION_DENIED, INVALID_ARGUMENT (too large, not a regular file), INTERNAL,
+// each naming `path`.
+StatusOr<std::string> ReadTextFile(const std::string& path, uint64_t max_bytes = kMaxConfigFileBytes,
+                                   const std::string& why = "");
 
 }  // namespace wipeproof

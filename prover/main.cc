@@ -5,12 +5,14 @@
 #include <glog/logging.h>
 #include <sodium.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/terminal_text.h"
 #include "proto/wipe.capnp.h"
 #include "prover/bench/cli_bench.h"
 #include "prover/cli/cli.h"
@@ -45,7 +47,15 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   if (std::strcmp(argv[1], "help") == 0 && argc > 2) {
-    // `help SUB` is `SUB --help`: that subcommand's help.
+    // `help SUB` is `SUB --help`: that subcommand's help. No subcommand has subcommands of its own:
+    // another word (not a flag) after it is a usage error.
+    const bool known = std::any_of(Subcommands().begin(), Subcommands().end(),
+                                   [&](const Subcommand& s) { return s.name == std::string(argv[2]); });
+    if (known && argc > 3 && argv[3][0] != '-') {
+      std::fprintf(stderr, "%s %s: unknown subcommand '%s' (%s has none; see %s %s --help)\n", kProgram, argv[2],
+                   TerminalSafe(argv[3]).c_str(), argv[2], kProgram, argv[2]);
+      return kExitUsage;
+    }
     char help_flag[] = "--help";
     char* args[] = {argv[0], argv[2], help_flag, nullptr};
     return Main(3, args);
@@ -58,9 +68,9 @@ int Main(int argc, char** argv) {
   for (const auto& s : Subcommands()) {
     if (s.name == std::string(argv[1])) sub = &s;
   }
-  if (sub == nullptr) {
-    std::fprintf(stderr, "%s: unknown subcommand '%s'\n", kProgram, argv[1]);
-    PrintUsage(stderr);
+  if (sub == nullptr) {  // one line, as every error
+    std::fprintf(stderr, "%s: unknown subcommand '%s' (see %s --help)\n", kProgram, TerminalSafe(argv[1]).c_str(),
+                 kProgram);
     return kExitUsage;
   }
   for (int i = 2; i < argc; ++i) {
@@ -177,7 +187,7 @@ const std::vector<Subcommand>& Subcommands() {
 }
 
 int UsageError(const char* subcommand, const std::string& message) {
-  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, message.c_str());
+  std::fprintf(stderr, "%s %s: %s\n", kProgram, subcommand, TerminalSafe(message).c_str());
   return kExitUsage;
 }
 

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/file_write.h"
 #include "common/numbers.h"
+#include "common/terminal_text.h"
 #include "proto/signed_document.h"
 
 namespace wipeproof {
@@ -134,9 +135,9 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
   const CalibrationResult& r = run.result;
   const RoundTimeStats& s = run.rounds;
   std::string t;
-  t += "calibrate node " + req.node + " (" + address + "), class " + p.adversary.name + " (t_min " +
-       std::to_string(p.adversary.t_min_ps) + " ps, safety " + FormatFixed(p.adversary.safety_factor, 2) + "), " +
-       LabelFormatName(p.format) + "\n";
+  t += "calibrate node " + TerminalSafe(req.node) + " (" + address + "), class " + TerminalSafe(p.adversary.name) +
+       " (t_min " + std::to_string(p.adversary.t_min_ps) + " ps, safety " + FormatFixed(p.adversary.safety_factor, 2) +
+       "), " + LabelFormatName(p.format) + "\n";
   t += "round probe: " + std::to_string(s.count) + " rounds, q = " + std::to_string(p.labels_per_round) +
        " per device, m = 2^" + std::to_string(FloorLog2(run.round_probe.chunk_labels)) +
        ", challenger's monotonic clock\n";
@@ -172,7 +173,7 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
     t += "; " + std::to_string(run.trial_round_times_us.size()) + " rounds under the new deadline, slowest " +
          std::to_string(slowest) + " us";
   }
-  t += run.fill_probe.pass ? "\n" : " (" + run.fill_probe.failure + ")\n";
+  t += run.fill_probe.pass ? "\n" : " (" + TerminalSafe(run.fill_probe.failure) + ")\n";
   t += "fill deadline: " + FormatFixed(r.fill.basis_us / 1e6, 3) + " s * (1 + " + FormatFixed(p.fill_slack, 2) +
        ") = " + FormatFixed(r.fill.fill_deadline_us / 1e6, 3) + " s, at least " +
        FormatFixed(1 + kFillDeadlineMargin, 1) + " x the measured fill " +
@@ -195,7 +196,7 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
     t += "node profile: none (--node_profile): the measurements above alone set the parameters\n";
   }
   for (const auto& w : r.warnings) t += "warning: " + w + "\n";
-  t += "profile " + r.profile.name + ": m = " + std::to_string(r.profile.chunk_labels) +
+  t += "profile " + TerminalSafe(r.profile.name) + ": m = " + std::to_string(r.profile.chunk_labels) +
        ", R = " + std::to_string(r.profile.rounds) + ", q = " + std::to_string(r.profile.labels_per_round) +
        ", round deadline " + std::to_string(r.profile.round_deadline_us) + " us, fill deadline " +
        std::to_string(r.profile.fill_deadline_us / 1000) + " ms, calibrated, signed by authority key " +

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -26,7 +27,9 @@
 #include "common/clock.h"
 #include "common/file_write.h"
 #include "common/hex.h"
+#include "common/json_fields.h"
 #include "common/json_nesting.h"
+#include "common/terminal_text.h"
 #include "proto/key_files.h"
 
 namespace wipeproof {
@@ -37,6 +40,15 @@ namespace {
 constexpr int kExitFailure = kExitFailed;
 constexpr int kExitUnverified = kExitIncomplete;
 constexpr char kProgram[] = "wipeproof-challenger ledger";
+
+// The largest export document (--export, --expect_head) read: a larger file is refused at once, by
+// its size (it is read whole and parsed in memory, a few times its size). An export with envelopes
+// takes about 90 bytes per challenged label plus 15 KB per session (the demo's: 105 KB for 16 rounds
+// of 64 labels), so 1 GiB holds about 350 sessions of an 8-GPU node at 16 rounds of 256 labels per
+// GPU, or a day's wave of 256 such nodes. A larger ledger is verified and audited as it is (--ledger).
+constexpr uint64_t kMaxExportFileBytes = uint64_t{1} << 30;
+constexpr char kMaxExportFileWhy[] =
+    "the largest export read; verify or audit a larger ledger with --ledger instead of an export of it";
 
 // `ledger --help` and `ledger <sub> --help` are made of these: each subcommand's lines, and each
 // flag's lines (a subcommand's help lists only the flags of AllowedFlags for it).
@@ -81,7 +93,8 @@ constexpr HelpEntry kFlagHelp[] = {
      "--expect_head=FILE     verify: the ledger must still extend the signed head of this earlier export\n"},
     {"export",
      "--export=FILE          verify, audit, decode: work on an export document instead of a ledger;\n"
-     "                         audit: several exports as a comma list or a repeated flag\n"},
+     "                         audit: several exports as a comma list or a repeated flag. At most\n"
+     "                         1 GiB each (a larger file is refused at once, exit 2: use --ledger)\n"},
     {"json", "--json                 show, audit: print JSON instead of a table (decode always prints JSON)\n"},
     {"threads", "--threads=N            audit: threads recomputing labels (default 0: all cores)\n"},
     {"sequence", "--sequence=N           decode: only entry N (default: every entry, as a JSON array)\n"},
@@ -216,17 +229,13 @@ Status RequireRegularFile(const std::string& path) {
   return Status::Ok();
 }
 
+// An export (--export, --expect_head) read whole: refused at once, by its size, over kMaxExportFileBytes.
 StatusOr<nlohmann::ordered_json> ReadJsonFile(const std::string& path) {
-  WP_RETURN_IF_ERROR(RequireRegularFile(path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return InternalError(path + ": read failed");
+  WP_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, kMaxExportFileBytes, kMaxExportFileWhy));
   // A deep document would crash the recursive code after the parser (dump, destruction).
-  WP_RETURN_IF_ERROR(CheckJsonNesting(text.str(), path));
+  WP_RETURN_IF_ERROR(CheckJsonNesting(text, path));
   try {
-    return nlohmann::ordered_json::parse(text.str());
+    return nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(path + ": not JSON: " + e.what());
   }
@@ -237,24 +246,6 @@ StatusOr<nlohmann::ordered_json> ReadJsonFile(const std::string& path) {
 int Fail(std::ostream& err, const std::string& sub, const Status& status) {
   err << kProgram << " " << sub << ": " << CliErrorText(status) << "\n";
   return CliExitCodeFor(status);
-}
-
-// Text from the ledger (a node name, a failure text) as a terminal may show it: control characters
-// (ESC sequences, newlines, DEL) become \u00XX as in JSON, so a name cannot move the cursor, recolour
-// or forge lines. Bytes >= 0x80 pass (UTF-8 names).
-std::string TerminalSafe(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", u);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 void PrintRow(std::ostream& out, const VerifiedEntry* entry, const LedgerRow& row) {
@@ -286,8 +277,9 @@ StatusOr<std::vector<LedgerSessionSummary>> NodeSessions(const LedgerSessions& a
   }
   if (!node.empty() && out.empty()) {
     std::string known;
-    for (const std::string& n : nodes) known += (known.empty() ? "" : ", ") + TerminalSafe(n);
-    return NotFoundError("no session of node '" + TerminalSafe(node) + "' in ledger " + ledger_path +
+    for (const std::string& n : nodes) known += (known.empty() ? "" : ", ") + n;
+    // Escaped once, where printed (CliErrorText).
+    return NotFoundError("no session of node '" + node + "' in ledger " + ledger_path +
                          (known.empty() ? " (it holds no session)" : " (its nodes: " + known + ")"));
   }
   return out;
@@ -472,7 +464,8 @@ int RunVerifyLedgers(const std::vector<std::string>& paths, const std::vector<pr
     entries += head->entry_count;
   }
   const std::vector<SessionInSeveralLedgers> copies = FindSessionsInSeveralLedgers(ids);
-  for (const SessionInSeveralLedgers& copy : copies) out << "FAILED: " << DescribeSessionInSeveralLedgers(copy) << "\n";
+  for (const SessionInSeveralLedgers& copy : copies)
+    out << "FAILED: " << TerminalSafe(DescribeSessionInSeveralLedgers(copy)) << "\n";
   const bool ok = failed == 0 && copies.empty();
   out << "total: " << (ok ? "OK" : "FAILED") << ": " << paths.size() << " ledgers, " << paths.size() - failed
       << " verified (" << entries << " entries, " << distinct.size() << " sessions)";
@@ -660,27 +653,37 @@ int RunDecode(const Args& args, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
-  // `ledger <sub> --help` (or `ledger help <sub>`): that subcommand's help; otherwise the whole.
   const bool known_sub = !words.empty() && AllowedFlags().count(words[0]) > 0;
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& word = words[i];
-    if (word == "--help" || word == "-h" || word == "help") {
-      if (known_sub) {
-        PrintLedgerSubcommandHelp(words[0], out);
-      } else if (i == 0 && words.size() > 1 && AllowedFlags().count(words[1]) > 0) {
-        PrintLedgerSubcommandHelp(words[1], out);
-      } else {
-        PrintLedgerUsage(out);
-      }
+  // `ledger <sub> --help` (or `ledger help <sub>`): that subcommand's help; `ledger --help`: the
+  // whole. A subcommand named there that does not exist is the usage error it is without --help.
+  const auto is_help = [](const std::string& w) { return w == "--help" || w == "-h" || w == "-help" || w == "help"; };
+  if (std::any_of(words.begin(), words.end(), is_help)) {
+    std::vector<std::string> named;  // the words that are neither flags nor help
+    for (const std::string& word : words) {
+      if (!is_help(word) && word.rfind('-', 0) != 0) named.push_back(word);
+    }
+    if (named.empty()) {
+      PrintLedgerUsage(out);
       return kExitOk;
     }
+    if (AllowedFlags().count(named[0]) == 0) {
+      err << kProgram << ": unknown subcommand '" << TerminalSafe(named[0]) << "' (see " << kProgram << " --help)\n";
+      return kExitUsage;
+    }
+    if (named.size() > 1) {
+      err << kProgram << " " << named[0] << ": unexpected argument '" << TerminalSafe(named[1]) << "' (see " << kProgram
+          << " " << named[0] << " --help)\n";
+      return kExitUsage;
+    }
+    PrintLedgerSubcommandHelp(named[0], out);
+    return kExitOk;
   }
   Args args;
   const std::string usage = ParseArgs(words, &args);
   if (!usage.empty()) {
     // One line naming what is wrong, and where the flags are listed.
-    err << kProgram << (known_sub ? " " + words[0] : std::string()) << ": " << usage << " (see " << kProgram
-        << (known_sub ? " " + words[0] : std::string()) << " --help)\n";
+    err << kProgram << (known_sub ? " " + words[0] : std::string()) << ": " << TerminalSafe(usage) << " (see "
+        << kProgram << (known_sub ? " " + words[0] : std::string()) << " --help)\n";
     return kExitUsage;
   }
   if (args.sub == "decode") {

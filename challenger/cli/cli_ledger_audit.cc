@@ -10,6 +10,7 @@
 #include "challenger/session/wave_verdict.h"
 #include "common/cli_exit_codes.h"
 #include "common/hex.h"
+#include "common/terminal_text.h"
 
 namespace wipeproof {
 namespace {
@@ -53,17 +54,17 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
   out << line;
   for (const SessionAudit& s : audit.sessions) {
     std::snprintf(line, sizeof(line), " %-32s  %-14s  %-20s  %6u  %8llu  %-10s  %s\n", HexEncode(s.session_id).c_str(),
-                  Utf8(s.node_name).c_str(), s.outcome.c_str(), s.rounds,
+                  TerminalSafe(s.node_name).c_str(), s.outcome.c_str(), s.rounds,
                   static_cast<unsigned long long>(s.labels_recomputed), TranscriptColumn(s).c_str(),
                   s.status.ok() ? "OK" : "FAILED");
     out << line;
-    if (!s.statement.empty()) out << "   statement: " << Utf8(s.statement) << "\n";
-    if (!s.failure_confirmation.empty()) out << "   failure: " << s.failure_confirmation << "\n";
-    if (!s.status.ok()) out << "   FAILED: " << Utf8(s.status.ToString()) << "\n";
+    if (!s.statement.empty()) out << "   statement: " << TerminalSafe(s.statement) << "\n";
+    if (!s.failure_confirmation.empty()) out << "   failure: " << TerminalSafe(s.failure_confirmation) << "\n";
+    if (!s.status.ok()) out << "   FAILED: " << TerminalSafe(s.status.ToString()) << "\n";
   }
   for (const WaveAudit& w : audit.waves) {
-    out << " wave " << Utf8(w.wave) << " (ledger entry " << w.sequence << "): " << (w.pass ? "pass" : "fail") << ", "
-        << w.members << " member session(s)  " << (w.status.ok() ? "OK" : "FAILED") << "\n";
+    out << " wave " << TerminalSafe(w.wave) << " (ledger entry " << w.sequence << "): " << (w.pass ? "pass" : "fail")
+        << ", " << w.members << " member session(s)  " << (w.status.ok() ? "OK" : "FAILED") << "\n";
     if (!w.clock.empty()) {
       out << "   proof rounds after every member's fill: checked on the " << w.clock
           << (w.clock == kWaveClockName
@@ -76,15 +77,16 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
       out << "   fill ends stated by the challenger minus those the nodes signed (reported, not checked: the "
              "order states no clock-skew allowance):";
       for (size_t i = 0; i < w.fill_end_lag_us.size(); ++i) {
-        out << (i == 0 ? " " : ", ") << Utf8(w.fill_end_lag_us[i].first) << " " << w.fill_end_lag_us[i].second << " us";
+        out << (i == 0 ? " " : ", ") << TerminalSafe(w.fill_end_lag_us[i].first) << " " << w.fill_end_lag_us[i].second
+            << " us";
       }
       if (w.fill_end_spread_us.has_value()) {
         out << "; spread " << *w.fill_end_spread_us << " us on the " << (w.clock.empty() ? kWallClockName : w.clock);
       }
       out << "\n";
     }
-    if (!w.statement.empty()) out << "   statement: " << Utf8(w.statement) << "\n";
-    if (!w.status.ok()) out << "   FAILED: " << Utf8(w.status.ToString()) << "\n";
+    if (!w.statement.empty()) out << "   statement: " << TerminalSafe(w.statement) << "\n";
+    if (!w.status.ok()) out << "   FAILED: " << TerminalSafe(w.status.ToString()) << "\n";
   }
   if (audit.first_failure.ok()) {
     uint64_t labels = 0;
@@ -94,7 +96,7 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
         << " answered labels recomputed from the seed, every deadline, the node-signed transcripts, the verdicts "
            "and their bounds, the receipts\n";
   } else {
-    out << "audit: FAILED: " << Utf8(audit.first_failure.ToString()) << "\n";
+    out << "audit: FAILED: " << TerminalSafe(audit.first_failure.ToString()) << "\n";
   }
 }
 

@@ -22,6 +22,7 @@
 #include "challenger/fleet/plan_builder.h"
 #include "common/file_write.h"
 #include "common/numbers.h"
+#include "common/terminal_text.h"
 #include "kernels/chunk_verifier.h"
 #include "kernels/region_labeler.h"
 #include "proto/key_files.h"
@@ -192,13 +193,13 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
     const uint32_t m_ref = d.fill_rate_chunk_labels > 0 ? d.fill_rate_chunk_labels : in.fill_rate_chunk_labels;
     // Sizes for people beside the bytes: "140.40 GiB = 150754820096 B".
     auto sized = [](uint64_t b) { return (b < 1024 ? "" : FormatBytesHuman(b) + " = ") + std::to_string(b) + " B"; };
-    t += " " + std::to_string(d.count) + " x " + d.model + " (" + sized(d.capacity_bytes) + ", reserve " +
+    t += " " + std::to_string(d.count) + " x " + TerminalSafe(d.model) + " (" + sized(d.capacity_bytes) + ", reserve " +
          sized(d.reserve_bytes) + ", fill " + FormatFixed(d.fill_bytes_per_s / kGiB, 3) + " GiB/s at m = 2^" +
          std::to_string(FloorLog2(m_ref)) + ");";
   }
   t += "\n";
   if (in.profile) {
-    t += "profile " + in.profile->name + " (" + LabelFormatName(in.profile->format) + ")";
+    t += "profile " + TerminalSafe(in.profile->name) + " (" + LabelFormatName(in.profile->format) + ")";
   } else {
     t += "honest round p99.9 " + std::to_string(in.honest_round_p999_us) + " us, margin " +
          FormatFixed(in.policy.round_margin, 2) + ", " + LabelFormatName(in.policy.format) +
@@ -222,7 +223,7 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
     rows.push_back({name, cells});
   };
   std::vector<std::string> header;
-  for (const ClassPlan& c : r.classes) header.push_back(c.adversary.name);
+  for (const ClassPlan& c : r.classes) header.push_back(TerminalSafe(c.adversary.name));
   rows.push_back({"", header});
   row("t_min / safety", [](const ClassPlan& c) {
     return std::to_string(c.adversary.t_min_ps) + " ps / " + FormatFixed(c.adversary.safety_factor, 1);
@@ -274,8 +275,10 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
     t += line + "\n";
   }
   for (const ClassPlan& c : r.classes) {
-    if (!c.feasible) t += "\n" + c.adversary.name + ": refused: " + c.refusal + "\n";
-    for (const auto& warning : c.warnings) t += "warning (" + c.adversary.name + "): " + warning + "\n";
+    if (!c.feasible) t += "\n" + TerminalSafe(c.adversary.name) + ": refused: " + TerminalSafe(c.refusal) + "\n";
+    for (const auto& warning : c.warnings) {
+      t += "warning (" + TerminalSafe(c.adversary.name) + "): " + TerminalSafe(warning) + "\n";
+    }
   }
   return t;
 }

@@ -41,6 +41,7 @@
 #include "common/metrics_http_server.h"
 #include "common/metrics_registry.h"
 #include "common/numbers.h"
+#include "common/terminal_text.h"
 #include "proto/codec.h"
 
 namespace wipeproof {
@@ -118,7 +119,7 @@ WaveCounts ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& res
     if (!r.outcome.ok()) {
       ++state->failures;
       ++counts.error;
-      std::cerr << "wipeproof-challenger serve: wave " << wave.name << " node " << r.node
+      std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << " node " << TerminalSafe(r.node)
                 << ": no session: " << CliErrorText(r.outcome.status()) << "\n";
       continue;
     }
@@ -128,7 +129,7 @@ WaveCounts ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& res
     if (busy) {
       ++state->busy;
       ++counts.busy;
-      std::cerr << "wipeproof-challenger serve: wave " << wave.name << " node " << r.node
+      std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << " node " << TerminalSafe(r.node)
                 << ": busy (its agent is running another session): not wiped in this run, not counted as a "
                    "failure\n";
     } else {
@@ -183,7 +184,8 @@ int RunServe() {
   }
   for (const InventoryNode& n : inventory.nodes) {
     if (inventory.WaveOf(n.name) == nullptr) {
-      std::cerr << "wipeproof-challenger serve: node " << n.name << " is in no wave and is never wiped by serve\n";
+      std::cerr << "wipeproof-challenger serve: node " << TerminalSafe(n.name)
+                << " is in no wave and is never wiped by serve\n";
     }
   }
   // Each member of a wave run holds its own descriptors (open_files.h): raise the soft limit to
@@ -293,7 +295,8 @@ int RunServe() {
         ahead = std::async(std::launch::async, [&] { return prepare(wave); });
       } else {
         if (prepare_ahead_bytes > 0) prepared_bytes.fetch_sub(estimate);
-        LOG(INFO) << "wave " << wave.name << ": prepared at its time (--prepare_ahead_gib leaves no room ahead)";
+        LOG(INFO) << "wave " << TerminalSafe(wave.name)
+                  << ": prepared at its time (--prepare_ahead_gib leaves no room ahead)";
       }
       // Released once the run is over: its expected labels are held until then.
       auto release = [&] {
@@ -303,7 +306,7 @@ int RunServe() {
       const int64_t next_us = SystemClock().UnixMicros() + static_cast<int64_t>(delay);
       {
         std::lock_guard<std::mutex> lock(state.mu);
-        std::cerr << "wipeproof-challenger serve: wave " << wave.name << " (" << wave.nodes.size()
+        std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << " (" << wave.nodes.size()
                   << " node(s), period " << PlainSeconds(wave.period_s) << " s, jitter " << PlainSeconds(wave.jitter_s)
                   << " s): ";
         if (FLAGS_once) {
@@ -324,14 +327,14 @@ int RunServe() {
       }
       if (!prepared) prepared.emplace(prepare(wave));
       estimate = prepared->ExpectedLabelBytes();
-      LOG(INFO) << "wave " << wave.name << ": prepared in " << prepared->prepare_us / 1e6 << " s, "
+      LOG(INFO) << "wave " << TerminalSafe(wave.name) << ": prepared in " << prepared->prepare_us / 1e6 << " s, "
                 << estimate / double(1 << 20) << " MiB of expected labels";
       Status wave_room = (*ledger)->CheckRoomForSession(kSessionLedgerBytes * wave.nodes.size());
       if (!wave_room.ok()) {
         std::lock_guard<std::mutex> lock(state.mu);
         ++state.failures;
-        std::cerr << "wipeproof-challenger serve: wave " << wave.name << " not run: " << CliErrorText(wave_room)
-                  << "\n";
+        std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name)
+                  << " not run: " << CliErrorText(wave_room) << "\n";
       } else {
         // A wave run that fails, however it fails, is counted and reported; the schedule (and the
         // other waves) go on.
@@ -339,8 +342,8 @@ int RunServe() {
         {
           std::lock_guard<std::mutex> lock(state.mu);
           state.running[wave.name] = started_us + static_cast<int64_t>(MaxRunUs(*prepared));
-          std::cerr << "wipeproof-challenger serve: wave " << wave.name << ": run started at " << UtcSeconds(started_us)
-                    << ", " << wave.nodes.size() << " node(s)" << std::endl;
+          std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << ": run started at "
+                    << UtcSeconds(started_us) << ", " << wave.nodes.size() << " node(s)" << std::endl;
         }
         try {
           std::optional<proto::SignedEnvelope> wave_verdict;
@@ -350,24 +353,25 @@ int RunServe() {
           {
             const int64_t ended_us = SystemClock().UnixMicros();
             std::lock_guard<std::mutex> lock(state.mu);
-            std::cerr << "wipeproof-challenger serve: wave " << wave.name << ": run ended at " << UtcSeconds(ended_us)
-                      << " after " << FormatFixed((ended_us - started_us) / 1e6, 1) << " s: " << counts.pass
-                      << " passed, " << counts.fail << " failed, " << counts.busy << " busy, " << counts.error
-                      << " without a session" << std::endl;
+            std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << ": run ended at "
+                      << UtcSeconds(ended_us) << " after " << FormatFixed((ended_us - started_us) / 1e6, 1)
+                      << " s: " << counts.pass << " passed, " << counts.fail << " failed, " << counts.busy << " busy, "
+                      << counts.error << " without a session" << std::endl;
           }
           if (wave_verdict) {
             auto parsed = proto::ParseMessage<proto::WaveVerdict>(proto::AsView(wave_verdict->payload));
             if (parsed.ok()) {
               if (metrics) metrics->OnWaveRun(wave.name, parsed->root().getPass());
               std::lock_guard<std::mutex> lock(state.mu);
-              std::cerr << "wave " << wave.name << ": " << (parsed->root().getPass() ? "PASS" : "FAIL") << "; "
-                        << parsed->root().getStatement().cStr() << "\n";
+              std::cerr << "wave " << TerminalSafe(wave.name) << ": " << (parsed->root().getPass() ? "PASS" : "FAIL")
+                        << "; " << TerminalSafe(parsed->root().getStatement().cStr()) << "\n";
             }
           }
         } catch (const std::exception& e) {
           std::lock_guard<std::mutex> lock(state.mu);
           ++state.failures;
-          std::cerr << "wipeproof-challenger serve: wave " << wave.name << " run failed: " << e.what() << "\n";
+          std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name)
+                    << " run failed: " << TerminalSafe(e.what()) << "\n";
         }
         std::lock_guard<std::mutex> lock(state.mu);
         state.running.erase(wave.name);
@@ -406,7 +410,7 @@ int RunServe() {
     std::string names;
     for (const auto& [name, end_us] : state.running) {
       until = std::max(until, end_us);
-      names += (names.empty() ? "" : ", ") + name;
+      names += (names.empty() ? "" : ", ") + TerminalSafe(name);
     }
     const int64_t left_us = std::max<int64_t>(0, until - SystemClock().UnixMicros());
     std::cerr << "; waiting for the running wave run(s) (" << names << ") to end and record their verdicts: at most "

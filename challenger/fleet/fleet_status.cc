@@ -8,6 +8,7 @@
 #include "challenger/ledger/ledger_verify.h"
 #include "challenger/session/failure.h"
 #include "common/hex.h"
+#include "common/terminal_text.h"
 #include "proto/codec.h"
 #include "proto/signing.h"
 
@@ -24,6 +25,24 @@ std::string Gib(uint64_t bytes) {
 std::string TimeOrDash(int64_t unix_us) { return unix_us == 0 ? "-" : FormatUnixMicrosUtc(unix_us); }
 
 }  // namespace
+
+const char* NodeStateName(NodeState state) {
+  switch (state) {
+    case NodeState::kNone:
+      return "none";
+    case NodeState::kPass:
+      return "pass";
+    case NodeState::kFail:
+      return "fail";
+    case NodeState::kBusy:
+      return "busy";
+    case NodeState::kInterrupted:
+      return "interrupted";
+    case NodeState::kRunning:
+      return "running";
+  }
+  return "none";
+}
 
 int64_t PassDueUnixUs(const Wave& wave, int64_t last_pass_unix_us) {
   return last_pass_unix_us + static_cast<int64_t>((wave.period_s + wave.jitter_s + kPassDueSlackS) * 1e6);
@@ -68,6 +87,7 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
   struct Ordered {
     std::string node;
     int64_t at_unix_us = 0;
+    int64_t until_unix_us = 0;  // expiresAt + sessionTimeout: the session cannot run past it
   };
   std::map<proto::Bytes, Ordered> without_verdict;
   // Rows up to the verified head only (a row appended meanwhile is left for the next look).
@@ -77,7 +97,10 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
       WP_ASSIGN_OR_RETURN(VerifiedEntry entry, VerifyLedgerRow(row, challenger_pub));
       WP_ASSIGN_OR_RETURN(proto::SignedEnvelope envelope, proto::DecodeEnvelope(proto::AsView(entry.record)));
       WP_ASSIGN_OR_RETURN(auto order, proto::ParseMessage<proto::WipeOrder>(proto::AsView(envelope.payload)));
-      without_verdict[row.session_id] = {order.root().getNodeName().cStr(), order.root().getIssuedAtUnixUs()};
+      proto::WipeOrder::Reader o = order.root();
+      const uint64_t timeout_us = std::min<uint64_t>(o.getSessionTimeoutUs(), uint64_t{1} << 62);
+      without_verdict[row.session_id] = {o.getNodeName().cStr(), o.getIssuedAtUnixUs(),
+                                         o.getExpiresAtUnixUs() + static_cast<int64_t>(timeout_us)};
       return Status::Ok();
     }
     if (row.kind != static_cast<int64_t>(proto::LedgerRecordKind::VERDICT)) return Status::Ok();
@@ -115,12 +138,24 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
   if (!walked.ok()) return walked.WithContext("reading the ledger's verdicts");
   for (const auto& [session, ordered] : without_verdict) {
     NodeStatus& n = node_at(ordered.node);
+    const bool running = now_unix_us < ordered.until_unix_us;
+    if (!running) {  // interrupted: a failed wipe (docs/threat-model.md)
+      ++n.sessions;
+      ++n.failures;
+      ++n.interrupted;
+    }
     if (n.last && n.last->at_unix_us >= ordered.at_unix_us) continue;  // an older session
-    if (ordered.at_unix_us < n.unfinished_at_unix_us) continue;
+    if (!n.unfinished_session.empty() && ordered.at_unix_us < n.unfinished_at_unix_us) continue;
     n.unfinished_session = HexEncode(session.data(), session.size());
     n.unfinished_at_unix_us = ordered.at_unix_us;
+    n.unfinished_until_unix_us = ordered.until_unix_us;
   }
   for (NodeStatus& n : out.nodes) {
+    if (!n.unfinished_session.empty()) {
+      n.state = now_unix_us < n.unfinished_until_unix_us ? NodeState::kRunning : NodeState::kInterrupted;
+    } else if (n.last) {
+      n.state = n.last->pass ? NodeState::kPass : (n.last->busy ? NodeState::kBusy : NodeState::kFail);
+    }
     const Wave* w = inventory.WaveOf(n.node);
     const int64_t since = n.last_pass_unix_us != 0 ? n.last_pass_unix_us : n.first_verdict_unix_us;
     if (w != nullptr && since != 0) n.next_due_unix_us = PassDueUnixUs(*w, since);
@@ -132,8 +167,12 @@ std::string FleetStatusTable(const FleetStatus& status) {
   std::vector<std::vector<std::string>> rows = {
       {"NODE", "WAVE", "LAST VERDICT", "AGE", "BOUND (unwiped, at most)", "FAILED", "LAST PASS", "NEXT DUE"}};
   for (const NodeStatus& n : status.nodes) {
-    std::vector<std::string> r = {n.node, n.wave.empty() ? "(none)" : n.wave};
-    if (!n.last) {
+    std::vector<std::string> r = {TerminalSafe(n.node), n.wave.empty() ? "(none)" : TerminalSafe(n.wave)};
+    if (n.state == NodeState::kInterrupted || n.state == NodeState::kRunning) {
+      r.push_back(n.state == NodeState::kRunning ? "RUNNING" : "INTERRUPTED");
+      r.push_back(FormatAge(status.now_unix_us - n.unfinished_at_unix_us));
+      r.push_back("no verdict");
+    } else if (!n.last) {
       r.insert(r.end(), {"none", "-", "-"});
     } else {
       r.push_back(n.last->pass ? "PASS" : (n.last->busy ? "BUSY" : "FAIL"));
@@ -143,6 +182,7 @@ std::string FleetStatusTable(const FleetStatus& status) {
                       : "no bound stated");
     }
     r.push_back(std::to_string(n.failures) + " of " + std::to_string(n.sessions) +
+                (n.interrupted > 0 ? " (" + std::to_string(n.interrupted) + " interrupted)" : "") +
                 (n.busy > 0 ? " (+" + std::to_string(n.busy) + " busy)" : ""));
     r.push_back(TimeOrDash(n.last_pass_unix_us));
     std::string due = TimeOrDash(n.next_due_unix_us);
@@ -164,15 +204,26 @@ std::string FleetStatusTable(const FleetStatus& status) {
     out += line + "\n";
   }
   for (const NodeStatus& n : status.nodes) {
+    const std::string node = TerminalSafe(n.node);
     if (n.last && n.last->busy) {
-      out += n.node + ": busy, not a failed wipe: the agent was running another session, so no wipe ran (" +
-             n.last->failure + ")\n";
+      out += node + ": busy, not a failed wipe: the agent was running another session, so no wipe ran (" +
+             TerminalSafe(n.last->failure) + ")\n";
     } else if (n.last && !n.last->pass) {
-      out += n.node + ": last verdict failed: " + n.last->failure + "\n";
+      out += node + ": last verdict failed: " + TerminalSafe(n.last->failure) + "\n";
     }
-    if (!n.unfinished_session.empty()) {
-      out += n.node + ": last session " + n.unfinished_session + " at " + FormatUnixMicrosUtc(n.unfinished_at_unix_us) +
-             ": no verdict (interrupted?)\n";
+    if (n.state == NodeState::kInterrupted) {
+      out += node + ": last session " + n.unfinished_session + " ordered at " +
+             FormatUnixMicrosUtc(n.unfinished_at_unix_us) +
+             ": no verdict, interrupted (the challenger stopped before its verdict): counted as a failed wipe\n";
+    } else if (n.state == NodeState::kRunning) {
+      out += node + ": session " + n.unfinished_session + " ordered at " +
+             FormatUnixMicrosUtc(n.unfinished_at_unix_us) +
+             ": running, no verdict yet (a failed wipe if none is recorded by " +
+             FormatUnixMicrosUtc(n.unfinished_until_unix_us) + ")\n";
+    }
+    if (n.interrupted > (n.state == NodeState::kInterrupted ? 1u : 0u)) {
+      out += node + ": " + std::to_string(n.interrupted) +
+             " session(s) without a verdict in all (interrupted), counted as failed wipes\n";
     }
   }
   out += "ledger " + status.ledger_path + ": " + std::to_string(status.ledger_entries) +
@@ -186,6 +237,7 @@ nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
     nlohmann::ordered_json j;
     j["node"] = n.node;
     j["wave"] = n.wave.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(n.wave);
+    j["state"] = NodeStateName(n.state);
     if (n.last) {
       nlohmann::ordered_json l;
       l["pass"] = n.last->pass;
@@ -204,6 +256,7 @@ nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
     }
     j["sessions"] = n.sessions;
     j["failures"] = n.failures;
+    j["interrupted"] = n.interrupted;
     j["busy"] = n.busy;
     j["last_pass_unix_us"] =
         n.last_pass_unix_us == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(n.last_pass_unix_us);
@@ -215,7 +268,9 @@ nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
     } else {
       j["unfinished_session"] = {{"session_id", n.unfinished_session},
                                  {"order_issued", FormatUnixMicrosUtc(n.unfinished_at_unix_us)},
-                                 {"order_issued_unix_us", n.unfinished_at_unix_us}};
+                                 {"order_issued_unix_us", n.unfinished_at_unix_us},
+                                 {"running", n.state == NodeState::kRunning},
+                                 {"running_until_unix_us", n.unfinished_until_unix_us}};
     }
     nodes.push_back(j);
   }

@@ -41,12 +41,32 @@ struct NodeVerdictStatus {
   uint64_t ledger_sequence = 0;
 };
 
+// A node's newest session, as `status` shows it in its row.
+enum class NodeState {
+  kNone,         // no session recorded
+  kPass,         // its last verdict passed
+  kFail,         // its last verdict failed (not busy)
+  kBusy,         // its last verdict: refused because the agent ran another session
+  kInterrupted,  // an order newer than its last verdict, without a verdict, whose session cannot run
+                 // any more (the challenger stopped before its verdict, e.g. killed): a failed wipe
+  kRunning,      // an order newer than its last verdict, without a verdict yet, whose session may still
+                 // run: now is before the order's expiresAt + sessionTimeout
+};
+
+// "none", "pass", "fail", "busy", "interrupted", "running": the JSON's "state".
+const char* NodeStateName(NodeState state);
+
 struct NodeStatus {
   std::string node;
   std::string wave;                       // empty: in no wave (serve never wipes it)
   std::optional<NodeVerdictStatus> last;  // none: no verdict in the ledger
-  uint64_t sessions = 0;                  // verdicts recorded for the node
-  uint64_t failures = 0;                  // failed verdicts, busy ones not counted
+  NodeState state = NodeState::kNone;
+  // Sessions of the node: its verdicts and its interrupted sessions (an order without a verdict
+  // whose session cannot run any more; docs/threat-model.md: count it as a failed wipe); a session
+  // that may still run is not counted.
+  uint64_t sessions = 0;
+  uint64_t failures = 0;                  // failed verdicts and interrupted sessions; busy ones not counted
+  uint64_t interrupted = 0;               // of which interrupted sessions
   uint64_t busy = 0;                      // sessions refused because the node ran another
   int64_t last_pass_unix_us = 0;          // 0: never passed
   int64_t first_verdict_unix_us = 0;      // the node's first verdict's issuedAt; 0: none
@@ -54,10 +74,12 @@ struct NodeStatus {
   // been due since: OVERDUE once that is past); 0 when the node is in no wave or has no verdict.
   int64_t next_due_unix_us = 0;
   // The node's newest session whose order is recorded but that has no verdict, when newer than its
-  // last verdict (a challenger killed mid-wipe): session id as 32 hex digits ("" when none) and the
-  // order's issuedAt.
+  // last verdict (a challenger killed mid-wipe, or a session running now): session id as 32 hex
+  // digits ("" when none), the order's issuedAt, and until when it may run (the order's expiresAt +
+  // sessionTimeout; state kRunning while now is before it, else kInterrupted).
   std::string unfinished_session;
   int64_t unfinished_at_unix_us = 0;
+  int64_t unfinished_until_unix_us = 0;
 };
 
 struct FleetStatus {
@@ -72,10 +94,12 @@ struct FleetStatus {
 StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicKey& challenger_pub,
                                       const Inventory& inventory, int64_t now_unix_us);
 
-// A table for people, one line per node (sizes in GiB beside bytes, ages in s/min/h/d).
+// A table for people, one line per node (sizes in GiB beside bytes, ages in s/min/h/d); node, wave
+// and failure texts escaped by TerminalSafe (common/terminal_text.h).
 std::string FleetStatusTable(const FleetStatus& status);
-// The same as JSON: {"ledger": {...}, "now": ..., "nodes": [{...}]}; a node's "unfinished_session"
-// is {"session_id", "order_issued", "order_issued_unix_us"} or null.
+// The same as JSON: {"ledger": {...}, "now": ..., "nodes": [{...}]}; a node's "state" is
+// NodeStateName, "failures" counts its "interrupted" sessions too, and "unfinished_session" is
+// {"session_id", "order_issued", "order_issued_unix_us", "running", "running_until_unix_us"} or null.
 nlohmann::ordered_json FleetStatusJson(const FleetStatus& status);
 
 // "42 s", "5.0 min", "3.2 h", "2.1 d".

@@ -23,15 +23,17 @@ Status CheckName(const std::string& path, const std::string& value) {
   return Status::Ok();
 }
 
-// A scheduler's node name goes into scontrol/kubectl argv: one host, never a host list or an option.
-Status CheckSchedulerName(const std::string& path, const std::string& value) {
+// A host name, as schedulers and DNS write one: letters, digits, '.', '_' and '-', not first '-'. A
+// node's name is printed in tables and summaries and sent in orders; a scheduler's node name goes into
+// scontrol/kubectl argv (one host, never a host list or an option). `what` says which in the error.
+Status CheckHostName(const std::string& path, const std::string& value, const std::string& what) {
   for (char ch : value) {
     const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
                     ch == '_' || ch == '-';
     if (!ok) {
+      // The value itself is escaped where the error is printed (CliErrorText).
       return InvalidArgumentError(path + ": '" + value +
-                                  "' has a character other than letters, digits, '.', '_' and '-' (one scheduler node "
-                                  "name, not a host list)");
+                                  "' has a character other than letters, digits, '.', '_' and '-' (" + what + ")");
     }
   }
   if (!value.empty() && value[0] == '-') return InvalidArgumentError(path + ": '" + value + "' starts with '-'");
@@ -117,6 +119,7 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   InventoryNode n;
   WP_RETURN_IF_ERROR(obj.String("name", &n.name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), n.name));
+  WP_RETURN_IF_ERROR(CheckHostName(obj.PathOf("name"), n.name, "a node name is a host name"));
   WP_RETURN_IF_ERROR(obj.String("address", &n.address));
   WP_RETURN_IF_ERROR(CheckAddress(n.address).WithContext(obj.PathOf("address")));
   WP_RETURN_IF_ERROR(obj.OptionalBool("no_nvme_in_reach", &n.no_nvme_in_reach));
@@ -124,7 +127,10 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   n.scheduler_name = n.name;
   WP_RETURN_IF_ERROR(obj.OptionalString("scheduler_name", &n.scheduler_name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("scheduler_name"), n.scheduler_name));
-  if (obj.Has("scheduler_name")) WP_RETURN_IF_ERROR(CheckSchedulerName(obj.PathOf("scheduler_name"), n.scheduler_name));
+  if (obj.Has("scheduler_name")) {
+    WP_RETURN_IF_ERROR(
+        CheckHostName(obj.PathOf("scheduler_name"), n.scheduler_name, "one scheduler node name, not a host list"));
+  }
   if (obj.Has("lifecycle")) {
     WP_ASSIGN_OR_RETURN(LifecycleSpec spec,
                         ParseLifecycleSpec(obj.Get("lifecycle"), obj.PathOf("lifecycle"), base_dir));

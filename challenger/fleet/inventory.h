@@ -6,7 +6,8 @@
 // JSON format (docs/operations.md "Inventory"):
 //   {
 //     "nodes": [
-//       {"name": "gpu-01",                        unique, 1 to 256 bytes
+//       {"name": "gpu-01",                        unique, 1 to 256 bytes of letters, digits, ., _, -
+//                                                 (a host name; not first -)
 //        "address": "10.0.0.11:7700",             host:port of its wipeproof-prover serve
 //        "public_key": "<64 hex digits>",         the node key; or "public_key_file": "keys/gpu-01.pub"
 //                                                 (relative to the inventory file's folder)

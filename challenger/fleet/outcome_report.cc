@@ -8,6 +8,7 @@
 #include "challenger/parameters/deadline_rule.h"
 #include "common/hex.h"
 #include "common/numbers.h"
+#include "common/terminal_text.h"
 #include "kernels/label_spec.h"
 #include "proto/codec.h"
 
@@ -155,14 +156,14 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
 
 std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& ledger_path) {
   std::ostringstream s;
-  s << "node " << outcome.node_name << "  session " << HexEncode(outcome.session_id.data(), outcome.session_id.size())
-    << "  "
+  s << "node " << TerminalSafe(outcome.node_name) << "  session "
+    << HexEncode(outcome.session_id.data(), outcome.session_id.size()) << "  "
     << (outcome.pass             ? "PASS"
         : IsBusyRefusal(outcome) ? "BUSY"
                                  : "FAIL")
     << "\n";
   if (IsBusyRefusal(outcome)) {
-    s << "busy: node " << outcome.node_name
+    s << "busy: node " << TerminalSafe(outcome.node_name)
       << " is running another session: nothing was wiped now and this is not a failed wipe of the node; its "
          "verdict records the refusal; wipe it again once that session ends\n";
   }
@@ -173,9 +174,10 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
   }
   proto::Verdict::Reader v = parsed->root();
   auto p = v.getProfile();
-  if (outcome.failure.failed()) s << "failure: " << outcome.failure.Describe() << "\n";
-  s << "profile " << p.getName().cStr() << (p.getCalibrated() ? " (calibrated)" : " (uncalibrated)") << ", class "
-    << p.getAdversaryClass().cStr() << ", round deadline " << v.getRoundDeadlineUs() << " us, "
+  if (outcome.failure.failed()) s << "failure: " << TerminalSafe(outcome.failure.Describe()) << "\n";
+  s << "profile " << TerminalSafe(p.getName().cStr()) << (p.getCalibrated() ? " (calibrated)" : " (uncalibrated)")
+    << ", class " << TerminalSafe(p.getAdversaryClass().cStr()) << ", round deadline " << v.getRoundDeadlineUs()
+    << " us, "
     << (p.getAuthorityKeyId().size() > 0 ? "signed by authority key " + Hex(p.getAuthorityKeyId())
                                          : std::string("not signed by the authority"))
     << "\n";
@@ -200,10 +202,11 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
   }
   s << " (deadline " << v.getRoundDeadlineUs() << " us)\n";
   for (auto d : v.getDevices()) {
-    s << "device " << d.getSelector().cStr() << ": " << d.getBytesHeld() << " bytes held of " << d.getPlannedBytes()
-      << " planned (" << FormatBytesHuman(d.getBytesHeld()) << ", " << Percent(d.getBytesHeld(), d.getPlannedBytes())
-      << " of planned; capacity " << d.getCapacityBytes() << " = " << FormatBytesHuman(d.getCapacityBytes())
-      << ", allowed reserve " << d.getAllowedReserveBytes() << "), " << d.getChunksChecked() << " chunks checked";
+    s << "device " << TerminalSafe(d.getSelector().cStr()) << ": " << d.getBytesHeld() << " bytes held of "
+      << d.getPlannedBytes() << " planned (" << FormatBytesHuman(d.getBytesHeld()) << ", "
+      << Percent(d.getBytesHeld(), d.getPlannedBytes()) << " of planned; capacity " << d.getCapacityBytes() << " = "
+      << FormatBytesHuman(d.getCapacityBytes()) << ", allowed reserve " << d.getAllowedReserveBytes() << "), "
+      << d.getChunksChecked() << " chunks checked";
     if (v.getBoundStated()) {
       s << ", diagnostic only (assumes no label left the device): at most " << d.getUnwipedBoundBytes()
         << " bytes not wiped (" << FormatBytesHuman(d.getUnwipedBoundBytes()) << ", "
@@ -211,16 +214,16 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
     }
     s << "\n";
   }
-  s << "statement: " << v.getStatement().cStr() << "\n";
+  s << "statement: " << TerminalSafe(v.getStatement().cStr()) << "\n";
   s << "assumptions:\n";
   for (auto a : v.getAssumptions()) {
-    s << "  " << (a.getHeld() ? "held      " : "NOT HELD  ") << a.getName().cStr() << ": " << a.getDetail().cStr()
-      << "\n";
+    s << "  " << (a.getHeld() ? "held      " : "NOT HELD  ") << TerminalSafe(a.getName().cStr()) << ": "
+      << TerminalSafe(a.getDetail().cStr()) << "\n";
   }
   if (outcome.superseded_verdict) s << "note: a first (pass) verdict was superseded after the transcript check\n";
   s << "ledger: " << ledger_path;
   if (outcome.verdict_sequence) s << ", verdict entry #" << *outcome.verdict_sequence;
-  if (!outcome.ledger.ok()) s << "; NOT ALL RECORDED: " << outcome.ledger.ToString();
+  if (!outcome.ledger.ok()) s << "; NOT ALL RECORDED: " << TerminalSafe(outcome.ledger.ToString());
   s << "\n";
   return s.str();
 }

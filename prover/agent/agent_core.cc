@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/hex.h"
+#include "common/terminal_text.h"
 #include "proto/codec.h"
 #include "proto/label_wire.h"
 #include "proto/node_messages.h"
@@ -81,7 +82,7 @@ AgentCore::~AgentCore() { Shutdown("agent stopping"); }
 Status AgentCore::Refuse(const Status& status, const std::string& what, const char* reason) {
   last_error_ = what + ": " + status.ToString();
   if (config_.metrics != nullptr) config_.metrics->OnRefusal(reason, clock_.UnixMicros());
-  LOG(WARNING) << last_error_;
+  LOG(WARNING) << TerminalSafe(last_error_);  // quotes the order's (peer-supplied) fields
   return status;
 }
 

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "common/terminal_text.h"
 #include "proto/rpc_status.h"
 #include "proto/signing.h"
 
@@ -35,7 +36,7 @@ kj::Promise<void> AgentService::startSession(StartSessionContext context) {
   auto call = BeginCall();
   auto order = proto::DecodeEnvelope(context.getParams().getOrder());
   if (!order.ok()) {
-    LOG(WARNING) << "order refused: " << order.status().ToString();
+    LOG(WARNING) << "order refused: " << TerminalSafe(order.status().ToString());
     return proto::StatusToException(order.status());
   }
   context.releaseParams();

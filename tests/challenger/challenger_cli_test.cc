@@ -1,9 +1,11 @@
 // wipeproof-challenger, run as a process: keygen, exit codes, `wipe` and `serve --once` over TCP
 // against the cheating agent served from this process (tests/support/challenger_fixtures.h), and the ledger they write
 // verified with `ledger verify`.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -14,11 +16,15 @@
 #include <sstream>
 #include <string>
 
+#include "challenger/ledger/ledger.h"
+#include "challenger/ledger/ledger_records.h"
+#include "common/clock.h"
 #include "common/hex.h"
 #include "proto/key_files.h"
 #include "proto/tls_certificate.h"
 #include "tests/support/challenger_fixtures.h"
 #include "tests/support/cli_help_check.h"
+#include "tests/support/ledger_test_util.h"
 #include "tests/support/run_binary.h"
 
 namespace wipeproof {
@@ -170,7 +176,48 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
       // 1: a pinned key the export does not match stays "the checked thing is bad".
       {"ledger audit --export=e.json --challenger_key=k-challenger.pub --authority_key=k-challenger.pub", 1,
        "authority"},
+      // 2: help of a subcommand that does not exist, at any level, is the usage error it is without help.
+      {"help ledger nosuch", 2,
+       "wipeproof-challenger ledger: unknown subcommand 'nosuch' (see wipeproof-challenger ledger --help)"},
+      {"ledger help nosuch", 2,
+       "wipeproof-challenger ledger: unknown subcommand 'nosuch' (see wipeproof-challenger ledger --help)"},
+      {"ledger nosuch --help", 2,
+       "wipeproof-challenger ledger: unknown subcommand 'nosuch' (see wipeproof-challenger ledger --help)"},
+      {"help ledger verify nosuch", 2,
+       "wipeproof-challenger ledger verify: unexpected argument 'nosuch' (see wipeproof-challenger ledger verify "
+       "--help)"},
+      {"help nosuch", 2, "wipeproof-challenger: unknown subcommand 'nosuch' (see wipeproof-challenger --help)"},
+      {"help wipe nosuch", 2,
+       "wipeproof-challenger wipe: unknown subcommand 'nosuch' (wipe has none; see wipeproof-challenger wipe --help)"},
+      // 2: an export over the cap is refused at once, by its size (a 3 GiB sparse file), naming the cap.
+      {"ledger verify --export=big.json --challenger_key=k-challenger.pub", 2,
+       "big.json: 3221225472 bytes, over the limit of 1024 MiB (the largest export read; verify or audit a larger "
+       "ledger with --ledger"},
+      {"ledger audit --export=big.json --challenger_key=k-challenger.pub --authority_key=k-authority.pub", 2,
+       "big.json: 3221225472 bytes, over the limit of 1024 MiB"},
+      {"ledger verify --ledger=ledger.db --challenger_key=k-challenger.pub --expect_head=big.json", 2,
+       "big.json: 3221225472 bytes, over the limit of 1024 MiB"},
+      // 2: a node name that is no host name is refused when the inventory is loaded, escaped (a newline
+      // would split the line, ESC recolour the terminal).
+      {"status --inventory=newline-inventory.json --ledger=ledger.db --challenger_key=k-challenger.pub", 2,
+       "nodes[0].name: 'y\\u000afake line' has a character other than letters, digits, '.', '_' and '-' (a node "
+       "name is a host name)"},
+      {"status --inventory=esc-inventory.json --ledger=ledger.db --challenger_key=k-challenger.pub", 2,
+       "nodes[0].name: 'x\\u001b[31m\\u009b\\u202e' has a character other than"},
+      // 2: a --node the ledger lacks, escaped in the one form (a literal backslash doubled).
+      {"ledger show --ledger=ledger.db --challenger_key=k-challenger.pub '--node=x\x1b[31m\\u001b'", 2,
+       "no session of node 'x\\u001b[31m\\\\u001b' in ledger ledger.db (its nodes: n1)"},
   };
+  // A 3 GiB export (sparse: no disk used), and inventories naming a node with control characters.
+  std::ofstream(dir_ + "/big.json").close();
+  ASSERT_EQ(::truncate((dir_ + "/big.json").c_str(), off_t{3} << 30), 0);
+  for (const auto& [file, name] : std::map<std::string, std::string>{
+           {"newline-inventory.json", "y\nfake line"}, {"esc-inventory.json", "x\x1b[31m\xc2\x9b\xe2\x80\xae"}}) {
+    nlohmann::json inv = nlohmann::json::parse(ReadWholeFile(dir_ + "/inventory.json"));
+    inv["nodes"][0]["name"] = name;
+    inv["waves"][0]["nodes"] = {name};
+    std::ofstream(dir_ + "/" + file) << inv.dump();
+  }
   ASSERT_EQ(Challenger("ledger export --ledger=ledger.db --challenger_key=k-challenger.pub "
                        "--authority_key=k-authority.pub --out=e.json")
                 .exit_code,
@@ -184,6 +231,7 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
     EXPECT_EQ(run.exit_code, c.exit_code) << run.err;
     EXPECT_NE(run.err.find(c.words), std::string::npos) << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;  // printed once
+    EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;              // no raw ESC
     for (const char* code : {"INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "INTERNAL",
                              "DATA_LOSS", "UNAVAILABLE", "FAILED_PRECONDITION", "sqlite:", "chmod"}) {
       EXPECT_EQ(run.err.find(code), std::string::npos) << code << " in: " << run.err;
@@ -259,6 +307,79 @@ TEST_F(ChallengerCliTest, EachSubcommandHelpListsOnlyItsOwnFlags) {
   const std::string audit = Challenger("ledger audit --help").out;
   EXPECT_NE(audit.find("--threads=N"), std::string::npos) << audit;
   EXPECT_EQ(audit.find("--expect_head"), std::string::npos) << audit;
+}
+
+// A challenger killed mid-wipe (SIGKILL) leaves an order without a verdict in the ledger: once the
+// order's session can no longer run (expiresAt + sessionTimeout past), `status` counts it as a failed
+// wipe of its node (docs/threat-model.md), in the row, the failures and the JSON; before, RUNNING.
+TEST_F(ChallengerCliTest, StatusCountsAnInterruptedSessionAsAFailedWipe) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  WriteInventory("127.0.0.1:1");
+  auto key = proto::ReadSecretKeyFile(dir_ + "/k-challenger.key");
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  // An order as `wipe` records it before sending it, for a session of `timeout_us`, issued at `at`.
+  auto append_order = [&](uint8_t id, int64_t at, uint64_t timeout_us) {
+    auto ledger = Ledger::Open(dir_ + "/ledger.db", *key, SystemClock());
+    ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
+    capnp::MallocMessageBuilder message;
+    auto order = message.initRoot<proto::WipeOrder>();
+    order.setProtocolVersion(proto::PROTOCOL_VERSION);
+    const proto::Bytes session(proto::kSessionIdBytes, id);
+    order.setSessionId(ledger_test::DataOf(session));
+    order.setIssuedAtUnixUs(at);
+    order.setExpiresAtUnixUs(at + 60'000'000);
+    order.setSessionTimeoutUs(timeout_us);
+    order.setNodeName("n1");
+    order.setNodeKeyId(ledger_test::DataOf(proto::KeyIdOf(testing::TestKeyPublic(0x33))));
+    const proto::Bytes seed(proto::kSessionSeedBytes, 0x5a);
+    order.setSeed(ledger_test::DataOf(seed));
+    order.setFormat(proto::LabelFormat::POSEDB_BLAKE3_C1);
+    order.setChunkLabels(64);
+    auto device = order.initDevices(1)[0];
+    device.setSelector("host");
+    device.setLabelCount(64 * 32);
+    device.setLabelsPerRound(8);
+    device.setCapacityBytes(64 * 64 * 32);
+    device.setFillDeadlineUs(60'000'000);
+    order.setFillDeadlineUs(60'000'000);
+    order.setChallengerKeyId(ledger_test::DataOf(proto::KeyIdOf(key->public_key)));
+    order.setRoundDeadlineUs(500'000);
+    order.initProfile().setName("cli-test");
+    order.setHostMemoryInPlan(true);
+    order.setWaveName("w1");
+    auto appended =
+        (*ledger)->Append(proto::LedgerRecordKind::ORDER, proto::AsView(ledger_test::SignToEnvelopeBytes(order, *key)),
+                          proto::AsView(session));
+    ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  };
+  const int64_t now = SystemClock().UnixMicros();
+  const std::string status = "status --inventory=inventory.json --ledger=ledger.db --challenger_key=k-challenger.pub";
+  append_order(0x51, now - 3'600'000'000, 600'000'000);  // ended 49 min ago: interrupted
+  CliRun table = Challenger(status);
+  EXPECT_EQ(table.exit_code, 0) << table.err;  // shown: status's exit says nothing of the verdicts
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("\nn1 +w1 +INTERRUPTED +60\\.0 min +no verdict +1 of 1 \\(1 "
+                                                  "interrupted\\) "));
+  EXPECT_NE(table.out.find("n1: last session " + HexEncode(proto::Bytes(proto::kSessionIdBytes, 0x51)) +
+                           " ordered at " + FormatUnixMicrosUtc(now - 3'600'000'000) +
+                           ": no verdict, interrupted (the challenger stopped before its verdict): counted as a "
+                           "failed wipe\n"),
+            std::string::npos)
+      << table.out;
+  CliRun json = Challenger(status + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto node = nlohmann::json::parse(json.out)["nodes"][0];
+  EXPECT_EQ(node["state"], "interrupted");
+  EXPECT_EQ(node["failures"], 1);
+  EXPECT_EQ(node["interrupted"], 1);
+  EXPECT_EQ(node["sessions"], 1);
+  // A newer order whose session may still run: RUNNING, not counted.
+  append_order(0x52, now, 600'000'000);
+  CliRun running = Challenger(status);
+  EXPECT_EQ(running.exit_code, 0) << running.err;
+  EXPECT_THAT(running.out, ::testing::ContainsRegex("\nn1 +w1 +RUNNING +[0-9]+ s +no verdict +1 of 1 \\(1 "
+                                                    "interrupted\\) "));
+  EXPECT_NE(running.out.find(": running, no verdict yet (a failed wipe if none is recorded by "), std::string::npos)
+      << running.out;
 }
 
 TEST_F(ChallengerCliTest, KeygenWritesBothPairsAndRefusesToOverwrite) {

@@ -8,6 +8,7 @@
 #include <kj/async-io.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -537,7 +538,9 @@ TEST(PassDueTest, StatusShowsTheSameDueTimeAsTheMetric) {
 }
 
 // A session whose order is recorded but that has no verdict (a challenger killed mid-wipe) is shown
-// beside an older verdict, in the table and the JSON; a busy node's row says plainly that no wipe ran.
+// beside an older verdict, in the table and the JSON: RUNNING while its order's lifetime (expiresAt +
+// sessionTimeout) has not ended, then INTERRUPTED and counted as a failed wipe of its node
+// (docs/threat-model.md); a busy node's row says plainly that no wipe ran.
 TEST(StatusTest, ShowsASessionWithoutVerdictAndWordsBusyPlainly) {
   Keys keys;
   TempDir dir;
@@ -571,30 +574,67 @@ TEST(StatusTest, ShowsASessionWithoutVerdictAndWordsBusyPlainly) {
     node.name = name;
     inventory.nodes.push_back(node);
   }
-  FleetStatus status = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, order_at + 60'000'000));
+  // Within the order's lifetime (ledger_test::OrderRecord: expires 60 s after its issuedAt, no session
+  // timeout) the session may still run: shown, not counted.
+  const int64_t expires = order_at + 60'000'000;
+  FleetStatus running = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, expires - 1));
+  EXPECT_EQ(running.nodes[0].state, NodeState::kRunning);
+  EXPECT_EQ(running.nodes[0].failures, 0u);
+  EXPECT_EQ(running.nodes[0].sessions, 1u);
+  EXPECT_THAT(FleetStatusTable(running),
+              HasSubstr("node-a: session " + HexEncode(SessionId(2)) + " ordered at " + FormatUnixMicrosUtc(order_at) +
+                        ": running, no verdict yet (a failed wipe if none is recorded by " +
+                        FormatUnixMicrosUtc(expires) + ")\n"));
+  EXPECT_THAT(FleetStatusTable(running), HasSubstr("RUNNING"));
+  EXPECT_EQ(FleetStatusJson(running)["nodes"][0]["state"], "running");
+  EXPECT_EQ(FleetStatusJson(running)["nodes"][0]["unfinished_session"]["running"], true);
+  // From its end on: interrupted, a failed wipe of node-a.
+  FleetStatus status = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, expires));
   ASSERT_EQ(status.nodes.size(), 2u);
   EXPECT_EQ(status.nodes[0].unfinished_session, HexEncode(SessionId(2)));
   EXPECT_EQ(status.nodes[0].unfinished_at_unix_us, order_at);
   EXPECT_TRUE(status.nodes[0].last->pass);  // the last verdict is still the older pass
+  EXPECT_EQ(status.nodes[0].state, NodeState::kInterrupted);
+  EXPECT_EQ(status.nodes[0].failures, 1u);
+  EXPECT_EQ(status.nodes[0].interrupted, 1u);
+  EXPECT_EQ(status.nodes[0].sessions, 2u);
   const std::string table = FleetStatusTable(status);
-  EXPECT_THAT(table, HasSubstr("node-a: last session " + HexEncode(SessionId(2)) + " at " +
-                               FormatUnixMicrosUtc(order_at) + ": no verdict (interrupted?)\n"));
+  EXPECT_THAT(table, HasSubstr("node-a: last session " + HexEncode(SessionId(2)) + " ordered at " +
+                               FormatUnixMicrosUtc(order_at) +
+                               ": no verdict, interrupted (the challenger stopped before its verdict): counted as a "
+                               "failed wipe\n"));
+  EXPECT_THAT(table, ::testing::ContainsRegex("\nnode-a +\\(none\\) +INTERRUPTED +60 s +no verdict +1 of 2 \\(1 "
+                                              "interrupted\\) "));
   EXPECT_THAT(table, HasSubstr("node-b: busy, not a failed wipe: the agent was running another session, so no wipe "
                                "ran (orderRefused: session 0102 in progress (fill))\n"));
   EXPECT_THAT(table, Not(HasSubstr("node-b: last verdict failed")));
   const auto json = FleetStatusJson(status);
   EXPECT_EQ(json["nodes"][0]["unfinished_session"]["session_id"], HexEncode(SessionId(2)));
   EXPECT_EQ(json["nodes"][0]["unfinished_session"]["order_issued_unix_us"], order_at);
+  EXPECT_EQ(json["nodes"][0]["unfinished_session"]["running"], false);
+  EXPECT_EQ(json["nodes"][0]["state"], "interrupted");
+  EXPECT_EQ(json["nodes"][0]["failures"], 1);
+  EXPECT_EQ(json["nodes"][0]["interrupted"], 1);
+  EXPECT_EQ(json["nodes"][1]["state"], "busy");
+  EXPECT_EQ(json["nodes"][1]["failures"], 0);
   EXPECT_TRUE(json["nodes"][1]["unfinished_session"].is_null());
   // A verdict after that order (the next session) ends the question.
   AppendVerdict(*ledger, SessionId(4), "node-a", true, order_at + 100'000'000, keys.challenger);
   status = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, order_at + 200'000'000));
   EXPECT_EQ(status.nodes[0].unfinished_session, "");
+  EXPECT_EQ(status.nodes[0].state, NodeState::kPass);
   EXPECT_THAT(FleetStatusTable(status), Not(HasSubstr("no verdict")));
+  // The interrupted session stays a failed wipe of node-a.
+  EXPECT_EQ(status.nodes[0].failures, 1u);
+  EXPECT_EQ(status.nodes[0].sessions, 3u);
+  EXPECT_THAT(FleetStatusTable(status),
+              HasSubstr("node-a: 1 session(s) without a verdict in all (interrupted), counted as failed wipes\n"));
 }
 
-// `ledger show` prints what the ledger holds as a terminal may show it: a node name with ESC
-// sequences or a newline is escaped (the JSON was escaped already).
+// `ledger show` and `status` print what the ledger holds as a terminal may show it, in one form
+// (common/terminal_text.h): a node name with ESC sequences, a newline, C1 controls, bidi overrides,
+// bytes that are not UTF-8 or a backslash (a ledger written before inventories refused such names)
+// is escaped (the JSON was escaped already).
 TEST(StatusTest, LedgerShowEscapesControlCharactersInNames) {
   Keys keys;
   TempDir dir;
@@ -604,11 +644,34 @@ TEST(StatusTest, LedgerShowEscapesControlCharactersInNames) {
   {
     auto ledger = Must(Ledger::Open(path, keys.challenger, clock));
     AppendVerdict(*ledger, SessionId(1), "evil\x1b[2Jnode\nforged", true, 1'800'000'000'000'000, keys.challenger);
+    AppendVerdict(*ledger, SessionId(2),
+                  "c1\xc2\x9b"
+                  "31m\xc2\x85"
+                  "bidi\xe2\x80\xae"
+                  "x\\u001b\xff",
+                  false, 1'800'000'001'000'000, keys.challenger);
   }
+  const std::string evil = "evil\\u001b[2Jnode\\u000aforged";
+  const std::string evil2 = "c1\\u009b31m\\u0085bidi\\u202ex\\\\u001b\\xff";
   Result show = RunLedger({"show", "--ledger=" + path, "--challenger_key=" + key});
   ASSERT_EQ(show.code, 0) << show.err;
-  EXPECT_THAT(show.out, HasSubstr("evil\\u001b[2Jnode\\u000aforged"));
+  EXPECT_THAT(show.out, HasSubstr(evil));
+  // (show's summaries are made valid UTF-8 when the record is summarized: the 0xff byte is U+FFFD there)
+  EXPECT_THAT(show.out, HasSubstr(evil2.substr(0, evil2.size() - 4) + "\xef\xbf\xbd"));
   EXPECT_EQ(show.out.find('\x1b'), std::string::npos) << show.out;
+  EXPECT_EQ(show.out.find("\xc2\x9b"), std::string::npos) << show.out;
+  // status: the table's rows and lines, one line per node.
+  Inventory inventory;
+  auto ledger = Must(Ledger::OpenReadOnly(path));
+  const std::string table =
+      FleetStatusTable(Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, 1'800'000'002'000'000)));
+  EXPECT_THAT(table, HasSubstr("\n" + evil + " "));   // its row
+  EXPECT_THAT(table, HasSubstr("\n" + evil2 + " "));  // its row
+  EXPECT_THAT(table, HasSubstr("\n" + evil2 + ": last verdict failed: lateRound\n"));
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 5) << table;  // header, 2 rows, 1 failure, ledger
+  for (const char* raw : {"\x1b", "\xc2\x9b", "\xc2\x85", "\xe2\x80\xae", "\xff"}) {
+    EXPECT_EQ(table.find(raw), std::string::npos) << table;
+  }
   Result node = RunLedger({"show", "--ledger=" + path, "--challenger_key=" + key, "--node=x"});
   EXPECT_EQ(node.code, 2);
   EXPECT_EQ(node.err.find('\x1b'), std::string::npos) << node.err;
