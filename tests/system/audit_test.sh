@@ -7,7 +7,8 @@
 # one signature byte changed, an answer byte changed by a forger who holds the challenger's key and
 # re-signs the chain (caught by the node-signed transcript and the recomputed labels), and a wrong
 # answer the node signed into its transcript too (caught by the recomputed labels alone), and a
-# receipt re-signed around a changed copy of the node-signed transcript it embeds.
+# receipt re-signed around a changed copy of the node-signed transcript it embeds. Then a wave run
+# twice by `serve --once`, and forgeries of its wave verdicts and of a receipt (below).
 # Usage: audit_test.sh PROVER_BIN CHALLENGER_BIN SOURCE_ROOT
 set -euo pipefail
 prover=$1
@@ -175,7 +176,8 @@ expect_fail "the recipe, a member's order sent before the authority signed it" \
 # members' nodes swapped, listing three sessions and nodes but two digests, an empty or out-of-range
 # orderSentAfterWaveUs; a receipt filed under another session (its sessionId zeroed), stating no
 # reportDigest although the ledger records the fill report, or naming its node in invalid UTF-8.
-# They fail before any label is recomputed (--labels=0), and run side by side to save time.
+# They fail before any label is recomputed (--labels=0), and run side by side to save time (a
+# forgery's tools run with the next forgeries' writing).
 bg=()
 run_bg() {  # OUT COMMAND...: COMMAND in the background, its output in OUT, its exit status in OUT.rc
   local out=$1; shift
@@ -223,7 +225,25 @@ forged wave-clock-2-60 wave-set "$dir/wave.json" "$key" 'orderSentAfterWaveUs=["
 forged receipt-session-zeroed receipt-set "$dir/export.json" "$key" 'sessionId=[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]'
 forged receipt-no-report-digest receipt-set "$dir/export.json" "$key" 'reportDigest=null'
 forged receipt-node-not-utf8 receipt-bad-utf8 "$dir/export.json" "$key"
+# Meanwhile a second run of the wave: each run has sessions of its own, and both tools pass the
+# export of both runs. A challenger-key holder re-signs the second wave verdict to pair node-a's
+# session of run 1 with node-b's of run 2, on a wave clock chosen to fit: the wall clock (named by
+# the node-signed transcripts) puts them seconds apart, and both tools fail it; the first wave
+# verdict replayed as the second lists each member session twice, and both fail that.
+second_run() {
+  "$challenger" serve --once --inventory="$wave/inventory.json" --profile="$e2e/profile.json" \
+    --authority_key="$e2e/inspect-authority.key" --challenger_key="$e2e/inspect-challenger.key" \
+    --ledger="$wave/ledger.db" --threads=2 >"$wave/serve2.out" 2>"$wave/serve2.log" &&
+    "$challenger" ledger export --ledger="$wave/ledger.db" --challenger_key="$e2e/inspect-challenger.pub" \
+      --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/inventory.json" --out="$dir/waves.json"
+}
+run_bg "$dir/second-run" second_run
 wait_bg
+[[ $(cat "$dir/second-run.rc") -eq 0 ]] || { echo "FAIL: the second wave run did not pass:"; cat "$wave/serve2.log"; exit 1; }
+forged wave-pairing-two-runs wave-mix "$dir/waves.json" "$key" node-a node-b
+forged wave-replayed wave-replay "$dir/waves.json" "$key"
+run_bg "$dir/waves.audit" audit "$dir/waves.json"
+run_bg "$dir/waves.recipe" quick_recipe "$dir/waves.json"
 zeros=00000000000000000000000000000000
 both_fail "wave-nodes-swapped=the session's verdict is for node node-a=the session's verdict is for node node-a" \
   "wave-three-sessions-two-digests=sessionIds, nodeNames and verdictDigests differ in length=sessionIds, nodeNames \
@@ -235,24 +255,6 @@ sessionIds 2" \
   "receipt-no-report-digest=states no reportDigest, the ledger records a fill report=states no reportDigest, \
 the ledger records a fill report" \
   "receipt-node-not-utf8=(ledger entry 6)=a Receipt holds text that is not valid UTF-8"
-
-# A second run of the wave: each run has sessions of its own, and both tools pass the export of
-# both runs. A challenger-key holder re-signs the second wave verdict to pair node-a's session of
-# run 1 with node-b's of run 2, on a wave clock chosen to fit: the wall clock (named by the
-# node-signed transcripts) puts them seconds apart, and both tools fail it; the first wave verdict
-# replayed as the second lists each member session twice, and both fail that.
-sleep 1
-"$challenger" serve --once --inventory="$wave/inventory.json" --profile="$e2e/profile.json" \
-  --authority_key="$e2e/inspect-authority.key" --challenger_key="$e2e/inspect-challenger.key" \
-  --ledger="$wave/ledger.db" --threads=2 >"$wave/serve2.out" 2>"$wave/serve2.log" ||
-  { echo "FAIL: the second wave run did not pass:"; cat "$wave/serve2.log"; exit 1; }
-"$challenger" ledger export --ledger="$wave/ledger.db" --challenger_key="$e2e/inspect-challenger.pub" \
-  --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/inventory.json" --out="$dir/waves.json"
-forged wave-pairing-two-runs wave-mix "$dir/waves.json" "$key" node-a node-b
-forged wave-replayed wave-replay "$dir/waves.json" "$key"
-run_bg "$dir/waves.audit" audit "$dir/waves.json"
-run_bg "$dir/waves.recipe" quick_recipe "$dir/waves.json"
-wait_bg
 for tool in audit recipe; do
   text="audit: OK: 4 session(s) and 2 wave verdict(s)"
   [[ $tool == recipe ]] && text="4 session(s) and 2 wave verdict(s) re-verified"
