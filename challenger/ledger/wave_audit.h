@@ -4,8 +4,8 @@
 // statement are what the members' verdicts give, recomputed by the code that built it (an injected
 // WaveRecheck: challenger/session/wave_verdict.h RecheckWaveVerdict). When every member passed, each
 // member's first proof round was sent after the last fill of every member (report or notice): the
-// wave's proof rounds follow its last fill. Each member's rounds and fills are offsets from its order on the
-// challenger's monotonic clock; the orders are placed on one clock by
+// wave's proof rounds follow its last fill. Each member's rounds and fills are offsets from its
+// order on the challenger's monotonic clock; the orders are placed on one clock by
 //   - the wall clock: each verdict's orderSentAtUnixUs (the node-signed transcript names the
 //     verdict; the authority-signed order's lifetime bounds it), within kWaveSendToleranceUs plus
 //     0.1% of the time from the member's order to that fill (the wall clock may be slewed against
@@ -15,7 +15,8 @@
 //     alone), which must agree with the wall clock on each member's order relative to the first
 //     member's within kWaveSendToleranceUs, and then places the proof rounds within
 //     kWaveClockToleranceUs.
-// WaveAudit::clock says which.
+// WaveAudit::clock names the finer clock checked. A member session listed by two wave verdicts of
+// one export is CheckListedOnce's to find.
 //
 // Thread-safety: a pure function.
 #pragma once
@@ -57,8 +58,9 @@ struct WaveAudit {
   bool bound_stated = false;
   std::string statement;
   size_t members = 0;
-  // The clock the members were placed on: kWaveClockName (orderSentAfterWaveUs) or kWallClockName
-  // (orderSentAtUnixUs, a wave verdict written before the field); "" when the check was not reached.
+  // The finer clock the members were placed on: kWaveClockName (orderSentAfterWaveUs, after the
+  // wall clock and the two clocks' agreement) or kWallClockName (orderSentAtUnixUs alone, a wave
+  // verdict written before the field); "" when the check was not reached.
   std::string clock;
   // The member sessions it lists (sessionIds, in its order), once its signature verified.
   std::vector<proto::Bytes> member_sessions;
