@@ -75,7 +75,11 @@ class Schema:
                              input=data, capture_output=True, check=False)
         if run.returncode != 0:
             fail(f"capnp cannot decode a {type_name}: {run.stderr.decode(errors='replace').strip()}")
-        return json.loads(run.stdout)
+        try:
+            return json.loads(run.stdout.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            fail(f"a {type_name} holds text that is not valid UTF-8 ({error.reason} at byte {error.start} of its "
+                 f"JSON form)")
 
     def canonical(self, obj, type_name):
         """The canonical bytes of a message given as capnp JSON (what the transcript hashes)."""
@@ -326,6 +330,9 @@ def self_test(path, max_graph):
 # The audit.
 
 TRANSCRIPT_CONTEXT = b"wipeproof/v2/transcript"
+WAVE_SEND_TOLERANCE_US = 50_000  # wave members on the wall clock; and how far it may disagree with the wave clock
+WAVE_CLOCK_TOLERANCE_US = 1_000  # wave members on the wave clock (its granularity)
+TIME_LIMIT_US = 1 << 60  # times beyond it are not placed (as `ledger audit`)
 
 
 def transcript_item(tag, payload):
@@ -351,11 +358,15 @@ def transcript_digest(schema, order_payload, notice_payloads, report_payload, ro
     return h.digest()
 
 
-def logged_rounds(schema, round_log_records):
-    """[(timing, exchange, ledger sequence)] of a session's RoundLog records, checked to continue one another."""
+def logged_rounds(schema, round_log_records, session=None):
+    """[(timing, exchange, ledger sequence)] of a session's RoundLog records, checked to continue one another (and,
+    given `session` in hex, to belong to it)."""
     rounds = []
     for sequence, record in round_log_records:
         log = schema.decode(record, "RoundLog")
+        if session is not None and data(log.get("sessionId")).hex() != session:
+            fail(f"round log (ledger entry {sequence}): the record belongs to session "
+                 f"{data(log.get('sessionId')).hex()}, the entry names session {session}")
         if int(log.get("firstRound", 0)) != len(rounds):
             fail(f"round log (ledger entry {sequence}) does not continue the previous one")
         for timing, exchange in zip(log.get("rounds", []), log.get("exchanges", [])):
@@ -419,31 +430,46 @@ class Recipe:
             sessions.setdefault(entry["session"], []).append(entry)
         for session, records in sessions.items():
             self.check_session(session, records)
+        listed = {}  # member session -> the wave verdict that lists it
         for entry in waves:
-            self.check_wave(entry, sessions)
+            self.check_wave(entry, sessions, listed)
         self.say(f"recipe: OK: {len(entries)} entries chained and signed, {len(sessions)} session(s) and "
                  f"{len(waves)} wave verdict(s) re-verified")
 
-    def check_wave(self, entry, sessions):
-        """A wave verdict: signed by the challenger, naming each member session's final verdict by digest; a pass
-        only when every member passed. Its bound is left to `ledger audit`, as for sessions."""
+    def check_wave(self, entry, sessions, listed):
+        """A wave verdict: signed by the challenger, naming each member session's final verdict by digest (its node
+        and session as the wave lists them); a pass only when every member passed; no member session listed by an
+        earlier wave verdict (`listed`: session -> that verdict's ledger entry). Its bound is left to `ledger audit`,
+        as for sessions."""
         where = f"wave verdict (ledger entry {entry['sequence']})"
         payload = open_envelope(self.schema, entry["record"], "waveVerdict", self.challenger, where)
         wave = self.schema.decode(payload, "WaveVerdict")
+        sids, names, digests = (wave.get(f, []) for f in ("sessionIds", "nodeNames", "verdictDigests"))
+        if not len(sids) == len(names) == len(digests):
+            fail(f"{where}: sessionIds, nodeNames and verdictDigests differ in length "
+                 f"({len(sids)}, {len(names)}, {len(digests)})")
         passes = []
         placed = []  # per member: (node, verdict, labels of a proof round)
         signed_ends = []  # per member: the node-signed fill end (FillReport.finishedAtUnixUs; 0: no report)
-        for sid, node, digest in zip(wave.get("sessionIds", []), wave.get("nodeNames", []),
-                                     wave.get("verdictDigests", [])):
-            records = sessions.get(data(sid).hex())
-            verdicts = [r for r in records or [] if r["kind"] == "verdict"]
+        for sid, node, digest in zip(sids, names, digests):
+            session = data(sid).hex()
+            records = sessions.get(session)
+            if records is None:
+                fail(f"{where}: member {node} (session {session}): the export holds no record of it")
+            verdicts = [r for r in records if r["kind"] == "verdict"]
             if not verdicts:
-                fail(f"{where}: member {node}: the export holds no verdict of session {data(sid).hex()}")
+                fail(f"{where}: member {node}: the export holds no verdict of session {session}")
             final = open_envelope(self.schema, verdicts[-1]["record"], "verdict", self.challenger,
                                   f"{where}: member {node}")
             if blake2b256(final) != data(digest):
                 fail(f"{where}: member {node}: the verdict digest is not the session's final verdict's")
             member = self.schema.decode(final, "Verdict")
+            if member.get("nodeName", "") != node:
+                fail(f"{where}: member {node} (session {session}): the session's verdict is for node "
+                     f"{member.get('nodeName', '')}")
+            if data(member.get("sessionId")).hex() != session:
+                fail(f"{where}: member {node} (session {session}): the session's verdict is of session "
+                     f"{data(member.get('sessionId')).hex()}")
             passes.append(bool(member.get("pass")))
             orders = [r for r in records if r["kind"] == "order"]
             if not orders:
@@ -461,56 +487,90 @@ class Recipe:
             signed_ends.append(int(self.schema.decode(data(self.schema.decode(reports[0]["record"], "Envelope")
                                                            .get("payload")), "FillReport")
                                    .get("finishedAtUnixUs", "0")) if reports else 0)
-        members = list(zip(wave.get("sessionIds", []), wave.get("nodeNames", [])))
+        members = list(zip(sids, names))
         if not members or len({bytes(data(s)) for s, _ in members}) != len(members) or \
                 len({n for _, n in members}) != len(members):
             fail(f"{where}: it must name at least one member, each node and session once")
         if wave.get("pass") and not all(passes):
             fail(f"{where}: says pass, but a member failed")
-        # Each member's order on one clock: the wave clock (orderSentAfterWaveUs: microseconds after the wave's
-        # first order on the monotonic clock of the one challenger process that ran every member), or, in a wave
-        # verdict written before that field, the wall clock (each verdict's orderSentAtUnixUs).
-        wave_clock = [int(x) for x in wave.get("orderSentAfterWaveUs", [])]
-        if wave_clock and len(wave_clock) != len(placed):
-            fail(f"{where}: orderSentAfterWaveUs lists {len(wave_clock)} members, sessionIds {len(placed)}")
-        clock = "wave clock" if wave_clock else "wall clock"
-        # Reported, not checked (the order states no clock-skew allowance): per member, the challenger's stated
-        # fill end on the wall clock (orderSentAtUnixUs + fillMicros) minus the node-signed one; and the spread of
-        # that difference across members with each order on the clock the members are placed on.
-        lags, spread = [], []
+        # Each member's order on one clock: the wall clock (each verdict's orderSentAtUnixUs: the node-signed
+        # transcript names the verdict, the authority-signed order bounds it), always; and, when the wave verdict
+        # states orderSentAfterWaveUs (microseconds after the wave's first order on the monotonic clock of the one
+        # challenger process that ran every member; signed by the challenger alone), the wave clock too, once it
+        # agrees with the wall clock within 50 ms.
+        wave_clock = None
+        if "orderSentAfterWaveUs" in wave:
+            wave_clock = [int(x) for x in wave["orderSentAfterWaveUs"]]
+            if len(wave_clock) != len(placed):
+                fail(f"{where}: orderSentAfterWaveUs lists {len(wave_clock)} members, sessionIds {len(placed)}")
+            if any(not 0 <= x < TIME_LIMIT_US for x in wave_clock):
+                fail(f"{where}: orderSentAfterWaveUs is out of range")
+        clock = "wave clock" if wave_clock is not None else "wall clock"
+        # Reported, not checked (the order states no clock-skew allowance): per member with a fill time, the
+        # challenger's stated fill end on the wall clock (orderSentAtUnixUs + fillMicros) minus the node-signed
+        # one; and the spread of that difference across members with each order on the clock stated for it.
+        lags, spread, no_fill = [], [], []
         for k, ((node, v, _), signed_end) in enumerate(zip(placed, signed_ends)):
             sent_at, fill = int(v.get("orderSentAtUnixUs", "0")), int(v.get("fillMicros", "0"))
-            if signed_end and sent_at:
+            if signed_end and sent_at and not fill:
+                no_fill.append(node)  # failed before its report reached the challenger: no lag to report
+            elif signed_end and sent_at:
                 lags.append(f"{node} {sent_at + fill - signed_end} us")
-                spread.append((wave_clock[k] if wave_clock else sent_at) + fill - signed_end)
-        if lags:
+                spread.append((wave_clock[k] if wave_clock is not None else sent_at) + fill - signed_end)
+        if lags or no_fill:
             self.say(f"{where}: fill ends stated by the challenger minus those the nodes signed (reported, not "
                      f"checked: the order states no clock-skew allowance): {', '.join(lags)}"
-                     + (f"; spread {max(spread) - min(spread)} us on the {clock}" if len(spread) > 1 else ""))
+                     + (f"; spread {max(spread) - min(spread)} us on the {clock}" if len(spread) > 1 else "")
+                     + (f"{'; ' if lags else ''}no fill time stated: {', '.join(no_fill)}" if no_fill else ""))
         if passes and all(passes):
-            # Every member's first proof round after the last member's fill (its report or a notice): within 1 ms on
-            # the wave clock (its granularity); within 50 ms + 0.1% of the span on the wall clock (slew).
-            starts = wave_clock or [int(v.get("orderSentAtUnixUs", "0")) for _, v, _ in placed]
-
-            def filled_at(start, v):
-                return start + max(
-                    [int(v.get("fillMicros", "0"))] + [int(d.get("filledAfterUs", "0")) for d in v.get("devices", [])])
-            last_fill = max(filled_at(start, v) for start, (_, v, _) in zip(starts, placed))
-            for start, (node, v, q) in zip(starts, placed):
-                proofs = [t for t in v.get("rounds", []) if int(t.get("labelsChecked", 0)) == q]
-                if (not wave_clock and not start) or not proofs:
-                    fail(f"{where}: member {node}: no send time or no proof round to place in the wave")
-                sent = start + int(proofs[0].get("sentAfterOrderUs", "0"))
-                allowed = 1_000 if wave_clock else 50_000 + max(0, last_fill - start) // 1000
-                if sent + allowed < last_fill:
-                    fail(f"{where}: member {node}: its first proof round was sent {last_fill - sent} us before the "
-                         f"wave's last fill on the {clock} (allowed: {allowed} us)")
-            self.say(f"{where}: every member's proof rounds after every member's fill, on the {clock}")
+            for node, v, _ in placed:
+                if not 0 < int(v.get("orderSentAtUnixUs", "0")) < TIME_LIMIT_US:
+                    fail(f"{where}: member {node}: no orderSentAtUnixUs below 2^60 us to place in the wave")
+            wall = [int(v.get("orderSentAtUnixUs", "0")) for _, v, _ in placed]
+            self.place_proofs(where, placed, wall, "wall clock")
+            if wave_clock is not None:
+                for (node, _, _), on_wave, on_wall in zip(placed, wave_clock, wall):
+                    on_wave, on_wall = on_wave - wave_clock[0], on_wall - wall[0]
+                    if abs(on_wave - on_wall) > WAVE_SEND_TOLERANCE_US:
+                        fail(f"{where}: member {node}: its order was sent {on_wave} us after member {placed[0][0]}'s "
+                             f"on the wave clock (orderSentAfterWaveUs), {on_wall} us on the wall clock "
+                             f"(orderSentAtUnixUs): the clocks disagree by {abs(on_wave - on_wall)} us (allowed: "
+                             f"{WAVE_SEND_TOLERANCE_US} us)")
+                self.place_proofs(where, placed, wave_clock, "wave clock")
+                self.say(f"{where}: every member's proof rounds after every member's fill, on the wave clock, "
+                         f"agreeing with the wall clock within {WAVE_SEND_TOLERANCE_US} us")
+            else:
+                self.say(f"{where}: every member's proof rounds after every member's fill, on the wall clock")
         if not wave.get("complete") and (wave.get("boundStated") or
                                          not wave.get("statement", "").startswith("no bound for wave ")):
             fail(f"{where}: a wave that is not complete states no bound")
+        for sid in sids:  # an honest challenger runs each member session in one wave run only
+            session = data(sid).hex()
+            if listed.setdefault(session, entry["sequence"]) != entry["sequence"]:
+                fail(f"{where}: member session {session} is listed by wave verdict (ledger entry "
+                     f"{listed[session]}) too")
         self.say(f"wave {wave.get('waveName')}: {'pass' if wave.get('pass') else 'fail'}; {len(passes)} member(s); "
                  f"statement: {wave.get('statement', '')}")
+
+    @staticmethod
+    def place_proofs(where, placed, starts, clock):
+        """Every member's first proof round after the last member's fill (its report or a notice), each member's
+        order at starts[i] on `clock`: within 1 ms on the wave clock (its granularity); within 50 ms + 0.1% of the
+        span on the wall clock (slew)."""
+        def filled_at(start, v):
+            return start + max(
+                [int(v.get("fillMicros", "0"))] + [int(d.get("filledAfterUs", "0")) for d in v.get("devices", [])])
+        last_fill = max(filled_at(start, v) for start, (_, v, _) in zip(starts, placed))
+        for start, (node, v, q) in zip(starts, placed):
+            proofs = [t for t in v.get("rounds", []) if int(t.get("labelsChecked", 0)) == q]
+            if not proofs:
+                fail(f"{where}: member {node}: no proof round to place in the wave")
+            sent = start + int(proofs[0].get("sentAfterOrderUs", "0"))
+            allowed = WAVE_CLOCK_TOLERANCE_US if clock == "wave clock" else \
+                WAVE_SEND_TOLERANCE_US + max(0, last_fill - start) // 1000
+            if sent + allowed < last_fill:
+                fail(f"{where}: member {node}: its first proof round was sent {last_fill - sent} us before the "
+                     f"wave's last fill on the {clock} (allowed: {allowed} us)")
 
     def check_chain(self):
         """Every entry: a ledgerEntry envelope signed by the challenger, sequence n, prevEntryDigest = BLAKE2b-256
@@ -558,6 +618,12 @@ class Recipe:
         order_payload = open_envelope(self.schema, order_entry["record"], "wipeOrder", self.authority,
                                       f"{where}: order (ledger entry {order_entry['sequence']})")
         order = self.schema.decode(order_payload, "WipeOrder")
+
+        def same_session(what, message):  # each record names the session its ledger entry is filed under
+            if data(message.get("sessionId")).hex() != session:
+                fail(f"{where}: {what}: the record belongs to session {data(message.get('sessionId')).hex()}, "
+                     f"the entry names session {session}")
+        same_session(f"order (ledger entry {order_entry['sequence']})", order)
         if data(order.get("challengerKeyId")) != key_id(self.challenger):
             fail(f"{where}: the order names another challenger key")
         node_key_id = data(order.get("nodeKeyId"))
@@ -570,6 +636,8 @@ class Recipe:
             return
         verdict_payloads = [open_envelope(self.schema, v["record"], "verdict", self.challenger,
                                           f"{where}: verdict (ledger entry {v['sequence']})") for v in verdicts]
+        for v, payload in zip(verdicts, verdict_payloads):
+            same_session(f"verdict (ledger entry {v['sequence']})", self.schema.decode(payload, "Verdict"))
         verdict = self.schema.decode(verdict_payloads[-1], "Verdict")
         if data(verdict.get("orderDigest")) != blake2b256(order_payload):
             fail(f"{where}: the verdict's orderDigest is not the order's")
@@ -579,6 +647,7 @@ class Recipe:
             report_payload = open_envelope(self.schema, entry["record"], "fillReport", node_key,
                                            f"{where}: fill report (ledger entry {entry['sequence']})")
             report = self.schema.decode(report_payload, "FillReport")
+            same_session(f"fill report (ledger entry {entry['sequence']})", report)
             if data(report.get("orderDigest")) != blake2b256(order_payload):
                 fail(f"{where}: the fill report's orderDigest is not the order's")
         notices = {}  # device index -> (payload, decoded): the node-signed notice of each filled device
@@ -586,6 +655,7 @@ class Recipe:
             payload = open_envelope(self.schema, entry["record"], "deviceFillNotice", node_key,
                                     f"{where}: fill notice (ledger entry {entry['sequence']})")
             notice = self.schema.decode(payload, "DeviceFillNotice")
+            same_session(f"fill notice (ledger entry {entry['sequence']})", notice)
             device = int(notice.get("deviceIndex", 0))
             if data(notice.get("orderDigest")) != blake2b256(order_payload):
                 fail(f"{where}: fill notice (ledger entry {entry['sequence']}): orderDigest is not the order's")
@@ -594,11 +664,12 @@ class Recipe:
                 fail(f"{where}: fill notice (ledger entry {entry['sequence']}) is not one device of the order, once")
             notices[device] = (payload, notice)
         try:
-            rounds = logged_rounds(self.schema, [(e["sequence"], e["record"]) for e in by_kind.get("roundLog", [])])
+            rounds = logged_rounds(self.schema, [(e["sequence"], e["record"]) for e in by_kind.get("roundLog", [])],
+                                   session)
         except AuditFailure as failure:
             fail(f"{where}: {failure}")
-        self.check_receipt(where, by_kind, verdict, verdict_payloads[-1], verdicts[-1]["sequence"], order_payload,
-                           report_payload)
+        self.check_receipt(where, session, by_kind, verdict, verdict_payloads[-1], verdicts[-1]["sequence"],
+                           order_payload, report_payload)
         if verdict.get("pass"):
             self.check_pass(where, order, order_payload, notices, report, report_payload, rounds, verdict,
                             verdict_payloads, by_kind, node_key)
@@ -713,6 +784,9 @@ class Recipe:
         payload = open_envelope(self.schema, entry["record"], "transcriptDigest", node_key,
                                 f"{where}: transcript (ledger entry {entry['sequence']})")
         transcript = self.schema.decode(payload, "TranscriptDigest")
+        if data(transcript.get("sessionId")) != data(order.get("sessionId")):
+            fail(f"{where}: transcript (ledger entry {entry['sequence']}): the record belongs to session "
+                 f"{data(transcript.get('sessionId')).hex()}, the entry names session {data(order.get('sessionId')).hex()}")
         digest = transcript_digest(self.schema, order_payload, {d: p for d, (p, _) in notices.items()},
                                    report_payload, rounds)
         if int(transcript.get("roundCount", 0)) != len(rounds):
@@ -724,7 +798,8 @@ class Recipe:
         if data(transcript.get("verdictDigest")) != blake2b256(verdict_payloads[0]):
             fail(f"{where}: the transcript's verdictDigest is not the verdict sent in finish")
 
-    def check_receipt(self, where, by_kind, final, final_payload, final_sequence, order_payload, report_payload):
+    def check_receipt(self, where, session, by_kind, final, final_payload, final_sequence, order_payload,
+                      report_payload):
         """The receipt: signed by the challenger, stating the final verdict's outcome and node, the digests of the
         recorded order, fill report and final verdict, that verdict's ledger entry, and, when it embeds the
         node-signed transcript, exactly the recorded one (byte for byte, re-encoded in canonical form)."""
@@ -734,15 +809,19 @@ class Recipe:
         what = f"{where}: receipt (ledger entry {entry['sequence']})"
         payload = open_envelope(self.schema, entry["record"], "receipt", self.challenger, what)
         receipt = self.schema.decode(payload, "Receipt")
+        if data(receipt.get("sessionId")).hex() != session:
+            fail(f"{what}: the record belongs to session {data(receipt.get('sessionId')).hex()}, the entry names "
+                 f"session {session}")
         if bool(receipt.get("pass")) != bool(final.get("pass")):
             fail(f"{what}: its pass flag is not the final verdict's")
         if receipt.get("nodeName", "") != final.get("nodeName", ""):
             fail(f"{what}: names node {receipt.get('nodeName', '')}, the verdict {final.get('nodeName', '')}")
         if data(receipt.get("orderDigest")) != blake2b256(order_payload):
             fail(f"{what}: orderDigest is not the recorded order's")
-        if data(receipt.get("reportDigest")) and report_payload is not None and \
-                data(receipt.get("reportDigest")) != blake2b256(report_payload):
-            fail(f"{what}: reportDigest is not the recorded fill report's")
+        if report_payload is not None and data(receipt.get("reportDigest")) != blake2b256(report_payload):
+            fail(f"{what}: " + ("states no reportDigest, the ledger records a fill report"
+                                if not data(receipt.get("reportDigest")) else
+                                "reportDigest is not the recorded fill report's"))
         if data(receipt.get("verdictDigest")) != blake2b256(final_payload):
             fail(f"{what}: the receipt's verdictDigest is not the final verdict's")
         if int(receipt.get("ledgerSequence", "0")) != final_sequence:

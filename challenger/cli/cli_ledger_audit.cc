@@ -68,12 +68,15 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
     if (!w.clock.empty()) {
       out << "   proof rounds after every member's fill: checked on the " << w.clock
           << (w.clock == kWaveClockName
-                  ? " (orderSentAfterWaveUs), within " + std::to_string(kWaveClockToleranceUs) + " us"
+                  ? ", agreeing with the wall clock within " + std::to_string(kWaveSendToleranceUs) +
+                        " us (orderSentAfterWaveUs within " + std::to_string(kWaveClockToleranceUs) +
+                        " us; orderSentAtUnixUs within " + std::to_string(kWaveSendToleranceUs) +
+                        " us + 0.1% of the fill)"
                   : " (orderSentAtUnixUs: the wave verdict predates orderSentAfterWaveUs), within " +
                         std::to_string(kWaveSendToleranceUs) + " us + 0.1% of the fill")
           << "\n";
     }
-    if (!w.fill_end_lag_us.empty()) {
+    if (!w.fill_end_lag_us.empty() || !w.no_fill_time.empty()) {
       out << "   fill ends stated by the challenger minus those the nodes signed (reported, not checked: the "
              "order states no clock-skew allowance):";
       for (size_t i = 0; i < w.fill_end_lag_us.size(); ++i) {
@@ -81,7 +84,13 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
             << " us";
       }
       if (w.fill_end_spread_us.has_value()) {
-        out << "; spread " << *w.fill_end_spread_us << " us on the " << (w.clock.empty() ? kWallClockName : w.clock);
+        out << "; spread " << *w.fill_end_spread_us << " us on the " << w.fill_end_spread_clock;
+      }
+      for (size_t i = 0; i < w.no_fill_time.size(); ++i) {
+        out << (i > 0                       ? ", "
+                : w.fill_end_lag_us.empty() ? " no fill time stated: "
+                                            : "; no fill time stated: ")
+            << Utf8(w.no_fill_time[i]);
       }
       out << "\n";
     }
@@ -133,6 +142,8 @@ Json AuditJson(const LedgerAudit& audit, const AuditCommand& command) {
   for (const WaveAudit& w : audit.waves) {
     Json lags = Json::object();
     for (const auto& [node, lag] : w.fill_end_lag_us) lags[Utf8(node)] = lag;
+    Json no_fill_time = Json::array();
+    for (const std::string& node : w.no_fill_time) no_fill_time.push_back(Utf8(node));
     waves.push_back({{"sequence", w.sequence},
                      {"wave", Utf8(w.wave)},
                      {"pass", w.pass},
@@ -142,6 +153,8 @@ Json AuditJson(const LedgerAudit& audit, const AuditCommand& command) {
                      {"placed_on", w.clock.empty() ? Json(nullptr) : Json(w.clock)},
                      {"fill_end_lag_us", lags},
                      {"fill_end_spread_us", w.fill_end_spread_us ? Json(*w.fill_end_spread_us) : Json(nullptr)},
+                     {"fill_end_spread_on", w.fill_end_spread_us ? Json(w.fill_end_spread_clock) : Json(nullptr)},
+                     {"no_fill_time", std::move(no_fill_time)},
                      {"result", w.status.ok() ? "ok" : "failed"},
                      {"failure", w.status.ok() ? Json(nullptr) : Json(Utf8(w.status.ToString()))}});
   }

@@ -72,9 +72,11 @@ StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, 
     audit.sessions.push_back(AuditSession(sessions[session], keys, options.session));
     if (audit.first_failure.ok()) audit.first_failure = audit.sessions.back().status;
   }
+  std::map<proto::Bytes, uint64_t> listed;  // member session -> the wave verdict that lists it
   for (const VerifiedEntry* entry : wave_verdicts) {
     if (!options.wave_recheck) return InvalidArgumentError("audit: wave verdicts need a wave recheck");
     audit.waves.push_back(AuditWaveVerdict(*entry, sessions, challenger, options.wave_recheck));
+    if (audit.waves.back().status.ok()) audit.waves.back().status = CheckListedOnce(audit.waves.back(), &listed);
     if (audit.first_failure.ok()) audit.first_failure = audit.waves.back().status;
   }
   return audit;

@@ -828,9 +828,9 @@ class Auditor {
     if (r.getPass() != v.getPass()) return wrong("its pass flag is not the final verdict's");
     if (r.getNodeName() != v.getNodeName()) return wrong("names node " + std::string(r.getNodeName().cStr()));
     if (!Same(r.getOrderDigest(), order_->payload_digest)) return wrong("orderDigest is not the recorded order's");
-    if (r.getReportDigest().size() > 0 && report_payload_digest_.has_value() &&
-        !Same(r.getReportDigest(), *report_payload_digest_)) {
-      return wrong("reportDigest is not the recorded fill report's");
+    if (report_payload_digest_.has_value() && !Same(r.getReportDigest(), *report_payload_digest_)) {
+      return wrong(r.getReportDigest().size() == 0 ? "states no reportDigest, the ledger records a fill report"
+                                                   : "reportDigest is not the recorded fill report's");
     }
     if (!Same(r.getVerdictDigest(), verdicts_.back().payload_digest)) {
       return wrong("verdictDigest is not the final verdict's (ledger entry " +

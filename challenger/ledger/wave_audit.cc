@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/hex.h"
@@ -34,35 +35,14 @@ bool Placeable(const proto::Verdict::Reader& v) {
   return true;
 }
 
-// When every member passed: each member's first proof round (a passing round whose labelsChecked is
-// every device at its labelsPerRound; holding rounds carry fewer) was sent after the last fill of
-// every member (its report or a device's notice, whichever came last). Each member's events are
-// placed at its order's time plus the monotonic offsets its verdict states (each session audit
-// checked those against its own records); its order's time is `origins[i]` on the wave's one
-// monotonic clock when the wave verdict states them (tolerance kWaveClockToleranceUs), else its
-// orderSentAtUnixUs on the wall clock (kWaveSendToleranceUs + 0.1% of the span). *clock: which
-// (left as it is when a member failed: nothing is placed).
-Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& members,
-                                  const std::vector<uint64_t>& proof_labels, const std::vector<int64_t>& origins,
-                                  std::string* clock) {
-  for (const proto::Verdict::Reader& v : members) {
-    if (!v.getPass()) return Status::Ok();  // a failed member fails the wave; nothing to place
-  }
-  const bool wave_clock = !origins.empty();
-  *clock = wave_clock ? kWaveClockName : kWallClockName;
-  std::vector<int64_t> order_at;
-  for (size_t i = 0; i < members.size(); ++i) {
-    const proto::Verdict::Reader& v = members[i];
-    if (!Placeable(v)) {
-      return DataLossError("member " + std::string(v.getNodeName().cStr()) +
-                           ": its verdict states a time beyond 2^60 us: its rounds cannot be placed in the wave");
-    }
-    if (!wave_clock && v.getOrderSentAtUnixUs() == 0) {
-      return DataLossError("member " + std::string(v.getNodeName().cStr()) +
-                           ": its verdict states no orderSentAtUnixUs: its rounds cannot be placed in the wave");
-    }
-    order_at.push_back(wave_clock ? origins[i] : v.getOrderSentAtUnixUs());
-  }
+// Each member's first proof round (a passing round whose labelsChecked is proof_labels[i]: every
+// device at its labelsPerRound; holding rounds carry fewer) was sent after the last fill of every
+// member (its report or a device's notice, whichever came last), with each member's order at
+// order_at[i] on `clock` (kWaveClockName: tolerance kWaveClockToleranceUs; kWallClockName:
+// kWaveSendToleranceUs + 0.1% of the span from the member's order to that fill).
+Status PlaceProofRounds(const std::vector<proto::Verdict::Reader>& members, const std::vector<uint64_t>& proof_labels,
+                        const std::vector<int64_t>& order_at, const std::string& clock) {
+  const bool wave_clock = clock == kWaveClockName;
   int64_t last_fill = INT64_MIN;
   std::string last_filled;
   for (size_t i = 0; i < members.size(); ++i) {
@@ -88,7 +68,7 @@ Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& mem
       if (sent + tolerance < last_fill) {
         return DataLossError(name + ": its first proof round (round " + std::to_string(r.getRoundIndex()) +
                              ") was sent " + std::to_string(last_fill - sent) + " us before member " + last_filled +
-                             " was filled on the " + *clock + " (allowed: " + std::to_string(tolerance) +
+                             " was filled on the " + clock + " (allowed: " + std::to_string(tolerance) +
                              " us): the wave's proof rounds must follow every member's fill");
       }
       break;
@@ -96,6 +76,48 @@ Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& mem
     if (!found) return DataLossError(name + ": passed without a proof round");
   }
   return Status::Ok();
+}
+
+// When every member passed: the proof rounds follow every fill (PlaceProofRounds) on the wall clock
+// (each verdict's orderSentAtUnixUs: the node-signed transcript names the verdict, the authority-
+// signed order bounds it); and, when the wave verdict states `origins` (orderSentAfterWaveUs,
+// signed by the challenger alone), the two clocks agree on every member's order relative to the
+// first member's within kWaveSendToleranceUs, and the proof rounds follow every fill on the wave
+// clock too (kWaveClockToleranceUs). *clock: the finest clock checked (left as it is when a member
+// failed: nothing is placed).
+Status CheckProofsFollowEveryFill(const std::vector<proto::Verdict::Reader>& members,
+                                  const std::vector<uint64_t>& proof_labels, const std::vector<int64_t>& origins,
+                                  std::string* clock) {
+  for (const proto::Verdict::Reader& v : members) {
+    if (!v.getPass()) return Status::Ok();  // a failed member fails the wave; nothing to place
+  }
+  *clock = origins.empty() ? kWallClockName : kWaveClockName;
+  std::vector<int64_t> wall;
+  for (const proto::Verdict::Reader& v : members) {
+    if (!Placeable(v)) {
+      return DataLossError("member " + std::string(v.getNodeName().cStr()) +
+                           ": its verdict states a time beyond 2^60 us: its rounds cannot be placed in the wave");
+    }
+    if (v.getOrderSentAtUnixUs() == 0) {
+      return DataLossError("member " + std::string(v.getNodeName().cStr()) +
+                           ": its verdict states no orderSentAtUnixUs: its rounds cannot be placed in the wave");
+    }
+    wall.push_back(v.getOrderSentAtUnixUs());
+  }
+  WP_RETURN_IF_ERROR(PlaceProofRounds(members, proof_labels, wall, kWallClockName));
+  if (origins.empty()) return Status::Ok();
+  for (size_t i = 1; i < members.size(); ++i) {
+    const int64_t on_wave = origins[i] - origins[0], on_wall = wall[i] - wall[0];
+    if (std::abs(on_wave - on_wall) > kWaveSendToleranceUs) {
+      return DataLossError(
+          "member " + std::string(members[i].getNodeName().cStr()) + ": its order was sent " + std::to_string(on_wave) +
+          " us after member " + members[0].getNodeName().cStr() + "'s on the wave clock (orderSentAfterWaveUs), " +
+          std::to_string(on_wall) + " us on the wall clock (orderSentAtUnixUs): the clocks disagree by " +
+          std::to_string(std::abs(on_wave - on_wall)) + " us (allowed: " + std::to_string(kWaveSendToleranceUs) +
+          " us): the members were not ordered together");
+    }
+  }
+  return PlaceProofRounds(members, proof_labels, origins, kWaveClockName);
 }
 
 // The node-signed fill end of a session (FillReport.finishedAtUnixUs, Unix us), or 0 without a
@@ -118,13 +140,20 @@ void ReportFillEnds(const std::vector<proto::Verdict::Reader>& members, const st
   for (size_t i = 0; i < members.size(); ++i) {
     const proto::Verdict::Reader& v = members[i];
     if (signed_ends[i] == 0 || v.getOrderSentAtUnixUs() == 0 || !Placeable(v) || !Placeable(signed_ends[i])) continue;
+    if (v.getFillMicros() == 0) {  // a session that failed before its report reached the challenger
+      out->no_fill_time.emplace_back(v.getNodeName().cStr());
+      continue;
+    }
     const int64_t fill = static_cast<int64_t>(v.getFillMicros());
     out->fill_end_lag_us.emplace_back(v.getNodeName().cStr(), v.getOrderSentAtUnixUs() + fill - signed_ends[i]);
     const int64_t placed = (origins.empty() ? v.getOrderSentAtUnixUs() : origins[i]) + fill - signed_ends[i];
     low = std::min(low, placed);
     high = std::max(high, placed);
   }
-  if (out->fill_end_lag_us.size() >= 2) out->fill_end_spread_us = high - low;
+  if (out->fill_end_lag_us.size() >= 2) {
+    out->fill_end_spread_us = high - low;
+    out->fill_end_spread_clock = origins.empty() ? kWallClockName : kWaveClockName;
+  }
 }
 
 Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
@@ -139,6 +168,7 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
   out->bound_stated = w.getBoundStated();
   out->statement = w.getStatement().cStr();
   out->members = w.getSessionIds().size();
+  for (const proto::ByteView id : w.getSessionIds()) out->member_sessions.emplace_back(id.begin(), id.end());
   if (w.getNodeNames().size() != w.getSessionIds().size() || w.getVerdictDigests().size() != w.getSessionIds().size()) {
     return DataLossError("sessionIds, nodeNames and verdictDigests differ in length");
   }
@@ -223,6 +253,19 @@ WaveAudit AuditWaveVerdict(const VerifiedEntry& entry,
   if (!status.ok())
     out.status = status.WithContext("wave verdict (ledger entry " + std::to_string(entry.sequence) + ")");
   return out;
+}
+
+Status CheckListedOnce(const WaveAudit& wave, std::map<proto::Bytes, uint64_t>* listed) {
+  for (const proto::Bytes& id : wave.member_sessions) {
+    auto [at, inserted] = listed->emplace(id, wave.sequence);
+    if (!inserted && at->second != wave.sequence) {
+      return DataLossError("wave verdict (ledger entry " + std::to_string(wave.sequence) + "): member session " +
+                           HexEncode(id.data(), id.size()) + " is listed by wave verdict (ledger entry " +
+                           std::to_string(at->second) +
+                           ") too: a challenger runs each member session in one wave run only");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace wipeproof

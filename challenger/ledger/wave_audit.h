@@ -6,13 +6,17 @@
 // member's first proof round was sent after the last fill of every member (report or notice): the
 // wave's proof rounds follow its last fill. Each member's rounds and fills are offsets from its
 // order on the challenger's monotonic clock; the orders are placed on one clock by
+//   - the wall clock: each verdict's orderSentAtUnixUs (the node-signed transcript names the
+//     verdict; the authority-signed order's lifetime bounds it), within kWaveSendToleranceUs plus
+//     0.1% of the time from the member's order to that fill (the wall clock may be slewed against
+//     the monotonic one the offsets are measured on); always; and, when the wave verdict states it,
 //   - the wave clock: the wave verdict's orderSentAfterWaveUs (each member's order after the wave's
-//     first, on the monotonic clock of the one process that ran them all), within
-//     kWaveClockToleranceUs; or, for wave verdicts written before that field (it is empty),
-//   - the wall clock: each verdict's orderSentAtUnixUs, within kWaveSendToleranceUs plus 0.1% of
-//     the time from the member's order to that fill (the wall clock may be slewed against the
-//     monotonic one the offsets are measured on).
-// WaveAudit::clock says which.
+//     first, on the monotonic clock of the one process that ran them all; signed by the challenger
+//     alone), which must agree with the wall clock on each member's order relative to the first
+//     member's within kWaveSendToleranceUs, and then places the proof rounds within
+//     kWaveClockToleranceUs.
+// WaveAudit::clock names the finer clock checked. A member session listed by two wave verdicts of
+// one export is CheckListedOnce's to find.
 //
 // Thread-safety: a pure function.
 #pragma once
@@ -54,20 +58,27 @@ struct WaveAudit {
   bool bound_stated = false;
   std::string statement;
   size_t members = 0;
-  // The clock the members were placed on: kWaveClockName (orderSentAfterWaveUs) or kWallClockName
-  // (orderSentAtUnixUs, a wave verdict written before the field); "" when the check was not reached.
+  // The finer clock the members were placed on: kWaveClockName (orderSentAfterWaveUs, after the
+  // wall clock and the two clocks' agreement) or kWallClockName (orderSentAtUnixUs alone, a wave
+  // verdict written before the field); "" when the check was not reached.
   std::string clock;
+  // The member sessions it lists (sessionIds, in its order), once its signature verified.
+  std::vector<proto::Bytes> member_sessions;
   // Reported, not checked: the order states no clock-skew allowance (the agent's --clock_skew_us is
   // its own setting), so a node's clock anchors the wave placement only as a reported deviation.
-  // Per member with a fill report: the challenger's stated fill end on the wall clock
-  // (orderSentAtUnixUs + fillMicros) minus the node-signed FillReport.finishedAtUnixUs, in
+  // Per member with a fill report and a fill time (fillMicros > 0; else in no_fill_time): the challenger's stated fill
+  // end on the wall clock (orderSentAtUnixUs + fillMicros) minus the node-signed FillReport.finishedAtUnixUs, in
   // microseconds (the report's transit plus the two clocks' offset; the session audit verifies the
   // report's signature). Spread: max minus min across members of the same difference with each
   // member's order on the clock the members are placed on (wave clock: orderSentAfterWaveUs), so a
   // member placed X later than it ran shows X more than the others (with the nodes' clocks in step).
   std::vector<std::pair<std::string, int64_t>> fill_end_lag_us;
   std::optional<int64_t> fill_end_spread_us;  // with two or more members in fill_end_lag_us
-  Status status;                              // OK: every check held; else the first that did not
+  std::string fill_end_spread_clock;          // the clock of fill_end_spread_us: kWaveClockName or kWallClockName
+  // Members with a node-signed fill report whose verdict states no fill time (fillMicros 0: the
+  // session failed before the report reached the challenger): no lag is reported for them.
+  std::vector<std::string> no_fill_time;
+  Status status;  // OK: every check held; else the first that did not
 };
 
 // `sessions`: every session's entries in ledger order, by session id. Never fails as a function: a
@@ -76,5 +87,10 @@ struct WaveAudit {
 WaveAudit AuditWaveVerdict(const VerifiedEntry& entry,
                            const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
                            const proto::PublicKey& challenger, const WaveRecheck& recheck);
+
+// OK when no member session of `wave` is in `listed` under another wave verdict; adds them (session
+// id -> the wave verdict's ledger sequence). An honest challenger runs each member session in one
+// wave run only, so a session listed by two wave verdicts is DATA_LOSS naming both entries.
+Status CheckListedOnce(const WaveAudit& wave, std::map<proto::Bytes, uint64_t>* listed);
 
 }  // namespace wipeproof

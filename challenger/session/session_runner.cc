@@ -640,6 +640,8 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
   if (envelope.kind == proto::MessageKind::FILL_REPORT) {
     auto readable = proto::ParseMessage<proto::FillReport>(proto::AsView(envelope.payload));
     report_recordable_ = readable.ok() && SameBytes(readable->root().getSessionId(), plan_.session_id);
+    // The receipt and verdict state the digest of every report the ledger records, verified or not.
+    if (report_recordable_) report_digest_ = proto::Blake2b256(proto::AsView(envelope.payload));
   }
   Status signature = proto::VerifySignature(envelope, proto::MessageKind::FILL_REPORT, plan_.node_key);
   if (!signature.ok()) {

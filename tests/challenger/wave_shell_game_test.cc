@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -131,14 +133,14 @@ WaveAudit AuditWave(const std::vector<testing::StoredRecord>& records) {
   return AuditWaveVerdict(*wave, sessions, testing::TestKey(0x22).public_key, RecheckWaveVerdict);
 }
 
-enum class Placed { kWaveClock, kWallClockOnly };
+enum class Placed { kWaveClock, kWallClockOnly, kWaveClockOnly };
 
-// The challenger re-signs `node`'s verdict with its order sent `delta_us` later (its whole timeline
-// moved, so its own session stays consistent) and the wave verdict over the new digest, with the
-// member's order moved as much on the wave clock (orderSentAfterWaveUs, from the new earliest) or,
-// kWallClockOnly, without orderSentAfterWaveUs, as a wave verdict written before it existed.
-std::vector<testing::StoredRecord> MoveMember(std::vector<testing::StoredRecord> records, const std::string& node,
-                                              int64_t delta_us, Placed placed) {
+// The challenger re-signs `node`'s verdict with `edit` applied and the wave verdict over its new
+// digest with `edit_wave` applied (given the digests' list index of `node`).
+std::vector<testing::StoredRecord> ResignMember(
+    std::vector<testing::StoredRecord> records, const std::string& node,
+    const std::function<void(proto::Verdict::Builder)>& edit,
+    const std::function<void(proto::WaveVerdict::Builder, unsigned member)>& edit_wave) {
   const proto::KeyPair challenger = testing::TestKey(0x22);
   proto::Bytes old_payload, new_payload;
   for (testing::StoredRecord& r : records) {
@@ -149,7 +151,7 @@ std::vector<testing::StoredRecord> MoveMember(std::vector<testing::StoredRecord>
     capnp::MallocMessageBuilder forged;
     forged.setRoot(verdict->root());
     auto v = forged.getRoot<proto::Verdict>();
-    v.setOrderSentAtUnixUs(v.getOrderSentAtUnixUs() + delta_us);
+    edit(v);
     auto signed_verdict = proto::SignMessage(v.asReader(), challenger);
     old_payload = envelope->payload;
     new_payload = signed_verdict->payload;
@@ -170,21 +172,40 @@ std::vector<testing::StoredRecord> MoveMember(std::vector<testing::StoredRecord>
         w.getVerdictDigests().set(i, capnp::Data::Reader(new_digest.data(), new_digest.size()));
       }
     }
-    std::vector<int64_t> at;
-    for (unsigned i = 0; i < w.getOrderSentAfterWaveUs().size(); ++i) {
-      at.push_back(static_cast<int64_t>(w.getOrderSentAfterWaveUs()[i]) +
-                   (std::string(w.getNodeNames()[i].cStr()) == node ? delta_us : 0));
-    }
-    if (placed == Placed::kWallClockOnly || at.empty()) {
-      w.disownOrderSentAfterWaveUs();
-    } else {
-      const int64_t origin = *std::min_element(at.begin(), at.end());
-      for (unsigned i = 0; i < at.size(); ++i)
-        w.getOrderSentAfterWaveUs().set(i, static_cast<uint64_t>(at[i] - origin));
+    for (unsigned i = 0; i < w.getNodeNames().size(); ++i) {
+      if (std::string(w.getNodeNames()[i].cStr()) == node) edit_wave(w, i);
     }
     r.bytes = proto::EncodeEnvelope(*proto::SignMessage(w.asReader(), challenger));
   }
   return records;
+}
+
+// The challenger re-signs `node`'s verdict with its order sent `delta_us` later (its whole timeline
+// moved, so its own session stays consistent) and the wave verdict over the new digest, with the
+// member's order moved as much on the wave clock (orderSentAfterWaveUs, from the new earliest) or,
+// kWallClockOnly, without orderSentAfterWaveUs, as a wave verdict written before it existed;
+// kWaveClockOnly: its order moved on the wave clock alone (the verdict, with the order's time the
+// node-signed transcript names, left as it is).
+std::vector<testing::StoredRecord> MoveMember(std::vector<testing::StoredRecord> records, const std::string& node,
+                                              int64_t delta_us, Placed placed) {
+  return ResignMember(
+      std::move(records), node,
+      [&](proto::Verdict::Builder v) {
+        if (placed != Placed::kWaveClockOnly) v.setOrderSentAtUnixUs(v.getOrderSentAtUnixUs() + delta_us);
+      },
+      [&](proto::WaveVerdict::Builder w, unsigned member) {
+        std::vector<int64_t> at;
+        for (unsigned i = 0; i < w.getOrderSentAfterWaveUs().size(); ++i) {
+          at.push_back(static_cast<int64_t>(w.getOrderSentAfterWaveUs()[i]) + (i == member ? delta_us : 0));
+        }
+        if (placed == Placed::kWallClockOnly || at.empty()) {
+          w.disownOrderSentAfterWaveUs();
+        } else {
+          const int64_t origin = *std::min_element(at.begin(), at.end());
+          for (unsigned i = 0; i < at.size(); ++i)
+            w.getOrderSentAfterWaveUs().set(i, static_cast<uint64_t>(at[i] - origin));
+        }
+      });
 }
 
 // An auditor re-checks the wave claim from the records: each member's first proof round after the
@@ -325,6 +346,76 @@ TEST(WaveShellGameTest, ASmallDropWhileTheNeighbourFillsIsCaughtByTheProofRounds
     // Caught by a proof round, or earlier by a holding round (2 x 4 labels: passed 66% of the time).
     ASSERT_LT(run.a.failure.round, run.a.rounds.size());
   }
+}
+
+// The wave clock (orderSentAfterWaveUs) is the challenger's word alone; the wall clock
+// (orderSentAtUnixUs) is named by the node-signed transcript and bounded by the authority-signed
+// order. A wave verdict that moves node-a's order 150 ms later on the wave clock only (its proof
+// rounds still after node-b's fill there, 300 ms late) disagrees with the wall clock and fails;
+// moved 20 ms it agrees (within 50 ms) and passes.
+TEST(WaveShellGameTest, TheWaveClockMustAgreeWithTheWallClock) {
+  WaveRun run = RunOnce({});
+  ASSERT_TRUE(run.a.pass) << run.a.failure.Describe();
+  ASSERT_TRUE(run.b.pass) << run.b.failure.Describe();
+  WaveAudit moved = AuditWave(MoveMember(run.records, "node-a", 150'000, Placed::kWaveClockOnly));
+  EXPECT_EQ(moved.status.code(), StatusCode::kDataLoss) << moved.status.ToString();
+  EXPECT_NE(moved.status.message().find(" us on the wall clock (orderSentAtUnixUs): the clocks disagree by "),
+            std::string::npos)
+      << moved.status.ToString();
+  EXPECT_NE(moved.status.message().find("(allowed: 50000 us)"), std::string::npos) << moved.status.ToString();
+  WaveAudit slight = AuditWave(MoveMember(run.records, "node-a", 20'000, Placed::kWaveClockOnly));
+  EXPECT_TRUE(slight.status.ok()) << slight.status.ToString();
+  EXPECT_EQ(slight.clock, kWaveClockName);
+}
+
+// A wave verdict replayed (or re-signed) to list a member session another wave verdict lists: an
+// honest challenger runs each member session in one wave run.
+TEST(WaveShellGameTest, AMemberSessionListedByTwoWaveVerdictsFails) {
+  WaveRun run = RunOnce({});
+  ASSERT_TRUE(run.wave_pass);
+  WaveAudit first = AuditWave(run.records);
+  ASSERT_TRUE(first.status.ok()) << first.status.ToString();
+  ASSERT_EQ(first.member_sessions.size(), 2u);
+  std::map<proto::Bytes, uint64_t> listed;
+  EXPECT_TRUE(CheckListedOnce(first, &listed).ok());
+  EXPECT_TRUE(CheckListedOnce(first, &listed).ok()) << "the same wave verdict, seen again";
+  WaveAudit replayed = first;
+  replayed.sequence = first.sequence + 7;
+  Status twice = CheckListedOnce(replayed, &listed);
+  EXPECT_EQ(twice.code(), StatusCode::kDataLoss) << twice.ToString();
+  EXPECT_NE(twice.message().find("is listed by wave verdict (ledger entry " + std::to_string(first.sequence) + ") too"),
+            std::string::npos)
+      << twice.ToString();
+}
+
+// The reported fill-end lag needs the verdict's fill time: a member whose verdict states none
+// (fillMicros 0: it failed before its report reached the challenger) is named, not given a lag of
+// minus its Unix time; and the spread says the clock it was computed on even when a member failed
+// and nothing was placed.
+TEST(WaveShellGameTest, FillEndLagsSkipMembersWithoutAFillTime) {
+  WaveRun run = RunOnce({});
+  ASSERT_TRUE(run.wave_pass);
+  WaveAudit honest = AuditWave(run.records);
+  ASSERT_EQ(honest.fill_end_lag_us.size(), 2u);
+  EXPECT_EQ(honest.fill_end_spread_clock, kWaveClockName);
+  WaveAudit no_fill = AuditWave(ResignMember(
+      run.records, "node-b", [](proto::Verdict::Builder v) { v.setFillMicros(0); },
+      [](proto::WaveVerdict::Builder, unsigned) {}));
+  ASSERT_EQ(no_fill.fill_end_lag_us.size(), 1u);
+  EXPECT_EQ(no_fill.fill_end_lag_us[0].first, "node-a");
+  EXPECT_EQ(no_fill.no_fill_time, std::vector<std::string>{"node-b"});
+  EXPECT_FALSE(no_fill.fill_end_spread_us.has_value());
+  WaveAudit failed = AuditWave(ResignMember(
+      run.records, "node-b",
+      [](proto::Verdict::Builder v) {
+        v.setPass(false);
+        v.initFailure().setReason(proto::FailureReason::WRONG_LABEL);
+      },
+      [](proto::WaveVerdict::Builder w, unsigned) { w.setPass(false); }));
+  EXPECT_TRUE(failed.clock.empty()) << "a failed member: nothing placed";
+  ASSERT_EQ(failed.fill_end_lag_us.size(), 2u) << failed.status.ToString();
+  ASSERT_TRUE(failed.fill_end_spread_us.has_value());
+  EXPECT_EQ(failed.fill_end_spread_clock, kWaveClockName);
 }
 
 }  // namespace

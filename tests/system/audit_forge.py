@@ -33,6 +33,22 @@
                                                         wave-shift of NODE by just as much that OTHER's
                                                         first proof round comes GAP_US before NODE's
                                                         last fill on the wave clock
+  audit_forge.py wave-set EXPORT SCHEMA KEY FIELD=JSON...
+                                                        the last wave verdict with each FIELD set to the
+                                                        JSON value (null: removed), re-signed with the
+                                                        challenger's key (KEY), the chain rebuilt
+  audit_forge.py wave-mix EXPORT SCHEMA KEY NODE OTHER   the last wave verdict re-signed naming NODE's
+                                                        session of the first wave verdict and OTHER's of
+                                                        the last, orderSentAfterWaveUs chosen so that
+                                                        their proof rounds follow both fills on it
+  audit_forge.py wave-replay EXPORT SCHEMA KEY           the last wave verdict's record replaced by the
+                                                        first's (a valid verdict listed twice), the
+                                                        chain re-signed
+  audit_forge.py receipt-set EXPORT SCHEMA KEY FIELD=JSON...
+                                                        the first receipt with each FIELD set (null:
+                                                        removed), re-signed, the chain rebuilt
+  audit_forge.py receipt-bad-utf8 EXPORT SCHEMA KEY      the first receipt's nodeName with its last byte
+                                                        made invalid UTF-8, re-signed
 Writes the tampered export to stdout. Uses docs/audit_recipe.py's capnp helpers.
 """
 import json
@@ -260,6 +276,92 @@ def wave_shift(schema, document, challenger, node_key, node, delta_us, clock="wa
         entry["summary"] = replace(entry["summary"])
 
 
+def entry_records(schema, document):
+    """[(kind, session id hex, record bytes)] of every entry, in ledger order."""
+    out = []
+    for entry in document["entries"]:
+        payload, _ = envelope_parts(schema, bytes.fromhex(entry["envelope"]))
+        out.append((entry["kind"], entry.get("session_id"), recipe.data(schema.decode(payload, "LedgerEntry")["record"])))
+    return out
+
+
+def assignments(args):
+    """{field: JSON value} of FIELD=JSON arguments."""
+    return {a.partition("=")[0]: json.loads(a.partition("=")[2]) for a in args}
+
+
+def set_fields(message, fields):
+    for field, value in fields.items():
+        if value is None:
+            message.pop(field, None)
+        else:
+            message[field] = value
+
+
+def wave_set(schema, document, challenger, fields):
+    """The last wave verdict with `fields` set, re-signed."""
+    records = entry_records(schema, document)
+    at = max(i for i, (kind, _, _) in enumerate(records) if kind == "waveVerdict")
+    wave = schema.decode(envelope_parts(schema, records[at][2])[0], "WaveVerdict")
+    set_fields(wave, fields)
+    new = sign_message(schema, wave, "WaveVerdict", challenger, "waveVerdict", records[at][2])
+    rewrite_records(schema, document, {at: new}, challenger)
+
+
+def wave_mix(schema, document, challenger, node, other):
+    """The last wave verdict re-signed to name `node`'s session of the first wave verdict and `other`'s of the
+    last (runs seconds apart), with orderSentAfterWaveUs placing both members' proof rounds after both fills."""
+    records = entry_records(schema, document)
+    waves = [schema.decode(envelope_parts(schema, r)[0], "WaveVerdict") for k, _, r in records if k == "waveVerdict"]
+    assert len(waves) >= 2, "two wave verdicts expected"
+
+    def member(wave, name):
+        sid = bytes(wave["sessionIds"][wave["nodeNames"].index(name)]).hex()
+        payload = envelope_parts(schema, [r for k, s, r in records if k == "verdict" and s == sid][-1])[0]
+        return sid, payload, schema.decode(payload, "Verdict")
+    chosen = [member(waves[0], node), member(waves[-1], other)]
+    fills, proofs = [], []
+    for _, _, v in chosen:
+        fills.append(max([int(v.get("fillMicros", "0"))] + [int(d.get("filledAfterUs", "0")) for d in v["devices"]]))
+        q = max(int(r.get("labelsChecked", 0)) for r in v["rounds"])  # proof rounds carry the most labels
+        proofs.append(next(int(r["sentAfterOrderUs"]) for r in v["rounds"] if int(r.get("labelsChecked", 0)) == q))
+    x = ((fills[0] - proofs[1]) + (proofs[0] - fills[1])) // 2  # `other`'s order x after `node`'s: both fit
+    wave = waves[-1]
+    wave["sessionIds"] = [list(bytes.fromhex(sid)) for sid, _, _ in chosen]
+    wave["nodeNames"] = [node, other]
+    wave["verdictDigests"] = [list(recipe.blake2b256(payload)) for _, payload, _ in chosen]
+    wave["orderSentAfterWaveUs"] = [str(max(0, -x)), str(max(0, x))]
+    at = max(i for i, (kind, _, _) in enumerate(records) if kind == "waveVerdict")
+    new = sign_message(schema, wave, "WaveVerdict", challenger, "waveVerdict", records[at][2])
+    rewrite_records(schema, document, {at: new}, challenger)
+
+
+def wave_replay(schema, document, challenger):
+    """The last wave verdict's record replaced by the first's: each verifies, the members are listed twice."""
+    records = entry_records(schema, document)
+    at = [i for i, (kind, _, _) in enumerate(records) if kind == "waveVerdict"]
+    assert len(at) >= 2, "two wave verdicts expected"
+    rewrite_records(schema, document, {at[-1]: records[at[0]][2]}, challenger)
+
+
+def receipt_set(schema, document, challenger, fields=None, bad_utf8=False):
+    """The first receipt with `fields` set, or its nodeName's last byte made invalid UTF-8; re-signed."""
+    records = entry_records(schema, document)
+    at = next(i for i, (kind, _, _) in enumerate(records) if kind == "receipt")
+    receipt = schema.decode(envelope_parts(schema, records[at][2])[0], "Receipt")
+    set_fields(receipt, fields or {})
+    payload = schema.canonical(receipt, "Receipt")
+    if bad_utf8:
+        name = receipt["nodeName"].encode() + b"\0"
+        assert payload.count(name) == 1, "the node name must occur once"
+        payload = payload.replace(name, name[:-2] + b"\xff\0")
+    envelope = schema.decode(records[at][2], "Envelope")
+    envelope["payload"] = list(payload)
+    number = schema.enum("MessageKind")["receipt"]
+    envelope["signature"] = list(challenger.sign(recipe.ENVELOPE_CONTEXT + struct.pack("<H", number) + payload).signature)
+    rewrite_records(schema, document, {at: schema.canonical(envelope, "Envelope")}, challenger)
+
+
 def main():
     mode, export_path, schema_path = sys.argv[1:4]
     schema = recipe.Schema(schema_path)
@@ -288,6 +390,16 @@ def main():
         delta = wave_gap(schema, document, sys.argv[6], sys.argv[7], int(sys.argv[8]))
         wave_shift(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
                    sys.argv[6], delta, *sys.argv[9:10])
+    elif mode == "wave-set":
+        wave_set(schema, document, SigningKey(read_seed(sys.argv[4])), assignments(sys.argv[5:]))
+    elif mode == "wave-mix":
+        wave_mix(schema, document, SigningKey(read_seed(sys.argv[4])), sys.argv[5], sys.argv[6])
+    elif mode == "wave-replay":
+        wave_replay(schema, document, SigningKey(read_seed(sys.argv[4])))
+    elif mode == "receipt-set":
+        receipt_set(schema, document, SigningKey(read_seed(sys.argv[4])), assignments(sys.argv[5:]))
+    elif mode == "receipt-bad-utf8":
+        receipt_set(schema, document, SigningKey(read_seed(sys.argv[4])), bad_utf8=True)
     else:
         raise SystemExit(f"unknown mode {mode}")
     json.dump(document, sys.stdout, indent=2)

@@ -7,7 +7,8 @@
 # one signature byte changed, an answer byte changed by a forger who holds the challenger's key and
 # re-signs the chain (caught by the node-signed transcript and the recomputed labels), and a wrong
 # answer the node signed into its transcript too (caught by the recomputed labels alone), and a
-# receipt re-signed around a changed copy of the node-signed transcript it embeds.
+# receipt re-signed around a changed copy of the node-signed transcript it embeds. Then a wave run
+# twice by `serve --once`, and forgeries of its wave verdicts and of a receipt (below).
 # Usage: audit_test.sh PROVER_BIN CHALLENGER_BIN SOURCE_ROOT
 set -euo pipefail
 prover=$1
@@ -59,7 +60,13 @@ expect_pass "the recipe on the session's export" recipe "$dir/export.json"
 expect_pass "the recipe's label code on label-spec.md's known answers" \
   "$python" "$root/docs/audit_recipe.py" --self-test="$root/tests/testdata/labels-public.json"
 
-forge() { "$python" "$root/tests/system/audit_forge.py" "$1" "$dir/export.json" "$root/proto/wipe.capnp" "${@:2}"; }
+forge() {  # MODE [EXPORT] ARGS...: the newer modes name the export, the others forge the session's
+  case $1 in
+    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8)
+      "$python" "$root/tests/system/audit_forge.py" "$1" "$2" "$root/proto/wipe.capnp" "${@:3}" ;;
+    *) "$python" "$root/tests/system/audit_forge.py" "$1" "$dir/export.json" "$root/proto/wipe.capnp" "${@:2}" ;;
+  esac
+}
 forge answer-byte >"$dir/answer.json"
 forge signature-byte >"$dir/signature.json"
 forge resigned-answer "$e2e/inspect-challenger.key" >"$dir/resigned.json"
@@ -164,6 +171,100 @@ expect_fail "ledger audit, a member's order sent before the authority signed it"
   "is outside the order's lifetime" audit "$dir/wave-early.json"
 expect_fail "the recipe, a member's order sent before the authority signed it" \
   "is outside the order's lifetime" recipe "$dir/wave-early.json"
+
+# Forgeries with the challenger's key alone, each failing both tools: a wave verdict naming its
+# members' nodes swapped, listing three sessions and nodes but two digests, an empty or out-of-range
+# orderSentAfterWaveUs; a receipt filed under another session (its sessionId zeroed), stating no
+# reportDigest although the ledger records the fill report, or naming its node in invalid UTF-8.
+# They fail before any label is recomputed (--labels=0), and run side by side to save time (a
+# forgery's tools run with the next forgeries' writing).
+bg=()
+run_bg() {  # OUT COMMAND...: COMMAND in the background, its output in OUT, its exit status in OUT.rc
+  local out=$1; shift
+  { local code=0; "$@" >"$out" 2>&1 || code=$?; echo "$code" >"$out.rc"; } &
+  bg+=($!)
+}
+wait_bg() { for p in "${bg[@]}"; do wait "$p" || true; done; bg=(); }
+forged() {  # NAME MODE EXPORT ARGS...: writes $dir/NAME.json in the background
+  local name=$1; shift
+  { local code=0; forge "$@" >"$dir/$name.json" 2>"$dir/$name.forge" || code=$?; echo "$code" >"$dir/$name.forge.rc"; } &
+  bg+=($!)
+}
+quick_recipe() {
+  "$python" "$root/docs/audit_recipe.py" "$1" --schema="$root/proto/wipe.capnp" \
+    --authority-pub="$e2e/inspect-authority.pub" --challenger-pub="$e2e/inspect-challenger.pub" --labels=0
+}
+said_fail() {  # NAME TEXT OUT: OUT (run_bg's) exited 1 naming TEXT
+  if [[ $(cat "$3.rc") -eq 1 ]] && grep -qF -- "$2" "$3"; then echo "ok: $1 fails naming '$2'"; else
+    echo "FAIL: $1 should exit 1 naming '$2' (exit $(cat "$3.rc")):"; cat "$3"; failures=$((failures + 1)); fi
+}
+both_fail() {  # NAME=AUDIT_TEXT=RECIPE_TEXT... (each forged as $dir/NAME.json), checked side by side
+  local spec name
+  for spec in "$@"; do
+    name=${spec%%=*}
+    [[ $(cat "$dir/$name.forge.rc") -eq 0 ]] || { echo "FAIL: forgery $name:"; cat "$dir/$name.forge"; exit 1; }
+    run_bg "$dir/$name.audit" audit "$dir/$name.json"
+    run_bg "$dir/$name.recipe" quick_recipe "$dir/$name.json"
+  done
+  wait_bg
+  for spec in "$@"; do
+    IFS='=' read -r name audit_text recipe_text <<<"$spec"
+    said_fail "ledger audit, $name" "$audit_text" "$dir/$name.audit"
+    said_fail "the recipe, $name" "$recipe_text" "$dir/$name.recipe"
+  done
+}
+key=$e2e/inspect-challenger.key
+ids=$("$python" -c 'import json, sys; w = json.load(open(sys.argv[1])); print(json.dumps(
+  [list(bytes.fromhex(e["session_id"])) for e in w["entries"] if e["kind"] == "order"] + [list(range(1, 17))]))' \
+  "$dir/wave.json")
+forged wave-nodes-swapped wave-set "$dir/wave.json" "$key" 'nodeNames=["node-b", "node-a"]'
+forged wave-three-sessions-two-digests wave-set "$dir/wave.json" "$key" "sessionIds=$ids" \
+  'nodeNames=["node-a", "node-b", "node-c"]'
+forged wave-clock-empty wave-set "$dir/wave.json" "$key" 'orderSentAfterWaveUs=[]'
+forged wave-clock-2-60 wave-set "$dir/wave.json" "$key" 'orderSentAfterWaveUs=["0", "1152921504606846976"]'
+forged receipt-session-zeroed receipt-set "$dir/export.json" "$key" 'sessionId=[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]'
+forged receipt-no-report-digest receipt-set "$dir/export.json" "$key" 'reportDigest=null'
+forged receipt-node-not-utf8 receipt-bad-utf8 "$dir/export.json" "$key"
+# Meanwhile a second run of the wave: each run has sessions of its own, and both tools pass the
+# export of both runs. A challenger-key holder re-signs the second wave verdict to pair node-a's
+# session of run 1 with node-b's of run 2, on a wave clock chosen to fit: the wall clock (named by
+# the node-signed transcripts) puts them seconds apart, and both tools fail it; the first wave
+# verdict replayed as the second lists each member session twice, and both fail that.
+second_run() {
+  "$challenger" serve --once --inventory="$wave/inventory.json" --profile="$e2e/profile.json" \
+    --authority_key="$e2e/inspect-authority.key" --challenger_key="$e2e/inspect-challenger.key" \
+    --ledger="$wave/ledger.db" --threads=2 >"$wave/serve2.out" 2>"$wave/serve2.log" &&
+    "$challenger" ledger export --ledger="$wave/ledger.db" --challenger_key="$e2e/inspect-challenger.pub" \
+      --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/inventory.json" --out="$dir/waves.json"
+}
+run_bg "$dir/second-run" second_run
+wait_bg
+[[ $(cat "$dir/second-run.rc") -eq 0 ]] || { echo "FAIL: the second wave run did not pass:"; cat "$wave/serve2.log"; exit 1; }
+forged wave-pairing-two-runs wave-mix "$dir/waves.json" "$key" node-a node-b
+forged wave-replayed wave-replay "$dir/waves.json" "$key"
+run_bg "$dir/waves.audit" audit "$dir/waves.json"
+run_bg "$dir/waves.recipe" quick_recipe "$dir/waves.json"
+zeros=00000000000000000000000000000000
+both_fail "wave-nodes-swapped=the session's verdict is for node node-a=the session's verdict is for node node-a" \
+  "wave-three-sessions-two-digests=sessionIds, nodeNames and verdictDigests differ in length=sessionIds, nodeNames \
+and verdictDigests differ in length (3, 3, 2)" \
+  "wave-clock-empty=orderSentAfterWaveUs lists 0 members, sessionIds 2=orderSentAfterWaveUs lists 0 members, \
+sessionIds 2" \
+  "wave-clock-2-60=orderSentAfterWaveUs is out of range=orderSentAfterWaveUs is out of range" \
+  "receipt-session-zeroed=record belongs to session $zeros=the record belongs to session $zeros, the entry names" \
+  "receipt-no-report-digest=states no reportDigest, the ledger records a fill report=states no reportDigest, \
+the ledger records a fill report" \
+  "receipt-node-not-utf8=(ledger entry 6)=a Receipt holds text that is not valid UTF-8"
+for tool in audit recipe; do
+  text="audit: OK: 4 session(s) and 2 wave verdict(s)"
+  [[ $tool == recipe ]] && text="4 session(s) and 2 wave verdict(s) re-verified"
+  if [[ $(cat "$dir/waves.$tool.rc") -eq 0 ]] && grep -qF -- "$text" "$dir/waves.$tool"; then
+    echo "ok: $tool passes two runs of a wave, saying '$text'"
+  else echo "FAIL: $tool should pass two runs of a wave, saying '$text':"; cat "$dir/waves.$tool"; failures=$((failures + 1)); fi
+done
+both_fail "wave-pairing-two-runs=before member node-b was filled on the wall clock=before the wave's last fill on \
+the wall clock" \
+  "wave-replayed=is listed by wave verdict (ledger entry=is listed by wave verdict (ledger entry"
 
 [[ $failures -eq 0 ]] && echo "audit test passed" && exit 0
 echo "$failures check(s) failed"
