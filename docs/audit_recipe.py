@@ -638,6 +638,15 @@ class Recipe:
                                           f"{where}: verdict (ledger entry {v['sequence']})") for v in verdicts]
         for v, payload in zip(verdicts, verdict_payloads):
             same_session(f"verdict (ledger entry {v['sequence']})", self.schema.decode(payload, "Verdict"))
+        # One verdict, or a pass and the failure that superseded it (a late finding): never a second pass,
+        # which no node signed (the node's transcript names the first verdict only).
+        if len(verdicts) > 2:
+            fail(f"{where}: verdict (ledger entry {verdicts[2]['sequence']}): a third verdict; a session has one, "
+                 "or a pass and the failure that superseded it")
+        if len(verdicts) == 2 and (not self.schema.decode(verdict_payloads[0], "Verdict").get("pass") or
+                                   self.schema.decode(verdict_payloads[1], "Verdict").get("pass")):
+            fail(f"{where}: verdict (ledger entry {verdicts[1]['sequence']}): a second verdict may only supersede a "
+                 "pass with a failure")
         verdict = self.schema.decode(verdict_payloads[-1], "Verdict")
         if data(verdict.get("orderDigest")) != blake2b256(order_payload):
             fail(f"{where}: the verdict's orderDigest is not the order's")

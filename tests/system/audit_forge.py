@@ -362,6 +362,64 @@ def receipt_set(schema, document, challenger, fields=None, bad_utf8=False):
     rewrite_records(schema, document, {at: schema.canonical(envelope, "Envelope")}, challenger)
 
 
+def second_pass(schema, document, challenger):
+    """A second pass verdict for the first session (its verdict with orderSentAtUnixUs 1 us later: no node
+    signed it), entered just before the session's receipt, which is re-pointed at it; every entry from there
+    re-numbered and re-signed (the chain), as a challenger-key holder would move a session on the wall clock."""
+    entries = document["entries"]
+
+    def ledger_entry(n):
+        return schema.decode(envelope_parts(schema, bytes.fromhex(entries[n]["envelope"]))[0], "LedgerEntry")
+
+    verdict_at = next(n for n, e in enumerate(entries) if e["kind"] == "verdict")
+    session = entries[verdict_at].get("session_id")
+    receipt_at = next(n for n, e in enumerate(entries) if e["kind"] == "receipt" and e.get("session_id") == session)
+    verdict_entry = ledger_entry(verdict_at)
+    verdict_record = recipe.data(verdict_entry["record"])
+    verdict = schema.decode(envelope_parts(schema, verdict_record)[0], "Verdict")
+    assert verdict.get("pass"), "the first session must pass"
+    verdict["orderSentAtUnixUs"] = str(int(verdict["orderSentAtUnixUs"]) + 1)
+    second = sign_message(schema, verdict, "Verdict", challenger, "verdict", verdict_record)
+    decoded = [ledger_entry(n) for n in range(len(entries))]
+    new_json = [dict(e) for e in entries[:receipt_at]] + [dict(entries[verdict_at])] + \
+        [dict(e) for e in entries[receipt_at:]]
+    new_entries = decoded[:receipt_at] + [dict(verdict_entry, record=list(second))] + decoded[receipt_at:]
+    receipt_entry = new_entries[receipt_at + 1]
+    receipt_record = recipe.data(receipt_entry["record"])
+    receipt = schema.decode(envelope_parts(schema, receipt_record)[0], "Receipt")
+    receipt["verdictDigest"] = list(recipe.blake2b256(envelope_parts(schema, second)[0]))
+    receipt["ledgerSequence"] = str(receipt_at)
+    receipt_entry["record"] = list(sign_message(schema, receipt, "Receipt", challenger, "receipt", receipt_record))
+    template = bytes.fromhex(entries[0]["envelope"])
+    previous = bytes.fromhex(new_json[receipt_at - 1]["entry_digest"])
+    for n in range(receipt_at, len(new_entries)):
+        entry, out = new_entries[n], new_json[n]
+        entry["sequence"] = str(n)
+        entry["prevEntryDigest"] = list(previous)
+        envelope = sign_message(schema, entry, "LedgerEntry", challenger, "ledgerEntry", template)
+        record = bytes(recipe.data(entry["record"]))
+        out.update(sequence=n, envelope=envelope.hex(), prev_entry_digest=previous.hex(),
+                   record_digest=recipe.blake2b256(record).hex())
+        previous = recipe.blake2b256(envelope)
+        out["entry_digest"] = previous.hex()
+        if "record_bytes" in out:
+            out["record_bytes"] = len(record)
+        summary = out["summary"] = dict(out.get("summary", {}))
+        if "payload_digest" in summary:
+            summary["payload_digest"] = recipe.blake2b256(envelope_parts(schema, record)[0]).hex()
+        if out["kind"] == "receipt" and out.get("session_id") == session:
+            summary["ledger_sequence"] = receipt_at
+            summary["verdict_digest"] = bytes(receipt["verdictDigest"]).hex()
+        if out["kind"] == "receipt" and out.get("session_id") != session and "ledger_sequence" in summary:
+            summary["ledger_sequence"] = int(schema.decode(envelope_parts(schema, record)[0], "Receipt")
+                                             ["ledgerSequence"])
+    document["entries"] = new_json
+    document["head"]["envelope"] = new_json[-1]["envelope"]
+    document["head"]["entry_digest"] = new_json[-1]["entry_digest"]
+    document["head"]["entry_count"] = len(new_json)
+    document["head"]["sequence"] = len(new_json) - 1
+
+
 def main():
     mode, export_path, schema_path = sys.argv[1:4]
     schema = recipe.Schema(schema_path)
@@ -398,6 +456,8 @@ def main():
         wave_replay(schema, document, SigningKey(read_seed(sys.argv[4])))
     elif mode == "receipt-set":
         receipt_set(schema, document, SigningKey(read_seed(sys.argv[4])), assignments(sys.argv[5:]))
+    elif mode == "second-pass":
+        second_pass(schema, document, SigningKey(read_seed(sys.argv[4])))
     elif mode == "receipt-bad-utf8":
         receipt_set(schema, document, SigningKey(read_seed(sys.argv[4])), bad_utf8=True)
     else:

@@ -62,7 +62,7 @@ expect_pass "the recipe's label code on label-spec.md's known answers" \
 
 forge() {  # MODE [EXPORT] ARGS...: the newer modes name the export, the others forge the session's
   case $1 in
-    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8)
+    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8 | second-pass)
       "$python" "$root/tests/system/audit_forge.py" "$1" "$2" "$root/proto/wipe.capnp" "${@:3}" ;;
     *) "$python" "$root/tests/system/audit_forge.py" "$1" "$dir/export.json" "$root/proto/wipe.capnp" "${@:2}" ;;
   esac
@@ -225,6 +225,9 @@ forged wave-clock-2-60 wave-set "$dir/wave.json" "$key" 'orderSentAfterWaveUs=["
 forged receipt-session-zeroed receipt-set "$dir/export.json" "$key" 'sessionId=[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]'
 forged receipt-no-report-digest receipt-set "$dir/export.json" "$key" 'reportDigest=null'
 forged receipt-node-not-utf8 receipt-bad-utf8 "$dir/export.json" "$key"
+# A second pass verdict that no node signed (the transcript names the first), moving the session on the
+# wall clock: the recipe took the last verdict while checking the transcript against the first.
+forged second-pass-verdict second-pass "$dir/export.json" "$key"
 # Meanwhile a second run of the wave: each run has sessions of its own, and both tools pass the
 # export of both runs. A challenger-key holder re-signs the second wave verdict to pair node-a's
 # session of run 1 with node-b's of run 2, on a wave clock chosen to fit: the wall clock (named by
@@ -254,7 +257,9 @@ sessionIds 2" \
   "receipt-session-zeroed=record belongs to session $zeros=the record belongs to session $zeros, the entry names" \
   "receipt-no-report-digest=states no reportDigest, the ledger records a fill report=states no reportDigest, \
 the ledger records a fill report" \
-  "receipt-node-not-utf8=(ledger entry 6)=a Receipt holds text that is not valid UTF-8"
+  "receipt-node-not-utf8=(ledger entry 6)=a Receipt holds text that is not valid UTF-8" \
+  "second-pass-verdict=a second verdict may only supersede a pass with a failure=a second verdict may only \
+supersede a pass with a failure"
 for tool in audit recipe; do
   text="audit: OK: 4 session(s) and 2 wave verdict(s)"
   [[ $tool == recipe ]] && text="4 session(s) and 2 wave verdict(s) re-verified"
