@@ -33,6 +33,23 @@ class AuditFailure(Exception):
     """A check that did not hold: the message names the entry, session and field."""
 
 
+def terminal_safe(text):
+    """`text` as it may reach a terminal: names and statements come from the export, so control characters
+    (C0, DEL, C1), bidi controls, line/paragraph separators and the backslash are escaped (\\u00XX, \\\\), as the
+    binaries print them."""
+    out = []
+    for ch in str(text):
+        code = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif code < 0x20 or 0x7f <= code <= 0x9f or code in (0x61c, 0x200e, 0x200f, 0x2028, 0x2029) or \
+                0x202a <= code <= 0x202e or 0x2066 <= code <= 0x2069 or 0xd800 <= code <= 0xdfff:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def fail(message):
     raise AuditFailure(message)
 
@@ -403,7 +420,7 @@ class Recipe:
         self.challenger = challenger
         self.labels = labels  # how many answered labels to recompute per session; None = all
         self.rng = rng
-        self.say = print
+        self.say = lambda line: print(terminal_safe(line))
 
     def run(self):
         doc = self.document
@@ -891,10 +908,10 @@ def main():
         recipe.run()
         return 0
     except AuditFailure as failure:
-        print(f"recipe: FAILED: {failure}")
+        print(terminal_safe(f"recipe: FAILED: {failure}"))
         return 1
     except (OSError, ValueError, KeyError) as error:
-        print(f"recipe: cannot read the input: {error!r}", file=sys.stderr)
+        print(terminal_safe(f"recipe: cannot read the input: {error!r}"), file=sys.stderr)
         return 2
 
 

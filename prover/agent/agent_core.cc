@@ -464,7 +464,7 @@ StatusOr<proto::SignedEnvelope> AgentCore::FinishLocked(Session& s, const proto:
                                                   clock_.UnixMicros(), config_.node_key));
   const bool pass = verdict.root().getPass();
   LOG(INFO) << s.name << ": verdict " << (pass ? "pass" : "FAIL")
-            << (pass ? "" : std::string(" (") + verdict.root().getFailure().getText().cStr() + ")")
+            << (pass ? "" : " (" + TerminalSafe(verdict.root().getFailure().getText().cStr()) + ")")
             << "; transcript signed over " << s.hasher.round_count() << " rounds";
   ++sessions_completed_;
   s.verdict_pass = pass;

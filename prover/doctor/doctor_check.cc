@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "common/numbers.h"
+#include "common/terminal_text.h"
 
 namespace wipeproof {
 namespace {
@@ -58,13 +59,13 @@ std::string FormatDoctorTable(const std::vector<CheckResult>& results) {
   for (const CheckResult& r : results) {
     fails += r.status == CheckStatus::kFail;
     warns += r.status == CheckStatus::kWarn;
-    const std::vector<std::string> lines = Wrap(r.detail, kDetailWidth);
+    const std::vector<std::string> lines = Wrap(TerminalSafe(r.detail), kDetailWidth);
     for (size_t i = 0; i < lines.size(); ++i) {
       out += pad(i == 0 ? r.check : "", name_width) + "  " + pad(i == 0 ? CheckStatusName(r.status) : "", 6) + "  " +
              lines[i] + "\n";
     }
     if (!r.fix.empty()) {
-      const std::vector<std::string> fix = Wrap("fix: " + r.fix, kDetailWidth);
+      const std::vector<std::string> fix = Wrap("fix: " + TerminalSafe(r.fix), kDetailWidth);
       for (const std::string& l : fix) out += std::string(name_width + 10, ' ') + l + "\n";
     }
   }

@@ -47,6 +47,18 @@ TEST(DoctorReport, TableAndJsonSayWhetherAWipeCanRun) {
   EXPECT_EQ(json["checks"][1]["status"], "WARN");
 }
 
+// A detail or fix carrying terminal controls (a --node_name, a key path, a GPU tool's output) is printed
+// escaped in the table; the JSON keeps the text (its encoder escapes it).
+TEST(DoctorReport, TheTableEscapesTerminalControls) {
+  const std::vector<CheckResult> results = {{"node name", CheckStatus::kOk, "n\x1b]0;x\x07", ""},
+                                            {"node key", CheckStatus::kFail, "mode 0644", "chmod 600 /k\x1b[2J"}};
+  const std::string table = FormatDoctorTable(results);
+  EXPECT_FALSE(Has(table, "\x1b")) << table;
+  EXPECT_TRUE(Has(table, "n\\u001b]0;x\\u0007\n")) << table;
+  EXPECT_TRUE(Has(table, "fix: chmod 600 /k\\u001b[2J\n")) << table;
+  EXPECT_EQ(DoctorJson(results)["checks"][0]["detail"], "n\x1b]0;x\x07");
+}
+
 HostBudgetFacts Machine(uint64_t physical, uint64_t available, uint64_t memlock_limit) {
   HostBudgetFacts facts;
   facts.physical_bytes = physical;

@@ -228,6 +228,9 @@ forged receipt-node-not-utf8 receipt-bad-utf8 "$dir/export.json" "$key"
 # A second pass verdict that no node signed (the transcript names the first), moving the session on the
 # wall clock: the recipe took the last verdict while checking the transcript against the first.
 forged second-pass-verdict second-pass "$dir/export.json" "$key"
+# A wave name with terminal controls (BEL, the C1 control NEL, a bidi isolate) reaches the output
+# escaped, never raw. (Only decimal-digit escapes: Debian's capnp tool misreads \u escapes with a-f.)
+forged wave-name-controls wave-set "$dir/wave.json" "$key" 'waveName="w\u0007X\u0085\u2066"'
 # Meanwhile a second run of the wave: each run has sessions of its own, and both tools pass the
 # export of both runs. A challenger-key holder re-signs the second wave verdict to pair node-a's
 # session of run 1 with node-b's of run 2, on a wave clock chosen to fit: the wall clock (named by
@@ -259,7 +262,13 @@ sessionIds 2" \
 the ledger records a fill report" \
   "receipt-node-not-utf8=(ledger entry 6)=a Receipt holds text that is not valid UTF-8" \
   "second-pass-verdict=a second verdict may only supersede a pass with a failure=a second verdict may only \
-supersede a pass with a failure"
+supersede a pass with a failure" \
+  'wave-name-controls=X\u0085\u2066=w\u0007X\u0085\u2066'
+for tool in audit recipe; do
+  if LC_ALL=C grep -qP '\x07|\xc2\x85|\xe2\x81\xa6' "$dir/wave-name-controls.$tool"; then
+    echo "FAIL: $tool printed a raw terminal control:"; cat -v "$dir/wave-name-controls.$tool"; failures=$((failures + 1))
+  else echo "ok: $tool prints no raw terminal control"; fi
+done
 for tool in audit recipe; do
   text="audit: OK: 4 session(s) and 2 wave verdict(s)"
   [[ $tool == recipe ]] && text="4 session(s) and 2 wave verdict(s) re-verified"
