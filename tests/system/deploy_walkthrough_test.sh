@@ -234,7 +234,9 @@ state=$(node_field State)
 
 # A job holds the node when the wave comes, so the drain waits for it.
 job=$(sb sbatch --parsable -N1 -t 5 -o /dev/null --wrap="sleep 240")
-for _ in $(seq 1 40); do [[ "$(sb squeue -h -j "$job" -o %T)" == RUNNING ]] && break; sleep 0.25; done
+# Up to 60 s: a node that registered late leaves the job pending until slurmctld's next scheduling
+# pass (a loaded machine once took over 10 s).
+for _ in $(seq 1 240); do [[ "$(sb squeue -h -j "$job" -o %T)" == RUNNING ]] && break; sleep 0.25; done
 [[ "$(sb squeue -h -j "$job" -o %T)" == RUNNING ]] || fail "job $job is not running: $(sb squeue -h -j "$job" -o '%T %r')"
 step "job $job (sleep 240) running on $host"
 doc_step start

@@ -104,7 +104,9 @@ write_inventory "$w/inventory.json" "$address" node
 
 # ---- 1: a running job, the wave drains the node (waiting for the job), wipes it, resumes it
 job=$(sbatch --parsable -N1 -t 2 -o /dev/null --wrap="sleep 6")
-for _ in $(seq 1 40); do [[ "$(squeue -h -j "$job" -o %T)" == RUNNING ]] && break; sleep 0.25; done
+# Up to 60 s: a node that registered late leaves the job pending until slurmctld's next scheduling
+# pass (a loaded machine once took over 10 s).
+for _ in $(seq 1 240); do [[ "$(squeue -h -j "$job" -o %T)" == RUNNING ]] && break; sleep 0.25; done
 [[ "$(squeue -h -j "$job" -o %T)" == RUNNING ]] || fail "job $job is not running: $(squeue -h -j "$job" -o '%T %r')"
 step "job 2 ($job, sleep 6) running; serve --once starts the wave"
 serve "$w/inventory.json" serve1.log &
