@@ -220,15 +220,6 @@ StatusOr<std::optional<proto::Bytes>> SessionFilter(const Args& args) {
   return std::optional<proto::Bytes>(std::move(session));
 }
 
-// A path that exists but is no regular file (a FIFO would block the read for ever): INVALID_ARGUMENT.
-Status RequireRegularFile(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    return InvalidArgumentError(path + " is not a regular file");
-  }
-  return Status::Ok();
-}
-
 // An export (--export, --expect_head) read whole: refused at once, by its size, over kMaxExportFileBytes.
 StatusOr<nlohmann::ordered_json> ReadJsonFile(const std::string& path) {
   WP_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, kMaxExportFileBytes, kMaxExportFileWhy));
@@ -576,19 +567,11 @@ int RunAudit(const Args& args, const proto::PublicKey& challenger, std::ostream&
   return RunLedgerAudit(*document, command, out, err);
 }
 
-// Reads a file of record bytes (at most a ledger record's size).
+// Reads a file of record bytes (at most a ledger record's size; a FIFO or other non-regular file is
+// refused without reading it).
 StatusOr<proto::Bytes> ReadRecordFile(const std::string& path) {
-  WP_RETURN_IF_ERROR(RequireRegularFile(path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path + ": " + std::strerror(errno));
-  proto::Bytes bytes;
-  char buffer[65536];
-  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
-    bytes.insert(bytes.end(), buffer, buffer + in.gcount());
-    if (bytes.size() > kMaxLedgerRecordBytes) return InvalidArgumentError(path + ": larger than any ledger record");
-  }
-  if (in.bad()) return InternalError(path + ": read failed");
-  return bytes;
+  WP_ASSIGN_OR_RETURN(std::string bytes, ReadTextFile(path, kMaxLedgerRecordBytes, "larger than any ledger record"));
+  return proto::Bytes(bytes.begin(), bytes.end());
 }
 
 // `decode`: --record with --kind, or the entries (one with --sequence) of --export or --ledger.
