@@ -59,16 +59,16 @@ class MetricsService final : public kj::HttpService {
 
 }  // namespace
 
-Status CheckListenAddress(const std::string& address, const std::string& flag) {
+Status CheckHostPortFlag(const std::string& address, const std::string& flag, const std::string& example) {
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
-    return InvalidArgumentError(flag + " must be HOST:PORT, e.g. 127.0.0.1:9401 (port 0: any free port), not '" +
+    return InvalidArgumentError(flag + " must be HOST:PORT, e.g. " + example + " (port 0: any free port), not '" +
                                 address + "'");
   }
-  for (size_t i = colon + 1; i < address.size(); ++i) {
-    if (address[i] < '0' || address[i] > '9') {
-      return InvalidArgumentError(flag + ": the port of '" + address + "' is not a number");
-    }
+  // getaddrinfo would take a port over 65535 modulo 2^16.
+  const std::string port = address.substr(colon + 1);
+  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoul(port) > 65535) {
+    return InvalidArgumentError(flag + ": the port of '" + address + "' is not a number from 0 to 65535");
   }
   return Status::Ok();
 }
@@ -122,7 +122,7 @@ MetricsHttpServer::MetricsHttpServer(const MetricsRegistry& registry, kj::AsyncI
 MetricsHttpServer::~MetricsHttpServer() = default;
 
 StatusOr<unsigned> MetricsHttpServer::Listen(const std::string& address, kj::WaitScope& wait_scope) {
-  if (Status s = CheckListenAddress(address, "--metrics_listen"); !s.ok()) return s;
+  if (Status s = CheckHostPortFlag(address, "--metrics_listen"); !s.ok()) return s;
   try {
     auto parsed = impl_->io.getNetwork().parseAddress(address.c_str()).wait(wait_scope);
     impl_->listener = parsed->listen();
@@ -164,7 +164,7 @@ MetricsHttpThread::~MetricsHttpThread() {
 }
 
 StatusOr<unsigned> MetricsHttpThread::Start(const std::string& address) {
-  if (Status s = CheckListenAddress(address, "--metrics_listen"); !s.ok()) return s;
+  if (Status s = CheckHostPortFlag(address, "--metrics_listen"); !s.ok()) return s;
   std::promise<StatusOr<unsigned>> started;
   std::future<StatusOr<unsigned>> result = started.get_future();
   thread_ = std::thread([this, address, &started, shared = shared_] {

@@ -74,7 +74,9 @@ class MetricsHttpThread {
   std::thread thread_;
 };
 
-// "HOST:PORT" split; INVALID_ARGUMENT naming the flag when it is not of that form.
-Status CheckListenAddress(const std::string& address, const std::string& flag);
+// OK when `address` is "HOST:PORT" with a port from 0 to 65535; else INVALID_ARGUMENT naming `flag`
+// and giving `example`.
+Status CheckHostPortFlag(const std::string& address, const std::string& flag,
+                          const std::string& example = "127.0.0.1:9401");
 
 }  // namespace wipeproof

@@ -212,7 +212,7 @@ int RunServe() {
   MetricsRegistry registry;
   std::optional<FleetMetrics> metrics;
   if (!FLAGS_metrics_listen.empty()) {
-    if (Status s = CheckListenAddress(FLAGS_metrics_listen, "--metrics_listen"); !s.ok()) return ConfigError(kSub, s);
+    if (Status s = CheckHostPortFlag(FLAGS_metrics_listen, "--metrics_listen"); !s.ok()) return ConfigError(kSub, s);
     metrics.emplace(registry, WIPEPROOF_VERSION_STRING, waves, SystemClock().UnixMicros());
     Ledger* l = ledger->get();
     metrics->CollectLedgerEntries([l]() -> StatusOr<uint64_t> {

@@ -24,7 +24,6 @@
 #include <cstdio>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "common/clock.h"
@@ -173,21 +172,8 @@ std::string HostBudgetFlagText() {
 }
 
 Status CheckListenFlags() {
-  for (const auto& [flag, address, example] :
-       {std::tuple<std::string, std::string, std::string>{"--listen", FLAGS_listen, "127.0.0.1:7300"},
-        std::tuple<std::string, std::string, std::string>{"--metrics_listen", FLAGS_metrics_listen,
-                                                          "127.0.0.1:9401"}}) {
-    if (address.empty() && flag == "--metrics_listen") continue;
-    const size_t colon = address.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
-      return InvalidArgumentError(flag + " must be HOST:PORT, e.g. " + example + " (port 0: any free port), not '" +
-                                  address + "'");
-    }
-    const std::string port = address.substr(colon + 1);
-    if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoul(port) > 65535) {
-      return InvalidArgumentError(flag + ": the port of '" + address + "' is not a number from 0 to 65535");
-    }
-  }
+  WP_RETURN_IF_ERROR(CheckHostPortFlag(FLAGS_listen, "--listen", "127.0.0.1:7300"));
+  if (!FLAGS_metrics_listen.empty()) WP_RETURN_IF_ERROR(CheckHostPortFlag(FLAGS_metrics_listen, "--metrics_listen"));
   return Status::Ok();
 }
 
