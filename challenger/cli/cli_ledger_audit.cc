@@ -90,7 +90,7 @@ void PrintTable(const LedgerAudit& audit, const AuditCommand& command, std::ostr
         out << (i > 0                       ? ", "
                 : w.fill_end_lag_us.empty() ? " no fill time stated: "
                                             : "; no fill time stated: ")
-            << Utf8(w.no_fill_time[i]);
+            << TerminalSafe(w.no_fill_time[i]);
       }
       out << "\n";
     }
