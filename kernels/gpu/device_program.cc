@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <string>
+
+#include "kernels/gpu/kernel_args.h"
 
 namespace wipeproof {
 namespace gpu {
@@ -140,6 +143,44 @@ DeviceProgram BuildDeviceProgram(uint32_t graph_labels, uint32_t ranks_needed, b
   for (uint32_t l = 0; l < levels; ++l) p.max_step_ops = std::max(p.max_step_ops, start[l + 1] - start[l]);
   p.steps = levels;
   return p;
+}
+
+Status CheckDeviceProgram(const DeviceProgram& p) {
+  if (p.words.size() != static_cast<uint64_t>(p.ops) * kOpWords) {
+    return InternalError("device program: " + std::to_string(p.words.size()) + " words for " + std::to_string(p.ops) +
+                         " ops");
+  }
+  if (p.step_begin.size() != static_cast<uint64_t>(p.steps) + 1 || p.step_begin.front() != 0 ||
+      p.step_begin.back() != p.ops) {
+    return InternalError("device program: step bounds do not run from op 0 to op " + std::to_string(p.ops) + " in " +
+                         std::to_string(p.steps) + " steps");
+  }
+  constexpr uint64_t kItemLimit = 1ull << 29;  // team_executor.h: item numbers k < 2^29
+  for (uint32_t s = 0; s < p.steps; ++s) {
+    const std::string where = "device program: step " + std::to_string(s);
+    if (p.step_begin[s + 1] <= p.step_begin[s]) return InternalError(where + " has no ops");
+    uint64_t units = 0;
+    for (uint32_t k = p.step_begin[s]; k < p.step_begin[s + 1]; ++k) {
+      const DeviceOp op = DecodeOp(p.words.data(), k);
+      const std::string at = where + ", op " + std::to_string(k);
+      if (op.kind > kOpOutput) return InternalError(at + ": unknown kind " + std::to_string(op.kind));
+      units += OpUnits(op);
+      if (OpUnits(op) == 0 || op.unit_end != units) {
+        return InternalError(at + ": unit count " + std::to_string(op.unit_end) + ", expected " +
+                             std::to_string(units));
+      }
+      const uint64_t reach = op.kind == kOpSource ? op.dst + 1ull
+                                                  : std::max<uint64_t>(op.src, op.dst) + static_cast<uint64_t>(op.width);
+      if (reach > p.work_labels) {
+        return InternalError(at + ": slots up to " + std::to_string(reach) + " of " + std::to_string(p.work_labels));
+      }
+      if (op.kind != kOpOutput && static_cast<uint64_t>(op.node_base) + OpNodes(op) > p.nodes) {
+        return InternalError(at + ": node numbers past " + std::to_string(p.nodes));
+      }
+    }
+    if (units * kMaxTeamChunks >= kItemLimit) return InternalError(where + ": " + std::to_string(units) + " units");
+  }
+  return Status::Ok();
 }
 
 uint64_t FootprintLabels(const std::vector<GraphOp>& ops) {

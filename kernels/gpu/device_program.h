@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/status.h"
 #include "kernels/graph_schedule.h"
 #include "kernels/host_device.h"
 
@@ -126,6 +127,14 @@ enum class ProgramLayout : uint8_t {
 // REQUIRES: 1 <= ranks_needed <= graph_labels <= kMaxChunkLabels.
 DeviceProgram BuildDeviceProgram(uint32_t graph_labels, uint32_t ranks_needed, bool levelled = true,
                                  ProgramLayout layout = ProgramLayout::kWork);
+
+// Checks what the fill kernel relies on and cannot check itself cheaply (team_executor.h
+// TeamRunStep): steps + 1 ascending step bounds from 0 to ops, words for every op, each step's
+// ops with running unit counts that start at its first op's units and grow by each op's units,
+// known kinds, slots inside work_labels and node numbers below nodes, and a step's units times
+// kMaxTeamChunks below 2^29 (item numbers). Run on every program before it is uploaded.
+// Errors: INTERNAL naming the first step or op that breaks a rule.
+Status CheckDeviceProgram(const DeviceProgram& program);
 
 // The schedule's ops relocated into the work layout, in emission order (unlevelled, unpacked).
 std::vector<GraphOp> WorkLayoutOps(uint32_t graph_labels, uint32_t ranks_needed);

@@ -67,12 +67,20 @@ EmulatedRuntime::~EmulatedRuntime() {
   for (auto& [ptr, bytes] : mapped_) std::free(ptr);
 }
 
+Status EmulatedRuntime::Health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lost_.empty() ? Status::Ok() : DeviceLostError(lost_);
+}
+
 Status EmulatedRuntime::CheckOrdinal(int ordinal) const {
+  WP_RETURN_IF_ERROR(Health());
   if (ordinal < 0 || ordinal >= config_.devices) return NotFoundError("no emulated device " + std::to_string(ordinal));
   return Status::Ok();
 }
 
 Status EmulatedRuntime::DeviceCount(int* count) {
+  *count = 0;
+  WP_RETURN_IF_ERROR(Health());
   *count = config_.devices;
   return Status::Ok();
 }
@@ -93,6 +101,7 @@ Status EmulatedRuntime::Properties(int ordinal, GpuDeviceProps* props) {
   props->max_threads_per_multiprocessor = config_.max_threads_per_multiprocessor;
   props->shared_bytes_per_block = config_.shared_bytes_per_block;
   props->l2_bytes = 4ull << 20;
+  props->kernel_time_limited = config_.kernel_time_limited;
   return Status::Ok();
 }
 
@@ -150,6 +159,10 @@ void EmulatedRuntime::Free(int /*ordinal*/, void* ptr) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = allocations_.find(ptr);
   if (it == allocations_.end()) return;
+  if (config_.dry_run) {  // forget what was copied into the allocation
+    const uint8_t* begin = static_cast<const uint8_t*>(ptr);
+    dry_copies_.erase(dry_copies_.lower_bound(begin), dry_copies_.lower_bound(begin + it->second));
+  }
   allocated_ -= it->second;
   if (!config_.dry_run) std::free(ptr);
   allocations_.erase(it);
@@ -194,14 +207,26 @@ int EmulatedRuntime::live_registrations() const {
 
 Status EmulatedRuntime::CopyToDevice(int ordinal, void* dst, const void* src, uint64_t bytes) {
   WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
-  if (config_.dry_run) return Status::Ok();
+  if (config_.dry_run) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto* p = static_cast<const uint8_t*>(src);
+    dry_copies_[dst].assign(p, p + bytes);
+    return Status::Ok();
+  }
   std::memcpy(dst, src, bytes);
+  if (bytes > 0 && bytes == config_.corrupt_copy_bytes) static_cast<uint8_t*>(dst)[bytes - 1] ^= 0xFF;
   return Status::Ok();
 }
 
 Status EmulatedRuntime::CopyToHost(int ordinal, void* dst, const void* src, uint64_t bytes) {
   WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
-  if (config_.dry_run) return Status::Ok();
+  if (config_.dry_run) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::memset(dst, 0, bytes);
+    auto it = dry_copies_.find(src);
+    if (it != dry_copies_.end()) std::memcpy(dst, it->second.data(), std::min<uint64_t>(bytes, it->second.size()));
+    return Status::Ok();
+  }
   std::memcpy(dst, src, bytes);
   return Status::Ok();
 }
@@ -227,6 +252,13 @@ Status EmulatedRuntime::RunFill(int ordinal, const FillLaunch& launch) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (config_.lose_device_at_fill_launch >= 0 &&
+        fill_launches_ == static_cast<uint64_t>(config_.lose_device_at_fill_launch)) {
+      lost_ = "emulated error cudaErrorIllegalAddress (an illegal memory access was encountered; injected) in "
+              "fill launch " + std::to_string(fill_launches_) + " on device " + std::to_string(ordinal);
+      ++fill_launches_;
+      return DeviceLostError(lost_);
+    }
     ++fill_launches_;
   }
   if (config_.dry_run) return Status::Ok();
@@ -258,6 +290,14 @@ Status EmulatedRuntime::MeasureCompressionRate(int ordinal, double seconds, doub
 
 Status EmulatedRuntime::MeasureCompressionChain(int ordinal, const ChainRun& run, ChainResult* result) {
   WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
+  if (config_.compressions_per_s > 0) {
+    *result = ChainResult();
+    result->compressions_per_s = config_.compressions_per_s;
+    result->seconds = run.seconds;
+    result->threads = 1;
+    result->blocks_per_multiprocessor = run.blocks_per_multiprocessor;
+    return Status::Ok();
+  }
   // One CPU thread runs one chain: the rate of the code, not of any device.
   uint32_t key[16] = {1, 2, 3, 4, 5, 6, 7, 8}, block[16] = {};
   FillWaveArgs unused;

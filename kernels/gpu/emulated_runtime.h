@@ -12,6 +12,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "kernels/gpu/gpu_runtime.h"
 #include "kernels/gpu/gpu_shapes.h"
@@ -35,14 +37,26 @@ struct EmulatedGpuConfig {
   uint64_t runtime_overhead_bytes = 16ull << 20;  // reported as used, like a CUDA context
   uint64_t max_allocation_bytes = 0;              // > 0: larger allocations are RESOURCE_EXHAUSTED
   int fail_allocation_number = -1;                // >= 0: that allocation (0-based) fails with INTERNAL
+  // >= 0: that fill launch (0-based, counted over the runtime's life) faults as a real device would
+  // on an illegal address: DeviceLostError, and every later call returns it (gpu_runtime.h).
+  int lose_device_at_fill_launch = -1;
+  // > 0: every CopyToDevice of exactly this many bytes lands with its last byte flipped (an upload
+  // that did not land whole).
+  uint64_t corrupt_copy_bytes = 0;
+  bool kernel_time_limited = false;  // reported in Properties (a GPU driving a display)
+  // > 0: MeasureCompressionChain reports this rate instead of timing one CPU thread (tests that
+  // size launches by time need a rate that does not depend on the machine).
+  double compressions_per_s = 0;
   int multiprocessors = 4;
   int max_threads_per_multiprocessor = 2048;
   int max_teams_per_multiprocessor = 32;
   uint64_t shared_bytes_per_block = 99 * 1024;
   EmulatedThreadOrder order = EmulatedThreadOrder::kForward;
   EmulatedMemoryKind memory_kind = EmulatedMemoryKind::kDevice;
-  // Plan only: allocations get fake addresses and hold no memory, copies and kernels do nothing.
-  // Shows what the driver would do on a big device (wipeproof-gpu-check --runtime=dry-run).
+  // Plan only: allocations get fake addresses and hold no memory, kernels do nothing, and a copy to
+  // the device is kept (by address) only so that reading the same address back returns it (the
+  // fill reads its uploaded step bounds back). Shows what the driver would do on a big device
+  // (wipeproof-gpu-check --runtime=dry-run).
   bool dry_run = false;
   // Occupancy of a named GPU (gpu_shapes.h ResidentBlocksPerMultiprocessor) instead of the
   // thread and team limits above; multiprocessors, memory and threads should match it.
@@ -56,6 +70,7 @@ class EmulatedRuntime final : public GpuRuntime {
   ~EmulatedRuntime() override;
 
   const char* name() const override { return "emulated"; }
+  Status Health() const override;
   Status DeviceCount(int* count) override;
   Status Properties(int ordinal, GpuDeviceProps* props) override;
   Status MemoryInfo(int ordinal, uint64_t* free_bytes, uint64_t* total_bytes) override;
@@ -90,6 +105,7 @@ class EmulatedRuntime final : public GpuRuntime {
 
   const EmulatedGpuConfig config_;
   mutable std::mutex mu_;
+  std::string lost_;  // the injected device fault, once it happened (guarded by mu_)
   std::map<void*, uint64_t> allocations_;  // device allocations
   std::map<void*, uint64_t> mapped_;       // mapped host allocations
   std::map<void*, uint64_t> registered_;   // registered host ranges
@@ -98,6 +114,7 @@ class EmulatedRuntime final : public GpuRuntime {
   int allocation_calls_ = 0;
   uint64_t fill_launches_ = 0;
   uint64_t next_fake_ = 1ull << 44;  // dry run: fake device addresses
+  std::map<const void*, std::vector<uint8_t>> dry_copies_;  // dry run: what was copied to each address
 };
 
 // Runs one fill launch on the CPU exactly as the kernel does (tests may call it directly).

@@ -10,6 +10,18 @@
 
 #include <string>
 
+// 16 UUID bytes as "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi -L's spelling).
+inline std::string FormatGpuUuid(const unsigned char* bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string id = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) id += '-';
+    id += kHex[bytes[i] >> 4];
+    id += kHex[bytes[i] & 15];
+  }
+  return id;
+}
+
 #if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
 
 #include <hip/hip_runtime.h>
@@ -19,9 +31,13 @@ namespace gpu {
 constexpr const char kRuntimeName[] = "hip";
 constexpr bool kRuntimeIsHip = true;
 // FillKernel's second launch bound, per format (c1, 192). hip-clang turns it into
-// amdgpu_waves_per_eu: at least 6 (c1: <= 85 VGPRs; gfx90a uses 72) or 5 (192: <= 102; uses 96)
-// waves per SIMD. 8 waves would cap c1 at 64 VGPRs and spill (clang 15, gfx90a).
-constexpr int kFillMinBlocks[2] = {6, 5};
+// amdgpu_waves_per_eu: at least 5 (c1: <= 102 VGPRs; gfx940 uses 88, gfx90a 88) or 4 (192: <= 128;
+// uses 112 / 114) waves per SIMD, no scratch (clang 15). Label accesses in the global address
+// space (team_executor.h LoadHalf) cost ~16 VGPRs over flat ones: at 6 / 5 waves both kernels spill
+// (c1 28 bytes, 192 68 bytes of scratch per lane). With flat label accesses c1 would fit 6 waves
+// (72 VGPRs) but every label access would wait on both the LDS and the memory counters. Which is
+// faster on an MI300X is for gpu-check --runtime=hip to measure (docs/kernels.md).
+constexpr int kFillMinBlocks[2] = {5, 4};
 }  // namespace gpu
 }  // namespace wipeproof
 
@@ -41,6 +57,10 @@ constexpr unsigned cudaHostAllocMapped = hipHostMallocMapped;
 constexpr unsigned cudaHostRegisterMapped = hipHostRegisterMapped;
 constexpr unsigned cudaHostRegisterPortable = hipHostRegisterPortable;
 constexpr hipDeviceAttribute_t cudaDevAttrMaxSharedMemoryPerBlockOptin = hipDeviceAttributeSharedMemPerBlockOptin;
+constexpr hipDeviceAttribute_t cudaDevAttrKernelExecTimeout = hipDeviceAttributeKernelExecTimeout;
+constexpr unsigned cudaEventBlockingSync = hipEventBlockingSync;
+constexpr unsigned cudaEventDisableTiming = hipEventDisableTiming;
+constexpr hipError_t cudaErrorNotReady = hipErrorNotReady;
 // CUDA's cudaMemoryType values, and the two fields of cudaPointerAttributes the source reads.
 constexpr int cudaMemoryTypeHost = 1;
 constexpr int cudaMemoryTypeDevice = 2;
@@ -81,6 +101,10 @@ inline hipError_t cudaMemcpy(void* dst, const void* src, size_t bytes, hipMemcpy
 }
 inline hipError_t cudaDeviceSynchronize() { return hipDeviceSynchronize(); }
 inline hipError_t cudaEventCreate(hipEvent_t* event) { return hipEventCreate(event); }
+inline hipError_t cudaEventCreateWithFlags(hipEvent_t* event, unsigned flags) {
+  return hipEventCreateWithFlags(event, flags);
+}
+inline hipError_t cudaEventQuery(hipEvent_t event) { return hipEventQuery(event); }
 inline hipError_t cudaEventRecord(hipEvent_t event) { return hipEventRecord(event, nullptr); }
 inline hipError_t cudaEventSynchronize(hipEvent_t event) { return hipEventSynchronize(event); }
 inline hipError_t cudaEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
@@ -119,11 +143,30 @@ inline bool GpuCompressionOf(const void* /*ptr*/, bool* compressible, std::strin
   *detail = "compression: not checked (HIP exposes no compressible buffers and no query)";
   return false;
 }
-// The device's stable id: HIP 5.2 has no reliable UUID on every board, so the PCI id is used.
+// Errors after which the runtime is unusable in this process (gpu_runtime.h DeviceLostError).
+// HIP 5.2 names fewer of them than CUDA; a GPU page fault never gets here (it aborts the process).
+inline bool GpuErrorIsDeviceLost(hipError_t e) {
+  return e == hipErrorIllegalAddress || e == hipErrorLaunchFailure || e == hipErrorECCNotCorrectable ||
+         e == hipErrorLaunchTimeOut || e == hipErrorAssert;
+}
+// The device's stable id: "GPU-<uuid>" from hipDeviceGetUuid when the board reports a non-zero one;
+// else the PCI id plus the ordinal ("0000:c1:00.0/3"): partitions of one MI300X (CPX/NPS modes)
+// share a PCI id, so the PCI id alone would name the first partition for all of them.
 inline std::string GpuStableId(int device, const hipDeviceProp_t& /*prop*/) {
+  hipDevice_t handle = 0;
+  hipUUID uuid = {};
+  if (hipDeviceGet(&handle, device) == hipSuccess && hipDeviceGetUuid(&uuid, handle) == hipSuccess) {
+    bool zero = true;
+    for (unsigned char b : uuid.bytes) zero = zero && b == 0;
+    if (!zero) return FormatGpuUuid(reinterpret_cast<const unsigned char*>(uuid.bytes));
+  }
+  (void)hipGetLastError();
   char bus[32] = {0};
-  if (hipDeviceGetPCIBusId(bus, sizeof bus, device) != hipSuccess) return "hip:" + std::to_string(device);
-  return bus;
+  if (hipDeviceGetPCIBusId(bus, sizeof bus, device) != hipSuccess) {
+    (void)hipGetLastError();
+    return "hip:" + std::to_string(device);
+  }
+  return std::string(bus) + "/" + std::to_string(device);
 }
 inline std::string GpuArchName(const hipDeviceProp_t& prop) {
   std::string arch = prop.gcnArchName;
@@ -149,17 +192,17 @@ template <typename Kernel>
 inline cudaError_t cudaFuncSetMaxDynamicSharedMemory(Kernel* kernel, int bytes) {
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
+// Errors after which the runtime is unusable in this process (CUDA's sticky errors; gpu_runtime.h
+// DeviceLostError): every later call would return them again.
+inline bool GpuErrorIsDeviceLost(cudaError_t e) {
+  return e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorIllegalInstruction ||
+         e == cudaErrorMisalignedAddress || e == cudaErrorHardwareStackError || e == cudaErrorECCUncorrectable ||
+         e == cudaErrorLaunchTimeout || e == cudaErrorInvalidAddressSpace || e == cudaErrorInvalidPc ||
+         e == cudaErrorAssert;
+}
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints it.
 inline std::string GpuStableId(int /*device*/, const cudaDeviceProp& prop) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string id = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) id += '-';
-    const unsigned char b = static_cast<unsigned char>(prop.uuid.bytes[i]);
-    id += kHex[b >> 4];
-    id += kHex[b & 15];
-  }
-  return id;
+  return FormatGpuUuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes));
 }
 inline std::string GpuArchName(const cudaDeviceProp& prop) {
   return "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);

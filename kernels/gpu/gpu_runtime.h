@@ -6,7 +6,15 @@
 //
 // Errors: every runtime failure is a Status naming the call, file:line and the runtime's error
 // string (INTERNAL; RESOURCE_EXHAUSTED for an allocation that does not fit; UNAVAILABLE when the
-// runtime or driver cannot start). Nothing exits the process.
+// runtime or driver cannot start). A *device fault* (CUDA's sticky errors: illegal address,
+// launch failure, illegal instruction, misaligned address, hardware stack error, uncorrectable
+// ECC, launch timeout, assert; HIP's equivalents) leaves the runtime unusable in this process: it
+// is UNAVAILABLE "device lost (...)" (DeviceLostError), and from then on every call returns that
+// same status (Health) until the process restarts.
+// Nothing here exits the process, with one exception outside our control: on HIP a GPU page
+// fault (a kernel touching unmapped memory) aborts the process inside the ROCm runtime before any
+// call returns. The agent's service restarts it (deploy/systemd: Restart=on-failure; a
+// Kubernetes DaemonSet pod restarts always).
 // Thread-safety: implementations are thread-safe; calls name the device they act on.
 #pragma once
 
@@ -23,7 +31,7 @@ namespace gpu {
 struct GpuDeviceProps {
   int ordinal = 0;
   std::string name;        // e.g. "NVIDIA H200"
-  std::string id;          // "GPU-<uuid>" (CUDA), PCI id "0000:c1:00.0" (HIP)
+  std::string id;          // "GPU-<uuid>" (CUDA, HIP with a UUID), else "<PCI id>/<ordinal>" (HIP)
   std::string pci_bus_id;  // "0000:c1:00.0"
   std::string arch;        // "sm_90", "gfx90a"
   uint64_t total_bytes = 0;
@@ -34,7 +42,21 @@ struct GpuDeviceProps {
   int max_threads_per_multiprocessor = 0;
   uint64_t shared_bytes_per_block = 0;  // largest dynamic shared memory a block can opt in to
   uint64_t l2_bytes = 0;
+  // The driver kills kernels that run longer than a few seconds (a GPU driving a display:
+  // cudaDevAttrKernelExecTimeout, hipDeviceAttributeKernelExecTimeout). The fill then keeps each
+  // launch short (fill_passes.h kTimeLimitedLaunchSeconds).
+  bool kernel_time_limited = false;
 };
+
+// The one status of a device fault (see the file comment): UNAVAILABLE, "device lost (DETAIL):
+// the runtime is unusable in this process; restart the agent".
+inline Status DeviceLostError(const std::string& detail) {
+  return UnavailableError("device lost (" + detail + "): the runtime is unusable in this process; restart the agent");
+}
+// Whether `status` is DeviceLostError's (possibly with context added in front).
+inline bool IsDeviceLost(const Status& status) {
+  return status.code() == StatusCode::kUnavailable && status.message().find("device lost (") != std::string::npos;
+}
 
 // One launch of the fill kernel (team_executor.h): args.team_count blocks of `threads_per_team`
 // threads.
@@ -77,6 +99,9 @@ class GpuRuntime {
 
   // "cuda", "hip" or "emulated".
   virtual const char* name() const = 0;
+  // OK, or the DeviceLostError of the first device fault (see the file comment): every later call
+  // returns it too.
+  virtual Status Health() const = 0;
   // Errors: UNAVAILABLE when the runtime cannot start (no driver, no device: the reason is in the
   // message; a count of 0 is returned as OK with *count = 0).
   virtual Status DeviceCount(int* count) = 0;

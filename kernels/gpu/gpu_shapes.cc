@@ -49,8 +49,8 @@ GpuShape Mi300xShape() {
   s.max_warps_per_subpartition = 8;
   s.registers_per_subpartition = 512 * 64;  // 512 VGPRs per lane, 64 lanes per SIMD
   s.register_granule = 8;
-  s.fill_registers[0] = 72;  // clang 15 gfx90a VGPRs on this commit (gfx942 not compiled here)
-  s.fill_registers[1] = 96;
+  s.fill_registers[0] = 88;  // clang 15 gfx940 VGPRs on this commit (gfx942 not compiled here)
+  s.fill_registers[1] = 112;
   s.instructions_per_compression = 600;  // assumed: no ISA count for gfx942 here
   s.sources =
       "AMD Instinct MI300X datasheet (304 CUs, 2100 MHz peak engine clock, 5.3 TB/s, 192 GB); CDNA3: 4 SIMD16 per "

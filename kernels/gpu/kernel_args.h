@@ -124,14 +124,24 @@ struct FillWaveArgs {
   // Optional (device memory, 2 entries): block 0's thread 0 writes its SM clock counter at start
   // and end, so the host learns the clock the launch ran at.
   uint64_t* clock_out = nullptr;
+  // Optional (device memory, one word, zero before the launch): the kernel ORs kFault* bits into it
+  // when a program or a team does not fit its own bounds (team_executor.h TeamRunStep); the host
+  // reads it after the launch and fails the fill. A corrupt upload so ends the launch instead of
+  // spinning forever (data-centre GPUs have no watchdog to kill it).
+  uint32_t* fault = nullptr;
 };
+
+// Bits of FillWaveArgs::fault.
+constexpr uint32_t kFaultEmptyStep = 1;  // a step whose op range is empty or reversed
+constexpr uint32_t kFaultDivider = 2;    // a team's chunk divider does not split item numbers exactly
+constexpr uint32_t kFaultOpSearch = 4;   // (emulated reverse order) an item's unit lies before its step's first op
 
 // The lookup kernel: label k = the 16-byte halves at addresses[2k] and addresses[2k + 1], k < n.
 // The host maps global indices to device addresses (label_layout.h), so no table has to stay on
 // the device after the fill.
 struct LookupArgs {
   const uint64_t* addresses = nullptr;  // device-visible (mapped pinned host memory), 2n entries
-  uint32_t* out = nullptr;              // device-visible, n * 8 words
+  uint32_t* out = nullptr;              // device-visible, n * 8 words, 16-byte aligned
   uint32_t n = 0;
 };
 

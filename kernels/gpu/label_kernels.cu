@@ -4,7 +4,10 @@
 // team_executor.h, shared with the CPU emulation the tests run.
 //
 // Every runtime call goes through WP_GPU_RETURN_IF_ERROR, which turns a failure into a Status
-// naming the call, file:line, the runtime and its error string; nothing here exits or throws.
+// naming the call, file:line, the runtime and its error string; nothing here exits or throws. A
+// device fault (gpu_compat.h GpuErrorIsDeviceLost) is recorded once for the process, since the
+// runtime's context is then unusable in it, and every later call returns DeviceLostError.
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -29,12 +32,43 @@ const char* BaseName(const char* path) {
   return slash ? slash + 1 : path;
 }
 
+// The first device fault of this process. Sticky errors belong to the process's context, not to
+// one RuntimeImpl (the backend and the host filler each make one), so one record serves all.
+class LostRecord {
+ public:
+  Status Get() const {
+    if (!lost_.load(std::memory_order_acquire)) return Status::Ok();
+    std::lock_guard<std::mutex> lock(mu_);
+    return DeviceLostError(detail_);
+  }
+  Status Record(const std::string& detail) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!lost_.load(std::memory_order_relaxed)) {
+      detail_ = detail;
+      lost_.store(true, std::memory_order_release);
+    }
+    return DeviceLostError(detail_);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::atomic<bool> lost_{false};
+  std::string detail_;
+};
+
+LostRecord& Lost() {
+  static LostRecord* record = new LostRecord();  // never destroyed: used until the process exits
+  return *record;
+}
+
 Status RuntimeError(cudaError_t e, const char* expr, const char* file, int line) {
+  const std::string what = std::string(kRuntimeName) + " error " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                           ") in " + expr + " at " + BaseName(file) + ":" + std::to_string(line);
+  if (GpuErrorIsDeviceLost(e)) return Lost().Record(what);
   StatusCode code = StatusCode::kInternal;
   if (e == cudaErrorMemoryAllocation) code = StatusCode::kResourceExhausted;
   if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) code = StatusCode::kUnavailable;
-  return Status(code, std::string(kRuntimeName) + " error " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
-                          ") in " + expr + " at " + BaseName(file) + ":" + std::to_string(line));
+  return Status(code, what);
 }
 
 }  // namespace
@@ -127,8 +161,11 @@ class RuntimeImpl final : public GpuRuntime {
  public:
   const char* name() const override { return kRuntimeName; }
 
+  Status Health() const override { return Lost().Get(); }
+
   Status DeviceCount(int* count) override {
     *count = 0;
+    WP_RETURN_IF_ERROR(Health());
     const cudaError_t e = cudaGetDeviceCount(count);
     if (e == cudaErrorNoDevice) {
       (void)cudaGetLastError();
@@ -143,6 +180,7 @@ class RuntimeImpl final : public GpuRuntime {
   }
 
   Status Properties(int ordinal, GpuDeviceProps* props) override {
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     cudaDeviceProp prop;
     WP_GPU_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, ordinal));
@@ -152,6 +190,11 @@ class RuntimeImpl final : public GpuRuntime {
     if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal) != cudaSuccess) {
       (void)cudaGetLastError();
       optin = 0;
+    }
+    int time_limited = 0;
+    if (cudaDeviceGetAttribute(&time_limited, cudaDevAttrKernelExecTimeout, ordinal) != cudaSuccess) {
+      (void)cudaGetLastError();
+      time_limited = 0;
     }
     char bus[32] = {0};
     WP_GPU_RETURN_IF_ERROR(cudaDeviceGetPCIBusId(bus, sizeof bus, ordinal));
@@ -168,10 +211,12 @@ class RuntimeImpl final : public GpuRuntime {
     props->max_threads_per_multiprocessor = prop.maxThreadsPerMultiProcessor;
     props->shared_bytes_per_block = optin > 0 ? static_cast<uint64_t>(optin) : prop.sharedMemPerBlock;
     props->l2_bytes = prop.l2CacheSize > 0 ? static_cast<uint64_t>(prop.l2CacheSize) : 0;
+    props->kernel_time_limited = time_limited != 0;
     return Status::Ok();
   }
 
   Status MemoryInfo(int ordinal, uint64_t* free_bytes, uint64_t* total_bytes) override {
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     size_t f = 0, t = 0;
     WP_GPU_RETURN_IF_ERROR(cudaMemGetInfo(&f, &t));
@@ -181,6 +226,7 @@ class RuntimeImpl final : public GpuRuntime {
   }
 
   Status Allocate(int ordinal, uint64_t bytes, void** ptr) override {
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     *ptr = nullptr;
     WP_GPU_RETURN_IF_ERROR(cudaMalloc(ptr, bytes));  // plain device memory, never managed
@@ -195,6 +241,7 @@ class RuntimeImpl final : public GpuRuntime {
   }
 
   Status QueryMemory(int ordinal, const void* ptr, MemoryKind* kind) override {
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     *kind = MemoryKind();
     cudaPointerAttributes attributes;
@@ -211,6 +258,7 @@ class RuntimeImpl final : public GpuRuntime {
   }
 
   Status AllocateMappedHost(int ordinal, uint64_t bytes, void** host, void** device) override {
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     *host = *device = nullptr;
     WP_GPU_RETURN_IF_ERROR(cudaHostAlloc(host, bytes, cudaHostAllocMapped));
@@ -232,6 +280,7 @@ class RuntimeImpl final : public GpuRuntime {
   }
 
   Status RegisterHost(int ordinal, void* host, uint64_t bytes, void** device) override {
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     *device = nullptr;
     WP_GPU_RETURN_IF_ERROR(cudaHostRegister(host, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable));
@@ -252,12 +301,14 @@ class RuntimeImpl final : public GpuRuntime {
   }
 
   Status CopyToDevice(int ordinal, void* dst, const void* src, uint64_t bytes) override {
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     WP_GPU_RETURN_IF_ERROR(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
     return Status::Ok();
   }
 
   Status CopyToHost(int ordinal, void* dst, const void* src, uint64_t bytes) override {
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     WP_GPU_RETURN_IF_ERROR(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
     return Status::Ok();
@@ -265,6 +316,7 @@ class RuntimeImpl final : public GpuRuntime {
 
   Status FillTeamsPerMultiprocessor(int ordinal, uint32_t format, uint32_t threads_per_team, uint64_t shared_bytes,
                                     int* teams) override {
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     *teams = 0;
     if (format == kFormatC1) {
@@ -285,20 +337,32 @@ class RuntimeImpl final : public GpuRuntime {
                                   " threads per team, at least one team and 1.." + std::to_string(kMaxTeamChunks) +
                                   " chunks per team");
     }
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
-    const uint64_t shared = FillSharedBytes(a.max_team_chunks);  // <= 16 KiB: no opt-in needed
-    if (a.session.format == kFormatC1) {
-      FillKernel<kFormatC1><<<a.team_count, launch.threads_per_team, shared>>>(a);
-    } else {
-      FillKernel<kFormat192><<<a.team_count, launch.threads_per_team, shared>>>(a);
-    }
-    WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
-    WP_GPU_RETURN_IF_ERROR(cudaDeviceSynchronize());
-    return Status::Ok();
+    // A launch runs for seconds: the host thread sleeps on a blocking-sync event instead of spinning
+    // a core in cudaDeviceSynchronize (one busy core per GPU otherwise).
+    cudaEvent_t done = nullptr;
+    WP_GPU_RETURN_IF_ERROR(cudaEventCreateWithFlags(&done, cudaEventBlockingSync | cudaEventDisableTiming));
+    Status st = [&]() -> Status {
+      const uint64_t shared = FillSharedBytes(a.max_team_chunks);  // <= 16 KiB: no opt-in needed
+      if (a.session.format == kFormatC1) {
+        FillKernel<kFormatC1><<<a.team_count, launch.threads_per_team, shared>>>(a);
+      } else {
+        FillKernel<kFormat192><<<a.team_count, launch.threads_per_team, shared>>>(a);
+      }
+      WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
+      WP_GPU_RETURN_IF_ERROR(cudaEventRecord(done));
+      WP_GPU_RETURN_IF_ERROR(cudaEventSynchronize(done));
+      WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
+      return Status::Ok();
+    }();
+    (void)cudaEventDestroy(done);
+    return st;
   }
 
   Status RunBuildCv0(int ordinal, const Cv0BuildArgs& args) override {
     if (args.nodes == 0) return Status::Ok();
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     const uint64_t blocks = (args.nodes + 255) / 256;
     BuildCv0Kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256>>>(args);
@@ -309,6 +373,7 @@ class RuntimeImpl final : public GpuRuntime {
 
   Status RunLookup(int ordinal, const LookupArgs& args) override {
     if (args.n == 0) return Status::Ok();
+    WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     LookupKernel<<<(args.n + kLookupThreads - 1) / kLookupThreads, kLookupThreads>>>(args);
     WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
@@ -327,6 +392,7 @@ class RuntimeImpl final : public GpuRuntime {
   }
 
   Status MeasureCompressionChain(int ordinal, const ChainRun& run, ChainResult* result) override {
+    WP_RETURN_IF_ERROR(Health());
     GpuDeviceProps props;
     WP_RETURN_IF_ERROR(Properties(ordinal, &props));
     const uint32_t threads = run.threads_per_block;

@@ -58,10 +58,20 @@ WP_HOST_DEVICE void DeriveChunkWords(const SessionConstants& s, const uint32_t d
   for (int i = 0; i < 8; ++i) out[8 + i] = s.format == kFormatC1 ? 0u : descriptor[i];
 }
 
-// 16-byte loads and stores (one vector access each on the device).
+// 16-byte loads and stores of device memory (one vector access each on the device; global
+// address space on HIP: host_device.h WP_GLOBAL_SPACE). HIP's uint4 is a class whose copy cannot
+// read another address space, so HIP moves clang's own vector type.
+#if defined(__HIP_DEVICE_COMPILE__)
+using Words4 = unsigned int __attribute__((ext_vector_type(4)));
+WP_HOST_DEVICE Words4 MakeWords4(const uint32_t w[4]) { return Words4{w[0], w[1], w[2], w[3]}; }
+#elif defined(__CUDA_ARCH__)
+using Words4 = uint4;
+WP_HOST_DEVICE Words4 MakeWords4(const uint32_t w[4]) { return make_uint4(w[0], w[1], w[2], w[3]); }
+#endif
+
 WP_HOST_DEVICE void LoadHalf(const uint32_t* p, uint32_t w[4]) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  const uint4 v = *reinterpret_cast<const uint4*>(p);
+  const Words4 v = *(const WP_GLOBAL_SPACE Words4*)p;
   w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
 #else
   for (int i = 0; i < 4; ++i) w[i] = p[i];
@@ -70,7 +80,7 @@ WP_HOST_DEVICE void LoadHalf(const uint32_t* p, uint32_t w[4]) {
 
 WP_HOST_DEVICE void StoreHalf(uint32_t* p, const uint32_t w[4]) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+  *(WP_GLOBAL_SPACE Words4*)p = MakeWords4(w);
 #else
   for (int i = 0; i < 4; ++i) p[i] = w[i];
 #endif
@@ -79,8 +89,8 @@ WP_HOST_DEVICE void StoreHalf(uint32_t* p, const uint32_t w[4]) {
 // One node hash (spec §4 / §5) of the predecessor block `block` = pred0 || pred1 (zeros where
 // absent). `chunk_words` is the chunk's material. Each compression runs through the one
 // FastCompressCv below (192: block 0 unless cached, block 1, block 2, chosen per pass).
-template <int kFormat>
-WP_HOST_DEVICE void HashNode(const FillWaveArgs& a, const uint32_t* chunk_words, uint64_t node, bool source,
+template <int kFormat, typename Word>
+WP_HOST_DEVICE void HashNode(const FillWaveArgs& a, const Word* chunk_words, uint64_t node, bool source,
                              const uint32_t block[16], uint32_t out[8]) {
   if constexpr (kFormat == kFormatC1) {
     uint32_t key[8];
@@ -108,8 +118,11 @@ WP_HOST_DEVICE void HashNode(const FillWaveArgs& a, const uint32_t* chunk_words,
 }
 
 // Observes every label access of a step (tests check that no two items of one step touch the
-// same label with a write involved). The default does nothing and compiles away.
+// same label with a write involved). The default does nothing and compiles away. An observer with
+// kAddressesOnly true gets every access but no node is hashed (zeros are stored): the addresses do
+// not depend on the labels, so the race check runs on large graphs in a fraction of the time.
 struct NoAccessObserver {
+  static constexpr bool kAddressesOnly = false;
   WP_HOST_DEVICE void Read(uint64_t /*item*/, const uint32_t* /*half0*/) const {}
   WP_HOST_DEVICE void Write(uint64_t /*item*/, const uint32_t* /*half0*/) const {}
 };
@@ -119,11 +132,11 @@ struct NoAccessObserver {
 // compression's). The graph's fields are copied with constant indices, so no address of a
 // kernel parameter is taken (that would move the arguments to local memory).
 struct Team {
-  const TeamDesc* d = nullptr;  // shared memory: valid after the prologue's barrier
+  const WP_SHARED_SPACE TeamDesc* d = nullptr;  // shared memory: valid after the prologue's barrier
   const uint32_t* program = nullptr;
   const uint32_t* step_begin = nullptr;
   uint32_t steps = 0;
-  const uint32_t* chunk_words = nullptr;  // kChunkWords per chunk (shared memory)
+  WP_SHARED_SPACE uint32_t* chunk_words = nullptr;  // kChunkWords per chunk (shared memory)
 };
 
 // Words of shared memory before the chunk material: the team's descriptor.
@@ -141,12 +154,12 @@ WP_HOST_DEVICE Team MakeTeam(const FillWaveArgs& a, uint32_t b, uint32_t* shared
   const TeamDesc& desc = a.teams[b];
   if (thread == 0) *reinterpret_cast<TeamDesc*>(shared) = desc;
   Team t;
-  t.d = reinterpret_cast<const TeamDesc*>(shared);
+  t.d = (const WP_SHARED_SPACE TeamDesc*)shared;
   const bool g1 = desc.graph != 0;
   t.program = g1 ? a.graph[1].program : a.graph[0].program;
   t.step_begin = g1 ? a.graph[1].step_begin : a.graph[0].step_begin;
   t.steps = g1 ? a.graph[1].steps : a.graph[0].steps;
-  t.chunk_words = shared + kTeamDescWords;
+  t.chunk_words = (WP_SHARED_SPACE uint32_t*)(shared + kTeamDescWords);
   return t;
 }
 
@@ -161,7 +174,11 @@ struct LabelPtr {
 WP_HOST_DEVICE LabelPtr WorkLabel(const FillWaveArgs& a, const Team& t, uint32_t s, uint32_t c) {
   // Volatile: the descriptor is read again at every use, so addresses are recomputed after the
   // compression rather than held in registers across it (a few shared-memory loads per item).
-  const volatile TeamDesc& d = *t.d;
+#if defined(__HIP_DEVICE_COMPILE__)
+  const WP_SHARED_SPACE TeamDesc& d = *t.d;
+#else
+  const volatile WP_SHARED_SPACE TeamDesc& d = *t.d;
+#endif
   const uint64_t C = d.chunks;
   if (s >= d.inplace_slots) {
     uint32_t* p =
@@ -195,9 +212,11 @@ WP_HOST_DEVICE void TeamPrologue(const FillWaveArgs& a, uint32_t b, const Team& 
   const TeamDesc& desc = a.teams[b];  // the shared copy is not visible before the barrier
   uint32_t descriptor[8];
   for (int i = 0; i < 8; ++i) descriptor[i] = desc.graph != 0 ? a.graph[1].descriptor[i] : a.graph[0].descriptor[i];
-  uint32_t* words = const_cast<uint32_t*>(t.chunk_words);
-  for (uint32_t c = thread; c < desc.chunks; c += threads)
-    DeriveChunkWords(a.session, descriptor, desc.first_chunk + c, words + c * kChunkWords);
+  for (uint32_t c = thread; c < desc.chunks; c += threads) {
+    uint32_t words[kChunkWords];
+    DeriveChunkWords(a.session, descriptor, desc.first_chunk + c, words);
+    for (uint32_t i = 0; i < kChunkWords; ++i) t.chunk_words[c * kChunkWords + i] = words[i];
+  }
 }
 
 // Item (unit u of `op`, chunk c) of team t. `item` only names it for the observer.
@@ -258,6 +277,7 @@ WP_HOST_DEVICE void TeamRunItem(const FillWaveArgs& a, const Team& t, const Devi
       LoadHalf(from.h0, w);
       LoadHalf(from.h1, w + 4);
       uint32_t* dst = SlotAddress(a.slots, g - a.region_first);
+      obs.Write(item, dst);
       StoreHalf(dst, w);
       StoreHalf(dst + kHalfWords32, w + 4);
       return;
@@ -265,13 +285,17 @@ WP_HOST_DEVICE void TeamRunItem(const FillWaveArgs& a, const Team& t, const Devi
     default:
       return;
   }
-  const uint32_t* words = t.chunk_words + c * kChunkWords;
+  const WP_SHARED_SPACE uint32_t* words = t.chunk_words + c * kChunkWords;
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #pragma unroll 1
 #endif
   for (uint32_t q = 0; q < hashes; ++q) {
     uint32_t out[8];
-    HashNode<kFormat>(a, words, node0 + (q ? 1ull << op.log_bit : 0), op.kind == kOpSource, block, out);
+    if constexpr (Observer::kAddressesOnly) {
+      for (int i = 0; i < 8; ++i) out[i] = 0;
+    } else {
+      HashNode<kFormat>(a, words, node0 + (q ? 1ull << op.log_bit : 0), op.kind == kOpSource, block, out);
+    }
     const LabelPtr to = WorkLabel(a, t, q ? slot1 : slot0, c);
     obs.Write(item, to.h0);
     StoreHalf(to.h0, out);
@@ -279,14 +303,35 @@ WP_HOST_DEVICE void TeamRunItem(const FillWaveArgs& a, const Team& t, const Devi
   }
 }
 
+// Records a fault (kernel_args.h kFault*) in the launch's fault word, if it has one. On the
+// device several threads may raise one at once; the emulation runs one thread at a time.
+WP_HOST_DEVICE void RaiseFault(const FillWaveArgs& a, uint32_t bits) {
+  if (a.fault == nullptr) return;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  atomicOr(a.fault, bits);
+#else
+  *a.fault |= bits;
+#endif
+}
+
 // Thread `thread` of `threads` runs its items of super-step `step` (items K = thread + j*threads,
 // in increasing order; `reverse` runs them in decreasing order, for the emulation's race check).
 // A barrier must follow.
+//
+// Bounded. Item k < items is unit k / C of chunk k % C, and items = C * (the step's last op's
+// unit count), so the forward search for an item's op stops at the step's last op at the latest,
+// provided the step has an op (end > first) and the team's divider splits k exactly (chunk
+// c < C). Both are checked, and a program that fails them (a corrupt or mismatched upload; the
+// host checks every program before uploading it, device_program.h CheckDeviceProgram, and reads
+// the step bounds back) raises a fault and ends the thread's step instead of searching past the
+// step forever. The check holds no register across the compression (the c1 kernel sits at its
+// 64-register bound on CUDA, and at 80 VGPRs on HIP gfx940).
 template <int kFormat, typename Observer = NoAccessObserver>
 WP_HOST_DEVICE void TeamRunStep(const FillWaveArgs& a, const Team& t, uint32_t step, uint32_t thread, uint32_t threads,
                                 bool reverse = false, const Observer& obs = Observer()) {
   const uint32_t* program = t.program;
   const uint32_t first = t.step_begin[step], end = t.step_begin[step + 1];
+  if (end <= first) return RaiseFault(a, kFaultEmptyStep);
   const uint32_t items = program[(end - 1) * kOpWords + 3] * t.d->chunks;  // < 2^29
   if (thread >= items) return;
   const uint32_t last = thread + (items - 1 - thread) / threads * threads;
@@ -295,12 +340,17 @@ WP_HOST_DEVICE void TeamRunStep(const FillWaveArgs& a, const Team& t, uint32_t s
   for (uint32_t k = reverse ? last : thread;;) {
     const uint32_t unit = static_cast<uint32_t>((k * t.d->chunk_magic) >> t.d->chunk_shift);
     const uint32_t c = k - unit * t.d->chunks;
+    if (c >= t.d->chunks) return RaiseFault(a, kFaultDivider);
     if (!reverse) {
       while (unit >= op.unit_end) op = DecodeOp(program, ++o);  // the item's op: units ascend with k
     } else {
-      while (unit < op.unit_end - OpUnits(op)) op = DecodeOp(program, --o);
+      while (unit < op.unit_end - OpUnits(op)) {  // (the emulation only: bounded by the step's first op)
+        if (o == first) return RaiseFault(a, kFaultOpSearch);
+        op = DecodeOp(program, --o);
+      }
     }
-    TeamRunItem<kFormat>(a, t, op, unit - (op.unit_end - OpUnits(op)), c, k, obs);
+    const uint32_t op_units = OpUnits(op);
+    TeamRunItem<kFormat>(a, t, op, unit - (op.unit_end - op_units), c, k, obs);
     if (reverse ? k == thread : k == last) break;
     k = reverse ? k - threads : k + threads;
   }
@@ -318,12 +368,14 @@ WP_HOST_DEVICE void Cv0Entry(const Cv0BuildArgs& a, uint64_t node) {
   for (int i = 0; i < 8; ++i) a.table[node * 8 + i] = cv[i];
 }
 
-// The lookup kernel's item k.
+// The lookup kernel's item k: two 16-byte loads, two 16-byte stores into mapped host memory
+// (LookupArgs::out is 16-byte aligned), so each label crosses the bus as two full writes.
 WP_HOST_DEVICE void LookupOne(const LookupArgs& a, uint32_t k) {
   uint32_t w[8];
   LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k]), w);
   LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k + 1]), w + 4);
-  for (int i = 0; i < 8; ++i) a.out[k * 8 + i] = w[i];  // mapped host memory: plain stores
+  StoreHalf(a.out + static_cast<uint64_t>(k) * 8, w);
+  StoreHalf(a.out + static_cast<uint64_t>(k) * 8 + 4, w + 4);
 }
 
 }  // namespace gpu

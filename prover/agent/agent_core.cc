@@ -564,7 +564,7 @@ NodeDescriptionInfo AgentCore::Describe() const {
   out.node_public_key = config_.node_key.public_key;
   out.agent_version = config_.agent_version;
   out.devices = backends_.Devices();
-  out.disabled = backends_.disabled;
+  out.disabled = backends_.DisabledNow();
   return out;
 }
 

@@ -41,7 +41,7 @@ struct NodeDescriptionInfo {
   proto::PublicKey node_public_key{};
   std::string agent_version;
   std::vector<DeviceInfo> devices;    // enabled devices, now
-  std::vector<std::string> disabled;  // "cuda: disabled: <reason>" (BackendSet::disabled)
+  std::vector<std::string> disabled;  // "cuda: disabled: <reason>" (BackendSet::DisabledNow)
 };
 
 // "idle", "filling", "ready" or "releasing" (the schema's names): refusal texts and metric labels.

@@ -26,7 +26,7 @@ const char* DeviceKindName(DeviceKind kind);  // "host", "cuda", "hip"
 
 struct DeviceInfo {
   DeviceKind kind = DeviceKind::kHost;
-  std::string id;                   // stable selector: "host", "GPU-<uuid>" (CUDA), PCI id (HIP)
+  std::string id;                   // stable selector: "host", "GPU-<uuid>" (CUDA; HIP with a UUID), "<PCI id>/<ordinal>" (HIP otherwise)
   std::string name;                 // model, e.g. "NVIDIA H200" or "host memory"
   int ordinal = 0;                  // runtime device index within its backend
   uint64_t total_bytes = 0;         // bytes the device has
@@ -78,8 +78,12 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual DeviceKind kind() const = 0;
-  // Devices of this backend, with current free memory.
+  // Devices of this backend, with current free memory. None once unusable_reason() is set.
   virtual std::vector<DeviceInfo> Devices() const = 0;
+  // Why this backend's devices can no longer be used in this process, or empty while they can. A
+  // GPU device fault (kernels/gpu/gpu_runtime.h DeviceLostError) leaves its runtime unusable until
+  // the agent restarts: "device lost (...): ...; restart the agent".
+  virtual std::string unusable_reason() const { return ""; }
   // Takes memory on device `id`. Errors: NOT_FOUND (unknown id), RESOURCE_EXHAUSTED (not enough
   // memory, or a limit such as RLIMIT_MEMLOCK, named in the message), INTERNAL (runtime error).
   virtual StatusOr<std::unique_ptr<DeviceMemory>> Acquire(const std::string& id, const AcquireOptions& options) = 0;

@@ -24,6 +24,15 @@ std::vector<DeviceInfo> BackendSet::Devices() const {
   return all;
 }
 
+std::vector<std::string> BackendSet::DisabledNow() const {
+  std::vector<std::string> out = disabled;
+  for (const auto& b : backends) {
+    const std::string why = b->unusable_reason();
+    if (!why.empty()) out.push_back(std::string(DeviceKindName(b->kind())) + ": disabled: " + why);
+  }
+  return out;
+}
+
 Backend* BackendSet::FindByDeviceId(const std::string& id) const {
   for (const auto& b : backends) {
     for (const auto& d : b->Devices()) {

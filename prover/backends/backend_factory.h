@@ -1,5 +1,6 @@
 // The one place backends are built (no self-registration). A GPU backend that cannot start is
-// listed as "cuda: disabled: <reason>" and the agent carries on with the others.
+// listed as "cuda: disabled: <reason>" and the agent carries on with the others; so is one whose
+// device faulted later (its devices are no longer offered until the agent restarts).
 // Thread-safety: CreateBackends is thread-compatible; the returned backends are thread-safe.
 #pragma once
 
@@ -25,10 +26,13 @@ struct BackendConfig {
 
 struct BackendSet {
   std::vector<std::unique_ptr<Backend>> backends;
-  std::vector<std::string> disabled;  // "cuda: disabled: <reason>"
+  std::vector<std::string> disabled;  // "cuda: disabled: <reason>": backends that did not start
 
-  // All devices of all backends.
+  // All devices of all backends (none of a backend that became unusable).
   std::vector<DeviceInfo> Devices() const;
+  // `disabled`, then "cuda: disabled: <reason>" for each backend that became unusable since
+  // (Backend::unusable_reason: a device fault).
+  std::vector<std::string> DisabledNow() const;
   // The backend owning device `id`, or nullptr.
   Backend* FindByDeviceId(const std::string& id) const;
 };

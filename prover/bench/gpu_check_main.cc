@@ -11,6 +11,7 @@
 //            --extra-gib=E (also take E GiB beyond the plan; the fill never uses it)
 //            --time-limit=S (cancel the fill after S seconds and report the partial rate)
 //            --samples=N (labels checked against the CPU verifier after the fill)
+//            --launch-seconds=S (launches of about S seconds: wave chunks from the raw rate)
 //            On a GPU the model's prediction for the same plan is printed beside the measurement
 //            when the device resembles a named shape (or --gpu names one).
 //   lookup:  --gib=G --m=M --iterations=N
@@ -55,6 +56,11 @@ namespace gpu {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The share of the raw compression rate a fill is assumed to reach when --launch-seconds sizes its
+// launches: below the device model's ~0.85, so a launch planned for S seconds takes 0.7 S at the
+// model's share and 1.5 S at 0.4.
+constexpr double kLaunchFillShare = 0.6;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -136,7 +142,8 @@ Json PropsJson(const GpuDeviceProps& p) {
       .Int("warp_size", p.warp_size)
       .Int("max_threads_per_multiprocessor", p.max_threads_per_multiprocessor)
       .Int("shared_bytes_per_block", p.shared_bytes_per_block)
-      .Int("l2_bytes", p.l2_bytes);
+      .Int("l2_bytes", p.l2_bytes)
+      .Bool("kernel_time_limited", p.kernel_time_limited);
   return j;
 }
 
@@ -471,16 +478,24 @@ int StepFill(Context& c, Json* out) {
   // --extra-gib: memory held beyond the plan; the fill must leave it alone (reported as such).
   const double extra_gib = gib > 0 ? c.flags.Num("extra-gib", 0) : 0;
   const uint64_t bytes = static_cast<uint64_t>((gib + extra_gib) * kGiB);
-  const FillTuning tuning = TuningFrom(c.flags);
-  out->Str("format", LabelFormatName(format))
-      .Int("m", m)
-      .Num("requested_gib", gib)
-      .Num("extra_gib", extra_gib)
-      .Obj("tuning", TuningJson(tuning));
+  FillTuning tuning = TuningFrom(c.flags);
+  out->Str("format", LabelFormatName(format)).Int("m", m).Num("requested_gib", gib).Num("extra_gib", extra_gib);
 
   double raw_rate = 0;
   Status raw = dry ? Status::Ok() : c.runtime->MeasureCompressionRate(c.device, 0.5, &raw_rate);
   out->Num("raw_compressions_per_s", raw.ok() && !dry ? raw_rate : NAN);
+  // --launch-seconds=S: launches of about S seconds, from the raw rate at kLaunchFillShare of it
+  // (fill_passes.h WaveChunksForSeconds), so a step's time cap always sees launches finish.
+  const double launch_seconds = c.flags.Num("launch-seconds", 0);
+  if (launch_seconds > 0 && raw.ok() && raw_rate > 0) {
+    const GraphShape graph = ShapeForChunkLabels(m);
+    const uint64_t cap =
+        WaveChunksForSeconds(launch_seconds, raw_rate * kLaunchFillShare,
+                             CompressionsPerChunk(format == LabelFormat::k192, 2 * StandaloneNodeCount(graph.level)));
+    tuning.max_wave_chunks = tuning.max_wave_chunks > 0 ? std::min(tuning.max_wave_chunks, cap) : cap;
+    out->Num("launch_seconds", launch_seconds).Num("launch_fill_share_assumed", kLaunchFillShare);
+  }
+  out->Obj("tuning", TuningJson(tuning));
   c.checkpoint(*out);
 
   const auto t_acquire = Clock::now();

@@ -5,7 +5,7 @@
 // checks on a real device when one is present.
 #include <gtest/gtest.h>
 
-#include <map>
+#include <functional>
 #include <random>
 #include <set>
 #include <tuple>
@@ -23,6 +23,8 @@ namespace {
 
 using testing::DirectRun;
 using testing::DirectRunOptions;
+using testing::HazardCounts;
+using testing::HazardObserver;
 using testing::Reference;
 using testing::Spec;
 
@@ -144,30 +146,6 @@ TEST(DeviceProgram, WorkLayoutLabelsAChunkInItsOwnSlots) {
   EXPECT_EQ(BuildDeviceProgram(1u << 14, 1u << 14).steps, 49137u);
 }
 
-// Records, per step, which items read and wrote each label; any label written by one item and
-// touched by another would make the result depend on thread timing on a GPU.
-class HazardObserver {
- public:
-  void Read(uint64_t item, const uint32_t* label) const { reads_[label].insert(item); }
-  void Write(uint64_t item, const uint32_t* label) const { writes_[label].insert(item); }
-  // Returns the number of conflicting labels, and clears.
-  int Conflicts() const {
-    int conflicts = 0;
-    for (const auto& [label, writers] : writes_) {
-      std::set<uint64_t> touched = writers;
-      auto r = reads_.find(label);
-      if (r != reads_.end()) touched.insert(r->second.begin(), r->second.end());
-      if (touched.size() > 1) ++conflicts;
-    }
-    reads_.clear();
-    writes_.clear();
-    return conflicts;
-  }
-
- private:
-  mutable std::map<const uint32_t*, std::set<uint64_t>> reads_, writes_;
-};
-
 // The pooled item loop splits item k into (unit k / C, chunk k % C) by a multiply and a shift:
 // exact for every C the kernel accepts over the whole item range (k < 2^29), checked at every
 // multiple of C and its neighbours near 0, near 2^29, and at random k.
@@ -185,55 +163,160 @@ TEST(TeamExecutor, ChunkDividerIsExactDivision) {
   }
 }
 
-TEST(TeamExecutor, ItemsOfOneSuperStepNeverTouchAnotherItemsLabels) {
-  for (uint32_t m : {2u, 3u, 17u, 1000u, 4096u}) {
-    for (uint32_t chunks : {1u, 3u}) {
-      RegionSpec spec = Spec(LabelFormat::kC1, m, 0, static_cast<uint64_t>(m) * chunks);
-      const DeviceProgram program = BuildDeviceProgram(m, m);
-      std::vector<uint32_t> region(spec.count * 8 + 8), extra(static_cast<size_t>(chunks) * program.work_labels * 8);
-      std::vector<uint32_t> shared(FillSharedBytes(chunks) / 4);
-      uint64_t slot_begin[2] = {0, spec.count}, base[1] = {reinterpret_cast<uint64_t>(region.data())};
-      TeamDesc desc;
-      desc.chunks = chunks;
-      const ChunkDivider div = MakeChunkDivider(chunks);
-      desc.chunk_magic = div.magic;
-      desc.chunk_shift = div.shift;
-      desc.inplace_slots = m;
-      desc.seg0 = base[0];
-      desc.split = 2 * chunks * m;
-      desc.extra = reinterpret_cast<uint64_t>(extra.data());
-      FillWaveArgs a;
-      a.session = BuildSessionConstants(spec.format, spec.seed, m, m);
-      a.graph[0].program = program.words.data();
-      a.graph[0].step_begin = program.step_begin.data();
-      a.graph[0].steps = program.steps;
-      a.graph[0].work_labels = program.work_labels;
-      a.region_count = spec.count;
-      a.teams = &desc;
-      a.team_count = 1;
-      a.max_team_chunks = chunks;
-      a.slots = {slot_begin, base, 1};
-      const Team team = MakeTeam(a, 0, shared.data(), 0);
-      TeamPrologue(a, 0, team, 0, 1);
-      // One "thread" runs every item of a step; items are numbered across the whole step.
-      HazardObserver obs;
-      for (uint32_t s = 0; s < program.steps; ++s) {
-        TeamRunStep<kFormatC1>(a, team, s, 0, 1, false, obs);
-        ASSERT_EQ(0, obs.Conflicts()) << "m=" << m << " chunks=" << chunks << " step " << s;
-      }
-      // In place, the team block holds the labels interleaved (label_layout.h).
-      LabelLayout layout(0, spec.count, m);
-      layout.AddRuns({{0, chunks, chunks}});
-      std::vector<uint8_t> got(spec.count * 32);
-      for (uint64_t g = 0; g < spec.count; ++g) {
-        LabelLayout::Half h[2];
-        layout.Locate(g, h);
-        for (int k = 0; k < 2; ++k)
-          std::memcpy(got.data() + g * 32 + k * 16,
-                      reinterpret_cast<const uint8_t*>(region.data()) + h[k].slot * 32 + h[k].byte_offset, 16);
-      }
-      EXPECT_EQ(Reference(spec), got);
+// The race check (tests/support/gpu_test_util.h HazardObserver): within a super-step no label is
+// written by one item and touched by another, no two teams of a launch share a label with a write
+// involved, and no access leaves the pieces and work areas. On every graph size the kernel runs:
+// small m with the labels hashed and compared with the CPU engine; m = 2^14 (two chunks, as two
+// teams and as one team of two) and one chunk of 2^17 by addresses only (they do not depend on the
+// labels); both formats, in place and in scratch teams (whose output ops copy ranks to the region:
+// the remap), and scratch teams on the shared-scratch layout.
+struct RaceCase {
+  LabelFormat format;
+  uint32_t m;
+  uint32_t chunks;
+  uint32_t chunks_per_team;
+  bool in_place;
+  ProgramLayout layout;
+  bool hashed;  // false: addresses only
+};
+
+void PrintTo(const RaceCase& c, std::ostream* os) {
+  *os << LabelFormatName(c.format) << " m=" << c.m << " chunks=" << c.chunks << " C=" << c.chunks_per_team
+      << (c.in_place ? " in place" : " scratch teams")
+      << (c.layout == ProgramLayout::kSharedScratch ? " shared-scratch layout" : "")
+      << (c.hashed ? " hashed" : " addresses only");
+}
+
+class RaceCheck : public ::testing::TestWithParam<RaceCase> {};
+
+TEST_P(RaceCheck, NoItemTouchesAnotherItemsLabelWithinAStep) {
+  const RaceCase c = GetParam();
+  const RegionSpec spec = Spec(c.format, c.m, 0, static_cast<uint64_t>(c.m) * c.chunks);
+  HazardObserver hazards(!c.hashed);
+  DirectRunOptions o;
+  o.team_threads = 1;
+  o.chunks_per_team = c.chunks_per_team;
+  o.teams = c.chunks;  // every team of the region in one launch
+  o.piece_labels = c.m + c.m / 3;  // pieces that cut team blocks
+  o.in_place = c.in_place;
+  o.program_layout = c.layout;
+  o.hazards = &hazards;
+  const std::vector<uint8_t> got = DirectRun(spec, o);
+  if (c.hashed) EXPECT_EQ(got, Reference(spec));
+  const DeviceProgram program = BuildDeviceProgram(c.m, c.m, true, c.layout);
+  const HazardCounts& n = hazards.counts();
+  EXPECT_EQ(n.steps, static_cast<uint64_t>(program.steps) * ((c.chunks + c.chunks_per_team - 1) / c.chunks_per_team));
+  EXPECT_GE(n.accesses, program.nodes * c.chunks);  // at least every node's write
+  EXPECT_EQ(n.strays, 0u);
+  EXPECT_EQ(n.step_conflicts, 0u);
+  EXPECT_EQ(n.team_conflicts, 0u);
+}
+
+constexpr ProgramLayout kWorkLayout = ProgramLayout::kWork;
+constexpr ProgramLayout kShared = ProgramLayout::kSharedScratch;
+
+INSTANTIATE_TEST_SUITE_P(
+    SmallM, RaceCheck,
+    ::testing::Values(RaceCase{LabelFormat::kC1, 2, 3, 3, true, kWorkLayout, true},
+                      RaceCase{LabelFormat::kC1, 17, 3, 3, true, kWorkLayout, true},
+                      RaceCase{LabelFormat::k192, 17, 3, 1, true, kWorkLayout, true},
+                      RaceCase{LabelFormat::kC1, 1000, 3, 3, true, kWorkLayout, true},
+                      RaceCase{LabelFormat::k192, 1000, 3, 2, false, kWorkLayout, true},
+                      RaceCase{LabelFormat::kC1, 4096, 3, 3, false, kShared, true},
+                      RaceCase{LabelFormat::k192, 4096, 2, 2, true, kWorkLayout, true}));
+
+INSTANTIATE_TEST_SUITE_P(
+    LargeM, RaceCheck,
+    ::testing::Values(RaceCase{LabelFormat::kC1, 1u << 14, 2, 1, true, kWorkLayout, false},
+                      RaceCase{LabelFormat::kC1, 1u << 14, 2, 2, false, kWorkLayout, false},
+                      RaceCase{LabelFormat::k192, 1u << 14, 2, 2, true, kWorkLayout, false},
+                      RaceCase{LabelFormat::k192, 1u << 14, 2, 1, false, kWorkLayout, false},
+                      RaceCase{LabelFormat::kC1, 1u << 14, 2, 1, false, kShared, false},
+                      RaceCase{LabelFormat::kC1, 1u << 17, 1, 1, true, kWorkLayout, false},
+                      RaceCase{LabelFormat::kC1, 1u << 17, 1, 1, false, kWorkLayout, false},
+                      RaceCase{LabelFormat::k192, 1u << 17, 1, 1, true, kWorkLayout, false},
+                      RaceCase{LabelFormat::k192, 1u << 17, 1, 1, false, kWorkLayout, false}));
+
+// The check can fail: two super-steps run as one (every op of a step depends on one of the step
+// before, so the merged step holds a read of a label another item writes) are reported.
+TEST(RaceCheckControl, TwoStepsRunAsOneAreReported) {
+  const RegionSpec spec = Spec(LabelFormat::kC1, 1000, 0, 2000);
+  HazardObserver hazards(true);
+  DirectRunOptions o;
+  o.team_threads = 1;
+  o.chunks_per_team = 2;
+  o.teams = 1;
+  o.hazards = &hazards;
+  o.edit_program = [](DeviceProgram* p) {
+    // Steps 3 and 4 as one: drop the bound between them and continue step 3's running units.
+    uint32_t units = DecodeOp(p->words.data(), p->step_begin[4] - 1).unit_end;
+    for (uint32_t k = p->step_begin[4]; k < p->step_begin[5]; ++k) {
+      units += OpUnits(DecodeOp(p->words.data(), k));
+      p->words[k * kOpWords + 3] = units;
     }
+    p->step_begin.erase(p->step_begin.begin() + 4);
+    --p->steps;
+    ASSERT_TRUE(CheckDeviceProgram(*p).ok());  // well formed: only the levelling is broken
+  };
+  DirectRun(spec, o);
+  EXPECT_GT(hazards.counts().step_conflicts, 0u);
+  EXPECT_EQ(hazards.counts().strays, 0u);
+}
+
+// Every program the fill builds passes the host's check; each kind of corruption is named.
+TEST(DeviceProgram, CheckAcceptsEveryBuiltProgramAndNamesEachCorruption) {
+  for (uint32_t m : {1u, 2u, 3u, 17u, 1000u, 4096u, 1u << 14}) {
+    for (uint32_t ranks : {1u, m / 2 + 1, m}) {
+      if (ranks > m) continue;
+      for (ProgramLayout layout : {ProgramLayout::kWork, ProgramLayout::kSharedScratch}) {
+        for (bool levelled : {false, true}) {
+          const Status st = CheckDeviceProgram(BuildDeviceProgram(m, ranks, levelled, layout));
+          EXPECT_TRUE(st.ok()) << "m=" << m << " ranks=" << ranks << ": " << st.ToString();
+        }
+      }
+    }
+  }
+  const DeviceProgram good = BuildDeviceProgram(1000, 1000);
+  auto expect = [&](const std::string& what, const std::function<void(DeviceProgram*)>& edit) {
+    DeviceProgram p = good;
+    edit(&p);
+    const Status st = CheckDeviceProgram(p);
+    EXPECT_EQ(st.code(), StatusCode::kInternal) << what;
+    EXPECT_NE(st.message().find(what), std::string::npos) << st.ToString();
+  };
+  expect("words for", [](DeviceProgram* p) { p->words.pop_back(); });
+  expect("step bounds do not run", [](DeviceProgram* p) { p->step_begin.back() = p->ops - 1; });
+  expect("step 2 has no ops", [](DeviceProgram* p) { p->step_begin[3] = p->step_begin[2]; });
+  expect("unit count", [](DeviceProgram* p) { p->words[3] += 1; });
+  expect("unknown kind", [](DeviceProgram* p) { p->words[0] |= 7u << 21; });
+  expect("slots up to", [](DeviceProgram* p) { p->work_labels = 4; });
+  expect("node numbers past", [](DeviceProgram* p) { p->nodes = 1; });
+}
+
+// A launch whose team or program does not fit its bounds ends with a fault bit instead of
+// searching past its step forever (or addressing another chunk's labels): a chunk divider made for
+// a smaller C (units past the step's last op), and a step whose op range is empty.
+TEST(TeamExecutor, AnInconsistentLaunchRaisesAFaultAndEnds) {
+  const RegionSpec spec = Spec(LabelFormat::kC1, 1000, 0, 3000);
+  for (int corruption = 0; corruption < 2; ++corruption) {
+    uint32_t fault = 0;
+    DirectRunOptions o;
+    o.team_threads = 8;
+    o.chunks_per_team = 3;
+    o.teams = 1;
+    o.fault = &fault;
+    if (corruption == 0) {
+      o.edit_teams = [](std::vector<TeamDesc>* teams) {
+        const ChunkDivider wrong = MakeChunkDivider(2);  // the team has 3 chunks
+        (*teams)[0].chunk_magic = wrong.magic;
+        (*teams)[0].chunk_shift = wrong.shift;
+      };
+    } else {
+      o.edit_program = [](DeviceProgram* p) { p->step_begin[2] = p->step_begin[1]; };
+    }
+    const std::vector<uint8_t> got = DirectRun(spec, o);
+    EXPECT_EQ(fault, corruption == 0 ? kFaultDivider : kFaultEmptyStep) << "corruption " << corruption;
+    EXPECT_NE(got, Reference(spec));
   }
 }
 

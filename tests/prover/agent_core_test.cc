@@ -14,7 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/gpu/emulated_runtime.h"
 #include "proto/transcript.h"
+#include "prover/backends/gpu/gpu_backend.h"
 #include "tests/prover/agent_test_util.h"
 
 namespace wipeproof {
@@ -860,32 +862,28 @@ TEST_F(AgentCoreTest, OrderTimeoutIsCappedByTheAgent) {
   ExpectNothingHeld();
 }
 
-// Agent-side cost of a q = 256 round (parse, bounds, lookups, transcript), without RPC. The target
-// (p99 <= 200 us in process, issue 4) is measured by the challenger's benchmark; this only guards
-// against the agent side growing out of proportion (loosely: test machines are shared).
-TEST_F(AgentCoreTest, RoundOf256LabelsIsCheap) {
+// Many rounds of q = 256 in one session are each answered with the labels asked, in order. (What a
+// round costs is a benchmark's to measure, not a test's: docs/benchmarks.md.)
+TEST_F(AgentCoreTest, TwoHundredRoundsOf256LabelsAreEachAnsweredInOrder) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
   const uint32_t rounds = 200;
   spec.devices = {{"host", 0, 65536, 256}};
   ASSERT_TRUE(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).ok());
-  std::vector<int64_t> micros;
+  const std::vector<uint8_t> labels = agent_test::ExpectedLabels(spec.chunk_labels, 0, 65536);
   for (uint32_t r = 0; r < rounds; ++r) {
     std::vector<uint64_t> indices;
     for (uint64_t c = 0; c < 256; ++c) indices.push_back(c * 256 + (c * 7 + r) % 256);
     Round round;
-    auto request = round.Build(spec.session_id, r, {{0, indices}});
-    const auto t0 = std::chrono::steady_clock::now();
-    Status s = core.AnswerRound(kOwner, request.asReader(), round.response.initRoot<proto::RoundAnswer>());
-    const auto t1 = std::chrono::steady_clock::now();
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    micros.push_back(std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count());
+    ASSERT_TRUE(AnswerRound(round, spec.session_id, r, {{0, indices}}).ok()) << "round " << r;
+    auto got = round.answer().asReader().getLabels();
+    ASSERT_EQ(got.size(), indices.size() * 32) << "round " << r;
+    for (size_t i = 0; i < indices.size(); ++i) {
+      ASSERT_EQ(0, std::memcmp(got.begin() + 32 * i, labels.data() + 32 * indices[i], 32))
+          << "round " << r << ", label " << indices[i];
+    }
   }
-  std::sort(micros.begin(), micros.end());
-  const int64_t p50 = micros[micros.size() / 2], p99 = micros[micros.size() * 99 / 100];
-  std::printf("agent round, q=256, in process without RPC: p50 %lld us, p99 %lld us\n", static_cast<long long>(p50),
-              static_cast<long long>(p99));
-  EXPECT_LT(p50, 5000);  // the median: a shared, loaded test machine may preempt any single round
+  EXPECT_EQ(core.GetStatus().rounds_answered, rounds);
 }
 
 TEST_F(AgentCoreTest, DescribeListsDevicesAndKey) {
@@ -904,6 +902,55 @@ TEST_F(AgentCoreTest, DescribeListsDevicesAndKey) {
   EXPECT_EQ(wire.getProtocolVersion(), proto::PROTOCOL_VERSION);
   EXPECT_EQ(std::string(wire.getDevices()[1].getStableId().cStr()), "host");
   EXPECT_EQ(wire.getDevices()[1].getKind(), proto::DeviceKind::HOST);
+}
+
+
+// A device fault during a fill (CUDA's sticky errors leave the runtime unusable in the process)
+// fails the session as UNAVAILABLE "device lost ... restart the agent", releases everything, and
+// from then on the agent no longer offers that GPU: the description lists its backend as disabled
+// with the reason, an order naming it is refused as naming no device of this node, and the host
+// keeps being wiped.
+TEST_F(AgentCoreTest, ADeviceFaultFailsTheSessionAndTheGpuIsNoLongerOffered) {
+  gpu::EmulatedGpuConfig emulated;
+  emulated.devices = 1;
+  emulated.total_bytes = 64 * kMiB;
+  emulated.runtime_overhead_bytes = kMiB;
+  emulated.multiprocessors = 2;
+  emulated.lose_device_at_fill_launch = 0;
+  GpuBackendConfig small;
+  small.tuning.side_scratch_bytes = kMiB;
+  auto gpu = StartGpuBackend(DeviceKind::kCuda, std::make_unique<gpu::EmulatedRuntime>(emulated), small);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  BackendSet backends;
+  backends.backends.push_back(std::move(gpu).value());
+  backends.backends.push_back(agent_test::MakeCountingHostBackend(64 * kMiB, nullptr));
+  AgentCore& core = Make(std::move(backends));
+  ASSERT_EQ(core.Describe().devices.size(), 2u);
+
+  OrderSpec spec;
+  spec.devices = {{"EMU-0", 0, 32768, 4}, {"host", 65536, 32768, 4}};
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kUnavailable, "device lost ("));
+  ExpectNothingHeld();
+
+  const NodeDescriptionInfo info = core.Describe();
+  ASSERT_EQ(info.devices.size(), 1u);
+  EXPECT_EQ(info.devices[0].id, "host");
+  ASSERT_EQ(info.disabled.size(), 1u);
+  EXPECT_EQ(info.disabled[0].rfind("cuda: disabled: device lost (", 0), 0u) << info.disabled[0];
+  EXPECT_NE(info.disabled[0].find("restart the agent"), std::string::npos) << info.disabled[0];
+
+  OrderSpec again = spec;
+  again.session_id = SessionIdOf(2);
+  EXPECT_TRUE(HasError(core.StartSession(SignedOrder(again, clock_), kOwner, kAsChallenger).status(),
+                       StatusCode::kNotFound, "this node has no device 'EMU-0'"));
+  OrderSpec host_only;
+  host_only.session_id = SessionIdOf(3);
+  host_only.devices = {{"host", 0, 32768, 4}};
+  const proto::SignedEnvelope order = SignedOrder(host_only, clock_);
+  ASSERT_TRUE(core.StartSession(order, kOwner, kAsChallenger).ok());
+  ASSERT_TRUE(core.Finish(kOwner, SignedVerdict(order, true)).ok());
+  ExpectNothingHeld();
 }
 
 }  // namespace

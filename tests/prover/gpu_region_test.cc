@@ -10,6 +10,7 @@
 #include <random>
 
 #include "kernels/chunk_verifier.h"
+#include "kernels/gpu/device_program.h"
 #include "kernels/gpu/emulated_runtime.h"
 #include "prover/backends/gpu/device_region.h"
 #include "tests/support/gpu_test_util.h"
@@ -358,6 +359,78 @@ TEST(DeviceRegion, SideScratchIsFreedAfterTheFill) {
   EXPECT_LE(stats.side_scratch_bytes, SmallTuning().side_scratch_bytes);
   EXPECT_EQ((*region)->scratch_bytes(), 0u);
   EXPECT_EQ(runtime.allocated_bytes(), before);
+}
+
+
+// The kernel trusts the step bounds it reads: an upload of them that did not land whole is caught
+// on the host (read back) before any launch, and nothing is left held.
+TEST(DeviceRegion, AStepBoundsUploadThatDidNotLandWholeFailsBeforeAnyLaunch) {
+  EmulatedGpuConfig config = SmallGpu();
+  config.corrupt_copy_bytes = BuildDeviceProgram(512, 512).step_begin.size() * 4;
+  EmulatedRuntime runtime(config);
+  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(1 << 20, 1 << 20));
+  ASSERT_TRUE(region.ok());
+  const Status st = (*region)->Fill(Spec(LabelFormat::kC1, 512, 0, 4096), SmallTuning());
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("step bounds uploaded"), std::string::npos) << st.ToString();
+  EXPECT_EQ(runtime.fill_launches(), 0u);
+  EXPECT_EQ((*region)->scratch_bytes(), 0u);
+  uint64_t g = 0;
+  uint8_t out[32];
+  EXPECT_EQ((*region)->Lookup(&g, 1, out).code(), StatusCode::kFailedPrecondition);
+  (*region)->Release();
+  EXPECT_EQ(runtime.live_allocations(), 0);
+}
+
+// A GPU whose driver kills long kernels gets launches sized to about a second at a quarter of its
+// raw rate (fill_passes.h): here 2 * 10^5 compressions per second and m = 1024 (c1: 96,254 node
+// hashes per chunk), so one chunk per launch; the same fill on a device without the limit runs in
+// one launch. Labels are right either way.
+TEST(DeviceRegion, ATimeLimitedDeviceGetsShortLaunches) {
+  const RegionSpec spec = Spec(LabelFormat::kC1, 1024, 0, 6 * 1024);
+  const uint64_t per_chunk = CompressionsPerChunk(false, BuildDeviceProgram(1024, 1024).nodes);
+  ASSERT_GT(per_chunk, 50000u);  // so a quarter of 2 * 10^5 per second is under one chunk a second
+  for (bool limited : {false, true}) {
+    EmulatedGpuConfig config = SmallGpu();
+    config.kernel_time_limited = limited;
+    config.compressions_per_s = 2e5;
+    EmulatedRuntime runtime(config);
+    auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, 1 << 20));
+    ASSERT_TRUE(region.ok());
+    FillStats stats;
+    ASSERT_TRUE((*region)->Fill(spec, SmallTuning(), {}, &stats).ok());
+    EXPECT_EQ(stats.time_limited_wave_chunks, limited ? 1u : 0u);
+    EXPECT_EQ(stats.launches, limited ? 6u : 1u);
+    for (const LaunchStats& l : stats.launch_log) EXPECT_LE(l.chunks, limited ? 1u : 6u);
+    EXPECT_EQ(LookupRange(**region, 0, spec.count), Reference(spec));
+  }
+}
+
+// A device fault (CUDA's sticky errors) is UNAVAILABLE "device lost ...; restart the agent", and
+// the runtime refuses everything after it, including a new acquisition; the region's memory is
+// still released.
+TEST(DeviceRegion, ADeviceFaultIsADeviceLostAndTheRuntimeRefusesWhatFollows) {
+  EmulatedGpuConfig config = SmallGpu();
+  config.lose_device_at_fill_launch = 1;
+  EmulatedRuntime runtime(config);
+  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(1 << 20, 1 << 20));
+  ASSERT_TRUE(region.ok());
+  FillTuning t = SmallTuning();
+  t.max_wave_chunks = 2;  // several launches; the second faults
+  const Status st = (*region)->Fill(Spec(LabelFormat::kC1, 512, 0, 8 * 512), t);
+  EXPECT_TRUE(IsDeviceLost(st)) << st.ToString();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("restart the agent"), std::string::npos) << st.ToString();
+  EXPECT_TRUE(IsDeviceLost(runtime.Health()));
+  GpuDeviceProps props;
+  EXPECT_TRUE(IsDeviceLost(runtime.Properties(0, &props)));
+  EXPECT_TRUE(IsDeviceLost(DeviceRegion::Acquire(&runtime, 0, Pieces(1 << 16, 1 << 16)).status()));
+  uint64_t g = 0;
+  uint8_t out[32];
+  EXPECT_EQ((*region)->Lookup(&g, 1, out).code(), StatusCode::kFailedPrecondition);
+  (*region)->Release();
+  EXPECT_EQ(runtime.live_allocations(), 0);
+  EXPECT_EQ(runtime.live_mapped_host(), 0);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // (DeviceRegion-free) run of the fill kernel's logic with chosen team shapes and layouts.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <cstring>
 #include <vector>
 
@@ -40,6 +42,96 @@ inline std::vector<uint8_t> Reference(const RegionSpec& spec) {
   return out;
 }
 
+// Race check of the fill kernel's logic (team_executor.h TeamRunStep's access observer). Counts,
+// over the tracked memory (the region's pieces and the work areas), *step conflicts*: a label
+// written by one item and touched by another item of the same super-step (on a GPU thread timing
+// would decide the bytes), *team conflicts*: a label touched by two teams of one launch with a
+// write involved (teams run concurrently), and *strays*: accesses outside every tracked range.
+// Labels are keyed by their first 16 bytes (the observer sees half 0's address). Flat arrays
+// indexed by 16-byte unit, stamped per step and per launch, so nothing is cleared between steps.
+struct HazardCounts {
+  uint64_t accesses = 0;
+  uint64_t step_conflicts = 0;
+  uint64_t team_conflicts = 0;
+  uint64_t strays = 0;
+  uint64_t steps = 0;
+};
+
+class HazardObserver {
+ public:
+  // TeamRunStep's observer interface; `kAddressesOnly` skips the hashing (see NoAccessObserver).
+  explicit HazardObserver(bool addresses_only) : addresses_only_(addresses_only) {}
+  void Track(const void* base, uint64_t bytes) {
+    const uint64_t b = reinterpret_cast<uint64_t>(base);
+    ranges_.push_back({b, b + bytes, units_});
+    units_ += (bytes + 15) / 16;
+    std::sort(ranges_.begin(), ranges_.end(), [](const Range& x, const Range& y) { return x.begin < y.begin; });
+    entries_.resize(units_);
+  }
+  void BeginLaunch() { ++launch_; }
+  void BeginTeam(uint32_t team) { team_ = team; }
+  void BeginStep() {
+    ++step_;
+    ++counts_.steps;
+  }
+  void Read(uint64_t item, const uint32_t* p) const { Touch(item, p, false); }
+  void Write(uint64_t item, const uint32_t* p) const { Touch(item, p, true); }
+  const HazardCounts& counts() const { return counts_; }
+  bool addresses_only() const { return addresses_only_; }
+
+ private:
+  struct Range {
+    uint64_t begin, end, first_unit;
+  };
+  struct Entry {
+    uint64_t step = 0, item = 0, launch = 0;
+    uint32_t team = 0;
+    bool step_write = false, step_shared = false, step_counted = false, launch_write = false, team_counted = false;
+  };
+  void Touch(uint64_t item, const uint32_t* p, bool write) const {
+    ++counts_.accesses;
+    const uint64_t a = reinterpret_cast<uint64_t>(p);
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), a, [](uint64_t v, const Range& r) { return v < r.begin; });
+    if (it == ranges_.begin() || a >= (--it)->end) {
+      ++counts_.strays;
+      return;
+    }
+    Entry& e = entries_[it->first_unit + (a - it->begin) / 16];
+    if (e.step != step_) {
+      e.step = step_, e.item = item, e.step_write = write, e.step_shared = false, e.step_counted = false;
+    } else {
+      e.step_shared = e.step_shared || e.item != item;
+      e.step_write = e.step_write || write;
+      if (e.step_shared && e.step_write && !e.step_counted) ++counts_.step_conflicts, e.step_counted = true;
+    }
+    if (e.launch != launch_) {
+      e.launch = launch_, e.team = team_, e.launch_write = write, e.team_counted = false;
+    } else if (e.team != team_) {
+      e.launch_write = e.launch_write || write;
+      if (e.launch_write && !e.team_counted) ++counts_.team_conflicts, e.team_counted = true;
+    } else {
+      e.launch_write = e.launch_write || write;
+    }
+  }
+
+  const bool addresses_only_;
+  std::vector<Range> ranges_;
+  uint64_t units_ = 0;
+  mutable std::vector<Entry> entries_;
+  mutable HazardCounts counts_;
+  uint64_t step_ = 0, launch_ = 0;
+  uint32_t team_ = 0;
+};
+
+// TeamRunStep's observer: a HazardObserver, hashing or not.
+template <bool kSkipHashes>
+struct ObserverRef {
+  static constexpr bool kAddressesOnly = kSkipHashes;
+  HazardObserver* observer;
+  void Read(uint64_t item, const uint32_t* p) const { observer->Read(item, p); }
+  void Write(uint64_t item, const uint32_t* p) const { observer->Write(item, p); }
+};
+
 struct DirectRunOptions {
   uint32_t team_threads = 64;    // G
   uint32_t chunks_per_team = 4;  // C
@@ -50,7 +142,31 @@ struct DirectRunOptions {
   uint64_t cv0_nodes = 0;  // 192: block-0 table size (0: computed in the kernel)
   bool levelled = true;    // super-steps (false: a barrier after every op)
   ProgramLayout program_layout = ProgramLayout::kWork;  // kSharedScratch: scratch teams only
+  // Set: every team runs one "thread" per step under this observer (item numbers are the step's),
+  // instead of EmulateFill; with its addresses_only() the labels are zeros and DirectRun returns {}.
+  HazardObserver* hazards = nullptr;
+  // Tests of corrupt input: edit the main program before the run, or the teams of each launch.
+  std::function<void(DeviceProgram*)> edit_program;
+  std::function<void(std::vector<TeamDesc>*)> edit_teams;
+  uint32_t* fault = nullptr;  // set: the launches' fault word (kernel_args.h kFault*), zeroed first
 };
+
+// One launch run step by step under `hazards` (DirectRunOptions::hazards).
+template <int kFormat, bool kSkipHashes>
+void ObservedLaunch(const FillWaveArgs& a, HazardObserver* hazards) {
+  std::vector<uint32_t> shared(FillSharedBytes(a.max_team_chunks) / 4 + 4);
+  const ObserverRef<kSkipHashes> obs{hazards};
+  hazards->BeginLaunch();
+  for (uint32_t b = 0; b < a.team_count; ++b) {
+    hazards->BeginTeam(b);
+    const Team team = MakeTeam(a, b, shared.data(), 0);
+    TeamPrologue(a, b, team, 0, 1);
+    for (uint32_t s = 0; s < team.steps; ++s) {
+      hazards->BeginStep();
+      TeamRunStep<kFormat>(a, team, s, 0, 1, false, obs);
+    }
+  }
+}
 
 // Labels `spec` with the fill kernel's logic (EmulateFill), the region spread over pieces, and
 // reads every label back through label_layout.h, in index order. Returns {} when a write strayed
@@ -72,9 +188,14 @@ inline std::vector<uint8_t> DirectRun(const RegionSpec& spec, const DirectRunOpt
   std::vector<std::vector<uint32_t>> scratch;  // work areas, guard words after each
   auto area = [&](uint64_t labels) {
     scratch.emplace_back(labels * 8 + 8, kScratchGuard);
+    if (o.hazards != nullptr) o.hazards->Track(scratch.back().data(), labels * 32);
     return reinterpret_cast<uint64_t>(scratch.back().data());
   };
-  const DeviceProgram program = BuildDeviceProgram(m, m, o.levelled, o.program_layout);
+  if (o.hazards != nullptr) {
+    for (size_t i = 0; i < pieces.size(); ++i) o.hazards->Track(pieces[i].data(), (slot_begin[i + 1] - slot_begin[i]) * 32);
+  }
+  DeviceProgram program = BuildDeviceProgram(m, m, o.levelled, o.program_layout);
+  if (o.edit_program) o.edit_program(&program);
   const RegionChunks::Graph last = rc.GraphOf(rc.chunk_end - 1);
   const bool own_graph = last.graph_labels != m || last.ranks_needed != m;
   DeviceProgram partial_program;
@@ -159,6 +280,9 @@ inline std::vector<uint8_t> DirectRun(const RegionSpec& spec, const DirectRunOpt
     d.chunk_magic = div.magic;
     d.chunk_shift = div.shift;
   }
+  if (o.edit_teams) o.edit_teams(&teams);
+  if (o.fault != nullptr) *o.fault = 0;
+  a.fault = o.fault;
   std::vector<uint8_t> out;
   for (size_t t = 0; t < teams.size(); t += o.teams) {
     const size_t n = std::min<size_t>(o.teams, teams.size() - t);
@@ -166,8 +290,15 @@ inline std::vector<uint8_t> DirectRun(const RegionSpec& spec, const DirectRunOpt
     a.team_count = static_cast<uint32_t>(n);
     a.max_team_chunks = 0;
     for (size_t i = 0; i < n; ++i) a.max_team_chunks = std::max(a.max_team_chunks, teams[t + i].chunks);
-    if (!EmulateFill(launch, o.order).ok()) return out;
+    if (o.hazards == nullptr) {
+      if (!EmulateFill(launch, o.order).ok()) return out;
+    } else if (o.hazards->addresses_only()) {
+      f192 ? ObservedLaunch<kFormat192, true>(a, o.hazards) : ObservedLaunch<kFormatC1, true>(a, o.hazards);
+    } else {
+      f192 ? ObservedLaunch<kFormat192, false>(a, o.hazards) : ObservedLaunch<kFormatC1, false>(a, o.hazards);
+    }
   }
+  if (o.hazards != nullptr && o.hazards->addresses_only()) return out;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const uint64_t n = slot_begin[i + 1] - slot_begin[i];
     for (int g = 0; g < 8; ++g) {

@@ -48,7 +48,8 @@ grep -qF "✓ CapabilityBoundingSet=~CAP_NET_ADMIN" <<<"$agent" || fail "agent: 
 grep -q "DeviceAllow=.*char-drm:rw char-kfd:rw" <<<"$agent" || fail "agent: DeviceAllow misses DRM/KFD"
 for needle in 'LimitMEMLOCK=infinity' 'DevicePolicy=closed' 'DeviceAllow=/dev/nvidiactl rw' 'DeviceAllow=char-nvidia-uvm rw' \
               'DeviceAllow=char-nvidia-frontend rw' 'DeviceAllow=/dev/kfd rw' 'AmbientCapabilities=CAP_IPC_LOCK' \
-              'User=wipeproof' 'EnvironmentFile=/etc/wipeproof/agent.env'; do
+              'User=wipeproof' 'EnvironmentFile=/etc/wipeproof/agent.env' \
+              'Restart=on-failure'; do  # a HIP GPU page fault aborts the agent (kernels/gpu/gpu_runtime.h)
   grep -qxF "$needle" "$src/deploy/systemd/wipeproof-agent.service" || fail "agent unit lacks '$needle'"
 done
 challenger=$(show wipeproof-challenger)

@@ -17,6 +17,13 @@ namespace {
 
 constexpr uint64_t kDeviceAlignment = 256;
 
+// The words a fill launch reports back through (FillWaveArgs clock_out and fault), zeroed before it.
+struct LaunchWords {
+  uint64_t clock[2] = {0, 0};
+  uint32_t fault = 0;
+  uint32_t padding = 0;
+};
+
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // Takes device memory and refuses what cannot hold labels in physical bytes: anything the runtime
@@ -105,6 +112,7 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::Acquire(GpuRuntime* runtim
   WP_RETURN_IF_ERROR(runtime->Properties(ordinal, &r->props_));
   MemoryAccount& a = r->account_;
   WP_RETURN_IF_ERROR(runtime->MemoryInfo(ordinal, &a.free_before_bytes, &a.total_bytes));
+  WP_RETURN_IF_ERROR(r->MeasureRateIfTimeLimited());
   a.context_and_others_bytes = a.total_bytes > a.free_before_bytes ? a.total_bytes - a.free_before_bytes : 0;
   uint64_t target = options.bytes;
   if (target == 0) {
@@ -148,6 +156,7 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::AdoptHostMemory(GpuRuntime
   }
   std::unique_ptr<DeviceRegion> r(new DeviceRegion(runtime, ordinal));
   WP_RETURN_IF_ERROR(runtime->Properties(ordinal, &r->props_));
+  WP_RETURN_IF_ERROR(r->MeasureRateIfTimeLimited());
   WP_RETURN_IF_ERROR(runtime->AllocateMappedHost(ordinal, static_cast<uint64_t>(kLookupBatch) * kLookupBytesPerLabel,
                                                  &r->lookup_host_, &r->lookup_device_));
   void* device = nullptr;
@@ -159,6 +168,13 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::AdoptHostMemory(GpuRuntime
 }
 
 DeviceRegion::~DeviceRegion() { Release(); }
+
+Status DeviceRegion::MeasureRateIfTimeLimited() {
+  if (!props_.kernel_time_limited) return Status::Ok();
+  // 50 ms of the fill's own node hash: enough to size one-second launches (fill_passes.h).
+  return runtime_->MeasureCompressionRate(ordinal_, 0.05, &raw_rate_)
+      .WithContext(props_.id + " kills long kernels; measuring its rate to keep launches short");
+}
 
 void DeviceRegion::Release() {
   if (released_) return;
@@ -221,6 +237,8 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
   const bool own_graph = last.graph_labels != m || last.ranks_needed != m;
   DeviceProgram partial_program;
   if (own_graph) partial_program = BuildDeviceProgram(last.graph_labels, last.ranks_needed);
+  WP_RETURN_IF_ERROR(CheckDeviceProgram(program));
+  if (own_graph) WP_RETURN_IF_ERROR(CheckDeviceProgram(partial_program));
   const uint64_t work_bytes = static_cast<uint64_t>(program.work_labels) * 32;
   const uint64_t extra_bytes = in_place ? static_cast<uint64_t>(program.work_labels - m) * 32 : 0;
   // Chunks the region holds only part of: scratch teams of one chunk each, natural layout.
@@ -262,7 +280,7 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
   const uint64_t fixed = aligned(table.size() * 8) + aligned(program.words.size() * 4) +
                          aligned(program.step_begin.size() * 4) + aligned(partial_program.words.size() * 4 + 4) +
                          aligned(partial_program.step_begin.size() * 4 + 4) + aligned(max_teams * sizeof(TeamDesc)) +
-                         aligned(16);
+                         aligned(sizeof(LaunchWords));
   uint64_t partial_bytes = 0;
   for (const Partial& p : partials) partial_bytes += aligned(p.work_bytes);
   // Side bytes each whole chunk needs: none in place when m is a power of two.
@@ -299,6 +317,14 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
     if (p.ops == 0) continue;
     WP_ASSIGN_OR_RETURN(const uint64_t words, upload(p.words.data(), p.words.size() * 4));
     WP_ASSIGN_OR_RETURN(const uint64_t steps, upload(p.step_begin.data(), p.step_begin.size() * 4));
+    // The kernel trusts the step bounds it reads (TeamRunStep bounds its search by them): read
+    // them back, so an upload that did not land whole fails here rather than on the device.
+    std::vector<uint32_t> uploaded(p.step_begin.size());
+    WP_RETURN_IF_ERROR(runtime_->CopyToHost(ordinal_, uploaded.data(), reinterpret_cast<const void*>(steps),
+                                            uploaded.size() * 4));
+    if (uploaded != p.step_begin) {
+      return InternalError("the step bounds uploaded to " + props_.id + " differ from the program's");
+    }
     graphs[g].program = reinterpret_cast<const uint32_t*>(words);
     graphs[g].step_begin = reinterpret_cast<const uint32_t*>(steps);
     graphs[g].steps = p.steps;
@@ -307,7 +333,7 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
     std::memcpy(graphs[g].descriptor, c.descriptor, sizeof c.descriptor);
   }
   const uint64_t team_table_dev = side.Take(max_teams * sizeof(TeamDesc));
-  const uint64_t clock_dev = side.Take(16);
+  const uint64_t words_dev = side.Take(sizeof(LaunchWords));
   std::vector<uint64_t> partial_area;
   for (const Partial& p : partials) partial_area.push_back(side.Take(p.work_bytes));
   // Work labels of whole chunks (extras, or scratch teams), then the 192 block-0 table.
@@ -320,6 +346,12 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
     if (wave_chunk_cap == 0 && whole > 0) return InternalError("side scratch holds no chunk's work labels");
   }
   if (tune.max_wave_chunks > 0) wave_chunk_cap = std::min(wave_chunk_cap, tune.max_wave_chunks);
+  if (props_.kernel_time_limited) {  // the driver kills long kernels: short launches (fill_passes.h)
+    const uint64_t cap = WaveChunksForSeconds(kTimeLimitedLaunchSeconds, raw_rate_ * kTimeLimitedFillShare,
+                                              CompressionsPerChunk(f192, program.nodes));
+    wave_chunk_cap = std::min(wave_chunk_cap, cap);
+    st->time_limited_wave_chunks = cap;
+  }
 
   const SessionConstants session = BuildSessionConstants(spec.format, spec.seed, m, m);
   auto build_cv0 = [&](uint64_t address, uint64_t nodes) -> Status {
@@ -453,8 +485,8 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
     }
     WP_RETURN_IF_ERROR(runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(team_table_dev), descs.data(),
                                               descs.size() * sizeof(TeamDesc)));
-    const uint64_t zero_clock[2] = {0, 0};
-    WP_RETURN_IF_ERROR(runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(clock_dev), zero_clock, 16));
+    const LaunchWords zero;
+    WP_RETURN_IF_ERROR(runtime_->CopyToDevice(ordinal_, reinterpret_cast<void*>(words_dev), &zero, sizeof zero));
     FillLaunch launch;
     FillWaveArgs& a = launch.args;
     a.session = session;
@@ -469,7 +501,8 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
     a.team_count = static_cast<uint32_t>(descs.size());
     a.max_team_chunks = wave.MaxTeamChunks();
     a.slots = table_view;
-    a.clock_out = reinterpret_cast<uint64_t*>(clock_dev);
+    a.clock_out = reinterpret_cast<LaunchWords*>(words_dev)->clock;
+    a.fault = &reinterpret_cast<LaunchWords*>(words_dev)->fault;
     launch.threads_per_team = wave.team_threads;
     if (w == 0) {
       st->main_shape = {wave.team_threads, wave.MaxTeamChunks()};
@@ -482,9 +515,14 @@ Status DeviceRegion::FillLocked(const RegionSpec& spec, const FillTuning& tuning
     const auto t0 = std::chrono::steady_clock::now();
     WP_RETURN_IF_ERROR(runtime_->RunFill(ordinal_, launch).WithContext("fill launch on " + props_.id));
     ls.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    uint64_t clock[2] = {0, 0};
-    WP_RETURN_IF_ERROR(runtime_->CopyToHost(ordinal_, clock, reinterpret_cast<void*>(clock_dev), 16));
-    ls.sm_cycles = clock[1] > clock[0] ? clock[1] - clock[0] : 0;
+    LaunchWords words;
+    WP_RETURN_IF_ERROR(runtime_->CopyToHost(ordinal_, &words, reinterpret_cast<void*>(words_dev), sizeof words));
+    if (words.fault != 0) {
+      return InternalError("fill launch " + std::to_string(w) + " on " + props_.id + " raised fault bits " +
+                           std::to_string(words.fault) +
+                           " (kernel_args.h kFault*): its program did not fit its step bounds; the labels are wrong");
+    }
+    ls.sm_cycles = words.clock[1] > words.clock[0] ? words.clock[1] - words.clock[0] : 0;
     ls.cv0_nodes = a.cv0_nodes;
     ++st->launches;
     labels_done += labels;

@@ -107,6 +107,7 @@ struct FillStats {
   uint64_t cv0_table_nodes = 0;            // 192: block-0 values cached (largest table used)
   uint64_t deferred_chunks = 0;            // 192: chunks under the block-0 table, labelled last
   uint64_t partial_chunks = 0;             // chunks the region holds part of (scratch teams)
+  uint64_t time_limited_wave_chunks = 0;   // > 0: the device kills long kernels; chunks per launch at most
   TeamShape main_shape;                    // the first wave's team shape (C: its largest)
   uint64_t main_chunks_in_flight = 0;      // the first wave's chunks
   std::vector<LaunchStats> launch_log;
@@ -162,6 +163,8 @@ class DeviceRegion {
  private:
   DeviceRegion(GpuRuntime* runtime, int ordinal) : runtime_(runtime), ordinal_(ordinal) {}
   Status FillLocked(const RegionSpec& spec, const FillTuning& tuning, const FillControl& control, FillStats* stats);
+  // Devices whose driver kills long kernels: the raw compression rate, to size launches.
+  Status MeasureRateIfTimeLimited();
 
   GpuRuntime* runtime_;
   int ordinal_;
@@ -171,6 +174,7 @@ class DeviceRegion {
   void* lookup_host_ = nullptr;    // pinned: 2 * kLookupBatch half addresses, then kLookupBatch labels
   void* lookup_device_ = nullptr;  // the same memory, as the device sees it
   MemoryAccount account_;
+  double raw_rate_ = 0;  // compressions per second; measured only where kernels are time-limited
   LabelLayout layout_;
   std::atomic<uint64_t> scratch_now_{0};
   bool released_ = false;

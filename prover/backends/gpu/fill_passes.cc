@@ -122,6 +122,16 @@ void PlanEvenWaves(uint64_t begin, uint64_t end, const std::string& phase, bool 
   }
 }
 
+uint64_t CompressionsPerChunk(bool format_192, uint64_t program_nodes) {
+  return program_nodes * (format_192 ? 3 : 1);
+}
+
+uint64_t WaveChunksForSeconds(double seconds, double compressions_per_s, uint64_t compressions_per_chunk) {
+  if (!(seconds > 0) || !(compressions_per_s > 0) || compressions_per_chunk == 0) return 1;
+  const double chunks = seconds * compressions_per_s / static_cast<double>(compressions_per_chunk);
+  return chunks >= 1e15 ? uint64_t{1000000000000000} : std::max<uint64_t>(1, static_cast<uint64_t>(chunks));
+}
+
 std::vector<uint64_t> PlaceFromTop(const SlotMap& map, uint64_t limit_slot, uint64_t top_slot, uint64_t block_bytes,
                                    uint64_t want, uint64_t* lowest_slot) {
   std::vector<uint64_t> placed;

@@ -129,6 +129,22 @@ struct WaveLimits {
 void PlanEvenWaves(uint64_t begin, uint64_t end, const std::string& phase, bool scratch, const WaveLimits& limits,
                    std::vector<PlannedWave>* waves, std::vector<LayoutRun>* runs, uint32_t first_wave_extra = 0);
 
+// Launches sized in seconds. A GPU whose driver kills long kernels (gpu_runtime.h
+// GpuDeviceProps::kernel_time_limited: one driving a display) gets launches planned to take about
+// kTimeLimitedLaunchSeconds, from its raw compression rate (GpuRuntime::MeasureCompressionRate)
+// at kTimeLimitedFillShare of it: low on purpose (fills reach ~0.6-0.9 of the raw rate in the
+// device model), so a launch takes that long or less. wipeproof-gpu-check's --launch-seconds uses
+// the same rule with its own share.
+constexpr double kTimeLimitedLaunchSeconds = 1.0;
+constexpr double kTimeLimitedFillShare = 0.25;
+
+// Compressions one chunk of `program` costs: one per node (c1), three per node for 192 (block 0
+// computed: the most it costs).
+uint64_t CompressionsPerChunk(bool format_192, uint64_t program_nodes);
+
+// Chunks a launch may hold to take about `seconds` at `compressions_per_s`: at least 1.
+uint64_t WaveChunksForSeconds(double seconds, double compressions_per_s, uint64_t compressions_per_chunk);
+
 // Places up to `want` blocks of `block_bytes` (256-byte aligned) in the memory of slots
 // [limit_slot, top_slot), from the top down, each inside one piece. Returns their device
 // addresses (highest first) and sets *lowest_slot to the first slot any of them touches

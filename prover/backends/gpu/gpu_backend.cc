@@ -129,11 +129,17 @@ class GpuBackend final : public Backend {
 
   std::vector<DeviceInfo> Devices() const override {
     std::vector<DeviceInfo> out;
+    if (!runtime_->Health().ok()) return out;  // a device fault: nothing is offered until a restart
     for (int i = 0; i < devices_; ++i) {
       gpu::GpuDeviceProps p;
       if (runtime_->Properties(i, &p).ok()) out.push_back(InfoFor(kind_, p, held_->Get(i)));
     }
     return out;
+  }
+
+  std::string unusable_reason() const override {
+    const Status health = runtime_->Health();
+    return health.ok() ? std::string() : health.message();
   }
 
   StatusOr<std::unique_ptr<DeviceMemory>> Acquire(const std::string& id, const AcquireOptions& options) override {
