@@ -14,7 +14,7 @@
 //           them, then "total: OK|FAILED: ..."
 //   export  verifies, then writes the JSON document of challenger/ledger/ledger_export.h
 //   audit   re-verifies every session of an export under pinned keys (cli_ledger_audit.h, its output
-//           and exit codes; challenger/ledger/ledger_audit.h; docs/audit.md)
+//           and exit codes; challenger/audit/ledger_audit.h; docs/audit.md)
 //   decode  prints entries or a record as plain JSON (challenger/ledger/ledger_record_json.h)
 //
 // Flags (parsed here rather than with gflags, so they never clash with the challenger's own flags;

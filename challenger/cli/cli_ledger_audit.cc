@@ -2,12 +2,10 @@
 
 #include <cstdio>
 
-#include "challenger/ledger/ledger_audit.h"
+#include "challenger/audit/ledger_audit.h"
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/ledger_sessions.h"
 #include "challenger/ledger/wipe_schema.h"
-#include "challenger/session/verdict_recheck.h"
-#include "challenger/session/wave_verdict.h"
 #include "common/cli_exit_codes.h"
 #include "common/hex.h"
 #include "common/terminal_text.h"
@@ -169,8 +167,6 @@ int AuditOne(const Json& document, const AuditCommand& command, std::ostream& ou
   LedgerAuditOptions options;
   options.session_id = command.session;
   options.session.threads = command.threads;
-  options.session.verdict_recheck = RecheckVerdictBound;
-  options.wave_recheck = RecheckWaveVerdict;
   auto audit = AuditLedgerExport(document, command.authority, command.challenger, options);
   if (!audit.ok()) {
     err << kProgram << ": " << (json != nullptr ? command.source + ": " : "") << Utf8(CliErrorText(audit.status()))

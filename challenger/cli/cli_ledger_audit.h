@@ -1,6 +1,6 @@
 // `wipeproof-challenger ledger audit`: runs the audit of an export document
-// (challenger/ledger/ledger_audit.h, with the verdict's bound rechecked by
-// challenger/session/verdict_recheck.h) and prints it: a table of sessions, or JSON with --json.
+// (challenger/audit/ledger_audit.h, with the verdict's bound rechecked by
+// challenger/audit/verdict_recheck.h) and prints it: a table of sessions, or JSON with --json.
 // cli_ledger.h parses the command line and reads the files.
 //
 // Table (stdout):

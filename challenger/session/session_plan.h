@@ -112,6 +112,16 @@ void SetHoldingSchedule(SessionPlan* plan, uint64_t window_us);
 // `out`.
 void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::WipeOrder::Builder out);
 
+// The plan an order describes, WriteOrder's inverse as far as the order carries the plan: node,
+// session, seed, node key id, lifetime, devices (selector, model, capacity, reserve, range, q, fill
+// deadline), deadlines, session timeout, wave name and flags, and the parameter profile (its
+// rounds, q and fill-rate settings are not in the order and stay 0; rounds is 0 in every order). A
+// profile the order names as authority-signed is taken as endorsed: the caller has verified the
+// order under the authority key. Not in the order, left empty: address, node key and
+// certificate, reach, holding schedule, wave context beyond its name.
+// REQUIRES: a shape-valid order (proto/validate.h).
+SessionPlan PlanFromOrder(proto::WipeOrder::Reader order);
+
 // The order in canonical form naming keys.challenger, checked with proto::ValidateShape, signed by
 // keys.authority.
 // Errors: INVALID_ARGUMENT when the order fails its shape check (a bug in the plan).

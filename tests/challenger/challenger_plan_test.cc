@@ -103,6 +103,39 @@ TEST(PlanTest, Errors) {
             StatusCode::kInvalidArgument);
 }
 
+// PlanFromOrder is WriteOrder's inverse: an order read back into a plan and written again is the
+// same order, byte for byte (canonical form), for a plain and an endorsed, calibrated profile.
+TEST(PlanTest, AnOrderReadBackIntoAPlanWritesTheSameOrder) {
+  const Inventory inv = testing::TestInventory();
+  FakeClock clock;
+  const proto::KeyId challenger = proto::KeyIdOf(testing::TestKey(0x22).public_key);
+  for (const Profile& profile : {testing::TestProfile(), testing::Endorsed(testing::CalibratedTestProfile())}) {
+    auto plan = BuildPlan(inv, "node-a", profile, LoneSessionWaveContext(inv, "node-a"), clock);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    plan->wave.name = "wave-1";
+    plan->wave_complete = true;
+    capnp::MallocMessageBuilder first;
+    WriteOrder(*plan, challenger, first.initRoot<proto::WipeOrder>());
+    auto order = proto::EncodeCanonical(first.getRoot<proto::WipeOrder>().asReader());
+    ASSERT_TRUE(order.ok());
+    auto parsed = proto::ParseMessage<proto::WipeOrder>(proto::AsView(*order));
+    ASSERT_TRUE(parsed.ok());
+    const SessionPlan back = PlanFromOrder(parsed->root());
+    EXPECT_EQ(back.node_name, plan->node_name);
+    EXPECT_EQ(back.session_id, plan->session_id);
+    EXPECT_EQ(back.seed, plan->seed);
+    ASSERT_EQ(back.devices.size(), plan->devices.size());
+    EXPECT_EQ(back.devices[1].selector, plan->devices[1].selector);
+    EXPECT_EQ(back.devices[1].label_count, plan->devices[1].label_count);
+    EXPECT_EQ(back.profile.endorsement.signed_parameters != nullptr, profile.endorsement.signed_parameters != nullptr);
+    capnp::MallocMessageBuilder second;
+    WriteOrder(back, challenger, second.initRoot<proto::WipeOrder>());
+    auto again = proto::EncodeCanonical(second.getRoot<proto::WipeOrder>().asReader());
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(*again, *order) << "profile " << profile.name;
+  }
+}
+
 TEST(PlanTest, WaveContext) {
   Inventory inv = testing::TestInventory();
   WaveContext lone = LoneSessionWaveContext(inv, "node-a");

@@ -1,10 +1,10 @@
-// `ledger audit` (challenger/ledger/ledger_audit.h, session_audit.h): real sessions of the
+// `ledger audit` (challenger/audit/ledger_audit.h, session_audit.h): real sessions of the
 // challenger against the test agent, recorded in a real ledger and exported with their keys, pass
 // the audit; each check then meets a forgery that every other check lets through. A forger here
 // holds the challenger key (it rewrites and re-signs the whole ledger) and, where a test says so,
 // the node key (a colluding node) or another authority key; what it cannot forge without a key is
 // what the audit leans on.
-#include "challenger/ledger/ledger_audit.h"
+#include "challenger/audit/ledger_audit.h"
 
 #include <capnp/message.h>
 #include <gmock/gmock.h>
@@ -28,7 +28,7 @@
 #include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/ledger/wipe_schema.h"
 #include "challenger/session/session_runner.h"
-#include "challenger/session/verdict_recheck.h"
+#include "challenger/audit/verdict_recheck.h"
 #include "common/hex.h"
 #include "proto/codec.h"
 #include "proto/key_files.h"
@@ -292,7 +292,6 @@ class LedgerAuditTest : public ::testing::Test {
 
   StatusOr<LedgerAudit> Audit(const Json& document, const std::optional<proto::PublicKey>& authority = std::nullopt) {
     LedgerAuditOptions options;
-    options.session.verdict_recheck = RecheckVerdictBound;
     options.session.threads = 2;
     return AuditLedgerExport(document, authority.value_or(authority_.public_key), challenger_.public_key, options);
   }
@@ -563,7 +562,6 @@ TEST_F(LedgerAuditTest, ARecordKindTheAuditorDoesNotCheckFailsClosed) {
   for (const VerifiedEntry& e : entries) pointers.push_back(&e);
   AuditKeys keys{authority_.public_key, challenger_.public_key, InventoryKeys()};
   SessionAuditOptions options;
-  options.verdict_recheck = RecheckVerdictBound;
   const SessionAudit s = AuditSession(pointers, keys, options);
   EXPECT_EQ(s.status.code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.status.message(), HasSubstr("waveVerdict record (ledger entry 1): this auditor does not check"));

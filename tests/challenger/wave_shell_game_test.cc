@@ -17,7 +17,7 @@
 
 #include "adversary/relay_agent.h"
 #include "challenger/fleet/wave_run.h"
-#include "challenger/ledger/wave_audit.h"
+#include "challenger/audit/wave_audit.h"
 #include "challenger/session/wave_verdict.h"
 #include "proto/codec.h"
 #include "tests/support/challenger_fixtures.h"
@@ -130,7 +130,7 @@ WaveAudit AuditWave(const std::vector<testing::StoredRecord>& records) {
     none.status = NotFoundError("no wave verdict");
     return none;
   }
-  return AuditWaveVerdict(*wave, sessions, testing::TestKey(0x22).public_key, RecheckWaveVerdict);
+  return AuditWaveVerdict(*wave, sessions, testing::TestKey(0x22).public_key);
 }
 
 enum class Placed { kWaveClock, kWallClockOnly, kWaveClockOnly };

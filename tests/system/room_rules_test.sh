@@ -15,6 +15,7 @@
 #   challenger/parameters/    common/ kernels/ proto/ challenger/parameters/
 #   challenger/ledger/        common/ kernels/ proto/ challenger/ledger/
 #   challenger/session/       ... parameters/ ledger/ session/
+#   challenger/audit/         ... parameters/ ledger/ session/ audit/
 #   challenger/fleet/         ... parameters/ ledger/ session/ fleet/
 #   challenger/calibration/   ... parameters/ ledger/ session/ fleet/ calibration/
 #   challenger/selftest/      ... adversary/ parameters/ ledger/ session/ fleet/ selftest/
@@ -33,7 +34,9 @@ if [[ ${1:-} == --self-check ]]; then
   for violation in 'kernels/x.cc:prover/backends/backend.h' 'kernels/y.cc:kernels/gpu/kernel_args.h' \
                    'prover/agent/z.cc:challenger/session/failure.h' 'challenger/session/w.cc:prover/agent/agent_core.h' \
                    'adversary/v.cc:challenger/session/failure.h' 'challenger/ledger/u.cc:challenger/session/failure.h' \
-                   'proto/t.cc:prover/cli/cli.h' 'common/s.cc:kernels/label_spec.h'; do
+                   'proto/t.cc:prover/cli/cli.h' 'common/s.cc:kernels/label_spec.h' \
+                   'challenger/session/r.cc:challenger/audit/session_audit.h' \
+                   'challenger/audit/q.cc:challenger/fleet/inventory.h'; do
     rm -rf "$tmp"/*
     file=${violation%%:*}
     mkdir -p "$tmp/common" "$tmp/$(dirname "$file")"
@@ -44,7 +47,7 @@ if [[ ${1:-} == --self-check ]]; then
       caught=$((caught + 1))
     fi
   done
-  [[ $caught -eq 8 ]] && echo "ok: all 8 planted violations caught" && exit 0
+  [[ $caught -eq 10 ]] && echo "ok: all 10 planted violations caught" && exit 0
   exit 1
 fi
 root=${1:?source root}
@@ -67,6 +70,7 @@ allowed() {  # the include prefixes a file may use
     challenger/parameters/*) echo "$low challenger/parameters/" ;;
     challenger/ledger/*) echo "$low challenger/ledger/" ;;
     challenger/session/*) echo "$low challenger/parameters/ challenger/ledger/ challenger/session/" ;;
+    challenger/audit/*) echo "$low challenger/parameters/ challenger/ledger/ challenger/session/ challenger/audit/" ;;
     challenger/fleet/*) echo "$low challenger/parameters/ challenger/ledger/ challenger/session/ challenger/fleet/" ;;
     challenger/calibration/*)
       echo "$low challenger/parameters/ challenger/ledger/ challenger/session/ challenger/fleet/ challenger/calibration/" ;;

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "challenger/ledger/ledger_export.h"
-#include "challenger/ledger/session_audit.h"
-#include "challenger/ledger/wave_audit.h"
+#include "challenger/audit/session_audit.h"
+#include "challenger/audit/wave_audit.h"
 #include "common/status.h"
 #include "proto/crypto.h"
 
@@ -31,8 +31,7 @@ inline constexpr char kExportWithoutRecords[] = "export without records";
 
 struct LedgerAuditOptions {
   std::optional<proto::Bytes> session_id;  // 16 bytes: audit only this session; unset: all
-  SessionAuditOptions session;             // verdict_recheck is required
-  WaveRecheck wave_recheck;                // required when the export holds wave verdicts
+  SessionAuditOptions session;
 };
 
 struct LedgerAudit {

@@ -1,73 +1,16 @@
-#include "challenger/session/verdict_recheck.h"
+#include "challenger/audit/verdict_recheck.h"
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 
+#include "challenger/session/session_plan.h"
 #include "challenger/session/verdict.h"
 #include "proto/label_wire.h"
 
 namespace wipeproof {
 
-SessionPlan PlanFromOrder(proto::WipeOrder::Reader order) {
-  SessionPlan plan;
-  plan.node_name = order.getNodeName().cStr();
-  auto id = order.getSessionId();
-  std::memcpy(plan.session_id.data(), id.begin(), std::min<size_t>(id.size(), plan.session_id.size()));
-  auto seed = order.getSeed();
-  std::memcpy(plan.seed.data(), seed.begin(), std::min<size_t>(seed.size(), plan.seed.size()));
-  auto key_id = order.getNodeKeyId();
-  std::memcpy(plan.node_key_id.data(), key_id.begin(), std::min<size_t>(key_id.size(), plan.node_key_id.size()));
-  plan.issued_at_unix_us = order.getIssuedAtUnixUs();
-  plan.expires_at_unix_us = order.getExpiresAtUnixUs();
-  plan.fill_deadline_us = order.getFillDeadlineUs();
-  plan.session_timeout_us = order.getSessionTimeoutUs();
-  plan.host_memory_in_plan = order.getHostMemoryInPlan();
-  plan.wave_complete = order.getWaveComplete();
-  plan.wave.name = order.getWaveName().cStr();
-
-  proto::ParameterProfile::Reader p = order.getProfile();
-  Profile& profile = plan.profile;
-  profile.name = p.getName().cStr();
-  profile.chunk_labels = order.getChunkLabels();
-  profile.format = proto::FormatFromWire(order.getFormat());
-  profile.rounds = order.getRounds();
-  profile.round_deadline_us = order.getRoundDeadlineUs();
-  profile.fill_deadline_us = order.getFillDeadlineUs();
-  profile.adversary.name = p.getAdversaryClass().cStr();
-  profile.adversary.t_min_ps = p.getTMinPs();
-  profile.adversary.safety_factor = p.getSafetyFactor();
-  profile.confidence = p.getConfidence();
-  profile.calibrated = p.getCalibrated();
-  profile.honest_round_p999_us = p.getHonestRoundP999Us();
-  profile.calibrated_at_unix_us = p.getCalibratedAtUnixUs();
-  // The order is the authority's (the audit verified it under the pinned authority key): a profile it
-  // names as signed by that key, with its class's t_min and safety, is the authority's word.
-  if (p.getAuthorityKeyId().size() == proto::kKeyIdBytes && p.getDocumentDigest().size() == proto::kDigestBytes) {
-    ProfileEndorsement& e = profile.endorsement;
-    std::memcpy(e.authority_key_id.data(), p.getAuthorityKeyId().begin(), proto::kKeyIdBytes);
-    std::memcpy(e.document_digest.data(), p.getDocumentDigest().begin(), proto::kDigestBytes);
-    e.signed_class = profile.adversary;
-    e.signed_parameters = std::make_shared<const Profile>(profile);
-  } else {
-    profile.endorsement.signature_problem = "the order names no authority signature of its profile";
-  }
-
-  for (auto d : order.getDevices()) {
-    PlannedDevice device;
-    device.selector = d.getSelector().cStr();
-    device.model = d.getModel().cStr();
-    device.capacity_bytes = d.getCapacityBytes();
-    device.allowed_reserve_bytes = d.getAllowedReserveBytes();
-    device.first_label = d.getFirstLabel();
-    device.label_count = d.getLabelCount();
-    device.labels_per_round = d.getLabelsPerRound();
-    device.fill_deadline_us = d.getFillDeadlineUs();
-    plan.devices.push_back(std::move(device));
-  }
-  return plan;
-}
 
 Status RecheckVerdictBound(const RecomputedFacts& facts) {
   SessionPlan plan = PlanFromOrder(facts.order);

@@ -1,4 +1,4 @@
-#include "challenger/ledger/session_audit.h"
+#include "challenger/audit/session_audit.h"
 
 #include <capnp/schema.h>
 
@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "challenger/audit/verdict_recheck.h"
 #include "challenger/ledger/ledger_records.h"
 #include "common/hex.h"
 #include "kernels/chunk_verifier.h"
@@ -808,13 +809,12 @@ class Auditor {
   }
 
   Status CheckBound() {
-    if (!options_.verdict_recheck) return InternalError("ledger audit: no verdict recheck given");
     RecomputedFacts facts;
     facts.order = order_->message.root();
     facts.authority_key_id = proto::KeyIdOf(keys_.authority);
     facts.verdict = final_verdict();
     facts.chunks_checked = chunks_checked_;
-    Status rechecked = options_.verdict_recheck(facts);
+    Status rechecked = RecheckVerdictBound(facts);
     if (!rechecked.ok()) return Wrong(verdict_entries_.back(), "verdict", rechecked.message());
     return Status::Ok();
   }

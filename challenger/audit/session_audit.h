@@ -32,8 +32,8 @@
 //              (wrongLabel: the label recomputed and the logged answer differ and are the ones the
 //              verdict names; lateRound; lateFill; shortCapacity; a report that does not verify or
 //              match); other reasons rest on the challenger's word and the result says so
-//   bound      VerdictRecheck: what the verdict states about its bound, recomputed from the plan and
-//              the recomputed N_d by the verdict's own code
+//   bound      what the verdict states about its bound, recomputed from the plan and the recomputed
+//              N_d by the verdict's own code (verdict_recheck.h)
 //   receipt    signed by the challenger; pass, node, digests of order, report and final verdict,
 //              that verdict's ledger sequence, and the transcript it embeds
 // A session whose order has no verdict (a challenger killed mid-session) makes no statement: its
@@ -44,7 +44,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -63,21 +62,8 @@ struct AuditKeys {
   std::vector<NodeKey> nodes;
 };
 
-// What the audit recomputed from a session's records, for the verdict's own arithmetic.
-struct RecomputedFacts {
-  proto::WipeOrder::Reader order;        // verified under the authority key
-  proto::KeyId authority_key_id{};       // that key's id: the only key whose profile endorsement counts
-  proto::Verdict::Reader verdict;        // the session's final verdict, verified
-  std::vector<uint64_t> chunks_checked;  // per order device: N_d recomputed from the round log
-};
-
-// Recomputes what the verdict states about its bound from `facts` with the code that built it and
-// returns DATA_LOSS naming the first field that differs (challenger/session/verdict_recheck.h).
-using VerdictRecheck = std::function<Status(const RecomputedFacts& facts)>;
-
 struct SessionAuditOptions {
-  VerdictRecheck verdict_recheck;  // required
-  int threads = 0;                 // label recomputation threads; 0 = all cores
+  int threads = 0;  // label recomputation threads; 0 = all cores
 };
 
 // The audit of one session.

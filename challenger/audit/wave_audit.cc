@@ -1,10 +1,11 @@
-#include "challenger/ledger/wave_audit.h"
+#include "challenger/audit/wave_audit.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 
+#include "challenger/session/wave_verdict.h"
 #include "common/hex.h"
 #include "proto/codec.h"
 #include "proto/signing.h"
@@ -157,7 +158,7 @@ void ReportFillEnds(const std::vector<proto::Verdict::Reader>& members, const st
 }
 
 Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
-             const proto::PublicKey& challenger, const WaveRecheck& recheck, WaveAudit* out) {
+             const proto::PublicKey& challenger, WaveAudit* out) {
   auto envelope = proto::DecodeEnvelope(proto::AsView(entry.record));
   if (!envelope.ok()) return DataLossError(envelope.status().message());
   auto wave = proto::VerifyAndParse<proto::WaveVerdict>(*envelope, challenger);
@@ -239,17 +240,17 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
   }
   ReportFillEnds(readers, signed_ends, origins, out);
   WP_RETURN_IF_ERROR(CheckProofsFollowEveryFill(readers, proof_labels, origins, &out->clock));
-  return recheck(w, readers);
+  return RecheckWaveVerdict(w, readers);
 }
 
 }  // namespace
 
 WaveAudit AuditWaveVerdict(const VerifiedEntry& entry,
                            const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
-                           const proto::PublicKey& challenger, const WaveRecheck& recheck) {
+                           const proto::PublicKey& challenger) {
   WaveAudit out;
   out.sequence = entry.sequence;
-  Status status = Check(entry, sessions, challenger, recheck, &out);
+  Status status = Check(entry, sessions, challenger, &out);
   if (!status.ok())
     out.status = status.WithContext("wave verdict (ledger entry " + std::to_string(entry.sequence) + ")");
   return out;

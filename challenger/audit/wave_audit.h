@@ -1,8 +1,8 @@
 // `ledger audit` of a wave verdict (wipe.capnp WaveVerdict, a ledger entry of no session): it
 // verifies under the pinned challenger key; each member it names is a session of the export whose
 // final verdict has the digest, session id and node the wave verdict lists; and its pass, bound and
-// statement are what the members' verdicts give, recomputed by the code that built it (an injected
-// WaveRecheck: challenger/session/wave_verdict.h RecheckWaveVerdict). When every member passed, each
+// statement are what the members' verdicts give, recomputed by the code that built it
+// (challenger/session/wave_verdict.h RecheckWaveVerdict). When every member passed, each
 // member's first proof round was sent after the last fill of every member (report or notice): the
 // wave's proof rounds follow its last fill. Each member's rounds and fills are offsets from its
 // order on the challenger's monotonic clock; the orders are placed on one clock by
@@ -21,7 +21,6 @@
 // Thread-safety: a pure function.
 #pragma once
 
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,11 +44,6 @@ inline constexpr int64_t kWaveClockToleranceUs = 1'000;
 // WaveAudit::clock's values.
 inline constexpr char kWaveClockName[] = "wave clock";
 inline constexpr char kWallClockName[] = "wall clock";
-
-// OK when `wave` states what `members` (the final verdicts of the sessions it names, in its order)
-// give; DATA_LOSS naming the first field that differs.
-using WaveRecheck =
-    std::function<Status(proto::WaveVerdict::Reader wave, const std::vector<proto::Verdict::Reader>& members)>;
 
 struct WaveAudit {
   uint64_t sequence = 0;  // the wave verdict's ledger entry
@@ -86,7 +80,7 @@ struct WaveAudit {
 // differ; NOT_FOUND for a member session the export does not hold).
 WaveAudit AuditWaveVerdict(const VerifiedEntry& entry,
                            const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
-                           const proto::PublicKey& challenger, const WaveRecheck& recheck);
+                           const proto::PublicKey& challenger);
 
 // OK when no member session of `wave` is in `listed` under another wave verdict; adds them (session
 // id -> the wave verdict's ledger sequence). An honest challenger runs each member session in one

@@ -1,4 +1,4 @@
-#include "challenger/ledger/ledger_audit.h"
+#include "challenger/audit/ledger_audit.h"
 
 #include <map>
 
@@ -74,8 +74,7 @@ StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, 
   }
   std::map<proto::Bytes, uint64_t> listed;  // member session -> the wave verdict that lists it
   for (const VerifiedEntry* entry : wave_verdicts) {
-    if (!options.wave_recheck) return InvalidArgumentError("audit: wave verdicts need a wave recheck");
-    audit.waves.push_back(AuditWaveVerdict(*entry, sessions, challenger, options.wave_recheck));
+    audit.waves.push_back(AuditWaveVerdict(*entry, sessions, challenger));
     if (audit.waves.back().status.ok()) audit.waves.back().status = CheckListedOnce(audit.waves.back(), &listed);
     if (audit.first_failure.ok()) audit.first_failure = audit.waves.back().status;
   }

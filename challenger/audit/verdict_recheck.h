@@ -1,6 +1,6 @@
 // The verdict's bound recomputed from a session's records, for `ledger audit`
-// (challenger/ledger/session_audit.h VerdictRecheck): the plan the authority-signed order
-// describes and the checked-chunk counts the audit recomputed from the round log go through
+// (challenger/audit/session_audit.h): the plan the authority-signed order describes
+// (session_plan.h PlanFromOrder) and the checked-chunk counts the audit recomputed from the round log go through
 // SummarizeVerdict (verdict.h), the very function that built the verdict, and what it says must be
 // what the verdict states: deadlineRuleSatisfied, boundStated, every device's unwipedBoundBytes and
 // confidence, totalUnwipedBoundBytes and the statement. Nothing of the arithmetic is repeated here,
@@ -14,20 +14,25 @@
 // Thread-safety: pure functions.
 #pragma once
 
-#include "challenger/ledger/session_audit.h"
-#include "challenger/session/session_plan.h"
+#include <cstdint>
+#include <vector>
+
 #include "common/status.h"
+#include "proto/crypto.h"
 #include "proto/wipe.capnp.h"
 
 namespace wipeproof {
 
-// The plan an order describes: node, devices (selector, model, capacity, reserve, range, q, fill
-// deadline), deadlines and the parameter profile as far as the order carries it (the profile's
-// rounds, q and fill-rate settings are not in it and stay 0). REQUIRES: a shape-valid order.
-SessionPlan PlanFromOrder(proto::WipeOrder::Reader order);
+// What the audit recomputed from a session's records, for the verdict's own arithmetic.
+struct RecomputedFacts {
+  proto::WipeOrder::Reader order;        // verified under the authority key
+  proto::KeyId authority_key_id{};       // that key's id: the only key whose profile endorsement counts
+  proto::Verdict::Reader verdict;        // the session's final verdict, verified
+  std::vector<uint64_t> chunks_checked;  // per order device: N_d recomputed from the round log
+};
 
-// VerdictRecheck: OK when the verdict states what SummarizeVerdict computes from `facts`;
-// DATA_LOSS naming the first field that differs ("totalUnwipedBoundBytes is 123, recomputed 456").
+// OK when the verdict states what SummarizeVerdict computes from `facts`; DATA_LOSS naming the
+// first field that differs ("totalUnwipedBoundBytes is 123, recomputed 456").
 Status RecheckVerdictBound(const RecomputedFacts& facts);
 
 }  // namespace wipeproof
