@@ -12,6 +12,7 @@
 #include "proto/label_wire.h"
 #include "proto/node_messages.h"
 #include "proto/rpc_status.h"
+#include "proto/session_rules.h"
 #include "proto/validate.h"
 
 namespace wipeproof::adversary {
@@ -94,6 +95,7 @@ void CheatingAgent::Release() {
   host_store_.clear();
   relocated_into_.clear();
   hasher_.reset();
+  order_.reset();
   session_id_.clear();
   previous_answer_.reset();
   previous_indices_.clear();
@@ -281,7 +283,8 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
   if (hasher_) return Refusal(FailedPreconditionError("a session is already running"));
   auto order_or = proto::VerifyAndParse<proto::WipeOrder>(context.getParams().getOrder(), keys_.authority);
   if (!order_or.ok()) return Refusal(order_or.status());
-  proto::WipeOrder::Reader order = order_or->root();
+  order_.emplace(*order_or);
+  proto::WipeOrder::Reader order = order_->root();
   if (deviation_.kind == DeviationKind::kDisconnectMidFill) {
     deviation_.disconnect();
     return kj::NEVER_DONE;
@@ -358,19 +361,19 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
     f.bytes_held = f.label_count * kLabelBytes;
     facts.push_back(std::move(f));
   }
-  auto report = proto::SignFillReport(order_or->bytes(), order.getSessionId(), facts,
+  auto report = proto::SignFillReport(order_->bytes(), order.getSessionId(), facts,
                                       static_cast<uint64_t>(options_.timing.fill_us), NowUnixUs(), keys_.node);
   if (!report.ok()) {
     Release();
     return Refusal(report.status());
   }
   hasher_.emplace();
-  (void)hasher_->AddOrder(order_or->bytes());
+  (void)hasher_->AddOrder(order_->bytes());
   for (size_t i = 0; i < facts.size(); ++i) {
     proto::DeviceFillFacts noticed = facts[i];
     if (deviation_.kind == DeviationKind::kLateNoticeDiffers && i + 1 == facts.size())
       noticed.bytes_held += kLabelBytes;
-    auto notice = proto::SignDeviceFillNotice(order_or->bytes(), order.getSessionId(), static_cast<uint16_t>(i),
+    auto notice = proto::SignDeviceFillNotice(order_->bytes(), order.getSessionId(), static_cast<uint16_t>(i),
                                               noticed, NowUnixUs(), keys_.node);
     if (!notice.ok()) {
       Release();
@@ -467,25 +470,17 @@ kj::Promise<void> CheatingAgent::round(RoundContext context) {
   }
 
   // The indices this agent answers: the round's, or (7b) the previous round's.
+  Status fits = proto::CheckRoundFitsOrder(order_->root(), request);
+  if (!fits.ok()) return Refusal(fits);
   std::vector<std::vector<uint64_t>> indices;
   for (auto dc : request.getDevices()) {
-    if (dc.getDeviceIndex() >= devices_.size()) return Refusal(InvalidArgumentError("deviceIndex out of range"));
     std::vector<uint64_t> list;
     for (uint64_t g : dc.getLabelIndices()) list.push_back(g);
-    const Device& dev = devices_[dc.getDeviceIndex()];
-    for (uint64_t g : list) {
-      if (g < dev.first || g >= dev.first + dev.count) {
-        return Refusal(InvalidArgumentError("index " + std::to_string(g) + " outside the device's range"));
-      }
-    }
     indices.push_back(std::move(list));
   }
-  if (log_->first_proof_round_at == std::chrono::steady_clock::time_point{}) {
-    bool proof = request.getDevices().size() == devices_.size();
-    for (size_t i = 0; proof && i < indices.size(); ++i) {
-      proof = indices[i].size() == devices_[request.getDevices()[static_cast<unsigned>(i)].getDeviceIndex()].labels_per_round;
-    }
-    if (proof) log_->first_proof_round_at = std::chrono::steady_clock::now();
+  if (log_->first_proof_round_at == std::chrono::steady_clock::time_point{} &&
+      proto::IsProofRound(order_->root(), request)) {
+    log_->first_proof_round_at = std::chrono::steady_clock::now();
   }
   if (deviation_.kind == DeviationKind::kDisconnectOnHidden) {
     for (size_t i = 0; i < indices.size(); ++i) {

@@ -42,6 +42,7 @@
 
 #include "common/clock.h"
 #include "kernels/label_spec.h"
+#include "proto/codec.h"
 #include "proto/crypto.h"
 #include "proto/signing.h"
 #include "proto/transcript.h"
@@ -265,6 +266,7 @@ class CheatingAgent final : public proto::ProverAgent::Server {
   std::vector<proto::SignedEnvelope> notices_;                              // per device, signed at the fill
   std::map<std::pair<size_t, uint64_t>, std::vector<uint8_t>> host_store_;  // kRelocated chunks
   std::map<size_t, uint64_t> relocated_into_;            // device -> bytes of other devices' labels kept there
+  std::optional<proto::Held<proto::WipeOrder>> order_;  // the session's, verified
   std::optional<proto::Bytes> previous_answer_;          // canonical RoundAnswer
   std::vector<std::vector<uint64_t>> previous_indices_;  // [device][k]
   uint32_t rounds_answered_ = 0;

@@ -132,6 +132,29 @@ class Parsed {
   typename T::Reader root_;
 };
 
+// A validated message kept and read again and again (a session's order, read by the session rules
+// in every round: proto/session_rules.h). Parsed<T>'s reader carries a traversal budget that such
+// reads would use up; Held<T> copies the message into a builder, whose readers carry none. Safe:
+// the message was parsed first (canonical, walked once), so each read costs at most its size.
+// Movable, not copyable; root() may be read from several threads at once.
+template <typename T>
+class Held {
+ public:
+  explicit Held(const Parsed<T>& parsed)
+      : bytes_(parsed.bytes().begin(), parsed.bytes().end()), builder_(std::make_unique<capnp::MallocMessageBuilder>()) {
+    builder_->setRoot(parsed.root());
+    root_ = builder_->getRoot<T>().asReader();
+  }
+  typename T::Reader root() const { return root_; }
+  // The canonical bytes it was parsed from.
+  ByteView bytes() const { return ByteView(bytes_.data(), bytes_.size()); }
+
+ private:
+  Bytes bytes_;
+  std::unique_ptr<capnp::MallocMessageBuilder> builder_;
+  typename T::Reader root_;
+};
+
 // Parses and validates canonical bytes of T (steps 1-4 above). For signed kinds, call this only
 // on bytes VerifyEnvelope returned (or use VerifyAndParse<T>, proto/signing.h).
 // Errors: INVALID_ARGUMENT naming T and what is wrong.

@@ -147,7 +147,7 @@ nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
 # gpu_check_script_test.sh checks this list against the CMakeLists).
 plain_sources=(
   common/status.cc common/hex.cc common/clock.cc common/file_write.cc common/json_nesting.cc common/numbers.cc
-  common/progress_line.cc common/terminal_text.cc
+  common/peer_text.cc common/progress_line.cc common/terminal_text.cc
   kernels/graph_schedule.cc kernels/graph_metrics.cc kernels/label_spec.cc kernels/chunk_batch_labeler.cc
   kernels/chunk_labeler.cc kernels/chunk_verifier.cc kernels/cv0_cache.cc kernels/region_labeler.cc
   kernels/simd/hash16.cc

@@ -15,6 +15,7 @@
 #include "kernels/chunk_verifier.h"
 #include "proto/codec.h"
 #include "proto/label_wire.h"
+#include "proto/session_rules.h"
 #include "proto/signing.h"
 #include "proto/transcript.h"
 
@@ -61,7 +62,7 @@ struct Round {
   proto::ChallengeRound::Reader round;
   bool has_answer = false;
   proto::RoundAnswer::Reader answer;
-  std::vector<std::pair<uint16_t, uint64_t>> labels;  // (device index, global label index), answer order
+  std::vector<proto::ChallengedLabel> labels;         // answer order
   bool answer_usable = false;                         // session, round index and size as the round asks
   bool all_correct = false;                           // usable and every label equals the recomputed one
   bool in_time = false;                               // elapsedUs <= roundDeadlineUs
@@ -224,26 +225,11 @@ class Auditor {
       report_problem_ = report.status().message();
       return Status::Ok();
     }
-    proto::FillReport::Reader r = report->message.root();
-    proto::WipeOrder::Reader o = order_->message.root();
-    auto problem = [&](const std::string& detail) {
-      report_problem_ = At(report_entry_, "fill report") + ": " + detail;
+    Status fits =
+        proto::CheckReportFitsOrder(order_->message.root(), order_->payload_digest, report->message.root());
+    if (!fits.ok()) {
+      report_problem_ = At(report_entry_, "fill report") + ": " + fits.message();
       return Status::Ok();
-    };
-    if (!Same(r.getOrderDigest(), order_->payload_digest)) {
-      return problem("orderDigest " + Hex(r.getOrderDigest()) + " is not the digest of the recorded order");
-    }
-    if (!Same(r.getNodeKeyId(), o.getNodeKeyId())) return problem("nodeKeyId is not the order's");
-    if (r.getDevices().size() != o.getDevices().size()) {
-      return problem(std::to_string(r.getDevices().size()) + " devices, the order plans " +
-                     std::to_string(o.getDevices().size()));
-    }
-    for (unsigned d = 0; d < o.getDevices().size(); ++d) {
-      auto got = r.getDevices()[d];
-      auto want = o.getDevices()[d];
-      if (got.getSelector() != want.getSelector() || got.getFirstLabel() != want.getFirstLabel()) {
-        return problem("devices[" + std::to_string(d) + "] is not the order's device " + want.getSelector().cStr());
-      }
     }
     report_.emplace(std::move(report).value());
     return Status::Ok();
@@ -266,15 +252,9 @@ class Auditor {
       }
       proto::DeviceFillNotice::Reader n = notice->message.root();
       const unsigned d = n.getDeviceIndex();
-      if (!Same(n.getOrderDigest(), order_->payload_digest)) {
-        problem("orderDigest " + Hex(n.getOrderDigest()) + " is not the digest of the recorded order");
-      } else if (!Same(n.getNodeKeyId(), o.getNodeKeyId())) {
-        problem("nodeKeyId is not the order's");
-      } else if (d >= o.getDevices().size()) {
-        problem("device index " + std::to_string(d) + " is not in the order");
-      } else if (n.getFill().getSelector() != o.getDevices()[d].getSelector() ||
-                 n.getFill().getFirstLabel() != o.getDevices()[d].getFirstLabel()) {
-        problem("its fill is not the order's device " + std::string(o.getDevices()[d].getSelector().cStr()));
+      Status fits = proto::CheckNoticeFitsOrder(o, order_->payload_digest, n);
+      if (!fits.ok()) {
+        problem(fits.message());
       } else if (notices_[d].has_value()) {
         problem("a second notice for device " + std::string(o.getDevices()[d].getSelector().cStr()));
       } else {
@@ -343,7 +323,6 @@ class Auditor {
 
   // The round's place, devices and indices, and whether its answer fits it.
   Status CheckRoundShape(uint32_t r, Round* round) {
-    proto::WipeOrder::Reader o = order_->message.root();
     const std::string what = "round " + std::to_string(r);
     if (round->timing.getRoundIndex() != r || round->round.getRoundIndex() != r) {
       return Wrong(round->entry, what,
@@ -353,29 +332,9 @@ class Auditor {
     if (!Same(round->round.getSessionId(), proto::AsView(order_entry_->session_id))) {
       return Wrong(round->entry, what, "names session " + Hex(round->round.getSessionId()));
     }
-    std::set<uint16_t> seen;
-    for (auto device : round->round.getDevices()) {
-      const uint16_t d = device.getDeviceIndex();
-      if (d >= o.getDevices().size() || !seen.insert(d).second) {
-        return Wrong(round->entry, what,
-                     "challenges device index " + std::to_string(d) +
-                         (d >= o.getDevices().size() ? ", which the order does not plan" : " twice"));
-      }
-      auto plan = o.getDevices()[d];
-      for (uint64_t g : device.getLabelIndices()) {
-        if (g < plan.getFirstLabel() || g - plan.getFirstLabel() >= plan.getLabelCount()) {
-          return Wrong(round->entry, what,
-                       "label " + std::to_string(g) + " is outside device " + plan.getSelector().cStr() + "'s range");
-        }
-        round->labels.emplace_back(d, g);
-      }
-    }
-    if (round->has_answer) {
-      const proto::RoundAnswer::Reader a = round->answer;
-      round->answer_usable = Same(a.getSessionId(), proto::AsView(order_entry_->session_id)) &&
-                             a.getRoundIndex() == r &&
-                             a.getLabels().size() == round->labels.size() * proto::kLabelBytes;
-    }
+    Status fits = proto::CheckRoundFitsOrder(order_->message.root(), round->round, &round->labels);
+    if (!fits.ok()) return Wrong(round->entry, what, fits.message());
+    round->answer_usable = round->has_answer && proto::CheckAnswerFitsRound(round->round, round->answer).ok();
     return Status::Ok();
   }
 
@@ -402,7 +361,7 @@ class Auditor {
       round.all_correct = true;
       const uint8_t* answered = round.answer.getLabels().begin();
       for (size_t k = 0; k < round.labels.size(); ++k) {
-        const uint16_t d = round.labels[k].first;
+        const uint16_t d = round.labels[k].device;
         const uint8_t* want = expected[d].data() + next[d]++ * proto::kLabelBytes;
         std::memcpy(round.expected.data() + k * proto::kLabelBytes, want, proto::kLabelBytes);
         if (round.all_correct && std::memcmp(answered + k * proto::kLabelBytes, want, proto::kLabelBytes) != 0) {
@@ -415,35 +374,13 @@ class Auditor {
     return Status::Ok();
   }
 
-  // A proof round carries every planned device with exactly its labelsPerRound indices (holding
-  // rounds carry fewer: challenges.h), so it was sent after every device's notice.
-  bool IsProofRound(const Round& round) const {
-    proto::WipeOrder::Reader o = order_->message.root();
-    std::vector<uint64_t> per_device(o.getDevices().size(), 0);
-    for (const auto& [d, g] : round.labels) {
-      if (d >= per_device.size()) return false;
-      ++per_device[d];
-    }
-    for (unsigned d = 0; d < per_device.size(); ++d) {
-      if (per_device[d] != o.getDevices()[d].getLabelsPerRound()) return false;
-    }
-    return true;
-  }
+  bool IsProofRound(const Round& round) const { return proto::IsProofRound(order_->message.root(), round.round); }
 
-  // N_d: distinct chunks of each device in the proof rounds among the leading rounds that were
-  // right and in time (holding rounds probe, the bound counts only proof rounds).
+  // N_d (proto/session_rules.h ChunksChecked): the rule the live check applies.
   std::vector<uint64_t> ChunksChecked() const {
-    proto::WipeOrder::Reader o = order_->message.root();
-    const uint64_t m = o.getChunkLabels();
-    std::vector<std::set<uint64_t>> chunks(o.getDevices().size());
-    for (const Round& round : rounds_) {
-      if (!round.all_correct || !round.in_time) break;
-      if (!IsProofRound(round)) continue;
-      for (const auto& [d, g] : round.labels) chunks[d].insert(g / m);
-    }
-    std::vector<uint64_t> counts;
-    for (const auto& c : chunks) counts.push_back(c.size());
-    return counts;
+    std::vector<proto::AnsweredRound> answered;
+    for (const Round& round : rounds_) answered.push_back({round.round, round.all_correct, round.in_time});
+    return proto::ChunksChecked(order_->message.root(), answered);
   }
 
   // The verdicts, verified; the final one says what the session's outcome was.
@@ -617,22 +554,16 @@ class Auditor {
         return unproven("the ledger holds no fill notice of device " +
                         std::string(o.getDevices()[d].getSelector().cStr()));
       }
-      auto fill = notices_[d]->message.root().getFill();
-      if (fill.getLabelCount() < o.getDevices()[d].getLabelCount() ||
-          fill.getBytesHeld() < o.getDevices()[d].getLabelCount() * proto::kLabelBytes) {
-        return unproven("device " + std::string(o.getDevices()[d].getSelector().cStr()) + "'s fill notice holds " +
-                        std::to_string(fill.getBytesHeld()) + " bytes of the " +
-                        std::to_string(o.getDevices()[d].getLabelCount()) + " labels planned");
+      Status holds = proto::CheckFillHoldsPlan(o.getDevices()[d], notices_[d]->message.root().getFill());
+      if (!holds.ok()) {
+        return unproven("device " + std::string(o.getDevices()[d].getSelector().cStr()) + "'s fill notice " +
+                        holds.message());
       }
     }
     for (unsigned d = 0; d < o.getDevices().size(); ++d) {
-      auto plan = o.getDevices()[d];
-      auto fill = report_->message.root().getDevices()[d];
-      if (fill.getLabelCount() < plan.getLabelCount() ||
-          fill.getBytesHeld() < plan.getLabelCount() * proto::kLabelBytes) {
-        return unproven("device " + std::string(plan.getSelector().cStr()) + " holds " +
-                        std::to_string(fill.getBytesHeld()) + " bytes (" + std::to_string(fill.getLabelCount()) +
-                        " labels) of the " + std::to_string(plan.getLabelCount()) + " labels planned");
+      Status holds = proto::CheckFillHoldsPlan(o.getDevices()[d], report_->message.root().getDevices()[d]);
+      if (!holds.ok()) {
+        return unproven("device " + std::string(o.getDevices()[d].getSelector().cStr()) + " " + holds.message());
       }
     }
     const uint64_t fill_us = final_verdict().getFillMicros();
@@ -782,8 +713,7 @@ class Auditor {
           auto plan = o.getDevices()[d];
           auto fill = report_->message.root().getDevices()[d];
           if (plan.getSelector() != f.getDevice()) continue;
-          if (fill.getLabelCount() >= plan.getLabelCount() &&
-              fill.getBytesHeld() >= plan.getLabelCount() * proto::kLabelBytes) {
+          if (proto::CheckFillHoldsPlan(plan, fill).ok()) {
             return contradicted("the node-signed fill report shows device " + std::string(f.getDevice().cStr()) +
                                 " holding its plan");
           }

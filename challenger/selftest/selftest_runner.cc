@@ -387,7 +387,7 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
       ++r.outcomes[OutcomeName(*outcome)];
       if (!outcome->pass && outcome->failure.reason == spec.expected) ++r.caught;
       if (!outcome->pass && outcome->failure.reason != spec.expected) ++r.unexpected;
-      if (!outcome->pass && r.example_failure.empty()) r.example_failure = AgentText(outcome->failure.Describe(), 400);
+      if (!outcome->pass && r.example_failure.empty()) r.example_failure = PeerText(outcome->failure.Describe(), 400);
       bool bound = false;
       std::string problem = CheckRun(spec, *outcome, challenger.public_key, seen, &bound, &r);
       if (problem.empty()) problem = setting_problem;

@@ -20,16 +20,6 @@ uint64_t UniformBelow(uint64_t bound) {
   }
 }
 
-uint64_t ChallengeSet::DistinctChunks(size_t device, const std::vector<uint32_t>& batches,
-                                      uint32_t chunk_labels) const {
-  std::unordered_set<uint64_t> chunks;
-  for (uint32_t b : batches) {
-    if (b >= this->batches()) continue;
-    for (uint64_t g : batches_[device][b]) chunks.insert(g / chunk_labels);
-  }
-  return chunks.size();
-}
-
 StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t proof_batches,
                                           uint32_t holding_batches, uint32_t chunk_labels) {
   if (chunk_labels == 0) return InvalidArgumentError("chunk_labels must be >= 1");

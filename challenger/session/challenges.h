@@ -45,9 +45,6 @@ class ChallengeSet {
   uint32_t batches() const { return batches_.empty() ? 0 : static_cast<uint32_t>(batches_[0].size()); }
   // Batch `batch` of device `device`, in send order.
   const std::vector<uint64_t>& Indices(size_t device, uint32_t batch) const { return batches_[device][batch]; }
-  // Distinct chunks of device `device` over the batches listed: N_d of the bound when they are the
-  // batches answered correctly.
-  uint64_t DistinctChunks(size_t device, const std::vector<uint32_t>& batches, uint32_t chunk_labels) const;
 
  private:
   friend StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t proof_batches,

@@ -13,8 +13,8 @@
 #include "proto/codec.h"
 #include "proto/label_wire.h"
 #include "proto/rpc_status.h"
+#include "proto/session_rules.h"
 #include "proto/transcript.h"
-#include "proto/validate.h"
 
 namespace wipeproof {
 
@@ -33,30 +33,28 @@ bool SameBytes(capnp::Data::Reader data, const std::array<uint8_t, N>& want) {
 }
 
 // Hex of bytes the agent sent (a digest that should be 32 bytes may be anything).
-std::string HexOf(capnp::Data::Reader data) { return AgentHex(data.begin(), data.size()); }
+std::string HexOf(capnp::Data::Reader data) { return PeerHex(data.begin(), data.size()); }
 
-// Agent text from a capnp Text field.
-std::string TextOf(capnp::Text::Reader text) { return AgentText(std::string_view(text.begin(), text.size())); }
 
 // How an RPC failure of `call` maps to a session failure (see session_runner.h). The description
-// is the agent's (or its RPC stack's) text: cut to kMaxAgentTextBytes here, where it enters.
+// is the agent's (or its RPC stack's) text: cut to kMaxPeerTextBytes here, where it enters.
 SessionFailure FailureFromException(const kj::Exception& e, FailureReason remote_reason, const std::string& call) {
   const kj::StringPtr raw = e.getDescription();
   const std::string_view description(raw.begin(), raw.size());
   if (e.getType() == kj::Exception::Type::DISCONNECTED) {
-    return SessionFailure::Of(FailureReason::DISCONNECTED, call + ": connection lost: " + AgentText(description));
+    return SessionFailure::Of(FailureReason::DISCONNECTED, call + ": connection lost: " + PeerText(description));
   }
   if (description.find(proto::kStatusExceptionPrefix) != std::string_view::npos) {
-    return SessionFailure::Of(remote_reason, call + ": " + AgentText(proto::ExceptionToStatus(e).ToString()));
+    return SessionFailure::Of(remote_reason, call + ": " + PeerText(proto::ExceptionToStatus(e).ToString()));
   }
-  return SessionFailure::Of(FailureReason::PROTOCOL_ERROR, call + ": " + AgentText(description));
+  return SessionFailure::Of(FailureReason::PROTOCOL_ERROR, call + ": " + PeerText(description));
 }
 
 // An unexpected exception inside the runner after the order was recorded (a bug, or data from the
 // agent that a check missed): recorded as an `internal` failure in a signed verdict.
 SessionFailure FailureFromUnexpected(const char* where, std::string_view what) {
   return SessionFailure::Of(FailureReason::INTERNAL,
-                            std::string("challenger: unexpected error ") + where + ": " + AgentText(what));
+                            std::string("challenger: unexpected error ") + where + ": " + PeerText(what));
 }
 
 // Arrives at a wave's barriers and reports to it exactly once each, also on early returns.
@@ -217,6 +215,7 @@ class Session {
   void SupersedeWithFailure();
   void CheckTranscript(const proto::SignedEnvelope& envelope, const proto::SignedEnvelope& verdict);
   StatusOr<proto::SignedEnvelope> BuildVerdict(const SessionFailure& failure, VerdictSummary* summary);
+  proto::WipeOrder::Reader order() const { return order_->root(); }
   void Record();
   void Append(proto::LedgerRecordKind kind, const proto::Bytes& bytes, uint64_t* sequence = nullptr);
 
@@ -250,6 +249,7 @@ class Session {
   bool report_arrived_ = false;                                // any answer to startSession (even a refusal)
 
   proto::TranscriptHasher transcript_;
+  std::optional<proto::Held<proto::WipeOrder>> order_;  // as signed: what the session rules read
   proto::Digest order_digest_{};
   std::optional<proto::Digest> report_digest_;
   bool have_report_ = false;  // a report that verified and matched the plan
@@ -268,6 +268,8 @@ class Session {
 StatusOr<SessionOutcome> Session::Run(AgentConnector& connector) {
   errors_.session = this;
   WP_ASSIGN_OR_RETURN(out_.order, SignOrder(plan_, keys_));
+  WP_ASSIGN_OR_RETURN(auto order, proto::ParseMessage<proto::WipeOrder>(proto::AsView(out_.order.payload)));
+  order_.emplace(order);
   order_digest_ = proto::Blake2b256(proto::AsView(out_.order.payload));
   WP_RETURN_IF_ERROR(transcript_.AddOrder(proto::AsView(out_.order.payload)));
 
@@ -551,43 +553,22 @@ void Session::OnNotice(size_t d, proto::Envelope::Reader wire) {
     Fail(std::move(f));
   };
   auto envelope = proto::DecodeEnvelope(wire);
-  if (!envelope.ok()) return fail(FailureReason::PROTOCOL_ERROR, AgentText(envelope.status().ToString()));
+  if (!envelope.ok()) return fail(FailureReason::PROTOCOL_ERROR, PeerText(envelope.status().ToString()));
   Status signature = proto::VerifySignature(*envelope, proto::MessageKind::DEVICE_FILL_NOTICE, plan_.node_key);
   if (!signature.ok()) {
     return fail(signature.code() == StatusCode::kPermissionDenied ? FailureReason::BAD_SIGNATURE
                                                                   : FailureReason::PROTOCOL_ERROR,
-                AgentText(signature.message()));
+                PeerText(signature.message()));
   }
   auto parsed = proto::ParseMessage<proto::DeviceFillNotice>(proto::AsView(envelope->payload));
-  if (!parsed.ok()) return fail(FailureReason::PROTOCOL_ERROR, AgentText(parsed.status().message()));
+  if (!parsed.ok()) return fail(FailureReason::PROTOCOL_ERROR, PeerText(parsed.status().message()));
   proto::DeviceFillNotice::Reader notice = parsed->root();
-  if (!SameBytes(notice.getSessionId(), plan_.session_id)) {
-    return fail(FailureReason::PROTOCOL_ERROR, "session id differs from the order's");
-  }
-  if (!SameBytes(notice.getOrderDigest(), order_digest_)) {
-    return fail(FailureReason::PROTOCOL_ERROR, "orderDigest is not the digest of the order sent");
-  }
-  if (!SameBytes(notice.getNodeKeyId(), plan_.node_key_id)) {
-    return fail(FailureReason::PROTOCOL_ERROR, "nodeKeyId is not the node's key");
-  }
+  Status fits = proto::CheckNoticeFitsOrder(order(), order_digest_, notice, static_cast<uint16_t>(d));
+  if (!fits.ok()) return fail(FailureReason::PROTOCOL_ERROR, fits.message());
   proto::DeviceFill::Reader got = notice.getFill();
-  if (notice.getDeviceIndex() != d || got.getSelector() != want.selector.c_str() ||
-      got.getFirstLabel() != want.first_label) {
-    return fail(FailureReason::PROTOCOL_ERROR,
-                "notice for device " + std::to_string(notice.getDeviceIndex()) + " (" + TextOf(got.getSelector()) +
-                    " at label " + std::to_string(got.getFirstLabel()) + ") where device " + std::to_string(d) + " (" +
-                    want.selector + " at label " + std::to_string(want.first_label) + ") was asked");
-  }
   // Short of capacity minus reserve (as planned: rounded down to whole chunks), whatever the reason.
-  if (got.getBytesHeld() < want.planned_bytes() || got.getLabelCount() < want.label_count) {
-    return fail(
-        FailureReason::SHORT_CAPACITY,
-        "holds " + std::to_string(got.getBytesHeld()) + " bytes (" + std::to_string(got.getLabelCount()) +
-            " labels), needs " + std::to_string(want.planned_bytes()) + " = capacity " +
-            std::to_string(want.capacity_bytes) + " - allowed reserve " + std::to_string(want.allowed_reserve_bytes) +
-            " rounded down to whole chunks; other processes hold " + std::to_string(got.getBytesHeldByOthers()) +
-            " bytes" + (got.getNote().size() > 0 ? "; agent's note: " + TextOf(got.getNote()) : ""));
-  }
+  Status holds = proto::CheckFillHoldsPlan(order().getDevices()[static_cast<unsigned>(d)], got);
+  if (!holds.ok()) return fail(FailureReason::SHORT_CAPACITY, holds.message());
   if (fill_us > want.fill_deadline_us) {
     return fail(FailureReason::LATE_FILL, "device filled after " + std::to_string(fill_us) + " us, deadline " +
                                               std::to_string(want.fill_deadline_us) + " us");
@@ -618,7 +599,7 @@ void Session::OnReport(proto::Envelope::Reader wire) {
   out_.fill_us = static_cast<uint64_t>(env_.clock->MonotonicMicros() - start_us_);
   auto envelope = proto::DecodeEnvelope(wire);
   if (!envelope.ok()) {
-    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "fill report: " + AgentText(envelope.status().ToString())));
+    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "fill report: " + PeerText(envelope.status().ToString())));
     return;
   }
   out_.report = *envelope;
@@ -647,12 +628,12 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
   if (!signature.ok()) {
     Fail(SessionFailure::Of(signature.code() == StatusCode::kPermissionDenied ? FailureReason::BAD_SIGNATURE
                                                                               : FailureReason::PROTOCOL_ERROR,
-                            "fill report: " + AgentText(signature.message())));
+                            "fill report: " + PeerText(signature.message())));
     return;
   }
   auto parsed = proto::ParseMessage<proto::FillReport>(proto::AsView(envelope.payload));
   if (!parsed.ok()) {
-    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "fill report: " + AgentText(parsed.status().message())));
+    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "fill report: " + PeerText(parsed.status().message())));
     return;
   }
   report_digest_ = proto::Blake2b256(proto::AsView(envelope.payload));
@@ -660,25 +641,11 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
   auto protocol_error = [this](const std::string& text) {
     Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "fill report: " + text));
   };
-  if (!SameBytes(report.getSessionId(), plan_.session_id)) return protocol_error("session id differs from the order's");
-  if (!SameBytes(report.getOrderDigest(), order_digest_)) {
-    return protocol_error("orderDigest " + HexOf(report.getOrderDigest()) + " is not the digest of the order sent (" +
-                          HexEncode(order_digest_.data(), order_digest_.size()) + ")");
-  }
-  if (!SameBytes(report.getNodeKeyId(), plan_.node_key_id)) return protocol_error("nodeKeyId is not the node's key");
+  Status fits = proto::CheckReportFitsOrder(order(), order_digest_, report);
+  if (!fits.ok()) return protocol_error(fits.message());
   auto devices = report.getDevices();
-  if (devices.size() != plan_.devices.size()) {
-    return protocol_error(std::to_string(devices.size()) + " devices, the order planned " +
-                          std::to_string(plan_.devices.size()));
-  }
   for (unsigned i = 0; i < devices.size(); ++i) {
-    const PlannedDevice& want = plan_.devices[i];
     proto::DeviceFill::Reader got = devices[i];
-    if (got.getSelector() != want.selector.c_str() || got.getFirstLabel() != want.first_label) {
-      return protocol_error("devices[" + std::to_string(i) + "] is " + TextOf(got.getSelector()) + " at label " +
-                            std::to_string(got.getFirstLabel()) + ", the order planned " + want.selector +
-                            " at label " + std::to_string(want.first_label));
-    }
     if (bytes_held_[i] == 0) {
       bytes_held_[i] = got.getBytesHeld();
       device_totals_[i] = got.getTotalBytes();
@@ -686,17 +653,10 @@ void Session::CheckReport(const proto::SignedEnvelope& envelope) {
   }
   // Short of capacity minus reserve (as planned: rounded down to whole chunks), whatever the reason.
   for (unsigned i = 0; i < devices.size(); ++i) {
-    const PlannedDevice& want = plan_.devices[i];
-    proto::DeviceFill::Reader got = devices[i];
-    if (got.getBytesHeld() < want.planned_bytes() || got.getLabelCount() < want.label_count) {
-      SessionFailure f = SessionFailure::Of(
-          FailureReason::SHORT_CAPACITY,
-          "holds " + std::to_string(got.getBytesHeld()) + " bytes (" + std::to_string(got.getLabelCount()) +
-              " labels), needs " + std::to_string(want.planned_bytes()) + " = capacity " +
-              std::to_string(want.capacity_bytes) + " - allowed reserve " + std::to_string(want.allowed_reserve_bytes) +
-              " rounded down to whole chunks; other processes hold " + std::to_string(got.getBytesHeldByOthers()) +
-              " bytes" + (got.getNote().size() > 0 ? "; agent's note: " + TextOf(got.getNote()) : ""));
-      f.device = want.selector;
+    Status holds = proto::CheckFillHoldsPlan(order().getDevices()[i], devices[i]);
+    if (!holds.ok()) {
+      SessionFailure f = SessionFailure::Of(FailureReason::SHORT_CAPACITY, holds.message());
+      f.device = plan_.devices[i].selector;
       Fail(std::move(f));
       return;
     }
@@ -780,7 +740,7 @@ void Session::OnRoundError(const kj::Exception& e) {
   if (f.reason == FailureReason::DISCONNECTED) {
     // Its indices were on the wire: a node that drops the connection when a round asks for labels
     // it does not hold must not get fresh draws by being run again. This failure stands.
-    f.text = AgentText(f.text +
+    f.text = PeerText(f.text +
                            " (after the round's indices were sent: the node's failed wipe; a retry is a new "
                            "session and does not replace this verdict)",
                        kMaxFailureTextBytes);
@@ -800,25 +760,13 @@ bool Session::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader answ
     Fail(std::move(f));
     return false;
   };
-  Status shape = proto::WalkMessage(answer);
-  if (shape.ok()) shape = proto::ValidateShape(answer);
-  if (!shape.ok()) return protocol_error(AgentText(shape.message()));
-  if (!SameBytes(answer.getSessionId(), plan_.session_id)) return protocol_error("session id differs from the order's");
-  if (answer.getRoundIndex() != r) {
-    return protocol_error("answers round " + std::to_string(answer.getRoundIndex()) + ", expected " +
-                          std::to_string(r));
-  }
-  size_t want_labels = 0;
-  for (const auto& [d, b] : round.parts) want_labels += challenges_.Indices(d, b).size();
-  const size_t want_bytes = want_labels * proto::kLabelBytes;
-  capnp::Data::Reader labels = answer.getLabels();
-  if (labels.size() != want_bytes) {
-    return protocol_error(std::to_string(labels.size()) + " label bytes, expected " + std::to_string(want_bytes));
-  }
   auto sent = proto::ParseMessage<proto::ChallengeRound>(proto::AsView(round.round));
   if (!sent.ok()) return protocol_error("round not logged: " + sent.status().ToString());
+  Status fits = proto::CheckAnswerFitsRound(sent->root(), answer);
+  if (!fits.ok()) return protocol_error(fits.message());
+  capnp::Data::Reader labels = answer.getLabels();
   Status hashed = transcript_.AddRound(sent->root(), answer);
-  if (!hashed.ok()) return protocol_error("transcript: " + AgentText(hashed.message()));
+  if (!hashed.ok()) return protocol_error("transcript: " + PeerText(hashed.message()));
 
   size_t at = 0;
   for (const auto& [d, b] : round.parts) {
@@ -847,14 +795,16 @@ StatusOr<proto::SignedEnvelope> Session::BuildVerdict(const SessionFailure& fail
   facts.failure = failure;
   facts.fill_us = out_.fill_us;
   facts.rounds = out_.rounds;
-  for (size_t d = 0; d < plan_.devices.size(); ++d) {
-    // Proof batches only: the bound speaks of the moment after the last fill, which only they follow.
-    std::vector<uint32_t> proof_batches;
-    for (uint32_t b : correct_batches_[d]) {
-      if (b < challenges_.proof_batches()) proof_batches.push_back(b);
-    }
-    facts.chunks_checked.push_back(challenges_.DistinctChunks(d, proof_batches, plan_.profile.chunk_labels));
+  // Proof rounds only: the bound speaks of the moment after the last fill, which only they follow.
+  std::vector<proto::Parsed<proto::ChallengeRound>> sent;
+  std::vector<proto::AnsweredRound> answered;
+  for (size_t r = 0; r < out_.rounds.size(); ++r) {
+    auto round = proto::ParseMessage<proto::ChallengeRound>(proto::AsView(out_.exchanges[r].round));
+    if (!round.ok()) break;  // every logged round was built here
+    sent.push_back(std::move(round).value());
+    answered.push_back({sent.back().root(), out_.rounds[r].all_correct, out_.rounds[r].deadline_met});
   }
+  facts.chunks_checked = proto::ChunksChecked(order(), answered);
   facts.bytes_held = bytes_held_;
   for (int64_t at : notice_at_us_) facts.filled_after_us.push_back(at < 0 ? 0 : static_cast<uint64_t>(at - start_us_));
   facts.assumptions.wave_run.synchronized = wave_.active();
@@ -880,8 +830,8 @@ void Session::SignVerdictOrMinimal() {
     // first failure's description cut short) rather than ending the process.
     LOG(ERROR) << "session " << sid_hex_ << ": verdict not signed: " << verdict.status().ToString()
                << "; recording a minimal failing verdict";
-    const std::string first = failure_.failed() ? AgentText(failure_.Describe()) : "none (the session had passed)";
-    failure_ = SessionFailure::Of(FailureReason::INTERNAL, "verdict: " + AgentText(verdict.status().ToString()) +
+    const std::string first = failure_.failed() ? PeerText(failure_.Describe()) : "none (the session had passed)";
+    failure_ = SessionFailure::Of(FailureReason::INTERNAL, "verdict: " + PeerText(verdict.status().ToString()) +
                                                                "; the session's first failure: " + first);
     for (auto& batches : correct_batches_) batches.clear();
     out_.rounds.clear();
@@ -919,7 +869,7 @@ void Session::FinishOrAbort(proto::ProverAgent::Client* agent) {
           CheckTranscript(*envelope, out_.verdict);
         } else {
           Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR,
-                                  "transcript: " + AgentText(envelope.status().ToString())));
+                                  "transcript: " + PeerText(envelope.status().ToString())));
         }
       } else {
         Fail(SessionFailure::Of(FailureReason::AGENT_ABORTED,
@@ -946,7 +896,7 @@ void Session::FinishOrAbort(proto::ProverAgent::Client* agent) {
     auto done = WaitBounded(request.send(), env_.abort_timeout_us);
     if (done == nullptr) LOG(WARNING) << "session " << sid_hex_ << ": abort not acknowledged in time";
   } catch (const kj::Exception& e) {
-    LOG(WARNING) << "session " << sid_hex_ << ": abort failed: " << AgentText(e.getDescription().cStr());
+    LOG(WARNING) << "session " << sid_hex_ << ": abort failed: " << PeerText(e.getDescription().cStr());
   }
 }
 
@@ -959,12 +909,12 @@ void Session::CheckTranscript(const proto::SignedEnvelope& envelope, const proto
   if (!signature.ok()) {
     Fail(SessionFailure::Of(signature.code() == StatusCode::kPermissionDenied ? FailureReason::BAD_SIGNATURE
                                                                               : FailureReason::PROTOCOL_ERROR,
-                            "transcript: " + AgentText(signature.message())));
+                            "transcript: " + PeerText(signature.message())));
     return;
   }
   auto parsed = proto::ParseMessage<proto::TranscriptDigest>(proto::AsView(envelope.payload));
   if (!parsed.ok()) {
-    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "transcript: " + AgentText(parsed.status().message())));
+    Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "transcript: " + PeerText(parsed.status().message())));
     return;
   }
   proto::TranscriptDigest::Reader t = parsed->root();

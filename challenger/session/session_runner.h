@@ -50,7 +50,7 @@
 //
 // Nothing the agent sends can end the process or leave the order without a verdict: its text (RPC
 // error descriptions, the Status it sent, device notes, selectors, digests it got wrong) is cut to
-// kMaxAgentTextBytes where it enters (failure.h AgentText); an unexpected exception after the order
+// kMaxPeerTextBytes where it enters (failure.h PeerText); an unexpected exception after the order
 // was recorded is an `internal` failure; a verdict that cannot be signed is replaced by a minimal
 // `internal` one (no rounds, the first failure's description cut short). Every such verdict is
 // signed and recorded like any other.

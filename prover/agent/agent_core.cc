@@ -15,6 +15,7 @@
 #include "proto/codec.h"
 #include "proto/label_wire.h"
 #include "proto/node_messages.h"
+#include "proto/session_rules.h"
 #include "proto/transcript.h"
 #include "prover/agent/agent_metrics.h"
 #include "prover/agent/device_fill.h"
@@ -26,9 +27,9 @@
 namespace wipeproof {
 
 struct AgentCore::Session {
-  Session(proto::Parsed<proto::WipeOrder> o, ConnectionId owner_id) : order(std::move(o)), owner(owner_id) {}
+  Session(const proto::Parsed<proto::WipeOrder>& o, ConnectionId owner_id) : order(o), owner(owner_id) {}
 
-  proto::Parsed<proto::WipeOrder> order;
+  proto::Held<proto::WipeOrder> order;  // read by every round's rules (proto/session_rules.h)
   ConnectionId owner;
   SessionId id{};
   std::string name;                                // "session <hex id>" for messages
@@ -191,7 +192,7 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   auto planned = MatchOrderDevices(order, backends_, host);
   if (!planned.ok()) return Refuse(planned.status(), kRefused + (" " + name), AgentMetrics::kRefusedDevices);
 
-  session_ = std::make_unique<Session>(std::move(parsed).value(), owner);
+  session_ = std::make_unique<Session>(*parsed, owner);
   Session* s = session_.get();
   s->id = id;
   s->name = name;
@@ -366,32 +367,20 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
     return InvalidArgumentError("round index " + std::to_string(r.getRoundIndex()) + ", expected " +
                                 std::to_string(s.rounds_answered));
   }
+  std::vector<proto::ChallengedLabel> asked;
+  WP_RETURN_IF_ERROR(proto::CheckRoundFitsOrder(s.order.root(), r, &asked));
   auto devices = r.getDevices();
-  std::vector<bool> seen(s.slots.size(), false);
-  std::vector<uint64_t> indices;
   std::vector<size_t> device_of;  // slot per entry of `devices`
   for (uint32_t i = 0; i < devices.size(); ++i) {
     const uint32_t d = devices[i].getDeviceIndex();
-    if (d >= s.slots.size()) {
-      return InvalidArgumentError("devices[" + std::to_string(i) + "]: device index " + std::to_string(d) +
-                                  " out of range (the plan has " + std::to_string(s.slots.size()) + ")");
-    }
-    if (seen[d]) return InvalidArgumentError("device index " + std::to_string(d) + " challenged twice");
     if (!s.notices[d]) {
       return InvalidArgumentError("device '" + s.slots[d]->plan.selector + "' is challenged before its fill notice");
     }
-    seen[d] = true;
     device_of.push_back(d);
-    const MatchedDevice& p = s.slots[d]->plan;
-    for (uint64_t g : devices[i].getLabelIndices()) {
-      if (g < p.first_label || g - p.first_label >= p.label_count) {
-        return InvalidArgumentError("device '" + p.selector + "': label index " + std::to_string(g) +
-                                    " is outside its range [" + std::to_string(p.first_label) + ", " +
-                                    std::to_string(p.first_label + p.label_count) + ")");
-      }
-      indices.push_back(g);
-    }
   }
+  std::vector<uint64_t> indices;
+  indices.reserve(asked.size());
+  for (const proto::ChallengedLabel& label : asked) indices.push_back(label.label);
   if (indices.size() > (proto::kMaxRoundAnswerBytes - 1024) / proto::kLabelBytes) {
     return InvalidArgumentError(std::to_string(indices.size()) + " labels asked, more than one answer may carry");
   }

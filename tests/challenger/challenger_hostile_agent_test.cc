@@ -1,6 +1,6 @@
 // A hostile agent cannot crash the challenger or leave an order without a verdict: huge error texts
 // from every RPC (startSession as a Status, a plain exception or a disconnect; round; finish; abort)
-// and a huge device note are cut where they enter (failure.h AgentText), and every session ends in
+// and a huge device note are cut where they enter (failure.h PeerText), and every session ends in
 // a signed verdict and receipt in the ledger, in process (pipe) and in wave runs over TCP (serve).
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
@@ -40,64 +40,64 @@ Deviation HugeNote() {
 // What the huge text's first bytes ("agent text\n\x01\xff") become once sanitized.
 const std::string kSanitizedStart = "agent text\\x0a\\x01\xef\xbf\xbd";
 
-TEST(AgentTextTest, ShortTextIsKeptAndControlsAndBadUtf8AreReplaced) {
-  EXPECT_EQ(AgentText("busy: test refusal"), "busy: test refusal");
-  EXPECT_EQ(AgentText(""), "");
-  EXPECT_EQ(AgentText("a\nb\tc\x7f"), "a\\x0ab\\x09c\\x7f");
-  EXPECT_EQ(AgentText("caf\xc3\xa9 \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xf0\x9f\x98\x80");  // valid UTF-8 stays
-  EXPECT_EQ(AgentText("\xc2\x85"), "\\u0085");                                           // C1 control
-  EXPECT_EQ(AgentText("x\xffy"), "x\xef\xbf\xbdy");                                      // stray byte
-  EXPECT_EQ(AgentText("\xc0\x80"), "\xef\xbf\xbd\xef\xbf\xbd");                          // overlong NUL
-  EXPECT_EQ(AgentText("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");          // surrogate
-  EXPECT_EQ(AgentText("\xe2\x82"), "\xef\xbf\xbd\xef\xbf\xbd");                          // truncated sequence
-  EXPECT_EQ(AgentText(std::string("a\0b", 3)), "a\\x00b");
+TEST(PeerTextTest, ShortTextIsKeptAndControlsAndBadUtf8AreReplaced) {
+  EXPECT_EQ(PeerText("busy: test refusal"), "busy: test refusal");
+  EXPECT_EQ(PeerText(""), "");
+  EXPECT_EQ(PeerText("a\nb\tc\x7f"), "a\\x0ab\\x09c\\x7f");
+  EXPECT_EQ(PeerText("caf\xc3\xa9 \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xf0\x9f\x98\x80");  // valid UTF-8 stays
+  EXPECT_EQ(PeerText("\xc2\x85"), "\\u0085");                                           // C1 control
+  EXPECT_EQ(PeerText("x\xffy"), "x\xef\xbf\xbdy");                                      // stray byte
+  EXPECT_EQ(PeerText("\xc0\x80"), "\xef\xbf\xbd\xef\xbf\xbd");                          // overlong NUL
+  EXPECT_EQ(PeerText("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");          // surrogate
+  EXPECT_EQ(PeerText("\xe2\x82"), "\xef\xbf\xbd\xef\xbf\xbd");                          // truncated sequence
+  EXPECT_EQ(PeerText(std::string("a\0b", 3)), "a\\x00b");
 }
 
-TEST(AgentTextTest, LongTextIsCutWithANotice) {
+TEST(PeerTextTest, LongTextIsCutWithANotice) {
   const std::string text(5 << 20, 'x');
-  const std::string cut = AgentText(text);
-  EXPECT_LE(cut.size(), kMaxAgentTextBytes);
-  EXPECT_GT(cut.size(), kMaxAgentTextBytes - 40);
+  const std::string cut = PeerText(text);
+  EXPECT_LE(cut.size(), kMaxPeerTextBytes);
+  EXPECT_GT(cut.size(), kMaxPeerTextBytes - 40);
   const size_t kept = cut.find("\xe2\x80\xa6 (");
   ASSERT_NE(kept, std::string::npos) << cut;
   EXPECT_EQ(cut.substr(0, kept), std::string(kept, 'x'));
   EXPECT_EQ(cut.substr(kept), "\xe2\x80\xa6 (" + std::to_string(text.size() - kept) + " bytes cut)");
   // Exactly at the limit: kept whole; one byte more: cut.
-  EXPECT_EQ(AgentText(std::string(1024, 'y')), std::string(1024, 'y'));
-  EXPECT_NE(AgentText(std::string(1025, 'y')).find("bytes cut)"), std::string::npos);
+  EXPECT_EQ(PeerText(std::string(1024, 'y')), std::string(1024, 'y'));
+  EXPECT_NE(PeerText(std::string(1025, 'y')).find("bytes cut)"), std::string::npos);
   // Other limits, and the minimum of 64.
-  EXPECT_LE(AgentText(text, 4096).size(), 4096u);
-  EXPECT_LE(AgentText(text, 1).size(), 64u);
+  EXPECT_LE(PeerText(text, 4096).size(), 4096u);
+  EXPECT_LE(PeerText(text, 1).size(), 64u);
 }
 
-TEST(AgentTextTest, CutsOnCharacterBoundariesAndIsIdempotent) {
+TEST(PeerTextTest, CutsOnCharacterBoundariesAndIsIdempotent) {
   std::string accents;
   for (int i = 0; i < 1000; ++i) accents += "\xc3\xa9";  // 2000 bytes of U+00E9
   std::string controls(3000, '\n');                      // each grows to 4 bytes
   for (const std::string& text : {accents, controls, testing::HugeAgentText(100'000), std::string("short")}) {
-    const std::string once = AgentText(text);
-    EXPECT_LE(once.size(), kMaxAgentTextBytes);
-    EXPECT_EQ(AgentText(once), once);                        // valid, safe, within the limit
-    EXPECT_EQ(AgentText(once, kMaxFailureTextBytes), once);  // a larger limit changes nothing
+    const std::string once = PeerText(text);
+    EXPECT_LE(once.size(), kMaxPeerTextBytes);
+    EXPECT_EQ(PeerText(once), once);                        // valid, safe, within the limit
+    EXPECT_EQ(PeerText(once, kMaxFailureTextBytes), once);  // a larger limit changes nothing
   }
-  const std::string cut = AgentText(accents);
+  const std::string cut = PeerText(accents);
   const size_t notice = cut.find("\xe2\x80\xa6");
   ASSERT_NE(notice, std::string::npos);
   EXPECT_EQ(notice % 2, 0u);  // whole characters only
   EXPECT_NE(cut.find("(" + std::to_string(accents.size() - notice) + " bytes cut)"), std::string::npos) << cut;
 }
 
-TEST(AgentTextTest, HexIsCut) {
+TEST(PeerTextTest, HexIsCut) {
   const std::vector<uint8_t> digest(32, 0xab), huge(1 << 20, 0xcd);
   std::string want;
   for (int i = 0; i < 32; ++i) want += "ab";
-  EXPECT_EQ(AgentHex(digest.data(), digest.size()), want);
-  const std::string shown = AgentHex(huge.data(), huge.size());
+  EXPECT_EQ(PeerHex(digest.data(), digest.size()), want);
+  const std::string shown = PeerHex(huge.data(), huge.size());
   EXPECT_LT(shown.size(), 200u);
   EXPECT_NE(shown.find("(1048576 bytes)"), std::string::npos) << shown;
 }
 
-TEST(AgentTextTest, FailureTextsAreBounded) {
+TEST(PeerTextTest, FailureTextsAreBounded) {
   const SessionFailure f = SessionFailure::Of(FailureReason::PROTOCOL_ERROR, std::string(1 << 20, 'z'));
   EXPECT_LE(f.text.size(), kMaxFailureTextBytes);
   EXPECT_NE(f.text.find("bytes cut)"), std::string::npos);
@@ -136,7 +136,7 @@ class HostileAgentTest : public ::testing::Test {
     EXPECT_LE(outcome.failure.text.size(), kMaxFailureTextBytes);
     EXPECT_NE(outcome.failure.text.find(kSanitizedStart), std::string::npos) << outcome.failure.text;
     EXPECT_NE(outcome.failure.text.find("bytes cut)"), std::string::npos) << outcome.failure.text;
-    EXPECT_EQ(AgentText(outcome.failure.text, kMaxFailureTextBytes), outcome.failure.text);
+    EXPECT_EQ(PeerText(outcome.failure.text, kMaxFailureTextBytes), outcome.failure.text);
     EXPECT_LT(outcome.verdict.payload.size(), size_t{64} << 10);
     auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger_.public_key);
     ASSERT_TRUE(verdict.ok()) << verdict.status().ToString();
@@ -218,7 +218,7 @@ TEST_F(HostileAgentTest, HugeDeviceNoteIsCut) {
   EXPECT_EQ(outcome.failure.device, "GPU-test-0");
   EXPECT_NE(outcome.failure.text.find("agent's note: " + kSanitizedStart), std::string::npos);
   // The note's own cut (1 KiB) leaves the whole failure text well under its limit.
-  EXPECT_LT(outcome.failure.text.size(), kMaxAgentTextBytes + 512);
+  EXPECT_LT(outcome.failure.text.size(), kMaxPeerTextBytes + 512);
 }
 
 // The largest verdict the limits allow still signs: 4096 rounds, 256 devices with 256-byte names,

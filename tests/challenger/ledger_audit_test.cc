@@ -588,9 +588,9 @@ TEST_F(LedgerAuditTest, ReportMustBeTheNodesAndMatchTheOrder) {
       if (stage == Forgery::kReport) g.Report().setOrderDigest(DataOf(Bytes(32, 0)));
     };
   });
-  EXPECT_THAT(status.message(), HasSubstr("is not the digest of the recorded order"));
+  EXPECT_THAT(status.message(), HasSubstr("is not the digest of the order sent"));
   status = AuditForged([](Forgery& f) { f.Report().getDevices()[0].setSelector("GPU-elsewhere"); });
-  EXPECT_THAT(status.message(), HasSubstr("devices[0] is not the order's device host"));
+  EXPECT_THAT(status.message(), HasSubstr("devices[0] is GPU-elsewhere at label 0, the order planned host at label 0"));
 }
 
 TEST_F(LedgerAuditTest, RoundsMustStayInsideThePlan) {
@@ -598,13 +598,14 @@ TEST_F(LedgerAuditTest, RoundsMustStayInsideThePlan) {
   const uint64_t end = 64 * testing::kTestChunkLabels;  // host: labels [0, 4096)
   Status status = AuditForged(
       [&](Forgery& f) { f.Log().getExchanges()[0].getRound().getDevices()[0].getLabelIndices().set(0, end); });
-  EXPECT_THAT(status.message(), HasSubstr("round 0 (ledger entry 4): label 4096 is outside device host's range"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("round 0 (ledger entry 4): device 'host': label index 4096 is outside its range [0, 4096)"));
   status = AuditForged(
       [](Forgery& f) { f.Log().getExchanges()[BothDevices(f)].getRound().getDevices()[1].setDeviceIndex(7); });
-  EXPECT_THAT(status.message(), HasSubstr("challenges device index 7, which the order does not plan"));
+  EXPECT_THAT(status.message(), HasSubstr("devices[1]: device index 7 out of range (the plan has 2)"));
   status = AuditForged(
       [](Forgery& f) { f.Log().getExchanges()[BothDevices(f)].getRound().getDevices()[1].setDeviceIndex(0); });
-  EXPECT_THAT(status.message(), HasSubstr("challenges device index 0 twice"));
+  EXPECT_THAT(status.message(), HasSubstr("device index 0 challenged twice"));
   status = AuditForged([](Forgery& f) { f.Log().setFirstRound(1); });
   EXPECT_THAT(status.message(), HasSubstr("starts at round 1, but 0 rounds were logged before it"));
 }
@@ -735,8 +736,8 @@ TEST_F(LedgerAuditTest, APassNeedsTheFillReportAndEveryDeviceHeld) {
     device.setBytesHeld(device.getBytesHeld() - 32);
     f.Verdict().getDevices()[1].setBytesHeld(device.getBytesHeld());
   });
-  EXPECT_THAT(status.message(), HasSubstr("says pass, but device GPU-test-0 holds 196576 bytes (6144 labels) of the "
-                                          "6144 labels planned"));
+  EXPECT_THAT(status.message(), HasSubstr("says pass, but device GPU-test-0 holds 196576 bytes (6144 labels), needs "
+                                          "196608 = capacity"));
   status = AuditForged([](Forgery& f) {
     f.kinds.erase(std::find(f.kinds.begin(), f.kinds.end(), LedgerRecordKind::FILL_REPORT));
     f.report.reset();

@@ -8,8 +8,8 @@ namespace wipeproof::fuzz {
 
 namespace {
 
-std::string HexOf(capnp::Data::Reader data) { return AgentHex(data.begin(), data.size()); }
-std::string TextOf(capnp::Text::Reader text) { return AgentText(std::string_view(text.begin(), text.size())); }
+std::string HexOf(capnp::Data::Reader data) { return PeerHex(data.begin(), data.size()); }
+std::string TextOf(capnp::Text::Reader text) { return PeerText(std::string_view(text.begin(), text.size())); }
 
 }  // namespace
 
@@ -20,12 +20,12 @@ void CheckFillReportLikeChallenger(const proto::SignedEnvelope& envelope, const 
   }
   Status signature = proto::VerifySignature(envelope, proto::MessageKind::FILL_REPORT, node_key);
   if (!signature.ok()) {
-    (void)AgentText(signature.message());
+    (void)PeerText(signature.message());
     return;
   }
   auto parsed = proto::ParseMessage<proto::FillReport>(proto::AsView(envelope.payload));
   if (!parsed.ok()) {
-    (void)AgentText(parsed.status().message());
+    (void)PeerText(parsed.status().message());
     return;
   }
   (void)proto::Blake2b256(proto::AsView(envelope.payload));
@@ -48,12 +48,12 @@ void CheckTranscriptLikeChallenger(const proto::SignedEnvelope& envelope, const 
   }
   Status signature = proto::VerifySignature(envelope, proto::MessageKind::TRANSCRIPT_DIGEST, node_key);
   if (!signature.ok()) {
-    (void)AgentText(signature.message());
+    (void)PeerText(signature.message());
     return;
   }
   auto parsed = proto::ParseMessage<proto::TranscriptDigest>(proto::AsView(envelope.payload));
   if (!parsed.ok()) {
-    (void)AgentText(parsed.status().message());
+    (void)PeerText(parsed.status().message());
     return;
   }
   proto::TranscriptDigest::Reader t = parsed->root();
@@ -74,7 +74,7 @@ void FuzzNodeSignedMessage(const uint8_t* data, size_t size, proto::MessageKind 
     WithRpcRoot<proto::Envelope>(data, size, [&](proto::Envelope::Reader reader) {
       auto envelope = proto::DecodeEnvelope(reader);
       if (!envelope.ok()) {
-        (void)AgentText(envelope.status().ToString());
+        (void)PeerText(envelope.status().ToString());
         return;
       }
       check(*envelope, node.public_key);

@@ -1,7 +1,7 @@
 // What the challenger's session (challenger/session/session_runner.cc, Session::CheckReport,
 // CheckAnswer, CheckTranscript) does with a signed message from the agent, up to the comparisons
 // with its own plan: the readability check, the signature under the node key, the bounded parse,
-// and reading every field it shows through AgentText/AgentHex. Those Session methods are private
+// and reading every field it shows through PeerText/PeerHex. Those Session methods are private
 // to session_runner.cc; these mirror their calls to the same production functions, in the same
 // order. (The comparisons with the plan are plain field equality.)
 //

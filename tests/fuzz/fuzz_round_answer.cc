@@ -45,10 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Status shape = proto::WalkMessage(answer);
     if (shape.ok()) shape = proto::ValidateShape(answer);
     if (!shape.ok()) {
-      (void)AgentText(shape.message());
+      (void)PeerText(shape.message());
       return;
     }
-    (void)AgentHex(answer.getSessionId().begin(), answer.getSessionId().size());
+    (void)PeerHex(answer.getSessionId().begin(), answer.getSessionId().size());
     (void)answer.getRoundIndex();
     (void)answer.getLabels().size();
     proto::TranscriptHasher hasher;
@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!hasher.AddOrder(proto::AsView(order)).ok() || !hasher.AddReport(proto::AsView(report)).ok()) std::abort();
     Status hashed = hasher.AddRound(round->root(), answer);
     if (!hashed.ok()) {
-      (void)AgentText(hashed.message());
+      (void)PeerText(hashed.message());
       return;
     }
     if (!hasher.Finish().ok()) std::abort();
