@@ -39,11 +39,13 @@ SessionRun::SessionRun(const SessionPlan& plan, const SessionKeys& keys, const S
       expected_(expected),
       name_("session " + HexEncode(plan.session_id.data(), plan.session_id.size()) + " node " + plan.node_name),
       tasks_(errors_),
+      facts_{&plan, proto::WipeOrder::Reader(), {}},
+      fills_(facts_, &transcript_),
       devices_(plan.devices.size()) {
   out_.node_name = plan.node_name;
   out_.session_id = plan.session_id;
   out_.prepare_us = prepare_us;
-  for (size_t d = 0; d < devices_.size(); ++d) devices_[d].rounds.has_holding = plan.devices[d].hold_labels > 0;
+  for (size_t d = 0; d < devices_.size(); ++d) devices_[d].sent.has_holding = plan.devices[d].hold_labels > 0;
 }
 
 StatusOr<SessionOutcome> SessionRun::Run(AgentConnector& connector) {
@@ -51,7 +53,8 @@ StatusOr<SessionOutcome> SessionRun::Run(AgentConnector& connector) {
   WP_ASSIGN_OR_RETURN(out_.order, SignOrder(plan_, keys_));
   WP_ASSIGN_OR_RETURN(auto order, proto::ParseMessage<proto::WipeOrder>(proto::AsView(out_.order.payload)));
   order_.emplace(order);
-  facts_ = {&plan_, order_->root(), proto::Blake2b256(proto::AsView(out_.order.payload))};
+  facts_.order = order_->root();
+  facts_.order_digest = proto::Blake2b256(proto::AsView(out_.order.payload));
   WP_RETURN_IF_ERROR(transcript_.AddOrder(proto::AsView(out_.order.payload)));
 
   // A ledger without room for the whole session refuses it before any order exists: a session run
@@ -120,7 +123,7 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent) {
     if (failure_.failed()) break;
     MaybeSendRound();
     if (failure_.failed()) break;
-    if (!in_flight_ && report_verified_ && AllNoticed() && ProofDone() && wave_.WaveDone()) break;
+    if (!in_flight_ && fills_.report_verified() && fills_.AllNoticed() && ProofDone() && wave_.WaveDone()) break;
     ReportProgress();
     WaitUntil(NextWake());
   }
@@ -145,10 +148,10 @@ void SessionRun::SendRequests(proto::ProverAgent::Client& agent) {
     tasks_.add(request.send().then([this, d](auto&& response) { OnNotice(d, response.getNotice()); },
                                    [this, d](kj::Exception&& e) {
                                      // Usually the session ended: startSession says why. Decided there.
-                                     devices_[d].notice_failure =
-                                         FailureFromException(e, FailureReason::PROTOCOL_ERROR,
-                                                              "deviceFilled(" + plan_.devices[d].selector + ")");
-                                     if (report_arrived_ && !failure_.failed()) Fail(*devices_[d].notice_failure);
+                                     fills_.NoticeFailed(d, FailureFromException(e, FailureReason::PROTOCOL_ERROR,
+                                                                                 "deviceFilled(" +
+                                                                                     plan_.devices[d].selector + ")"));
+                                     if (report_arrived_ && !failure_.failed()) Fail(*fills_.notice_failure(d));
                                      Wake();
                                    }));
   }
@@ -171,32 +174,11 @@ kj::TimePoint SessionRun::NextWake() const {
 void SessionRun::OnNotice(size_t d, proto::Envelope::Reader wire) {
   if (failure_.failed()) return;
   const uint64_t fill_us = SinceOrderUs();
-  NoticeCheck check = CheckNotice(wire, facts_, d, fill_us);
-  auto fail = [&](FailureReason reason, const std::string& text) {
-    SessionFailure f = SessionFailure::Of(reason, "fill notice: " + text);
-    f.device = plan_.devices[d].selector;
-    Fail(std::move(f));
-  };
-  if (check.failure.failed()) return Fail(std::move(check.failure));
-  DeviceState& device = devices_[d];
-  if (device.notice) return fail(FailureReason::PROTOCOL_ERROR, "a second notice for the device");
-  // A notice after the report repeats what the report said of the device (one before it is
-  // compared when the report arrives).
-  const proto::DeviceFill::Reader got = check.notice->root().getFill();
-  if (report_.report && !report_.failure.failed()) {
-    const proto::DeviceFill::Reader reported = report_.report->root().getDevices()[static_cast<unsigned>(d)];
-    if (reported.getLabelCount() != got.getLabelCount() || reported.getBytesHeld() != got.getBytesHeld()) {
-      return fail(FailureReason::PROTOCOL_ERROR, "differs from what the fill report said of the device");
-    }
-  }
-  Status hashed = transcript_.AddNotice(static_cast<uint16_t>(d), proto::AsView(check.envelope->payload));
-  if (!hashed.ok()) return fail(FailureReason::INTERNAL, "transcript: " + hashed.ToString());
-  device.notice = std::move(check.envelope);
-  device.fill = std::move(check.notice);
-  device.noticed_after_us = static_cast<int64_t>(fill_us);
-  device.rounds.noticed = true;
+  SessionFailure refused = fills_.AcceptNotice(d, wire, fill_us);
+  if (refused.failed()) return Fail(std::move(refused));
+  devices_[d].sent.noticed = true;
   VLOG(1) << name_ << ": device " << plan_.devices[d].selector << " filled after " << fill_us << " us";
-  if (report_verified_ && AllNoticed()) wave_.Filled(true);
+  if (fills_.report_verified() && fills_.AllNoticed()) wave_.Filled(true);
   // The device is challenged in this same turn of the event loop (unless a round is on the wire,
   // whose answer sends the next round at once, with this device in it).
   MaybeSendRound();
@@ -212,40 +194,18 @@ void SessionRun::OnReport(proto::Envelope::Reader wire) {
     return;
   }
   out_.report = *envelope;
-  AcceptReport(*envelope);
+  SessionFailure refused = fills_.AcceptReport(*envelope, out_.fill_us);
+  if (refused.failed()) Fail(std::move(refused));
   LOG(INFO) << name_ << ": fill report after " << out_.fill_us << " us (deadline " << plan_.fill_deadline_us << " us)";
   if (failure_.failed()) return;
-  for (const DeviceState& device : devices_) {
-    if (device.notice_failure) return Fail(*device.notice_failure);
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    if (fills_.notice_failure(d)) return Fail(*fills_.notice_failure(d));
   }
   // Filled for the wave only once every device's notice is in too: a report alone says nothing a
   // round can check on a device whose notice is still to come.
-  if (AllNoticed()) wave_.Filled(true);
+  if (fills_.AllNoticed()) wave_.Filled(true);
   MaybeSendRound();
   Wake();
-}
-
-void SessionRun::AcceptReport(const proto::SignedEnvelope& envelope) {
-  report_ = CheckReport(envelope, facts_);
-  if (report_.failure.failed()) return Fail(report_.failure);
-  // The report repeats what each device's notice said (notices still to come are compared on arrival).
-  auto reported = report_.report->root().getDevices();
-  for (unsigned i = 0; i < reported.size(); ++i) {
-    if (!devices_[i].fill) continue;
-    const proto::DeviceFill::Reader noticed = devices_[i].fill->root().getFill();
-    if (noticed.getLabelCount() != reported[i].getLabelCount() || noticed.getBytesHeld() != reported[i].getBytesHeld()) {
-      return Fail(SessionFailure::Of(FailureReason::PROTOCOL_ERROR,
-                                     "fill report: devices[" + std::to_string(i) + "] differs from that device's fill notice"));
-    }
-  }
-  report_verified_ = true;
-  if (out_.fill_us > plan_.fill_deadline_us) {
-    return Fail(SessionFailure::Of(FailureReason::LATE_FILL, "fill took " + std::to_string(out_.fill_us) +
-                                                                 " us, deadline " +
-                                                                 std::to_string(plan_.fill_deadline_us) + " us"));
-  }
-  Status hashed = transcript_.AddReport(proto::AsView(envelope.payload));
-  if (!hashed.ok()) Fail(SessionFailure::Of(FailureReason::INTERNAL, "transcript: " + hashed.ToString()));
 }
 
 void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
@@ -275,7 +235,7 @@ void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
   }
   VLOG(1) << name_ << " round " << round.index << ": " << record.elapsed_us << " us";
   if (failure_.failed()) return Wake();
-  if (report_verified_ && AllNoticed() && ProofDone()) wave_.ProofDone(true);
+  if (fills_.report_verified() && fills_.AllNoticed() && ProofDone()) wave_.ProofDone(true);
   // The next round: proof rounds follow at once; holding rounds after a random gap.
   const uint64_t gap_us = plan_.hold_gap_max_us == 0 ? 0 : UniformBelow(plan_.hold_gap_max_us + 1);
   next_round_at_ = env_.timer->now() + gap_us * kj::MICROSECONDS;
@@ -332,7 +292,7 @@ bool SessionRun::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader a
 void SessionRun::MaybeSendRound() {
   if (failure_.failed() || in_flight_ || agent_ == nullptr) return;
   std::vector<DeviceRounds> rounds;
-  for (const DeviceState& d : devices_) rounds.push_back(d.rounds);
+  for (const DeviceRoundState& d : devices_) rounds.push_back(d.sent);
   RoundPlanInput in;
   in.devices = &rounds;
   in.proof_batches = challenges_.proof_batches();
@@ -342,7 +302,7 @@ void SessionRun::MaybeSendRound() {
   in.gap_elapsed = env_.timer->now() >= next_round_at_;
   const PlannedRound planned = PlanNextRound(in);
   ApplyPlannedRound(planned, in.proof_batches, &rounds);
-  for (size_t d = 0; d < devices_.size(); ++d) devices_[d].rounds = rounds[d];
+  for (size_t d = 0; d < devices_.size(); ++d) devices_[d].sent = rounds[d];
   if (planned.holding_used_up && !holding_used_up_logged_) {
     holding_used_up_logged_ = true;
     LOG(WARNING) << name_
@@ -394,7 +354,7 @@ void SessionRun::CheckRealTimeLimits() {
   // Each device's notice within its own fill wait limit, report or not: a node that reports the
   // fill and withholds one notice would otherwise keep the session (and its wave) waiting.
   for (size_t d = 0; d < plan_.devices.size(); ++d) {
-    if (devices_[d].notice) continue;
+    if (fills_.noticed(d)) continue;
     const uint64_t limit = FillWaitLimitUs(std::max(plan_.devices[d].fill_deadline_us, plan_.fill_deadline_us));
     if (now - sent_.real > limit * kj::MICROSECONDS) {
       SessionFailure f =
@@ -466,39 +426,29 @@ kj::Maybe<T> SessionRun::WaitBounded(kj::Promise<T> promise, uint64_t limit_us) 
 // ---------------------------------------------------------------------------------------------
 // Where the session stands.
 
-bool SessionRun::AllNoticed() const {
-  return std::all_of(devices_.begin(), devices_.end(), [](const DeviceState& d) { return d.notice.has_value(); });
-}
-
 bool SessionRun::ProofDone() const {
   return std::all_of(devices_.begin(), devices_.end(),
-                     [this](const DeviceState& d) { return d.proof_correct >= challenges_.proof_batches(); });
+                     [this](const DeviceRoundState& d) { return d.proof_correct >= challenges_.proof_batches(); });
 }
 
 // Proof rounds start once this node's report and every notice verified and every member of its
 // wave reported filled: the bound then speaks of one moment after the last fill.
-bool SessionRun::Closing() const { return report_verified_ && AllNoticed() && wave_.AllFilled(); }
+bool SessionRun::Closing() const { return fills_.report_verified() && fills_.AllNoticed() && wave_.AllFilled(); }
 
 uint64_t SessionRun::SinceOrderUs() const {
   return static_cast<uint64_t>(env_.clock->MonotonicMicros() - sent_.monotonic_us);
 }
 
-std::optional<proto::DeviceFill::Reader> SessionRun::FillOf(size_t d) const {
-  if (devices_[d].fill) return devices_[d].fill->root().getFill();
-  if (report_.report) return report_.report->root().getDevices()[static_cast<unsigned>(d)];
-  return std::nullopt;
-}
-
 void SessionRun::ReportProgress() const {
   if (!env_.progress) return;
   SessionProgress p;
-  p.filled = report_verified_ && AllNoticed();
+  p.filled = fills_.report_verified() && fills_.AllNoticed();
   p.waited_us = static_cast<uint64_t>((env_.timer->now() - sent_.real) / kj::MICROSECONDS);
   p.fill_deadline_us = plan_.fill_deadline_us;
   p.rounds_answered = static_cast<uint32_t>(out_.rounds.size());
   p.proof_rounds_total = challenges_.proof_batches();
   p.proof_rounds_done = p.proof_rounds_total;
-  for (const DeviceState& d : devices_) p.proof_rounds_done = std::min(p.proof_rounds_done, d.rounds.proof_sent);
+  for (const DeviceRoundState& d : devices_) p.proof_rounds_done = std::min(p.proof_rounds_done, d.sent.proof_sent);
   if (in_flight_ && in_flight_->proof && p.proof_rounds_done > 0) --p.proof_rounds_done;  // sent, not answered
   env_.progress(p);
 }
@@ -568,7 +518,27 @@ StatusOr<proto::SignedEnvelope> SessionRun::BuildVerdict(const SessionFailure& f
   facts.failure = failure;
   facts.fill_us = out_.fill_us;
   facts.rounds = out_.rounds;
-  // N_d from the rounds as sent and answered (proto/session_rules.h: the audit applies the same rule).
+  facts.chunks_checked = ChunksChecked();
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    const std::optional<proto::DeviceFill::Reader> fill = fills_.FillOf(d);
+    facts.bytes_held.push_back(fill ? fill->getBytesHeld() : 0);
+    facts.assumptions.device_total_bytes.push_back(fill ? fill->getTotalBytes() : 0);
+    facts.filled_after_us.push_back(fills_.noticed_after_us(d));
+  }
+  facts.assumptions.wave_run.synchronized = wave_.active();
+  facts.assumptions.wave_run.nodes_not_held = wave_not_held_;
+  facts.assumptions.have_report = fills_.report_verified();
+  if (sent_.monotonic_us >= 0) facts.assumptions.session_window_us = SinceOrderUs();
+  facts.order_digest = facts_.order_digest;
+  facts.report_digest = fills_.report().digest;
+  facts.issued_at_unix_us = env_.clock->UnixMicros();
+  facts.order_sent_unix_us = sent_.unix_us;
+  *summary = SummarizeVerdict(facts);
+  return SignVerdict(facts, *summary, keys_.challenger);
+}
+
+// N_d from the rounds as sent and answered (proto/session_rules.h: the audit applies the same rule).
+std::vector<uint64_t> SessionRun::ChunksChecked() const {
   std::vector<proto::Parsed<proto::ChallengeRound>> sent;
   std::vector<proto::AnsweredRound> answered;
   for (size_t r = 0; r < out_.rounds.size(); ++r) {
@@ -577,24 +547,7 @@ StatusOr<proto::SignedEnvelope> SessionRun::BuildVerdict(const SessionFailure& f
     sent.push_back(std::move(round).value());
     answered.push_back({sent.back().root(), out_.rounds[r].all_correct, out_.rounds[r].deadline_met});
   }
-  facts.chunks_checked = proto::ChunksChecked(facts_.order, answered);
-  for (size_t d = 0; d < devices_.size(); ++d) {
-    const std::optional<proto::DeviceFill::Reader> fill = FillOf(d);
-    facts.bytes_held.push_back(fill ? fill->getBytesHeld() : 0);
-    facts.assumptions.device_total_bytes.push_back(fill ? fill->getTotalBytes() : 0);
-    facts.filled_after_us.push_back(devices_[d].noticed_after_us < 0 ? 0
-                                                                     : static_cast<uint64_t>(devices_[d].noticed_after_us));
-  }
-  facts.assumptions.wave_run.synchronized = wave_.active();
-  facts.assumptions.wave_run.nodes_not_held = wave_not_held_;
-  facts.assumptions.have_report = report_verified_;
-  if (sent_.monotonic_us >= 0) facts.assumptions.session_window_us = SinceOrderUs();
-  facts.order_digest = facts_.order_digest;
-  facts.report_digest = report_.digest;
-  facts.issued_at_unix_us = env_.clock->UnixMicros();
-  facts.order_sent_unix_us = sent_.unix_us;
-  *summary = SummarizeVerdict(facts);
-  return SignVerdict(facts, *summary, keys_.challenger);
+  return proto::ChunksChecked(facts_.order, answered);
 }
 
 // Signs the verdict for failure_ into out_.verdict, falling back to a minimal `internal` one.
@@ -635,17 +588,15 @@ void SessionRun::Record() {
   r.node_name = plan_.node_name;
   r.node_key = plan_.node_key;
   r.pass = !failure_.failed();
-  for (const DeviceState& d : devices_) {
-    if (d.notice) r.notices.push_back(*d.notice);
-  }
-  if (out_.report && report_.recordable) r.report = out_.report;
+  r.notices = fills_.Notices();
+  if (out_.report && fills_.report().recordable) r.report = out_.report;
   r.rounds = &out_.rounds;
   r.exchanges = &out_.exchanges;
   r.verdict = out_.verdict;
   r.superseded = out_.superseded_verdict;
   if (out_.transcript && transcript_recordable_) r.transcript = out_.transcript;
   r.order_digest = facts_.order_digest;
-  r.report_digest = report_.digest;
+  r.report_digest = fills_.report().digest;
   r.issued_at_unix_us = env_.clock->UnixMicros();
   RecordedSession recorded = RecordSession(r, keys_.challenger, env_.records);
   out_.ledger = recorded.ledger;

@@ -23,6 +23,7 @@
 #include "challenger/session/expected_labels.h"
 #include "challenger/session/round_planner.h"
 #include "challenger/session/session_checks.h"
+#include "challenger/session/session_fills.h"
 #include "challenger/session/session_runner.h"
 #include "challenger/session/wave_guard.h"
 #include "proto/transcript.h"
@@ -42,14 +43,10 @@ class SessionRun {
     SessionRun* session = nullptr;
     void taskFailed(kj::Exception&& e) override;
   };
-  // One planned device, as the session stands with it.
-  struct DeviceState {
-    DeviceRounds rounds;                                          // batches sent so far (round_planner.h)
-    std::optional<proto::SignedEnvelope> notice;                  // verified, as received
-    std::optional<proto::Held<proto::DeviceFillNotice>> fill;     // the same, parsed
-    int64_t noticed_after_us = -1;                                // order sent to its notice verified; -1: none
-    std::optional<SessionFailure> notice_failure;  // its deviceFilled failed (decided at the report)
-    uint32_t proof_correct = 0;                    // proof batches answered right and in time
+  // One planned device's rounds (its fill: SessionFills).
+  struct DeviceRoundState {
+    DeviceRounds sent;           // batches sent so far (round_planner.h)
+    uint32_t proof_correct = 0;  // proof batches answered right and in time
   };
   // When the order went out, read once: the origin of every offset.
   struct OrderSent {
@@ -73,7 +70,6 @@ class SessionRun {
   kj::TimePoint NextWake() const;
   void OnNotice(size_t d, proto::Envelope::Reader wire);
   void OnReport(proto::Envelope::Reader wire);
-  void AcceptReport(const proto::SignedEnvelope& envelope);
   void OnAnswer(proto::RoundAnswer::Reader answer);
   void OnRoundError(const kj::Exception& e);
   bool CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader answer);
@@ -89,19 +85,17 @@ class SessionRun {
   kj::Maybe<T> WaitBounded(kj::Promise<T> promise, uint64_t limit_us);
 
   // Where the session stands.
-  bool AllNoticed() const;
   bool ProofDone() const;
   bool Closing() const;
   uint64_t SinceOrderUs() const;
   void ReportProgress() const;
-  // Device d's fill as its notice says, else as the report says; null before either verified.
-  std::optional<proto::DeviceFill::Reader> FillOf(size_t d) const;
 
   // The end: verdict, finish or abort, records.
   void FinishOrAbort(proto::ProverAgent::Client* agent);
   void Finish(proto::ProverAgent::Client& agent);
   void Abort(proto::ProverAgent::Client& agent);
   StatusOr<proto::SignedEnvelope> BuildVerdict(const SessionFailure& failure, VerdictSummary* summary);
+  std::vector<uint64_t> ChunksChecked() const;
   void SignVerdictOrMinimal();
   void SupersedeWithFailure();
   void Record();
@@ -123,16 +117,15 @@ class SessionRun {
 
   std::optional<proto::Held<proto::WipeOrder>> order_;  // as signed
   SessionFacts facts_;                                  // what the checks read
+  proto::TranscriptHasher transcript_;
+  SessionFills fills_;
   OrderSent sent_;
-  std::vector<DeviceState> devices_;
+  std::vector<DeviceRoundState> devices_;
   std::optional<InFlight> in_flight_;
   kj::TimePoint next_round_at_ = kj::origin<kj::TimePoint>();  // no holding round before
   bool holding_used_up_logged_ = false;
   bool report_arrived_ = false;  // any answer to startSession, even a refusal
-  ReportCheck report_;           // the report as checked (recordable, digest, parsed)
-  bool report_verified_ = false;  // it passed every check against the order, the plan and the notices
   bool transcript_recordable_ = false;
-  proto::TranscriptHasher transcript_;
   std::vector<std::string> wave_not_held_;
 };
 
