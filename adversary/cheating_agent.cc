@@ -21,7 +21,6 @@ namespace {
 
 using proto::kLabelBytes;
 
-capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
 kj::Exception Refusal(const Status& s) { return proto::StatusToException(s); }
 
 // Labels [first, first + count) of a session.
@@ -460,7 +459,7 @@ kj::Promise<void> CheatingAgent::round(RoundContext context) {
   Status shape = proto::WalkMessage(request);
   if (shape.ok()) shape = proto::ValidateShape(request);
   if (!shape.ok()) return Refusal(shape);
-  if (request.getSessionId() != DataOf(session_id_.data(), session_id_.size())) {
+  if (request.getSessionId() != proto::AsView(session_id_.data(), session_id_.size())) {
     return Refusal(InvalidArgumentError("round for another session"));
   }
   const uint32_t r = request.getRoundIndex();

@@ -36,6 +36,7 @@ using Signature = std::array<uint8_t, kSignatureBytes>;
 using Digest = std::array<uint8_t, kDigestBytes>;
 
 inline ByteView AsView(const Bytes& bytes) { return ByteView(bytes.data(), bytes.size()); }
+inline ByteView AsView(const uint8_t* data, size_t size) { return ByteView(data, size); }
 template <size_t N>
 ByteView AsView(const std::array<uint8_t, N>& bytes) {
   return ByteView(bytes.data(), N);

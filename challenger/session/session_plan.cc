@@ -14,7 +14,6 @@ namespace {
 constexpr uint64_t kSecondUs = 1'000'000;
 constexpr uint64_t kSessionTimeoutSlackUs = 60 * kSecondUs;
 
-capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
 
 }  // namespace
 
@@ -54,12 +53,12 @@ void SetHoldingSchedule(SessionPlan* plan, uint64_t window_us) {
 
 void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::WipeOrder::Builder out) {
   out.setProtocolVersion(proto::PROTOCOL_VERSION);
-  out.setSessionId(DataOf(plan.session_id.data(), plan.session_id.size()));
+  out.setSessionId(proto::AsView(plan.session_id.data(), plan.session_id.size()));
   out.setIssuedAtUnixUs(plan.issued_at_unix_us);
   out.setExpiresAtUnixUs(plan.expires_at_unix_us);
   out.setNodeName(plan.node_name);
-  out.setNodeKeyId(DataOf(plan.node_key_id.data(), plan.node_key_id.size()));
-  out.setSeed(DataOf(plan.seed.data(), plan.seed.size()));
+  out.setNodeKeyId(proto::AsView(plan.node_key_id.data(), plan.node_key_id.size()));
+  out.setSeed(proto::AsView(plan.seed.data(), plan.seed.size()));
   out.setFormat(proto::FormatToWire(plan.profile.format));
   out.setChunkLabels(plan.profile.chunk_labels);
   auto devices = out.initDevices(static_cast<unsigned>(plan.devices.size()));
@@ -83,7 +82,7 @@ void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::
   out.setWaveComplete(plan.wave_complete);
   out.setWaveName(plan.wave.name);
   out.setSessionTimeoutUs(plan.session_timeout_us);
-  out.setChallengerKeyId(DataOf(challenger.data(), challenger.size()));
+  out.setChallengerKeyId(proto::AsView(challenger.data(), challenger.size()));
 }
 
 SessionPlan PlanFromOrder(proto::WipeOrder::Reader order) {

@@ -11,7 +11,6 @@
 namespace wipeproof {
 namespace {
 
-capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
 
 class Appender {
  public:
@@ -20,7 +19,7 @@ class Appender {
 
   // Appends one record; returns its sequence, none when it did not go in.
   std::optional<uint64_t> Append(proto::LedgerRecordKind kind, const proto::Bytes& bytes) {
-    auto appended = sink_->Append(kind, proto::AsView(bytes), DataOf(r_.session_id.data(), r_.session_id.size()));
+    auto appended = sink_->Append(kind, proto::AsView(bytes), proto::AsView(r_.session_id.data(), r_.session_id.size()));
     if (!appended.ok()) {
       LOG(ERROR) << "session " << sid_hex_ << ": ledger append failed: " << appended.status().ToString();
       Keep(appended.status());
@@ -46,13 +45,13 @@ StatusOr<proto::SignedEnvelope> SignReceipt(const SessionRecords& r, uint64_t ve
                                             const proto::KeyPair& challenger) {
   capnp::MallocMessageBuilder message;
   auto receipt = message.initRoot<proto::Receipt>();
-  receipt.setSessionId(DataOf(r.session_id.data(), r.session_id.size()));
+  receipt.setSessionId(proto::AsView(r.session_id.data(), r.session_id.size()));
   receipt.setNodeName(r.node_name);
   receipt.setPass(r.pass);
-  receipt.setOrderDigest(DataOf(r.order_digest.data(), r.order_digest.size()));
-  if (r.report_digest) receipt.setReportDigest(DataOf(r.report_digest->data(), r.report_digest->size()));
+  receipt.setOrderDigest(proto::AsView(r.order_digest.data(), r.order_digest.size()));
+  if (r.report_digest) receipt.setReportDigest(proto::AsView(r.report_digest->data(), r.report_digest->size()));
   const proto::Digest verdict_digest = proto::Blake2b256(proto::AsView(r.verdict.payload));
-  receipt.setVerdictDigest(DataOf(verdict_digest.data(), verdict_digest.size()));
+  receipt.setVerdictDigest(proto::AsView(verdict_digest.data(), verdict_digest.size()));
   // Only a transcript that verified under the node key goes into the receipt.
   if (r.transcript &&
       proto::VerifySignature(*r.transcript, proto::MessageKind::TRANSCRIPT_DIGEST, r.node_key).ok()) {

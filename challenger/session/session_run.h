@@ -1,11 +1,12 @@
 // One run of the protocol over prepared challenges (session_runner.h: the steps, the failure
-// mapping, what is recorded). Internal to the session room: SessionRunner owns one per Run().
+// mapping, what is recorded). Internal to the session room: SessionRunner makes one per Run().
 //
-// Driven as events on the client's kj event loop: the report and every device's fill notice are
-// awaited at once, each device is challenged in the turn its notice verifies, and rounds follow
-// one another (proof rounds back to back, holding rounds after random gaps: round_planner.h) until
-// the session and its wave are done. Each moment is read from the clock once: the order's
-// departure (monotonic, wall and real time together) is the origin of every offset recorded.
+// From the order to the last round the session is driven as events on the client's kj event
+// loop: the report and every device's fill notice are awaited at once (session_fills.h), each
+// device is challenged in the turn its notice verifies, and rounds follow one another (proof
+// rounds back to back, holding rounds after random gaps: round_planner.h) until the session and
+// its wave are done. Then session_close.h ends it. The order's departure is read from the clock
+// once (monotonic, wall and real time together) and is the origin of every offset recorded.
 //
 // Thread-safety: one Run() on the thread that owns the event loop.
 #pragma once
@@ -14,7 +15,6 @@
 #include <kj/timer.h>
 
 #include <optional>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -22,11 +22,7 @@
 #include "challenger/session/challenges.h"
 #include "challenger/session/expected_labels.h"
 #include "challenger/session/round_planner.h"
-#include "challenger/session/session_checks.h"
-#include "challenger/session/session_fills.h"
-#include "challenger/session/session_runner.h"
-#include "challenger/session/wave_guard.h"
-#include "proto/transcript.h"
+#include "challenger/session/session_state.h"
 
 namespace wipeproof {
 
@@ -48,12 +44,6 @@ class SessionRun {
     DeviceRounds sent;           // batches sent so far (round_planner.h)
     uint32_t proof_correct = 0;  // proof batches answered right and in time
   };
-  // When the order went out, read once: the origin of every offset.
-  struct OrderSent {
-    int64_t monotonic_us = -1;  // env clock
-    int64_t unix_us = 0;        // env clock's wall time (0: never sent)
-    kj::TimePoint real = kj::origin<kj::TimePoint>();
-  };
   // The round on the wire.
   struct InFlight {
     uint32_t index = 0;
@@ -64,7 +54,7 @@ class SessionRun {
     kj::TimePoint sent_real = kj::origin<kj::TimePoint>();
   };
 
-  // Drive: the events.
+  Status RecordOrder();
   void Drive(proto::ProverAgent::Client& agent);
   void SendRequests(proto::ProverAgent::Client& agent);
   kj::TimePoint NextWake() const;
@@ -78,55 +68,26 @@ class SessionRun {
   void CheckRealTimeLimits();
   // Logs `round` as ended (timing row and exchange, `answer` empty when none) and returns its row.
   RoundRecord& EndRound(const InFlight& round, proto::Bytes answer);
+  // SessionState::Fail, and the loop looks again at once.
   void Fail(SessionFailure failure);
   void Wake();
   void WaitUntil(kj::TimePoint when);
-  template <typename T>
-  kj::Maybe<T> WaitBounded(kj::Promise<T> promise, uint64_t limit_us);
-
-  // Where the session stands.
   bool ProofDone() const;
   bool Closing() const;
-  uint64_t SinceOrderUs() const;
   void ReportProgress() const;
 
-  // The end: verdict, finish or abort, records.
-  void FinishOrAbort(proto::ProverAgent::Client* agent);
-  void Finish(proto::ProverAgent::Client& agent);
-  void Abort(proto::ProverAgent::Client& agent);
-  StatusOr<proto::SignedEnvelope> BuildVerdict(const SessionFailure& failure, VerdictSummary* summary);
-  std::vector<uint64_t> ChunksChecked() const;
-  void SignVerdictOrMinimal();
-  void SupersedeWithFailure();
-  void Record();
-
-  const SessionPlan& plan_;
-  const SessionKeys& keys_;
-  const SessionEnv& env_;
-  WaveGuard wave_;
+  SessionState s_;
   const ChallengeSet& challenges_;
   const ExpectedLabels& expected_;
-  std::string name_;  // "session <hex> node <name>" for logs
-  SessionOutcome out_;
-  SessionFailure failure_;
-
   proto::ProverAgent::Client* agent_ = nullptr;
   TaskErrors errors_;
   kj::TaskSet tasks_;
   kj::Own<kj::PromiseFulfiller<void>> wake_;
-
-  std::optional<proto::Held<proto::WipeOrder>> order_;  // as signed
-  SessionFacts facts_;                                  // what the checks read
-  proto::TranscriptHasher transcript_;
-  SessionFills fills_;
-  OrderSent sent_;
   std::vector<DeviceRoundState> devices_;
   std::optional<InFlight> in_flight_;
   kj::TimePoint next_round_at_ = kj::origin<kj::TimePoint>();  // no holding round before
   bool holding_used_up_logged_ = false;
   bool report_arrived_ = false;  // any answer to startSession, even a refusal
-  bool transcript_recordable_ = false;
-  std::vector<std::string> wave_not_held_;
 };
 
 }  // namespace wipeproof

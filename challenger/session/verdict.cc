@@ -8,7 +8,6 @@ namespace wipeproof {
 
 namespace {
 
-capnp::Data::Reader DataOf(const uint8_t* data, size_t size) { return capnp::Data::Reader(data, size); }
 
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string s;
@@ -113,7 +112,7 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
 
 void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Verdict::Builder out) {
   const SessionPlan& plan = *facts.plan;
-  out.setSessionId(DataOf(plan.session_id.data(), plan.session_id.size()));
+  out.setSessionId(proto::AsView(plan.session_id.data(), plan.session_id.size()));
   out.setNodeName(plan.node_name);
   out.setPass(v.pass);
   facts.failure.WriteTo(out.initFailure());
@@ -151,8 +150,8 @@ void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Ver
     w.setHeld(v.assumptions[i].held);
     w.setDetail(v.assumptions[i].detail);
   }
-  out.setOrderDigest(DataOf(facts.order_digest.data(), facts.order_digest.size()));
-  if (facts.report_digest) out.setReportDigest(DataOf(facts.report_digest->data(), facts.report_digest->size()));
+  out.setOrderDigest(proto::AsView(facts.order_digest.data(), facts.order_digest.size()));
+  if (facts.report_digest) out.setReportDigest(proto::AsView(facts.report_digest->data(), facts.report_digest->size()));
   out.setIssuedAtUnixUs(facts.issued_at_unix_us);
   out.setOrderSentAtUnixUs(facts.order_sent_unix_us);
 }

@@ -12,7 +12,6 @@ namespace wipeproof {
 
 namespace {
 
-capnp::Data::Reader DataOf(const uint8_t* bytes, size_t n) { return capnp::Data::Reader(bytes, n); }
 
 // pass, complete, the bound summary: from the members' verdicts.
 struct WaveFacts {
@@ -72,7 +71,7 @@ StatusOr<proto::SignedEnvelope> SignWaveVerdict(const std::string& wave, bool de
     ids.set(static_cast<unsigned>(i), verdicts[i].getSessionId());
     names.set(static_cast<unsigned>(i), m.node);
     const proto::Digest d = proto::Blake2b256(proto::AsView(m.verdict.payload));
-    digests.set(static_cast<unsigned>(i), DataOf(d.data(), d.size()));
+    digests.set(static_cast<unsigned>(i), proto::AsView(d.data(), d.size()));
     ++i;
   }
   out.setPass(facts.pass && missing.empty());

@@ -325,14 +325,14 @@ TEST_F(ChallengerCliTest, StatusCountsAnInterruptedSessionAsAFailedWipe) {
     auto order = message.initRoot<proto::WipeOrder>();
     order.setProtocolVersion(proto::PROTOCOL_VERSION);
     const proto::Bytes session(proto::kSessionIdBytes, id);
-    order.setSessionId(ledger_test::DataOf(session));
+    order.setSessionId(proto::AsView(session));
     order.setIssuedAtUnixUs(at);
     order.setExpiresAtUnixUs(at + 60'000'000);
     order.setSessionTimeoutUs(timeout_us);
     order.setNodeName("n1");
-    order.setNodeKeyId(ledger_test::DataOf(proto::KeyIdOf(testing::TestKeyPublic(0x33))));
+    order.setNodeKeyId(proto::AsView(proto::KeyIdOf(testing::TestKeyPublic(0x33))));
     const proto::Bytes seed(proto::kSessionSeedBytes, 0x5a);
-    order.setSeed(ledger_test::DataOf(seed));
+    order.setSeed(proto::AsView(seed));
     order.setFormat(proto::LabelFormat::POSEDB_BLAKE3_C1);
     order.setChunkLabels(64);
     auto device = order.initDevices(1)[0];
@@ -342,7 +342,7 @@ TEST_F(ChallengerCliTest, StatusCountsAnInterruptedSessionAsAFailedWipe) {
     device.setCapacityBytes(64 * 64 * 32);
     device.setFillDeadlineUs(60'000'000);
     order.setFillDeadlineUs(60'000'000);
-    order.setChallengerKeyId(ledger_test::DataOf(proto::KeyIdOf(key->public_key)));
+    order.setChallengerKeyId(proto::AsView(proto::KeyIdOf(key->public_key)));
     order.setRoundDeadlineUs(500'000);
     order.initProfile().setName("cli-test");
     order.setHostMemoryInPlan(true);

@@ -67,12 +67,12 @@ proto::Bytes VerdictAt(const proto::Bytes& session, const std::string& node, boo
                        const proto::KeyPair& signer) {
   capnp::MallocMessageBuilder message;
   auto verdict = message.initRoot<proto::Verdict>();
-  verdict.setSessionId(ledger_test::DataOf(session));
+  verdict.setSessionId(proto::AsView(session));
   verdict.setNodeName(node);
   verdict.setPass(pass);
   verdict.initFailure().setReason(pass ? proto::FailureReason::NONE : proto::FailureReason::LATE_ROUND);
   proto::Bytes digest(proto::kDigestBytes, 0x22);
-  verdict.setOrderDigest(ledger_test::DataOf(digest));
+  verdict.setOrderDigest(proto::AsView(digest));
   verdict.setStatement(pass ? "no bound: parameters not calibrated" : "failed: a late round");
   verdict.setIssuedAtUnixUs(at_unix_us);
   return ledger_test::SignToEnvelopeBytes(verdict, signer);
@@ -555,12 +555,12 @@ TEST(StatusTest, ShowsASessionWithoutVerdictAndWordsBusyPlainly) {
   {  // node-b: busy with another session.
     capnp::MallocMessageBuilder message;
     auto verdict = message.initRoot<proto::Verdict>();
-    verdict.setSessionId(ledger_test::DataOf(SessionId(3)));
+    verdict.setSessionId(proto::AsView(SessionId(3)));
     verdict.setNodeName("node-b");
     verdict.initFailure().setReason(proto::FailureReason::ORDER_REFUSED);
     verdict.getFailure().setText("session 0102 in progress (fill)");
     proto::Bytes digest(proto::kDigestBytes, 0x22);
-    verdict.setOrderDigest(ledger_test::DataOf(digest));
+    verdict.setOrderDigest(proto::AsView(digest));
     verdict.setIssuedAtUnixUs(order_at);
     ASSERT_TRUE(ledger
                     ->Append(proto::LedgerRecordKind::VERDICT,

@@ -70,8 +70,6 @@ std::unique_ptr<capnp::MallocMessageBuilder> EditablePayload(const Bytes& envelo
   return Editable<T>(proto::AsView(envelope.payload));
 }
 
-capnp::Data::Reader DataOf(const Bytes& bytes) { return capnp::Data::Reader(bytes.data(), bytes.size()); }
-capnp::Data::Reader DataOf(const proto::Digest& digest) { return capnp::Data::Reader(digest.data(), digest.size()); }
 
 // One session's records as editable messages. Forge() re-signs them consistently: every digest and
 // sequence a record names is set to the re-signed records', the transcript recomputed over the
@@ -111,14 +109,14 @@ struct Forgery {
     std::optional<proto::SignedEnvelope> report_env;
     proto::Digest report_digest{};
     if (report) {
-      Report().setOrderDigest(DataOf(order_digest));
+      Report().setOrderDigest(proto::AsView(order_digest));
       stage(kReport);
       report_env = Must(proto::SignMessage(Report().asReader(), node));
       report_digest = proto::Blake2b256(proto::AsView(report_env->payload));
     }
     std::vector<proto::SignedEnvelope> notice_envs;
     for (size_t i = 0; i < notices.size(); ++i) {
-      Notice(i).setOrderDigest(DataOf(order_digest));
+      Notice(i).setOrderDigest(proto::AsView(order_digest));
       notice_envs.push_back(Must(proto::SignMessage(Notice(i).asReader(), node)));
     }
     std::vector<Bytes> log_bytes;
@@ -126,8 +124,8 @@ struct Forgery {
       log_bytes.push_back(Must(proto::EncodeCanonical(log->getRoot<proto::RoundLog>().asReader())));
     std::vector<proto::SignedEnvelope> verdict_envs;
     for (size_t i = 0; i < verdicts.size(); ++i) {
-      Verdict(i).setOrderDigest(DataOf(order_digest));
-      if (report) Verdict(i).setReportDigest(DataOf(report_digest));
+      Verdict(i).setOrderDigest(proto::AsView(order_digest));
+      if (report) Verdict(i).setReportDigest(proto::AsView(report_digest));
     }
     stage(kVerdicts);
     for (size_t i = 0; i < verdicts.size(); ++i) {
@@ -149,8 +147,8 @@ struct Forgery {
           }
         }
         Transcript().setRoundCount(hasher.round_count());
-        Transcript().setDigest(DataOf(Must(hasher.Finish())));
-        Transcript().setVerdictDigest(DataOf(proto::Blake2b256(proto::AsView(verdict_envs[0].payload))));
+        Transcript().setDigest(proto::AsView(Must(hasher.Finish())));
+        Transcript().setVerdictDigest(proto::AsView(proto::Blake2b256(proto::AsView(verdict_envs[0].payload))));
         stage(kTranscript);
         transcript_env = Must(proto::SignMessage(Transcript().asReader(), node));
       } else {
@@ -158,9 +156,9 @@ struct Forgery {
       }
     }
     if (receipt) {
-      Receipt().setOrderDigest(DataOf(order_digest));
-      if (report) Receipt().setReportDigest(DataOf(report_digest));
-      Receipt().setVerdictDigest(DataOf(proto::Blake2b256(proto::AsView(verdict_envs.back().payload))));
+      Receipt().setOrderDigest(proto::AsView(order_digest));
+      if (report) Receipt().setReportDigest(proto::AsView(report_digest));
+      Receipt().setVerdictDigest(proto::AsView(proto::Blake2b256(proto::AsView(verdict_envs.back().payload))));
       uint64_t last_verdict = 0;
       for (size_t i = 0; i < kinds.size(); ++i) {
         if (kinds[i] == LedgerRecordKind::VERDICT) last_verdict = i;
@@ -585,7 +583,7 @@ TEST_F(LedgerAuditTest, ReportMustBeTheNodesAndMatchTheOrder) {
               HasSubstr("fill report (ledger entry 3): does not verify under the node key of node-a"));
   status = AuditForged([](Forgery& f) {
     f.tamper = [](Forgery& g, Forgery::Stage stage) {
-      if (stage == Forgery::kReport) g.Report().setOrderDigest(DataOf(Bytes(32, 0)));
+      if (stage == Forgery::kReport) g.Report().setOrderDigest(proto::AsView(Bytes(32, 0)));
     };
   });
   EXPECT_THAT(status.message(), HasSubstr("is not the digest of the order sent"));
@@ -719,7 +717,7 @@ TEST_F(LedgerAuditTest, APassNeedsRoundsOnEveryDevice) {
       const size_t first_bytes = old[0].getLabelIndices().size() * proto::kLabelBytes;
       exchange.getRound().initDevices(1).setWithCaveats(0, old[0].asReader());
       Bytes labels(exchange.getAnswer().getLabels().begin(), exchange.getAnswer().getLabels().begin() + first_bytes);
-      exchange.getAnswer().setLabels(DataOf(labels));
+      exchange.getAnswer().setLabels(proto::AsView(labels));
       log.getRounds()[r].setLabelsChecked(static_cast<uint32_t>(old[0].getLabelIndices().size()));
     }
     f.CopyTimingsToVerdicts();
@@ -796,7 +794,7 @@ TEST_F(LedgerAuditTest, TheNodeSignedTranscriptBindsEveryLoggedExchange) {
   EXPECT_THAT(status.message(), HasSubstr("the node signed 15 rounds, the round log holds 17"));
   status = AuditForged([](Forgery& f) {
     f.tamper = [](Forgery& g, Forgery::Stage stage) {
-      if (stage == Forgery::kTranscript) g.Transcript().setVerdictDigest(DataOf(Bytes(32, 0)));
+      if (stage == Forgery::kTranscript) g.Transcript().setVerdictDigest(proto::AsView(Bytes(32, 0)));
     };
   });
   EXPECT_THAT(status.message(), HasSubstr("is not the digest of the verdict sent in finish"));
@@ -827,7 +825,7 @@ TEST_F(LedgerAuditTest, TheVerdictMustAgreeWithTheRecords) {
        "device GPU-test-0: chunksChecked 1000, the round log shows"},
       {[](Forgery& f) {
          f.tamper = [](Forgery& g, Forgery::Stage stage) {
-           if (stage == Forgery::kVerdicts) g.Verdict().setOrderDigest(DataOf(Bytes(32, 0)));
+           if (stage == Forgery::kVerdicts) g.Verdict().setOrderDigest(proto::AsView(Bytes(32, 0)));
          };
        },
        "orderDigest is not the recorded order's"},
@@ -874,7 +872,7 @@ TEST_F(LedgerAuditTest, AFailureTheRecordsContradictFails) {
 
 TEST_F(LedgerAuditTest, AWrongLabelFailureMustNameTheRecomputedAndLoggedLabels) {
   ASSERT_EQ(RunSession(testing::BlankChunks()).failure.reason, FailureReason::WRONG_LABEL);
-  Status status = AuditForged([](Forgery& f) { f.Verdict().getFailure().setExpected(DataOf(Bytes(32, 7))); });
+  Status status = AuditForged([](Forgery& f) { f.Verdict().getFailure().setExpected(proto::AsView(Bytes(32, 7))); });
   EXPECT_THAT(status.message(), HasSubstr("the expected and received labels it names are not the recomputed and "
                                           "logged ones"));
 }
@@ -933,10 +931,10 @@ TEST_F(LedgerAuditTest, TheReceiptMustTieTheSessionTogether) {
   };
   status = AuditForged(at_receipt([](proto::Receipt::Builder r) { r.setLedgerSequence(0); }));
   EXPECT_THAT(status.message(), HasSubstr("names ledger entry 0 as the verdict, it is entry 5"));
-  status = AuditForged(at_receipt([](proto::Receipt::Builder r) { r.setVerdictDigest(DataOf(Bytes(32, 0))); }));
+  status = AuditForged(at_receipt([](proto::Receipt::Builder r) { r.setVerdictDigest(proto::AsView(Bytes(32, 0))); }));
   EXPECT_THAT(status.message(), HasSubstr("verdictDigest is not the final verdict's"));
   status =
-      AuditForged(at_receipt([](proto::Receipt::Builder r) { r.getTranscript().setSignature(DataOf(Bytes(64, 1))); }));
+      AuditForged(at_receipt([](proto::Receipt::Builder r) { r.getTranscript().setSignature(proto::AsView(Bytes(64, 1))); }));
   EXPECT_THAT(status.message(), HasSubstr("the transcript it embeds is not the recorded one"));
 }
 

@@ -21,7 +21,6 @@ using ::testing::HasSubstr;
 
 constexpr uint32_t kM = 16;
 
-capnp::Data::Reader DataOf(const Bytes& bytes) { return capnp::Data::Reader(bytes.data(), bytes.size()); }
 
 // An order of two devices: GPU-a, labels [0, 64), q = 2; host, labels [64, 96), q = 1.
 struct Order {
@@ -33,8 +32,8 @@ struct Order {
   Order() {
     digest.fill(0xd1);
     auto o = message.initRoot<WipeOrder>();
-    o.setSessionId(DataOf(session));
-    o.setNodeKeyId(DataOf(node_key_id));
+    o.setSessionId(proto::AsView(session));
+    o.setNodeKeyId(proto::AsView(node_key_id));
     o.setChunkLabels(kM);
     auto devices = o.initDevices(2);
     devices[0].setSelector("GPU-a");
@@ -56,7 +55,7 @@ struct Round {
   capnp::MallocMessageBuilder message;
   Round(const Bytes& session, uint32_t index, const std::vector<std::pair<uint16_t, std::vector<uint64_t>>>& parts) {
     auto r = message.initRoot<ChallengeRound>();
-    r.setSessionId(DataOf(session));
+    r.setSessionId(proto::AsView(session));
     r.setRoundIndex(index);
     auto devices = r.initDevices(static_cast<unsigned>(parts.size()));
     for (unsigned i = 0; i < parts.size(); ++i) {
@@ -107,7 +106,7 @@ TEST(SessionRulesTest, AnAnswerFitsItsRoundBySessionIndexAndSize) {
   auto answer = [&](const Bytes& session, uint32_t index, size_t label_bytes) {
     capnp::MallocMessageBuilder m;
     auto a = m.initRoot<RoundAnswer>();
-    a.setSessionId(DataOf(session));
+    a.setSessionId(proto::AsView(session));
     a.setRoundIndex(index);
     a.initLabels(static_cast<unsigned>(label_bytes));
     return CheckAnswerFitsRound(round.root(), a.asReader());
@@ -125,9 +124,9 @@ struct FillMessage {
   capnp::MallocMessageBuilder message;
   typename T::Builder root = message.initRoot<T>();
   explicit FillMessage(Order& order) {
-    root.setSessionId(DataOf(order.session));
+    root.setSessionId(proto::AsView(order.session));
     root.setOrderDigest(capnp::Data::Reader(order.digest.data(), order.digest.size()));
-    root.setNodeKeyId(DataOf(order.node_key_id));
+    root.setNodeKeyId(proto::AsView(order.node_key_id));
   }
 };
 
@@ -150,11 +149,11 @@ TEST(SessionRulesTest, AFillNoticeNamesItsOrderAndAPlannedDevice) {
   };
   EXPECT_TRUE(notice(1, {}).first.ok());
   EXPECT_TRUE(notice(1, {}).second.ok());
-  EXPECT_EQ(notice(1, [](auto n) { n.setSessionId(DataOf(Bytes(kSessionIdBytes, 0))); }).second.message(),
+  EXPECT_EQ(notice(1, [](auto n) { n.setSessionId(proto::AsView(Bytes(kSessionIdBytes, 0))); }).second.message(),
             "session id differs from the order's");
-  EXPECT_THAT(notice(1, [](auto n) { n.setOrderDigest(DataOf(Bytes(32, 0))); }).second.message(),
+  EXPECT_THAT(notice(1, [](auto n) { n.setOrderDigest(proto::AsView(Bytes(32, 0))); }).second.message(),
               HasSubstr("is not the digest of the order sent (d1d1"));
-  EXPECT_THAT(notice(1, [](auto n) { n.setNodeKeyId(DataOf(Bytes(kKeyIdBytes, 0))); }).second.message(),
+  EXPECT_THAT(notice(1, [](auto n) { n.setNodeKeyId(proto::AsView(Bytes(kKeyIdBytes, 0))); }).second.message(),
               HasSubstr("nodeKeyId 0000000000000000 is not the node key the order names (4b4b"));
   // Device 0's notice where device 1's was asked; fine on its own.
   EXPECT_EQ(notice(0, {}).first.message(),
@@ -179,7 +178,7 @@ TEST(SessionRulesTest, AFillReportNamesItsOrderAndEveryPlannedDeviceInOrder) {
   EXPECT_EQ(report([](auto r) { r.initDevices(1); }).message(), "1 devices, the order planned 2");
   EXPECT_EQ(report([](auto r) { r.getDevices()[1].setFirstLabel(65); }).message(),
             "devices[1] is host at label 65, the order planned host at label 64");
-  EXPECT_THAT(report([](auto r) { r.setOrderDigest(DataOf(Bytes(32, 7))); }).message(),
+  EXPECT_THAT(report([](auto r) { r.setOrderDigest(proto::AsView(Bytes(32, 7))); }).message(),
               HasSubstr("is not the digest of the order sent"));
 }
 

@@ -15,7 +15,6 @@
 namespace wipeproof::proto {
 namespace {
 
-capnp::Data::Reader DataOf(const uint8_t* p, size_t n) { return capnp::Data::Reader(p, n); }
 
 // A well-formed order: two devices, m = 4096, c1.
 void FillOrder(WipeOrder::Builder order, size_t session_id_bytes = kSessionIdBytes) {
@@ -24,12 +23,12 @@ void FillOrder(WipeOrder::Builder order, size_t session_id_bytes = kSessionIdByt
   for (size_t i = 0; i < sizeof(node_key_id); ++i) node_key_id[i] = static_cast<uint8_t>(0xa0 + i);
   for (size_t i = 0; i < sizeof(seed); ++i) seed[i] = static_cast<uint8_t>(0x40 + i);
   order.setProtocolVersion(PROTOCOL_VERSION);
-  order.setSessionId(DataOf(session_id, session_id_bytes));
+  order.setSessionId(proto::AsView(session_id, session_id_bytes));
   order.setIssuedAtUnixUs(1'700'000'000'000'000);
   order.setExpiresAtUnixUs(1'700'000'060'000'000);
   order.setNodeName("node-a");
-  order.setNodeKeyId(DataOf(node_key_id, sizeof(node_key_id)));
-  order.setSeed(DataOf(seed, sizeof(seed)));
+  order.setNodeKeyId(proto::AsView(node_key_id, sizeof(node_key_id)));
+  order.setSeed(proto::AsView(seed, sizeof(seed)));
   order.setFormat(LabelFormat::POSEDB_BLAKE3_C1);
   order.setChunkLabels(4096);
   auto devices = order.initDevices(2);
@@ -46,7 +45,7 @@ void FillOrder(WipeOrder::Builder order, size_t session_id_bytes = kSessionIdByt
   devices[1].setLabelsPerRound(192);
   devices[1].setFillDeadlineUs(30'000'000);
   order.setFillDeadlineUs(40'000'000);
-  order.setChallengerKeyId(DataOf(node_key_id, sizeof(node_key_id)));
+  order.setChallengerKeyId(proto::AsView(node_key_id, sizeof(node_key_id)));
   order.setRoundDeadlineUs(900);
   auto profile = order.initProfile();
   profile.setName("default-uncalibrated");
@@ -221,12 +220,12 @@ TEST_F(ProtoSigningTest, WrongSizedSignatureOrKeyIdInWireStructRejected) {
   capnp::MallocMessageBuilder wire;
   auto env = wire.initRoot<Envelope>();
   WriteEnvelope(envelope_, env);
-  env.setSignature(DataOf(envelope_.signature.data(), 63));
+  env.setSignature(proto::AsView(envelope_.signature.data(), 63));
   auto r1 = VerifyEnvelope(env.asReader(), MessageKind::WIPE_ORDER, authority_.public_key);
   EXPECT_EQ(r1.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r1.status().message(), "envelope signature: 63 bytes, want 64");
   WriteEnvelope(envelope_, env);
-  env.setSignerKeyId(DataOf(envelope_.signer_key_id.data(), 4));
+  env.setSignerKeyId(proto::AsView(envelope_.signer_key_id.data(), 4));
   auto r2 = VerifyEnvelope(env.asReader(), MessageKind::WIPE_ORDER, authority_.public_key);
   EXPECT_EQ(r2.status().code(), StatusCode::kInvalidArgument);
   WriteEnvelope(envelope_, env);
@@ -278,7 +277,7 @@ TEST_F(ProtoSigningTest, SignedMessageOfAnotherTypeRejected) {
   capnp::MallocMessageBuilder message;
   auto round = message.initRoot<ChallengeRound>();
   uint8_t sid[kSessionIdBytes] = {};
-  round.setSessionId(DataOf(sid, sizeof(sid)));
+  round.setSessionId(proto::AsView(sid, sizeof(sid)));
   round.setRoundIndex(3);
   auto devices = round.initDevices(1);
   devices[0].initLabelIndices(4);

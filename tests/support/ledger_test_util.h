@@ -52,11 +52,6 @@ inline Bytes SessionId(uint8_t n) {
   return id;
 }
 
-inline capnp::Data::Reader DataOf(const Bytes& bytes) { return capnp::Data::Reader(bytes.data(), bytes.size()); }
-template <size_t N>
-capnp::Data::Reader DataOf(const std::array<uint8_t, N>& bytes) {
-  return capnp::Data::Reader(bytes.data(), N);
-}
 
 template <typename Builder>
 Bytes SignToEnvelopeBytes(Builder builder, const KeyPair& key) {
@@ -67,13 +62,13 @@ inline Bytes OrderRecord(const Bytes& session, const Keys& keys) {
   capnp::MallocMessageBuilder message;
   auto order = message.initRoot<proto::WipeOrder>();
   order.setProtocolVersion(proto::PROTOCOL_VERSION);
-  order.setSessionId(DataOf(session));
+  order.setSessionId(proto::AsView(session));
   order.setIssuedAtUnixUs(1'800'000'000'000'000);
   order.setExpiresAtUnixUs(1'800'000'060'000'000);
   order.setNodeName("node-a");
-  order.setNodeKeyId(DataOf(proto::KeyIdOf(keys.node.public_key)));
+  order.setNodeKeyId(proto::AsView(proto::KeyIdOf(keys.node.public_key)));
   Bytes seed(proto::kSessionSeedBytes, 0x5a);
-  order.setSeed(DataOf(seed));
+  order.setSeed(proto::AsView(seed));
   order.setFormat(proto::LabelFormat::POSEDB_BLAKE3_C1);
   order.setChunkLabels(4096);
   auto device = order.initDevices(1)[0];
@@ -83,7 +78,7 @@ inline Bytes OrderRecord(const Bytes& session, const Keys& keys) {
   device.setCapacityBytes(uint64_t{32} << 20);
   device.setFillDeadlineUs(40'000'000);
   order.setFillDeadlineUs(40'000'000);
-  order.setChallengerKeyId(DataOf(proto::KeyIdOf(keys.challenger.public_key)));
+  order.setChallengerKeyId(proto::AsView(proto::KeyIdOf(keys.challenger.public_key)));
   order.setRoundDeadlineUs(900);
   order.initProfile().setName("default-uncalibrated");
   order.setHostMemoryInPlan(true);
@@ -94,10 +89,10 @@ inline Bytes OrderRecord(const Bytes& session, const Keys& keys) {
 inline Bytes FillReportRecord(const Bytes& session, const Keys& keys) {
   capnp::MallocMessageBuilder message;
   auto report = message.initRoot<proto::FillReport>();
-  report.setSessionId(DataOf(session));
+  report.setSessionId(proto::AsView(session));
   Bytes digest(proto::kDigestBytes, 0x11);
-  report.setOrderDigest(DataOf(digest));
-  report.setNodeKeyId(DataOf(proto::KeyIdOf(keys.node.public_key)));
+  report.setOrderDigest(proto::AsView(digest));
+  report.setNodeKeyId(proto::AsView(proto::KeyIdOf(keys.node.public_key)));
   auto device = report.initDevices(1)[0];
   device.setSelector("host");
   device.setLabelCount(uint64_t{1} << 20);
@@ -109,7 +104,7 @@ inline Bytes FillReportRecord(const Bytes& session, const Keys& keys) {
 inline Bytes RoundLogRecord(const Bytes& session, uint32_t rounds) {
   capnp::MallocMessageBuilder message;
   auto log = message.initRoot<proto::RoundLog>();
-  log.setSessionId(DataOf(session));
+  log.setSessionId(proto::AsView(session));
   auto list = log.initRounds(rounds);
   for (uint32_t i = 0; i < rounds; ++i) {
     list[i].setRoundIndex(i);
@@ -124,12 +119,12 @@ inline Bytes RoundLogRecord(const Bytes& session, uint32_t rounds) {
 inline Bytes VerdictRecord(const Bytes& session, const KeyPair& signer, bool pass = true) {
   capnp::MallocMessageBuilder message;
   auto verdict = message.initRoot<proto::Verdict>();
-  verdict.setSessionId(DataOf(session));
+  verdict.setSessionId(proto::AsView(session));
   verdict.setNodeName("node-a");
   verdict.setPass(pass);
   verdict.initFailure().setReason(pass ? proto::FailureReason::NONE : proto::FailureReason::LATE_ROUND);
   Bytes digest(proto::kDigestBytes, 0x22);
-  verdict.setOrderDigest(DataOf(digest));
+  verdict.setOrderDigest(proto::AsView(digest));
   verdict.setStatement("no bound: parameters not calibrated");
   return SignToEnvelopeBytes(verdict, signer);
 }
@@ -137,24 +132,24 @@ inline Bytes VerdictRecord(const Bytes& session, const KeyPair& signer, bool pas
 inline Bytes TranscriptRecord(const Bytes& session, const Keys& keys) {
   capnp::MallocMessageBuilder message;
   auto transcript = message.initRoot<proto::TranscriptDigest>();
-  transcript.setSessionId(DataOf(session));
+  transcript.setSessionId(proto::AsView(session));
   Bytes digest(proto::kDigestBytes, 0x33);
-  transcript.setDigest(DataOf(digest));
-  transcript.setVerdictDigest(DataOf(digest));
+  transcript.setDigest(proto::AsView(digest));
+  transcript.setVerdictDigest(proto::AsView(digest));
   transcript.setRoundCount(4);
-  transcript.setNodeKeyId(DataOf(proto::KeyIdOf(keys.node.public_key)));
+  transcript.setNodeKeyId(proto::AsView(proto::KeyIdOf(keys.node.public_key)));
   return SignToEnvelopeBytes(transcript, keys.node);
 }
 
 inline Bytes ReceiptRecord(const Bytes& session, const KeyPair& signer, uint64_t verdict_sequence) {
   capnp::MallocMessageBuilder message;
   auto receipt = message.initRoot<proto::Receipt>();
-  receipt.setSessionId(DataOf(session));
+  receipt.setSessionId(proto::AsView(session));
   receipt.setNodeName("node-a");
   receipt.setPass(true);
   Bytes digest(proto::kDigestBytes, 0x44);
-  receipt.setOrderDigest(DataOf(digest));
-  receipt.setVerdictDigest(DataOf(digest));
+  receipt.setOrderDigest(proto::AsView(digest));
+  receipt.setVerdictDigest(proto::AsView(digest));
   receipt.setLedgerSequence(verdict_sequence);
   return SignToEnvelopeBytes(receipt, signer);
 }
