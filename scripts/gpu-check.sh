@@ -153,7 +153,8 @@ plain_sources=(
   kernels/simd/hash16.cc
   kernels/gpu/device_program.cc kernels/gpu/lane_replay.cc kernels/gpu/gpu_shapes.cc kernels/gpu/session_constants.cc
   kernels/gpu/emulated_runtime.cc
-  prover/backends/gpu/memory_acquisition.cc prover/backends/gpu/fill_passes.cc prover/backends/gpu/label_layout.cc
+  prover/backends/gpu/memory_acquisition.cc prover/backends/gpu/fill_passes.cc prover/backends/gpu/fill_plan.cc
+  prover/backends/gpu/label_layout.cc
   prover/backends/gpu/device_region.cc prover/backends/gpu/fill_model.cc
   prover/bench/gpu_check_main.cc prover/bench/gpu_check_model.cc
 )

@@ -58,6 +58,19 @@ Status EmulateFill(const FillLaunch& launch, EmulatedThreadOrder order) {
   return Status::Ok();
 }
 
+EmulatedGpuConfig DryRunConfigFor(const GpuShape& shape) {
+  EmulatedGpuConfig config;
+  config.dry_run = true;
+  config.total_bytes = shape.memory_bytes;
+  config.runtime_overhead_bytes = shape.context_bytes;
+  config.multiprocessors = shape.multiprocessors;
+  config.max_threads_per_multiprocessor = shape.max_threads_per_multiprocessor;
+  config.shared_bytes_per_block = shape.shared_bytes_per_block;
+  config.use_shape_occupancy = true;
+  config.shape = shape;
+  return config;
+}
+
 EmulatedRuntime::EmulatedRuntime(const EmulatedGpuConfig& config) : config_(config) {}
 
 EmulatedRuntime::~EmulatedRuntime() {

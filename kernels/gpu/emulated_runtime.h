@@ -117,6 +117,10 @@ class EmulatedRuntime final : public GpuRuntime {
   std::map<const void*, std::vector<uint8_t>> dry_copies_;  // dry run: what was copied to each address
 };
 
+// A dry-run device of a named shape (gpu_shapes.h): its memory, runtime context, multiprocessors,
+// threads and shared memory, and its occupancy (wipeproof-gpu-check --runtime=dry-run, the model).
+EmulatedGpuConfig DryRunConfigFor(const GpuShape& shape);
+
 // Runs one fill launch on the CPU exactly as the kernel does (tests may call it directly).
 Status EmulateFill(const FillLaunch& launch, EmulatedThreadOrder order = EmulatedThreadOrder::kForward);
 

@@ -16,7 +16,8 @@ GpuShape H200Shape() {
   s.memory_bytes_per_s = 4.8e12;
   s.sources =
       "NVIDIA H200 SXM datasheet (132 SMs, 1980 MHz max boost, 4.8 TB/s); Hopper: 64 INT32 lanes per SM in 4 "
-      "sub-partitions, 64K registers, 2048 threads, 32 blocks per SM; memory total as nvidia-smi prints it "
+      "sub-partitions, 64K registers, 2048 threads, 32 blocks per SM, 227 KiB of shared memory per block (opt-in); "
+      "memory total as nvidia-smi prints it "
       "(143771 MiB); context assumed 600 MiB; FillKernel registers from ptxas sm_90 (nvcc 13) on this commit; "
       "570 instructions per compression: issue 12's ptxas count";
   return s;
@@ -47,6 +48,7 @@ GpuShape Mi300xShape() {
   s.max_threads_per_multiprocessor = 2048;
   s.max_blocks_per_multiprocessor = 32;
   s.max_warps_per_subpartition = 8;
+  s.shared_bytes_per_block = 64 * 1024;  // CDNA3: 64 KiB LDS per CU
   s.registers_per_subpartition = 512 * 64;  // 512 VGPRs per lane, 64 lanes per SIMD
   s.register_granule = 8;
   s.fill_registers[0] = 88;  // clang 15 gfx940 VGPRs on this commit (gfx942 not compiled here)
@@ -54,8 +56,8 @@ GpuShape Mi300xShape() {
   s.instructions_per_compression = 600;  // assumed: no ISA count for gfx942 here
   s.sources =
       "AMD Instinct MI300X datasheet (304 CUs, 2100 MHz peak engine clock, 5.3 TB/s, 192 GB); CDNA3: 4 SIMD16 per "
-      "CU running wave64, 512 VGPRs per SIMD lane, 8 waves per SIMD; memory total assumed 196288 MiB; FillKernel "
-      "VGPRs from clang 15 gfx90a on this commit; 600 instructions per compression assumed";
+      "CU running wave64, 512 VGPRs per SIMD lane, 8 waves per SIMD, 64 KiB LDS; memory total assumed 196288 MiB; "
+      "FillKernel VGPRs from clang 15 gfx940 on this commit; 600 instructions per compression assumed";
   return s;
 }
 

@@ -24,6 +24,7 @@ struct GpuShape {
   uint64_t context_bytes = 0;           // what the runtime context takes before acquisition (assumed)
   double memory_bytes_per_s = 0;        // peak memory bandwidth
   int max_threads_per_multiprocessor = 2048;
+  uint64_t shared_bytes_per_block = 227 * 1024;  // dynamic shared memory (LDS) a block can opt in to
   int max_blocks_per_multiprocessor = 32;
   int max_warps_per_subpartition = 16;
   int registers_per_subpartition = 16384;     // 32-bit registers per sub-partition (per SIMD on AMD: 512 x 64)

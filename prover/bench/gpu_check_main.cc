@@ -703,16 +703,7 @@ std::unique_ptr<GpuRuntime> MakeRuntime(const std::string& name, const Flags& fl
       *why = "unknown --gpu '" + flags.Get("gpu", "") + "' (h200, h100, mi300x)";
       return nullptr;
     }
-    EmulatedGpuConfig config;
-    config.dry_run = true;
-    config.total_bytes = shape.memory_bytes;
-    config.runtime_overhead_bytes = shape.context_bytes;
-    config.multiprocessors = shape.multiprocessors;
-    config.max_threads_per_multiprocessor = shape.max_threads_per_multiprocessor;
-    config.shared_bytes_per_block = 227 * 1024;
-    config.use_shape_occupancy = true;
-    config.shape = shape;
-    return std::make_unique<EmulatedRuntime>(config);
+    return std::make_unique<EmulatedRuntime>(DryRunConfigFor(shape));
   }
 #if defined(WIPEPROOF_HAVE_CUDA)
   if (name == "cuda") return MakeCudaRuntime();

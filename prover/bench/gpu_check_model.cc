@@ -149,16 +149,7 @@ int StepModel(const std::string& gpu, const ModelAssumptions& assumptions, Json*
   bool all_met = true;
   for (const GpuShape& shape : shapes) {
     for (const ModelCase& c : cases) {
-      EmulatedGpuConfig config;
-      config.dry_run = true;
-      config.total_bytes = shape.memory_bytes;
-      config.runtime_overhead_bytes = shape.context_bytes;
-      config.multiprocessors = shape.multiprocessors;
-      config.max_threads_per_multiprocessor = shape.max_threads_per_multiprocessor;
-      config.shared_bytes_per_block = 227 * 1024;
-      config.use_shape_occupancy = true;
-      config.shape = shape;
-      EmulatedRuntime runtime(config);
+      EmulatedRuntime runtime(DryRunConfigFor(shape));
       Json row;
       row.Str("gpu", shape.name).Str("case", c.name).Str("kind", "modelled");
       auto region = DeviceRegion::Acquire(&runtime, 0, DeviceRegionOptions());
@@ -174,14 +165,15 @@ int StepModel(const std::string& gpu, const ModelAssumptions& assumptions, Json*
       spec.chunk_labels = c.m;
       spec.first = static_cast<uint64_t>(c.m) * 1000003;
       spec.count = c.format == LabelFormat::k192 ? capacity / c.m * c.m : capacity;
-      FillStats stats;
-      Status st = (*region)->Fill(spec, FillTuning(), {}, &stats);
-      if (!st.ok()) {
-        row.Str("error", st.ToString());
+      // The plan alone (fill_plan.h): what the fill would run on a device of this shape.
+      auto plan = (*region)->Plan(spec);
+      if (!plan.ok()) {
+        row.Str("error", plan.status().ToString());
         rows.push_back(row);
         all_met = false;
         continue;
       }
+      const FillStats& stats = plan->stats;
       const FillModel model = ModelPlan(shape, spec, stats, assumptions);
       const double mib_s = model.bytes_per_s / (1 << 20);
       row.Int("labels", spec.count)

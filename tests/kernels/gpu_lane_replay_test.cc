@@ -41,15 +41,10 @@ std::vector<Brute> BruteForce(uint32_t m, uint32_t G, uint32_t C, const std::vec
   std::vector<uint32_t> region(spec.count * 8 + 8), extra(static_cast<size_t>(C) * program.work_labels * 8 + 8);
   std::vector<uint32_t> shared(FillSharedBytes(C) / 4);
   uint64_t slot_begin[2] = {0, spec.count}, base[1] = {reinterpret_cast<uint64_t>(region.data())};
-  TeamDesc desc;
-  desc.chunks = C;
-  const ChunkDivider div = MakeChunkDivider(C);
-  desc.chunk_magic = div.magic;
-  desc.chunk_shift = div.shift;
-  desc.inplace_slots = m;
-  desc.seg0 = base[0];
-  desc.split = 2 * C * m;
-  desc.extra = reinterpret_cast<uint64_t>(extra.data());
+  // One in-place team over the region, described as the fill planner describes its teams.
+  const SlotMap slots({{region.data(), spec.count * 32}});
+  const RegionChunks rc = DescribeRegion(false, m, 0, spec.count);
+  const TeamDesc desc = TeamDescFor({0, C, false, 0}, rc, slots, m, reinterpret_cast<uint64_t>(extra.data()));
   FillWaveArgs a;
   a.session = BuildSessionConstants(spec.format, spec.seed, m, m);
   a.graph[0].program = program.words.data();

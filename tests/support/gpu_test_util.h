@@ -15,6 +15,7 @@
 #include "kernels/graph_schedule.h"
 #include "kernels/region_labeler.h"
 #include "prover/backends/gpu/fill_passes.h"
+#include "prover/backends/gpu/fill_plan.h"
 #include "prover/backends/gpu/label_layout.h"
 #include "prover/backends/gpu/memory_acquisition.h"
 
@@ -241,44 +242,25 @@ inline std::vector<uint8_t> DirectRun(const RegionSpec& spec, const DirectRunOpt
       allocations.push_back({pieces[i].data(), (slot_begin[i + 1] - slot_begin[i]) * 32});
     map = SlotMap(allocations);
   }
+  // Teams as the planner would describe them (fill_plan.h TeamDescFor), in shapes it might not pick.
   for (uint64_t c : rc.PartialChunks()) {
-    TeamDesc d;
-    d.first_chunk = c;
-    d.chunks = 1;
-    d.graph = own_graph && c == rc.chunk_end - 1 ? 1 : 0;
-    d.extra = area(programs[d.graph]->work_labels);
-    teams.push_back(d);
+    const uint32_t graph = own_graph && c == rc.chunk_end - 1 ? 1 : 0;
+    teams.push_back(TeamDescFor({c, 1, true, graph}, rc, map, 0, area(programs[graph]->work_labels)));
   }
   std::vector<LayoutRun> runs;
   if (rc.whole_end > rc.whole_begin && o.in_place) {
     runs.push_back({rc.whole_begin, rc.whole_end, o.chunks_per_team});
   }
   for (uint64_t c = rc.whole_begin; c < rc.whole_end; c += o.chunks_per_team) {
-    TeamDesc d;
-    d.first_chunk = c;
-    d.chunks = static_cast<uint32_t>(std::min<uint64_t>(o.chunks_per_team, rc.whole_end - c));
+    const uint32_t chunks = static_cast<uint32_t>(std::min<uint64_t>(o.chunks_per_team, rc.whole_end - c));
     if (!o.in_place) {
-      d.extra = area(static_cast<uint64_t>(d.chunks) * program.work_labels);
+      teams.push_back(
+          TeamDescFor({c, chunks, true, 0}, rc, map, 0, area(static_cast<uint64_t>(chunks) * program.work_labels)));
     } else {
-      d.inplace_slots = m;
-      if (program.work_labels > m) d.extra = area(static_cast<uint64_t>(d.chunks) * (program.work_labels - m));
-      d.block_slot = rc.SlotBegin(c);
-      const uint64_t block_end = d.block_slot + static_cast<uint64_t>(d.chunks) * m;
-      const SlotMap::Place p = map.Locate(d.block_slot);
-      const uint64_t piece_end = map.slot_begin()[p.piece + 1];
-      d.seg0 = map.bases()[p.piece] + p.offset_bytes;
-      d.split = static_cast<uint32_t>(2 * (std::min(block_end, piece_end) - d.block_slot));
-      if (block_end > piece_end) {
-        d.seg1 = map.bases()[p.piece + 1];
-        d.flags |= block_end > map.slot_begin()[p.piece + 2] ? kTeamSlotTable : kTeamSplit;
-      }
+      const uint64_t extra =
+          program.work_labels > m ? area(static_cast<uint64_t>(chunks) * (program.work_labels - m)) : 0;
+      teams.push_back(TeamDescFor({c, chunks, false, 0}, rc, map, m, extra));
     }
-    teams.push_back(d);
-  }
-  for (TeamDesc& d : teams) {
-    const ChunkDivider div = MakeChunkDivider(d.chunks);
-    d.chunk_magic = div.magic;
-    d.chunk_shift = div.shift;
   }
   if (o.edit_teams) o.edit_teams(&teams);
   if (o.fault != nullptr) *o.fault = 0;

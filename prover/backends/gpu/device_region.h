@@ -28,6 +28,7 @@
 #include "kernels/gpu/gpu_runtime.h"
 #include "kernels/region_labeler.h"
 #include "prover/backends/gpu/fill_passes.h"
+#include "prover/backends/gpu/fill_plan.h"
 #include "prover/backends/gpu/label_layout.h"
 #include "prover/backends/gpu/memory_acquisition.h"
 
@@ -46,25 +47,6 @@ struct DeviceRegionOptions {
   uint64_t bytes = 0;          // exact bytes to take; 0: all free memory minus the reserve
   uint64_t reserve_bytes = 0;  // with bytes == 0: left free (raised to kMinReserveBytes)
   AcquisitionPolicy policy;
-};
-
-// One launch of a fill, as it ran.
-struct LaunchStats {
-  struct TeamGroup {
-    uint32_t chunks = 0;  // C of each team of the group
-    uint32_t teams = 0;
-    uint32_t graph = 0;    // 0: graph m; 1: the 192 trailing partial chunk's graph
-    bool scratch = false;  // work labels in the side scratch
-  };
-  std::string phase;  // "main", "deferred"
-  uint32_t team_threads = 0;
-  uint32_t teams = 0;
-  uint64_t chunks = 0;
-  std::vector<TeamGroup> groups;  // teams by shape, in launch order
-  uint64_t cv0_nodes = 0;         // 192: block-0 values the launch had cached
-  uint64_t labels_done = 0;       // after this launch
-  double seconds = 0;             // host wall clock around the launch
-  uint64_t sm_cycles = 0;         // block 0's SM clock cycles (0: the runtime has no clock)
 };
 
 struct FillControl {
@@ -91,27 +73,6 @@ struct MemoryAccount {
   bool all_pieces_device_memory = true;  // the runtime said device memory, not managed, for every piece
   bool compression_checked = false;      // the runtime could say whether a piece was compressible
   std::string memory_kind;               // what the runtime said of the first piece
-};
-
-struct FillStats {
-  double seconds = 0;
-  uint64_t labels = 0;
-  uint64_t nodes = 0;   // node hashes (1 compression each in c1; 2 + a cached or computed one in 192)
-  uint32_t passes = 0;  // phases: main, deferred
-  uint32_t launches = 0;
-  uint64_t side_scratch_bytes = 0;  // outside the proof, freed on return
-  // Device memory the fill used beyond the plan's label slots at any moment: the side scratch
-  // (the plan's slots beyond the count, or memory held past the plan, are never used).
-  uint64_t bytes_outside_label_slots_peak = 0;
-  uint64_t region_scratch_peak_bytes = 0;  // inside planned label slots labelled later (192 block-0 table)
-  uint64_t cv0_table_nodes = 0;            // 192: block-0 values cached (largest table used)
-  uint64_t deferred_chunks = 0;            // 192: chunks under the block-0 table, labelled last
-  uint64_t partial_chunks = 0;             // chunks the region holds part of (scratch teams)
-  uint64_t time_limited_wave_chunks = 0;   // > 0: the device kills long kernels; chunks per launch at most
-  TeamShape main_shape;                    // the first wave's team shape (C: its largest)
-  uint64_t main_chunks_in_flight = 0;      // the first wave's chunks
-  std::vector<LaunchStats> launch_log;
-  std::string plan;  // one line per wave, for logs and gpu-check
 };
 
 class DeviceRegion {
@@ -152,6 +113,12 @@ class DeviceRegion {
   Status Fill(const RegionSpec& spec, const FillTuning& tuning = {}, const FillControl& control = {},
               FillStats* stats = nullptr);
 
+  // The plan a Fill of `spec` would run (fill_plan.h), laid out in the side scratch it wants at
+  // device address 0: nothing is allocated, uploaded or launched. Its stats hold what a fill would
+  // report before running (its launch_log: every launch as planned, labels_done counted). For the
+  // device model and for inspection. Errors: as Fill's before it runs.
+  StatusOr<FillPlan> Plan(const RegionSpec& spec, const FillTuning& tuning = {}) const;
+
   // Copies the labels of `n` global indices to out (32 bytes each, in request order).
   // Errors: FAILED_PRECONDITION before a successful Fill or after Release; INVALID_ARGUMENT naming
   // the first index outside the filled range.
@@ -162,7 +129,11 @@ class DeviceRegion {
 
  private:
   DeviceRegion(GpuRuntime* runtime, int ordinal) : runtime_(runtime), ordinal_(ordinal) {}
-  Status FillLocked(const RegionSpec& spec, const FillTuning& tuning, const FillControl& control, FillStats* stats);
+  // The fill: the device for the planner, BudgetFill, the side scratch, PlanFill, then the plan run.
+  Status PlanAndRun(const RegionSpec& spec, const FillTuning& tuning, const FillControl& control, FillStats* stats);
+  StatusOr<FillDevice> PlanningDevice(const RegionSpec& spec, const FillTuning& tuning) const;
+  Status Upload(const FillPlan& plan);
+  Status RunLaunch(const FillPlan& plan, size_t w, LaunchStats* stats);
   // Devices whose driver kills long kernels: the raw compression rate, to size launches.
   Status MeasureRateIfTimeLimited();
 
