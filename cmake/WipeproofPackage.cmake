@@ -8,7 +8,8 @@ include(GNUInstallDirs)
 # cpack installs what is built already; it never starts a build of everything itself.
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 set(_doc_files ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/deploy.md
-               ${PROJECT_SOURCE_DIR}/docs/operations.md ${PROJECT_SOURCE_DIR}/docs/threat-model.md)
+               ${PROJECT_SOURCE_DIR}/docs/operations.md ${PROJECT_SOURCE_DIR}/docs/first-fleet.md
+               ${PROJECT_SOURCE_DIR}/docs/threat-model.md)
 
 install(TARGETS wipeproof-prover RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT agent)
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/wipeproof-agent.service DESTINATION lib/systemd/system

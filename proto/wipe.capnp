@@ -115,7 +115,7 @@ struct WipeOrder {
   # configured authority key, it is unexpired (bounded clock skew), its sessionId is unseen,
   # nodeName/nodeKeyId are its own, and `devices` names exactly its devices with sizes it can
   # meet.
-  protocolVersion @0 :UInt16;     # = protocolVersion (1)
+  protocolVersion @0 :UInt16;     # = protocolVersion (2)
   sessionId @1 :Data;             # 16 bytes from a CSPRNG; unique per session (replay guard)
   issuedAtUnixUs @2 :Int64;       # Unix us: challenger's wall clock when signed
   expiresAtUnixUs @3 :Int64;      # Unix us: agent refuses the order at or after this time

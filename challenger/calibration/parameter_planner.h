@@ -7,7 +7,7 @@
 //
 // Sampling is sized as calibrate sizes it (calibration_rule.h step 2): N checked chunks over the
 // whole node, each device its share, so the node statement meets the target fraction.
-// Models (docs/calibration.md "plan"):
+// Models (docs/calibration.md "`wipeproof-challenger plan`"):
 //   fill time of a device at m = planned bytes / (rate at m_ref * npl(m_ref) / npl(m)), with npl(m)
 //     the graph's nodes hashed per output (kernels/graph_metrics.h): labels cost more at larger m;
 //     the devices of a node fill concurrently, so the node's fill is its slowest device's;

@@ -1,5 +1,5 @@
 // Adversary classes: the authority's constants that set the security of every calibrated profile
-// (design-brief.md "The deadline rule"). A class names the fastest sequential time t_min of one
+// (docs/calibration.md "The rule"). A class names the fastest sequential time t_min of one
 // BLAKE3 compression it must rule out, and a safety factor; the round deadline of a profile for
 // that class must stay below 1.5 * m * c_node * t_min / safety (challenger/parameters/deadline_rule.h).
 // Measurements from a node never change a class (docs/calibration.md).

@@ -1,4 +1,4 @@
-// The deadline rule (design-brief.md "The deadline rule"): a round deadline rules out an adversary
+// The deadline rule (docs/calibration.md "The rule"): a round deadline rules out an adversary
 // class only if recomputing one discarded label takes that class longer than the deadline.
 //
 //   recompute floor = depth(m) * c_node * t_min / safety,   depth(m) = 1.5 * m

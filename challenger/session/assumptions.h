@@ -1,5 +1,5 @@
-// The conditions outside the protocol that a pass relies on (design-brief.md "What a pass proves,
-// and its assumptions"). A pass proves that the planned memories, taken together, held the labels;
+// The conditions outside the protocol that a pass relies on (docs/threat-model.md "The claim"
+// and "What a pass does not prove"). A pass proves that the planned memories, taken together, held the labels;
 // it proves a checkpoint is gone only when every memory the node can reach within the round
 // deadline is in the plan or absent. The verdict lists each condition with whether it held, as far
 // as the challenger knows; unknown counts as not held and says so.

@@ -1,6 +1,6 @@
 // Keeps the sessions of one wave run in step (protocol v2), so that a node whose own rounds are
 // over cannot hold a neighbour's checkpoint while the neighbour relabels the memory it freed
-// (design-brief.md "What a pass proves": neighbouring nodes are wiped in the same wave):
+// (docs/threat-model.md "The claim": neighbouring nodes are wiped in the same wave):
 //   1. ready: every member has drawn its challenges and computed their expected labels before any
 //      order is sent, and then all orders go out at the same moment (ArriveReady);
 //   2. while the wave runs, each member reports its fill (ReportFilled) and the end of its proof

@@ -2,7 +2,7 @@
 // challenger signs one statement for the wave's planned memory taken together (verdict.h
 // SummarizeWaveBound: the joint bound over every member's devices, stated only for a complete wave
 // whose members all passed and state their own bound). A neighbour's memory is only ruled out as a
-// hiding place when it was wiped in the same wave (design brief, "What a pass proves").
+// hiding place when it was wiped in the same wave (docs/threat-model.md "The claim").
 //
 // Thread-safety: pure functions.
 #pragma once

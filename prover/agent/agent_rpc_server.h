@@ -24,7 +24,7 @@
 //     hold a slot of an authenticated connection, least of all the session owner's;
 //   - while a session runs (filling or ready), handshake work is paced: the bytes of at most one
 //     handshake read per `handshake_pace_us` are handed to OpenSSL, whose key exchange, signature
-//     and certificate check for a step (a few hundred microseconds, docs/benchmarks.md) follow at
+//     and certificate check for a step (a few hundred microseconds) follow at
 //     once; so however many peers connect, the shared event loop spends at most one such step per
 //     `handshake_pace_us` on them, and a round waits behind at most one. When no session runs,
 //     handshakes are not paced.

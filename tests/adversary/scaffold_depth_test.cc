@@ -2,6 +2,7 @@
 // against an independent transcription of label-spec.md §3 and against graph_metrics, the
 // recompute-depth checker on hand-built DAGs and against an independent search, and the
 // experiments' invariants for m up to 2^12.
+// threat-model: T-SCAFFOLD
 #include "adversary/scaffold/scaffold_depth.h"
 
 #include <gtest/gtest.h>

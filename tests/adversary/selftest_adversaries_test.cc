@@ -74,12 +74,14 @@ TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenNineAndTen) {
                                {0, 1}, {1, 6}, {2, 2}, {3, 3}, {4, 2}, {5, 2}, {6, 3}, {7, 7}, {9, 2}, {10, 3}}));
 }
 
+// threat-model: T-HONEST
 TEST_F(SelftestAdversariesTest, HonestAgentPassesEveryRunWithABound) {
   Run({"0"});
   ExpectAll("0-honest", "pass");
   EXPECT_EQ(Get("0-honest").bounds_stated, kRuns);
 }
 
+// threat-model: T-HIDDEN
 TEST_F(SelftestAdversariesTest, HiddenFractionIsCaughtByTheMatchingCheck) {
   Run({"1"});
   ExpectSampled("1a-recompute-contiguous", "lateRound");
@@ -96,6 +98,7 @@ TEST_F(SelftestAdversariesTest, HiddenFractionIsCaughtByTheMatchingCheck) {
               1 - std::pow(28.0 * 27 / (32 * 31), 3) * std::pow(30.0 / 32, 16), 1e-12);
 }
 
+// threat-model: T-HIDDEN
 TEST_F(SelftestAdversariesTest, RecomputeIsChargedDepthTimesTMin) {
   Run({"1a-recompute-contiguous"});
   const SelftestSetup& s = result_.setup;
@@ -107,6 +110,7 @@ TEST_F(SelftestAdversariesTest, RecomputeIsChargedDepthTimesTMin) {
   EXPECT_GT(r.seen.max_round_recompute_us + s.timing.round_us, s.round_deadline_us);
 }
 
+// threat-model: T-RELAY
 TEST_F(SelftestAdversariesTest, RelayIsCaughtExactlyWhenPastTheDeadline) {
   Run({"2"});
   ExpectAll("2-relay-under-deadline", "pass");
@@ -115,6 +119,7 @@ TEST_F(SelftestAdversariesTest, RelayIsCaughtExactlyWhenPastTheDeadline) {
   EXPECT_EQ(Get("2-relay-over-deadline").spec.relay_link_us + 2, 8);
 }
 
+// threat-model: T-RELOCATE-HOST
 TEST_F(SelftestAdversariesTest, RelocationPassesOnlyOutsideThePlan) {
   Run({"3"});
   ExpectAll("3a-relocate-host-not-planned", "pass");  // check: host-memory-in-plan not held
@@ -129,6 +134,7 @@ TEST_F(SelftestAdversariesTest, RelocationPassesOnlyOutsideThePlan) {
 // stated; the per-run check holds (the node statement covers every device's unlabeled bytes, the
 // per-device figures are labelled diagnostics), while GPU 0's own diagnostic understates what it
 // kept: why no bound per device is stated.
+// threat-model: T-RELOCATE-RESERVE
 TEST_F(SelftestAdversariesTest, RelocationIntoAnotherReserveIsCoveredByTheNodeStatement) {
   Run({"3c-relocate-into-reserve"});
   ExpectAll("3c-relocate-into-reserve", "pass");
@@ -144,6 +150,7 @@ TEST_F(SelftestAdversariesTest, RelocationIntoAnotherReserveIsCoveredByTheNodeSt
 
 // 9: a profile that is not the authority's: the honest agent passes every run, and no verdict
 // states a bound (each says the profile is not signed by the authority).
+// threat-model: T-PROFILE-UNSIGNED
 TEST_F(SelftestAdversariesTest, UnsignedOrTamperedProfilesStateNoBound) {
   Run({"9"});
   ExpectAll("9a-unsigned-profile", "pass");
@@ -152,18 +159,21 @@ TEST_F(SelftestAdversariesTest, UnsignedOrTamperedProfilesStateNoBound) {
   EXPECT_EQ(Get("9b-tampered-profile").bounds_stated, 0u);
 }
 
+// threat-model: T-UNDER-FILL
 TEST_F(SelftestAdversariesTest, UnderFillFailsOnTheAllowedReserve) {
   Run({"4"});
   ExpectAll("4a-held-by-others", "shortCapacity");
   ExpectAll("4b-inflated-reserve", "shortCapacity");
 }
 
+// threat-model: T-DEDUP
 TEST_F(SelftestAdversariesTest, DedupAcrossDevicesIsCaught) {
   Run({"5"});
   ExpectAll("5a-dedup-whole-device", "wrongLabel");
   ExpectSampled("5b-dedup-partial", "wrongLabel");
 }
 
+// threat-model: T-WRONG-KEY
 TEST_F(SelftestAdversariesTest, WrongKeyMaterialIsCaught) {
   Run({"6"});
   ExpectAll("6a-wrong-seed", "wrongLabel");
@@ -171,6 +181,7 @@ TEST_F(SelftestAdversariesTest, WrongKeyMaterialIsCaught) {
   ExpectAll("6c-wrong-m", "wrongLabel");
 }
 
+// threat-model: T-PROTOCOL-CHEAT
 TEST_F(SelftestAdversariesTest, ProtocolCheatsAreCaught) {
   Run({"7"});
   ExpectAll("7a-replayed-answer", "protocolError");
@@ -188,6 +199,7 @@ TEST_F(SelftestAdversariesTest, ProtocolCheatsAreCaught) {
 // node-a's proof rounds after node-b's fill; the shell game (node-a drops 4 of 32 chunks while
 // node-b fills) is caught at the rate of its proof rounds or above; a copied order sent by a third
 // party never reaches the agent (each a per-run check: any run that breaks it fails the test).
+// threat-model: T-WAVE-SHELL-GAME
 TEST_F(SelftestAdversariesTest, WavesInStepAndCopiedOrders) {
   Run({"10"});
   ExpectAll("10a-honest-wave", "pass");

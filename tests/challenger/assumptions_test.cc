@@ -39,6 +39,7 @@ const AssumptionResult& Find(const std::vector<AssumptionResult>& all, const std
   return none;
 }
 
+// threat-model: T-EGRESS
 TEST(AssumptionsTest, EgressDuringTheSessionWindow) {
   SessionPlan plan = GpuNode();
   AssumptionInputs in;
@@ -74,6 +75,7 @@ TEST(AssumptionsTest, EgressDuringTheSessionWindow) {
   EXPECT_EQ(EgressBytes(UINT64_MAX, UINT64_MAX), UINT64_MAX);
 }
 
+// threat-model: T-EGRESS
 TEST(AssumptionsTest, MemoryNoPlanCoversIsListedWithItsSize) {
   // The table: an H200 has 50 MB of L2 and 132 SMs x (256 KiB registers + 256 KiB L1/shared).
   const auto h200 = OnChipMemoryOf("NVIDIA H200");

@@ -71,6 +71,7 @@ TEST_F(AuthorityDocumentsTest, SignedProfileWithItsSignedClassIsEndorsedAndCitab
   EXPECT_TRUE(std::equal(digest.begin(), digest.end(), wire.getDocumentDigest().begin()));
 }
 
+// threat-model: T-PROFILE-UNSIGNED
 TEST_F(AuthorityDocumentsTest, UnsignedAlteredOrForeignProfilesRunButAreNotEndorsed) {
   const AdversaryClasses classes = SignedClasses();
   // Plain text: loads, with the same parameters, but no signature.
@@ -113,6 +114,7 @@ TEST_F(AuthorityDocumentsTest, UnsignedAlteredOrForeignProfilesRunButAreNotEndor
             StatusCode::kInvalidArgument);
 }
 
+// threat-model: T-PROFILE-UNSIGNED
 TEST_F(AuthorityDocumentsTest, AProfileChangedAfterLoadingLosesTheEndorsement) {
   Profile p = Load(Signed(DocumentType::kParameterProfile, ProfileText(profile_), authority_), SignedClasses(), &key_);
   ASSERT_EQ(ProfileEndorsementProblem(p), "");
@@ -124,6 +126,7 @@ TEST_F(AuthorityDocumentsTest, AProfileChangedAfterLoadingLosesTheEndorsement) {
   EXPECT_EQ(wire.getAuthorityKeyId().size(), 0u);
 }
 
+// threat-model: T-CLASS-FOREIGN
 TEST_F(AuthorityDocumentsTest, TheClassMustBeTheAuthoritysSignedClass) {
   const std::string signed_profile = Signed(DocumentType::kParameterProfile, ProfileText(profile_), authority_);
   // Built-in classes: never signed.
@@ -157,6 +160,7 @@ TEST_F(AuthorityDocumentsTest, TheClassMustBeTheAuthoritysSignedClass) {
             std::string::npos);
 }
 
+// threat-model: T-FAST-CORE
 TEST_F(AuthorityDocumentsTest, BuiltInDefaultsAreNeverEndorsed) {
   auto p = LoadProfileDocument("", &key_, SignedClasses());
   ASSERT_TRUE(p.ok());

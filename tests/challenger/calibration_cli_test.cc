@@ -97,6 +97,7 @@ class CalibrationCliTest : public ::testing::Test {
   std::string dir_;
 };
 
+// threat-model: T-FAST-CORE
 TEST_F(CalibrationCliTest, PlanPrintsBothClassesAsJsonAndDrawsTheSvg) {
   CliRun r = Challenger("plan --gpus=8 --verify_rate=1e8 --challenger_cores=64 --json --plot=plan.svg");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -261,6 +262,7 @@ TEST_F(CalibrationCliTest, PlanReadsASignedNodeProfileAndRejectsATamperedOne) {
 // still hold a chunk when a stalled machine makes p99.9 up to ~150 ms (deadline 5 x p99.9). The class file is signed
 // with `sign`, calibrate writes a profile signed by the authority key, and `wipe` under both states a bound; under the
 // unsigned class file it states none and says why.
+// threat-model: T-FILL-DEADLINE
 TEST_F(CalibrationCliTest, CalibrateWritesASignedProfileOverTcpAboveTheDelayAndBelowTheFloor) {
   constexpr int64_t kRoundDelayMs = 1, kFillDelayMs = 200;
   constexpr uint64_t kCapacity = uint64_t{131072} * 32;  // 4 MiB of host memory: 2^17 labels
@@ -353,6 +355,8 @@ TEST_F(CalibrationCliTest, CalibrateWritesASignedProfileOverTcpAboveTheDelayAndB
 
 // The loopback calibration: too few chunks for the statement asked for (here 4 MiB at the
 // chosen m against N = 688). calibrate explains why and exits 1; nothing is written.
+// threat-model: T-SAFETY-LOW
+// threat-model: T-TARGET-MISSED
 TEST_F(CalibrationCliTest, CalibrateRefusesAProfileThatMissesItsTarget) {
   auto agents = ServeSlowAgents(0, 1);
   WriteInventory(agents->address(), uint64_t{131072} * 32);

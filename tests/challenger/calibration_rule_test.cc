@@ -3,7 +3,7 @@
 // deadline or lowers m; adversary-class files; profiles written by calibrate load back; the plan
 // calculator's numbers for the reference deployments of design-brief.md.
 //
-// Known answers are worked by hand from the rule (design-brief.md "The deadline rule"):
+// Known answers are worked by hand from the rule (docs/calibration.md "The rule"):
 //   floor(m) = 1.5 * m * c_node * t_min / safety; commodity-cpu (40 ns, 2): 30 ns * m;
 //   fpga-asic (5 ns, 2): 3.75 ns * m. At m = 2^14 the CPU floor is 491.52 us, at 2^17 the ASIC one.
 //   N = ceil(ln(1 - 0.999) / ln(1 - 0.01)) = ceil(687.31) = 688.
@@ -155,6 +155,7 @@ TEST(CalibrationRuleTest, SamplingKnownAnswers) {
 // a union bound the verdict stated 1.31%; sized for the node statement the planned R and q give at
 // most 1% with 688 chunks in all (77 per device, R = 2, q = 39), and the verdict's own arithmetic
 // (bound.h) on the planned counts agrees.
+// threat-model: T-STATEMENT-WEAK
 TEST(CalibrationRuleTest, PlannedRoundsGiveTheTargetForTheNodeStatement) {
   const std::vector<uint64_t> nine(9, 4600);
   auto s = ChooseSampling(nine, Policy(kCpu));
@@ -179,6 +180,7 @@ TEST(CalibrationRuleTest, PlannedRoundsGiveTheTargetForTheNodeStatement) {
   EXPECT_GT(MissingFractionBound(PerDeviceConfidence(0.999, 9), 77), 0.05);
 }
 
+// threat-model: T-FILL-DEADLINE
 TEST(CalibrationRuleTest, FillDeadlineFromTheMeasurementNeverWidenedByClaims) {
   const CalibrationPolicy p = Policy(kCpu);  // slack 0.5
   auto measured = ChooseFillDeadline(10'000'000, 0, p);
@@ -275,6 +277,8 @@ TEST(CalibrationRuleTest, DerivedProfileMeetsTheRuleAndLoadsBack) {
   EXPECT_EQ(loaded->order_ttl_us, p.order_ttl_us);
 }
 
+// threat-model: T-SAFETY-LOW
+// threat-model: T-TARGET-MISSED
 TEST(CalibrationRuleTest, DerivationRefusesAndWarns) {
   // No m for the ASIC class: nothing is derived.
   auto refused = DeriveCalibratedProfile(Inputs(5000, 40'000'000), Policy(kAsic));
@@ -451,6 +455,7 @@ TEST(CalibrationRuleTest, SubPicosecondSequentialClaimStillWarns) {
   EXPECT_EQ(FormatPicoseconds(32552.7), "32552");
 }
 
+// threat-model: T-FAST-CORE
 TEST(AdversaryClassesTest, DefaultsFileAndErrors) {
   const AdversaryClasses built_in = DefaultAdversaryClasses();
   ASSERT_EQ(built_in.classes.size(), 2u);
@@ -500,6 +505,7 @@ PlanInputs H200Node() {
   return in;
 }
 
+// threat-model: T-STATEMENT-WEAK
 TEST(PlanCalculatorTest, ReferenceDeploymentBothClasses) {
   auto r = ComputeFleetPlan(H200Node());
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -143,6 +143,7 @@ TEST_F(CalibrationSessionTest, SlowerRoundsRaiseMAndAnUncoverableDelayIsRefused)
             StatusCode::kFailedPrecondition);
 }
 
+// threat-model: T-FILL-DEADLINE
 TEST_F(CalibrationSessionTest, NodeClaimsOnlyTighten) {
   const AdversaryClass cpu{"commodity-cpu", 40'000, 2.0};
   NodeProfile claims;

@@ -2,6 +2,7 @@
 // from every RPC (startSession as a Status, a plain exception or a disconnect; round; finish; abort)
 // and a huge device note are cut where they enter (failure.h PeerText), and every session ends in
 // a signed verdict and receipt in the ledger, in process (pipe) and in wave runs over TCP (serve).
+// threat-model: T-HOSTILE-AGENT
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 #include <unistd.h>
@@ -355,6 +356,7 @@ TEST(WaveSyncTest, LeaveReleasesTheOthers) {
 
 // The wave is done only when every member reported its fill and its proof rounds; a failed member
 // counts as done at once, so the others stop waiting for it.
+// threat-model: T-WAVE-SHELL-GAME
 TEST(WaveSyncTest, DoneNeedsEveryMembersFillAndProof) {
   WaveSync sync({"a", "b", "c"});
   std::thread ready_b([&] { sync.ArriveReady("b", true); });

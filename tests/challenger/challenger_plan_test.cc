@@ -1,6 +1,7 @@
 // Session plans (chunk-aligned, disjoint, reserve respected, signed orders that pass the shape
 // check) and challenge indices (distinct chunks per round, in range, per-device counts, fresh per
 // session), and the expected-label worker against the reference labeler.
+// threat-model: T-PARTIAL-192
 #include <gtest/gtest.h>
 
 #include <cstring>

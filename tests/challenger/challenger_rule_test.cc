@@ -176,6 +176,7 @@ TEST(BoundTest, AnUncheckedDeviceCountsInFull) {
 // The numbers: nine equal devices, N = 688 chunks each, c = 0.999. The old union bound
 // stated 1.31% per device; the node statement over the same checks is 0.11% of the planned bytes,
 // and the 1% target needs only 688 chunks in all (calibration_rule.h plans that).
+// threat-model: T-STATEMENT-WEAK
 TEST(BoundTest, NineDevicesUnionVersusNodeStatement) {
   const uint64_t planned = uint64_t{140} << 30;
   std::vector<DeviceBoundInput> nine(9, {planned, planned, 688});
@@ -190,6 +191,7 @@ TEST(BoundTest, NineDevicesUnionVersusNodeStatement) {
 // Why per-device statements are unsound: a prover moves labels of device 0 into device 1's reserve,
 // keeps device 0's memory for itself, and every label answers. Device 0's per-device figure then
 // understates what device 0 kept unwiped; the node statement, reserves in full, still covers it.
+// threat-model: T-RELOCATE-RESERVE
 TEST(BoundTest, RelocationIntoAnotherReserveBreaksPerDeviceFiguresNotTheNodeStatement) {
   const uint64_t chunk = 256 * 32, planned = 32 * chunk, reserve = 16 * chunk;
   const std::vector<DeviceBoundInput> devices = {{planned + reserve, planned, 12}, {planned + reserve, planned, 12}};

@@ -95,6 +95,7 @@ class SessionTest : public ::testing::Test {
 // The challenger draws every challenge and computes its expected labels before it sends the order
 // (no window between the fill report and round 0): with expected labels that take 300 ms more, the
 // agent sees the order no sooner than 300 ms after the session started, and the session passes.
+// threat-model: T-EARLY-FILL
 TEST_F(SessionTest, OrderGoesOutOnlyOnceExpectedLabelsAreReady) {
   expected_labels_delay_us_ = 300'000;
   const auto started = std::chrono::steady_clock::now();
@@ -105,6 +106,8 @@ TEST_F(SessionTest, OrderGoesOutOnlyOnceExpectedLabelsAreReady) {
   EXPECT_GE(outcome.rounds.size(), 17u);
 }
 
+// threat-model: T-HONEST
+// threat-model: T-IDLE-DEVICE
 TEST_F(SessionTest, HonestAgentPassesWithSignedVerifiableVerdict) {
   SessionOutcome outcome = Run({}, testing::TestProfile());
   ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
@@ -218,6 +221,9 @@ TEST_F(SessionTest, BoundStatedOnlyWithCalibratedProfileMeetingTheRule) {
 
 // Who vouches for the profile: only one the authority signed, unchanged, with the authority's
 // signed class and a safety factor of at least 1.5, states a bound; the statement says why not.
+// threat-model: T-CLASS-FOREIGN
+// threat-model: T-PROFILE-UNSIGNED
+// threat-model: T-SAFETY-LOW
 TEST_F(SessionTest, NoBoundUnlessTheAuthorityVouchesForTheProfile) {
   auto statement_of = [this](const Profile& p) {
     SessionOutcome outcome = Run({}, p);
@@ -320,6 +326,7 @@ TEST_F(SessionTest, CapacityAssumptionSaysItIsTheNodesOwnReport) {
   EXPECT_TRUE(found);
 }
 
+// threat-model: T-HIDDEN
 TEST_F(SessionTest, BlankChunksAreCaughtAsWrongLabel) {
   // Every 10th chunk zeroed: ~10% of the memory kept for itself.
   SessionOutcome outcome = Run(testing::BlankChunks(), testing::TestProfile());
@@ -386,6 +393,7 @@ TEST_F(SessionTest, LateFill) {
   EXPECT_FALSE(log_.holds_memory);
 }
 
+// threat-model: T-UNDER-FILL
 TEST_F(SessionTest, ShortCapacityWhateverTheNoteSays) {
   SessionOutcome outcome = Run(testing::ShortCapacity(), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
@@ -408,6 +416,7 @@ TEST_F(SessionTest, ReportSignedByAnotherKeyIsBadSignature) {
   EXPECT_EQ(outcome.failure.reason, FailureReason::BAD_SIGNATURE) << outcome.failure.Describe();
 }
 
+// threat-model: T-PROTOCOL-CHEAT
 TEST_F(SessionTest, TranscriptMismatchFailsTheSessionAfterFinish) {
   SessionOutcome outcome = Run(Cheat(DeviationKind::kTranscriptMismatch), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
@@ -436,6 +445,7 @@ TEST_F(SessionTest, TranscriptMismatchFailsTheSessionAfterFinish) {
 // pending, so whatever labels round 0 draws are wrong: the outcome holds with certainty. (With only
 // part of the chunks pending, round 0's draws miss them by chance; selftest scenario 7f measures
 // that rate against its theory.)
+// threat-model: T-EARLY-FILL
 TEST_F(SessionTest, EarlyFillReportIsCaughtByRoundZero) {
   Deviation early = Cheat(DeviationKind::kEarlyFillReport);
   early.hidden_fraction = 1.0;
@@ -449,6 +459,7 @@ TEST_F(SessionTest, EarlyFillReportIsCaughtByRoundZero) {
 // 7g. A node that drops the connection rather than answer a round asking for a chunk it does not
 // hold fails: the disconnect after the round's indices were sent is its failed wipe, not a benign
 // "re-run me" (which would give it fresh draws until it is lucky).
+// threat-model: T-DISCONNECT
 TEST_F(SessionTest, DisconnectWhenAskedForHiddenChunksIsTheNodesFailure) {
   Deviation hide = Cheat(DeviationKind::kDisconnectOnHidden);
   hide.hidden_fraction = 0.25;
@@ -463,6 +474,7 @@ TEST_F(SessionTest, DisconnectWhenAskedForHiddenChunksIsTheNodesFailure) {
 
 // A node that reports its fill but withholds one device's notice cannot keep the session (and its
 // wave) waiting: each notice is due within its own fill wait limit (deadline + 10 s).
+// threat-model: T-WITHHELD-NOTICE
 TEST_F(SessionTest, AWithheldFillNoticeFailsTheSessionAtItsWaitLimit) {
   Profile profile = testing::TestProfile();
   profile.fill_deadline_us = 1'000;
@@ -474,6 +486,7 @@ TEST_F(SessionTest, AWithheldFillNoticeFailsTheSessionAtItsWaitLimit) {
 }
 
 // A notice that arrives after the report must say what the report said of its device.
+// threat-model: T-NOTICE-DIFFERS
 TEST_F(SessionTest, ANoticeAfterTheReportThatDiffersFromItFails) {
   SessionOutcome outcome = Run(Cheat(DeviationKind::kLateNoticeDiffers), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
@@ -511,6 +524,7 @@ TEST_F(SessionTest, RefusedOrderCarriesTheAgentsText) {
   EXPECT_EQ(log_.aborts, 0);  // the agent holds nothing: no abort for it to log as ignored
 }
 
+// threat-model: T-PROTOCOL-CHEAT
 TEST_F(SessionTest, WrongRoundIndexIsProtocolError) {
   SessionOutcome outcome = Run(Cheat(DeviationKind::kWrongRoundIndex), testing::TestProfile());
   EXPECT_EQ(outcome.failure.reason, FailureReason::PROTOCOL_ERROR);

@@ -149,6 +149,7 @@ TEST(TcpSessionTest, UnreachableAgentIsRecordedAsDisconnected) {
   EXPECT_EQ(sink.records()[2].kind, proto::LedgerRecordKind::VERDICT);
 }
 
+// threat-model: T-WAVE-VERDICT
 TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33));
   auto b = testing::ServeTestAgent(testing::TestKey(0x44), testing::BlankChunks());
@@ -219,6 +220,7 @@ TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
 // node's inventory entry pins node-b's certificate, and the agent at its address holds node-a's
 // key) is reported as a failed connection naming why, and gets no call, the order least of all: the
 // challenger checks the agent's certificate as its side of the handshake ends, before any message.
+// threat-model: T-IMPOSTOR-AGENT
 TEST(TcpSessionTest, AnAgentThatIsNotThePinnedNodeIsRefused) {
   testing::AgentLog log;
   auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, testing::TestKeyPublic(0x11),
@@ -247,6 +249,7 @@ TEST(TcpSessionTest, AnAgentThatIsNotThePinnedNodeIsRefused) {
 }
 
 // Without a pinned certificate there is no session: no plaintext fallback.
+// threat-model: T-IMPOSTOR-AGENT
 TEST(TcpSessionTest, ANodeWithoutAPinnedCertificateIsNotConnectedTo) {
   auto agent = testing::ServeTestAgent(testing::TestKey(0x33));
   Inventory inventory = testing::TestInventory();
@@ -268,6 +271,7 @@ TEST(TcpSessionTest, ANodeWithoutAPinnedCertificateIsNotConnectedTo) {
 
 // A challenger whose key the agent does not pin completes no call either (the agent's side of the
 // same pinning): its session fails without the agent taking anything.
+// threat-model: T-UNPINNED-CLIENT
 TEST(TcpSessionTest, AChallengerTheAgentDoesNotPinIsRefused) {
   auto agent = testing::ServeTestAgent(testing::TestKey(0x33));
   Inventory inventory = testing::TestInventory();

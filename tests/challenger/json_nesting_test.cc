@@ -1,6 +1,7 @@
 // Deeply nested JSON is refused before any parser or recursive code sees it (common/json_nesting.h):
 // the pre-scan itself, ParseJsonText (inventory, profiles, adversary classes), the signed node
 // profile, `ledger verify --export/--expect_head` and `selftest --render`.
+// threat-model: T-HOSTILE-JSON
 #include "common/json_nesting.h"
 
 #include <gtest/gtest.h>

@@ -245,6 +245,7 @@ struct Forgery {
   }
 };
 
+// threat-model: T-AUDIT-REWRITE
 class LedgerAuditTest : public ::testing::Test {
  protected:
   LedgerAuditTest() : io_(kj::setupAsyncIo()) {}
@@ -479,6 +480,7 @@ TEST_F(LedgerAuditTest, OrderWithoutVerdictIsNoVerdict) {
 // ---------------------------------------------------------------------------------------------
 // The document: keys, schema, envelopes.
 
+// threat-model: T-AUDIT-FOREIGN-KEYS
 TEST_F(LedgerAuditTest, DocumentsThatCannotBeAuditedAreRefused) {
   RunSession();
   const Json document = Export();
@@ -522,6 +524,7 @@ TEST_F(LedgerAuditTest, ExportCarriesTheKeysAndTheSchemaDigest) {
   EXPECT_EQ(document["nodes"][0]["key_id"], proto::KeyIdHex(proto::KeyIdOf(testing::TestKeyPublic(0x33))));
 }
 
+// threat-model: T-AUDIT-FOREIGN-KEYS
 TEST_F(LedgerAuditTest, NodeKeysAreTiedToTheOrdersKeyId) {
   RunSession();
   // No node keys: nothing node-signed can be checked.
@@ -565,6 +568,7 @@ TEST_F(LedgerAuditTest, ARecordKindTheAuditorDoesNotCheckFailsClosed) {
   EXPECT_THAT(s.status.message(), HasSubstr("waveVerdict record (ledger entry 1): this auditor does not check"));
 }
 
+// threat-model: T-AUDIT-FOREIGN-KEYS
 TEST_F(LedgerAuditTest, OrderMustBeSignedByThePinnedAuthorityAndNameThePinnedChallenger) {
   RunSession();
   Status status = AuditForged([](Forgery& f) { f.authority = testing::TestKey(0x44); });
@@ -620,6 +624,7 @@ TEST_F(LedgerAuditTest, TimingRowsMustAgreeWithTheRecords) {
 // Each round's send time (sentAfterOrderUs) must fit the session: one round in flight at a time,
 // a device challenged only from its notice on, a proof round only after the report and every
 // notice; and a verdict must place its rounds (orderSentAtUnixUs), or no wave can line them up.
+// threat-model: T-WAVE-TIMELINE
 TEST_F(LedgerAuditTest, RoundSendTimesMustFitTheSession) {
   RunSession();  // on a simulated clock that rounds do not move: every round sent at the fill
   // The challenger re-signs a timeline of its own: both notices at 50 us, the report at 60 us,
@@ -696,6 +701,7 @@ TEST_F(LedgerAuditTest, APassWithALateRoundFails) {
                                           "1000 us"));
 }
 
+// threat-model: T-WAVE-SHELL-GAME
 TEST_F(LedgerAuditTest, APassNeedsRoundsOnEveryDevice) {
   RunSession();
   Status status = AuditForged([](Forgery& f) {
@@ -905,6 +911,7 @@ TEST_F(LedgerAuditTest, AnUncalibratedSessionCannotClaimABound) {
 
 // The authority signs the order; a profile endorsement in it that names another key (a profile
 // signed by someone else, copied into an order) is no endorsement: no bound may be stated from it.
+// threat-model: T-PROFILE-UNSIGNED
 TEST_F(LedgerAuditTest, AProfileEndorsedByAnotherKeyStatesNoBound) {
   const SessionOutcome outcome = RunSession({}, testing::CalibratedTestProfile());
   ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();

@@ -1,5 +1,6 @@
 // `wipeproof-challenger ledger show|verify|export`: outputs, exit codes and the auditor's round trip
 // (export with the signed head, later verify that the ledger still extends it).
+// threat-model: T-EXPORT-FORGED
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

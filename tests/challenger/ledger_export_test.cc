@@ -1,5 +1,6 @@
 // `ledger export`: the JSON document carries the signed head, which verifies under the challenger's
 // public key and matches the ledger; with envelopes the document alone re-verifies the chain.
+// threat-model: T-EXPORT-FORGED
 #include "challenger/ledger/ledger_export.h"
 
 #include <gmock/gmock.h>

@@ -1,6 +1,7 @@
 // Ledger faults (issue 6): a challenger killed mid-append or mid-session leaves a ledger that is
 // intact and verifiable after restart; a full disk makes appends fail with RESOURCE_EXHAUSTED
 // ("refusing new sessions") without losing or corrupting what is already recorded.
+// threat-model: T-LEDGER-FULL
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -26,6 +26,7 @@ using ledger_test::TempDir;
 using ledger_test::UpdateEnvelope;
 using ::testing::HasSubstr;
 
+// threat-model: T-LEDGER-TAMPER
 class LedgerTamperTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -268,6 +269,7 @@ TEST_F(LedgerTamperTest, HonestExportVerifiesEveryEntry) {
   EXPECT_TRUE(result->whole_chain);
 }
 
+// threat-model: T-EXPORT-FORGED
 TEST_F(LedgerTamperTest, ExportWithForgedVerdictSummaryIsDetected) {
   // Entry 9 is session 2's verdict, a pass of node-a; the forger edits only its summary.
   const auto document = ExportNow(true);
@@ -300,6 +302,7 @@ TEST_F(LedgerTamperTest, ExportWithForgedVerdictSummaryIsDetected) {
   EXPECT_THAT(status.message(), HasSubstr("summary.audited is not in the signed record"));
 }
 
+// threat-model: T-EXPORT-FORGED
 TEST_F(LedgerTamperTest, ExportWithForgedDigestsIsDetected) {
   const auto document = ExportNow(true);
   auto record_digest = document;

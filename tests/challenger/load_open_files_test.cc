@@ -2,6 +2,7 @@
 // makes at start, raising the soft limit, and `serve` itself under a low limit: it raises the soft
 // limit as far as its waves need (up to the hard one), and refuses at start a wave that cannot fit
 // under the hard limit. Each test runs in its own process (ctest), so changing limits is local.
+// threat-model: T-LOAD
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>

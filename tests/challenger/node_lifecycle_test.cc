@@ -150,6 +150,7 @@ class ReceiptLosingSink final : public RecordSink {
   testing::MemoryRecordSink inner_;
 };
 
+// threat-model: T-RESUME-UNRECORDED
 TEST(WaveLifecycleTest, APassThatDidNotReachTheLedgerIsNotResumed) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33));
   auto b = testing::ServeTestAgent(testing::TestKey(0x44));
@@ -298,6 +299,7 @@ TEST(LifecycleSpecTest, ANodesOwnOverridesItsWavesAndNoneTurnsItOff) {
 
 // A scheduler name is one node of the scheduler: two inventory nodes on it (a pass of one would
 // resume the other's failed wipe), a host list or an option are refused.
+// threat-model: T-SCHEDULER-NAME
 TEST(LifecycleSpecTest, SchedulerNamesAreUniqueSingleHostsAndNeverOptions) {
   const std::string keys = std::string("\"public_key\": \"") + std::string(64, '0') + "\"";
   auto parse = [&](const std::string& a_sched, const std::string& b_sched) {

@@ -86,6 +86,7 @@ WaveRun RunOnce(const Deviation& a_deviation, adversary::RelayDelays b_delays = 
   return run;
 }
 
+// threat-model: T-WAVE-SHELL-GAME
 TEST(WaveShellGameTest, TheHonestSlowWavePassesAndProvesOnlyAfterTheLastFill) {
   for (int i = 0; i < 3; ++i) {
     WaveRun run = RunOnce({});
@@ -213,6 +214,7 @@ std::vector<testing::StoredRecord> MoveMember(std::vector<testing::StoredRecord>
 // (orderSentAfterWaveUs). node-a's timeline moved 400 ms earlier (its proof rounds now before
 // node-b's fill, 300 ms late) fails the audit on either clock; 20 ms earlier passes only the wall
 // clock's check of wave verdicts written before orderSentAfterWaveUs (50 ms tolerance).
+// threat-model: T-WAVE-TIMELINE
 TEST(WaveShellGameTest, TheAuditPlacesEveryMembersProofRoundsAfterTheLastFill) {
   WaveRun run = RunOnce({});
   ASSERT_TRUE(run.a.pass) << run.a.failure.Describe();
@@ -242,6 +244,7 @@ TEST(WaveShellGameTest, TheAuditPlacesEveryMembersProofRoundsAfterTheLastFill) {
 // On the wave clock the tolerance is its granularity (1 ms), not 50 ms + 0.1% of the fill: node-a's
 // first proof round placed exactly 5 ms before node-b's last fill fails with orderSentAfterWaveUs,
 // and the same placement passes the wall-clock check that wave verdicts written before it get.
+// threat-model: T-WAVE-TIMELINE
 TEST(WaveShellGameTest, OnTheWaveClockAProofRoundFiveMillisecondsBeforeAFillFails) {
   WaveRun run = RunOnce({});
   ASSERT_TRUE(run.a.pass) << run.a.failure.Describe();
@@ -279,6 +282,7 @@ TEST(WaveShellGameTest, OnTheWaveClockAProofRoundFiveMillisecondsBeforeAFillFail
 // A neighbour that reports its fill at once but sends its device's notice 300 ms later (that
 // device could still hold node-a's checkpoint): node-b is not filled for the wave before that
 // notice, so node-a's proof rounds wait for it.
+// threat-model: T-WAVE-SHELL-GAME
 TEST(WaveShellGameTest, ProofRoundsWaitForTheNeighboursLastNoticeNotItsReport) {
   adversary::RelayDelays late_notice;
   late_notice.notice_extra_device = 0;
@@ -303,6 +307,7 @@ TEST(WaveShellGameTest, ProofRoundsWaitForTheNeighboursLastNoticeNotItsReport) {
   EXPECT_EQ(proof_rounds, kProofRounds);
 }
 
+// threat-model: T-WAVE-SHELL-GAME
 TEST(WaveShellGameTest, ANodeThatDropsItsLabelsAfterTheProofRoundsIsCaught) {
   Deviation drop = testing::Cheat(DeviationKind::kDropAfterRounds);
   drop.round = kProofRounds;  // what a v1 order disclosed as the round count
@@ -330,6 +335,7 @@ TEST(WaveShellGameTest, ANodeThatDropsItsLabelsAfterTheProofRoundsIsCaught) {
 // labels on each of node-a's 2 devices: it passes with probability 0.95^512 ~ 4e-12. (Were the
 // proof rounds sent at the notice, as before, a node dropping after them would meet only holding
 // rounds of 2 x 4 labels while its neighbour fills.)
+// threat-model: T-WAVE-SHELL-GAME
 TEST(WaveShellGameTest, ASmallDropWhileTheNeighbourFillsIsCaughtByTheProofRounds) {
   Deviation drop = testing::Cheat(DeviationKind::kDropAfterRounds);
   drop.round = 1;  // right after the round of its fill notice
@@ -353,6 +359,7 @@ TEST(WaveShellGameTest, ASmallDropWhileTheNeighbourFillsIsCaughtByTheProofRounds
 // order. A wave verdict that moves node-a's order 150 ms later on the wave clock only (its proof
 // rounds still after node-b's fill there, 300 ms late) disagrees with the wall clock and fails;
 // moved 20 ms it agrees (within 50 ms) and passes.
+// threat-model: T-WAVE-TIMELINE
 TEST(WaveShellGameTest, TheWaveClockMustAgreeWithTheWallClock) {
   WaveRun run = RunOnce({});
   ASSERT_TRUE(run.a.pass) << run.a.failure.Describe();
@@ -370,6 +377,7 @@ TEST(WaveShellGameTest, TheWaveClockMustAgreeWithTheWallClock) {
 
 // A wave verdict replayed (or re-signed) to list a member session another wave verdict lists: an
 // honest challenger runs each member session in one wave run.
+// threat-model: T-WAVE-TIMELINE
 TEST(WaveShellGameTest, AMemberSessionListedByTwoWaveVerdictsFails) {
   WaveRun run = RunOnce({});
   ASSERT_TRUE(run.wave_pass);

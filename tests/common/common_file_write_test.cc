@@ -1,5 +1,6 @@
 // WriteFileReplacing (common/file_write.h): replaces regular files atomically, writes through to
 // devices and FIFOs, and never follows or replaces a symlink, directory or planted temporary file.
+// threat-model: T-OUTPUT-PATHS
 #include <gtest/gtest.h>
 
 #include <fcntl.h>

@@ -78,6 +78,7 @@ TEST_F(MetricsHttpServerTest, ServesMetricsHealthAndNotFoundOnTheCallersLoop) {
 
 // A flood of connections that send nothing cannot hold more than kMetricsMaxConnections: the next
 // one is closed at once (reads end), and once the flood leaves the endpoint answers again.
+// threat-model: T-METRICS-FLOOD
 TEST_F(MetricsHttpServerTest, ConnectionsOverTheCapAreClosedAndTheServerRecovers) {
   MetricsHttpServer server(registry_, *io_.provider, io_.provider->getTimer());
   auto port = server.Listen("127.0.0.1:0", io_.waitScope);

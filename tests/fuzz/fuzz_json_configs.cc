@@ -5,6 +5,7 @@
 //   2 profile (challenger/parameters/parameter_profile.h ParseProfileJson, which validates too)
 //   3 adversary classes (challenger/parameters/adversary_classes.h ParseAdversaryClassesJson)
 // All three go through ParseJsonText (json_fields.h: duplicate keys, typed fields, paths in errors).
+// threat-model: T-HOSTILE-JSON
 #include "challenger/fleet/inventory.h"
 #include "challenger/parameters/adversary_classes.h"
 #include "challenger/parameters/parameter_profile.h"

@@ -2,6 +2,7 @@
 // the input is the JSON document, parsed as cli_ledger.cc does (nlohmann::ordered_json), then
 // VerifyExportedHead and VerifyLedgerExport under the fixed challenger key. Signatures stop
 // random heads; the document's shape checks and hex decoding are what this reaches.
+// threat-model: T-HOSTILE-JSON
 #include "challenger/ledger/ledger_export.h"
 #include "tests/fuzz/fuzz_util.h"
 

@@ -6,6 +6,7 @@
 //      verified and parsed: the parse after the signature check
 // and a parsed profile is reduced to claims for a two-device plan (ClaimsFromNodeProfile,
 // NodeFillEstimateUs), as `calibrate` does.
+// threat-model: T-HOSTILE-JSON
 #include "challenger/calibration/node_profile_claims.h"
 #include "proto/node_profile.h"
 #include "tests/fuzz/fuzz_util.h"

@@ -296,6 +296,7 @@ TEST(DeviceProgram, CheckAcceptsEveryBuiltProgramAndNamesEachCorruption) {
 // A launch whose team or program does not fit its bounds ends with a fault bit instead of
 // searching past its step forever (or addressing another chunk's labels): a chunk divider made for
 // a smaller C (units past the step's last op), and a step whose op range is empty.
+// threat-model: T-DEVICE-LOST
 TEST(TeamExecutor, AnInconsistentLaunchRaisesAFaultAndEnds) {
   const RegionSpec spec = Spec(LabelFormat::kC1, 1000, 0, 3000);
   for (int corruption = 0; corruption < 2; ++corruption) {

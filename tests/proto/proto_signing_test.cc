@@ -56,6 +56,7 @@ void FillOrder(WipeOrder::Builder order, size_t session_id_bytes = kSessionIdByt
   order.setHostMemoryInPlan(true);
 }
 
+// threat-model: T-ORDER-FORGED
 class ProtoSigningTest : public ::testing::Test {
  protected:
   void SetUp() override {

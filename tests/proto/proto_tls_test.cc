@@ -119,6 +119,7 @@ TEST(TlsCertificateTest, TheCertificateIsAPureFunctionOfTheKey) {
 }
 
 // Each check of PinCertificate, on a certificate that passes every other one.
+// threat-model: T-BAD-PIN
 TEST(TlsCertificateTest, PinningRefusesEveryCertificateThatDoesNotBindTheExpectedKey) {
   const KeyPair node = Key(0x33), other = Key(0x44);
   const std::string name = CertificateName(KeyIdOf(node.public_key));
@@ -194,6 +195,7 @@ TEST(TlsChannelTest, MutualHandshakeAuthenticatesTheClientAsThePinnedKey) {
   EXPECT_EQ((*server)->own_name(), CertificateName(KeyIdOf(node.public_key)));
 }
 
+// threat-model: T-UNPINNED-CLIENT
 TEST(TlsChannelTest, ClientsWithoutTheBoundCertificateAreRefused) {
   auto io = kj::setupAsyncIo();
   const KeyPair node = Key(0x33), challenger = Key(0x22), stranger = Key(0x55);
@@ -219,6 +221,7 @@ TEST(TlsChannelTest, ClientsWithoutTheBoundCertificateAreRefused) {
   EXPECT_FALSE(h.client_is.has_value());
 }
 
+// threat-model: T-IMPOSTOR-AGENT
 TEST(TlsChannelTest, AClientRefusesAServerThatIsNotThePinnedNode) {
   auto io = kj::setupAsyncIo();
   const KeyPair node = Key(0x33), impostor = Key(0x44), challenger = Key(0x22);
@@ -267,6 +270,7 @@ bool RawClientHandshake(int fd, int max_version, const KeyPair& key) {
 
 // Only TLS 1.3 completes, even for a client with the pinned certificate: KJ 0.9.2 cannot set a
 // TLS 1.3 minimum, and kTls12CipherList leaves no TLS 1.2 suite an Ed25519 certificate can use.
+// threat-model: T-TLS-DOWNGRADE
 TEST(TlsChannelTest, OnlyTls13Completes) {
   auto io = kj::setupAsyncIo();
   const KeyPair node = Key(0x33), challenger = Key(0x22);

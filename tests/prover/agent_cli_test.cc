@@ -133,6 +133,7 @@ TEST(AgentCli, KeygenWritesKeyFilesAndRefusesToOverwrite) {
   EXPECT_EQ(RunProver("keygen").exit_code, 2);
 }
 
+// threat-model: T-UNPINNED-CLIENT
 TEST(AgentCli, ServeRefusesBadStartUps) {
   const std::string dir = TestDir("refusals");
   const std::string keys = WriteTestKeys(dir);
@@ -400,6 +401,7 @@ class ServeProcess {
   FILE* out_ = nullptr;
 };
 
+// threat-model: T-UNPINNED-CLIENT
 TEST(AgentCli, ServeRunsASessionOverTcp) {
   const std::string dir = TestDir("serve");
   WriteTestKeys(dir);

@@ -254,6 +254,7 @@ TEST_F(AgentCoreTest, FinishAfterAFailedRoundStillSignsTheTranscript) {
 // ----------------------------------------------------------------------------------------------
 // Refused orders: each with its reason, nothing held, the agent still usable.
 
+// threat-model: T-ORDER-REPLAYED
 TEST_F(AgentCoreTest, ReplayedSessionIdIsRefused) {
   AgentCore& core = MakeHost();
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
@@ -279,6 +280,7 @@ TEST_F(AgentCoreTest, RefusedOrderCannotBeReplayedEither) {
   ExpectNothingHeld();
 }
 
+// threat-model: T-ORDER-REPLAYED
 TEST_F(AgentCoreTest, ExpiredOrderIsRefused) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
@@ -300,6 +302,7 @@ TEST_F(AgentCoreTest, ExpiredOrderIsRefused) {
   ExpectNothingHeld();
 }
 
+// threat-model: T-ORDER-REPLAYED
 TEST_F(AgentCoreTest, OrderFromTheFutureIsRefused) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
@@ -328,6 +331,7 @@ TEST_F(AgentCoreTest, OrderIssuedBeforeTheAgentStartedIsRefused) {
 // The replay the start check exists for: an order seen, then the agent restarts (its replay set,
 // in memory, is gone). No clock-skew allowance may apply here, or an order seen within the skew
 // before the restart would be accepted again after it.
+// threat-model: T-ORDER-REPLAYED
 TEST_F(AgentCoreTest, OrderSeenBeforeARestartIsRefusedAfterIt) {
   MakeHost();
   clock_.Advance(10'000'000);
@@ -380,6 +384,7 @@ TEST_F(AgentCoreTest, LongLivedOrderIsRefused) {
   ExpectNothingHeld();
 }
 
+// threat-model: T-ORDER-FORGED
 TEST_F(AgentCoreTest, WronglySignedOrderIsRefused) {
   AgentCore& core = MakeHost();
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_, agent_test::ChallengerKey());
@@ -392,6 +397,7 @@ TEST_F(AgentCoreTest, WronglySignedOrderIsRefused) {
   ExpectNothingHeld();
 }
 
+// threat-model: T-ORDER-FORGED
 TEST_F(AgentCoreTest, TamperedOrderFailsTheSignatureBeforeParsing) {
   AgentCore& core = MakeHost();
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
@@ -414,6 +420,7 @@ TEST_F(AgentCoreTest, TamperedOrderFailsTheSignatureBeforeParsing) {
 // A copy of a valid order (orders are no secret: the ledger keeps them) delivered by a third party,
 // on a connection authenticated as another key or not authenticated at all, is refused before any
 // memory is taken and without burning its session id: the challenger it names can still deliver it.
+// threat-model: T-COPIED-ORDER
 TEST_F(AgentCoreTest, OrderOnAConnectionNotAuthenticatedAsItsChallengerIsRefused) {
   AgentCore& core = MakeHost();
   const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_);
@@ -433,6 +440,7 @@ TEST_F(AgentCoreTest, OrderOnAConnectionNotAuthenticatedAsItsChallengerIsRefused
   ExpectNothingHeld();
 }
 
+// threat-model: T-ORDER-FORGED
 TEST_F(AgentCoreTest, OrderForAnotherNodeIsRefused) {
   AgentCore& core = MakeHost();
   OrderSpec spec;
@@ -491,6 +499,7 @@ TEST_F(AgentCoreTest, DeviceShortOfAvailableMemoryIsRefused) {
   ExpectNothingHeld();
 }
 
+// threat-model: T-DEVICE-ERROR
 TEST_F(AgentCoreTest, AcquireShortfallReleasesTheOtherDevices) {
   // The GPU said it had room, but another process took it before the agent could: the host
   // memory acquired meanwhile is given back.
@@ -541,6 +550,7 @@ TEST_F(AgentCoreTest, SecondOrderDuringASessionIsRefused) {
 // A device is challenged from its own fill notice on, while the others still fill; a round that
 // names a device before its notice exists ends the session (the node never answers for labels it
 // has not claimed), and the fill still running stops and frees its memory.
+// threat-model: T-IDLE-DEVICE
 TEST_F(AgentCoreTest, DevicesAreChallengedFromTheirOwnNoticeOnly) {
   FillGate gpu_gate;
   agent_test::FakeDeviceOptions gpu;
@@ -678,6 +688,7 @@ TEST_F(AgentCoreRoundTest, OversizedRoundEndsTheSession) {
   ExpectEnded("ChallengeRound");
 }
 
+// threat-model: T-SESSION-HIJACK
 TEST_F(AgentCoreRoundTest, OtherConnectionsCannotDriveTheSession) {
   Round round;
   EXPECT_TRUE(HasError(AnswerRound(round, spec_.session_id, 0, {{0, {5}}}, /*from=*/2), StatusCode::kPermissionDenied,
@@ -691,6 +702,7 @@ TEST_F(AgentCoreRoundTest, OtherConnectionsCannotDriveTheSession) {
   ExpectNothingHeld();
 }
 
+// threat-model: T-SESSION-HIJACK
 TEST_F(AgentCoreRoundTest, OtherConnectionsCannotAbortTheSession) {
   // The session id is no secret (status shows it); only the owner may end the session with it.
   EXPECT_TRUE(core_->OwnsSession(kOwner));
@@ -910,6 +922,7 @@ TEST_F(AgentCoreTest, DescribeListsDevicesAndKey) {
 // from then on the agent no longer offers that GPU: the description lists its backend as disabled
 // with the reason, an order naming it is refused as naming no device of this node, and the host
 // keeps being wiped.
+// threat-model: T-DEVICE-LOST
 TEST_F(AgentCoreTest, ADeviceFaultFailsTheSessionAndTheGpuIsNoLongerOffered) {
   gpu::EmulatedGpuConfig emulated;
   emulated.devices = 1;

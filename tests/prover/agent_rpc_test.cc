@@ -519,6 +519,7 @@ TEST_F(AgentRpcTest, AcceptErrorsAreRetriedAndTheListenerStaysOpen) {
 
 // At the cap a new connection evicts the oldest connection without a session, however recently
 // that one called; the session owner is never evicted.
+// threat-model: T-SLOW-LORIS
 TEST_F(AgentRpcTest, AtTheCapTheOldestConnectionWithoutASessionIsEvicted) {
   options_.max_connections = 3;
   Start(agent_test::HostBackends());
@@ -564,6 +565,7 @@ TEST_F(AgentRpcTest, AtTheCapTheOldestConnectionWithoutASessionIsEvicted) {
 
 // A new connection is closed at once only when no open connection may be evicted: here the only
 // slot belongs to the session owner.
+// threat-model: T-SLOW-LORIS
 TEST_F(AgentRpcTest, NewConnectionIsClosedAtOnceOnlyWhenEverySlotOwnsASession) {
   options_.max_connections = 1;
   Start(agent_test::HostBackends());
@@ -632,6 +634,8 @@ kj::Promise<void> Trickle(kj::Timer& timer, kj::AsyncIoStream& stream) {
 // authenticated connection that never calls is closed after the idle timeout; unauthenticated ones
 // (silent, or trickling a TLS record a byte at a time) after the handshake timeout. None of them
 // ever held a connection slot.
+// threat-model: T-HANDSHAKE-FLOOD
+// threat-model: T-SLOW-LORIS
 TEST_F(AgentRpcTest, IdleAndTricklingConnectionsDoNotBlockAnHonestSession) {
   options_.idle_timeout_us = 300'000;
   options_.handshake_timeout_us = 300'000;
@@ -684,6 +688,7 @@ TEST_F(AgentRpcTest, IdleAndTricklingConnectionsDoNotBlockAnHonestSession) {
 // A third party holding every slot with silent connections and status pollers (well within the
 // idle timeout) cannot keep an honest challenger out: each new connection evicts the oldest one
 // without a session, and the session runs to a pass.
+// threat-model: T-SLOW-LORIS
 TEST_F(AgentRpcTest, ACapFullOfIdleAndPollingConnectionsDoesNotBlockAnHonestSession) {
   options_.max_connections = 4;
   Start(agent_test::HostBackends());
@@ -774,6 +779,7 @@ TEST_F(AgentRpcTest, RefusedOrdersCostNoThread) {
 
 // Only a client holding the pinned challenger certificate's key completes a handshake: one with an
 // unpinned certificate, and one with none, cannot complete a call, and never become a connection.
+// threat-model: T-UNPINNED-CLIENT
 TEST_F(AgentRpcTest, OnlyThePinnedChallengerCompletesAHandshake) {
   Start(agent_test::HostBackends());
   auto stranger = ConnectTls(proto::GenerateKeyPair());
@@ -798,6 +804,7 @@ TEST_F(AgentRpcTest, OnlyThePinnedChallengerCompletesAHandshake) {
 // authenticated as another key, or not at all (in process), has the order refused before any memory
 // is taken. The challenger then delivers the same order and it is accepted: the replays did not burn
 // its session id.
+// threat-model: T-COPIED-ORDER
 TEST_F(AgentRpcTest, ACopiedOrderReplayedByAThirdPartyIsRefusedBeforeAnyMemoryIsTaken) {
   Start(agent_test::HostBackends());
   const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
@@ -836,6 +843,7 @@ TEST_F(AgentRpcTest, ACopiedOrderReplayedByAThirdPartyIsRefusedBeforeAnyMemoryIs
 // a frame header announcing 32 MiB followed by 1 MiB of bytes, sent raw or after a certificate-less
 // TLS handshake, is closed on at once, capnp never sees it (no message refused on receipt), and the
 // agent read at most kMaxHandshakeBytes from it.
+// threat-model: T-PREAUTH-FRAMES
 TEST_F(AgentRpcTest, NoFrameIsReadBeforeTheHandshakeAuthenticatesThePeer) {
   Start(agent_test::HostBackends());
   const unsigned port = server_->Listen("127.0.0.1:0").wait(io_.waitScope);
@@ -867,6 +875,7 @@ TEST_F(AgentRpcTest, NoFrameIsReadBeforeTheHandshakeAuthenticatesThePeer) {
 
 // At the cap of handshakes a new connection closes the oldest handshake: connections that never
 // finish theirs cannot keep the challenger from handshaking, nor take a connection slot.
+// threat-model: T-HANDSHAKE-FLOOD
 TEST_F(AgentRpcTest, AtTheHandshakeCapTheOldestHandshakeIsClosed) {
   options_.max_handshakes = 2;
   options_.max_connections = 1;
@@ -896,6 +905,7 @@ TEST_F(AgentRpcTest, AtTheHandshakeCapTheOldestHandshakeIsClosed) {
 // While a session runs, handshake work is paced (one handshake read's bytes per
 // handshake_pace_us): three challengers' handshakes started at once have not finished a moment
 // later, and finish one step at a time. With no session running nothing is paced.
+// threat-model: T-HANDSHAKE-FLOOD
 TEST_F(AgentRpcTest, HandshakesArePacedWhileASessionRuns) {
   options_.handshake_pace_us = 100'000;
   Start(agent_test::HostBackends());

@@ -109,6 +109,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, RegionParity,
 // Whole chunks of a power-of-two m are labelled in their own slots: the only memory outside the
 // plan's label slots is the side scratch (programs, tables, the partial chunks' work labels),
 // measured by the runtime's own allocation counter, and nothing of it is left after the fill.
+// threat-model: T-SCRATCH
 TEST(DeviceRegion, WholeChunksInPlaceUseNoScratchBeyondTheSideScratch) {
   EmulatedRuntime runtime(SmallGpu(96));
   const uint32_t m = 256;
@@ -222,6 +223,7 @@ TEST(DeviceRegion, ReverseThreadOrderAndScratchTeamsGiveTheSameBytes) {
 // Labels must occupy physical device bytes: a runtime that reports managed or compressible memory
 // gets every piece refused (and freed); one that cannot tell about compression is accepted, and
 // the account says so.
+// threat-model: T-MANAGED-MEMORY
 TEST(DeviceRegion, RefusesManagedAndCompressibleMemory) {
   for (EmulatedMemoryKind kind : {EmulatedMemoryKind::kManaged, EmulatedMemoryKind::kCompressible}) {
     EmulatedGpuConfig config = SmallGpu();
@@ -341,6 +343,7 @@ TEST(DeviceRegion, ErrorsAreStatusesAndNothingLeaks) {
   EXPECT_EQ(runtime.live_mapped_host(), 0);
 }
 
+// threat-model: T-SCRATCH
 TEST(DeviceRegion, SideScratchIsFreedAfterTheFill) {
   EmulatedRuntime runtime(SmallGpu());
   auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(1 << 20, 256 << 10));
@@ -364,6 +367,7 @@ TEST(DeviceRegion, SideScratchIsFreedAfterTheFill) {
 
 // The kernel trusts the step bounds it reads: an upload of them that did not land whole is caught
 // on the host (read back) before any launch, and nothing is left held.
+// threat-model: T-DEVICE-LOST
 TEST(DeviceRegion, AStepBoundsUploadThatDidNotLandWholeFailsBeforeAnyLaunch) {
   EmulatedGpuConfig config = SmallGpu();
   config.corrupt_copy_bytes = BuildDeviceProgram(512, 512).step_begin.size() * 4;

@@ -12,6 +12,7 @@ namespace {
 
 constexpr size_t kBudget = 16 * 1024;
 
+// threat-model: T-PREAUTH-FRAMES
 TEST(HandshakeGuardTest, ReadsStopAtTheBudgetBeforeAuthentication) {
   auto io = kj::setupAsyncIo();
   auto pipe = io.provider->newTwoWayPipe();
@@ -58,6 +59,7 @@ TEST(HandshakeGuardTest, AfterAuthenticationReadsAreNeitherLimitedNorCounted) {
   EXPECT_EQ(counted, 0u);
 }
 
+// threat-model: T-HANDSHAKE-FLOOD
 TEST(HandshakeGuardTest, EachReadsBytesWaitForThePace) {
   auto io = kj::setupAsyncIo();
   auto pipe = io.provider->newTwoWayPipe();

@@ -10,6 +10,7 @@
 # receipt re-signed around a changed copy of the node-signed transcript it embeds. Then a wave run
 # twice by `serve --once`, and forgeries of its wave verdicts and of a receipt (below).
 # Usage: audit_test.sh PROVER_BIN CHALLENGER_BIN SOURCE_ROOT
+# threat-model: T-AUDIT-REWRITE
 set -euo pipefail
 prover=$1
 challenger=$2
@@ -93,6 +94,7 @@ expect_fail "ledger audit, the receipt's embedded transcript changed and re-sign
 expect_fail "the recipe, the receipt's embedded transcript changed and re-signed" \
   "the transcript it embeds is not the recorded one" recipe "$dir/receipt.json"
 
+# threat-model: T-WAVE-TIMELINE
 # A wave of two nodes run by `serve --once`: both tools re-check that every member's first proof
 # round came after the last member's fill, every member placed on the wave's one monotonic clock
 # (the wave verdict's orderSentAfterWaveUs), and both catch node-b's timeline moved 10 s later (so
@@ -231,6 +233,7 @@ forged second-pass-verdict second-pass "$dir/export.json" "$key"
 # A wave name with terminal controls (BEL, the C1 control NEL, a bidi isolate) reaches the output
 # escaped, never raw. (Only decimal-digit escapes: Debian's capnp tool misreads \u escapes with a-f.)
 forged wave-name-controls wave-set "$dir/wave.json" "$key" 'waveName="w\u0007X\u0085\u2066"'
+# threat-model: T-WAVE-TIMELINE
 # Meanwhile a second run of the wave: each run has sessions of its own, and both tools pass the
 # export of both runs. A challenger-key holder re-signs the second wave verdict to pair node-a's
 # session of run 1 with node-b's of run 2, on a wave clock chosen to fit: the wall clock (named by

@@ -5,6 +5,7 @@
 # Usage: e2e_loopback_test.sh PROVER_BIN CHALLENGER_BIN
 #   WP_E2E_DIR=FOLDER: work in FOLDER and keep it (keys, inventory, ledger; tests/system/audit_test.sh)
 #   WP_E2E_CHUNK_LABELS=M: m of the session (default 1024)
+# threat-model: T-HONEST
 set -euo pipefail
 prover=$1
 challenger=$2

@@ -250,6 +250,7 @@ class FaultTest : public ::testing::Test {
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// threat-model: T-DEVICE-ERROR
 TEST_F(FaultTest, DeviceAllocationFailureFailsCleanlyNamingTheDevice) {
   StartAgent(SystemClock());
   faults_.fail_acquire.store(true);
@@ -271,6 +272,7 @@ TEST_F(FaultTest, DeviceAllocationFailureFailsCleanlyNamingTheDevice) {
   ExpectNextSessionPasses();
 }
 
+// threat-model: T-DEVICE-ERROR
 TEST_F(FaultTest, DeviceErrorMidFillFailsCleanlyNamingTheDevice) {
   StartAgent(SystemClock());
   faults_.fail_fill_after_labels.store(kGpuLabels / 2);
@@ -292,6 +294,7 @@ TEST_F(FaultTest, DeviceErrorMidFillFailsCleanlyNamingTheDevice) {
 
 // The agent allows 5 s of skew; its clock is 60 s behind the challenger's: the order looks issued
 // in the future. Once the clock is right, orders pass.
+// threat-model: T-CLOCK-SKEW
 TEST_F(FaultTest, AgentClockBehindBeyondTheSkewRefusesTheOrder) {
   SkewedClock& clock = skewed_clock_;
   clock.offset_us.store(-60'000'000);
@@ -315,6 +318,7 @@ TEST_F(FaultTest, AgentClockBehindBeyondTheSkewRefusesTheOrder) {
 
 // The agent's clock is ahead by more than the order's lifetime plus the skew: the order has
 // expired by the agent's clock.
+// threat-model: T-CLOCK-SKEW
 TEST_F(FaultTest, AgentClockAheadBeyondTheSkewRefusesTheOrderAsExpired) {
   SkewedClock& clock = skewed_clock_;
   clock.offset_us.store(static_cast<int64_t>(FaultProfile().order_ttl_us) + 60'000'000);
@@ -354,6 +358,8 @@ int ConnectTo(unsigned port) {
 // handshake is done. None of it is read as a frame (capnp refuses nothing: it never sees a byte),
 // the agent reads at most the handshake byte limit from any of them, and the session passes with
 // every one of its 16 rounds within 250 ms.
+// threat-model: T-HANDSHAKE-FLOOD
+// threat-model: T-PREAUTH-FRAMES
 TEST_F(FaultTest, UnauthenticatedPeersNeitherGetAFrameReadNorDelayAnHonestSession) {
   StartAgent(SystemClock());
   std::atomic<bool> stop{false};
@@ -424,6 +430,7 @@ void RemoveLedger(const std::string& path) {
 // size: room for an order, not for a session). The challenger refuses the next session before any
 // order exists: the agent sees nothing, and the
 // ledger still holds both sessions whole and verifies, also after reopening with room again.
+// threat-model: T-LEDGER-FULL
 TEST_F(FaultTest, FullLedgerRefusesNewSessionsAndKeepsEveryRecord) {
   StartAgent(SystemClock());
   const std::string path = TempLedgerPath();
@@ -512,6 +519,7 @@ TEST_F(FaultTest, FullLedgerRefusesNewSessionsAndKeepsEveryRecord) {
 // Frames that announce a 1 GiB segment, or a table of 65536 segments, are refused as soon as their
 // header arrives: each connection is closed (the peer reads EOF after capnp's abort message) and
 // counted; nothing else is read or allocated.
+// threat-model: T-SLOW-LORIS
 TEST(FaultFrameTest, OversizedFramesAreRefusedOnTheirHeaderAndCounted) {
   kj::AsyncIoContext io = kj::setupAsyncIo();
   FakeClock clock;

@@ -101,6 +101,7 @@ expect_pass() {
   grep -q '"pass": *true' "$dir/$1.json" || fail "$1: verdict is not a pass"
 }
 
+# threat-model: T-AGENT-KILLED
 echo "== 1. agent killed mid-fill"
 start_agent agent1
 wipe_in_background killed-agent
@@ -123,6 +124,7 @@ expect_pass restarted-agent
 verify_ledger "the session with the restarted agent"
 grep -q "released" "$dir/agent2.log" || fail "the restarted agent did not release its session"
 
+# threat-model: T-CHALLENGER-KILLED
 echo "== 2. challenger killed mid-fill"
 wipe_in_background killed-challenger
 wait_for 20 log_has agent2.log "order accepted (node fault-node.*connection 2)" ||
@@ -142,6 +144,7 @@ expect_pass after-killed-challenger
 verify_ledger "the challenger was restarted"
 stop_agent
 
+# threat-model: T-CHALLENGER-KILLED
 echo "== 3. challenger frozen mid-session: the session timeout frees the memory"
 budget=$((4 << 20))  # a short fill, so that the next session fits well within the timeout
 start_agent agent3 --session_timeout_us=6000000
@@ -176,6 +179,8 @@ wipe after-timeout || fail "the session after the timeout failed"
 expect_pass after-timeout
 stop_agent
 
+# threat-model: T-SLOW-LORIS
+# threat-model: T-UNPINNED-CLIENT
 echo "== 4. slow-loris, an oversized frame and unpinned TLS clients beside an honest session"
 start_agent agent4 --handshake_timeout_s=5
 host=${address%:*}
@@ -222,6 +227,7 @@ wait_for 10 log_has agent4.log "TLS handshake failed .*no TLS handshake within t
 log_has agent4.log "message refused on receipt" && fail "an unauthenticated peer's bytes were read as a frame"
 echo "honest session and abusers done in $((SECONDS - started)) s"
 
+# threat-model: T-IMPOSTOR-AGENT
 echo "== 5. the challenger pins another node's certificate than the agent's"
 "$prover" keygen --out="$dir/other-node" >/dev/null
 sed -e 's/"node.pub"/"other-node.pub"/' -e 's/"node.crt"/"other-node.crt"/' "$dir/inventory.json" >"$dir/inventory-other.json"

@@ -3,6 +3,7 @@
 # --recheck passes; it fails once a node has a second session (a duplicated order) and once the
 # last entries are gone (a lost receipt: the hash chain alone cannot show a missing tail, the counts do).
 # Usage: load_ledger_check_test.sh LOAD_TEST_SH PROVER_BIN CHALLENGER_BIN
+# threat-model: T-LOAD
 set -euo pipefail
 load_test=$1
 prover=$2
