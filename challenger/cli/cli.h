@@ -1,6 +1,7 @@
-// wipeproof-challenger's subcommands. main.cc picks one from argv[1]; `ledger` goes to
-// cli_ledger.h's RunLedgerCommand (its own flag parsing); the others parse gflags (cli_flags.h)
-// and call their Run function, whose result is the exit code.
+// wipeproof-challenger's subcommands: each file cli_<name>.cc holds one subcommand's help, flags and
+// Run side by side, and gives them as a CliSubcommand (common/cli_subcommand.h). main.cc picks one
+// from argv[1]; `ledger` and `selftest` take their own command line (cli_ledger.h, cli_selftest.h);
+// the others parse gflags (cli_flags.h) and call their Run function, whose result is the exit code.
 // Output contract: results on stdout (summaries or JSON), logs and errors on stderr; an error is
 // one line, "wipeproof-challenger <subcommand>: <reason>".
 #pragma once
@@ -14,26 +15,34 @@
 
 namespace wipeproof {
 
-// Exit codes: the one table of both binaries, common/cli_exit_codes.h. The names below are the
-// challenger's words for the same codes.
-constexpr int kExitPass = kExitOk;       // keygen done; wipe passed; serve: every session passed
-constexpr int kExitFail = kExitFailed;   // a verdict failed, or a verdict could not be fully recorded
-constexpr int kExitConfig = kExitUsage;  // no session ran: bad command line, inventory, profile, keys or ledger
+// Exit codes: the one table of both binaries, common/cli_exit_codes.h.
 
 using ChallengerSubcommand = CliSubcommand;  // common/cli_subcommand.h
 
+// Every subcommand in the order of the top-level usage.
 const std::vector<ChallengerSubcommand>& ChallengerSubcommands();
 
-int RunKeygen();  // cli_keygen.cc
-int RunWipe();    // cli_wipe.cc
-int RunServe();   // cli_serve.cc
-int RunCalibrate();  // cli_calibrate.cc: exit 1 when calibration refuses (nothing written)
-int RunPlan();       // cli_plan.cc: exit 1 when no class is feasible
-int RunSign();       // cli_sign.cc: the authority signs a profile or a classes file
-int RunStatus();     // cli_status.cc: the fleet at a glance from the ledger and the inventory
+const CliSubcommand& KeygenSubcommand();     // cli_keygen.cc
+const CliSubcommand& SignSubcommand();       // cli_sign.cc: the authority signs a profile or a classes file
+const CliSubcommand& WipeSubcommand();       // cli_wipe.cc
+const CliSubcommand& ServeSubcommand();      // cli_serve.cc
+const CliSubcommand& CalibrateSubcommand();  // cli_calibrate.cc: exit 1 when calibration refuses (nothing written)
+const CliSubcommand& PlanSubcommand();       // cli_plan.cc: exit 1 when no class is feasible
+const CliSubcommand& StatusSubcommand();     // cli_status.cc: the fleet at a glance from the ledger and the inventory
+const CliSubcommand& LedgerSubcommand();     // cli_ledger.cc: show, verify, export, audit, decode
+const CliSubcommand& SelftestSubcommand();   // cli_selftest.cc
+
+// --challenger_key as wipe, serve and calibrate read it: none runs without it.
+inline constexpr char kChallengerKeyHelp[] =
+    "challenger secret key file (PREFIX-challenger.key, mode 0600): signs verdicts, receipts and ledger entries, "
+    "and is the challenger's TLS identity (required)";
+// --authority_key as wipe and serve read it.
+inline constexpr char kAuthorityKeySignsOrdersHelp[] =
+    "authority secret key file (PREFIX-authority.key, mode 0600): signs the order; --profile and --classes are "
+    "verified under its public half (required)";
 
 // Print "wipeproof-challenger <subcommand>: <message>" on stderr. The string form returns
-// kExitConfig; the Status form prints the message without its code name (CliErrorText) and returns
+// kExitUsage; the Status form prints the message without its code name (CliErrorText) and returns
 // CliExitCodeFor(status): 2 for a bad input, 1 for a ledger that does not verify, 3 for the
 // environment (an agent unreachable, the disk full).
 int ConfigError(const char* subcommand, const std::string& message);

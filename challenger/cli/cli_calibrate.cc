@@ -232,7 +232,7 @@ int RunCalibrate() {
                  "wipeproof-challenger %s: refused, no profile written: class %s has safety factor %g, below %g: "
                  "verdicts never state a bound under it\n",
                  kSub, adversary->name.c_str(), adversary->safety_factor, kMinStatedSafetyFactor);
-    return kExitFail;
+    return kExitFailed;
   }
   if (!classes->signed_by_authority) {
     std::fprintf(stderr,
@@ -280,7 +280,7 @@ int RunCalibrate() {
     if (run.status().code() == StatusCode::kFailedPrecondition || run.status().code() == StatusCode::kUnavailable) {
       std::fprintf(stderr, "wipeproof-challenger %s: refused, no profile written: %s\n", kSub,
                    run.status().message().c_str());
-      return kExitFail;
+      return kExitFailed;
     }
     return ConfigError(kSub, run.status());
   }
@@ -292,7 +292,7 @@ int RunCalibrate() {
                  "the honest p99.9 %llu us\n",
                  kSub, static_cast<unsigned long long>(run->result.profile.round_deadline_us), kHonestRoundMargin,
                  static_cast<unsigned long long>(run->result.profile.honest_round_p999_us));
-    return kExitFail;
+    return kExitFailed;
   }
   // The profile is written signed by the authority key (proto/signed_document.h), so wipe and serve
   // can tell it is the authority's.
@@ -311,7 +311,65 @@ int RunCalibrate() {
     std::cout << ReportText(*run, request, node->address, np, selectors, keys->authority.public_key) << "wrote "
               << FLAGS_out << std::endl;
   }
-  return kExitPass;
+  return kExitOk;
+}
+
+const CliSubcommand& CalibrateSubcommand() {
+  static const CliSubcommand kSubcommand = {"calibrate",
+   "measure a node over the real path and write a calibrated parameter profile",
+   "Runs two probe sessions against the node (docs/calibration.md): a round probe (the node's whole\n"
+   "declared memory at a small m, --probe_rounds rounds of --labels_per_round labels per device) whose\n"
+   "round times on the challenger's monotonic clock give the honest p99.9; then, at the m the deadline\n"
+   "rule picks for --class, a fill probe whose fill time (order sent to report received) sets the fill\n"
+   "deadline. deadline = p99.9 * (1 + --margin); m = the smallest power of two with\n"
+   "1.5*m*c_node*t_min/safety >= deadline; R and labels per round from --target_fraction and\n"
+   "--confidence for the node statement (all planned devices together); fill deadline = measured fill *\n"
+   "(1 + --fill_slack), at least 1.2 x the measured fill. The node's signed profile (--node_profile,\n"
+   "verified under the inventory's node key) can only make parameters stricter. Writes --out, signed\n"
+   "by --authority_key, only on success. Exit 0 written, 1 refused (no m up to --max_chunk_labels fits,\n"
+   "the planned statement misses --target_fraction, the class's safety factor is below 1.5, the node is\n"
+   "too slow, or a probe failed: nothing written, the reason on stderr), 2 bad command line or\n"
+   "configuration.",
+   {"node",
+    "inventory",
+    "authority_key",
+    "challenger_key",
+    "out",
+    "class",
+    "classes",
+    "format",
+    "margin",
+    "fill_slack",
+    "target_fraction",
+    "confidence",
+    "labels_per_round",
+    "max_chunk_labels",
+    "max_fill_s",
+    "node_profile",
+    "probe_chunk_labels",
+    "probe_rounds",
+    "probe_round_deadline_us",
+    "probe_fill_deadline_s",
+    "name",
+    "ledger",
+    "threads",
+    "progress",
+    "json",
+    "connect_timeout_s"},
+   &RunCalibrate,
+   {{"node", "inventory name of the node to calibrate (required)"},
+    {"out", "the parameter profile file to write, signed by --authority_key (required)"},
+    {"authority_key",
+     "authority secret key file (PREFIX-authority.key, mode 0600): signs the probe orders and the profile written "
+     "(required)"},
+    {"challenger_key", kChallengerKeyHelp},
+    {"class", "the adversary class to rule out (a name from --classes)"},
+    {"ledger", "ledger database file (SQLite) to record the probe sessions in; optional (default: not recorded)"},
+    {"json", "print the calibration report as JSON on stdout instead of the text"},
+    {"node_profile",
+     "the node's signed profile (wipeproof-prover bench --what=all --out=FILE), verified under the inventory's "
+     "node key; optional, it can only tighten the parameters"}}};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

@@ -39,7 +39,24 @@ int RunKeygen() {
   if (!certificate.ok()) return ConfigError("keygen", certificate);
   std::printf("%-10s certificate %s (%s; copy it to every agent: serve --challenger_cert)\n", "challenger",
               certificate_path.c_str(), proto::CertificateName(proto::KeyIdOf(challenger->public_key)).c_str());
-  return kExitPass;
+  return kExitOk;
+}
+
+const CliSubcommand& KeygenSubcommand() {
+  static const CliSubcommand kSubcommand = {"keygen",
+   "write the authority and challenger key pairs, and the challenger's certificate",
+   "Writes PREFIX-authority.key/.pub (signs wipe orders) and PREFIX-challenger.key/.pub (signs\n"
+   "verdicts, receipts and ledger entries, and authenticates the challenger to agents over TLS),\n"
+   "and PREFIX-challenger.crt, the certificate of the challenger key (proto/tls_certificate.h).\n"
+   "Secret files get mode 0600, public ones 0644; existing files are kept unless --overwrite. Copy\n"
+   "both .pub files and the .crt to every node's agent (serve --challenger_cert pins it); the\n"
+   "challenger's .pub is also what auditors need for `ledger verify`. Prints the key ids.",
+   {"out", "overwrite"},
+   &RunKeygen,
+   {{"out",
+     "path prefix: writes PREFIX-authority.key/.pub, PREFIX-challenger.key/.pub and PREFIX-challenger.crt "
+     "(required)"}}};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "challenger/cli/cli.h"
 #include "challenger/cli/cli_ledger_audit.h"
 #include "challenger/fleet/inventory.h"
 #include "challenger/ledger/ledger.h"
@@ -35,10 +36,8 @@
 namespace wipeproof {
 namespace {
 
-// Exit codes: common/cli_exit_codes.h. kExitUnverified: verify --export, the head verified but some
+// Exit codes: common/cli_exit_codes.h. kExitIncomplete: verify --export, the head verified but some
 // entries lack the envelope to check them.
-constexpr int kExitFailure = kExitFailed;
-constexpr int kExitUnverified = kExitIncomplete;
 constexpr char kProgram[] = "wipeproof-challenger ledger";
 
 // The largest export document (--export, --expect_head) read: a larger file is refused at once, by
@@ -385,7 +384,7 @@ int RunVerifyExport(const Args& args, const proto::PublicKey& pub, std::ostream&
     // The document is what is checked: a field edited or taken out is a failed check (1), a key it
     // was not made with an input to fix (2).
     Fail(err, args.sub, result.status());
-    return result.status().code() == StatusCode::kPermissionDenied ? kExitUsage : kExitFailure;
+    return result.status().code() == StatusCode::kPermissionDenied ? kExitUsage : kExitFailed;
   }
   const std::string what = "export " + Flag(args, "export");
   if (result->unverified_entries > 0) {
@@ -396,7 +395,7 @@ int RunVerifyExport(const Args& args, const proto::PublicKey& pub, std::ostream&
         << " summaries unverified; re-export with --envelopes to verify them\n";
     err << kProgram << " " << args.sub << ": " << result->unverified_entries
         << " entries of the export are unverified (no envelope)\n";
-    return kExitUnverified;
+    return kExitIncomplete;
   }
   PrintHead(out, what, result->head);
   out << "entries: " << result->verified_entries << " listed, every field verified against its signed envelope"
@@ -471,7 +470,7 @@ int RunVerifyLedgers(const std::vector<std::string>& paths, const std::vector<pr
   err << "\n";
   // A session in two ledgers is a failed verification; otherwise the worst ledger's code, as one
   // ledger alone would exit (a missing file or a wrong key: 2, common/cli_exit_codes.h).
-  if (!copies.empty() || worst == kExitOk) return kExitFailure;
+  if (!copies.empty() || worst == kExitOk) return kExitFailed;
   return worst;
 }
 
@@ -761,6 +760,14 @@ int RunLedgerCommand(int argc, char** argv) {
   std::vector<std::string> words;
   for (int i = 2; i < argc; ++i) words.emplace_back(argv[i]);
   return RunLedgerCommand(words, std::cout, std::cerr);
+}
+
+const CliSubcommand& LedgerSubcommand() {
+  // Its own command line: nested subcommands, and --ledger/--export repeated into one list.
+  static const CliSubcommand kSubcommand = {
+      "ledger", "show, verify, export, audit or decode the ledger (`ledger --help`)", nullptr, {}, nullptr, {}, nullptr,
+      [](int argc, char** argv) { return RunLedgerCommand(argc, argv); }};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

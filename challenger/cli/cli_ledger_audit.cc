@@ -16,8 +16,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // Exit codes: common/cli_exit_codes.h.
-constexpr int kExitFailure = kExitFailed;
-constexpr int kExitUnverified = kExitIncomplete;
 constexpr char kProgram[] = "wipeproof-challenger ledger audit";
 
 std::string KeyId(const proto::PublicKey& key) { return proto::KeyIdHex(proto::KeyIdOf(key)); }
@@ -186,7 +184,7 @@ int AuditOne(const Json& document, const AuditCommand& command, std::ostream& ou
     } else if (unverified) {
       out << command.source << ": UNVERIFIED: " << audit.status().message() << "\n";
     }
-    return unverified ? kExitUnverified : kExitFailure;
+    return unverified ? kExitIncomplete : kExitFailed;
   }
   if (json != nullptr) {
     *json = AuditJson(*audit, command);
@@ -195,7 +193,7 @@ int AuditOne(const Json& document, const AuditCommand& command, std::ostream& ou
   } else {
     PrintTable(*audit, command, out);
   }
-  const int code = audit->first_failure.ok() ? kExitOk : kExitFailure;
+  const int code = audit->first_failure.ok() ? kExitOk : kExitFailed;
   if (code != kExitOk) err << kProgram << ": " << Utf8(CliErrorText(audit->first_failure)) << "\n";
   *audited = std::move(audit).value();
   return code;
@@ -203,8 +201,8 @@ int AuditOne(const Json& document, const AuditCommand& command, std::ostream& ou
 
 // The worse of two exit codes: a failure over an unverified document over OK.
 int Worse(int a, int b) {
-  if (a == kExitFailure || b == kExitFailure) return kExitFailure;
-  return a == kExitUnverified || b == kExitUnverified ? kExitUnverified : kExitOk;
+  if (a == kExitFailed || b == kExitFailed) return kExitFailed;
+  return a == kExitIncomplete || b == kExitIncomplete ? kExitIncomplete : kExitOk;
 }
 
 }  // namespace
@@ -234,7 +232,7 @@ int RunLedgerAudits(const std::vector<std::string>& sources,
               {"first_failure", Utf8(CliErrorText(document.status()))},
               {"export", {{"source", sources[i]}}}};
       if (!command.json) out << sources[i] << ": FAILED: " << Utf8(CliErrorText(document.status())) << "\n";
-      result = kExitFailure;
+      result = kExitFailed;
     } else {
       result = AuditOne(*document, one, out, err, command.json ? &json : nullptr, &audited);
     }
@@ -250,11 +248,11 @@ int RunLedgerAudits(const std::vector<std::string>& sources,
     }
   }
   const std::vector<SessionInSeveralLedgers> copies = FindSessionsInSeveralLedgers(ids);
-  if (!copies.empty()) code = kExitFailure;
+  if (!copies.empty()) code = kExitFailed;
   for (const SessionInSeveralLedgers& copy : copies) {
     err << kProgram << ": " << DescribeSessionInSeveralLedgers(copy) << "\n";
   }
-  const std::string verdict = code == kExitOk ? "ok" : (code == kExitUnverified ? "unverified" : "failed");
+  const std::string verdict = code == kExitOk ? "ok" : (code == kExitIncomplete ? "unverified" : "failed");
   if (command.json) {
     Json copied = Json::array();
     for (const SessionInSeveralLedgers& copy : copies) {
@@ -269,7 +267,7 @@ int RunLedgerAudits(const std::vector<std::string>& sources,
     return code;
   }
   for (const SessionInSeveralLedgers& copy : copies) out << "FAILED: " << DescribeSessionInSeveralLedgers(copy) << "\n";
-  out << "total: " << (code == kExitOk ? "OK" : (code == kExitUnverified ? "UNVERIFIED" : "FAILED")) << ": "
+  out << "total: " << (code == kExitOk ? "OK" : (code == kExitIncomplete ? "UNVERIFIED" : "FAILED")) << ": "
       << sources.size() << " sources, " << ok << " audited OK; " << sessions << " session(s) and " << waves
       << " wave verdict(s); "
       << (copies.empty() ? std::string("no session in two sources")

@@ -514,7 +514,71 @@ int RunPlan() {
   }
   bool any = false;
   for (const auto& c : result->classes) any = any || c.feasible;
-  return any ? kExitPass : kExitFail;
+  return any ? kExitOk : kExitFailed;
+}
+
+const CliSubcommand& PlanSubcommand() {
+  static const CliSubcommand kSubcommand = {"plan",
+   "offline calculator: m, R, counts, deadlines, wipe time and challenger CPU per adversary class",
+   "From flags (GPUs per node, model, memory, fill rate; host memory; honest round p99.9; classes;\n"
+   "detection target), a node's signed profile (--node_profile from bench --what=all, verified under\n"
+   "--node_pub: its devices, fill rates and slowest lookup) or a parameter profile (--profile: its m,\n"
+   "R, q, deadlines, class), computes per\n"
+   "class what calibrate would: m, round deadline and recompute floor, R, labels per round and\n"
+   "detection per device, fill time and deadline, wipe time per node and per wave, and the challenger's\n"
+   "CPU time for expected labels (a warning when it cannot keep up with the fill). A table on stdout,\n"
+   "or --json; --plot=FILE.svg draws detection probability against hidden fraction and wipe time\n"
+   "against m per class. Fill rates scale with m by the graph's nodes per label. --fleet_nodes=F with\n"
+   "--period_s=P adds the challenger cores a fleet of F nodes, each wiped every P s, needs (rounded up,\n"
+   "with their utilisation). --authority_pub checks\n"
+   "the signatures of --profile and --classes (verdicts state a bound only under signed ones). Exit 0,\n"
+   "or 1 when no class is feasible.",
+   {"profile",
+    "authority_pub",
+    "class",
+    "classes",
+    "format",
+    "margin",
+    "fill_slack",
+    "target_fraction",
+    "confidence",
+    "labels_per_round",
+    "max_chunk_labels",
+    "gpus",
+    "gpu_model",
+    "gpu_memory_bytes",
+    "gpu_reserve_bytes",
+    "gpu_fill_gib_per_s",
+    "host_memory_gib",
+    "host_reserve_bytes",
+    "host_fill_gib_per_s",
+    "fill_rate_chunk_labels",
+    "round_p999_us",
+    "nodes_per_wave",
+    "challenger_cores",
+    "verify_rate",
+    "fleet_nodes",
+    "period_s",
+    "json",
+    "plot",
+    "node_profile",
+    "node_pub"},
+   &RunPlan,
+   {{"class", "plan only this class (a name from --classes)", "every class of --classes"},
+    {"profile",
+     "plan under this parameter profile (plain or signed by the authority): its m, R, q, deadlines, class and "
+     "confidence replace what plan would compute from the flags",
+     "none: m, R and the deadlines are computed from the flags, as calibrate would"},
+    {"confidence",
+     "confidence of the bound (and the probability a hidden target fraction is caught), in (0, 1 - 1e-12]; with "
+     "--profile, the profile's confidence is used instead"},
+    {"json", "print the plan as JSON on stdout instead of the table"},
+    {"node_profile",
+     "the node's signed profile (wipeproof-prover bench --what=all --out=FILE), verified under --node_pub; its "
+     "devices and fill rates replace --gpus, --gpu_model, --gpu_memory_bytes and the fill-rate flags (reserves and "
+     "--host_memory_gib still apply), and its slowest lookup p99.9 is added to --round_p999_us (then the network's "
+     "part)"}}};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

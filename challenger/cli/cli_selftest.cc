@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "challenger/cli/cli.h"
 #include "adversary/scaffold/scaffold_report.h"
 #include "challenger/selftest/selftest_runner.h"
 #include "challenger/session/failure.h"
@@ -265,6 +266,14 @@ int RunSelftestCommand(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 2; i < argc; ++i) args.emplace_back(argv[i]);
   return RunSelftestCommand(args, std::cout, std::cerr);
+}
+
+const CliSubcommand& SelftestSubcommand() {
+  // Its own command line: --json takes an optional file.
+  static const CliSubcommand kSubcommand = {
+      "selftest", "run the honest agent and adversaries in process (`selftest --help`)", nullptr, {}, nullptr, {}, nullptr,
+      [](int argc, char** argv) { return RunSelftestCommand(argc, argv); }};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

@@ -1,48 +1,34 @@
-// `wipeproof-challenger serve --inventory=FILE ...` (cli.h): the wave schedule (scheduler.h), each
-// wave on its own thread, every run of a wave through RunWave (wave_run.h). With --metrics_listen,
+// `wipeproof-challenger serve --inventory=FILE ...` (cli.h): checks the inventory, waves, open-file
+// room and ledger, then runs the wave service (fleet/wave_service.h: the schedule, each wave on its
+// own thread, the lines for people) until SIGINT/SIGTERM, --max_sessions or --once. With --metrics_listen,
 // Prometheus metrics (fleet_metrics.h) are served by a MetricsHttpThread: a thread of its own with
 // its own KJ event loop (serve has no loop to share: each wave member runs its own); the wave
 // threads report into the registry, which is thread-safe. The whole ledger chain is verified at
 // start (where the ledger's verdicts also seed each node's last pass) and after each wave run for
 // wipeproof_challenger_ledger_verified.
-// Plain lines on stderr (docs/operations.md "Running wipes"): each wave's next run (UTC) when it is
-// scheduled, each run's start and end with its members by outcome (a node busy with another
-// session is busy, not a failure: outcome_report.h), and on SIGINT/SIGTERM a notice at once naming
-// the runs in progress and the longest they may still take.
 #include <glog/logging.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <csignal>
-#include <cstdio>
-#include <future>
 #include <iostream>
-#include <map>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "challenger/cli/cli.h"
 #include "challenger/cli/cli_flags.h"
 #include "challenger/fleet/fleet_metrics.h"
 #include "challenger/fleet/fleet_status.h"
-#include "challenger/fleet/lifecycle_spec.h"
 #include "challenger/fleet/open_files.h"
-#include "challenger/fleet/outcome_report.h"
 #include "challenger/fleet/plan_builder.h"
-#include "challenger/fleet/scheduler.h"
 #include "challenger/fleet/wave_run.h"
+#include "challenger/fleet/wave_service.h"
 #include "challenger/fleet/wave_shard.h"
-#include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/session/session_plan.h"
 #include "common/clock.h"
 #include "common/metrics_http_server.h"
 #include "common/metrics_registry.h"
-#include "common/numbers.h"
 #include "common/terminal_text.h"
-#include "proto/codec.h"
 
 namespace wipeproof {
 
@@ -56,97 +42,6 @@ std::atomic<int> g_signal{0};  // the signal that stopped serve; 0 = none (yet)
 extern "C" void OnStopSignal(int signal) {
   g_signal.store(signal);
   g_stop.store(true);
-}
-
-// Sleeps `us` microseconds in short steps; false when told to stop meanwhile.
-bool SleepUnlessStopped(uint64_t us) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
-  while (!g_stop.load()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= until) return true;
-    std::this_thread::sleep_for(
-        std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(100)));
-  }
-  return false;
-}
-
-// The wall-clock time in UTC to the second, e.g. "2026-12-02T05:50:00Z".
-std::string UtcSeconds(int64_t unix_us) { return FormatUnixMicrosUtc(unix_us).substr(0, 19) + "Z"; }
-
-// A period or jitter in seconds as given: "86400", "0.5".
-std::string PlainSeconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", s);
-  return buf;
-}
-
-struct ServeState {
-  std::mutex mu;
-  uint64_t sessions = 0;
-  uint64_t failures = 0;
-  uint64_t busy = 0;  // sessions refused because the node ran another session (not failures)
-  // Wave runs in progress: wave name -> the latest time (Unix us) its run can end.
-  std::map<std::string, int64_t> running;
-};
-
-// A wave run's members by outcome, for its end line.
-struct WaveCounts {
-  int pass = 0, fail = 0, busy = 0, error = 0;
-};
-
-// The longest a prepared run can take once started: its sessions' timeout, plus for a member with
-// a drain hook the drain grace and the drain and resume commands' timeouts.
-uint64_t MaxRunUs(const PreparedWave& prepared) {
-  uint64_t session_us = 0, lifecycle_us = 0;
-  for (const auto& s : prepared.sessions) {
-    if (s) session_us = std::max(session_us, s->plan.session_timeout_us);
-  }
-  for (const auto& l : prepared.lifecycles) {
-    if (l && l->kind != LifecycleKind::kNone) {
-      lifecycle_us = std::max(lifecycle_us, static_cast<uint64_t>((l->grace_s + 2 * l->command_timeout_s) * 1e6));
-    }
-  }
-  return session_us + lifecycle_us;
-}
-
-WaveCounts ReportWave(const Wave& wave, const std::vector<WaveMemberResult>& results, ServeState* state,
-                      FleetMetrics* metrics) {
-  std::lock_guard<std::mutex> lock(state->mu);
-  WaveCounts counts;
-  for (const WaveMemberResult& r : results) {
-    if (metrics != nullptr) metrics->OnMemberResult(r, SystemClock().UnixMicros());
-    ++state->sessions;
-    if (!r.outcome.ok()) {
-      ++state->failures;
-      ++counts.error;
-      std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << " node " << TerminalSafe(r.node)
-                << ": no session: " << CliErrorText(r.outcome.status()) << "\n";
-      continue;
-    }
-    const SessionOutcome& o = *r.outcome;
-    // A node busy with another session is not a failed wipe of it (outcome_report.h).
-    const bool busy = IsBusyRefusal(o);
-    if (busy) {
-      ++state->busy;
-      ++counts.busy;
-      std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << " node " << TerminalSafe(r.node)
-                << ": busy (its agent is running another session): not wiped in this run, not counted as a "
-                   "failure\n";
-    } else {
-      ++(o.pass ? counts.pass : counts.fail);
-    }
-    if ((!o.pass && !busy) || !o.ledger.ok()) ++state->failures;
-    const std::string summary = OutcomeSummary(o, FLAGS_ledger);
-    if (FLAGS_json) {
-      std::cerr << summary;
-      // Invalid UTF-8 is replaced, never thrown over (verdict text is sanitized already).
-      std::cout << OutcomeJson(o, FLAGS_ledger).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-                << std::endl;
-    } else {
-      std::cout << summary << std::endl;
-    }
-  }
-  return counts;
 }
 
 }  // namespace
@@ -221,14 +116,6 @@ int RunServe() {
     });
   }
   const proto::PublicKey challenger_pub = keys.challenger.public_key;
-  auto verify_ledger = [&] {
-    if (!metrics) return;
-    auto head = (*ledger)->Verify(challenger_pub);
-    if (!head.ok()) {
-      std::cerr << "wipeproof-challenger serve: ledger does not verify: " << CliErrorText(head.status()) << "\n";
-    }
-    metrics->OnLedgerVerified(head.ok(), SystemClock().UnixMicros());
-  };
   if (metrics) {
     // The ledger's verdicts seed each node's last pass, so a restart does not hide an overdue node.
     auto fleet = ReadFleetStatus(**ledger, challenger_pub, inventory, SystemClock().UnixMicros());
@@ -248,184 +135,50 @@ int RunServe() {
 
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
-  LedgerRecordSink sink(ledger->get());
-  ServeState state;
-  TcpSessionOptions options = setup->tcp;
-  // Draining and resuming nodes (the inventory's lifecycle) is reported as it happens.
-  options.lifecycle_notice = [&state](const std::string& line) {
-    std::lock_guard<std::mutex> lock(state.mu);
-    std::cerr << line << "\n";
-  };
-
-  // Each wave's next run is prepared (challenges drawn, expected labels computed) while its thread
-  // waits for the run's time, so its orders go out at that time rather than after verification;
-  // prepared runs hold their expected labels, at most --prepare_ahead_gib over all waves (a run
-  // that would go over is prepared at its time).
-  const uint64_t prepare_ahead_bytes = static_cast<uint64_t>(std::max(0.0, FLAGS_prepare_ahead_gib) * (1ull << 30));
-  std::atomic<uint64_t> prepared_bytes{0};
-  std::atomic<int> preparing{0};        // wave runs computing expected labels now
-  std::atomic<uint64_t> held_bytes{0};  // expected labels computed, held until their run ends
+  WaveServiceOptions service_options;
+  service_options.once = FLAGS_once;
+  service_options.max_sessions = FLAGS_max_sessions;
+  service_options.prepare_ahead_bytes =
+      static_cast<uint64_t>(std::max(0.0, FLAGS_prepare_ahead_gib) * (1ull << 30));
+  service_options.json = FLAGS_json;
+  service_options.ledger_path = FLAGS_ledger;
+  WaveService service(inventory, waves, profile, keys, **ledger, setup->tcp, service_options,
+                      metrics ? &*metrics : nullptr, std::cout, std::cerr);
   // Declared after everything its collectors read, so it stops serving before they go.
   std::optional<MetricsHttpThread> metrics_http;
   if (metrics) {
-    registry.AddCollector([&] { metrics->SetPrecompute(held_bytes.load(), preparing.load()); });
+    registry.AddCollector(
+        [&] { metrics->SetPrecompute(service.HeldExpectedLabelBytes(), service.WavesPreparing()); });
     metrics_http.emplace(registry);
     auto port = metrics_http->Start(FLAGS_metrics_listen);
     if (!port.ok()) return ConfigError(kSub, port.status());
     std::cerr << "wipeproof-challenger serve: metrics on "
               << FLAGS_metrics_listen.substr(0, FLAGS_metrics_listen.rfind(':')) << ":" << *port << std::endl;
   }
-  auto prepare = [&](const Wave& wave) {
-    ++preparing;
-    PreparedWave p = PrepareWave(inventory, wave, profile, options);
-    held_bytes += p.ExpectedLabelBytes();
-    --preparing;
-    return p;
-  };
-  auto schedule = [&](const Wave& wave) {
-    uint64_t delay = FLAGS_once ? 0 : FirstWaveDelayUs(wave.period_s);
-    // The estimate of a run's expected labels: the previous run's, or before the first the most a
-    // session may hold for every node (kMaxLabelsPerSession labels of 32 bytes).
-    uint64_t estimate = wave.nodes.size() * kMaxLabelsPerSession * 32;
-    for (;;) {
-      std::optional<std::future<PreparedWave>> ahead;
-      uint64_t reserved = 0;
-      if (prepare_ahead_bytes > 0 && prepared_bytes.fetch_add(estimate) + estimate <= prepare_ahead_bytes) {
-        reserved = estimate;
-        ahead = std::async(std::launch::async, [&] { return prepare(wave); });
-      } else {
-        if (prepare_ahead_bytes > 0) prepared_bytes.fetch_sub(estimate);
-        LOG(INFO) << "wave " << TerminalSafe(wave.name)
-                  << ": prepared at its time (--prepare_ahead_gib leaves no room ahead)";
-      }
-      // Released once the run is over: its expected labels are held until then.
-      auto release = [&] {
-        prepared_bytes.fetch_sub(reserved);
-        reserved = 0;
-      };
-      const int64_t next_us = SystemClock().UnixMicros() + static_cast<int64_t>(delay);
-      {
-        std::lock_guard<std::mutex> lock(state.mu);
-        std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << " (" << wave.nodes.size()
-                  << " node(s), period " << PlainSeconds(wave.period_s) << " s, jitter " << PlainSeconds(wave.jitter_s)
-                  << " s): ";
-        if (FLAGS_once) {
-          std::cerr << "one run now (--once: no next run)" << std::endl;
-        } else {
-          std::cerr << "next run at " << UtcSeconds(next_us) << " (in " << FormatFixed(delay / 1e6, 1) << " s)"
-                    << std::endl;
-        }
-      }
-      if (metrics) metrics->OnNextWave(wave.name, next_us);
-      const bool go = SleepUnlessStopped(delay);
-      std::optional<PreparedWave> prepared;
-      if (ahead) prepared.emplace(ahead->get());
-      if (!go) {
-        if (prepared) held_bytes -= prepared->ExpectedLabelBytes();
-        release();
-        return;
-      }
-      if (!prepared) prepared.emplace(prepare(wave));
-      estimate = prepared->ExpectedLabelBytes();
-      LOG(INFO) << "wave " << TerminalSafe(wave.name) << ": prepared in " << prepared->prepare_us / 1e6 << " s, "
-                << estimate / double(1 << 20) << " MiB of expected labels";
-      Status wave_room = (*ledger)->CheckRoomForSession(kSessionLedgerBytes * wave.nodes.size());
-      if (!wave_room.ok()) {
-        std::lock_guard<std::mutex> lock(state.mu);
-        ++state.failures;
-        std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name)
-                  << " not run: " << CliErrorText(wave_room) << "\n";
-      } else {
-        // A wave run that fails, however it fails, is counted and reported; the schedule (and the
-        // other waves) go on.
-        const int64_t started_us = SystemClock().UnixMicros();
-        {
-          std::lock_guard<std::mutex> lock(state.mu);
-          state.running[wave.name] = started_us + static_cast<int64_t>(MaxRunUs(*prepared));
-          std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << ": run started at "
-                    << UtcSeconds(started_us) << ", " << wave.nodes.size() << " node(s)" << std::endl;
-        }
-        try {
-          std::optional<proto::SignedEnvelope> wave_verdict;
-          const WaveCounts counts =
-              ReportWave(wave, RunPreparedWave(*std::move(prepared), wave, keys, sink, options, &wave_verdict), &state,
-                         metrics ? &*metrics : nullptr);
-          {
-            const int64_t ended_us = SystemClock().UnixMicros();
-            std::lock_guard<std::mutex> lock(state.mu);
-            std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name) << ": run ended at "
-                      << UtcSeconds(ended_us) << " after " << FormatFixed((ended_us - started_us) / 1e6, 1)
-                      << " s: " << counts.pass << " passed, " << counts.fail << " failed, " << counts.busy << " busy, "
-                      << counts.error << " without a session" << std::endl;
-          }
-          if (wave_verdict) {
-            auto parsed = proto::ParseMessage<proto::WaveVerdict>(proto::AsView(wave_verdict->payload));
-            if (parsed.ok()) {
-              if (metrics) metrics->OnWaveRun(wave.name, parsed->root().getPass());
-              std::lock_guard<std::mutex> lock(state.mu);
-              std::cerr << "wave " << TerminalSafe(wave.name) << ": " << (parsed->root().getPass() ? "PASS" : "FAIL")
-                        << "; " << TerminalSafe(parsed->root().getStatement().cStr()) << "\n";
-            }
-          }
-        } catch (const std::exception& e) {
-          std::lock_guard<std::mutex> lock(state.mu);
-          ++state.failures;
-          std::cerr << "wipeproof-challenger serve: wave " << TerminalSafe(wave.name)
-                    << " run failed: " << TerminalSafe(e.what()) << "\n";
-        }
-        std::lock_guard<std::mutex> lock(state.mu);
-        state.running.erase(wave.name);
-      }
-      release();
-      held_bytes -= estimate;  // the run is over (or was not run): its expected labels are gone
-      verify_ledger();
-      {
-        std::lock_guard<std::mutex> lock(state.mu);
-        if (FLAGS_max_sessions > 0 && state.sessions >= FLAGS_max_sessions) g_stop.store(true);
-      }
-      if (FLAGS_once || g_stop.load()) return;
-      delay = NextWaveDelayUs(wave.period_s, wave.jitter_s);
-    }
-  };
-  std::atomic<size_t> scheduling{waves.size()};
-  std::vector<std::thread> workers;
-  for (const Wave* w : waves) {
-    workers.emplace_back([&, w] {
-      schedule(*w);
-      --scheduling;
-    });
-  }
-  // On SIGINT or SIGTERM: say so at once, and how long the wave runs in progress may still take.
-  bool announced = false;
-  auto announce_stop = [&] {
-    if (announced || g_signal.load() == 0) return;
-    announced = true;
-    std::lock_guard<std::mutex> lock(state.mu);
-    std::cerr << "wipeproof-challenger serve: signal " << g_signal.load() << ": stopping; no new wave runs";
-    if (state.running.empty()) {
-      std::cerr << "; no wave run in progress" << std::endl;
-      return;
-    }
-    int64_t until = 0;
-    std::string names;
-    for (const auto& [name, end_us] : state.running) {
-      until = std::max(until, end_us);
-      names += (names.empty() ? "" : ", ") + TerminalSafe(name);
-    }
-    const int64_t left_us = std::max<int64_t>(0, until - SystemClock().UnixMicros());
-    std::cerr << "; waiting for the running wave run(s) (" << names << ") to end and record their verdicts: at most "
-              << FormatFixed(left_us / 1e6, 0) << " s (until " << UtcSeconds(until) << ", their sessions' timeout)"
-              << std::endl;
-  };
-  while (scheduling.load() > 0) {
-    announce_stop();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  announce_stop();  // a signal the waves saw first
-  for (std::thread& t : workers) t.join();
-  std::cerr << "wipeproof-challenger serve: " << state.sessions << " session(s), " << state.failures << " failed, "
-            << state.busy << " busy (not failures)\n";
-  return state.failures == 0 ? kExitPass : kExitFail;
+  const WaveServiceTotals totals = service.Run(g_stop, g_signal);
+  std::cerr << "wipeproof-challenger serve: " << totals.sessions << " session(s), " << totals.failures << " failed, "
+            << totals.busy << " busy (not failures)\n";
+  return totals.failures == 0 ? kExitOk : kExitFailed;
+}
+
+const CliSubcommand& ServeSubcommand() {
+  static const CliSubcommand kSubcommand = {"serve",
+   "run the inventory's wave schedule: periodic wipes with random jitter",
+   "Every wave runs on its own schedule: first after a uniform delay in [0, period], then every\n"
+   "period - jitter + U[0, 2*jitter] seconds (libsodium CSPRNG), so a node cannot predict its next\n"
+   "wipe. All nodes of a wave are wiped at once and kept in step: no node's rounds start before every\n"
+   "node of the wave has filled, and none releases its memory before all rounds of the wave ended.\n"
+   "Stops on SIGINT/SIGTERM after the running wave, after --max_sessions, or with --once after one\n"
+   "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.\n"
+   "--metrics_listen=HOST:PORT serves Prometheus metrics on /metrics and /healthz (docs/metrics.md).",
+   {"inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
+    "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard", "progress"},
+   &RunServe,
+   {{"authority_key", kAuthorityKeySignsOrdersHelp},
+    {"challenger_key", kChallengerKeyHelp},
+    {"ledger", "ledger database file (SQLite) every session is recorded in; created if absent (required)"},
+    {"json", "print each verdict as one JSON object on stdout (the summaries go to stderr)"}}};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

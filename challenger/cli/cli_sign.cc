@@ -70,7 +70,25 @@ int RunSign() {
   std::printf("signed %s %s with authority key %s: %s (document digest %s)%s\n", proto::InfoOf(type).what,
               FLAGS_in.c_str(), proto::KeyIdHex(proto::KeyIdOf(key->public_key)).c_str(), FLAGS_out.c_str(),
               HexEncode(digest.data(), digest.size()).c_str(), note.c_str());
-  return kExitPass;
+  return kExitOk;
+}
+
+const CliSubcommand& SignSubcommand() {
+  static const CliSubcommand kSubcommand = {"sign",
+   "the authority signs a parameter profile or an adversary-class file",
+   "Signs --in (a parameter profile with --what=profile, an adversary-class file with --what=classes) with\n"
+   "the authority key and writes the signed document to --out: the text is kept byte for byte and an\n"
+   "Ed25519 signature over it added (proto/signed_document.h). wipe and serve verify both under the\n"
+   "authority key; a verdict states a bound only under a signed profile whose class, t_min and safety\n"
+   "factor are those of the signed class file. The input is checked first: a document that would not\n"
+   "load is refused. calibrate signs the profiles it writes itself.",
+   {"what", "in", "out", "authority_key"},
+   &RunSign,
+   {{"what", "what --in is: profile (a parameter profile) or classes (an adversary-class file) (required)"},
+    {"in", "the document to sign (JSON, as written by hand or by `calibrate`) (required)"},
+    {"out", "the signed document to write (required)"},
+    {"authority_key", "authority secret key file (PREFIX-authority.key, mode 0600) that signs --in (required)"}}};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

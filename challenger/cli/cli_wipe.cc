@@ -48,7 +48,30 @@ int RunWipe() {
     std::cout << summary << std::flush;
   }
   if (outcome->ledger.ok() && IsBusyRefusal(*outcome)) return kExitIncomplete;  // busy: no wipe, no failure
-  return outcome->pass && outcome->ledger.ok() ? kExitPass : kExitFail;
+  return outcome->pass && outcome->ledger.ok() ? kExitOk : kExitFailed;
+}
+
+const CliSubcommand& WipeSubcommand() {
+  static const CliSubcommand kSubcommand = {"wipe",
+   "run one wipe session with one node over TCP and print its verdict",
+   "Plans the node's devices from the inventory and the profile, sends the signed order, times the\n"
+   "fill and R challenge rounds, checks every label, signs the verdict, collects the agent's signed\n"
+   "transcript and records everything in the ledger. Prints a summary (stdout), or with --json the\n"
+   "verdict as JSON (stdout) and the summary on stderr. Exit 0 pass, 1 fail (or not fully recorded),\n"
+   "2 no session ran (bad input), 3 the node was busy with another session or the environment stopped\n"
+   "the session (the table: wipeproof-challenger --help). A lone node of a larger wave is wiped without its "
+   "neighbours: its verdict says\n"
+   "the wave-complete assumption did not hold (use serve, or a wave of one node). A bound is stated only\n"
+   "under a calibrated profile signed by the authority key whose class is that of --classes, also signed.",
+   {"node", "inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
+    "connect_timeout_s", "progress"},
+   &RunWipe,
+   {{"node", "inventory name of the node to wipe (required)"},
+    {"authority_key", kAuthorityKeySignsOrdersHelp},
+    {"challenger_key", kChallengerKeyHelp},
+    {"ledger", "ledger database file (SQLite) the session is recorded in; created if absent (required)"},
+    {"json", "print the verdict as one JSON object on stdout (the summary goes to stderr)"}}};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

@@ -23,6 +23,9 @@ namespace wipeproof {
 
 enum class DeviceKind : uint8_t { kHost = 0, kCuda = 1, kHip = 2 };
 const char* DeviceKindName(DeviceKind kind);  // "host", "cuda", "hip"
+// The kind DeviceKindName names, or false for any other text (the one parser of backend names:
+// serve --devices, bench --backend).
+bool DeviceKindFromName(const std::string& name, DeviceKind* kind);
 
 struct DeviceInfo {
   DeviceKind kind = DeviceKind::kHost;

@@ -16,6 +16,30 @@ const char* DeviceKindName(DeviceKind kind) {
   return "unknown";
 }
 
+bool DeviceKindFromName(const std::string& name, DeviceKind* kind) {
+  for (DeviceKind k : {DeviceKind::kHost, DeviceKind::kCuda, DeviceKind::kHip}) {
+    if (name == DeviceKindName(k)) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+void BackendConfig::EnableOnly(DeviceKind kind) {
+  enable_host = kind == DeviceKind::kHost;
+  enable_cuda = kind == DeviceKind::kCuda;
+  enable_hip = kind == DeviceKind::kHip;
+}
+
+void BackendConfig::Enable(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kHost: enable_host = true; break;
+    case DeviceKind::kCuda: enable_cuda = true; break;
+    case DeviceKind::kHip: enable_hip = true; break;
+  }
+}
+
 std::vector<DeviceInfo> BackendSet::Devices() const {
   std::vector<DeviceInfo> all;
   for (const auto& b : backends) {

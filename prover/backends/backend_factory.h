@@ -22,6 +22,9 @@ struct BackendConfig {
   // already taken; use it for host-only wipes on GPU nodes. Falls back to the CPU on any error.
   bool gpu_host_fill = false;
   CpuBackendConfig host;
+
+  void Enable(DeviceKind kind);      // sets that kind's enable_ flag
+  void EnableOnly(DeviceKind kind);  // that kind's backend and no other
 };
 
 struct BackendSet {

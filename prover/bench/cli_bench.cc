@@ -113,7 +113,9 @@ int RunBench() {
   }
   setup.seconds = FLAGS_seconds;
   setup.backend_name = FLAGS_backend;
-  if (FLAGS_backend != "cpu" && FLAGS_backend != "cuda" && FLAGS_backend != "hip") {
+  // bench calls the host backend "cpu" (its cores), serve --devices "host" (its memory).
+  DeviceKind backend_kind;
+  if (FLAGS_backend == "host" || !DeviceKindFromName(FLAGS_backend == "cpu" ? "host" : FLAGS_backend, &backend_kind)) {
     return UsageError(kName, "--backend must be cpu, cuda or hip, got '" + FLAGS_backend + "'");
   }
   if (FLAGS_what != "labeler" && FLAGS_what != "verify" && FLAGS_what != "fill" && FLAGS_what != "all") {
@@ -128,9 +130,7 @@ int RunBench() {
   }
 
   BackendConfig config;
-  config.enable_host = FLAGS_backend == "cpu";
-  config.enable_cuda = FLAGS_backend == "cuda";
-  config.enable_hip = FLAGS_backend == "hip";
+  config.EnableOnly(backend_kind);
   config.host.simd = setup.simd;
   setup.backends = CreateBackends(config);
   if (setup.backends.backends.empty()) {
@@ -153,6 +153,29 @@ int RunBench() {
     if (!found) return UsageError(kName, "no " + FLAGS_backend + " device '" + FLAGS_device + "'");
   }
   return FLAGS_what == "labeler" ? RunBenchLabeler(setup) : RunBenchFill(setup);
+}
+
+const CliSubcommand& BenchSubcommand() {
+  static const CliSubcommand kSubcommand = {"bench",
+   "measure labeler, verifier or fill rates, or the signed node profile (JSON on stdout)",
+   "--what=labeler: repeated fills of whole chunks through the backend for --seconds; labels/s,\n"
+   "  bytes/s, node hashes/s and compressions/s in total and per core.\n"
+   "--what=verify: RecomputeChunk (the challenger's check) on one core; ms per chunk.\n"
+   "--what=fill: acquire --gib of device memory, fill it, spot-check --samples chunks against\n"
+   "  RecomputeChunk; bytes, seconds, GB/s, labels/s.\n"
+   "--what=all: the node profile for calibration, on every device of every backend: fill rates at\n"
+   "  --fill_chunk_labels, lookup latency percentiles, one-chunk latency, the host core's sequential\n"
+   "  compression time, RecomputeChunk per m; JSON on stdout, signed with --node_key into --out.\n"
+   "Every run first checks the SHA-256 of a labels-public.json case computed by the same path and\n"
+   "prints no rates when it does not match (exit 1). A backend that cannot start exits 3 with\n"
+   "\"disabled: <reason>\". docs/benchmarks.md explains the fields.",
+   {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
+    "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "node_key", "out"},
+   &RunBench,
+   {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576]", "16384"},
+    {"out", "--what=all: the file the signed node profile is written to (with --node_key)"},
+    {"node_key", "--what=all: this node's secret key file (PREFIX.key, mode 0600) that signs the node profile"}}};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/cli_subcommand.h"
 #include "kernels/label_spec.h"
 #include "kernels/simd/hash16.h"
 #include "prover/backends/backend.h"
@@ -34,6 +35,7 @@ struct BenchSetup {
 
 // `wipeproof-prover bench` (cli_bench.cc): parses the setup, runs --what.
 int RunBench();
+const CliSubcommand& BenchSubcommand();  // its help and flags beside RunBench
 
 int RunBenchLabeler(BenchSetup& setup);  // cli_bench_labeler.cc
 int RunBenchVerify(BenchSetup& setup);   // cli_bench_verify.cc

@@ -22,6 +22,9 @@
 //   tuning (fill, lookup, parity): --team-threads --max-chunks-per-team --threads-per-chunk
 //            --target-threads --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib --scratch-teams
 //
+// An unknown flag or step, a second step, a number that is not one (or negative), or an m that is not
+// a power of two within the label spec is a usage error, reported in the JSON before anything runs.
+//
 // Exit status: 0 when the step ran and passed (or there is no device: "status": "no_device"),
 // 1 when a check failed, 2 on bad usage, 3 on a device or runtime error.
 #include <algorithm>
@@ -37,6 +40,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -82,19 +86,63 @@ struct Flags {
   }
 };
 
-Flags ParseFlags(int argc, char** argv) {
-  Flags f;
+// The flags of every step (the usage above). Text flags take any value; a switch takes none; every
+// other flag is a number, checked here so a typo is a usage error rather than a silent 0.
+const std::set<std::string>& TextFlags() {
+  static const std::set<std::string> kText = {"runtime", "json", "format", "gpu", "warps-per-subpartition"};
+  return kText;
+}
+const std::set<std::string>& NumberFlags() {
+  static const std::set<std::string> kNumbers = {
+      "device", "gib", "extra-gib", "m", "min-m", "max-m", "iterations", "samples", "seconds", "time-limit",
+      "launch-seconds", "issue-efficiency", "instructions-per-item", "step-latency-cycles", "team-threads",
+      "max-chunks-per-team", "threads-per-chunk", "target-threads", "side-scratch-mib", "wave-chunks",
+      "reserve-mib", "max-piece-mib"};
+  return kNumbers;
+}
+const std::set<std::string>& Steps() {
+  static const std::set<std::string> kSteps = {"info", "parity", "fill", "lookup", "compress", "model"};
+  return kSteps;
+}
+
+// Parses argv into flags and the step. Returns "" or the usage error: an unknown flag or step, a
+// second step, a switch with a value, a missing value, a number that is not a non-negative finite
+// number, or an m outside the label spec's range (kMinChunkLabels..kMaxChunkLabels, a power of two).
+std::string ParseFlags(int argc, char** argv, Flags* f) {
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--", 0) == 0) {
-      const size_t eq = a.find('=');
-      f.values[a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)] =
-          eq == std::string::npos ? "1" : a.substr(eq + 1);
-    } else {
-      f.positional.push_back(a);
+    const std::string a = argv[i];
+    if (a.rfind("--", 0) != 0) {
+      if (!f->positional.empty()) return "one step only, got '" + f->positional[0] + "' and '" + a + "'";
+      if (Steps().count(a) == 0) return "unknown step '" + a + "' (info, parity, fill, lookup, compress, model)";
+      f->positional.push_back(a);
+      continue;
     }
+    const size_t eq = a.find('=');
+    const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
+    if (name == "scratch-teams") {
+      if (eq != std::string::npos) return "--scratch-teams takes no value";
+      f->values[name] = "1";
+      continue;
+    }
+    if (TextFlags().count(name) == 0 && NumberFlags().count(name) == 0) return "unknown flag --" + name;
+    if (value.empty()) return "--" + name + " needs a value (--" + name + "=...)";
+    if (NumberFlags().count(name) > 0) {
+      char* end = nullptr;
+      const double x = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0' || !std::isfinite(x) || x < 0) {
+        return "--" + name + " wants a non-negative number, got '" + value + "'";
+      }
+      const bool is_m = name == "m" || name == "min-m" || name == "max-m";
+      if (is_m && (x < kMinChunkLabels || x > kMaxChunkLabels || x != std::floor(x) ||
+                   (static_cast<uint64_t>(x) & (static_cast<uint64_t>(x) - 1)) != 0)) {
+        return "--" + name + " must be a power of two in [" + std::to_string(kMinChunkLabels) + ", " +
+               std::to_string(kMaxChunkLabels) + "], got '" + value + "'";
+      }
+    }
+    f->values[name] = value;
   }
-  return f;
+  return "";
 }
 
 FillTuning TuningFrom(const Flags& f) {
@@ -717,7 +765,8 @@ std::unique_ptr<GpuRuntime> MakeRuntime(const std::string& name, const Flags& fl
 
 int Main(int argc, char** argv) {
   const auto t0 = Clock::now();
-  Flags flags = ParseFlags(argc, argv);
+  Flags flags;
+  const std::string usage_error = ParseFlags(argc, argv, &flags);
   const std::string step = flags.positional.empty() ? "info" : flags.positional[0];
   Json out;
   out.Str("tool", "wipeproof-gpu-check").Int("schema", 1).Str("step", step);
@@ -732,6 +781,10 @@ int Main(int argc, char** argv) {
     }
     return rc;
   };
+  if (!usage_error.empty()) {
+    out.Str("error", usage_error);
+    return finish(2, "usage");
+  }
   if (step == "model") {  // the device model alone: no runtime, no device
     ModelAssumptions a;   // --issue-efficiency etc.: the model's sensitivity to its assumptions
     a.issue_efficiency = flags.Num("issue-efficiency", a.issue_efficiency);

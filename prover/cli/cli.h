@@ -21,12 +21,19 @@ using Subcommand = CliSubcommand;  // common/cli_subcommand.h
 // All subcommands, in usage order.
 const std::vector<Subcommand>& Subcommands();
 
+// Each subcommand's help, flags and Run side by side in its file.
+const CliSubcommand& LabelsSubcommand();     // cli_labels.cc
+const CliSubcommand& GraphInfoSubcommand();  // cli_graph_info.cc
+const CliSubcommand& KeygenSubcommand();     // cli_keygen.cc
+const CliSubcommand& ServeSubcommand();      // cli_serve.cc
+const CliSubcommand& DoctorSubcommand();     // cli_doctor.cc
+// BenchSubcommand: prover/bench/cli_bench.h.
+
 int RunLabels();     // cli_labels.cc
 int RunGraphInfo();  // cli_graph_info.cc
 int RunKeygen();     // cli_keygen.cc
 int RunServe();      // cli_serve.cc
 int RunDoctor();     // cli_doctor.cc
-// RunBench: prover/bench/cli_bench.h.
 
 // Print "wipeproof-prover <subcommand>: <message>" on stderr. UsageError returns kExitUsage;
 // Failure prints the status's message (no code name) and returns CliExitCodeFor(status).

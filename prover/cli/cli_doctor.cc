@@ -115,4 +115,22 @@ int RunDoctor() {
   return WipeCanRun(results) ? kExitOk : kExitFailed;
 }
 
+const CliSubcommand& DoctorSubcommand() {
+  static const CliSubcommand kSubcommand = {"doctor",
+   "check what this node needs before a wipe can run (table, or JSON with --json)",
+   "Takes the same flags as serve and checks what serve would use: GPU devices and their memory\n"
+   "(and the runtimes looked for), MIG or partition mode (nvidia-smi / rocm-smi), other processes\n"
+   "holding GPU memory, the host budget against physical memory and MemAvailable, RLIMIT_MEMLOCK\n"
+   "(the check serve makes at start-up), clock synchronisation (timedatectl, adjtimex), the key\n"
+   "files and their modes, and whether --listen (and --metrics_listen) can be bound. Prints one row\n"
+   "per check, OK, WARN or FAIL, with a fix for each FAIL; --json prints {\"wipe_can_run\", \"checks\"}.\n"
+   "Exit status: 0 when a wipe can run (WARNs allowed), 1 when any check FAILs, 2 for a bad command line.",
+   DoctorFlagNames(),
+   &RunDoctor,
+   {{"node_key", "this node's secret key file (PREFIX.key, mode 0600), as serve would use it"},
+    {"progress", "serve's fill progress (serve --help); accepted so doctor takes serve's flags as they are"}},
+   "serve"};
+  return kSubcommand;
+}
+
 }  // namespace wipeproof

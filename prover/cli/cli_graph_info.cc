@@ -30,4 +30,16 @@ int RunGraphInfo() {
   return kExitOk;
 }
 
+const CliSubcommand& GraphInfoSubcommand() {
+  static const CliSubcommand kSubcommand = {"graph-info",
+   "print the metrics of the graph for m as JSON (label-spec.md §3 table)",
+   "Replays the graph schedule for m outputs and prints: nodes, nodes_per_output, nodes_hashed,\n"
+   "min/max output depth, peak live labels (the labeler's scratch) and schedule size. m = 2^17\n"
+   "takes about a second.",
+   {"chunk_labels"},
+   &RunGraphInfo,
+   {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576] (required)"}}};
+  return kSubcommand;
+}
+
 }  // namespace wipeproof

@@ -76,4 +76,18 @@ int RunKeygen() {
   return kExitOk;
 }
 
+const CliSubcommand& KeygenSubcommand() {
+  static const CliSubcommand kSubcommand = {"keygen",
+   "write this node's Ed25519 key pair and certificate: PREFIX.key (0600), PREFIX.pub, PREFIX.crt",
+   "Writes a fresh key pair as PREFIX.key (secret, mode 0600) and PREFIX.pub (public), and the key's\n"
+   "TLS certificate as PREFIX.crt (a pure function of the key: proto/tls_certificate.h), and prints\n"
+   "secret-key-file, public-key-file, certificate-file, key-id and public-key as \"name: value\"\n"
+   "lines for the challenger's inventory. Refuses to overwrite existing files unless --force.\n"
+   "--certificate_only writes PREFIX.crt of the existing PREFIX.key (a key made before certificates).",
+   {"out", "force", "certificate_only"},
+   &RunKeygen,
+   {{"out", "path prefix of the key files: writes PREFIX.key (0600), PREFIX.pub and PREFIX.crt (required)"}}};
+  return kSubcommand;
+}
+
 }  // namespace wipeproof

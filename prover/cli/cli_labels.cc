@@ -107,4 +107,20 @@ int RunLabels() {
   return kExitOk;
 }
 
+const CliSubcommand& LabelsSubcommand() {
+  static const CliSubcommand kSubcommand = {"labels",
+   "print the labels of a global index range (one hex label per line, or their SHA-256)",
+   "Computes labels g = first .. first+count-1 of one session (label-spec.md) on all cores and prints\n"
+   "each as 64 lowercase hex digits on its own line, or with --sha256 only the SHA-256 of the\n"
+   "labels concatenated (the known-answer format of labels-public.json). For posedb-blake3-192 the\n"
+   "range is one region (its trailing partial chunk is the graph for m' = its size). Large ranges\n"
+   "are computed in chunk-aligned pieces, so memory stays bounded (~64 MiB + one chunk per thread).",
+   {"format", "seed", "chunk_labels", "first", "count", "sha256", "threads", "simd", "progress"},
+   &RunLabels,
+   {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576] (required)"},
+    {"seed", "session seed: 64 hex digits (32 bytes) (required)"},
+    {"count", "number of labels, >= 1 (required)"}}};
+  return kSubcommand;
+}
+
 }  // namespace wipeproof

@@ -133,12 +133,9 @@ Status DevicesFromFlag(BackendConfig* config) {
   while (start <= list.size()) {
     const size_t comma = list.find(',', start);
     const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item == "host") {
-      config->enable_host = true;
-    } else if (item == "cuda") {
-      config->enable_cuda = true;
-    } else if (item == "hip") {
-      config->enable_hip = true;
+    DeviceKind kind;
+    if (DeviceKindFromName(item, &kind)) {
+      config->Enable(kind);
     } else if (!item.empty()) {
       return InvalidArgumentError("--devices: unknown backend '" + item + "' (use host, cuda, hip)");
     }
@@ -327,6 +324,36 @@ int RunServe() {
   LOG(INFO) << "signal " << signal.si_signo << ": stopping; ending any session and freeing its memory";
   core.Shutdown("agent stopping (signal " + std::to_string(signal.si_signo) + ")");
   return kExitOk;
+}
+
+// --progress as serve (and doctor, which takes serve's flags) reads it.
+constexpr char kServeProgressHelp[] =
+    "fill progress lines in the agent's log: auto (default) once a fill runs 2 s, terminal or not (a "
+    "service's journal), always from the start, never";
+
+const CliSubcommand& ServeSubcommand() {
+  static const CliSubcommand kSubcommand = {"serve",
+   "run the prover agent: accept signed wipe orders over TCP, fill, answer rounds",
+   "Listens on --listen and serves the ProverAgent RPC (proto/wipe.capnp) until SIGINT/SIGTERM.\n"
+   "Accepts an order only if it verifies under --authority_key, names --node_name and this node's\n"
+   "key, is unexpired (within --clock_skew_us), has an unseen session id, and plans exactly this\n"
+   "node's devices with sizes it can hold; then fills all devices at once, reports, answers rounds\n"
+   "and frees all memory after the verdict (--challenger_key), on abort, on disconnect, or after the\n"
+   "session timeout. Every connection is TLS 1.3 with both sides authenticated: the agent presents\n"
+   "the certificate of --node_key and accepts only the client holding the key of --challenger_cert\n"
+   "(which must carry --challenger_key); orders are accepted only from the challenger they name.\n"
+   "Prints \"listening on HOST:PORT\" on stdout once bound (port 0: any free port); logs phases and\n"
+   "timings on stderr. The node key file must be mode 0600. --metrics_listen=HOST:PORT serves Prometheus\n"
+   "metrics on /metrics and /healthz (docs/metrics.md) and prints \"metrics on HOST:PORT\" once bound.\n"
+   "--progress logs each device's fill progress (bytes, rate, ETA): auto (default) once a fill runs 2 s,\n"
+   "always from the start, never. `doctor` checks a node with the same flags before a wipe.",
+   ServeFlagNames(),
+   &RunServe,
+   {{"node_key",
+     "this node's secret key file (PREFIX.key, mode 0600): signs reports and is the agent's TLS identity "
+     "(required)"},
+    {"progress", kServeProgressHelp}}};
+  return kSubcommand;
 }
 
 }  // namespace wipeproof

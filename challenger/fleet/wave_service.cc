@@ -1,0 +1,293 @@
+#include "challenger/fleet/wave_service.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <optional>
+#include <ostream>
+#include <thread>
+
+#include "challenger/fleet/lifecycle_spec.h"
+#include "challenger/fleet/outcome_report.h"
+#include "challenger/fleet/scheduler.h"
+#include "challenger/ledger/ledger_records.h"
+#include "common/clock.h"
+#include "common/cli_exit_codes.h"
+#include "common/numbers.h"
+#include "common/terminal_text.h"
+#include "proto/codec.h"
+
+namespace wipeproof {
+
+namespace {
+
+constexpr char kPrefix[] = "wipeproof-challenger serve: ";
+
+// Sleeps `us` microseconds in short steps; false when told to stop meanwhile.
+bool SleepUnlessStopped(uint64_t us, const std::atomic<bool>& stop) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (!stop.load()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) return true;
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(100)));
+  }
+  return false;
+}
+
+// The wall-clock time in UTC to the second, e.g. "2026-12-02T05:50:00Z".
+std::string UtcSeconds(int64_t unix_us) { return FormatUnixMicrosUtc(unix_us).substr(0, 19) + "Z"; }
+
+// A period or jitter in seconds as given: "86400", "0.5".
+std::string PlainSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", s);
+  return buf;
+}
+
+// The longest a prepared run can take once started: its sessions' timeout, plus for a member with
+// a drain hook the drain grace and the drain and resume commands' timeouts.
+uint64_t MaxRunUs(const PreparedWave& prepared) {
+  uint64_t session_us = 0, lifecycle_us = 0;
+  for (const auto& s : prepared.sessions) {
+    if (s) session_us = std::max(session_us, s->plan.session_timeout_us);
+  }
+  for (const auto& l : prepared.lifecycles) {
+    if (l && l->kind != LifecycleKind::kNone) {
+      lifecycle_us = std::max(lifecycle_us, static_cast<uint64_t>((l->grace_s + 2 * l->command_timeout_s) * 1e6));
+    }
+  }
+  return session_us + lifecycle_us;
+}
+
+}  // namespace
+
+// A wave run's members by outcome, for its end line.
+struct WaveService::RunCounts {
+  int pass = 0, fail = 0, busy = 0, error = 0;
+};
+
+WaveService::WaveService(const Inventory& inventory, const std::vector<const Wave*>& waves, const Profile& profile,
+                         const SessionKeys& keys, Ledger& ledger, const TcpSessionOptions& session_options,
+                         const WaveServiceOptions& options, FleetMetrics* metrics, std::ostream& out,
+                         std::ostream& err)
+    : inventory_(inventory),
+      waves_(waves),
+      profile_(profile),
+      keys_(keys),
+      ledger_(ledger),
+      sink_(&ledger),
+      session_options_(session_options),
+      options_(options),
+      metrics_(metrics),
+      out_(out),
+      err_(err) {
+  // Draining and resuming nodes (the inventory's lifecycle) is reported as it happens.
+  session_options_.lifecycle_notice = [this](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu_);
+    err_ << line << "\n";
+  };
+}
+
+WaveService::RunCounts WaveService::ReportRun(const Wave& wave, const std::vector<WaveMemberResult>& results) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RunCounts counts;
+  for (const WaveMemberResult& r : results) {
+    if (metrics_ != nullptr) metrics_->OnMemberResult(r, SystemClock().UnixMicros());
+    ++totals_.sessions;
+    if (!r.outcome.ok()) {
+      ++totals_.failures;
+      ++counts.error;
+      err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " node " << TerminalSafe(r.node)
+           << ": no session: " << CliErrorText(r.outcome.status()) << "\n";
+      continue;
+    }
+    const SessionOutcome& o = *r.outcome;
+    // A node busy with another session is not a failed wipe of it (outcome_report.h).
+    const bool busy = IsBusyRefusal(o);
+    if (busy) {
+      ++totals_.busy;
+      ++counts.busy;
+      err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " node " << TerminalSafe(r.node)
+           << ": busy (its agent is running another session): not wiped in this run, not counted as a failure\n";
+    } else {
+      ++(o.pass ? counts.pass : counts.fail);
+    }
+    if ((!o.pass && !busy) || !o.ledger.ok()) ++totals_.failures;
+    const std::string summary = OutcomeSummary(o, options_.ledger_path);
+    if (options_.json) {
+      err_ << summary;
+      // Invalid UTF-8 is replaced, never thrown over (verdict text is sanitized already).
+      out_ << OutcomeJson(o, options_.ledger_path)
+                  .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+           << std::endl;
+    } else {
+      out_ << summary << std::endl;
+    }
+  }
+  return counts;
+}
+
+PreparedWave WaveService::Prepare(const Wave& wave) {
+  ++preparing_;
+  PreparedWave p = PrepareWave(inventory_, wave, profile_, session_options_);
+  held_bytes_ += p.ExpectedLabelBytes();
+  --preparing_;
+  return p;
+}
+
+// One run of a prepared wave: counted and reported however it fails; the schedule (and the other
+// waves) go on.
+void WaveService::RunOnce(const Wave& wave, PreparedWave prepared) {
+  Status wave_room = ledger_.CheckRoomForSession(kSessionLedgerBytes * wave.nodes.size());
+  if (!wave_room.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++totals_.failures;
+    err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " not run: " << CliErrorText(wave_room) << "\n";
+    return;
+  }
+  const int64_t started_us = SystemClock().UnixMicros();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_[wave.name] = started_us + static_cast<int64_t>(MaxRunUs(prepared));
+    err_ << kPrefix << "wave " << TerminalSafe(wave.name) << ": run started at " << UtcSeconds(started_us) << ", "
+         << wave.nodes.size() << " node(s)" << std::endl;
+  }
+  try {
+    std::optional<proto::SignedEnvelope> wave_verdict;
+    const RunCounts counts =
+        ReportRun(wave, RunPreparedWave(std::move(prepared), wave, keys_, sink_, session_options_, &wave_verdict));
+    {
+      const int64_t ended_us = SystemClock().UnixMicros();
+      std::lock_guard<std::mutex> lock(mu_);
+      err_ << kPrefix << "wave " << TerminalSafe(wave.name) << ": run ended at " << UtcSeconds(ended_us) << " after "
+           << FormatFixed((ended_us - started_us) / 1e6, 1) << " s: " << counts.pass << " passed, " << counts.fail
+           << " failed, " << counts.busy << " busy, " << counts.error << " without a session" << std::endl;
+    }
+    if (wave_verdict) {
+      auto parsed = proto::ParseMessage<proto::WaveVerdict>(proto::AsView(wave_verdict->payload));
+      if (parsed.ok()) {
+        if (metrics_ != nullptr) metrics_->OnWaveRun(wave.name, parsed->root().getPass());
+        std::lock_guard<std::mutex> lock(mu_);
+        err_ << "wave " << TerminalSafe(wave.name) << ": " << (parsed->root().getPass() ? "PASS" : "FAIL") << "; "
+             << TerminalSafe(parsed->root().getStatement().cStr()) << "\n";
+      }
+    }
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++totals_.failures;
+    err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " run failed: " << TerminalSafe(e.what()) << "\n";
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  running_.erase(wave.name);
+}
+
+void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
+  uint64_t delay = options_.once ? 0 : FirstWaveDelayUs(wave.period_s);
+  // The estimate of a run's expected labels: the previous run's, or before the first the most a
+  // session may hold for every node (kMaxLabelsPerSession labels of 32 bytes).
+  uint64_t estimate = wave.nodes.size() * kMaxLabelsPerSession * 32;
+  const uint64_t ahead_limit = options_.prepare_ahead_bytes;
+  for (;;) {
+    std::optional<std::future<PreparedWave>> ahead;
+    uint64_t reserved = 0;
+    if (ahead_limit > 0 && prepared_bytes_.fetch_add(estimate) + estimate <= ahead_limit) {
+      reserved = estimate;
+      ahead = std::async(std::launch::async, [&] { return Prepare(wave); });
+    } else {
+      if (ahead_limit > 0) prepared_bytes_.fetch_sub(estimate);
+      LOG(INFO) << "wave " << TerminalSafe(wave.name)
+                << ": prepared at its time (--prepare_ahead_gib leaves no room ahead)";
+    }
+    const int64_t next_us = SystemClock().UnixMicros() + static_cast<int64_t>(delay);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " (" << wave.nodes.size() << " node(s), period "
+           << PlainSeconds(wave.period_s) << " s, jitter " << PlainSeconds(wave.jitter_s) << " s): ";
+      if (options_.once) {
+        err_ << "one run now (--once: no next run)" << std::endl;
+      } else {
+        err_ << "next run at " << UtcSeconds(next_us) << " (in " << FormatFixed(delay / 1e6, 1) << " s)" << std::endl;
+      }
+    }
+    if (metrics_ != nullptr) metrics_->OnNextWave(wave.name, next_us);
+    const bool go = SleepUnlessStopped(delay, stop);
+    std::optional<PreparedWave> prepared;
+    if (ahead) prepared.emplace(ahead->get());
+    if (!go) {
+      if (prepared) held_bytes_ -= prepared->ExpectedLabelBytes();
+      prepared_bytes_.fetch_sub(reserved);
+      return;
+    }
+    if (!prepared) prepared.emplace(Prepare(wave));
+    estimate = prepared->ExpectedLabelBytes();
+    LOG(INFO) << "wave " << TerminalSafe(wave.name) << ": prepared in " << prepared->prepare_us / 1e6 << " s, "
+              << estimate / double(1 << 20) << " MiB of expected labels";
+    RunOnce(wave, *std::move(prepared));
+    prepared_bytes_.fetch_sub(reserved);  // released once the run is over: its labels were held until then
+    held_bytes_ -= estimate;              // the run is over (or was not run): its expected labels are gone
+    if (metrics_ != nullptr) {
+      auto head = ledger_.Verify(keys_.challenger.public_key);
+      if (!head.ok()) {
+        err_ << kPrefix << "ledger does not verify: " << CliErrorText(head.status()) << "\n";
+      }
+      metrics_->OnLedgerVerified(head.ok(), SystemClock().UnixMicros());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (options_.max_sessions > 0 && totals_.sessions >= options_.max_sessions) stop.store(true);
+    }
+    if (options_.once || stop.load()) return;
+    delay = NextWaveDelayUs(wave.period_s, wave.jitter_s);
+  }
+}
+
+// On SIGINT or SIGTERM: say so at once, and how long the wave runs in progress may still take.
+void WaveService::AnnounceStop(int signal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  err_ << kPrefix << "signal " << signal << ": stopping; no new wave runs";
+  if (running_.empty()) {
+    err_ << "; no wave run in progress" << std::endl;
+    return;
+  }
+  int64_t until = 0;
+  std::string names;
+  for (const auto& [name, end_us] : running_) {
+    until = std::max(until, end_us);
+    names += (names.empty() ? "" : ", ") + TerminalSafe(name);
+  }
+  const int64_t left_us = std::max<int64_t>(0, until - SystemClock().UnixMicros());
+  err_ << "; waiting for the running wave run(s) (" << names << ") to end and record their verdicts: at most "
+       << FormatFixed(left_us / 1e6, 0) << " s (until " << UtcSeconds(until) << ", their sessions' timeout)"
+       << std::endl;
+}
+
+WaveServiceTotals WaveService::Run(std::atomic<bool>& stop, const std::atomic<int>& signal) {
+  std::atomic<size_t> scheduling{waves_.size()};
+  std::vector<std::thread> workers;
+  for (const Wave* w : waves_) {
+    workers.emplace_back([&, w] {
+      Schedule(*w, stop);
+      --scheduling;
+    });
+  }
+  bool announced = false;
+  auto announce_once = [&] {
+    if (announced || signal.load() == 0) return;
+    announced = true;
+    AnnounceStop(signal.load());
+  };
+  while (scheduling.load() > 0) {
+    announce_once();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  announce_once();  // a signal the waves saw first
+  for (std::thread& t : workers) t.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  return totals_;
+}
+
+}  // namespace wipeproof
