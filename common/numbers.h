@@ -7,6 +7,10 @@
 
 namespace wipeproof {
 
+// Binary units of bytes. Divide a byte count by static_cast<double>(kGiB) for a fraction.
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
 inline constexpr bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 // floor(log2(x)); 0 for x <= 1.

@@ -22,7 +22,7 @@ bool Same(capnp::Data::Reader a, capnp::Data::Reader b) {
 }
 
 std::string Text(capnp::Text::Reader text) { return PeerText(std::string_view(text.begin(), text.size())); }
-std::string Hex(capnp::Data::Reader data) { return PeerHex(data.begin(), data.size()); }
+std::string PeerDataHex(capnp::Data::Reader data) { return PeerHex(data.begin(), data.size()); }
 
 // "SEL at label F": a device as a fill names it.
 std::string Where(capnp::Text::Reader selector, uint64_t first_label) {
@@ -34,12 +34,12 @@ Status CheckBinding(WipeOrder::Reader order, const Digest& order_digest, capnp::
                     capnp::Data::Reader digest, capnp::Data::Reader node_key_id) {
   if (!Same(session_id, order.getSessionId())) return InvalidArgumentError("session id differs from the order's");
   if (!Same(digest, order_digest)) {
-    return InvalidArgumentError("orderDigest " + Hex(digest) + " is not the digest of the order sent (" +
+    return InvalidArgumentError("orderDigest " + PeerDataHex(digest) + " is not the digest of the order sent (" +
                                 HexEncode(order_digest.data(), order_digest.size()) + ")");
   }
   if (!Same(node_key_id, order.getNodeKeyId())) {
-    return InvalidArgumentError("nodeKeyId " + Hex(node_key_id) + " is not the node key the order names (" +
-                                Hex(order.getNodeKeyId()) + ")");
+    return InvalidArgumentError("nodeKeyId " + PeerDataHex(node_key_id) + " is not the node key the order names (" +
+                                PeerDataHex(order.getNodeKeyId()) + ")");
   }
   return Status::Ok();
 }

@@ -26,12 +26,6 @@ using proto::ByteView;
 using proto::FailureReason;
 using proto::LedgerRecordKind;
 
-std::string Hex(ByteView bytes) { return HexEncode(bytes.begin(), bytes.size()); }
-template <size_t N>
-std::string Hex(const std::array<uint8_t, N>& bytes) {
-  return HexEncode(bytes.data(), N);
-}
-std::string Hex(const std::vector<uint8_t>& bytes) { return HexEncode(bytes.data(), bytes.size()); }
 
 template <size_t N>
 bool Same(ByteView data, const std::array<uint8_t, N>& want) {

@@ -208,8 +208,6 @@ std::string Flag(const Args& args, const std::string& name) {
   return it == args.flags.end() ? "" : it->second;
 }
 
-std::string Hex(proto::ByteView bytes) { return HexEncode(bytes.begin(), bytes.size()); }
-std::string Hex(const proto::Digest& d) { return HexEncode(d.data(), d.size()); }
 
 StatusOr<std::optional<proto::Bytes>> SessionFilter(const Args& args) {
   const std::string hex = Flag(args, "session");

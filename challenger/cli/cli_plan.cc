@@ -32,7 +32,6 @@ namespace wipeproof {
 namespace {
 
 constexpr char kSub[] = "plan";
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
 
 std::string Seconds(double s) {

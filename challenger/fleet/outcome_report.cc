@@ -16,7 +16,6 @@ namespace wipeproof {
 
 namespace {
 
-std::string Hex(capnp::Data::Reader data) { return HexEncode(data.begin(), data.size()); }
 
 std::string Seconds(uint64_t us) {
   char buf[64];

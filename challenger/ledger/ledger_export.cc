@@ -18,11 +18,6 @@ constexpr char kChainRule[] =
     "entry n is an Envelope of kind ledgerEntry signed by the challenger key; its LedgerEntry.prevEntryDigest is "
     "BLAKE2b-256 of entry n-1's Envelope bytes (canonical Cap'n Proto), 32 zero bytes for entry 0";
 
-std::string Hex(proto::ByteView bytes) { return HexEncode(bytes.begin(), bytes.size()); }
-template <size_t N>
-std::string Hex(const std::array<uint8_t, N>& bytes) {
-  return HexEncode(bytes.data(), N);
-}
 
 Json HeadJson(const LedgerHead& head) {
   Json out = {{"entry_count", head.entry_count}};

@@ -17,7 +17,6 @@ using proto::ByteView;
 using proto::LedgerRecordKind;
 using proto::MessageKind;
 
-std::string Hex(ByteView bytes) { return HexEncode(bytes.begin(), bytes.size()); }
 
 // Data as lowercase hex. Decoding is not offered (the codec only writes here).
 class HexData final : public capnp::JsonCodec::Handler<capnp::Data> {

@@ -24,11 +24,6 @@ std::string EnumName(E value, const char* fallback) {
   return std::string(fallback) + "(" + std::to_string(index) + ")";
 }
 
-std::string Hex(ByteView bytes) { return HexEncode(bytes.begin(), bytes.size()); }
-template <size_t N>
-std::string Hex(const std::array<uint8_t, N>& bytes) {
-  return HexEncode(bytes.data(), N);
-}
 
 // The envelope kind a record of `kind` must carry; UNKNOWN for roundLog (a bare message).
 MessageKind EnvelopeKindOf(LedgerRecordKind kind) {

@@ -12,8 +12,6 @@
 namespace wipeproof {
 namespace {
 
-std::string Hex(proto::ByteView bytes) { return HexEncode(bytes.begin(), bytes.size()); }
-std::string Hex(const proto::Digest& digest) { return HexEncode(digest.data(), digest.size()); }
 
 bool Equal(proto::ByteView a, proto::ByteView b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());

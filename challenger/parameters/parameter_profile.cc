@@ -11,7 +11,6 @@ namespace wipeproof {
 
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
 constexpr uint64_t kMicrosPerSecond = 1'000'000;
 
 std::string Number(double x) {

@@ -1,9 +1,9 @@
 #include "challenger/parameters/profile_json_writer.h"
+#include "common/numbers.h"
 
 namespace wipeproof {
 
 nlohmann::ordered_json ProfileToJson(const Profile& p) {
-  constexpr double kMiB = 1024.0 * 1024.0;
   nlohmann::ordered_json j;
   j["name"] = p.name;
   j["chunk_labels"] = p.chunk_labels;

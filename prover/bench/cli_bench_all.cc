@@ -61,7 +61,6 @@ namespace wipeproof {
 namespace {
 
 constexpr char kName[] = "bench";
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr uint64_t kChainCompressions = uint64_t{1} << 21;  // per repetition (~0.1 s)
 constexpr int kChainRepetitions = 5;
 constexpr uint64_t kRecomputeChunks = 5;  // RecomputeChunk samples per m (the median is reported)
@@ -264,7 +263,7 @@ StatusOr<nlohmann::ordered_json> BenchDevice(Backend& backend, const DeviceInfo&
     plan.first = 0;
     plan.count = mem.label_capacity() / m * m;
     if (plan.count == 0) return InvalidArgumentError("--fill_gib holds no chunk of m = " + std::to_string(m));
-    std::fprintf(stderr, "bench all: %s: fill %.3f GiB at m = %u\n", device.id.c_str(), plan.count * kLabelBytes / kGiB,
+    std::fprintf(stderr, "bench all: %s: fill %.3f GiB at m = %u\n", device.id.c_str(), plan.count * kLabelBytes / static_cast<double>(kGiB),
                  m);
     const double cpu0 = ProcessCpuSeconds();
     t0 = Clock::now();

@@ -20,12 +20,12 @@
 #include "prover/cli/cli_flags.h"
 #include "prover/bench/known_answer.h"
 #include "common/progress_line.h"
+#include "common/numbers.h"
 
 namespace wipeproof {
 namespace {
 
 constexpr char kName[] = "bench";
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }

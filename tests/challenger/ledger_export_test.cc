@@ -22,8 +22,6 @@ using ledger_test::Keys;
 using ledger_test::SessionId;
 using ledger_test::TempDir;
 
-std::string Hex(const proto::Bytes& bytes) { return HexEncode(bytes); }
-std::string Hex(const proto::Digest& digest) { return HexEncode(digest.data(), digest.size()); }
 
 class LedgerExportTest : public ::testing::Test {
  protected:

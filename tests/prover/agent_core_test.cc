@@ -24,7 +24,7 @@ namespace {
 
 using agent_test::FillGate;
 using agent_test::kGpuId;
-using agent_test::kMiB;
+
 using agent_test::LiveBytes;
 using agent_test::OrderSpec;
 using agent_test::SessionIdOf;

@@ -30,7 +30,7 @@ namespace wipeproof {
 namespace {
 
 using agent_test::FillGate;
-using agent_test::kMiB;
+
 using agent_test::LiveBytes;
 using agent_test::OrderSpec;
 using agent_test::SignedOrder;

@@ -18,10 +18,10 @@
 #include "prover/agent/agent_config.h"
 #include "prover/backends/backend.h"
 #include "prover/backends/backend_factory.h"
+#include "common/numbers.h"
 
 namespace wipeproof::agent_test {
 
-inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 inline constexpr char kNodeName[] = "node-a";
 inline constexpr char kGpuId[] = "GPU-00000000-fake-0000-0000-000000000001";
 

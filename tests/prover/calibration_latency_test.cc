@@ -126,7 +126,7 @@ struct RpcClient {
 TEST(CalibrationLatencyTest, RoundsOfQ256InProcessAgainstTheRealAgent) {
   kj::AsyncIoContext io = kj::setupAsyncIo();
   const Clock& clock = SystemClock();
-  AgentCore core(agent_test::TestConfig(), agent_test::HostBackends(nullptr, 64 * agent_test::kMiB), clock);
+  AgentCore core(agent_test::TestConfig(), agent_test::HostBackends(nullptr, 64 * kMiB), clock);
   auto server = kj::heap<AgentRpcServer>(core, *io.provider);
   auto pipe = io.provider->newTwoWayPipe();
   server->Accept(kj::mv(pipe.ends[0]), agent_test::ChallengerKeyId());
@@ -139,7 +139,7 @@ TEST(CalibrationLatencyTest, RoundsOfQ256InProcessAgainstTheRealAgent) {
 
 TEST(CalibrationLatencyTest, RoundsOfQ256OverTcpLoopbackWithTls) {
   const Clock& clock = SystemClock();
-  AgentCore core(agent_test::TestConfig(), agent_test::HostBackends(nullptr, 64 * agent_test::kMiB), clock);
+  AgentCore core(agent_test::TestConfig(), agent_test::HostBackends(nullptr, 64 * kMiB), clock);
   // The agent's TLS port, and a plaintext port whose one connection the agent takes as the
   // challenger's (the baseline: what TLS adds, measured under the same load).
   std::promise<std::pair<unsigned, unsigned>> bound;

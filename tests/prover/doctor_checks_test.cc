@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/numbers.h"
 #include "proto/key_files.h"
 #include "proto/tls_certificate.h"
 #include "prover/doctor/doctor_check.h"
@@ -24,7 +25,6 @@
 namespace wipeproof {
 namespace {
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

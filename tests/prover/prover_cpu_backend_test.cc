@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/numbers.h"
 #include "kernels/region_labeler.h"
 #include "prover/backends/backend_factory.h"
 #include "prover/backends/cpu/cpu_backend.h"
@@ -17,7 +18,6 @@
 namespace wipeproof {
 namespace {
 
-constexpr uint64_t kMiB = 1ull << 20;
 
 // A field of /proc/self/status in kB ("VmLck", "VmSize").
 uint64_t StatusKb(const std::string& field) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "common/numbers.h"
 #include "prover/backends/cpu/host_budget.h"
 #include "prover/backends/cpu/host_meminfo.h"
 #include "prover/backends/cpu/host_memlock.h"
@@ -63,7 +64,6 @@ TEST(MemlockLimit, Check) {
 // The start-up check of `serve`: a budget above physical memory, or above RLIMIT_MEMLOCK, or (no
 // budget) MemAvailable less the reserve above RLIMIT_MEMLOCK is refused, naming the flag and the fix.
 TEST(HostBudget, CheckedAgainstPhysicalMemoryAndTheLockLimit) {
-  constexpr uint64_t kGiB = uint64_t{1} << 30;
   HostBudgetFacts facts;
   facts.physical_bytes = 24 * kGiB;
   facts.available_bytes = 20 * kGiB;

@@ -203,7 +203,7 @@ class FaultTest : public ::testing::Test {
     agent_test::FakeDeviceOptions gpu;
     gpu.id = kGpu;
     backends.backends.push_back(std::make_unique<FaultyBackend>(agent_test::MakeFakeDeviceBackend(gpu), &faults_));
-    backends.backends.push_back(agent_test::MakeCountingHostBackend(64 * agent_test::kMiB));
+    backends.backends.push_back(agent_test::MakeCountingHostBackend(64 * kMiB));
     agent_ = std::make_unique<TcpAgent>(std::move(backends), std::move(config), clock);
   }
 

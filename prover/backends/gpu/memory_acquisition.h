@@ -15,12 +15,10 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/numbers.h"
 
 namespace wipeproof {
 namespace gpu {
-
-constexpr uint64_t kMiB = 1ull << 20;
-constexpr uint64_t kGiB = 1ull << 30;
 
 struct DeviceAllocation {
   void* ptr = nullptr;  // device address
