@@ -1,0 +1,32 @@
+// Connection faults: an agent that never takes the session.
+//   RefuseOrder (DeviationKind::kRefuseOrder): refuses every order with FAILED_PRECONDITION "busy:
+//     test refusal", or Deviation::note when set (e.g. the real agent's "session ... in progress
+//     (filling)").
+//   DisconnectMidFill (DeviationKind::kDisconnectMidFill): once the order verifies, calls
+//     Deviation::disconnect and never answers.
+#pragma once
+
+#include "adversary/cheats/cheat.h"
+#include "adversary/deviation.h"
+
+namespace wipeproof::adversary {
+
+class RefuseOrder final : public Cheat {
+ public:
+  explicit RefuseOrder(const Deviation& deviation) : deviation_(deviation) {}
+  Interception OnOrderReceived() override;
+
+ private:
+  const Deviation& deviation_;
+};
+
+class DisconnectMidFill final : public Cheat {
+ public:
+  explicit DisconnectMidFill(const Deviation& deviation) : deviation_(deviation) {}
+  Interception OnOrderVerified() override;
+
+ private:
+  const Deviation& deviation_;
+};
+
+}  // namespace wipeproof::adversary
