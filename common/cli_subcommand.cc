@@ -87,8 +87,9 @@ bool IsCliHelpFlag(const char* arg) {
   return false;
 }
 
-void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub) {
-  std::printf("usage: %s %s [flags]\n\n%s: %s\n\n%s\n\nFlags:\n", program, sub.name, sub.name, sub.synopsis, sub.help);
+std::string CliSubcommandHelpText(const char* program, const CliSubcommand& sub) {
+  std::string help = std::string("usage: ") + program + " " + sub.name + " [flags]\n\n" + sub.name + ": " + sub.synopsis +
+                     "\n\n" + sub.help + "\n\nFlags:\n";
   for (const auto& name : sub.flags) {
     gflags::CommandLineFlagInfo info;
     if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) continue;
@@ -111,9 +112,13 @@ void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub) {
       text.erase(text.size() - 2, 1);
       text.erase(quote + 9, 1);
     }
-    std::printf("%s", text.c_str());
+    help += text;
   }
-  std::printf("\nLogging flags (glog) such as --v and --minloglevel are also accepted.\n");
+  return help + "\nLogging flags (glog) such as --v and --minloglevel are also accepted.\n";
+}
+
+void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub) {
+  std::printf("%s", CliSubcommandHelpText(program, sub).c_str());
 }
 
 std::string ParseCliSubcommandFlags(const char* program, const CliSubcommand& sub, int argc, char** argv,

@@ -46,6 +46,8 @@ void PrintCliVersion(const char* program, unsigned protocol);
 // "usage: PROGRAM NAME [flags]", the help text, then each of sub.flags as gflags describes it, with
 // sub.flag_help replacing a flag's description (and shown default) where given.
 void PrintCliSubcommandHelp(const char* program, const CliSubcommand& sub);
+// The same text, for a caller that prints it elsewhere (a nested subcommand's help in tests).
+std::string CliSubcommandHelpText(const char* program, const CliSubcommand& sub);
 
 // Parses argv[2..] (argv[1] is the subcommand) with gflags. `flag_files` are path suffixes of the
 // files that define this program's own flags (e.g. "prover/cli/cli_flags.cc"); a flag of those files

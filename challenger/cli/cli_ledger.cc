@@ -1,6 +1,7 @@
 #include "challenger/cli/cli_ledger.h"
 
 #include <fcntl.h>
+#include <gflags/gflags.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,8 @@
 #include <sstream>
 
 #include "challenger/cli/cli.h"
+#include "challenger/cli/cli_calibration_flags.h"
+#include "challenger/cli/cli_flags.h"
 #include "challenger/cli/cli_ledger_audit.h"
 #include "challenger/fleet/inventory.h"
 #include "challenger/ledger/ledger.h"
@@ -25,6 +28,7 @@
 #include "challenger/ledger/ledger_sessions.h"
 #include "challenger/ledger/ledger_verify.h"
 #include "common/cli_exit_codes.h"
+#include "common/cli_subcommand.h"
 #include "common/clock.h"
 #include "common/file_write.h"
 #include "common/hex.h"
@@ -33,12 +37,35 @@
 #include "common/terminal_text.h"
 #include "proto/key_files.h"
 
+// The ledger's own flags; the others (--ledger, --challenger_key, --node, --out, --authority_key,
+// --inventory, --json, --threads) are the challenger's (cli_flags.cc), described below as the ledger
+// reads them.
+DEFINE_string(session, "", "show, export, audit: only this session's entries (32 hex digits)");
+DEFINE_bool(envelopes, true,
+            "export: include each entry's signed envelope; without them `verify --export` cannot check any "
+            "entry's fields and exits 3");
+DEFINE_string(expect_head, "", "verify: the ledger must still extend the signed head of this earlier export");
+DEFINE_string(export, "",
+              "verify, audit, decode: work on an export document instead of a ledger; audit: several exports as a "
+              "comma list or a repeated flag. At most 1 GiB each (a larger file is refused at once, exit 2: use "
+              "--ledger)");
+DEFINE_uint64(sequence, 0, "decode: only entry N (default: every entry, as a JSON array)");
+DEFINE_string(record, "", "decode: a file holding one record's bytes, of kind --kind (e.g. verdict)");
+DEFINE_string(kind, "", "decode: the kind of --record's bytes (e.g. verdict, order, fillReport)");
+
 namespace wipeproof {
 namespace {
 
 // Exit codes: common/cli_exit_codes.h. kExitIncomplete: verify --export, the head verified but some
 // entries lack the envelope to check them.
 constexpr char kProgram[] = "wipeproof-challenger ledger";
+// The files defining the flags of this binary: a flag of theirs that a subcommand does not take is
+// refused.
+const std::vector<std::string>& FlagFiles() {
+  static const std::vector<std::string> kFiles = {"challenger/cli/cli_flags.cc", "challenger/cli/cli_ledger.cc",
+                                                  kCalibrationFlagsFile};
+  return kFiles;
+}
 
 // The largest export document (--export, --expect_head) read: a larger file is refused at once, by
 // its size (it is read whole and parsed in memory, a few times its size). An export with envelopes
@@ -49,126 +76,146 @@ constexpr uint64_t kMaxExportFileBytes = uint64_t{1} << 30;
 constexpr char kMaxExportFileWhy[] =
     "the largest export read; verify or audit a larger ledger with --ledger instead of an export of it";
 
-// `ledger --help` and `ledger <sub> --help` are made of these: each subcommand's lines, and each
-// flag's lines (a subcommand's help lists only the flags of AllowedFlags for it).
-struct HelpEntry {
-  const char* name;
-  const char* text;  // lines after the first indented to line up, each ending in '\n'
-};
-
-constexpr HelpEntry kSubcommandHelp[] = {
-    {"show",
-     "list entries, each verified; the last line says whether the chain verifies; with --json\n"
-     "          the sessions (of --node) as JSON\n"},
-    {"verify",
-     "verify every entry: signature, sequence, hash chain, record; print the head; several\n"
-     "          ledgers: each on its own, one line each and a total, and no session in two of them\n"},
-    {"export", "verify, then write the JSON export carrying the signed head, the keys and the schema digest\n"},
-    {"audit",
-     "re-verify sessions from an export alone: signatures under the pinned keys, the chain,\n"
-     "          every answered label recomputed from the seed, deadlines, node-signed transcripts, verdicts\n"
-     "          and their bounds, receipts\n"},
-    {"decode", "print entries or a record as plain JSON (decodes only; verifies nothing)\n"},
-};
-
-constexpr HelpEntry kFlagHelp[] = {
-    {"ledger",
-     "--ledger=FILE          ledger database (required, except for verify/audit/decode --export);\n"
-     "                         verify, audit: several ledgers as a comma list or a repeated flag\n"},
-    {"challenger_key",
-     "--challenger_key=FILE  challenger public key file (PREFIX.pub); required except for decode;\n"
-     "                         verify of several ledgers: one key for all, or a comma list, one each\n"},
-    {"session", "--session=HEX          show, export, audit: only this session's entries (32 hex digits)\n"},
-    {"node", "--node=NAME            show: only the sessions of this node (unknown to the ledger: exit 2)\n"},
-    {"out", "--out=FILE             export: write the document to FILE instead of stdout\n"},
-    {"envelopes",
-     "--envelopes[=false]    export: include each entry's signed envelope (default); without them\n"
-     "                         `verify --export` cannot check any entry's fields and exits 3\n"},
-    {"authority_key",
-     "--authority_key=FILE   export: add the authority public key; audit: the authority key to pin\n"
-     "                         (required)\n"},
-    {"inventory", "--inventory=FILE       export, audit --ledger: add the inventory's node public keys\n"},
-    {"expect_head",
-     "--expect_head=FILE     verify: the ledger must still extend the signed head of this earlier export\n"},
-    {"export",
-     "--export=FILE          verify, audit, decode: work on an export document instead of a ledger;\n"
-     "                         audit: several exports as a comma list or a repeated flag. At most\n"
-     "                         1 GiB each (a larger file is refused at once, exit 2: use --ledger)\n"},
-    {"json", "--json                 show, audit: print JSON instead of a table (decode always prints JSON)\n"},
-    {"threads", "--threads=N            audit: threads recomputing labels (default 0: all cores)\n"},
-    {"sequence", "--sequence=N           decode: only entry N (default: every entry, as a JSON array)\n"},
-    {"record", "--record=FILE          decode: a file holding one record's bytes, of kind --kind (e.g. verdict)\n"},
-    {"kind", "--kind=KIND            decode: the kind of --record's bytes (e.g. verdict, order, fillReport)\n"},
-};
-
-struct Args {
-  std::string sub;
-  std::map<std::string, std::string> flags;
-};
-
-const std::map<std::string, std::set<std::string>>& AllowedFlags() {
-  static const auto* allowed = new std::map<std::string, std::set<std::string>>{
-      {"show", {"ledger", "challenger_key", "session", "node", "json"}},
-      {"verify", {"ledger", "challenger_key", "expect_head", "export"}},
-      {"export", {"ledger", "challenger_key", "session", "out", "envelopes", "authority_key", "inventory"}},
-      {"audit", {"export", "ledger", "challenger_key", "authority_key", "inventory", "session", "json", "threads"}},
-      {"decode", {"ledger", "export", "sequence", "record", "kind", "json"}},
+// Every ledger flag as the ledger reads it (the challenger's own flags have other help there).
+const std::vector<CliFlagHelp>& LedgerFlagHelp() {
+  static const std::vector<CliFlagHelp> kHelp = {
+      {"ledger",
+       "ledger database (required, except for verify/audit/decode --export); verify, audit: several ledgers as a "
+       "comma list or a repeated flag"},
+      {"challenger_key",
+       "challenger public key file (PREFIX.pub); required except for decode; verify of several ledgers: one key "
+       "for all, or a comma list, one each"},
+      {"node", "show: only the sessions of this node (unknown to the ledger: exit 2)"},
+      {"out", "export: write the document to FILE instead of stdout"},
+      {"authority_key", "export: add the authority public key; audit: the authority key to pin (required)"},
+      {"inventory", "export, audit --ledger: add the inventory's node public keys"},
+      {"json", "show, audit: print JSON instead of a table (decode always prints JSON)"},
+      {"threads", "audit: threads recomputing labels (default 0: all cores)"},
   };
-  return *allowed;
+  return kHelp;
+}
+
+// The nested subcommands: each one's help and the flags it takes (RunLedgerCommand runs them).
+const std::vector<CliSubcommand>& LedgerSubcommands() {
+  static const std::vector<CliSubcommand> kSubs = {
+      {"show",
+       "list entries, each verified; the last line says whether the chain verifies",
+       "Lists the entries, each verified as it goes; a last line says whether the whole chain verifies.\n"
+       "With --json the sessions (of --node) as JSON.",
+       {"ledger", "challenger_key", "session", "node", "json"},
+       nullptr,
+       LedgerFlagHelp()},
+      {"verify",
+       "verify every entry: signature, sequence, hash chain, record; print the head",
+       "Verifies every entry: signature, sequence, hash chain, record; prints the head. Several ledgers: each\n"
+       "on its own, one line each and a total, and no session in two of them.",
+       {"ledger", "challenger_key", "expect_head", "export"},
+       nullptr,
+       LedgerFlagHelp()},
+      {"export",
+       "verify, then write the JSON export carrying the signed head, the keys and the schema digest",
+       "Verifies the ledger, then writes the JSON export carrying the signed head, the keys and the schema\n"
+       "digest.",
+       {"ledger", "challenger_key", "session", "out", "envelopes", "authority_key", "inventory"},
+       nullptr,
+       LedgerFlagHelp()},
+      {"audit",
+       "re-verify sessions from an export alone, every answered label recomputed",
+       "Re-verifies sessions from an export alone: signatures under the pinned keys, the chain, every answered\n"
+       "label recomputed from the seed, deadlines, node-signed transcripts, verdicts and their bounds, receipts.",
+       {"export", "ledger", "challenger_key", "authority_key", "inventory", "session", "json", "threads"},
+       nullptr,
+       LedgerFlagHelp()},
+      {"decode",
+       "print entries or a record as plain JSON (decodes only; verifies nothing)",
+       "Prints entries or a record as plain JSON. It decodes only and verifies nothing.",
+       {"ledger", "export", "sequence", "record", "kind", "json"},
+       nullptr,
+       LedgerFlagHelp()},
+  };
+  return kSubs;
+}
+
+const CliSubcommand* FindLedgerSubcommand(const std::string& name) {
+  for (const CliSubcommand& sub : LedgerSubcommands()) {
+    if (name == sub.name) return &sub;
+  }
+  return nullptr;
 }
 
 // `ledger --help`: every subcommand and every flag.
 void PrintLedgerUsage(std::ostream& out) {
-  out << "usage: wipeproof-challenger ledger <show|verify|export|audit|decode> --challenger_key=FILE.pub "
-         "[--ledger=FILE]\n       [flags]\n\n";
-  for (const HelpEntry& sub : kSubcommandHelp)
-    out << "  " << sub.name << std::string(8 - std::strlen(sub.name), ' ') << sub.text;
-  out << "\n`wipeproof-challenger ledger <subcommand> --help` lists the subcommand's flags.\n\nFlags:\n";
-  for (const HelpEntry& flag : kFlagHelp) out << "  " << flag.text;
+  std::string names;
+  for (const CliSubcommand& sub : LedgerSubcommands()) names += (names.empty() ? "" : "|") + std::string(sub.name);
+  out << "usage: " << kProgram << " <" << names << "> --challenger_key=FILE.pub [--ledger=FILE]\n       [flags]\n\n";
+  for (const CliSubcommand& sub : LedgerSubcommands()) {
+    out << "  " << sub.name << std::string(8 - std::strlen(sub.name), ' ') << sub.synopsis << "\n";
+  }
+  out << "\n`" << kProgram << " <subcommand> --help` lists the subcommand's flags and what each does there.\n";
 }
 
-// `ledger <sub> --help`: that subcommand and only the flags it takes.
-void PrintLedgerSubcommandHelp(const std::string& name, std::ostream& out) {
-  out << "usage: wipeproof-challenger ledger " << name << " [flags]\n\n";
-  for (const HelpEntry& sub : kSubcommandHelp) {
-    if (name == sub.name) out << "  " << sub.name << std::string(8 - std::strlen(sub.name), ' ') << sub.text;
-  }
-  out << "\nFlags:\n";
-  const std::set<std::string>& allowed = AllowedFlags().at(name);
-  for (const HelpEntry& flag : kFlagHelp) {
-    if (allowed.count(flag.name) > 0) out << "  " << flag.text;
-  }
+// The words after "ledger" as a subcommand and the values of the flags set, parsed by gflags
+// (ParseCliSubcommandFlags) with every flag restored afterwards, so the parse leaves no state.
+struct Args {
+  std::string sub;
+  std::map<std::string, std::string> flags;  // the flags given, by name, as gflags holds them ("true")
+};
+
+// The value gflags holds for a ledger flag, by name.
+std::string FlagValue(const std::string& name) {
+  // The challenger's flags, read through their variables so their definitions are linked in.
+  if (name == "ledger") return FLAGS_ledger;
+  if (name == "challenger_key") return FLAGS_challenger_key;
+  if (name == "node") return FLAGS_node;
+  if (name == "out") return FLAGS_out;
+  if (name == "authority_key") return FLAGS_authority_key;
+  if (name == "inventory") return FLAGS_inventory;
+  if (name == "json") return FLAGS_json ? "true" : "false";
+  if (name == "threads") return std::to_string(FLAGS_threads);
+  std::string value;
+  gflags::GetCommandLineOption(name.c_str(), &value);
+  return value;
 }
 
-// Parses "--name=value" / "--name" words. Returns "" or a usage message.
+// Returns "" or a usage message.
 std::string ParseArgs(const std::vector<std::string>& words, Args* args) {
   if (words.empty()) return "missing subcommand";
   args->sub = words[0];
-  auto allowed = AllowedFlags().find(args->sub);
-  if (allowed == AllowedFlags().end()) return "unknown subcommand '" + args->sub + "'";
+  const CliSubcommand* sub = FindLedgerSubcommand(args->sub);
+  if (sub == nullptr) return "unknown subcommand '" + args->sub + "'";
+  // verify and audit take several --ledger (audit: --export): a repeated flag's values join into one
+  // comma list (SplitList); any other flag given twice is refused (gflags would keep the last).
+  std::vector<std::string> flags;
+  std::map<std::string, size_t> given;  // flag name -> its index in `flags`
   for (size_t i = 1; i < words.size(); ++i) {
     const std::string& word = words[i];
-    if (word.rfind("--", 0) != 0) return "unexpected argument '" + word + "'";
     const size_t eq = word.find('=');
-    const std::string name = word.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
-    if (allowed->second.count(name) == 0) return "flag --" + name + " does not apply to " + args->sub;
-    if (name == "envelopes" || name == "json") {
-      if (eq == std::string::npos) value = "true";
-      if (value != "true" && value != "false") return "--" + name + " takes no value (or =true/=false)";
-    } else if (value.empty()) {
-      return "--" + name + " needs a value (--" + name + "=...)";
+    const std::string name = word.rfind("--", 0) == 0 ? word.substr(2, eq == std::string::npos ? eq : eq - 2) : "";
+    auto seen = name.empty() ? given.end() : given.find(name);
+    if (seen == given.end()) {
+      if (!name.empty()) given[name] = flags.size();
+      flags.push_back(word);
+      continue;
     }
-    // verify and audit take several --ledger (audit: --export): the values join into one comma
-    // list (SplitList).
-    if (args->flags.count(name) > 0) {
-      if ((args->sub != "verify" && args->sub != "audit") || (name != "ledger" && name != "export")) {
-        return "--" + name + " is given twice";
-      }
-      args->flags[name] += "," + value;
-    } else {
-      args->flags[name] = value;
+    const bool listable = (args->sub == "verify" || args->sub == "audit") && (name == "ledger" || name == "export");
+    if (!listable || eq == std::string::npos || flags[seen->second].find('=') == std::string::npos) {
+      return "--" + name + " is given twice";
     }
+    flags[seen->second] += "," + word.substr(eq + 1);
+  }
+  std::vector<char*> argv;
+  std::string program = kProgram, sub_name = args->sub;
+  argv.push_back(program.data());
+  argv.push_back(sub_name.data());
+  for (std::string& flag : flags) argv.push_back(flag.data());
+  gflags::FlagSaver restore_every_flag;
+  const std::string bad = ParseCliSubcommandFlags(kProgram, *sub, static_cast<int>(argv.size()), argv.data(), FlagFiles());
+  if (!bad.empty()) return bad;
+  for (const std::string& name : sub->flags) {
+    gflags::CommandLineFlagInfo info;
+    if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info) || info.is_default) continue;
+    args->flags[name] = FlagValue(name);
+    if (info.type == "string" && args->flags[name].empty()) return "--" + name + " needs a value (--" + name + "=...)";
   }
   return "";
 }
@@ -633,7 +680,7 @@ int RunDecode(const Args& args, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
-  const bool known_sub = !words.empty() && AllowedFlags().count(words[0]) > 0;
+  const bool known_sub = !words.empty() && FindLedgerSubcommand(words[0]) != nullptr;
   // `ledger <sub> --help` (or `ledger help <sub>`): that subcommand's help; `ledger --help`: the
   // whole. A subcommand named there that does not exist is the usage error it is without --help.
   const auto is_help = [](const std::string& w) { return w == "--help" || w == "-h" || w == "-help" || w == "help"; };
@@ -646,7 +693,8 @@ int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, s
       PrintLedgerUsage(out);
       return kExitOk;
     }
-    if (AllowedFlags().count(named[0]) == 0) {
+    const CliSubcommand* sub = FindLedgerSubcommand(named[0]);
+    if (sub == nullptr) {
       err << kProgram << ": unknown subcommand '" << TerminalSafe(named[0]) << "' (see " << kProgram << " --help)\n";
       return kExitUsage;
     }
@@ -655,15 +703,19 @@ int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, s
           << " " << named[0] << " --help)\n";
       return kExitUsage;
     }
-    PrintLedgerSubcommandHelp(named[0], out);
+    out << CliSubcommandHelpText(kProgram, *sub);
     return kExitOk;
   }
   Args args;
   const std::string usage = ParseArgs(words, &args);
   if (!usage.empty()) {
     // One line naming what is wrong, and where the flags are listed.
-    err << kProgram << (known_sub ? " " + words[0] : std::string()) << ": " << TerminalSafe(usage) << " (see "
-        << kProgram << (known_sub ? " " + words[0] : std::string()) << " --help)\n";
+    // (gflags' refusals name the help already.)
+    err << kProgram << (known_sub ? " " + words[0] : std::string()) << ": " << TerminalSafe(usage);
+    if (usage.find("(see ") == std::string::npos) {
+      err << " (see " << kProgram << (known_sub ? " " + words[0] : std::string()) << " --help)";
+    }
+    err << "\n";
     return kExitUsage;
   }
   if (args.sub == "decode") {

@@ -17,8 +17,9 @@
 //           and exit codes; challenger/audit/ledger_audit.h; docs/audit.md)
 //   decode  prints entries or a record as plain JSON (challenger/ledger/ledger_record_json.h)
 //
-// Flags (parsed here rather than with gflags, so they never clash with the challenger's own flags;
-// main must dispatch `ledger` before gflags sees argv):
+// Flags (gflags, the nested subcommands and their help in cli_ledger.cc's table; every flag is
+// restored after a call, so calls in one process do not see each other's flags; a repeated --ledger or
+// --export of verify and audit joins into one comma list, any other flag given twice is refused):
 //   --ledger=FILE          ledger database (required, except for verify --export); verify and audit
 //                          take several: a comma list or the flag repeated (a path cannot hold ',')
 //   --challenger_key=FILE  challenger public key file, PREFIX.pub (required); verify of several
@@ -49,7 +50,7 @@
 // ledger lacks; 3 an I/O error, or verify --export / audit of a document with entries lacking their
 // envelope: the signed head verified but those entries are UNVERIFIED (stdout says how many).
 //
-// Thread-safety: runs on the calling thread; no global state.
+// Thread-safety: parses with gflags (process-wide flags, saved and restored): one call at a time.
 #pragma once
 
 #include <ostream>

@@ -1,5 +1,6 @@
 #include "challenger/cli/cli_selftest.h"
 
+#include <gflags/gflags.h>
 #include <glog/logging.h>
 
 #include <cstdio>
@@ -8,51 +9,94 @@
 #include <sstream>
 
 #include "challenger/cli/cli.h"
+#include "challenger/cli/cli_calibration_flags.h"
+#include "challenger/cli/cli_flags.h"
 #include "adversary/scaffold/scaffold_report.h"
 #include "challenger/selftest/selftest_runner.h"
 #include "challenger/session/failure.h"
 #include "common/cli_exit_codes.h"
+#include "common/cli_subcommand.h"
 #include "common/file_write.h"
 #include "common/json_fields.h"
 #include "common/json_nesting.h"
 #include "common/progress_line.h"
 #include "proto/crypto.h"
 
+// The selftest's own flags; --threads, --json, --progress and --confidence are the challenger's
+// (cli_flags.cc, cli_calibration_flags.cc), described below as the selftest reads them.
+DEFINE_bool(adversaries, false, "run the honest agent and adversaries 1-7, 9 and 10 (required)");
+DEFINE_uint64(runs, 200, "sessions per scenario (1 to 1000000); 28 scenarios, a few ms each");
+DEFINE_uint64(seed, 1, "seed of the adversaries' own choices; challenges use the CSPRNG");
+DEFINE_string(only, "",
+              "scenario ids, id prefixes (1a) or adversary numbers (0 = honest .. 10), comma-separated; runs no "
+              "scaffold-storage experiment unless --scaffold_m is given too");
+DEFINE_string(scaffold_m, "256,1024,4096",
+              "chunk sizes m (labels, powers of two in [4, 65536]) of the scaffold-storage experiments (the "
+              "default takes ~10 s; 16384 takes minutes); none = skip");
+DEFINE_string(json_file, "", "the JSON document written to this file (also spelled --json=FILE)");
+DEFINE_string(markdown, "", "Markdown document (docs/results/security-results.md) written to FILE");
+DEFINE_string(render, "", "run nothing; render --markdown from this JSON document");
+DEFINE_bool(quiet, false, "no progress on stderr (--progress=never)");
+
 namespace wipeproof {
 
 namespace {
 
-constexpr char kUsage[] =
-    "usage: wipeproof-challenger selftest --adversaries [--runs=N] [--seed=S] [--only=ID,...] [--json[=FILE]]\n"
-    "                                     [--markdown=FILE] [--confidence=C] [--threads=N] [--scaffold_m=LIST]\n"
-    "                                     [--progress=auto|always|never] [--quiet]\n"
-    "       wipeproof-challenger selftest --render=JSON_FILE --markdown=FILE\n\n"
-    "Runs whole wipe sessions of the real challenger against an honest in-process agent and adversaries 1-7, 9 and 10\n"
-    "(hidden fraction answered by recompute / random bytes / an earlier session; relay; relocation; under-fill;\n"
-    "dedup; wrong key material; protocol cheats; a profile that is not the authority's), each speaking the real\n"
-    "protocol over an in-memory pipe on a simulated clock, and checks that every outcome matches its\n"
-    "expectation: per scenario the outcome counts, the check that caught it (the verdict's failure reason),\n"
-    "the theoretical detection rate 1-(1-f)^N and the one-sided Clopper-Pearson bounds of the measured rate.\n"
-    "Adversary 8 (scaffold storage: internal graph nodes kept instead of outputs) is checked by recompute-depth\n"
-    "experiments on the chunk graph (docs/scaffold-depth.md) and reported under \"scaffold\".\n\n"
-    "Flags:\n"
-    "  --adversaries       run the honest agent and adversaries 1-7, 9 and 10 (required)\n"
-    "  --runs=N            sessions per scenario (default 200; 1 to 1000000); 28 scenarios, a few ms each\n"
-    "  --seed=S            seed of the adversaries' own choices (default 1); challenges use the CSPRNG\n"
-    "  --only=ID[,ID...]   scenario ids, id prefixes (1a) or adversary numbers (0 = honest .. 10); runs\n"
-    "                      no scaffold-storage experiment unless --scaffold_m is given too\n"
-    "  --confidence=C      one-sided Clopper-Pearson confidence (default 0.99; in (0, 1))\n"
-    "  --threads=N         expected-label threads per session (default 1; 0 = all cores)\n"
-    "  --scaffold_m=LIST   chunk sizes m (labels, powers of two in [4, 65536]) of the scaffold-storage\n"
-    "                      experiments (default 256,1024,4096: ~10 s; 16384 takes minutes); none = skip\n"
-    "  --json[=FILE]       JSON document on stdout, or to FILE\n"
-    "  --markdown=FILE     Markdown document (docs/results/security-results.md) to FILE\n"
-    "  --render=JSON_FILE  run nothing; render --markdown from that JSON document\n"
-    "  --progress=MODE     progress lines on stderr: auto (default: only when stderr is a terminal),\n"
-    "                      always, never\n"
-    "  --quiet             no progress on stderr (--progress=never)\n\n"
-    "Exit codes: 0 every outcome matches (the honest agent passed every run), 1 a mismatch or a file not\n"
-    "written, 2 bad command line.\n";
+constexpr char kProgram[] = "wipeproof-challenger";
+
+const std::vector<std::string>& FlagFiles() {
+  static const std::vector<std::string> kFiles = {"challenger/cli/cli_flags.cc", "challenger/cli/cli_selftest.cc",
+                                                  kCalibrationFlagsFile};
+  return kFiles;
+}
+
+// The value gflags holds for a selftest flag, by name (the challenger's flags read through their
+// variables, so their definitions are linked in).
+std::string FlagValue(const std::string& name) {
+  if (name == "threads") return std::to_string(FLAGS_threads);
+  if (name == "json") return FLAGS_json ? "true" : "false";
+  if (name == "progress") return FLAGS_progress;
+  if (name == "confidence") {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.17g", FLAGS_confidence);
+    return text;
+  }
+  std::string value;
+  gflags::GetCommandLineOption(name.c_str(), &value);
+  return value;
+}
+
+// The command line parsed by gflags (every flag restored afterwards), given back as the words
+// "--name=value" of the flags set ("--name" for a switch that is on), so the checks below read one
+// spelling. --json=FILE is the file form of the --json switch. Returns "" or a usage message.
+std::string NormalizeArgs(const std::vector<std::string>& args, std::vector<std::string>* words) {
+  std::vector<std::string> given;
+  for (const std::string& arg : args) {
+    given.push_back(arg.rfind("--json=", 0) == 0 ? "--json_file=" + arg.substr(7) : arg);
+  }
+  std::vector<char*> argv;
+  std::string program = kProgram, sub = "selftest";
+  argv.push_back(program.data());
+  argv.push_back(sub.data());
+  for (std::string& word : given) argv.push_back(word.data());
+  gflags::FlagSaver restore_every_flag;
+  const std::string bad =
+      ParseCliSubcommandFlags(kProgram, SelftestSubcommand(), static_cast<int>(argv.size()), argv.data(), FlagFiles());
+  if (!bad.empty()) return bad;
+  for (const std::string& name : SelftestSubcommand().flags) {
+    gflags::CommandLineFlagInfo info;
+    if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info) || info.is_default) continue;
+    const std::string value = FlagValue(name);
+    const std::string shown = name == "json_file" ? "json" : name;
+    if (info.type == "bool") {
+      if (value == "true") words->push_back("--" + shown);
+    } else {
+      words->push_back("--" + shown + "=" + value);
+    }
+  }
+  return "";
+}
+
 
 bool ParseUint(const std::string& text, uint64_t lo, uint64_t hi, uint64_t* out) {
   if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -87,11 +131,21 @@ void PrintSummary(const selftest::SelftestResult& result, std::ostream& out) {
 
 }  // namespace
 
-int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int RunSelftestCommand(const std::vector<std::string>& command_line, std::ostream& out, std::ostream& err) {
   auto usage_error = [&err](const std::string& message) {
-    err << "wipeproof-challenger selftest: " << message << "\n(see wipeproof-challenger selftest --help)\n";
+    err << "wipeproof-challenger selftest: " << message;
+    if (message.find("(see ") == std::string::npos) err << "\n(see wipeproof-challenger selftest --help)";
+    err << "\n";
     return kExitUsage;
   };
+  for (const std::string& arg : command_line) {
+    if (IsCliHelpFlag(arg.c_str())) {
+      out << CliSubcommandHelpText(kProgram, SelftestSubcommand());
+      return 0;
+    }
+  }
+  std::vector<std::string> args;
+  if (const std::string bad = NormalizeArgs(command_line, &args); !bad.empty()) return usage_error(bad);
   selftest::SelftestOptions options;
   bool adversaries = false, quiet = false, json_stdout = false;
   ProgressMode progress = ProgressMode::kAuto;
@@ -108,10 +162,7 @@ int RunSelftestCommand(const std::vector<std::string>& args, std::ostream& out, 
     const bool has_value = eq != std::string::npos;
     const std::string value = has_value ? arg.substr(eq + 1) : "";
     auto need_value = [&]() { return has_value && !value.empty(); };
-    if (name == "--help" || name == "-h" || name == "-help" || name == "--helpshort") {
-      out << kUsage;
-      return 0;
-    } else if (name == "--adversaries" && !has_value) {
+    if (name == "--adversaries" && !has_value) {
       adversaries = true;
     } else if (name == "--quiet" && !has_value) {
       quiet = true;
@@ -269,9 +320,28 @@ int RunSelftestCommand(int argc, char** argv) {
 }
 
 const CliSubcommand& SelftestSubcommand() {
-  // Its own command line: --json takes an optional file.
   static const CliSubcommand kSubcommand = {
-      "selftest", "run the honest agent and adversaries in process (`selftest --help`)", nullptr, {}, nullptr, {}, nullptr,
+      "selftest",
+      "run the honest agent and adversaries in process (`selftest --help`)",
+      "Runs whole wipe sessions of the real challenger against an honest in-process agent and adversaries 1-7, 9\n"
+      "and 10 (hidden fraction answered by recompute / random bytes / an earlier session; relay; relocation;\n"
+      "under-fill; dedup; wrong key material; protocol cheats; a profile that is not the authority's), each\n"
+      "speaking the real protocol over an in-memory pipe on a simulated clock, and checks that every outcome\n"
+      "matches its expectation: per scenario the outcome counts, the check that caught it (the verdict's failure\n"
+      "reason), the theoretical detection rate 1-(1-f)^N and the one-sided Clopper-Pearson bounds of the measured\n"
+      "rate. Adversary 8 (scaffold storage: internal graph nodes kept instead of outputs) is checked by\n"
+      "recompute-depth experiments on the chunk graph (docs/scaffold-depth.md) and reported under \"scaffold\".\n"
+      "`selftest --render=JSON_FILE --markdown=FILE` runs nothing and renders the Markdown of a JSON document.\n\n"
+      "Exit codes: 0 every outcome matches (the honest agent passed every run), 1 a mismatch or a file not\n"
+      "written, 2 bad command line.",
+      {"adversaries", "runs", "seed", "only", "confidence", "threads", "scaffold_m", "json", "json_file", "markdown",
+       "render", "progress", "quiet"},
+      nullptr,
+      {{"confidence", "one-sided Clopper-Pearson confidence, in (0, 1)", "0.99"},
+       {"threads", "expected-label threads per session (0 = all cores)", "1"},
+       {"json", "the JSON document on stdout (--json=FILE: to FILE)"},
+       {"progress", "progress lines on stderr: auto (only when stderr is a terminal), always, never"}},
+      nullptr,
       [](int argc, char** argv) { return RunSelftestCommand(argc, argv); }};
   return kSubcommand;
 }

@@ -126,10 +126,10 @@ TEST(SelftestCliTest, BadCommandLinesExitTwoWithAReason) {
   };
   for (const Case& c : {Case{"selftest", "say what to run: --adversaries"},
                         Case{"selftest --adversaries --runs=0", "--runs: want an integer in [1, 1000000]"},
-                        Case{"selftest --adversaries --runs=x", "--runs: want an integer"},
+                        Case{"selftest --adversaries --runs=x", "bad value 'x' for --runs"},
                         Case{"selftest --adversaries --confidence=1", "--confidence: want a number in (0, 1)"},
                         Case{"selftest --adversaries --only=9z", "unknown scenario '9z'"},
-                        Case{"selftest --adversaries --bogus", "unknown argument '--bogus'"},
+                        Case{"selftest --adversaries --bogus", "unknown flag '--bogus'"},
                         Case{"selftest --adversaries --scaffold_m=100", "'100' is not a power of two in [4, 65536]"},
                         Case{"selftest --adversaries --scaffold_m=2", "'2' is not a power of two in [4, 65536]"},
                         Case{"selftest --adversaries --scaffold_m=", "--scaffold_m: want a list of m, or none"},
@@ -144,7 +144,8 @@ TEST(SelftestCliTest, BadCommandLinesExitTwoWithAReason) {
   }
   auto help = RunBinary(kBin, "selftest --help");
   EXPECT_EQ(help.exit_code, 0);
-  EXPECT_NE(help.out.find("--runs=N            sessions per scenario (default 200"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("-runs (sessions per scenario (1 to 1000000)"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("type: uint64 default: 200"), std::string::npos) << help.out;
 }
 
 }  // namespace
