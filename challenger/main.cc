@@ -1,7 +1,8 @@
 // wipeproof-challenger: `wipeproof-challenger <subcommand> [flags]` (cli.h). Picks the subcommand
-// from the table (each defined in its cli_<name>.cc); `ledger` and `selftest` are handed their argv
-// untouched (they parse their own command line); the others answer --help with their own flags,
-// parse flags with gflags, reject flags that do not apply, and run.
+// from the table (each defined in its cli_<name>.cc); `ledger` (nested subcommands) and `selftest`
+// (range checks, --json=FILE) are handed their argv and parse it with the same gflags mechanism
+// themselves; the others answer --help with their own flags, parse flags with gflags, reject flags
+// that do not apply, and run.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 

@@ -28,9 +28,9 @@ struct CliSubcommand {
   // Another subcommand whose flags this one takes as they are (doctor takes serve's): help texts
   // written for it ("serve: ...") are shown without that prefix, as in its own help.
   const char* flags_of = nullptr;
-  // A subcommand with subcommands or a command line of its own (`ledger show`, `selftest --json=F`):
-  // main hands it argv whole (argv[1] is its name) instead of parsing gflags, and it answers its own
-  // --help; `help`, `flags` and `run` are then unused. Its result is the exit code.
+  // A subcommand with subcommands or checks of its own (`ledger show`, `selftest --json=F`): main
+  // hands it argv whole (argv[1] is its name); it answers its own --help and parses its flags itself
+  // with ParseCliSubcommandFlags (ledger: per nested subcommand). Its result is the exit code.
   int (*run_command_line)(int argc, char** argv) = nullptr;
 };
 

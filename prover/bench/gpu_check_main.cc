@@ -22,7 +22,9 @@
 //   tuning (fill, lookup, parity): --team-threads --max-chunks-per-team --threads-per-chunk
 //            --target-threads --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib --scratch-teams
 //
-// An unknown flag or step, a second step, a number that is not one (or negative), or an m that is not
+// Flags are parsed here, not with gflags as the two main binaries do: this tool must build on a bare
+// GPU machine from the label engine alone (scripts/gpu-check.sh's plain nvcc fallback links no
+// library). An unknown flag or step, a second step, a number that is not one (or negative), or an m that is not
 // a power of two within the label spec is a usage error, reported in the JSON before anything runs.
 //
 // Exit status: 0 when the step ran and passed (or there is no device: "status": "no_device"),
