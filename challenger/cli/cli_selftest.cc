@@ -129,6 +129,92 @@ void PrintSummary(const selftest::SelftestResult& result, std::ostream& out) {
   out << (result.all_match ? "every outcome matches its expectation\n" : "MISMATCH\n");
 }
 
+// What the command line asks for, checked.
+struct SelftestCommand {
+  selftest::SelftestOptions options;
+  bool adversaries = false, quiet = false, json_stdout = false;
+  ProgressMode progress = ProgressMode::kAuto;
+  std::string json_file, markdown_file, render_file;
+  ScaffoldExperimentOptions scaffold;
+  bool scaffold_m_given = false;
+  std::vector<std::string> run_flags;  // flags that only make sense when something runs
+};
+
+// Reads the normalized words (NormalizeArgs) into `c`, each value range-checked. Returns "" or the
+// usage message.
+std::string ReadSelftestArgs(const std::vector<std::string>& args, SelftestCommand* c) {
+  for (const std::string& arg : args) {
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    if (name != "--render" && name != "--markdown" && name != "--quiet" && name != "--progress") {
+      c->run_flags.push_back(name);
+    }
+    const bool has_value = eq != std::string::npos;
+    const std::string value = has_value ? arg.substr(eq + 1) : "";
+    auto need_value = [&]() { return has_value && !value.empty(); };
+    if (name == "--adversaries" && !has_value) {
+      c->adversaries = true;
+    } else if (name == "--quiet" && !has_value) {
+      c->quiet = true;
+    } else if (name == "--progress") {
+      auto mode = ParseProgressMode(value);
+      if (!has_value || !mode.ok()) return "--progress: want auto, always or never";
+      c->progress = *mode;
+    } else if (name == "--runs") {
+      if (!need_value() || !ParseUint(value, 1, 1'000'000, &c->options.runs))
+        return "--runs: want an integer in [1, 1000000]";
+    } else if (name == "--seed") {
+      if (!need_value() || !ParseUint(value, 0, UINT64_MAX / 2, &c->options.seed))
+        return "--seed: want a non-negative integer";
+    } else if (name == "--threads") {
+      uint64_t t = 0;
+      if (!need_value() || !ParseUint(value, 0, 256, &t)) return "--threads: want an integer in [0, 256]";
+      c->options.threads = static_cast<int>(t);
+    } else if (name == "--confidence") {
+      char* end = nullptr;
+      const double confidence = need_value() ? std::strtod(value.c_str(), &end) : 0;
+      if (!need_value() || end == nullptr || *end != '\0' || !(confidence > 0 && confidence < 1)) {
+        return "--confidence: want a number in (0, 1)";
+      }
+      c->options.confidence = confidence;
+    } else if (name == "--scaffold_m") {
+      if (!need_value()) return "--scaffold_m: want a list of m, or none";
+      c->scaffold_m_given = true;
+      c->scaffold.m_values.clear();
+      if (value != "none") {
+        if (SplitComma(value).empty()) return "--scaffold_m: want a list of m, or none";
+        for (const std::string& part : SplitComma(value)) {
+          uint64_t m = 0;
+          if (!ParseUint(part, 4, 65536, &m) || (m & (m - 1)) != 0) {
+            return "--scaffold_m: '" + part + "' is not a power of two in [4, 65536]";
+          }
+          c->scaffold.m_values.push_back(static_cast<uint32_t>(m));
+        }
+      }
+    } else if (name == "--only") {
+      if (!need_value()) return "--only: want scenario ids";
+      c->options.only = SplitComma(value);
+      if (c->options.only.empty()) return "--only: want scenario ids";
+    } else if (name == "--json") {
+      if (has_value && value.empty()) return "--json=: want a file name";
+      if (has_value) {
+        c->json_file = value;
+      } else {
+        c->json_stdout = true;
+      }
+    } else if (name == "--markdown") {
+      if (!need_value()) return "--markdown: want a file name";
+      c->markdown_file = value;
+    } else if (name == "--render") {
+      if (!need_value()) return "--render: want a JSON file";
+      c->render_file = value;
+    } else {
+      return "unknown argument '" + arg + "'";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunSelftestCommand(const std::vector<std::string>& command_line, std::ostream& out, std::ostream& err) {
@@ -146,82 +232,16 @@ int RunSelftestCommand(const std::vector<std::string>& command_line, std::ostrea
   }
   std::vector<std::string> args;
   if (const std::string bad = NormalizeArgs(command_line, &args); !bad.empty()) return usage_error(bad);
-  selftest::SelftestOptions options;
-  bool adversaries = false, quiet = false, json_stdout = false;
-  ProgressMode progress = ProgressMode::kAuto;
-  std::string json_file, markdown_file, render_file;
-  ScaffoldExperimentOptions scaffold;  // m_values empty: skipped
-  bool scaffold_m_given = false;
-  std::vector<std::string> run_flags;  // flags that only make sense when something runs
-  for (const std::string& arg : args) {
-    const size_t eq = arg.find('=');
-    const std::string name = arg.substr(0, eq);
-    if (name != "--render" && name != "--markdown" && name != "--quiet" && name != "--progress") {
-      run_flags.push_back(name);
-    }
-    const bool has_value = eq != std::string::npos;
-    const std::string value = has_value ? arg.substr(eq + 1) : "";
-    auto need_value = [&]() { return has_value && !value.empty(); };
-    if (name == "--adversaries" && !has_value) {
-      adversaries = true;
-    } else if (name == "--quiet" && !has_value) {
-      quiet = true;
-    } else if (name == "--progress") {
-      auto mode = ParseProgressMode(value);
-      if (!has_value || !mode.ok()) return usage_error("--progress: want auto, always or never");
-      progress = *mode;
-    } else if (name == "--runs") {
-      if (!need_value() || !ParseUint(value, 1, 1'000'000, &options.runs))
-        return usage_error("--runs: want an integer in [1, 1000000]");
-    } else if (name == "--seed") {
-      if (!need_value() || !ParseUint(value, 0, UINT64_MAX / 2, &options.seed))
-        return usage_error("--seed: want a non-negative integer");
-    } else if (name == "--threads") {
-      uint64_t t = 0;
-      if (!need_value() || !ParseUint(value, 0, 256, &t)) return usage_error("--threads: want an integer in [0, 256]");
-      options.threads = static_cast<int>(t);
-    } else if (name == "--confidence") {
-      char* end = nullptr;
-      const double c = need_value() ? std::strtod(value.c_str(), &end) : 0;
-      if (!need_value() || end == nullptr || *end != '\0' || !(c > 0 && c < 1)) {
-        return usage_error("--confidence: want a number in (0, 1)");
-      }
-      options.confidence = c;
-    } else if (name == "--scaffold_m") {
-      if (!need_value()) return usage_error("--scaffold_m: want a list of m, or none");
-      scaffold_m_given = true;
-      scaffold.m_values.clear();
-      if (value != "none") {
-        if (SplitComma(value).empty()) return usage_error("--scaffold_m: want a list of m, or none");
-        for (const std::string& part : SplitComma(value)) {
-          uint64_t m = 0;
-          if (!ParseUint(part, 4, 65536, &m) || (m & (m - 1)) != 0) {
-            return usage_error("--scaffold_m: '" + part + "' is not a power of two in [4, 65536]");
-          }
-          scaffold.m_values.push_back(static_cast<uint32_t>(m));
-        }
-      }
-    } else if (name == "--only") {
-      if (!need_value()) return usage_error("--only: want scenario ids");
-      options.only = SplitComma(value);
-      if (options.only.empty()) return usage_error("--only: want scenario ids");
-    } else if (name == "--json") {
-      if (has_value && value.empty()) return usage_error("--json=: want a file name");
-      if (has_value) {
-        json_file = value;
-      } else {
-        json_stdout = true;
-      }
-    } else if (name == "--markdown") {
-      if (!need_value()) return usage_error("--markdown: want a file name");
-      markdown_file = value;
-    } else if (name == "--render") {
-      if (!need_value()) return usage_error("--render: want a JSON file");
-      render_file = value;
-    } else {
-      return usage_error("unknown argument '" + arg + "'");
-    }
-  }
+  SelftestCommand command;
+  if (const std::string bad = ReadSelftestArgs(args, &command); !bad.empty()) return usage_error(bad);
+  selftest::SelftestOptions& options = command.options;
+  const bool adversaries = command.adversaries, quiet = command.quiet, json_stdout = command.json_stdout;
+  const ProgressMode progress = command.progress;
+  const std::string &json_file = command.json_file, &markdown_file = command.markdown_file,
+                    &render_file = command.render_file;
+  ScaffoldExperimentOptions& scaffold = command.scaffold;
+  const bool scaffold_m_given = command.scaffold_m_given;
+  const std::vector<std::string>& run_flags = command.run_flags;
 
   if (!render_file.empty()) {
     if (!run_flags.empty()) return usage_error("--render runs nothing; drop " + run_flags.front());
