@@ -44,8 +44,6 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
                                     kRoundBuckets)),
       fill_(registry.AddGauge("wipeproof_challenger_fill_seconds",
                               "Order sent to fill report received, the node's last session.", {"node"})),
-      next_wave_(registry.AddGauge("wipeproof_challenger_next_wave_timestamp_seconds",
-                                   "Unix time of the wave's next run.", {"wave"})),
       wave_runs_(registry.AddCounter("wipeproof_challenger_wave_runs_total",
                                      "Wave runs by the wave verdict: pass, fail.", {"wave", "outcome"})),
       ledger_entries_(
@@ -60,18 +58,17 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
                               .WithLabels({})),
       backlog_bytes_(registry
                          .AddGauge("wipeproof_challenger_precompute_backlog_bytes",
-                                   "Expected labels computed for wave runs not yet over (prepared ahead or running).",
+                                   "Expected labels held by wave runs under way (from each run's time on).",
                                    {})
                          .WithLabels({})),
       waves_preparing_(registry
                            .AddGauge("wipeproof_challenger_precompute_waves",
-                                     "Wave runs whose expected labels are being computed now.", {})
+                                     "Wave runs computing their expected labels at their run's time.", {})
                            .WithLabels({})) {
   registry.AddGauge("wipeproof_challenger_info", "The challenger's version.", {"version"}).WithLabels({version}).Set(1);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const Wave* wave : waves) {
     for (const char* outcome : {"pass", "fail"}) wave_runs_.WithLabels({wave->name, outcome});
-    next_wave_.WithLabels({wave->name}).Set(nan);
     for (const std::string& node : wave->nodes) {
       for (const char* outcome : {"pass", "fail", "busy", "error"}) sessions_.WithLabels({node, outcome});
       last_pass_.WithLabels({node});
@@ -134,10 +131,6 @@ void FleetMetrics::SeedNeverPassed(const std::string& node, int64_t first_verdic
 
 void FleetMetrics::OnWaveRun(const std::string& wave, bool pass) {
   wave_runs_.WithLabels({wave, pass ? "pass" : "fail"}).Increment();
-}
-
-void FleetMetrics::OnNextWave(const std::string& wave, int64_t at_unix_us) {
-  next_wave_.WithLabels({wave}).Set(static_cast<double>(at_unix_us) / 1e6);
 }
 
 void FleetMetrics::OnLedgerVerified(bool ok, int64_t now_unix_us) {

@@ -1,6 +1,9 @@
 // The challenger's Prometheus metrics for `serve --metrics_listen` (docs/metrics.md has the table):
-// session outcomes and verdict facts per node as each wave run reports them, the schedule, the
-// ledger and the expected-label precompute.
+// session outcomes and verdict facts per node as each wave run reports them, the ledger and the
+// expected-label precompute. The schedule is secret: no series, label or value says when a wave
+// runs next (a node that knew could plan around its wipe: move a checkpoint away just before it).
+// The pass-due time is no such thing: it follows from the last pass and the wave's period and
+// jitter, an upper bound the inventory gives anyway (threat-model.md T-SCHEDULE-SECRET).
 //
 //   wipeproof_challenger_info{version}                                  gauge 1
 //   wipeproof_challenger_sessions_total{node,outcome}                   counter: pass, fail, busy, error
@@ -23,16 +26,17 @@
 //   wipeproof_challenger_round_seconds{node}                            histogram: send to answer
 //   wipeproof_challenger_fill_seconds{node}                             gauge: order to fill report,
 //                                                                       last session; NaN before one
-//   wipeproof_challenger_next_wave_timestamp_seconds{wave}              gauge, Unix seconds; NaN until
-//                                                                       the wave is scheduled
 //   wipeproof_challenger_wave_runs_total{wave,outcome}                  counter: pass, fail
 //   wipeproof_challenger_ledger_entries                                 gauge (read at each scrape)
 //   wipeproof_challenger_ledger_verified                                gauge: 1 the whole chain verified
 //                                                                       at the last check, 0 not
 //   wipeproof_challenger_ledger_last_verify_timestamp_seconds           gauge, Unix seconds
-//   wipeproof_challenger_precompute_backlog_bytes                       gauge: expected labels computed
-//                                                                       for wave runs not yet over
-//   wipeproof_challenger_precompute_waves                               gauge: waves preparing now
+//   wipeproof_challenger_precompute_backlog_bytes                       gauge: expected labels held by
+//                                                                       wave runs under way (a run
+//                                                                       prepared ahead counts from its
+//                                                                       time on, so none is announced)
+//   wipeproof_challenger_precompute_waves                               gauge: wave runs preparing at
+//                                                                       their time (none ahead of it)
 //
 // Every series of every node and wave scheduled exists from the construction on (counters and
 // histograms at 0, gauges at 0 or NaN as above), so rates and alerts see a node before its first
@@ -72,10 +76,10 @@ class FleetMetrics {
   void OnMemberResult(const WaveMemberResult& result, int64_t now_unix_us);
   // A wave run's own verdict.
   void OnWaveRun(const std::string& wave, bool pass);
-  void OnNextWave(const std::string& wave, int64_t at_unix_us);
   // The result of a whole-chain ledger verification.
   void OnLedgerVerified(bool ok, int64_t now_unix_us);
-  // Expected-label bytes computed for wave runs not yet over, and wave runs preparing, now.
+  // Expected-label bytes held by wave runs under way, and wave runs preparing at their time, now
+  // (wave_service.h: nothing prepared ahead of a run's time counts).
   void SetPrecompute(uint64_t backlog_bytes, int waves_preparing);
   // Adds a collector that sets the ledger's entry count at each scrape from `entries` (errors: the
   // gauge keeps its last value).
@@ -95,7 +99,6 @@ class FleetMetrics {
   std::map<std::string, Wave> wave_of_;  // per node: its wave; const after construction
   HistogramFamily& rounds_;
   GaugeFamily& fill_;
-  GaugeFamily& next_wave_;
   CounterFamily& wave_runs_;
   Gauge& ledger_entries_;
   Gauge& ledger_verified_;

@@ -24,4 +24,11 @@ uint64_t NextWaveDelayUs(double period_s, double jitter_s) {
   return base + UniformBelow(2 * Micros(jitter_s) + 1);
 }
 
+uint64_t PrepareStartDelayUs(uint64_t delay_us, uint64_t precompute_estimate_us) {
+  // No product that can overflow: an estimate above delay / 2 leads by the whole delay.
+  const uint64_t lead =
+      precompute_estimate_us > delay_us / kPrepareLeadFactor ? delay_us : precompute_estimate_us * kPrepareLeadFactor;
+  return delay_us - lead;
+}
+
 }  // namespace wipeproof

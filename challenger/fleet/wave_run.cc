@@ -2,16 +2,20 @@
 
 #include <glog/logging.h>
 #include <kj/async-io.h>
+#include <sodium.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/fleet/wave_drain.h"
+#include "challenger/session/challenges.h"
 #include "challenger/session/tcp_agent_connector.h"
 #include "challenger/session/wave_verdict.h"
+#include "kernels/chunk_verifier.h"
 #include "proto/codec.h"
 
 namespace wipeproof {
@@ -111,6 +115,36 @@ WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& 
     SetHoldingSchedule(&*plan, wave_fill_deadline);
   }
   return out;
+}
+
+uint64_t ChallengedLabels(const WavePlans& plans) {
+  uint64_t labels = 0;
+  for (const auto& plan : plans.plans) {
+    if (!plan) continue;
+    for (const PlannedDevice& d : plan->devices) {
+      labels += uint64_t{plan->profile.rounds} * d.labels_per_round + uint64_t{plan->holding_batches} * d.hold_labels;
+    }
+  }
+  return labels;
+}
+
+double MeasureExpectedLabelUs(const Profile& profile, int threads) {
+  const int t = threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const uint64_t chunks = uint64_t{16} * static_cast<uint64_t>(t);
+  const uint64_t m = profile.chunk_labels;
+  if (m == 0) return 0;
+  RegionSpec region;
+  region.format = profile.format;
+  randombytes_buf(region.seed, sizeof region.seed);
+  region.chunk_labels = profile.chunk_labels;
+  region.count = chunks * m;
+  std::vector<uint64_t> indices(chunks);
+  for (uint64_t c = 0; c < chunks; ++c) indices[c] = c * m + UniformBelow(m);
+  std::vector<uint8_t> out(chunks * kLabelBytes);
+  const auto start = std::chrono::steady_clock::now();
+  if (!RecomputeLabels(region, indices.data(), indices.size(), out.data(), t).ok()) return 0;
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return us / static_cast<double>(chunks);
 }
 
 PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Profile& profile,

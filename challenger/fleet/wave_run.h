@@ -62,6 +62,18 @@ struct WavePlans {
 };
 WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& profile, const Clock& clock);
 
+// The labels one run of the planned wave challenges over all its members (each device's R proof
+// batches of q_d and its holding batches): PrepareWave computes an expected label for each.
+uint64_t ChallengedLabels(const WavePlans& plans);
+
+// Wall microseconds per expected label on this machine, for the estimate of a wave's first
+// precompute (serve: scheduler.h PrepareStartDelayUs): the label at a random rank of each of 16
+// chunks per thread of a throwaway session (random seed, the profile's format and m), recomputed
+// on `threads` threads (0 = all cores) and timed. Each expected label then counts a whole chunk
+// graph, an upper bound (a chunk asked twice in a unit is computed once). 0 when it cannot be
+// measured.
+double MeasureExpectedLabelUs(const Profile& profile, int threads);
+
 // A wave run prepared ahead of time (serve prepares a wave's next run while the current one runs,
 // so its orders are not delayed by verification): every node's plan (whole wave, declared
 // completeness from the inventory, the largest fill deadline of the run in every session timeout)

@@ -26,9 +26,8 @@ namespace {
 
 constexpr char kPrefix[] = "wipeproof-challenger serve: ";
 
-// Sleeps `us` microseconds in short steps; false when told to stop meanwhile.
-bool SleepUnlessStopped(uint64_t us, const std::atomic<bool>& stop) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+// Sleeps until `until` in short steps; false when told to stop meanwhile.
+bool SleepUnlessStopped(std::chrono::steady_clock::time_point until, const std::atomic<bool>& stop) {
   while (!stop.load()) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= until) return true;
@@ -131,11 +130,21 @@ WaveService::RunCounts WaveService::ReportRun(const Wave& wave, const std::vecto
   return counts;
 }
 
-PreparedWave WaveService::Prepare(const Wave& wave) {
-  ++preparing_;
+uint64_t WaveService::EstimatePrepareUs(const Wave& wave) {
+  double label_us = 0;
+  {
+    std::lock_guard<std::mutex> lock(label_us_mu_);
+    if (!label_us_) label_us_ = MeasureExpectedLabelUs(profile_, session_options_.threads);
+    label_us = *label_us_;
+  }
+  const uint64_t labels = ChallengedLabels(PlanWave(inventory_, wave, profile_, *session_options_.clock));
+  return static_cast<uint64_t>(static_cast<double>(labels) * label_us);
+}
+
+PreparedWave WaveService::Prepare(const Wave& wave, bool shown) {
+  if (shown) ++preparing_;
   PreparedWave p = PrepareWave(inventory_, wave, profile_, session_options_);
-  held_bytes_ += p.ExpectedLabelBytes();
-  --preparing_;
+  if (shown) --preparing_;
   return p;
 }
 
@@ -186,22 +195,17 @@ void WaveService::RunOnce(const Wave& wave, PreparedWave prepared) {
 }
 
 void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
+  using Steady = std::chrono::steady_clock;
   uint64_t delay = options_.once ? 0 : FirstWaveDelayUs(wave.period_s);
   // The estimate of a run's expected labels: the previous run's, or before the first the most a
   // session may hold for every node (kMaxLabelsPerSession labels of 32 bytes).
   uint64_t estimate = wave.nodes.size() * kMaxLabelsPerSession * 32;
+  // How long a run takes to prepare: the previous run's, measured; before the first, estimated.
+  uint64_t precompute_us = 0;
+  bool measured = false;
   const uint64_t ahead_limit = options_.prepare_ahead_bytes;
   for (;;) {
-    std::optional<std::future<PreparedWave>> ahead;
-    uint64_t reserved = 0;
-    if (ahead_limit > 0 && prepared_bytes_.fetch_add(estimate) + estimate <= ahead_limit) {
-      reserved = estimate;
-      ahead = std::async(std::launch::async, [&] { return Prepare(wave); });
-    } else {
-      if (ahead_limit > 0) prepared_bytes_.fetch_sub(estimate);
-      LOG(INFO) << "wave " << TerminalSafe(wave.name)
-                << ": prepared at its time (--prepare_ahead_gib leaves no room ahead)";
-    }
+    const Steady::time_point run_at = Steady::now() + std::chrono::microseconds(delay);
     const int64_t next_us = SystemClock().UnixMicros() + static_cast<int64_t>(delay);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -213,17 +217,37 @@ void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
         err_ << "next run at " << UtcSeconds(next_us) << " (in " << FormatFixed(delay / 1e6, 1) << " s)" << std::endl;
       }
     }
-    if (metrics_ != nullptr) metrics_->OnNextWave(wave.name, next_us);
-    const bool go = SleepUnlessStopped(delay, stop);
+    if (!measured && delay > 0) precompute_us = EstimatePrepareUs(wave);
+    // The run's secrets exist from here on: no earlier than about twice its precompute time before it.
+    const uint64_t wait_us = PrepareStartDelayUs(delay, precompute_us);
+    bool go = SleepUnlessStopped(run_at - std::chrono::microseconds(delay - wait_us), stop);
+    std::optional<std::future<PreparedWave>> ahead;
+    uint64_t reserved = 0;
+    if (go) {
+      if (ahead_limit > 0 && prepared_bytes_.fetch_add(estimate) + estimate <= ahead_limit) {
+        reserved = estimate;
+        ahead = std::async(std::launch::async, [&] { return Prepare(wave, false); });
+        LOG(INFO) << "wave " << TerminalSafe(wave.name) << ": preparing " << FormatFixed((delay - wait_us) / 1e6, 1)
+                  << " s before the run (precompute " << (measured ? "measured" : "estimated") << " at "
+                  << FormatFixed(precompute_us / 1e6, 1) << " s)";
+      } else {
+        if (ahead_limit > 0) prepared_bytes_.fetch_sub(estimate);
+        LOG(INFO) << "wave " << TerminalSafe(wave.name)
+                  << ": prepared at its time (--prepare_ahead_gib leaves no room ahead)";
+      }
+      go = SleepUnlessStopped(run_at, stop);
+    }
     std::optional<PreparedWave> prepared;
     if (ahead) prepared.emplace(ahead->get());
     if (!go) {
-      if (prepared) held_bytes_ -= prepared->ExpectedLabelBytes();
       prepared_bytes_.fetch_sub(reserved);
       return;
     }
-    if (!prepared) prepared.emplace(Prepare(wave));
+    if (!prepared) prepared.emplace(Prepare(wave, true));
     estimate = prepared->ExpectedLabelBytes();
+    held_bytes_ += estimate;  // shown from the run's time on, never ahead of it
+    precompute_us = prepared->prepare_us;
+    measured = true;
     LOG(INFO) << "wave " << TerminalSafe(wave.name) << ": prepared in " << prepared->prepare_us / 1e6 << " s, "
               << estimate / double(1 << 20) << " MiB of expected labels";
     RunOnce(wave, *std::move(prepared));

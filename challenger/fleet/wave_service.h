@@ -1,12 +1,16 @@
 // The wave service of `wipeproof-challenger serve`: every wave of a list on its own schedule
 // (scheduler.h: first run after a uniform delay in [0, period], then period - jitter + U[0, 2*jitter]
 // after each run ends), each wave on a thread of its own, every run through RunPreparedWave
-// (wave_run.h). A run is prepared (challenges drawn, expected labels computed) while its thread
-// waits for the run's time, so its orders go out at that time; prepared runs hold at most
-// `prepare_ahead_bytes` of expected labels over all waves (a run that would go over is prepared at
-// its time).
+// (wave_run.h). A run is prepared (seeds and challenges drawn, expected labels computed) no earlier
+// than about twice its precompute time before the run's time (scheduler.h PrepareStartDelayUs: the
+// last run's prepare time, measured; before the first run, the wave's challenged labels times
+// MeasureExpectedLabelUs), so its orders go out at that time and its secrets are held little longer
+// than they take to compute (the expected labels in locked memory, out of core dumps, zeroed when
+// the run ends: session/secret_buffer.h). Prepared runs hold at most `prepare_ahead_bytes` of
+// expected labels over all waves (a run that would go over is prepared at its time).
 //
-// Lines for people (docs/operations.md "Running wipes") go to `err`: each wave's next run (UTC),
+// Lines for people (docs/operations.md "Running wipes") go to `err` (the challenger's own log, never
+// its metrics: fleet_metrics.h publishes no future run): each wave's next run (UTC),
 // each run's start and end with its members by outcome (a node busy with another session is busy,
 // not a failure: outcome_report.h), the wave verdict's statement, and once `signal` is set, a
 // notice naming the runs in progress and the longest they may still take. Each member's summary
@@ -22,6 +26,7 @@
 #include <iosfwd>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,14 +66,19 @@ class WaveService {
   // signal that set `stop` (0 = none), announced on `err`.
   WaveServiceTotals Run(std::atomic<bool>& stop, const std::atomic<int>& signal);
 
-  // Expected labels computed and held until their run ends (bytes), and the wave runs computing
-  // them now: the metrics' precompute gauges.
+  // The metrics' precompute gauges: expected labels held by wave runs whose time has come, until
+  // they end (bytes), and the wave runs computing them at their run's time (too little prepared
+  // ahead). A run prepared ahead of its time counts from that time only: counted earlier, the
+  // gauges would announce the run (threat-model.md T-SCHEDULE-SECRET).
   uint64_t HeldExpectedLabelBytes() const { return held_bytes_.load(); }
   int WavesPreparing() const { return preparing_.load(); }
 
  private:
   struct RunCounts;
-  PreparedWave Prepare(const Wave& wave);
+  // `shown`: counted in WavesPreparing() (a preparation at the run's time, not ahead of it).
+  PreparedWave Prepare(const Wave& wave, bool shown);
+  // Before a wave's first run: its precompute time, estimated (microseconds; 0 when unknown).
+  uint64_t EstimatePrepareUs(const Wave& wave);
   void Schedule(const Wave& wave, std::atomic<bool>& stop);
   void RunOnce(const Wave& wave, PreparedWave prepared);
   RunCounts ReportRun(const Wave& wave, const std::vector<WaveMemberResult>& results);
@@ -92,6 +102,8 @@ class WaveService {
   std::mutex mu_;  // guards totals_, running_ and the lines on err_
   WaveServiceTotals totals_;
   std::map<std::string, int64_t> running_;  // wave runs in progress: name -> latest end (Unix us)
+  std::mutex label_us_mu_;          // guards label_us_
+  std::optional<double> label_us_;  // MeasureExpectedLabelUs, measured once for every wave
 };
 
 }  // namespace wipeproof

@@ -24,11 +24,19 @@ std::unique_ptr<ExpectedLabels> ExpectedLabels::Start(const ExpectedLabelsSpec& 
 
 ExpectedLabels::ExpectedLabels(const ExpectedLabelsSpec& spec, const ChallengeSet& challenges)
     : spec_(spec), challenges_(challenges) {
-  batches_.resize(challenges.devices());
+  size_t bytes = 0;
+  offsets_.resize(challenges.devices());
   for (size_t d = 0; d < challenges.devices(); ++d) {
     for (uint32_t b = 0; b < challenges.batches(); ++b) {
-      batches_[d].emplace_back(challenges.Indices(d, b).size() * kLabel);
+      offsets_[d].push_back(bytes);
+      bytes += challenges.Indices(d, b).size() * kLabel;
     }
+  }
+  auto labels = SecretBuffer::Allocate(bytes);
+  if (labels.ok()) {
+    labels_ = std::move(labels).value();
+  } else {
+    status_ = labels.status();  // Work() reports it
   }
 }
 
@@ -44,7 +52,7 @@ Status ExpectedLabels::Wait() {
 
 void ExpectedLabels::Work() {
   if (spec_.test_delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(spec_.test_delay_us));
-  status_ = Compute();
+  if (status_.ok()) status_ = Compute();
   done_.store(true, std::memory_order_release);
 }
 
@@ -74,7 +82,7 @@ Status ExpectedLabels::Compute() {
     }
     std::sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) { return a.index < b.index; });
     std::vector<uint64_t> unit;
-    std::vector<uint8_t> out;
+    SecretBuffer out;  // the unit's labels in sorted order; grows (the old one zeroed) when a unit needs more
     for (size_t i = 0; i < wants.size();) {
       if (cancel_.load()) return FailedPreconditionError("cancelled");
       size_t j = i, chunks = 0;
@@ -90,12 +98,14 @@ Status ExpectedLabels::Compute() {
       }
       unit.resize(j - i);
       for (size_t k = i; k < j; ++k) unit[k - i] = wants[k].index;
-      out.resize(unit.size() * kLabel);
+      if (out.size() < unit.size() * kLabel) {
+        WP_ASSIGN_OR_RETURN(out, SecretBuffer::Allocate(std::max(unit.size() * kLabel, 2 * out.size())));
+      }
       WP_RETURN_IF_ERROR(RecomputeLabels(region, unit.data(), unit.size(), out.data(), threads)
                              .WithContext("expected labels of device " + std::to_string(d)));
       for (size_t k = i; k < j; ++k) {
-        std::memcpy(batches_[d][wants[k].batch].data() + size_t{wants[k].slot} * kLabel, out.data() + (k - i) * kLabel,
-                    kLabel);
+        std::memcpy(labels_.data() + offsets_[d][wants[k].batch] + size_t{wants[k].slot} * kLabel,
+                    out.data() + (k - i) * kLabel, kLabel);
       }
       done += j - i;
       if (spec_.progress) spec_.progress(done, total);

@@ -5,7 +5,9 @@
 // and its first round).
 //
 // Layout of Batch(d, b): 32 bytes per index of that batch, in send order: exactly that device's
-// part of a RoundAnswer's labels, so an answer is checked with one comparison per label.
+// part of a RoundAnswer's labels, so an answer is checked with one comparison per label. Every
+// batch lives in one SecretBuffer (secret_buffer.h: locked, kept out of core dumps, zeroed when this
+// object goes), and so does the worker's scratch.
 //
 // Work: one chunk graph per distinct chunk per device (a chunk asked in several batches is
 // computed once when it falls in the same work unit; units are cut at chunk boundaries of the
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "challenger/session/challenges.h"
+#include "challenger/session/secret_buffer.h"
 #include "common/status.h"
 #include "kernels/label_spec.h"
 
@@ -48,11 +51,12 @@ class ExpectedLabels {
   ExpectedLabels& operator=(const ExpectedLabels&) = delete;
 
   bool ready() const { return done_.load(std::memory_order_acquire); }
-  // Blocks until the worker finished; its status (INVALID_ARGUMENT from RecomputeLabels, or
-  // FAILED_PRECONDITION "cancelled"). Idempotent.
+  // Blocks until the worker finished; its status (INVALID_ARGUMENT from RecomputeLabels,
+  // RESOURCE_EXHAUSTED when the memory for the labels could not be mapped, or FAILED_PRECONDITION
+  // "cancelled"). Idempotent.
   Status Wait();
   // REQUIRES: Wait() returned OK. Indices(device, batch).size() * 32 bytes.
-  const uint8_t* Batch(size_t device, uint32_t batch) const { return batches_[device][batch].data(); }
+  const uint8_t* Batch(size_t device, uint32_t batch) const { return labels_.data() + offsets_[device][batch]; }
 
  private:
   ExpectedLabels(const ExpectedLabelsSpec& spec, const ChallengeSet& challenges);
@@ -61,7 +65,8 @@ class ExpectedLabels {
 
   ExpectedLabelsSpec spec_;
   const ChallengeSet& challenges_;
-  std::vector<std::vector<std::vector<uint8_t>>> batches_;  // [device][batch]: 32 bytes per index
+  SecretBuffer labels_;                       // every batch, device by device, in send order
+  std::vector<std::vector<size_t>> offsets_;  // [device][batch]: where the batch starts in labels_
   std::atomic<bool> cancel_{false};
   std::atomic<bool> done_{false};
   Status status_;

@@ -83,7 +83,8 @@ DEFINE_uint32(max_handshakes, static_cast<uint32_t>(wipeproof::kDefaultMaxHandsh
               "never count against --max_connections; default 16");
 DEFINE_string(metrics_listen, "",
               "serve: HOST:PORT to serve Prometheus metrics on (GET /metrics, /healthz; plain HTTP, no "
-              "authentication: bind an address only the scraper reaches); port 0 picks a free one (printed); "
+              "authentication: bind an address only the scraper reaches, e.g. 127.0.0.1:9401 with a local "
+              "scraper); port 0 picks a free one (printed); "
               "empty (default) = no metrics");
 DEFINE_double(handshake_timeout_s, wipeproof::kDefaultHandshakeTimeoutUs / 1e6,
               "serve: seconds a connection may take to complete its TLS handshake before it is closed; default 10");

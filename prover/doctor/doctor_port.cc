@@ -84,10 +84,13 @@ std::string SocketHolder(uint64_t inode) {
 }
 
 CheckResult CheckListenAddress(const std::string& check, const std::string& flag, const std::string& address) {
+  // The wipe port must be reachable by the challenger; metrics stay on loopback by default
+  // (docs/metrics.md "Scraping safely").
+  const std::string example = flag == "--metrics_listen" ? "127.0.0.1:9401" : "0.0.0.0:7300";
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
     return {check, CheckStatus::kFail, flag + "=" + address + " is not HOST:PORT",
-            "give e.g. " + flag + "=0.0.0.0:7300"};
+            "give e.g. " + flag + "=" + example};
   }
   std::string host = address.substr(0, colon);
   const std::string port_text = address.substr(colon + 1);
@@ -99,7 +102,7 @@ CheckResult CheckListenAddress(const std::string& check, const std::string& flag
   const unsigned long port_number = std::strtoul(port_text.c_str(), &end, 10);
   if (port_text.find_first_not_of("0123456789") != std::string::npos || *end != '\0' || port_number > 65535) {
     return {check, CheckStatus::kFail, flag + "=" + address + ": the port is not a number from 0 to 65535",
-            "give e.g. " + flag + "=0.0.0.0:7300"};
+            "give e.g. " + flag + "=" + example};
   }
   if (host.find(':') != std::string::npos && address.front() != '[') {
     return {check, CheckStatus::kFail, flag + "=" + address + ": an IPv6 address needs brackets",

@@ -3,8 +3,8 @@
 dashboard (deploy/grafana/wipeproof-dashboard.json) or the alert rules
 (deploy/prometheus/wipeproof-alerts.yml) use is documented in docs/metrics.md and registered by a
 binary (prover/agent/agent_metrics.cc, challenger/fleet/fleet_metrics.cc), every documented metric
-is registered and every registered one documented; the dashboard is well-formed (unique panel ids,
-a query in every panel, the datasource variable it refers to).
+is registered and every registered one documented; none announces the next run; the dashboard is
+well-formed (unique panel ids, a query in every panel, the datasource variable it refers to).
 
 Usage: deploy_files_test.py SOURCE_ROOT        Exit status: 0 when all agree.
 """
@@ -30,6 +30,11 @@ registered = set(re.findall(r'"(wipeproof_[a-z0-9_]+)"', read("prover/agent/agen
 documented = set(re.findall(r"^\| `(wipeproof_[a-z0-9_]+)` \|", read("docs/metrics.md"), re.M))
 if len(registered) < 20:
     problems.append("found only %d registered metrics: is the source root right?" % len(registered))
+# The schedule is secret: no metric announces a next run.
+# threat-model: T-SCHEDULE-SECRET
+for name in sorted(registered | documented):
+    if re.search(r"next_(wave|run)", name):
+        problems.append("%s announces the next run: the wipe schedule is secret" % name)
 for name in sorted(registered - documented):
     problems.append("%s is registered but not in docs/metrics.md's tables" % name)
 for name in sorted(documented - registered):

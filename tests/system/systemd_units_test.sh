@@ -57,4 +57,12 @@ grep -qF "✓ PrivateDevices=" <<<"$challenger" || fail "challenger: devices not
 grep -qF "✓ CapabilityBoundingSet=~CAP_IPC_LOCK" <<<"$challenger" || fail "challenger: keeps a capability"
 grep -qxF 'StateDirectory=wipeproof-challenger' "$src/deploy/systemd/wipeproof-challenger.service" ||
   fail "challenger: its ledger and key folder is not writable (StateDirectory)"
+# No core dumps of either (labels, prepared seeds, challenges and expected labels); the challenger may
+# lock its expected labels.
+# threat-model: T-PREPARED-SECRETS
+for u in wipeproof-agent wipeproof-challenger; do
+  grep -qxF 'LimitCORE=0' "$src/deploy/systemd/$u.service" || fail "$u: core dumps not off (LimitCORE=0)"
+done
+grep -qxF 'LimitMEMLOCK=infinity' "$src/deploy/systemd/wipeproof-challenger.service" ||
+  fail "challenger: its expected labels cannot be locked (LimitMEMLOCK=infinity)"
 echo "PASS"
