@@ -13,9 +13,18 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// gflags' own flags (--flagfile, --fromenv, --helpfull, --undefok, ...: defined in gflags' sources)
+// are no flags of ours: they would read files or the environment behind the subcommand's back, or
+// exit 1 with gflags' texts.
+bool IsGflagsOwnFlag(const gflags::CommandLineFlagInfo& info) {
+  return info.filename.find("gflags") != std::string::npos;
+}
+
 // The first argument gflags would refuse, as a message ("" when all are fine): a name that is no
-// gflags flag, a non-bool flag without a value, or a value its type does not take. gflags itself
-// would print its own message and exit(1); the CLIs promise exit 2 for a bad command line.
+// flag of ours (or gflags' own), a non-bool flag without a value, or a value its type does not take.
+// A flag given twice keeps its last value, as gflags has it (a wrapper's defaults can be overridden
+// by a later flag). gflags itself would print its own
+// message and exit(1); the CLIs promise exit 2 for a bad command line.
 std::string BadFlag(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -25,7 +34,12 @@ std::string BadFlag(int argc, char** argv) {
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(start, eq == std::string::npos ? std::string::npos : eq - start);
     gflags::CommandLineFlagInfo info;
-    if (gflags::GetCommandLineFlagInfo(name.c_str(), &info)) {
+    const bool negated = name.size() > 2 && name.compare(0, 2, "no") == 0 &&
+                         gflags::GetCommandLineFlagInfo(name.c_str() + 2, &info) && info.type == "bool";
+    const bool known = negated || gflags::GetCommandLineFlagInfo(name.c_str(), &info);
+    if (known && IsGflagsOwnFlag(info)) return "unknown flag '" + arg.substr(0, eq) + "'";
+    if (negated) continue;  // --noflag
+    if (known) {
       if (eq == std::string::npos && info.type == "bool") continue;
       std::string value;
       if (eq != std::string::npos) {
@@ -44,10 +58,6 @@ std::string BadFlag(int argc, char** argv) {
         return "bad value '" + value + "' for --" + name + " (want " + want + ")";
       }
       continue;
-    }
-    if (name.size() > 2 && name.compare(0, 2, "no") == 0 && gflags::GetCommandLineFlagInfo(name.c_str() + 2, &info) &&
-        info.type == "bool") {
-      continue;  // --noflag
     }
     return "unknown flag '" + arg.substr(0, eq) + "'";
   }

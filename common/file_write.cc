@@ -109,4 +109,11 @@ Status WriteFileReplacing(const std::string& path, std::string_view bytes, mode_
   return Status::Ok();
 }
 
+Status RefuseOutputOverInput(const std::string& output, const std::string& input, const std::string& input_what) {
+  struct stat out_st {}, in_st {};
+  if (::stat(output.c_str(), &out_st) != 0 || ::stat(input.c_str(), &in_st) != 0) return Status::Ok();
+  if (out_st.st_dev != in_st.st_dev || out_st.st_ino != in_st.st_ino) return Status::Ok();
+  return InvalidArgumentError(output + " is " + input_what + " itself; writing it would destroy it: name another file");
+}
+
 }  // namespace wipeproof

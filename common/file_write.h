@@ -28,4 +28,9 @@ namespace wipeproof {
 // the path and errno otherwise. On any error no temporary file is left behind and an existing file is unchanged.
 Status WriteFileReplacing(const std::string& path, std::string_view bytes, mode_t mode = 0644);
 
+// INVALID_ARGUMENT "<output> is <input_what> itself; ..." when `output` names the same existing file
+// as `input` (same device and inode: also through another path or a link), so that writing the
+// output would destroy the input; OK otherwise (either missing, or different files).
+Status RefuseOutputOverInput(const std::string& output, const std::string& input, const std::string& input_what);
+
 }  // namespace wipeproof

@@ -350,7 +350,7 @@ if [[ $last_status == no_device ]]; then
   exit 0
 fi
 fill=(fill --gib=0 --time-limit=@LIMIT@ --launch-seconds=$launch_seconds)
-step 02-compress 40 15 -- compress --seconds=0.5 --warps-per-subpartition=1,2,4,8,0
+[[ $runtime != dry-run ]] && step 02-compress 40 15 -- compress --seconds=0.5 --warps-per-subpartition=1,2,4,8,0
 if [[ $runtime != dry-run ]]; then
   max_m=16384
   [[ $cpu_runtime == 1 ]] && max_m=1000

@@ -1,9 +1,11 @@
 #include "challenger/cli/cli_calibration_flags.h"
-#include "common/numbers.h"
 
 #include <cmath>
 #include <cstdio>
 #include <string>
+
+#include "common/numbers.h"
+#include "kernels/label_spec.h"
 
 DEFINE_string(class, "commodity-cpu",
               "calibrate: adversary class to rule out (a name from --classes); plan: one class, default all");
@@ -166,6 +168,11 @@ Status CheckPlanFlags() {
   if (!gflags::GetCommandLineFlagInfoOrDie("gpus").is_default && (FLAGS_gpus < 1 || FLAGS_gpus > kMaxPlanGpus)) {
     return InvalidArgumentError("--gpus must be in [1, " + std::to_string(kMaxPlanGpus) + "] GPUs per node, got " +
                                 std::to_string(FLAGS_gpus) + " (leave it out for a plan without GPUs)");
+  }
+  if (!IsPowerOfTwo(FLAGS_fill_rate_chunk_labels) || FLAGS_fill_rate_chunk_labels > kMaxChunkLabels) {
+    return InvalidArgumentError("--fill_rate_chunk_labels must be a power of two in [1, " +
+                                std::to_string(kMaxChunkLabels) + "], got " +
+                                std::to_string(FLAGS_fill_rate_chunk_labels));
   }
   WP_RETURN_IF_ERROR(InRange("--host_memory_gib", FLAGS_host_memory_gib, 0, kMaxHostMemoryGib));
   WP_RETURN_IF_ERROR(InRange("--gpu_fill_gib_per_s", FLAGS_gpu_fill_gib_per_s, kMinFillGibPerS, kMaxFillGibPerS));

@@ -49,7 +49,7 @@ DEFINE_string(export, "",
               "verify, audit, decode: work on an export document instead of a ledger; audit: several exports as a "
               "comma list or a repeated flag. At most 1 GiB each (a larger file is refused at once, exit 2: use "
               "--ledger)");
-DEFINE_uint64(sequence, 0, "decode: only entry N (default: every entry, as a JSON array)");
+DEFINE_uint64(sequence, 0, "decode: only entry N (not given: every entry, as a JSON array)");
 DEFINE_string(record, "", "decode: a file holding one record's bytes, of kind --kind (e.g. verdict)");
 DEFINE_string(kind, "", "decode: the kind of --record's bytes (e.g. verdict, order, fillReport)");
 
@@ -91,6 +91,7 @@ const std::vector<CliFlagHelp>& LedgerFlagHelp() {
       {"inventory", "export, audit --ledger: add the inventory's node public keys"},
       {"json", "show, audit: print JSON instead of a table (decode always prints JSON)"},
       {"threads", "audit: threads recomputing labels (default 0: all cores)"},
+      {"sequence", "decode: only entry N", "every entry, as a JSON array"},
   };
   return kHelp;
 }
@@ -147,7 +148,7 @@ const CliSubcommand* FindLedgerSubcommand(const std::string& name) {
 void PrintLedgerUsage(std::ostream& out) {
   std::string names;
   for (const CliSubcommand& sub : LedgerSubcommands()) names += (names.empty() ? "" : "|") + std::string(sub.name);
-  out << "usage: " << kProgram << " <" << names << "> --challenger_key=FILE.pub [--ledger=FILE]\n       [flags]\n\n";
+  out << "usage: " << kProgram << " <" << names << "> [flags]\n\n";
   for (const CliSubcommand& sub : LedgerSubcommands()) {
     out << "  " << sub.name << std::string(8 - std::strlen(sub.name), ' ') << sub.synopsis << "\n";
   }
@@ -197,7 +198,8 @@ std::string ParseArgs(const std::vector<std::string>& words, Args* args) {
       flags.push_back(word);
       continue;
     }
-    const bool listable = (args->sub == "verify" || args->sub == "audit") && (name == "ledger" || name == "export");
+    const bool listable = (args->sub == "verify" && name == "ledger") ||
+                          (args->sub == "audit" && (name == "ledger" || name == "export"));
     if (!listable || eq == std::string::npos || flags[seen->second].find('=') == std::string::npos) {
       return "--" + name + " is given twice";
     }
@@ -556,7 +558,8 @@ int RunExport(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
     out << text;
     return kExitOk;
   }
-  Status written = WriteFileReplacing(path, text);
+  Status written = RefuseOutputOverInput(path, Flag(args, "ledger"), "the ledger (--ledger)");
+  if (written.ok()) written = WriteFileReplacing(path, text);
   if (!written.ok()) return Fail(err, args.sub, written);
   err << kProgram << " export: wrote " << (*document)["entries"].size() << " entries and the signed head to " << path
       << "\n";
@@ -745,7 +748,10 @@ int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, s
       return kExitUsage;
     }
     if (Flag(args, "ledger").empty() != Flag(args, "inventory").empty()) {
-      err << kProgram << " audit: --ledger needs --inventory (the node keys); an export carries its own\n";
+      err << kProgram << " audit: "
+          << (Flag(args, "ledger").empty() ? "--inventory goes with --ledger: an export carries its own node keys"
+                                           : "--ledger needs --inventory (the node keys); an export carries its own")
+          << "\n";
       return kExitUsage;
     }
     for (const char* key : {"challenger_key", "authority_key"}) {

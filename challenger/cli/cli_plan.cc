@@ -238,7 +238,7 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
     return FormatFixed(c.planned_fraction * 100, 3) + "%" + (c.reaches_target ? "" : " (target missed)");
   });
   for (size_t i = 0; i < in.devices.size(); ++i) {
-    const std::string model = in.devices[i].model;
+    const std::string model = TerminalSafe(in.devices[i].model);
     row(model + ": chunks", [i](const ClassPlan& c) { return std::to_string(c.devices[i].chunks); });
     row("  labels per round", [i](const ClassPlan& c) { return std::to_string(c.devices[i].labels_per_round); });
     row("  detection at f (diag.)",
@@ -398,6 +398,21 @@ int RunPlan() {
     in.honest_round_p999_us = profile->honest_round_p999_us;
   } else {
     in.honest_round_p999_us = FLAGS_round_p999_us;
+  }
+  // --authority_pub: say whether the documents verified, and what a verdict under them would state.
+  if (authority_key != nullptr) {
+    std::cerr << "wipeproof-challenger plan: --classes (" << TerminalSafe(classes->source) << "): "
+              << (classes->signed_by_authority ? "signed by " + authority_key->name
+                                               : "NOT signed by " + authority_key->name + ": " +
+                                                     TerminalSafe(classes->signature_problem))
+              << "\n";
+    if (in.profile) {
+      const std::string problem = ProfileEndorsementProblem(*in.profile);
+      std::cerr << "wipeproof-challenger plan: --profile: "
+                << (problem.empty() ? "signed by " + authority_key->name + ", under the authority's class"
+                                    : "a verdict under it states no bound: " + TerminalSafe(problem))
+                << "\n";
+    }
   }
   // The node's signed profile: verified under --node_pub before a field of it is read.
   std::optional<NodeProfileSource> source;

@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -24,16 +25,15 @@
 
 // The selftest's own flags; --threads, --json, --progress and --confidence are the challenger's
 // (cli_flags.cc, cli_calibration_flags.cc), described below as the selftest reads them.
-DEFINE_bool(adversaries, false, "run the honest agent and adversaries 1-7, 9 and 10 (required)");
+DEFINE_bool(adversaries, false, "run the honest agent and adversaries 1-7, 9 and 10 (required unless --render)");
 DEFINE_uint64(runs, 200, "sessions per scenario (1 to 1000000); 28 scenarios, a few ms each");
 DEFINE_uint64(seed, 1, "seed of the adversaries' own choices; challenges use the CSPRNG");
 DEFINE_string(only, "",
-              "scenario ids, id prefixes (1a) or adversary numbers (0 = honest .. 10), comma-separated; runs no "
+              "scenario ids, id prefixes (1a) or adversary numbers (0 = honest .. 10 but 8), comma-separated; runs no "
               "scaffold-storage experiment unless --scaffold_m is given too");
 DEFINE_string(scaffold_m, "256,1024,4096",
               "chunk sizes m (labels, powers of two in [4, 65536]) of the scaffold-storage experiments (the "
               "default takes ~10 s; 16384 takes minutes); none = skip");
-DEFINE_string(json_file, "", "the JSON document written to this file (also spelled --json=FILE)");
 DEFINE_string(markdown, "", "Markdown document (docs/results/security-results.md) written to FILE");
 DEFINE_string(render, "", "run nothing; render --markdown from this JSON document");
 DEFINE_bool(quiet, false, "no progress on stderr (--progress=never)");
@@ -70,9 +70,20 @@ std::string FlagValue(const std::string& name) {
 // "--name=value" of the flags set ("--name" for a switch that is on), so the checks below read one
 // spelling. --json=FILE is the file form of the --json switch. Returns "" or a usage message.
 std::string NormalizeArgs(const std::vector<std::string>& args, std::vector<std::string>* words) {
+  // --json=FILE (any value but a bool's) is taken here: gflags' --json is the challenger's switch.
   std::vector<std::string> given;
+  std::string json_file;
+  bool json_file_given = false;
   for (const std::string& arg : args) {
-    given.push_back(arg.rfind("--json=", 0) == 0 ? "--json_file=" + arg.substr(7) : arg);
+    const std::string value = arg.rfind("--json=", 0) == 0 ? arg.substr(7) : "";
+    const bool is_bool = value == "true" || value == "false";
+    if (arg.rfind("--json=", 0) != 0 || is_bool) {
+      given.push_back(arg);
+      continue;
+    }
+    if (json_file_given) return "--json is given twice";
+    json_file_given = true;
+    json_file = value;
   }
   std::vector<char*> argv;
   std::string program = kProgram, sub = "selftest";
@@ -87,12 +98,15 @@ std::string NormalizeArgs(const std::vector<std::string>& args, std::vector<std:
     gflags::CommandLineFlagInfo info;
     if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info) || info.is_default) continue;
     const std::string value = FlagValue(name);
-    const std::string shown = name == "json_file" ? "json" : name;
     if (info.type == "bool") {
-      if (value == "true") words->push_back("--" + shown);
+      if (value == "true") words->push_back("--" + name);
     } else {
-      words->push_back("--" + shown + "=" + value);
+      words->push_back("--" + name + "=" + value);
     }
+  }
+  if (json_file_given) {
+    if (std::find(words->begin(), words->end(), "--json") != words->end()) return "--json is given twice";
+    words->push_back("--json=" + json_file);
   }
   return "";
 }
@@ -220,7 +234,7 @@ std::string ReadSelftestArgs(const std::vector<std::string>& args, SelftestComma
 int RunSelftestCommand(const std::vector<std::string>& command_line, std::ostream& out, std::ostream& err) {
   auto usage_error = [&err](const std::string& message) {
     err << "wipeproof-challenger selftest: " << message;
-    if (message.find("(see ") == std::string::npos) err << "\n(see wipeproof-challenger selftest --help)";
+    if (message.find("(see ") == std::string::npos) err << " (see wipeproof-challenger selftest --help)";
     err << "\n";
     return kExitUsage;
   };
@@ -342,7 +356,7 @@ int RunSelftestCommand(int argc, char** argv) {
 const CliSubcommand& SelftestSubcommand() {
   static const CliSubcommand kSubcommand = {
       "selftest",
-      "run the honest agent and adversaries in process (`selftest --help`)",
+      "run the honest agent and adversaries in process",
       "Runs whole wipe sessions of the real challenger against an honest in-process agent and adversaries 1-7, 9\n"
       "and 10 (hidden fraction answered by recompute / random bytes / an earlier session; relay; relocation;\n"
       "under-fill; dedup; wrong key material; protocol cheats; a profile that is not the authority's), each\n"
@@ -354,11 +368,11 @@ const CliSubcommand& SelftestSubcommand() {
       "`selftest --render=JSON_FILE --markdown=FILE` runs nothing and renders the Markdown of a JSON document.\n\n"
       "Exit codes: 0 every outcome matches (the honest agent passed every run), 1 a mismatch or a file not\n"
       "written, 2 bad command line.",
-      {"adversaries", "runs", "seed", "only", "confidence", "threads", "scaffold_m", "json", "json_file", "markdown",
-       "render", "progress", "quiet"},
+      {"adversaries", "runs", "seed", "only", "confidence", "threads", "scaffold_m", "json", "markdown", "render",
+       "progress", "quiet"},
       nullptr,
       {{"confidence", "one-sided Clopper-Pearson confidence, in (0, 1)", "0.99"},
-       {"threads", "expected-label threads per session (0 = all cores)", "1"},
+       {"threads", "expected-label threads per session (0 = all cores, at most 256)", "1"},
        {"json", "the JSON document on stdout (--json=FILE: to FILE)"},
        {"progress", "progress lines on stderr: auto (only when stderr is a terminal), always, never"}},
       nullptr,

@@ -34,6 +34,9 @@ int RunSign() {
   if (FLAGS_authority_key.empty()) return ConfigError(kSub, "--authority_key is required (secret key file)");
   auto key = proto::ReadSecretKeyFile(FLAGS_authority_key);
   if (!key.ok()) return ConfigError(kSub, key.status().WithContext("--authority_key"));
+  if (Status same = RefuseOutputOverInput(FLAGS_out, FLAGS_in, "the document to sign (--in)"); !same.ok()) {
+    return ConfigError(kSub, same);
+  }
   auto text = ReadTextFile(FLAGS_in);
   if (!text.ok()) return ConfigError(kSub, text.status().WithContext("--in"));
   for (proto::DocumentType t : {proto::DocumentType::kNodeProfile, proto::DocumentType::kParameterProfile,

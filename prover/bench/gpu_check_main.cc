@@ -48,6 +48,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/numbers.h"
 #include "kernels/chunk_verifier.h"
 #include "kernels/gpu/emulated_runtime.h"
 #include "kernels/gpu/gpu_runtime.h"
@@ -88,18 +89,63 @@ struct Flags {
   }
 };
 
-// The flags of every step (the usage above). Text flags take any value; a switch takes none; every
-// other flag is a number, checked here so a typo is a usage error rather than a silent 0.
-const std::set<std::string>& TextFlags() {
-  static const std::set<std::string> kText = {"runtime", "json", "format", "gpu", "warps-per-subpartition"};
+// The usage (the header comment above, for people).
+constexpr char kUsage[] =
+    "usage: wipeproof-gpu-check [--runtime=auto|cuda|hip|emulated|dry-run] [--device=N] [--json=PATH] STEP [options]\n"
+    "  STEP: info | parity | fill | lookup | compress | model (default info); one JSON object on stdout\n"
+    "  --runtime=dry-run [--gpu=h200|h100|mi300x]: the fill planner on a device of that shape, nothing computed\n"
+    "  fill:     --gib=G --m=M --format=c1|192 --extra-gib=E --time-limit=S --samples=N --launch-seconds=S\n"
+    "  lookup:   --gib=G --m=M --iterations=N\n"
+    "  parity:   --max-m=M --min-m=M\n"
+    "  compress: --seconds=S --warps-per-subpartition=LIST (0: full occupancy)\n"
+    "  model:    --gpu=h200|h100|mi300x|all --issue-efficiency=E --instructions-per-item=N --step-latency-cycles=N\n"
+    "  tuning (fill, lookup, parity): --team-threads --max-chunks-per-team --threads-per-chunk --target-threads\n"
+    "            --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib --scratch-teams\n"
+    "Exit status: 0 passed (or no device), 1 a check failed, 2 bad usage, 3 a device, runtime or file error.\n";
+
+// The flags of every step (the usage above). A text flag takes one of its words (none listed: any
+// text); a switch takes no value; every other flag is a number in its range, checked here so a typo
+// is a usage error rather than a silent 0 or a runtime error later.
+const std::map<std::string, std::set<std::string>>& TextFlags() {
+  static const std::map<std::string, std::set<std::string>> kText = {
+      {"runtime", {"auto", "cuda", "hip", "emulated", "dry-run"}},
+      {"json", {}},
+      {"format", {"c1", "192"}},
+      {"gpu", {"h200", "h100", "mi300x", "all"}},
+      {"warps-per-subpartition", {}},
+  };
   return kText;
 }
-const std::set<std::string>& NumberFlags() {
-  static const std::set<std::string> kNumbers = {
-      "device", "gib", "extra-gib", "m", "min-m", "max-m", "iterations", "samples", "seconds", "time-limit",
-      "launch-seconds", "issue-efficiency", "instructions-per-item", "step-latency-cycles", "team-threads",
-      "max-chunks-per-team", "threads-per-chunk", "target-threads", "side-scratch-mib", "wave-chunks",
-      "reserve-mib", "max-piece-mib"};
+struct NumberRange {
+  double min, max;
+  bool integer;
+};
+const std::map<std::string, NumberRange>& NumberFlags() {
+  constexpr double kMaxCount = 1e12;  // labels, chunks, threads, iterations: far beyond any device
+  static const std::map<std::string, NumberRange> kNumbers = {
+      {"device", {0, 1023, true}},
+      {"gib", {0, 1 << 20, false}},
+      {"extra-gib", {0, 1 << 20, false}},
+      {"m", {kMinChunkLabels, kMaxChunkLabels, true}},
+      {"min-m", {kMinChunkLabels, kMaxChunkLabels, true}},
+      {"max-m", {kMinChunkLabels, kMaxChunkLabels, true}},
+      {"iterations", {1, kMaxCount, true}},
+      {"samples", {0, kMaxCount, true}},
+      {"seconds", {0.001, 3600, false}},
+      {"time-limit", {0.001, 86400, false}},
+      {"launch-seconds", {0.001, 3600, false}},
+      {"issue-efficiency", {0.01, 1, false}},
+      {"instructions-per-item", {1, 1e6, false}},
+      {"step-latency-cycles", {0, 1e9, false}},
+      {"team-threads", {1, 1024, true}},
+      {"max-chunks-per-team", {1, 1 << 20, true}},
+      {"threads-per-chunk", {0, 1024, true}},
+      {"target-threads", {0, kMaxCount, true}},
+      {"side-scratch-mib", {0, 1 << 20, true}},
+      {"wave-chunks", {0, kMaxCount, true}},
+      {"reserve-mib", {0, 1 << 20, true}},
+      {"max-piece-mib", {0, 1 << 20, true}},
+  };
   return kNumbers;
 }
 const std::set<std::string>& Steps() {
@@ -108,8 +154,9 @@ const std::set<std::string>& Steps() {
 }
 
 // Parses argv into flags and the step. Returns "" or the usage error: an unknown flag or step, a
-// second step, a switch with a value, a missing value, a number that is not a non-negative finite
-// number, or an m outside the label spec's range (kMinChunkLabels..kMaxChunkLabels, a power of two).
+// flag or step given twice, a switch with a value, a missing value, a word not among a text flag's,
+// a number that is not one, out of its range, or not whole where it must be (--m must also be a
+// power of two within the label spec).
 std::string ParseFlags(int argc, char** argv, Flags* f) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -122,22 +169,38 @@ std::string ParseFlags(int argc, char** argv, Flags* f) {
     const size_t eq = a.find('=');
     const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
+    if (f->values.count(name) > 0) return "--" + name + " is given twice";
     if (name == "scratch-teams") {
       if (eq != std::string::npos) return "--scratch-teams takes no value";
       f->values[name] = "1";
       continue;
     }
-    if (TextFlags().count(name) == 0 && NumberFlags().count(name) == 0) return "unknown flag --" + name;
+    const auto text = TextFlags().find(name);
+    const auto number = NumberFlags().find(name);
+    if (text == TextFlags().end() && number == NumberFlags().end()) return "unknown flag --" + name;
     if (value.empty()) return "--" + name + " needs a value (--" + name + "=...)";
-    if (NumberFlags().count(name) > 0) {
+    if (text != TextFlags().end() && !text->second.empty() && text->second.count(value) == 0) {
+      std::string words;
+      for (const std::string& w : text->second) words += (words.empty() ? "" : ", ") + w;
+      return "--" + name + " takes one of " + words + ", got '" + value + "'";
+    }
+    if (name == "warps-per-subpartition" && value.find_first_not_of("0123456789,") != std::string::npos) {
+      return "--warps-per-subpartition wants a comma list of whole numbers, got '" + value + "'";
+    }
+    if (number != NumberFlags().end()) {
+      const NumberRange& r = number->second;
       char* end = nullptr;
       const double x = std::strtod(value.c_str(), &end);
-      if (end == value.c_str() || *end != '\0' || !std::isfinite(x) || x < 0) {
-        return "--" + name + " wants a non-negative number, got '" + value + "'";
+      const bool digits_only = value.find_first_not_of("0123456789") == std::string::npos;
+      if (end == value.c_str() || *end != '\0' || !std::isfinite(x) || !(x >= r.min && x <= r.max) ||
+          (r.integer && !digits_only)) {
+        char range[96];
+        std::snprintf(range, sizeof range, "%s in [%.10g, %.10g]", r.integer ? "a whole number" : "a number", r.min,
+                      r.max);
+        return "--" + name + " wants " + range + ", got '" + value + "'";
       }
-      const bool is_m = name == "m" || name == "min-m" || name == "max-m";
-      if (is_m && (x < kMinChunkLabels || x > kMaxChunkLabels || x != std::floor(x) ||
-                   (static_cast<uint64_t>(x) & (static_cast<uint64_t>(x) - 1)) != 0)) {
+      // --min-m and --max-m bound the m of parity's cases (1000 is fine); --m is one chunk size.
+      if (name == "m" && !IsPowerOfTwo(static_cast<uint64_t>(x))) {
         return "--" + name + " must be a power of two in [" + std::to_string(kMinChunkLabels) + ", " +
                std::to_string(kMaxChunkLabels) + "], got '" + value + "'";
       }
@@ -767,24 +830,43 @@ std::unique_ptr<GpuRuntime> MakeRuntime(const std::string& name, const Flags& fl
 
 int Main(int argc, char** argv) {
   const auto t0 = Clock::now();
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h" || a == "help") {
+      std::printf("%s", kUsage);
+      return 0;
+    }
+  }
   Flags flags;
   const std::string usage_error = ParseFlags(argc, argv, &flags);
   const std::string step = flags.positional.empty() ? "info" : flags.positional[0];
   Json out;
   out.Str("tool", "wipeproof-gpu-check").Int("schema", 1).Str("step", step);
+  // The result on stdout and, unless the command line was refused, in --json (a file that cannot be
+  // written is exit 3, said on stderr).
   auto finish = [&](int rc, const std::string& status) {
     out.Str("status", status).Int("exit_code", rc).Num("seconds", Since(t0));
     const std::string text = out.Dump();
     std::printf("%s\n", text.c_str());
     std::fflush(stdout);
-    if (flags.Has("json")) {
+    if (flags.Has("json") && status != "usage") {
       std::ofstream f(flags.Get("json", ""));
       f << text << "\n";
+      f.flush();
+      if (!f) {
+        std::fprintf(stderr, "wipeproof-gpu-check: cannot write --json=%s\n", flags.Get("json", "").c_str());
+        return rc == 0 ? 3 : rc;
+      }
     }
     return rc;
   };
   if (!usage_error.empty()) {
     out.Str("error", usage_error);
+    return finish(2, "usage");
+  }
+  // The dry run plans; it computes no label, so parity, lookup and compress would report nonsense.
+  if (flags.Get("runtime", "auto") == "dry-run" && step != "fill" && step != "info") {
+    out.Str("error", "--runtime=dry-run plans a fill and computes nothing: use it with fill (or info)");
     return finish(2, "usage");
   }
   if (step == "model") {  // the device model alone: no runtime, no device

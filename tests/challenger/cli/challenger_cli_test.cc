@@ -161,6 +161,17 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
        2, "--ledger=nofolder/l.db: the folder nofolder does not exist; create it first"},
       {"status --inventory=inventory.json --challenger_key=k-challenger.pub --ledger=nofolder/l.db", 2,
        "ledger nofolder/l.db: No such file or directory"},
+      // 2: gflags' own flags are no flags of ours: they would read a file or the environment behind the
+      // subcommand's back (--flagfile=/dev/zero grows without end), or exit 1 with gflags' texts.
+      {"plan --gpus=8 --flagfile=/dev/zero", 2,
+       "wipeproof-challenger plan: unknown flag '--flagfile' (see wipeproof-challenger plan --help)"},
+      {"status --fromenv=HOME", 2, "unknown flag '--fromenv'"},
+      {"ledger show --helpfull", 2, "unknown flag '--helpfull'"},
+      // 2: an output that is the input: writing it would destroy the ledger (or the document to sign).
+      {"ledger export --ledger=ledger.db --challenger_key=k-challenger.pub --out=ledger.db", 2,
+       "ledger.db is the ledger (--ledger) itself; writing it would destroy it"},
+      {"sign --what=profile --in=profile.json --out=./profile.json --authority_key=k-authority.key", 2,
+       "./profile.json is the document to sign (--in) itself"},
       // 2: ledger: one line naming the flag and where the subcommand's flags are listed.
       {"ledger verify --ledger=ledger.db --bogus", 2,
        "wipeproof-challenger ledger verify: unknown flag '--bogus' (see wipeproof-challenger ledger verify --help)"},
@@ -515,6 +526,29 @@ TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
 
 // SIGTERM before the first run: serve says at once that it stops and that no run is in progress,
 // and exits 0. (The wave's period is a year: its first run, uniform in the period, is not due.)
+// plan --authority_pub says whether --classes and --profile verified under the authority key, and
+// that a verdict under an unsigned profile states no bound (it used to check and say nothing).
+TEST_F(ChallengerCliTest, PlanSaysWhetherTheDocumentsAreTheAuthoritys) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  ASSERT_EQ(Challenger("sign --what=profile --in=profile.json --out=signed.json --authority_key=k-authority.key")
+                .exit_code,
+            0);
+  CliRun signed_run =
+      Challenger("plan --gpus=1 --verify_rate=1e8 --profile=signed.json --authority_pub=k-authority.pub");
+  EXPECT_EQ(signed_run.exit_code, 0) << signed_run.err;
+  EXPECT_NE(signed_run.err.find("--classes (built-in): NOT signed by the authority key (--authority_pub "
+                                "k-authority.pub): the built-in adversary classes are not signed"),
+            std::string::npos)
+      << signed_run.err;
+  // Signed, but its class is from the built-in (unsigned) classes: still no bound.
+  EXPECT_NE(signed_run.err.find("--profile: a verdict under it states no bound"), std::string::npos) << signed_run.err;
+  CliRun plain = Challenger("plan --gpus=1 --verify_rate=1e8 --profile=profile.json --authority_pub=k-authority.pub");
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.err.find("--profile: a verdict under it states no bound: "), std::string::npos) << plain.err;
+  CliRun unchecked = Challenger("plan --gpus=1 --verify_rate=1e8 --profile=profile.json");
+  EXPECT_EQ(unchecked.err.find("signed by"), std::string::npos) << unchecked.err;  // nothing checked, nothing said
+}
+
 TEST_F(ChallengerCliTest, ServeSaysWhenItStops) {
   ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
   WriteInventory("127.0.0.1:1");
