@@ -63,7 +63,9 @@ address=$(sed -n 's/^listening on //p' "$dir/agent.out" | head -n 1)
 echo "agent pid $agent_pid listening on $address (log: $dir/agent.log)"
 
 # The inventory: one node (its key and, pinned, its certificate: the challenger talks TLS 1.3 only to
-# the agent holding that key), its host memory declared at the budget; the authority allows no reserve.
+# the agent holding that key), its host memory planned at the budget; the authority allows no reserve.
+# Its physical memory (host_physical_memory_bytes) is not declared: the demo wipes only its budget,
+# and the verdict lists host-memory-in-plan as NOT HELD ("physical host memory not declared").
 cat >"$dir/inventory.json" <<JSON
 {
   "nodes": [

@@ -115,7 +115,8 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
   WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "certificate_file",
                                          "no_nvme_in_reach", "network_isolated_during_wipe", "egress_bytes_per_s",
-                                         "other_memory", "scheduler_name", "lifecycle", "devices"}));
+                                         "other_memory", "host_physical_memory_bytes", "scheduler_name", "lifecycle",
+                                         "devices"}));
   InventoryNode n;
   WP_RETURN_IF_ERROR(obj.String("name", &n.name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), n.name));
@@ -124,6 +125,13 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   WP_RETURN_IF_ERROR(CheckAddress(n.address).WithContext(obj.PathOf("address")));
   WP_RETURN_IF_ERROR(obj.OptionalBool("no_nvme_in_reach", &n.no_nvme_in_reach));
   WP_RETURN_IF_ERROR(ParseReach(obj, &n.reach));
+  if (obj.Has("host_physical_memory_bytes")) {
+    WP_RETURN_IF_ERROR(obj.Uint64("host_physical_memory_bytes", &n.host_physical_memory_bytes));
+    if (n.host_physical_memory_bytes == 0 || n.host_physical_memory_bytes > kMaxDeviceCapacityBytes) {
+      return InvalidArgumentError(obj.PathOf("host_physical_memory_bytes") + ": must be > 0 and <= " + PiB() +
+                                  ", got " + std::to_string(n.host_physical_memory_bytes));
+    }
+  }
   n.scheduler_name = n.name;
   WP_RETURN_IF_ERROR(obj.OptionalString("scheduler_name", &n.scheduler_name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("scheduler_name"), n.scheduler_name));

@@ -27,6 +27,11 @@
 //        "egress_bytes_per_s": 0,                 optional: the node's egress bandwidth, bytes/s, in
 //                                                 [1, 2^50]; not with network_isolated_during_wipe
 //                                                 true; absent = not declared (unknown)
+//        "host_physical_memory_bytes": 2199023255552,  optional: the node's physical host memory
+//                                                 (DRAM), bytes, in [1, 2^50], as the authority
+//                                                 established it (not the operator's word, not the
+//                                                 agent's budget); host-memory-in-plan holds only
+//                                                 when the host plan covers it; absent = not declared
 //        "other_memory": [                        optional, at most 256: memory of the node no plan
 //          {"kind": "dpu", "name": "BlueField-3",   covers; kind "dpu", "cxl" or "other", name 1 to
 //           "bytes": 34359738368}],                 256 bytes, bytes in [1, 2^50]
@@ -93,6 +98,7 @@ struct InventoryNode {
   proto::PinnedCertificate certificate;  // of public_key; empty when the inventory gives none
   bool no_nvme_in_reach = false;
   NodeReach reach;  // network isolation or egress bandwidth, memory no plan covers
+  uint64_t host_physical_memory_bytes = 0;  // the authority's finding; 0 = not declared
   std::string scheduler_name;              // its name in the workload scheduler (default: name)
   std::optional<LifecycleSpec> lifecycle;  // its own drain/resume hook, overriding its wave's
   std::vector<InventoryDevice> devices;

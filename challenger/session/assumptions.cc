@@ -1,8 +1,10 @@
 #include "challenger/session/assumptions.h"
 
+#include <algorithm>
 #include <map>
 
 #include "challenger/session/on_chip_memory.h"
+#include "proto/label_wire.h"
 
 namespace wipeproof {
 
@@ -11,11 +13,41 @@ namespace {
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 AssumptionResult HostMemory(const SessionPlan& plan) {
-  if (plan.host_memory_in_plan) {
-    return {kHostMemoryInPlan, true, "host memory of node " + plan.node_name + " is planned (selector host)"};
+  const PlannedDevice* host = nullptr;
+  for (const PlannedDevice& d : plan.devices) {
+    if (d.selector == kHostDeviceSelector) host = &d;
   }
-  return {kHostMemoryInPlan, false,
-          "host memory of node " + plan.node_name + " is not in the plan: labels could be relocated there"};
+  if (!plan.host_memory_in_plan || host == nullptr) {
+    return {kHostMemoryInPlan, false,
+            "host memory of node " + plan.node_name + " is not in the plan: labels could be relocated there"};
+  }
+  const uint64_t labels = host->planned_bytes();
+  const uint64_t covered = SaturatingAdd(labels, host->allowed_reserve_bytes);
+  const std::string parts =
+      " (labels " + std::to_string(labels) + " + allowed reserve " + std::to_string(host->allowed_reserve_bytes) + ")";
+  const uint64_t physical = plan.host_physical_memory_bytes;
+  if (physical == 0) {
+    return {kHostMemoryInPlan, false,
+            "physical host memory not declared for node " + plan.node_name + ": the host plan covers " +
+                std::to_string(covered) + " bytes" + parts +
+                " of an unknown total; labels could be relocated to the rest (the inventory's "
+                "host_physical_memory_bytes, the authority's finding)"};
+  }
+  // Labels are planned in whole chunks: less than one chunk of the capacity cannot be planned.
+  const uint64_t chunk_bytes = uint64_t{plan.profile.chunk_labels} * proto::kLabelBytes;
+  const uint64_t outside = physical > covered ? physical - covered : 0;
+  const std::string covers = "host plan covers " + std::to_string(std::min(covered, physical)) + " of " +
+                             std::to_string(physical) + " bytes of physical memory of node " + plan.node_name + parts;
+  if (outside > 0 && outside >= chunk_bytes) {
+    return {kHostMemoryInPlan, false,
+            covers + ": " + std::to_string(outside) + " bytes are outside the plan and labels could be relocated there"};
+  }
+  std::string detail = covers + ", physical memory as the inventory declares it (the authority's finding)";
+  if (outside > 0) {
+    detail += "; the last " + std::to_string(outside) + " bytes, less than one chunk of " +
+              std::to_string(plan.profile.chunk_labels) + " labels, cannot be planned";
+  }
+  return {kHostMemoryInPlan, true, detail};
 }
 
 AssumptionResult WaveCompleteness(const SessionPlan& plan, const WaveRunResult& run) {

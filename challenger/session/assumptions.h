@@ -4,7 +4,13 @@
 // deadline is in the plan or absent. The verdict lists each condition with whether it held, as far
 // as the challenger knows; unknown counts as not held and says so.
 //
-//   host-memory-in-plan          host DRAM of the node is one of the planned devices
+//   host-memory-in-plan          host DRAM of the node is planned and covers its physical memory: the
+//                                host device's label bytes plus its allowed reserve reach the
+//                                inventory's host_physical_memory_bytes (the authority's finding)
+//                                but for less than one chunk of m labels, which cannot be planned.
+//                                Not held when host memory is unplanned, when the physical memory
+//                                is not declared, or when the plan covers less; the detail states
+//                                both byte counts
 //   wave-complete                the inventory declares the node's wave complete, the whole wave
 //                                ran together, and every other member filled and passed every
 //                                round it was sent, proof rounds going to every member only after

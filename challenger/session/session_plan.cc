@@ -33,11 +33,22 @@ uint64_t RoundWaitLimitUs(uint64_t round_deadline_us) {
   return round_deadline_us + std::max<uint64_t>(kSecondUs, round_deadline_us);
 }
 
-uint64_t SessionTimeoutUs(const SessionPlan& plan) {
+uint32_t TimeoutRoundsFor(uint32_t rounds, uint64_t random) {
+  const uint64_t r = rounds;
+  return static_cast<uint32_t>(std::min<uint64_t>(r + random % (r + 1), UINT32_MAX));
+}
+
+uint32_t DrawTimeoutRounds(uint32_t rounds) {
+  uint64_t random = 0;
+  proto::RandomBytes(reinterpret_cast<uint8_t*>(&random), sizeof(random));
+  return TimeoutRoundsFor(rounds, random);
+}
+
+uint64_t SessionTimeoutUs(const SessionPlan& plan, uint32_t timeout_rounds) {
   const uint64_t fill = std::max(plan.fill_deadline_us, plan.wave.wave_fill_deadline_us);
   const uint64_t round = RoundWaitLimitUs(plan.profile.round_deadline_us);
   // Proof rounds twice: this node's, and waiting for the slowest member's, which start together.
-  return FillWaitLimitUs(fill) + 2 * uint64_t{plan.profile.rounds} * round +
+  return FillWaitLimitUs(fill) + 2 * uint64_t{timeout_rounds} * round +
          uint64_t{plan.holding_batches} * (plan.hold_gap_max_us + round) + kSessionTimeoutSlackUs;
 }
 
@@ -48,7 +59,7 @@ void SetHoldingSchedule(SessionPlan* plan, uint64_t window_us) {
     d.hold_labels = d.labels_per_round < 2 ? 0 : std::max<uint32_t>(1, d.labels_per_round / 8);
   }
   plan->hold_gap_max_us = std::clamp<uint64_t>(2 * window_us / kHoldingBatches, kMinGapUs, kMaxGapUs);
-  plan->session_timeout_us = SessionTimeoutUs(*plan);
+  plan->session_timeout_us = SessionTimeoutUs(*plan, DrawTimeoutRounds(plan->profile.rounds));
 }
 
 void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::WipeOrder::Builder out) {

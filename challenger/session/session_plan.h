@@ -7,7 +7,8 @@
 // How long the challenger waits, in real time, before it stops waiting for an answer (the answer is
 // late either way; these bound a session against an agent that never answers), and the agent's
 // sessionTimeoutUs, which must cover the longest honest session including waits for the rest of a
-// wave: see FillWaitLimitUs, RoundWaitLimitUs, SessionTimeoutUs.
+// wave and must not disclose the number of rounds: see FillWaitLimitUs, RoundWaitLimitUs,
+// SessionTimeoutUs, TimeoutRoundsFor.
 //
 // Thread-safety: pure functions apart from the CSPRNG; SessionPlan is a value.
 #pragma once
@@ -35,6 +36,9 @@ struct SessionKeys {
   proto::KeyPair authority;   // signs orders
   proto::KeyPair challenger;  // signs verdicts and receipts; its key id is in the order
 };
+
+// Selector of host memory among a plan's devices (challenger/fleet/inventory.h kHostSelector).
+inline constexpr char kHostDeviceSelector[] = "host";
 
 struct PlannedDevice {
   std::string selector;
@@ -76,6 +80,9 @@ struct SessionPlan {
   uint64_t fill_deadline_us = 0;
   uint64_t session_timeout_us = 0;
   bool host_memory_in_plan = false;  // a device with selector "host" is planned
+  // The node's physical host memory, bytes, as the inventory declares it (the authority's finding);
+  // 0 = not declared. Not in the order: PlanFromOrder leaves it 0.
+  uint64_t host_physical_memory_bytes = 0;
   WaveContext wave;
   bool wave_complete = false;  // order field: declared complete and the whole wave in this run
   // Holding rounds (challenges.h, session_runner.h step 4): from its fill notice until the proof
@@ -96,14 +103,23 @@ inline constexpr uint64_t kMaxLabelsPerSession = uint64_t{1} << 24;
 // Real-time wait limits (microseconds) and the agent's session timeout.
 uint64_t FillWaitLimitUs(uint64_t fill_deadline_us);    // deadline + max(10 s, deadline / 10)
 uint64_t RoundWaitLimitUs(uint64_t round_deadline_us);  // deadline + max(1 s, deadline)
-// Covers the wave's fill, the proof rounds twice (this node's and the slowest member's), every holding
-// round at its largest gap and a minute of slack.
-uint64_t SessionTimeoutUs(const SessionPlan& plan);
+// The session timeout computed for `timeout_rounds` proof rounds: the wave's fill, those rounds twice
+// (this node's and the slowest member's), every holding round at its largest gap and a minute of
+// slack. With timeout_rounds >= plan.profile.rounds it exceeds the longest honest session.
+uint64_t SessionTimeoutUs(const SessionPlan& plan, uint32_t timeout_rounds);
+
+// The order must not disclose R (docs/protocol.md "The session timeout"): the timeout is computed
+// for a secret R' drawn uniformly from [R, 2R]. From the order an agent can solve R' and so learn
+// only ceil(R'/2) <= R <= R'; each R in that range could have produced the order.
+// TimeoutRoundsFor maps 64 random bits to R' = R + random mod (R + 1) (bias below 2^-39 for every
+// R <= kMaxLabelsPerSession); DrawTimeoutRounds takes the bits from the CSPRNG.
+uint32_t TimeoutRoundsFor(uint32_t rounds, uint64_t random);
+uint32_t DrawTimeoutRounds(uint32_t rounds);
 
 // Holding rounds per device and session (the pool drawn before the order; challenges.h).
 inline constexpr uint32_t kHoldingBatches = 16;
 // Sets plan->holding_batches, each device's hold_labels (q_d / 8, at least 1; 0 when q_d = 1), hold_gap_max_us and
-// session_timeout_us for a session that may wait `window_us` (the longest fill deadline of its wave
+// session_timeout_us (SessionTimeoutUs for a fresh DrawTimeoutRounds) for a session that may wait `window_us` (the longest fill deadline of its wave
 // run, or its own) for the devices and nodes that fill last: the holding pool then lasts the window
 // on average (mean gap window / kHoldingBatches), gaps between 1 ms and 10 s.
 void SetHoldingSchedule(SessionPlan* plan, uint64_t window_us);

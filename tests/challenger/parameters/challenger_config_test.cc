@@ -87,6 +87,11 @@ TEST(InventoryTest, ParsesReachDeclarations) {
   EXPECT_EQ(a.other_memory[0].bytes, 34359738368u);
   const NodeReach& b = inv->FindNode("gpu-02")->reach;
   EXPECT_TRUE(b.network_isolated);
+  EXPECT_EQ(inv->FindNode("gpu-01")->host_physical_memory_bytes, 0u);  // not declared
+  doc["nodes"][1]["host_physical_memory_bytes"] = 2199023255552ull;    // 2 TiB, the authority's finding
+  inv = ParseInventoryJson(doc.dump(), "");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(inv->FindNode("gpu-02")->host_physical_memory_bytes, 2199023255552u);
   EXPECT_EQ(b.egress_bytes_per_s, 0u);
   EXPECT_TRUE(b.other_memory.empty());
 }
@@ -167,6 +172,13 @@ TEST(InventoryTest, MalformedFilesNameTheField) {
        "waves[0].complete: want true or false"},
       {"isolation as string", [](nlohmann::json& d) { d["nodes"][0]["network_isolated_during_wipe"] = "yes"; },
        "nodes[0].network_isolated_during_wipe: want true or false"},
+      {"zero physical memory", [](nlohmann::json& d) { d["nodes"][0]["host_physical_memory_bytes"] = 0; },
+       "nodes[0].host_physical_memory_bytes: must be > 0 and <= 1125899906842624 (1 PiB), got 0"},
+      {"physical memory too large",
+       [](nlohmann::json& d) { d["nodes"][0]["host_physical_memory_bytes"] = uint64_t{1} << 51; },
+       "nodes[0].host_physical_memory_bytes: must be > 0"},
+      {"physical memory as text", [](nlohmann::json& d) { d["nodes"][0]["host_physical_memory_bytes"] = "2T"; },
+       "nodes[0].host_physical_memory_bytes: want an unsigned integer"},
       {"zero egress", [](nlohmann::json& d) { d["nodes"][0]["egress_bytes_per_s"] = 0; },
        "nodes[0].egress_bytes_per_s: must be > 0 and <= 1125899906842624 (2^50), got 0"},
       {"egress too large", [](nlohmann::json& d) { d["nodes"][0]["egress_bytes_per_s"] = uint64_t{1} << 51; },

@@ -12,6 +12,7 @@ namespace {
 SessionPlan GpuNode() {
   SessionPlan plan;
   plan.node_name = "gpu-01";
+  plan.profile.chunk_labels = 4096;  // a chunk is 131072 bytes
   plan.session_timeout_us = 900'000'000;
   for (int i = 0; i < 8; ++i) {
     PlannedDevice d;
@@ -27,6 +28,7 @@ SessionPlan GpuNode() {
   host.capacity_bytes = uint64_t{1} << 40;
   host.label_count = uint64_t{1} << 35;
   plan.devices.push_back(host);
+  plan.host_memory_in_plan = true;
   return plan;
 }
 
@@ -121,6 +123,71 @@ TEST(AssumptionsTest, WaveCompleteSaysWhatTheWaveRunChecked) {
   EXPECT_FALSE(a.held);
   EXPECT_EQ(a.detail,
             "wave w3: node(s) gpu-02 of this wave run did not fill or did not pass every round they were sent");
+}
+
+// threat-model: T-RELOCATE-HOST
+// host-memory-in-plan holds only when the host plan (labels + allowed reserve) covers the node's
+// physical memory as the authority declared it: a 16 GiB budget on a 2 TiB node leaves room to
+// relocate labels, and an undeclared physical size is not taken on the operator's word.
+TEST(AssumptionsTest, HostMemoryHoldsOnlyWhenThePlanCoversPhysicalMemory) {
+  constexpr uint64_t kGiB = uint64_t{1} << 30, kTiB = uint64_t{1} << 40, kChunkBytes = 4096 * 32;
+  SessionPlan plan = GpuNode();
+  PlannedDevice& host = plan.devices.back();
+  AssumptionInputs in;
+  in.plan = &plan;
+
+  // A 16 GiB host plan, physical memory 2 TiB: not held, with the numbers.
+  host.capacity_bytes = 16 * kGiB;
+  host.label_count = 16 * kGiB / 32;
+  plan.host_physical_memory_bytes = 2 * kTiB;
+  AssumptionResult a = Find(EvaluateAssumptions(in), kHostMemoryInPlan);
+  EXPECT_FALSE(a.held);
+  EXPECT_EQ(a.detail,
+            "host plan covers 17179869184 of 2199023255552 bytes of physical memory of node gpu-01 (labels "
+            "17179869184 + allowed reserve 0): 2181843386368 bytes are outside the plan and labels could be "
+            "relocated there");
+
+  // The whole 2 TiB less an 8 GiB reserve planned: held.
+  host.capacity_bytes = 2 * kTiB;
+  host.allowed_reserve_bytes = 8 * kGiB;
+  host.label_count = (2 * kTiB - 8 * kGiB) / 32;
+  a = Find(EvaluateAssumptions(in), kHostMemoryInPlan);
+  EXPECT_TRUE(a.held);
+  EXPECT_EQ(a.detail,
+            "host plan covers 2199023255552 of 2199023255552 bytes of physical memory of node gpu-01 (labels "
+            "2190433320960 + allowed reserve 8589934592), physical memory as the inventory declares it (the "
+            "authority's finding)");
+
+  // Less than one chunk short (whole chunks only): held, and the detail names the bytes.
+  plan.host_physical_memory_bytes = 2 * kTiB + kChunkBytes - 1;
+  a = Find(EvaluateAssumptions(in), kHostMemoryInPlan);
+  EXPECT_TRUE(a.held);
+  EXPECT_NE(a.detail.find("; the last 131071 bytes, less than one chunk of 4096 labels, cannot be planned"),
+            std::string::npos)
+      << a.detail;
+  // One whole chunk short: not held.
+  plan.host_physical_memory_bytes = 2 * kTiB + kChunkBytes;
+  a = Find(EvaluateAssumptions(in), kHostMemoryInPlan);
+  EXPECT_FALSE(a.held);
+  EXPECT_NE(a.detail.find(": 131072 bytes are outside the plan"), std::string::npos) << a.detail;
+
+  // Physical memory not declared: not held, whatever the plan.
+  plan.host_physical_memory_bytes = 0;
+  a = Find(EvaluateAssumptions(in), kHostMemoryInPlan);
+  EXPECT_FALSE(a.held);
+  EXPECT_EQ(a.detail.rfind("physical host memory not declared for node gpu-01: the host plan covers 2199023255552 "
+                           "bytes (labels 2190433320960 + allowed reserve 8589934592) of an unknown total",
+                           0),
+            0u)
+      << a.detail;
+
+  // Host memory not planned: not held.
+  plan.host_physical_memory_bytes = 2 * kTiB;
+  plan.devices.pop_back();
+  plan.host_memory_in_plan = false;
+  a = Find(EvaluateAssumptions(in), kHostMemoryInPlan);
+  EXPECT_FALSE(a.held);
+  EXPECT_EQ(a.detail, "host memory of node gpu-01 is not in the plan: labels could be relocated there");
 }
 
 }  // namespace

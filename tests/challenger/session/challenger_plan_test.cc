@@ -4,7 +4,9 @@
 // threat-model: T-PARTIAL-192
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <random>
 #include <set>
 
 #include "challenger/fleet/plan_builder.h"
@@ -30,7 +32,8 @@ TEST(PlanTest, LabelCountIsWholeChunksOfCapacityMinusReserve) {
 }
 
 TEST(PlanTest, ChunkAlignedDisjointAndReserveRespected) {
-  const Inventory inv = testing::TestInventory();
+  Inventory inv = testing::TestInventory();
+  inv.nodes[0].host_physical_memory_bytes = 3'000'000'000;  // the inventory's, passed on to the verdict
   FakeClock clock;
   Profile profile = testing::TestProfile();
   profile.labels_per_round_by_model["test-gpu"] = 500;  // capped at the device's 96 chunks
@@ -57,6 +60,7 @@ TEST(PlanTest, ChunkAlignedDisjointAndReserveRespected) {
   EXPECT_EQ(plan->expires_at_unix_us - plan->issued_at_unix_us, 300'000'000);
   EXPECT_EQ(plan->issued_at_unix_us, clock.UnixMicros());
   EXPECT_GT(plan->session_timeout_us, plan->fill_deadline_us + 16 * profile.round_deadline_us);
+  EXPECT_EQ(plan->host_physical_memory_bytes, 3'000'000'000u);
 
   // The signed order verifies under the authority key and passes proto's shape check.
   const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
@@ -135,6 +139,66 @@ TEST(PlanTest, AnOrderReadBackIntoAPlanWritesTheSameOrder) {
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(*again, *order) << "profile " << profile.name;
   }
+}
+
+// The order's sessionTimeoutUs does not disclose R (docs/protocol.md "The session timeout"): it is
+// computed for a secret R' uniform in [R, 2R]. Over seeded random plans, the R' an agent solves from
+// the order's other fields is consistent with every R in [ceil(R'/2), R'], and at least two plans with
+// different R give the very same timeout; every draw still exceeds the longest honest session.
+TEST(PlanTest, TheSessionTimeoutDoesNotDiscloseTheRounds) {
+  std::mt19937_64 rng(20261203);
+  int padded = 0, upper_half = 0;  // trials with R' > R, and with R' > 3R/2
+  for (int trial = 0; trial < 200; ++trial) {
+    SessionPlan plan;
+    plan.fill_deadline_us = 1'000'000 + rng() % 600'000'000;
+    plan.wave.wave_fill_deadline_us = rng() % 2 == 0 ? 0 : plan.fill_deadline_us + rng() % 60'000'000;
+    plan.profile.round_deadline_us = 1'000 + rng() % 2'000'000;
+    plan.profile.rounds = static_cast<uint32_t>(2 + rng() % 5'000);
+    SetHoldingSchedule(&plan, std::max(plan.fill_deadline_us, plan.wave.wave_fill_deadline_us));
+    const uint32_t r = plan.profile.rounds;
+    // The honest session's longest length is SessionTimeoutUs for R itself.
+    const uint64_t honest = SessionTimeoutUs(plan, r);
+    EXPECT_GE(plan.session_timeout_us, honest) << "trial " << trial;
+    EXPECT_LE(plan.session_timeout_us, SessionTimeoutUs(plan, 2 * r)) << "trial " << trial;
+    // What an agent knowing every other input solves: R' = (timeout - SessionTimeoutUs(plan, 0)) / 2W.
+    const uint64_t per_round = 2 * RoundWaitLimitUs(plan.profile.round_deadline_us);
+    const uint64_t base = SessionTimeoutUs(plan, 0);
+    ASSERT_EQ((plan.session_timeout_us - base) % per_round, 0u);
+    const uint64_t solved = (plan.session_timeout_us - base) / per_round;
+    EXPECT_GE(solved, r);
+    EXPECT_LE(solved, 2u * r);
+    padded += solved > r;
+    upper_half += 2 * solved > 3u * r;
+    // Every R in [ceil(R'/2), R'] draws this R' with the same chance: R is not a function of the order.
+    const uint32_t low = static_cast<uint32_t>((solved + 1) / 2), high = static_cast<uint32_t>(solved);
+    ASSERT_LT(low, high) << "trial " << trial << ": only one R fits R' = " << solved;
+    for (uint32_t other : {low, high}) {
+      SessionPlan twin = plan;
+      twin.profile.rounds = other;
+      EXPECT_EQ(SessionTimeoutUs(twin, TimeoutRoundsFor(other, solved - other)), plan.session_timeout_us)
+          << "trial " << trial << ": R = " << other << " cannot give the same order";
+    }
+  }
+  // R' is drawn, not R itself: R' = R has chance 1/(R + 1) <= 1/3 per trial, R' > 3R/2 about 1/2.
+  // For these R (2 to 5001) fewer than 80 of 200 padded, or 40 in the upper half, lies over 8
+  // standard deviations below the mean.
+  EXPECT_GE(padded, 80);
+  EXPECT_GE(upper_half, 40);
+  // TimeoutRoundsFor covers [R, 2R] and nothing else.
+  EXPECT_EQ(TimeoutRoundsFor(16, 0), 16u);
+  EXPECT_EQ(TimeoutRoundsFor(16, 16), 32u);
+  EXPECT_EQ(TimeoutRoundsFor(16, 17), 16u);
+  EXPECT_EQ(TimeoutRoundsFor(16, UINT64_MAX), 16u + UINT64_MAX % 17);
+  EXPECT_EQ(TimeoutRoundsFor(0, 12345), 0u);
+  // The CSPRNG's draws vary: 64 draws for R = 16 all equal has probability 17^-63.
+  std::set<uint32_t> drawn;
+  for (int i = 0; i < 64; ++i) {
+    const uint32_t d = DrawTimeoutRounds(16);
+    EXPECT_GE(d, 16u);
+    EXPECT_LE(d, 32u);
+    drawn.insert(d);
+  }
+  EXPECT_GT(drawn.size(), 1u);
 }
 
 TEST(PlanTest, WaveContext) {
