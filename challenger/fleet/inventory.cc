@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
+#include <utility>
 
 #include "common/json_fields.h"
 #include "proto/key_files.h"
@@ -45,12 +47,28 @@ std::string PiB() { return std::to_string(kMaxDeviceCapacityBytes) + " (1 PiB)";
 StatusOr<InventoryDevice> ParseDevice(const nlohmann::json& value, const std::string& path) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
   InventoryDevice d;
-  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"selector", "model", "capacity_bytes"}));
+  WP_RETURN_IF_ERROR(
+      obj.CheckKnownKeys({"selector", "model", "capacity_bytes", "partition_of", "partitions"}));
   WP_RETURN_IF_ERROR(obj.String("selector", &d.selector));
   WP_RETURN_IF_ERROR(obj.String("model", &d.model));
   WP_RETURN_IF_ERROR(obj.Uint64("capacity_bytes", &d.capacity_bytes));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("selector"), d.selector));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("model"), d.model));
+  if (obj.Has("partition_of") != obj.Has("partitions")) {
+    return InvalidArgumentError(path + ": give both partition_of and partitions (a slice of a partitioned GPU) or "
+                                       "neither");
+  }
+  if (obj.Has("partition_of")) {
+    WP_RETURN_IF_ERROR(obj.String("partition_of", &d.partition_of));
+    WP_RETURN_IF_ERROR(CheckName(obj.PathOf("partition_of"), d.partition_of));
+    uint64_t partitions = 0;
+    WP_RETURN_IF_ERROR(obj.Uint64("partitions", &partitions));
+    if (partitions == 0 || partitions > kMaxPartitions) {
+      return InvalidArgumentError(obj.PathOf("partitions") + ": must be in [1, " + std::to_string(kMaxPartitions) +
+                                  "], got " + std::to_string(partitions));
+    }
+    d.partitions = static_cast<uint32_t>(partitions);
+  }
   if (d.capacity_bytes == 0 || d.capacity_bytes > kMaxDeviceCapacityBytes) {
     return InvalidArgumentError(obj.PathOf("capacity_bytes") + ": must be > 0 and <= " + PiB() + ", got " +
                                 std::to_string(d.capacity_bytes));
@@ -186,6 +204,23 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
       return InvalidArgumentError(dpath + ".selector: '" + d.selector + "' appears twice in node " + n.name);
     }
     n.devices.push_back(std::move(d));
+  }
+  // Slices of one physical device agree on its slice count, and no more are listed than it has.
+  std::map<std::string, std::pair<uint32_t, uint32_t>> slices;  // physical device: (partitions, listed)
+  for (size_t i = 0; i < n.devices.size(); ++i) {
+    const InventoryDevice& d = n.devices[i];
+    if (d.partition_of.empty()) continue;
+    const std::string dpath = Indexed(obj.PathOf("devices"), i);
+    auto [it, fresh] = slices.emplace(d.partition_of, std::make_pair(d.partitions, 0u));
+    if (!fresh && it->second.first != d.partitions) {
+      return InvalidArgumentError(dpath + ".partitions: " + std::to_string(d.partitions) + " for device " +
+                                  d.partition_of + ", which another slice says has " +
+                                  std::to_string(it->second.first));
+    }
+    if (++it->second.second > d.partitions) {
+      return InvalidArgumentError(dpath + ": more slices of device " + d.partition_of + " listed than its " +
+                                  std::to_string(d.partitions) + " partitions");
+    }
   }
   return n;
 }

@@ -44,7 +44,13 @@
 //          {"selector": "host", "model": "host-dram", "capacity_bytes": 2147483648},
 //          {"selector": "GPU-8c6f...", "model": "NVIDIA H200", "capacity_bytes": 150754820096}]}
 //     ],                                          selector, model: 1 to 256 bytes; capacity in
-//                                                 [1, 2^50] bytes (1 PiB)
+//                                                 [1, 2^50] bytes (1 PiB). A slice of a partitioned
+//                                                 GPU (a MIG instance, a partition of an MI300) also
+//                                                 names its physical device and how many slices it is
+//                                                 split into, as the authority found them:
+//                                                 "partition_of": "GPU-8c6f...", "partitions": 7
+//                                                 (both or neither; partitions in [1, 256], equal on
+//                                                 every slice of one device, no more slices listed)
 //     "waves": [                                  optional
 //       {"name": "rack-1", "nodes": ["gpu-01", "gpu-02"],
 //        "period_s": 86400, "jitter_s": 21600,    seconds; 0 < period_s <= 31622400 (366 days),
@@ -84,11 +90,14 @@ inline constexpr size_t kMaxInventoryNameBytes = 256;  // node, selector, model 
 inline constexpr double kMaxWavePeriodS = 366.0 * 86'400;
 inline constexpr uint64_t kMaxEgressBytesPerS = uint64_t{1} << 50;
 inline constexpr size_t kMaxOtherMemoryEntries = 256;
+inline constexpr uint32_t kMaxPartitions = 256;
 
 struct InventoryDevice {
   std::string selector;         // "host" or a GPU UUID as the runtime reports it
   std::string model;            // key into Inventory::reserve_bytes_by_model
   uint64_t capacity_bytes = 0;  // declared capacity, bytes
+  std::string partition_of;     // a slice's physical device; "" = a whole device
+  uint32_t partitions = 0;      // slices the physical device is split into; 0 = a whole device
 };
 
 struct InventoryNode {

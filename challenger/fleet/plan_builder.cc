@@ -52,6 +52,8 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
     p.selector = d.selector;
     p.model = d.model;
     p.capacity_bytes = d.capacity_bytes;
+    p.partition_of = d.partition_of;
+    p.partitions = d.partitions;
     p.allowed_reserve_bytes = reserve;
     p.label_count = PlannedLabelCount(d.capacity_bytes, reserve, m);
     if (p.label_count == 0) {

@@ -96,8 +96,44 @@ AssumptionResult PhysicalBinding() {
           "node's address could answer for it)"};
 }
 
+// The first partitioned device (in plan order) of which some slice is unplanned, as a detail; "" when
+// every slice of every partitioned device is planned.
+std::string UnplannedSlices(const SessionPlan& plan) {
+  std::vector<std::string> order;                        // physical devices, first slice's order
+  std::map<std::string, std::vector<std::string>> planned;  // physical device: its planned slices
+  std::map<std::string, uint32_t> partitions;
+  for (const PlannedDevice& d : plan.devices) {
+    if (d.partition_of.empty()) continue;
+    if (planned.count(d.partition_of) == 0) order.push_back(d.partition_of);
+    planned[d.partition_of].push_back(d.selector);
+    partitions[d.partition_of] = d.partitions;
+  }
+  for (const std::string& device : order) {
+    const std::vector<std::string>& slices = planned[device];
+    if (slices.size() >= partitions[device]) continue;
+    std::string names;
+    for (const std::string& s : slices) names += (names.empty() ? "" : ", ") + s;
+    return "device " + device + " is partitioned into " + std::to_string(partitions[device]) +
+           " slices and the plan holds " + std::to_string(slices.size()) + " (" + names + "): the other " +
+           std::to_string(partitions[device] - slices.size()) +
+           " slices' memory is outside the plan and labels could be relocated there";
+  }
+  return "";
+}
+
 AssumptionResult Capacity(const AssumptionInputs& in) {
   const SessionPlan& plan = *in.plan;
+  // A slice's capacity is not its GPU's: the assumption needs every slice of the GPU planned.
+  const std::string unplanned = UnplannedSlices(plan);
+  if (!unplanned.empty()) return {kCapacityAsDeclared, false, unplanned};
+  for (const PlannedDevice& d : plan.devices) {
+    if (d.partition_of.empty() && d.selector.rfind("MIG-", 0) == 0) {
+      return {kCapacityAsDeclared, false,
+              "device " + d.selector +
+                  " is a MIG slice whose physical GPU and slice count the inventory does not declare "
+                  "(partition_of, partitions): the other slices' memory may be outside the plan"};
+    }
+  }
   if (!in.have_report) return {kCapacityAsDeclared, false, "unknown: no fill report"};
   for (size_t i = 0; i < plan.devices.size(); ++i) {
     const PlannedDevice& d = plan.devices[i];

@@ -24,6 +24,10 @@
 //                                only check is the node's own report of its totals, which a
 //                                cheating node controls: it can refute the declaration (not held)
 //                                but never confirm it, and the detail says so when it holds
+//                                It does not hold either while a slice of a partitioned GPU (MIG
+//                                instance, MI300 partition) is planned and another slice of the same
+//                                GPU is not (the inventory's partition_of / partitions), nor for a
+//                                MIG- selector whose GPU the inventory does not declare
 //   no-egress-during-session     the inventory declares the node network-isolated during wipes.
 //                                With a declared egress bandwidth instead it does not hold and the
 //                                detail states the bytes that could have left: bandwidth x the

@@ -50,6 +50,10 @@ struct PlannedDevice {
   uint32_t labels_per_round = 0;       // q_d of a proof round
   uint32_t hold_labels = 0;            // labels of a holding round on this device (challenges.h)
   uint64_t fill_deadline_us = 0;       // from the order to this device's fill notice
+  // A slice of a partitioned GPU (MIG, MI300 partition): its physical device and that device's slice
+  // count, from the inventory; "" and 0 for a whole device. Not in the order.
+  std::string partition_of;
+  uint32_t partitions = 0;
 
   uint64_t planned_bytes() const { return label_count * proto::kLabelBytes; }
 };

@@ -92,6 +92,19 @@ TEST(InventoryTest, ParsesReachDeclarations) {
   inv = ParseInventoryJson(doc.dump(), "");
   ASSERT_TRUE(inv.ok()) << inv.status().ToString();
   EXPECT_EQ(inv->FindNode("gpu-02")->host_physical_memory_bytes, 2199023255552u);
+  // Two slices of a GPU split in 7 (MIG), as the authority declared them.
+  doc["nodes"][1]["devices"].push_back(
+      {{"selector", "MIG-a"}, {"model", "host-dram"}, {"capacity_bytes", 1024}, {"partition_of", "GPU-p"},
+       {"partitions", 7}});
+  doc["nodes"][1]["devices"].push_back(
+      {{"selector", "MIG-b"}, {"model", "host-dram"}, {"capacity_bytes", 1024}, {"partition_of", "GPU-p"},
+       {"partitions", 7}});
+  inv = ParseInventoryJson(doc.dump(), "");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  const InventoryDevice& slice = inv->FindNode("gpu-02")->devices[2];
+  EXPECT_EQ(slice.partition_of, "GPU-p");
+  EXPECT_EQ(slice.partitions, 7u);
+  EXPECT_EQ(inv->FindNode("gpu-02")->devices[0].partitions, 0u);
   EXPECT_EQ(b.egress_bytes_per_s, 0u);
   EXPECT_TRUE(b.other_memory.empty());
 }
@@ -179,6 +192,30 @@ TEST(InventoryTest, MalformedFilesNameTheField) {
        "nodes[0].host_physical_memory_bytes: must be > 0"},
       {"physical memory as text", [](nlohmann::json& d) { d["nodes"][0]["host_physical_memory_bytes"] = "2T"; },
        "nodes[0].host_physical_memory_bytes: want an unsigned integer"},
+      {"partitions alone", [](nlohmann::json& d) { d["nodes"][0]["devices"][1]["partitions"] = 7; },
+       "nodes[0].devices[1]: give both partition_of and partitions"},
+      {"zero partitions",
+       [](nlohmann::json& d) {
+         d["nodes"][0]["devices"][1]["partition_of"] = "GPU-p";
+         d["nodes"][0]["devices"][1]["partitions"] = 0;
+       },
+       "nodes[0].devices[1].partitions: must be in [1, 256], got 0"},
+      {"slices disagree",
+       [](nlohmann::json& d) {
+         d["nodes"][0]["devices"][0]["partition_of"] = "GPU-p";
+         d["nodes"][0]["devices"][0]["partitions"] = 7;
+         d["nodes"][0]["devices"][1]["partition_of"] = "GPU-p";
+         d["nodes"][0]["devices"][1]["partitions"] = 4;
+       },
+       "nodes[0].devices[1].partitions: 4 for device GPU-p, which another slice says has 7"},
+      {"more slices than partitions",
+       [](nlohmann::json& d) {
+         for (int i : {0, 1}) {
+           d["nodes"][0]["devices"][i]["partition_of"] = "GPU-p";
+           d["nodes"][0]["devices"][i]["partitions"] = 1;
+         }
+       },
+       "nodes[0].devices[1]: more slices of device GPU-p listed than its 1 partitions"},
       {"zero egress", [](nlohmann::json& d) { d["nodes"][0]["egress_bytes_per_s"] = 0; },
        "nodes[0].egress_bytes_per_s: must be > 0 and <= 1125899906842624 (2^50), got 0"},
       {"egress too large", [](nlohmann::json& d) { d["nodes"][0]["egress_bytes_per_s"] = uint64_t{1} << 51; },

@@ -190,5 +190,50 @@ TEST(AssumptionsTest, HostMemoryHoldsOnlyWhenThePlanCoversPhysicalMemory) {
   EXPECT_EQ(a.detail, "host memory of node gpu-01 is not in the plan: labels could be relocated there");
 }
 
+// device-capacity-as-declared does not hold while a slice of a partitioned GPU is planned and another
+// slice of the same GPU is not: the unplanned slices' memory is outside the plan.
+TEST(AssumptionsTest, CapacityNeedsEverySliceOfAPartitionedGpu) {
+  SessionPlan plan;
+  plan.node_name = "gpu-07";
+  for (int i = 0; i < 2; ++i) {
+    PlannedDevice d;
+    d.selector = "MIG-" + std::to_string(i);
+    d.model = "NVIDIA H200 MIG 1g.18gb";
+    d.capacity_bytes = 19'327'352'832;
+    d.label_count = 500'000'000;
+    d.partition_of = "GPU-8c6f";
+    d.partitions = 7;
+    plan.devices.push_back(d);
+  }
+  AssumptionInputs in;
+  in.plan = &plan;
+  in.have_report = true;
+  in.device_total_bytes = {19'327'352'832, 19'327'352'832};
+  AssumptionResult a = Find(EvaluateAssumptions(in), kCapacityAsDeclared);
+  EXPECT_FALSE(a.held);
+  EXPECT_EQ(a.detail,
+            "device GPU-8c6f is partitioned into 7 slices and the plan holds 2 (MIG-0, MIG-1): the other 5 "
+            "slices' memory is outside the plan and labels could be relocated there");
+  // Every slice planned: the rest of the assumption decides (here: held, every total as declared).
+  while (plan.devices.size() < 7) {
+    PlannedDevice d = plan.devices[0];
+    d.selector = "MIG-" + std::to_string(plan.devices.size());
+    plan.devices.push_back(d);
+    in.device_total_bytes.push_back(19'327'352'832);
+  }
+  a = Find(EvaluateAssumptions(in), kCapacityAsDeclared);
+  EXPECT_TRUE(a.held) << a.detail;
+  // A MIG selector whose GPU the inventory does not declare: not held.
+  for (PlannedDevice& d : plan.devices) {
+    d.partition_of.clear();
+    d.partitions = 0;
+  }
+  a = Find(EvaluateAssumptions(in), kCapacityAsDeclared);
+  EXPECT_FALSE(a.held);
+  EXPECT_EQ(a.detail,
+            "device MIG-0 is a MIG slice whose physical GPU and slice count the inventory does not declare "
+            "(partition_of, partitions): the other slices' memory may be outside the plan");
+}
+
 }  // namespace
 }  // namespace wipeproof

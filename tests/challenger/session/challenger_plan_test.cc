@@ -34,6 +34,8 @@ TEST(PlanTest, LabelCountIsWholeChunksOfCapacityMinusReserve) {
 TEST(PlanTest, ChunkAlignedDisjointAndReserveRespected) {
   Inventory inv = testing::TestInventory();
   inv.nodes[0].host_physical_memory_bytes = 3'000'000'000;  // the inventory's, passed on to the verdict
+  inv.nodes[0].devices[1].partition_of = "GPU-p";  // a slice of a GPU split in 2: passed on too
+  inv.nodes[0].devices[1].partitions = 2;
   FakeClock clock;
   Profile profile = testing::TestProfile();
   profile.labels_per_round_by_model["test-gpu"] = 500;  // capped at the device's 96 chunks
@@ -61,6 +63,9 @@ TEST(PlanTest, ChunkAlignedDisjointAndReserveRespected) {
   EXPECT_EQ(plan->issued_at_unix_us, clock.UnixMicros());
   EXPECT_GT(plan->session_timeout_us, plan->fill_deadline_us + 16 * profile.round_deadline_us);
   EXPECT_EQ(plan->host_physical_memory_bytes, 3'000'000'000u);
+  EXPECT_EQ(plan->devices[1].partition_of, "GPU-p");
+  EXPECT_EQ(plan->devices[1].partitions, 2u);
+  EXPECT_EQ(plan->devices[0].partitions, 0u);
 
   // The signed order verifies under the authority key and passes proto's shape check.
   const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
