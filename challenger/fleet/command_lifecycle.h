@@ -1,4 +1,7 @@
 // The operator's own node-lifecycle hook (node_lifecycle.h): an executable run without a shell as
+//   COMMAND state NODE            (command_timeout_s; prints "in-service", or "out-of-service" and
+//                                 optionally a space and why, on its first line; anything else,
+//                                 or a hook without `state`, is an error and the node is left alone)
 //   COMMAND drain NODE REASON     (may take grace_s + command_timeout_s; exit 0 once no work runs)
 //   COMMAND resume NODE           (command_timeout_s)
 //   COMMAND fail NODE REASON      (keep drained with the reason; command_timeout_s)
@@ -18,6 +21,7 @@ class CommandLifecycle : public NodeLifecycle {
  public:
   explicit CommandLifecycle(LifecycleSpec spec) : spec_(std::move(spec)) {}
 
+  StatusOr<SchedulerState> ReadState(const std::string& node) override;
   Status Drain(const std::string& node, const std::string& reason) override;
   Status Resume(const std::string& node) override;
   Status KeepDrained(const std::string& node, const std::string& reason) override;

@@ -1,17 +1,50 @@
 #include "challenger/fleet/kubernetes_lifecycle.h"
 
+#include <sstream>
+
 #include "common/subprocess.h"
 
 namespace wipeproof {
 
-Status KubernetesLifecycle::Kubectl(std::vector<std::string> args, double timeout_s) const {
+SchedulerState ParseKubernetesNodeState(const std::string& text) {
+  std::istringstream lines(text);
+  std::string unschedulable, reason, taints;
+  std::getline(lines, unschedulable);
+  std::getline(lines, reason);
+  std::getline(lines, taints);
+  static const char* const kOutTaints[] = {"node.kubernetes.io/unschedulable", "node.kubernetes.io/not-ready",
+                                           "node.kubernetes.io/unreachable", "node.kubernetes.io/out-of-service",
+                                           "node.kubernetes.io/network-unavailable"};
+  SchedulerState out;
+  std::vector<std::string> why;
+  if (unschedulable == "true") why.push_back("cordoned (spec.unschedulable)");
+  if (!reason.empty()) why.push_back(std::string(kDrainReasonAnnotation) + " '" + reason + "'");
+  std::istringstream keys(taints);
+  for (std::string key; keys >> key;) {
+    for (const char* t : kOutTaints) {
+      if (key == t) why.push_back("taint " + key);
+    }
+  }
+  for (const std::string& w : why) out.detail += (out.detail.empty() ? "" : ", ") + w;
+  out.in_service = why.empty();
+  if (out.in_service) out.detail = "schedulable";
+  return out;
+}
+
+StatusOr<SchedulerState> KubernetesLifecycle::ReadState(const std::string& node) {
+  WP_ASSIGN_OR_RETURN(std::string out,
+                      KubectlOutput({"get", "node", node, "-o", kNodeStateJsonPath}, spec_.command_timeout_s));
+  return ParseKubernetesNodeState(out);
+}
+
+StatusOr<std::string> KubernetesLifecycle::KubectlOutput(std::vector<std::string> args, double timeout_s) const {
   std::vector<std::string> argv = {spec_.bin_dir.empty() ? std::string("kubectl") : spec_.bin_dir + "/kubectl"};
   if (!spec_.kubeconfig.empty()) {
     argv.push_back("--kubeconfig");
     argv.push_back(spec_.kubeconfig);
   }
   argv.insert(argv.end(), args.begin(), args.end());
-  return RunProcessChecked(argv, static_cast<uint64_t>(timeout_s * 1e6)).status();
+  return RunProcessChecked(argv, static_cast<uint64_t>(timeout_s * 1e6));
 }
 
 Status KubernetesLifecycle::Drain(const std::string& node, const std::string& reason) {

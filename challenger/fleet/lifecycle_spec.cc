@@ -44,8 +44,8 @@ const char* LifecycleKindName(LifecycleKind kind) {
 StatusOr<LifecycleSpec> ParseLifecycleSpec(const nlohmann::json& value, const std::string& path,
                                            const std::string& base_dir) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
-  WP_RETURN_IF_ERROR(
-      obj.CheckKnownKeys({"kind", "grace_s", "poll_s", "command_timeout_s", "bin_dir", "kubeconfig", "command"}));
+  WP_RETURN_IF_ERROR(obj.CheckKnownKeys(
+      {"kind", "grace_s", "poll_s", "command_timeout_s", "bin_dir", "kubeconfig", "command", "resume"}));
   LifecycleSpec spec;
   std::string kind;
   WP_RETURN_IF_ERROR(obj.String("kind", &kind));
@@ -70,6 +70,15 @@ StatusOr<LifecycleSpec> ParseLifecycleSpec(const nlohmann::json& value, const st
   WP_RETURN_IF_ERROR(obj.OptionalString("bin_dir", &spec.bin_dir));
   WP_RETURN_IF_ERROR(obj.OptionalString("kubeconfig", &spec.kubeconfig));
   WP_RETURN_IF_ERROR(obj.OptionalString("command", &spec.command));
+  std::string resume = "on-bound";
+  WP_RETURN_IF_ERROR(obj.OptionalString("resume", &resume));
+  if (resume == "on-bound") {
+    spec.resume = ResumePolicy::kOnBound;
+  } else if (resume == "on-pass") {
+    spec.resume = ResumePolicy::kOnPass;
+  } else {
+    return InvalidArgumentError(obj.PathOf("resume") + ": want \"on-bound\" or \"on-pass\", got '" + resume + "'");
+  }
   // Each field only where its kind reads it: a field that would be ignored is a mistake.
   auto only_for = [&](const char* key, LifecycleKind a, LifecycleKind b) -> Status {
     if (obj.Has(key) && spec.kind != a && spec.kind != b) {

@@ -15,8 +15,12 @@
 //    "bin_dir": "/usr/bin",             slurm, kubernetes: the folder of scontrol and squeue, or of
 //                                       kubectl; default: looked up in PATH
 //    "kubeconfig": "/etc/wipeproof/kubeconfig",   kubernetes: passed as --kubeconfig
-//    "command": "/usr/local/sbin/wipe-hook"}      command: the operator's executable, run as
-//                                       COMMAND drain NODE REASON | resume NODE | fail NODE REASON
+//    "command": "/usr/local/sbin/wipe-hook",      command: the operator's executable, run as
+//                                       COMMAND state NODE | drain NODE REASON | resume NODE |
+//                                       fail NODE REASON
+//    "resume": "on-bound"}              when a member is given back: "on-bound" (default: a pass
+//                                       whose verdict states a bound with every assumption held) or
+//                                       "on-pass" (any recorded pass; labs)
 // The node's name in the scheduler is the node's `scheduler_name` in the inventory (default: its
 // inventory name).
 //
@@ -32,6 +36,12 @@ namespace wipeproof {
 
 enum class LifecycleKind { kNone, kSlurm, kKubernetes, kCommand };
 
+// Which verdicts give a drained member back to its scheduler (wave_drain.h MemberEndOf).
+enum class ResumePolicy {
+  kOnBound,  // a recorded pass that states a bound with every assumption held
+  kOnPass,   // any recorded pass, bound or not (labs)
+};
+
 struct LifecycleSpec {
   LifecycleKind kind = LifecycleKind::kNone;
   double grace_s = 600;
@@ -40,6 +50,7 @@ struct LifecycleSpec {
   std::string bin_dir;     // "" = PATH
   std::string kubeconfig;  // "" = kubectl's default
   std::string command;     // kCommand: the executable
+  ResumePolicy resume = ResumePolicy::kOnBound;
 };
 
 // "none", "slurm", "kubernetes", "command".

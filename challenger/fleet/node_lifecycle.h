@@ -1,4 +1,7 @@
-// The node-lifecycle hook of a wave run: before a member's order its workload scheduler is told to
+// The node-lifecycle hook of a wave run: before a member's order its state in the workload scheduler
+// is read, and a node already out of service for another reason (drained, down, cordoned) is left
+// exactly as it is: not drained, not wiped, never resumed, its reason never overwritten. Otherwise
+// its workload scheduler is told to
 // let the node go (drain), after its verdict to take it back (resume) only on a pass; a failed or
 // aborted wipe leaves it drained with the verdict's reason where operators look (Slurm's node
 // reason, a Kubernetes node annotation, the operator's own hook). Configured per node or per wave
@@ -19,9 +22,19 @@
 
 namespace wipeproof {
 
+// A node's state in its scheduler before a wave touches it.
+struct SchedulerState {
+  bool in_service = true;  // false: drained, down or cordoned already, by someone or something else
+  std::string detail;      // what the scheduler says ("state IDLE+DRAIN, reason 'fan failure'")
+};
+
 class NodeLifecycle {
  public:
   virtual ~NodeLifecycle() = default;
+
+  // Reads `node`'s state without changing it. Errors as Drain; on error the wave leaves the node
+  // alone (neither drains nor wipes it): a state it cannot read may be someone else's drain.
+  virtual StatusOr<SchedulerState> ReadState(const std::string& node) = 0;
 
   // Stops new work on `node` (its name in the scheduler) and returns once no work runs there any
   // more, or it has been requeued or evicted after the grace period. `reason` is shown to

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <cctype>
 #include <chrono>
 #include <sstream>
 #include <thread>
@@ -26,6 +27,40 @@ std::string Joined(const std::vector<std::string>& ids) {
 }
 
 }  // namespace
+
+StatusOr<SchedulerState> ParseSlurmNodeState(const std::string& show_node) {
+  const std::string line = show_node.substr(0, show_node.find('\n'));
+  std::string state;
+  std::istringstream tokens(line);
+  for (std::string token; tokens >> token;) {
+    if (token.rfind("State=", 0) == 0) state = token.substr(6);
+  }
+  if (state.empty()) {
+    return UnavailableError("scontrol show node printed no State=: '" + LifecycleReasonText(line) + "'");
+  }
+  std::string reason;
+  const size_t at = line.find(" Reason=");
+  if (at != std::string::npos) reason = line.substr(at + 8);
+  static const char* const kOut[] = {"DRAIN",         "DRAINING",       "DRAINED",       "DOWN",
+                                     "FAIL",          "FAILING",        "MAINT",         "REBOOT_REQUESTED",
+                                     "REBOOT_ISSUED", "POWERED_DOWN",   "POWERING_DOWN", "POWER_DOWN",
+                                     "FUTURE",        "NOT_RESPONDING", "UNKNOWN"};
+  SchedulerState out;
+  out.in_service = state.find('*') == std::string::npos;
+  std::istringstream flags(state);
+  for (std::string flag; std::getline(flags, flag, '+');) {
+    while (!flag.empty() && !std::isalpha(static_cast<unsigned char>(flag.back()))) flag.pop_back();
+    for (const char* o : kOut) out.in_service = out.in_service && flag != o;
+  }
+  out.detail = "state " + state + (reason.empty() || reason == "(null)" ? "" : ", reason '" + reason + "'");
+  return out;
+}
+
+StatusOr<SchedulerState> SlurmLifecycle::ReadState(const std::string& node) {
+  WP_ASSIGN_OR_RETURN(std::string out, RunProcessChecked({Tool("scontrol"), "-o", "show", "node", node},
+                                                         Micros(spec_.command_timeout_s)));
+  return ParseSlurmNodeState(out);
+}
 
 std::string SlurmLifecycle::Tool(const char* name) const {
   return spec_.bin_dir.empty() ? std::string(name) : spec_.bin_dir + "/" + name;

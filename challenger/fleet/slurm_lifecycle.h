@@ -1,4 +1,8 @@
 // The Slurm node-lifecycle hook (node_lifecycle.h), through scontrol and squeue:
+//   state:  scontrol -o show node NODE; out of service when State= carries any of DRAIN, DRAINING,
+//           DRAINED, DOWN, FAIL, FAILING, MAINT, REBOOT_REQUESTED, REBOOT_ISSUED, POWERED_DOWN,
+//           POWERING_DOWN, POWER_DOWN, FUTURE, NOT_RESPONDING, UNKNOWN, or '*' (not responding);
+//           the detail names the state and Reason=
 //   drain:  scontrol update nodename=NODE state=drain reason=REASON, then squeue -h -w NODE
 //           -t RUNNING,COMPLETING,CONFIGURING,SUSPENDED -o %A every poll_s until no job is left;
 //           after grace_s the jobs still there are requeued (scontrol requeue ID,...), and the
@@ -20,10 +24,15 @@ namespace wipeproof {
 // Seconds a drain waits for requeued jobs to leave the node.
 inline constexpr double kRequeueWaitS = 60;
 
+// The state `scontrol -o show node` printed (one line "NodeName=... State=IDLE+DRAIN ... Reason=...").
+// Errors: UNAVAILABLE when it has no State= field.
+StatusOr<SchedulerState> ParseSlurmNodeState(const std::string& show_node);
+
 class SlurmLifecycle : public NodeLifecycle {
  public:
   explicit SlurmLifecycle(LifecycleSpec spec) : spec_(std::move(spec)) {}
 
+  StatusOr<SchedulerState> ReadState(const std::string& node) override;
   Status Drain(const std::string& node, const std::string& reason) override;
   Status Resume(const std::string& node) override;
   Status KeepDrained(const std::string& node, const std::string& reason) override;

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "challenger/fleet/slurm_lifecycle.h"
+
 namespace wipeproof {
 
 WaveDrain::WaveDrain(std::string wave, std::vector<DrainMember> members, LifecycleNotice notice)
@@ -21,6 +23,45 @@ std::string WaveDrain::FailureReason(const std::string& why) const {
   return LifecycleReasonText("wipeproof wave " + wave_ + ": wipe FAILED: " + why);
 }
 
+double LifecycleLongestS(const LifecycleSpec& spec) {
+  const double c = spec.command_timeout_s;
+  switch (spec.kind) {
+    case LifecycleKind::kNone:
+      return 0;
+    case LifecycleKind::kSlurm:
+      return spec.grace_s + kRequeueWaitS + spec.poll_s + 5 * c;
+    case LifecycleKind::kKubernetes:
+      return spec.grace_s + 5 * c;
+    case LifecycleKind::kCommand:
+      return spec.grace_s + 3 * c;
+  }
+  return 0;
+}
+
+MemberEnd MemberEndOf(const StatusOr<SessionOutcome>& outcome, ResumePolicy policy) {
+  MemberEnd end;
+  if (!outcome.ok()) {
+    end.reason = "not run: " + outcome.status().ToString();
+  } else if (!outcome->pass) {
+    end.reason = FailureReasonName(outcome->failure.reason) + ": " + outcome->failure.text;
+  } else if (!outcome->ledger.ok()) {
+    end.reason = "pass not fully recorded: " + outcome->ledger.ToString();  // T-RESUME-UNRECORDED
+  } else if (policy == ResumePolicy::kOnPass) {
+    end.pass = true;
+  } else if (!outcome->summary.bound_stated) {
+    end.reason = "no bound stated: " + outcome->summary.statement;
+  } else {
+    end.pass = true;
+    for (const AssumptionResult& a : outcome->summary.assumptions) {
+      if (a.held) continue;
+      end.pass = false;
+      end.reason = "assumption " + a.name + " not held: " + a.detail;
+      break;
+    }
+  }
+  return end;
+}
+
 std::vector<Status> WaveDrain::DrainAll() {
   std::vector<Status> result(members_.size(), Status::Ok());
   const std::string reason = "wipeproof wave " + wave_ + ": wipe in progress";
@@ -29,20 +70,56 @@ std::vector<Status> WaveDrain::DrainAll() {
     if (members_[i].hook == nullptr) continue;
     threads.emplace_back([&, i] {
       const DrainMember& m = members_[i];
-      Say(google::GLOG_INFO, "draining node " + m.node + " (" + m.hook->Describe() + " node " + m.scheduler_name + ")");
-      result[i] = m.hook->Drain(m.scheduler_name, reason);
-      if (result[i].ok()) {
+      const std::string where = m.hook->Describe() + " node " + m.scheduler_name;
+      // Someone else's drain, cordon or outage is theirs: never drained over, never resumed.
+      StatusOr<SchedulerState> state = m.hook->ReadState(m.scheduler_name);
+      if (!state.ok()) {
+        result[i] = FailedPreconditionError("not wiped: its state could not be read (" + where +
+                                            "): " + state.status().ToString() + "; left as it is");
+        Say(google::GLOG_ERROR, "node " + m.node + " " + result[i].message());
+        return;
+      }
+      if (!state->in_service) {
+        result[i] = FailedPreconditionError("not wiped: out of service already (" + where + ": " + state->detail +
+                                            "); not drained or resumed by this wave");
+        Say(google::GLOG_WARNING, "node " + m.node + " " + result[i].message());
+        return;
+      }
+      Say(google::GLOG_INFO, "draining node " + m.node + " (" + where + ")");
+      Status drain = m.hook->Drain(m.scheduler_name, reason);
+      if (drain.ok()) {
         drained_[i] = 1;
         Say(google::GLOG_INFO, "node " + m.node + " drained");
         return;
       }
-      Say(google::GLOG_ERROR, "node " + m.node + " not wiped: drain failed: " + result[i].ToString());
+      result[i] = FailedPreconditionError("not wiped: the drain failed: " + drain.ToString());
+      Say(google::GLOG_ERROR, "node " + m.node + " not wiped: drain failed: " + drain.ToString());
       Status kept = m.hook->KeepDrained(
-          m.scheduler_name, LifecycleReasonText("wipeproof wave " + wave_ + ": drain failed: " + result[i].message()));
+          m.scheduler_name, LifecycleReasonText("wipeproof wave " + wave_ + ": drain failed: " + drain.message()));
       if (!kept.ok()) Say(google::GLOG_ERROR, "node " + m.node + ": " + kept.ToString());
     });
   }
   for (std::thread& t : threads) t.join();
+  return result;
+}
+
+std::vector<Status> WaveDrain::Abandon(const std::string& why) {
+  std::vector<Status> result(members_.size(), Status::Ok());
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (!drained_[i]) continue;
+    drained_[i] = 0;
+    const DrainMember& m = members_[i];
+    result[i] = m.hook->Resume(m.scheduler_name);
+    if (result[i].ok()) {
+      Say(google::GLOG_WARNING, "node " + m.node + " not wiped (" + why + ") and resumed");
+    } else {
+      Say(google::GLOG_ERROR,
+          "node " + m.node + " not wiped (" + why + ") and could not be resumed: " + result[i].ToString());
+      Status kept =
+          m.hook->KeepDrained(m.scheduler_name, LifecycleReasonText("wipeproof wave " + wave_ + ": not wiped: " + why));
+      if (!kept.ok()) Say(google::GLOG_ERROR, "node " + m.node + ": " + kept.ToString());
+    }
+  }
   return result;
 }
 

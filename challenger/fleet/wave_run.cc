@@ -216,9 +216,21 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
   const std::vector<Status> drained = drain.DrainAll();
   for (size_t i = 0; i < prepared.nodes.size(); ++i) {
     if (drained[i].ok()) continue;
-    results[i].outcome = FailedPreconditionError("not wiped: the drain failed: " + drained[i].ToString());
+    results[i].outcome = drained[i];
     prepared.sessions[i].reset();
     members.erase(std::remove(members.begin(), members.end(), prepared.nodes[i]), members.end());
+  }
+  if (options.stop != nullptr && options.stop->load()) {
+    // Stopped during the drains: no order goes out (an order sent now would outlive the process
+    // before its verdict), and the nodes taken are given back, as nothing was wiped.
+    const std::string why = "the challenger is stopping: the run was abandoned after the drain, before any order";
+    drain.Abandon(why);
+    for (size_t i = 0; i < prepared.nodes.size(); ++i) {
+      if (!prepared.sessions[i] || !prepared.sessions[i]->status.ok()) continue;
+      results[i].outcome = FailedPreconditionError("not wiped: " + why);
+    }
+    LOG(WARNING) << "wave " << wave.name << ": " << why << "; no wave verdict";
+    return results;
   }
   const bool whole = prepared.whole && members.size() == prepared.nodes.size();
   WaveSync sync(members);
@@ -242,16 +254,8 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
   // Give back only the members that passed; the others stay drained with their failure's reason.
   std::vector<MemberEnd> ends(results.size());
   for (size_t i = 0; i < results.size(); ++i) {
-    const auto& outcome = results[i].outcome;
-    if (!outcome.ok()) {
-      ends[i].reason = "not run: " + outcome.status().ToString();
-    } else if (outcome->pass && outcome->ledger.ok()) {
-      ends[i].pass = true;  // a pass whose records did not all reach the ledger is not given back
-    } else if (outcome->pass) {
-      ends[i].reason = "pass not fully recorded: " + outcome->ledger.ToString();
-    } else {
-      ends[i].reason = FailureReasonName(outcome->failure.reason) + ": " + outcome->failure.text;
-    }
+    const bool has_spec = i < prepared.lifecycles.size() && prepared.lifecycles[i];
+    ends[i] = MemberEndOf(results[i].outcome, has_spec ? prepared.lifecycles[i]->resume : ResumePolicy::kOnBound);
   }
   drain.Settle(ends);
 

@@ -7,6 +7,7 @@
 // one thread per node and joins them all before it returns. `records` must be thread-safe.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -31,6 +32,10 @@ struct TcpSessionOptions {
   // Wave runs: makes each member's drain/resume hook from its inventory spec; empty =
   // MakeNodeLifecycle (node_lifecycle.h). Tests put fakes here.
   std::function<std::unique_ptr<NodeLifecycle>(const LifecycleSpec&)> lifecycle_factory;
+  // Wave runs: set (by serve, on SIGINT/SIGTERM) to abandon a run whose drains end after it: no
+  // order goes out, every member drained is resumed (nothing was wiped) and its result says so.
+  // Null = never. Not owned.
+  const std::atomic<bool>* stop = nullptr;
   // Wave runs: each drain/resume step's line (wave_drain.h); empty = glog.
   std::function<void(const std::string& line)> lifecycle_notice;
   // Each session's expected-label precompute: (node, labels computed, labels in all), from the
@@ -97,10 +102,13 @@ struct PreparedWave {
 PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
                          const TcpSessionOptions& options);
 
-// Runs a prepared wave: first every member with a drain/resume hook (the inventory's lifecycle) is
-// drained (wave_drain.h; one whose drain fails is not wiped), then its members run concurrently,
-// every order sent at the same moment, and after the sessions each drained member is resumed only
-// if it passed, or kept drained with its failure's reason. A node
+// Runs a prepared wave: first every member with a drain/resume hook (the inventory's lifecycle) has
+// its state read and is drained (wave_drain.h; one out of service already, of unknown state, or
+// whose drain fails is not wiped), then its members run concurrently, every order sent at the same
+// moment, and after the sessions each drained member is resumed only if it passed as its resume
+// policy asks (MemberEndOf), or kept drained with the reason. When `options.stop` is set once the
+// drains end, the run is abandoned there: no order, drained members resumed, each member's result
+// FAILED_PRECONDITION "not wiped: the challenger is stopping ...", no wave verdict. A node
 // whose plan or preparation failed does not run; the others then run without it and their wave is
 // not whole. Results are in the wave's node order. A session that fails, however it fails, is that
 // node's result; the other nodes' sessions run on (their wave is then not held, wave_sync.h).

@@ -13,6 +13,7 @@
 #include "challenger/fleet/lifecycle_spec.h"
 #include "challenger/fleet/outcome_report.h"
 #include "challenger/fleet/scheduler.h"
+#include "challenger/fleet/wave_drain.h"
 #include "challenger/ledger/ledger_records.h"
 #include "common/clock.h"
 #include "common/cli_exit_codes.h"
@@ -48,7 +49,7 @@ std::string PlainSeconds(double s) {
 }
 
 // The longest a prepared run can take once started: its sessions' timeout, plus for a member with
-// a drain hook the drain grace and the drain and resume commands' timeouts.
+// a drain hook its lifecycle steps at their longest (wave_drain.h LifecycleLongestS).
 uint64_t MaxRunUs(const PreparedWave& prepared) {
   uint64_t session_us = 0, lifecycle_us = 0;
   for (const auto& s : prepared.sessions) {
@@ -56,7 +57,7 @@ uint64_t MaxRunUs(const PreparedWave& prepared) {
   }
   for (const auto& l : prepared.lifecycles) {
     if (l && l->kind != LifecycleKind::kNone) {
-      lifecycle_us = std::max(lifecycle_us, static_cast<uint64_t>((l->grace_s + 2 * l->command_timeout_s) * 1e6));
+      lifecycle_us = std::max(lifecycle_us, static_cast<uint64_t>(LifecycleLongestS(*l) * 1e6));
     }
   }
   return session_us + lifecycle_us;
@@ -290,6 +291,7 @@ void WaveService::AnnounceStop(int signal) {
 }
 
 WaveServiceTotals WaveService::Run(std::atomic<bool>& stop, const std::atomic<int>& signal) {
+  session_options_.stop = &stop;  // a run stopped during its drains sends no order (wave_run.h)
   std::atomic<size_t> scheduling{waves_.size()};
   std::vector<std::thread> workers;
   for (const Wave* w : waves_) {

@@ -7,7 +7,8 @@
 #      the agent (the real wipeproof-prover on loopback, 64 MiB of host memory) is wiped, the node
 #      passes and is resumed; a second job then runs on it;
 #   2. a failing wipe (an agent holding half the declared memory: shortCapacity) leaves the node
-#      drained with the verdict's reason in `scontrol show node`, and no job is scheduled on it.
+#      drained with the verdict's reason in `scontrol show node`, and no job is scheduled on it;
+#   3. a node its operator drained is only read by the next wave: its reason stays, no order.
 # Needs root and the Debian packages slurmctld, slurmd, slurm-client, munge (scripts/setup-deps.sh);
 # skips (exit 77) naming what is missing when they are absent.
 # Usage: slurm_drain_test.sh PROVER_BIN CHALLENGER_BIN
@@ -84,7 +85,7 @@ write_inventory() {  # FILE ADDRESS NODE_KEY_NAME
             "scheduler_name": "$host",
             "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": 67108864}]}],
  "waves": [{"name": "slurm-rack", "nodes": ["$host"], "period_s": 3600, "jitter_s": 60, "complete": true,
-            "lifecycle": {"kind": "slurm", "grace_s": 60, "poll_s": 0.5}}],
+            "lifecycle": {"kind": "slurm", "grace_s": 60, "poll_s": 0.5, "resume": "on-pass"}}],
  "reserves": {"host-dram": 0}}
 JSON
 }
@@ -156,4 +157,16 @@ sleep 2
 [[ "$(squeue -h -j "$held" -o %T)" == PENDING ]] || fail "job $held was not held back from the drained node"
 scancel "$held"
 step "a job submitted now stays PENDING"
+
+# ---- 3: a node drained by its operator is only read: not drained over, not wiped, not resumed
+scontrol update nodename="$host" state=drain reason="operator: fan check"
+orders=$(grep -c "order accepted" "$w/agent2.log" || true)
+serve "$w/inventory2.json" serve3.log || true
+reason=$(node_reason)
+[[ "$reason" == "operator: fan check" ]] || fail "the operator's reason was overwritten: '$reason'"
+[[ "$(node_field State)" == *DRAIN* ]] || fail "the operator's drained node is $(node_field State)"
+grep -q "not wiped: out of service already (slurm node $host: state IDLE+DRAIN" "$w/serve3.log" ||
+  fail "serve did not say the node was out of service already: $(tail -5 "$w/serve3.log")"
+[[ "$(grep -c "order accepted" "$w/agent2.log" || true)" == "$orders" ]] || fail "an order reached the operator's node"
+step "operator's drain left as it is: Reason=$reason, no order"
 echo "PASS ($((SECONDS - t0)) s)"

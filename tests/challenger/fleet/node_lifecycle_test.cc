@@ -1,12 +1,16 @@
 // The node-lifecycle hooks of a wave run: the drain/resume logic with a fake hook (order of calls,
-// resume only on a pass, the failure's reason kept, a failed drain means no wipe) in a real wave
-// over loopback TCP; the inventory's lifecycle fields; the Slurm, Kubernetes and command hooks
-// against small scripts standing in for scontrol/squeue, kubectl and an operator's hook (the argv
-// they get, their stderr in errors, timeouts); and RunProcess itself.
+// resume only on a pass stating a bound unless "on-pass", the failure's reason kept, a failed drain
+// means no wipe, a node out of service already left as it is, a stop during the drains sends no
+// order) in a real wave over loopback TCP; the inventory's lifecycle fields; the Slurm, Kubernetes
+// and command hooks against small scripts standing in for scontrol/squeue, kubectl and an
+// operator's hook (the argv they get, the state they read, their stderr in errors, timeouts); the
+// shipped stop timeouts against the longest run; and RunProcess itself.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -18,6 +22,8 @@
 #include "challenger/fleet/wave_drain.h"
 #include "challenger/fleet/wave_run.h"
 #include "challenger/fleet/wave_shard.h"
+#include "challenger/parameters/parameter_profile.h"
+#include "challenger/session/session_plan.h"
 #include "common/json_fields.h"
 #include "common/subprocess.h"
 #include "tests/support/challenger_fixtures.h"
@@ -41,8 +47,20 @@ struct CallLog {
 
 class FakeLifecycle : public NodeLifecycle {
  public:
-  FakeLifecycle(CallLog* log, std::string fail_drain_of = "", std::function<void()> on_drain = {})
-      : log_(log), fail_drain_of_(std::move(fail_drain_of)), on_drain_(std::move(on_drain)) {}
+  FakeLifecycle(CallLog* log, std::string fail_drain_of = "", std::function<void()> on_drain = {},
+                std::string out_of_service = "")
+      : log_(log),
+        fail_drain_of_(std::move(fail_drain_of)),
+        on_drain_(std::move(on_drain)),
+        out_of_service_(std::move(out_of_service)) {}
+  StatusOr<SchedulerState> ReadState(const std::string& node) override {
+    SchedulerState state;
+    if (node == out_of_service_) {
+      state.in_service = false;
+      state.detail = "state IDLE+DRAIN, reason 'fan failure'";
+    }
+    return state;
+  }
   Status Drain(const std::string& node, const std::string& reason) override {
     if (on_drain_) on_drain_();
     log_->Add("drain " + node + " " + reason);
@@ -63,6 +81,7 @@ class FakeLifecycle : public NodeLifecycle {
   CallLog* log_;
   std::string fail_drain_of_;
   std::function<void()> on_drain_;
+  std::string out_of_service_;
 };
 
 Profile TcpProfile() {
@@ -79,6 +98,13 @@ LifecycleSpec CommandSpec() {
   return spec;
 }
 
+// The test profile is uncalibrated: its passes state no bound, so only "on-pass" gives them back.
+LifecycleSpec OnPassSpec() {
+  LifecycleSpec spec = CommandSpec();
+  spec.resume = ResumePolicy::kOnPass;
+  return spec;
+}
+
 size_t Count(const std::vector<testing::StoredRecord>& records, proto::LedgerRecordKind kind) {
   size_t n = 0;
   for (const auto& r : records) n += r.kind == kind;
@@ -91,7 +117,7 @@ TEST(WaveLifecycleTest, DrainsEveryMemberFirstAndResumesOnlyThePass) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33));
   auto b = testing::ServeTestAgent(testing::TestKey(0x44), testing::BlankChunks());
   Inventory inventory = testing::TestInventoryAt(*a, *b);
-  inventory.waves[0].lifecycle = CommandSpec();
+  inventory.waves[0].lifecycle = OnPassSpec();
   inventory.nodes[1].scheduler_name = "cluster-b";
   testing::MemoryRecordSink sink;
   CallLog log;
@@ -185,7 +211,7 @@ TEST(WaveLifecycleTest, AMemberThatCannotBeDrainedIsNotWiped) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33));
   auto b = testing::ServeTestAgent(testing::TestKey(0x44));
   Inventory inventory = testing::TestInventoryAt(*a, *b);
-  inventory.waves[0].lifecycle = CommandSpec();
+  inventory.waves[0].lifecycle = OnPassSpec();
   testing::MemoryRecordSink sink;
   CallLog log;
   TcpSessionOptions options = testing::TcpTestOptions();
@@ -210,6 +236,139 @@ TEST(WaveLifecycleTest, AMemberThatCannotBeDrainedIsNotWiped) {
   EXPECT_EQ(calls.back(), "resume node-a");
   EXPECT_EQ(std::count_if(calls.begin(), calls.end(), [](const std::string& c) { return c.rfind("resume", 0) == 0; }),
             1);
+}
+
+// threat-model: T-DRAIN-OTHERS
+// A node drained by its operator (fan failure) is not ours: the wave neither drains it (its reason
+// would be overwritten) nor wipes it (its work may still run) nor resumes it; the other runs on.
+TEST(WaveLifecycleTest, ANodeOutOfServiceAlreadyIsLeftAsItIs) {
+  auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+  auto b = testing::ServeTestAgent(testing::TestKey(0x44));
+  Inventory inventory = testing::TestInventoryAt(*a, *b);
+  inventory.waves[0].lifecycle = OnPassSpec();
+  testing::MemoryRecordSink sink;
+  CallLog log;
+  TcpSessionOptions options = testing::TcpTestOptions();
+  options.lifecycle_factory = [&](const LifecycleSpec&) -> std::unique_ptr<NodeLifecycle> {
+    return std::make_unique<FakeLifecycle>(&log, "", std::function<void()>{}, "node-b");
+  };
+  auto results = RunWave(inventory, inventory.waves[0], TcpProfile(),
+                         SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options);
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(results[0].outcome.ok()) << results[0].outcome.status().ToString();
+  EXPECT_TRUE(results[0].outcome->pass);
+  ASSERT_FALSE(results[1].outcome.ok());
+  EXPECT_EQ(results[1].outcome.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(results[1].outcome.status().message(),
+            "not wiped: out of service already (fake node node-b: state IDLE+DRAIN, reason 'fan failure'); not "
+            "drained or resumed by this wave");
+  EXPECT_EQ(Count(sink.records(), proto::LedgerRecordKind::ORDER), 1u);
+  EXPECT_EQ(log.Calls(),
+            (std::vector<std::string>{"drain node-a wipeproof wave wave-1: wipe in progress", "resume node-a"}));
+}
+
+// threat-model: T-RESUME-UNBOUNDED
+// Both members pass, but the uncalibrated profile states no bound: by default neither is given
+// back, each kept drained with why; "on-pass" gives both back.
+TEST(WaveLifecycleTest, APassWithoutABoundIsResumedOnlyUnderOnPass) {
+  for (ResumePolicy policy : {ResumePolicy::kOnBound, ResumePolicy::kOnPass}) {
+    auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+    auto b = testing::ServeTestAgent(testing::TestKey(0x44));
+    Inventory inventory = testing::TestInventoryAt(*a, *b);
+    inventory.waves[0].lifecycle = CommandSpec();
+    inventory.waves[0].lifecycle->resume = policy;
+    testing::MemoryRecordSink sink;
+    CallLog log;
+    TcpSessionOptions options = testing::TcpTestOptions();
+    options.lifecycle_factory = [&](const LifecycleSpec&) -> std::unique_ptr<NodeLifecycle> {
+      return std::make_unique<FakeLifecycle>(&log);
+    };
+    auto results = RunWave(inventory, inventory.waves[0], TcpProfile(),
+                           SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options);
+    ASSERT_EQ(results.size(), 2u);
+    for (const auto& r : results) {
+      ASSERT_TRUE(r.outcome.ok()) << r.outcome.status().ToString();
+      EXPECT_TRUE(r.outcome->pass);
+      EXPECT_FALSE(r.outcome->summary.bound_stated);
+    }
+    std::vector<std::string> calls = log.Calls();
+    ASSERT_EQ(calls.size(), 4u);
+    std::vector<std::string> ends = {calls[2], calls[3]};
+    std::sort(ends.begin(), ends.end());
+    if (policy == ResumePolicy::kOnPass) {
+      EXPECT_EQ(ends, (std::vector<std::string>{"resume node-a", "resume node-b"}));
+    } else {
+      EXPECT_EQ(ends[0].rfind("keep node-a wipeproof wave wave-1: wipe FAILED: no bound stated: no bound: ", 0), 0u)
+          << ends[0];
+      EXPECT_EQ(ends[1].rfind("keep node-b wipeproof wave wave-1: wipe FAILED: no bound stated: no bound: ", 0), 0u)
+          << ends[1];
+    }
+  }
+}
+
+// threat-model: T-STOP-MID-DRAIN
+// serve stopped (SIGTERM) while the nodes drain: no order goes out after the stop, the nodes taken
+// are given back (nothing was wiped), each result says so, and no wave verdict is written.
+TEST(WaveLifecycleTest, AStopDuringTheDrainSendsNoOrderAndGivesTheNodesBack) {
+  auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+  auto b = testing::ServeTestAgent(testing::TestKey(0x44));
+  Inventory inventory = testing::TestInventoryAt(*a, *b);
+  inventory.waves[0].lifecycle = CommandSpec();
+  testing::MemoryRecordSink sink;
+  CallLog log;
+  std::atomic<bool> stop{false};
+  TcpSessionOptions options = testing::TcpTestOptions();
+  options.stop = &stop;
+  options.lifecycle_factory = [&](const LifecycleSpec&) -> std::unique_ptr<NodeLifecycle> {
+    return std::make_unique<FakeLifecycle>(&log, "", [&] { stop.store(true); });
+  };
+  auto results = RunWave(inventory, inventory.waves[0], TcpProfile(),
+                         SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, sink, options);
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    ASSERT_FALSE(r.outcome.ok());
+    EXPECT_EQ(r.outcome.status().message(),
+              "not wiped: the challenger is stopping: the run was abandoned after the drain, before any order");
+  }
+  EXPECT_EQ(sink.records().size(), 0u);  // no order, no wave verdict
+  std::vector<std::string> calls = log.Calls();
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[2], "resume node-a");
+  EXPECT_EQ(calls[3], "resume node-b");
+}
+
+SessionOutcome BoundedPass() {
+  SessionOutcome o;
+  o.pass = true;
+  o.summary.bound_stated = true;
+  o.summary.statement = "at most 0 bytes of node n1 not wiped";
+  o.summary.assumptions = {{"host-memory-in-plan", true, "planned"}, {"no-nvme-in-reach", true, "declared"}};
+  return o;
+}
+
+TEST(MemberEndTest, ResumesOnlyARecordedPassWithABoundAndItsAssumptionsHeld) {
+  EXPECT_TRUE(MemberEndOf(BoundedPass(), ResumePolicy::kOnBound).pass);
+
+  SessionOutcome unheld = BoundedPass();
+  unheld.summary.assumptions[1].held = false;
+  unheld.summary.assumptions[1].detail = "unknown: the inventory does not declare it";
+  MemberEnd end = MemberEndOf(unheld, ResumePolicy::kOnBound);
+  EXPECT_FALSE(end.pass);
+  EXPECT_EQ(end.reason, "assumption no-nvme-in-reach not held: unknown: the inventory does not declare it");
+  EXPECT_TRUE(MemberEndOf(unheld, ResumePolicy::kOnPass).pass);
+
+  SessionOutcome unbounded = BoundedPass();
+  unbounded.summary.bound_stated = false;
+  unbounded.summary.statement = "no bound: parameters not calibrated (profile p)";
+  end = MemberEndOf(unbounded, ResumePolicy::kOnBound);
+  EXPECT_FALSE(end.pass);
+  EXPECT_EQ(end.reason, "no bound stated: no bound: parameters not calibrated (profile p)");
+
+  SessionOutcome unrecorded = BoundedPass();
+  unrecorded.ledger = UnavailableError("disk full");
+  EXPECT_EQ(MemberEndOf(unrecorded, ResumePolicy::kOnPass).reason, "pass not fully recorded: UNAVAILABLE: disk full");
+  EXPECT_EQ(MemberEndOf(StatusOr<SessionOutcome>(UnavailableError("refused")), ResumePolicy::kOnPass).reason,
+            "not run: UNAVAILABLE: refused");
 }
 
 TEST(WaveDrainTest, MembersWithoutAHookAreLeftAlone) {
@@ -254,6 +413,10 @@ TEST(LifecycleSpecTest, ParsesEachKindAndRefusesMistakes) {
   EXPECT_EQ(Parse(R"({"kind": "command", "command": "drain-hook"})")->command, "drain-hook");  // PATH
   EXPECT_EQ(Parse(R"({"kind": "kubernetes", "kubeconfig": "kube.conf"})")->kubeconfig, "/etc/wipeproof/kube.conf");
 
+  EXPECT_EQ(Parse(R"({"kind": "slurm"})")->resume, ResumePolicy::kOnBound);  // strict by default
+  EXPECT_EQ(Parse(R"({"kind": "slurm", "resume": "on-pass"})")->resume, ResumePolicy::kOnPass);
+  EXPECT_EQ(Parse(R"({"kind": "slurm", "resume": "always"})").status().message(),
+            "nodes[0].lifecycle.resume: want \"on-bound\" or \"on-pass\", got 'always'");
   EXPECT_EQ(Parse(R"({"kind": "pbs"})").status().message(),
             "nodes[0].lifecycle.kind: want \"slurm\", \"kubernetes\", \"command\" or \"none\", got 'pbs'");
   EXPECT_EQ(Parse(R"({"kind": "command"})").status().message(),
@@ -366,6 +529,40 @@ TEST_F(CommandLifecycleTest, RunsTheHookWithActionNodeAndReason) {
   EXPECT_EQ(Read("calls"), "drain n1 wipe in progress\nresume n1\nfail n2 wipe FAILED: lateRound\n");
 }
 
+TEST_F(CommandLifecycleTest, StateIsInServiceOutOfServiceOrAnError) {
+  LifecycleSpec spec = CommandSpec();
+  spec.command = Script("hook",
+                        "case \"$2\" in n1) echo in-service;; n2) echo 'out-of-service rack power work';;"
+                        " n3) echo out-of-service;; *) echo maybe;; esac\n");
+  CommandLifecycle hook(spec);
+  EXPECT_TRUE(hook.ReadState("n1")->in_service);
+  EXPECT_FALSE(hook.ReadState("n2")->in_service);
+  EXPECT_EQ(hook.ReadState("n2")->detail, "out of service: rack power work");
+  EXPECT_EQ(hook.ReadState("n3")->detail, "out of service");
+  EXPECT_EQ(hook.ReadState("n4").status().message(),
+            "'" + spec.command + " state n4' printed neither 'in-service' nor 'out-of-service': 'maybe'");
+}
+
+// A hook that predates `state` (exits 2 on an unknown action): the node's state is unknown, so the
+// wave leaves it alone: no drain, no fail, no wipe.
+TEST_F(CommandLifecycleTest, AHookWithoutStateLeavesTheNodeAlone) {
+  LifecycleSpec spec = CommandSpec();
+  spec.command =
+      Script("hook",
+             "echo \"$@\" >> \"$(dirname \"$0\")/calls\"\n"
+             "case \"$1\" in drain|resume|fail) exit 0;; *) echo \"unknown action $1\" >&2; exit 2;; esac\n");
+  CommandLifecycle hook(spec);
+  WaveDrain drain("w", {{"n1", "n1", &hook}}, [](const std::string&) {});
+  std::vector<Status> drained = drain.DrainAll();
+  ASSERT_EQ(drained.size(), 1u);
+  EXPECT_EQ(drained[0].code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(drained[0].message(), "not wiped: its state could not be read (command " + spec.command +
+                                      " node n1): UNAVAILABLE: '" + spec.command +
+                                      " state n1' exited with status 2: unknown action state; left as it is");
+  drain.Settle({{false, "not run: ..."}});
+  EXPECT_EQ(Read("calls"), "state n1\n");
+}
+
 TEST_F(CommandLifecycleTest, AFailingHookIsAnErrorWithItsStderr) {
   LifecycleSpec spec = CommandSpec();
   spec.command = Script("hook", "echo 'node n1 is running job 42' >&2\nexit 3\n");
@@ -386,6 +583,53 @@ TEST_F(CommandLifecycleTest, AHookThatHangsIsKilledAtItsTimeout) {
 }
 
 using SlurmLifecycleTest = ScriptDir;
+
+TEST(SlurmNodeStateTest, DrainDownAndNotRespondingAreOutOfService) {
+  auto drained = ParseSlurmNodeState(
+      "NodeName=c1 Arch=x86_64 CoresPerSocket=8 State=IDLE+DRAIN ThreadsPerCore=1 Reason=fan failure "
+      "[root@2026-12-01T10:00:00]\n");
+  ASSERT_TRUE(drained.ok()) << drained.status().ToString();
+  EXPECT_FALSE(drained->in_service);
+  EXPECT_EQ(drained->detail, "state IDLE+DRAIN, reason 'fan failure [root@2026-12-01T10:00:00]'");
+  EXPECT_FALSE(ParseSlurmNodeState("NodeName=c1 State=DOWN Reason=x")->in_service);
+  EXPECT_FALSE(ParseSlurmNodeState("NodeName=c1 State=MIXED*")->in_service);
+  EXPECT_FALSE(ParseSlurmNodeState("NodeName=c1 State=ALLOCATED+MAINT")->in_service);
+  auto idle = ParseSlurmNodeState("NodeName=c1 State=IDLE ThreadsPerCore=1 Reason=(null)");
+  ASSERT_TRUE(idle.ok());
+  EXPECT_TRUE(idle->in_service);
+  EXPECT_EQ(idle->detail, "state IDLE");
+  EXPECT_TRUE(ParseSlurmNodeState("NodeName=c1 State=MIXED+PLANNED")->in_service);
+  EXPECT_EQ(ParseSlurmNodeState("Node c1 not found").status().code(), StatusCode::kUnavailable);
+}
+
+// Through the stand-in scontrol: a node drained by its operator is read and nothing else is done
+// to it, whatever its wipe comes to; an idle one is drained.
+TEST_F(SlurmLifecycleTest, ADrainedNodeIsOnlyRead) {
+  Script("scontrol",
+         "d=$(dirname \"$0\"); echo \"scontrol $*\" >> \"$d/calls\"\n"
+         "[ \"$2\" = show ] && [ \"$4\" = c1 ] && echo 'NodeName=c1 State=IDLE+DRAIN Reason=fan failure'\n"
+         "[ \"$2\" = show ] && [ \"$4\" = c2 ] && echo 'NodeName=c2 State=IDLE Reason=(null)'\nexit 0\n");
+  Script("squeue", "exit 0\n");
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kSlurm;
+  spec.bin_dir = dir_;
+  spec.poll_s = 0.1;
+  SlurmLifecycle slurm(spec);
+  WaveDrain drain("w", {{"n1", "c1", &slurm}, {"n2", "c2", &slurm}}, [](const std::string&) {});
+  std::vector<Status> drained = drain.DrainAll();
+  ASSERT_EQ(drained.size(), 2u);
+  EXPECT_EQ(drained[0].message(),
+            "not wiped: out of service already (slurm node c1: state IDLE+DRAIN, reason 'fan failure'); not drained "
+            "or resumed by this wave");
+  EXPECT_TRUE(drained[1].ok());
+  drain.Settle({{true, ""}, {true, ""}});
+  std::string calls = Read("calls");
+  EXPECT_NE(calls.find("scontrol -o show node c1\n"), std::string::npos);
+  EXPECT_EQ(calls.find("nodename=c1"), std::string::npos) << calls;  // never drained, resumed, reason set
+  EXPECT_NE(calls.find("scontrol update nodename=c2 state=drain reason=wipeproof wave w: wipe in progress\n"),
+            std::string::npos);
+  EXPECT_NE(calls.find("scontrol update nodename=c2 state=resume\n"), std::string::npos);
+}
 
 // squeue reports job 7 on the node for its first two calls, then nothing: the drain waits.
 TEST_F(SlurmLifecycleTest, DrainSetsTheReasonAndWaitsForRunningJobs) {
@@ -437,6 +681,34 @@ TEST_F(SlurmLifecycleTest, AFailingScontrolIsAnErrorWithItsStderr) {
 
 using KubernetesLifecycleTest = ScriptDir;
 
+TEST(KubernetesNodeStateTest, CordonedAnnotatedOrNotReadyIsOutOfService) {
+  EXPECT_TRUE(ParseKubernetesNodeState("\n\nnvidia.com/gpu \n").in_service);
+  EXPECT_EQ(ParseKubernetesNodeState("\n\n").detail, "schedulable");
+  SchedulerState cordoned = ParseKubernetesNodeState("true\n\nnode.kubernetes.io/unschedulable \n");
+  EXPECT_FALSE(cordoned.in_service);
+  EXPECT_EQ(cordoned.detail, "cordoned (spec.unschedulable), taint node.kubernetes.io/unschedulable");
+  SchedulerState ours = ParseKubernetesNodeState("\nwipeproof wave w: wipe FAILED: lateFill\n\n");
+  EXPECT_FALSE(ours.in_service);
+  EXPECT_EQ(ours.detail, "wipeproof.io/drain-reason 'wipeproof wave w: wipe FAILED: lateFill'");
+  EXPECT_FALSE(ParseKubernetesNodeState("\n\nnode.kubernetes.io/not-ready \n").in_service);
+}
+
+TEST_F(KubernetesLifecycleTest, ReadsTheNodesStateThroughKubectl) {
+  // printf, not echo: sh's echo would turn the jsonpath's "\n" into a newline.
+  Script("kubectl", "printf '%s\\n' \"kubectl $*\" >> \"$(dirname \"$0\")/calls\"\nprintf 'true\\n\\n'\n");
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kKubernetes;
+  spec.bin_dir = dir_;
+  auto state = KubernetesLifecycle(spec).ReadState("gpu-1");
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_FALSE(state->in_service);
+  EXPECT_EQ(state->detail, "cordoned (spec.unschedulable)");
+  EXPECT_EQ(Read("calls"),
+            "kubectl get node gpu-1 -o jsonpath={.spec.unschedulable}{\"\\n\"}"
+            "{.metadata.annotations.wipeproof\\.io/drain-reason}{\"\\n\"}"
+            "{range .spec.taints[*]}{.key}{\" \"}{end}\n");
+}
+
 TEST_F(KubernetesLifecycleTest, CordonsDrainsAndUncordonsThroughKubectl) {
   Script("kubectl", "echo \"kubectl $*\" >> \"$(dirname \"$0\")/calls\"\n");
   LifecycleSpec spec;
@@ -454,6 +726,89 @@ TEST_F(KubernetesLifecycleTest, CordonsDrainsAndUncordonsThroughKubectl) {
                                "uncordon gpu-1\n" + k + "annotate node gpu-1 wipeproof.io/drain-reason-\n" + k +
                                "cordon gpu-1\n" + k +
                                "annotate node gpu-1 --overwrite wipeproof.io/drain-reason=wipe FAILED: lateFill\n");
+}
+
+// ---- stop timeouts
+
+TEST(LifecycleLongestTest, EachKindsStepsAtTheirLongest) {
+  LifecycleSpec spec;
+  spec.grace_s = 600;
+  spec.poll_s = 2;
+  spec.command_timeout_s = 60;
+  EXPECT_EQ(LifecycleLongestS(spec), 0);  // kind none
+  spec.kind = LifecycleKind::kSlurm;
+  EXPECT_EQ(LifecycleLongestS(spec), 600 + 60 + 2 + 5 * 60);
+  spec.kind = LifecycleKind::kKubernetes;
+  EXPECT_EQ(LifecycleLongestS(spec), 600 + 5 * 60);
+  spec.kind = LifecycleKind::kCommand;
+  EXPECT_EQ(LifecycleLongestS(spec), 600 + 3 * 60);
+}
+
+std::string SourceFile(const std::string& path) {
+  std::ifstream in(std::string(WIPEPROOF_SOURCE_DIR) + "/" + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The number after `key` in `text` ("TimeoutStopSec=55min", "terminationGracePeriodSeconds: 3300")
+// in seconds: a bare number is seconds, "min" and "s" as systemd reads them; -1 when absent.
+double SecondsAfter(const std::string& text, const std::string& key) {
+  const size_t at = text.find("\n" + key);
+  if (at == std::string::npos) {
+    const size_t indented = text.find(key);
+    if (indented == std::string::npos) return -1;
+    return SecondsAfter("\n" + text.substr(indented), key);
+  }
+  size_t i = at + 1 + key.size();
+  while (i < text.size() && (text[i] == ' ' || text[i] == '=' || text[i] == ':')) ++i;
+  size_t end = i;
+  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+  const double n = std::stod(text.substr(i, end - i));
+  if (text.compare(end, 3, "min") == 0) return n * 60;
+  return n;
+}
+
+// The longest run of the shipped example (deploy/config/inventory.json: one 16 GiB node, Slurm,
+// grace 600 s, the built-in profile): drain, the session timeout at its largest R' = 2R, resume.
+// The challenger's systemd TimeoutStopSec and its StatefulSet's terminationGracePeriodSeconds must
+// cover it (or a stop kills serve mid-run: orders without verdicts, nodes left drained "in
+// progress"), and are no more than 10 minutes above it.
+TEST(StopTimeoutTest, TheShippedStopTimeoutsCoverTheShippedLongestRun) {
+  std::string text = SourceFile("deploy/config/inventory.json");
+  ASSERT_FALSE(text.empty());
+  auto json = nlohmann::json::parse(text);
+  for (auto& node : json["nodes"]) {  // the key files are the operator's: a stand-in key
+    node.erase("public_key_file");
+    node.erase("certificate_file");
+    node["public_key"] = std::string(64, '0');
+  }
+  auto inventory = ParseInventoryJson(json.dump(), "");
+  ASSERT_TRUE(inventory.ok()) << inventory.status().ToString();
+  TcpSessionOptions options = testing::TcpTestOptions();
+  double longest_s = 0;
+  for (const Wave& wave : inventory->waves) {
+    WavePlans plans = PlanWave(*inventory, wave, DefaultProfile(), *options.clock);
+    ASSERT_TRUE(plans.whole);
+    double session_s = 0, lifecycle_s = 0;
+    for (size_t i = 0; i < plans.plans.size(); ++i) {
+      const SessionPlan& plan = *plans.plans[i];
+      session_s = std::max(session_s, SessionTimeoutUs(plan, 2 * plan.profile.rounds) / 1e6);
+      auto lifecycle = inventory->LifecycleOf(wave.nodes[i]);
+      if (lifecycle) lifecycle_s = std::max(lifecycle_s, LifecycleLongestS(*lifecycle));
+    }
+    longest_s = std::max(longest_s, session_s + lifecycle_s);
+  }
+  // The figure docs/operations.md "Stopping serve" works through: Slurm 600 + 60 + 2 + 5 x 60 = 962 s,
+  // session 2318.8 (fill 2108 s and its tenth) + 64 x 1.05 + 16 x 11.05 + 60 = 2622.8 s.
+  EXPECT_NEAR(longest_s, 3584.8, 0.5);
+  const double systemd_s = SecondsAfter(SourceFile("deploy/systemd/wipeproof-challenger.service"), "TimeoutStopSec");
+  const double kubernetes_s = SecondsAfter(
+      SourceFile("deploy/kubernetes/authority-cluster/challenger-statefulset.yaml"), "terminationGracePeriodSeconds");
+  for (double stop_s : {systemd_s, kubernetes_s}) {
+    EXPECT_GE(stop_s, longest_s);
+    EXPECT_LE(stop_s, longest_s + 600);
+  }
 }
 
 // ---- sharding waves over challengers
