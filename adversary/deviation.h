@@ -18,9 +18,9 @@ enum class DeviationKind {
   // 1. Keeps some chunks of every device unlabeled (hidden_fraction at `placement`, or every
   //    stride-th chunk) and answers there per `hidden_answer`.
   kHideChunks,
-  // 3. Moves `relocate_chunks` chunks of the last planned device to host memory: outside the plan
-  //    when host is not planned (room: `host_free_bytes`), else into the planned host region,
-  //    overwriting as many host chunks as there is no free room for (those answer zeros).
+  // 3. Moves `relocate_chunks` chunks of the last planned device to host memory: first outside the
+  //    plan (room: `host_free_bytes`, the host's unplanned memory), then into the planned host
+  //    region, overwriting as many host chunks as there is no free room for (those answer zeros).
   kRelocate,
   // 3c. Moves `relocate_chunks` chunks of device 0 into the allowed reserve (capacity - planned) of
   //    device 1, as many as fit there, and answers them from there: every label answers, while
@@ -99,7 +99,7 @@ struct Deviation {
   uint64_t stride = 10;  // kHideChunks with Placement::kStrided
   HiddenAnswer hidden_answer = HiddenAnswer::kRandomBytes;
   uint64_t relocate_chunks = 0;
-  uint64_t host_free_bytes = 0;  // kRelocate: room in unplanned host memory (bytes)
+  uint64_t host_free_bytes = 0;  // kRelocate: room in host memory outside the plan (bytes)
   uint64_t short_chunks = 0;
   uint64_t dedup_chunks = 0;
   std::string note;                          // kUnderfill*: the fill report's note for the short device;

@@ -194,6 +194,22 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
     u.check = ScenarioCheck::kNodeBoundCoversRelocation;
     Never(&u, "every label answers: the moved labels sit in planned memory (another device's reserve)");
     add(u);
+
+    ScenarioSpec w;
+    w.id = "3d-relocate-host-partly-planned";
+    w.adversary = 3;
+    w.title = "relocation to host memory a small host plan leaves out";
+    w.description =
+        "Host memory is planned, but the authority found twice as much physical memory on the node; "
+        "moves 8 of the GPU's 32 chunks into the unplanned half and answers from there.";
+    w.node = NodeKind::kHostPartlyPlanned;
+    w.deviation.kind = DeviationKind::kRelocate;
+    w.deviation.relocate_chunks = 8;
+    w.deviation.host_free_bytes = uint64_t{setup.device_chunks} * setup.chunk_labels * kLabelBytes;
+    w.check = ScenarioCheck::kHostNotPlanned;
+    Never(&w, "all labels answer correctly; the verdict lists host-memory-in-plan as not held (the plan "
+              "covers half the physical memory)");
+    add(w);
   }
   // 4. Under-fill.
   for (int reserve = 0; reserve < 2; ++reserve) {

@@ -55,7 +55,8 @@ SelftestSetup DefaultSelftestSetup();
 
 enum class NodeKind {
   kOneGpu,              // GPU-selftest-0 only
-  kHostAndGpu,          // host (32 chunks, no reserve) then GPU-selftest-0
+  kHostAndGpu,          // host (32 chunks, no reserve; its whole physical memory) then GPU-selftest-0
+  kHostPartlyPlanned,   // as kHostAndGpu, but the node's physical host memory is twice the host plan
   kTwoGpus,             // GPU-selftest-0, GPU-selftest-1
   kGpuOddCapacity,      // GPU-selftest-0 whose capacity is not whole chunks (+1..chunk-1 bytes, per run)
   kTwoGpusLargeReserve  // GPU-selftest-0, GPU-selftest-1, each with relocation_reserve_chunks chunks

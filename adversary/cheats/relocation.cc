@@ -42,20 +42,27 @@ void RelocateToHost::OnFilled() {
     if (held.devices[d].selector == "host") host = d;
   }
   const bool host_planned = host < held.devices.size() && host != from;
-  // Room for relocated chunks: unplanned host memory, or what the planned host region leaves of the
-  // host's declared capacity (nothing, when the plan covers it all).
-  uint64_t room = deviation_.host_free_bytes / chunk_bytes;
+  // Room for relocated chunks: host memory outside the plan (host_free_bytes: all of it when host is
+  // not planned, what the physical memory leaves beside the host plan otherwise), then what the
+  // planned host region leaves of the host's declared capacity (nothing, when the plan covers it).
+  uint64_t outside_room = deviation_.host_free_bytes / chunk_bytes;
+  uint64_t inside_room = 0;
   if (host_planned) {
     const HeldDevice& h = held.devices[host];
     const uint64_t host_held = h.count * kLabelBytes;
-    room = h.capacity_bytes > host_held ? (h.capacity_bytes - host_held) / chunk_bytes : 0;
+    inside_room = h.capacity_bytes > host_held ? (h.capacity_bytes - host_held) / chunk_bytes : 0;
   }
   const uint64_t n = held.devices[from].chunks.size();
   const uint64_t k = std::min(deviation_.relocate_chunks, n);
   uint64_t overwrite_next = host_planned ? held.devices[host].chunks.size() : 0;
   for (uint64_t c = n - k; c < n; ++c) {
-    if (room > 0) {
-      --room;
+    if (outside_room > 0) {
+      --outside_room;
+      Move(from, c, held.devices.size());  // outside every planned device
+      continue;
+    }
+    if (inside_room > 0) {
+      --inside_room;
     } else if (overwrite_next > 0) {
       // No room left: the chunk takes the place of one of the host's own labelled chunks.
       DropChunk(&held, host, --overwrite_next, ChunkState::kOverwritten);

@@ -46,8 +46,11 @@ Inventory SelftestInventory(const SelftestSetup& s, NodeKind kind, const proto::
   node.name = kNodeName;
   node.address = "127.0.0.1:1";
   node.public_key = node_key;
-  if (kind == NodeKind::kHostAndGpu)
+  if (kind == NodeKind::kHostAndGpu || kind == NodeKind::kHostPartlyPlanned) {
     node.devices.push_back({kHostSelector, "host-dram", s.device_chunks * chunk_bytes});
+    // The authority's finding: the host plan covers the node's physical memory, or half of it.
+    node.host_physical_memory_bytes = s.device_chunks * chunk_bytes * (kind == NodeKind::kHostPartlyPlanned ? 2 : 1);
+  }
   const uint64_t large_reserve = s.relocation_reserve_chunks * chunk_bytes;
   if (kind == NodeKind::kTwoGpusLargeReserve) {
     for (const char* selector : {"GPU-selftest-0", "GPU-selftest-1"}) {
