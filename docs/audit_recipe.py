@@ -7,23 +7,37 @@ It uses only what an auditor can get elsewhere:
   - PyNaCl (Debian: python3-nacl) for Ed25519, and hashlib for BLAKE2b-256 and SHA-256;
   - docs/label-spec.md, implemented below in pure Python (BLAKE3's compression function as the
     BLAKE3 specification gives it, the graph of label-spec.md section 3, the node hashes of sections
-    4 and 5), to recompute a sample of the answered labels from the seed in the signed order.
+    4 and 5), to recompute a sample of the answered labels from the seed in the signed order;
+  - the closed form of the bound (threat-model.md "The claim"), ported below, to recompute every
+    stated bound from the order's plan and the chunks the logged rounds checked.
+
+What the label sample proves: k of a session's n answered labels drawn uniformly without replacement
+miss every forged one of more than f*n with probability at most C(n-b, k) / C(n, k) <= (1 - f)^k
+(b = the least count above f*n). By default k is the smallest sample that makes this at most
+1 - power (f = 1%, power 0.99: at most ceil(ln 0.01 / ln 0.99) = 459 labels per session); the recipe
+prints the figure for every session and the time the recomputation will take.
 
 Usage:
   audit_recipe.py EXPORT.json --schema=proto/wipe.capnp --authority-pub=A.pub --challenger-pub=C.pub
-                  [--labels=N|all] [--sample-seed=S] [--capnp=capnp] [--self-test=labels-public.json]
+                  [--labels=auto|N|all] [--forged-fraction=0.01] [--power=0.99] [--sample-seed=S]
+                  [--jobs=N] [--capnp=capnp] [--self-test=labels-public.json]
 
 Exit status: 0 every check held; 1 a check failed (the first one is named); 2 bad usage or input.
 """
 
 import argparse
+import fractions
 import hashlib
 import json
+import math
+import multiprocessing
+import os
 import random
 import re
 import struct
 import subprocess
 import sys
+import time
 
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
@@ -317,9 +331,249 @@ def graph_size(label_format, m, chunk, region_end):
     return m
 
 
-def self_test(path, max_graph):
-    """Checks the label code against label-spec.md section 7's known answers whose chunk graph has at most
-    `max_graph` outputs (pure Python takes seconds per thousand outputs)."""
+# ------------------------------------------------------------------------------------------------
+# Many chunks side by side. chunk_labels above is the specification, one chunk at a time: CPython runs
+# about 27,000 compressions a second, so one label of m = 4096 (up to 557,054 nodes) takes up to 20 s. The
+# audit recomputes its sample with the same arithmetic on many chunks at once: each 32-bit word is one
+# Python integer holding one lane per chunk, LANE_BITS bits apart, and one big-integer +, ^, & or shift
+# works on every lane (some 30 times the per-chunk rate at a few hundred lanes). The lanes share one
+# graph: copies A and B of section 3 are the same graph, B numbered on from S = len(A), so a label of
+# B is computed on A's node numbers with S added to the node number (c1's counter, 192's be64(i)); a
+# lane is a (chunk, copy). Only the requested outputs' ancestors are computed, and each label is kept
+# until its last successor among them is. Chunks are shared out among --jobs processes.
+
+LANE_BITS = 34  # a 32-bit word and 2 spare bits per lane: room for the carries of a + b + m
+LANE_MEMORY_BYTES = 1 << 30  # per process: the lane count is capped so that the live labels fit
+LANE_BATCH = 64  # lanes: wider batches gain little per lane, narrower ones share fewer ancestors
+_lane_compressors = {}
+
+
+def lane_compress(lanes):
+    """(compress, ones): compress(cv, m, counter_lo, block_len, flags) on `lanes` lanes, every argument a
+    word per lane packed as above (counter_hi is 0: node numbers stay below 2^32), returning the 8 words
+    of the output chaining value; ones has 1 in every lane. Sums are masked back to 32 bits per lane
+    (the carries land in the spare bits) and rotations mask before they shift, so no lane spills into
+    its neighbour."""
+    if lanes not in _lane_compressors:
+        ones = sum(1 << (LANE_BITS * j) for j in range(lanes))
+        lines = ["def compress(cv, m, counter_lo, block_len, flags):",
+                 "    v0, v1, v2, v3, v4, v5, v6, v7 = cv",
+                 "    v8, v9, v10, v11, v12, v13, v14, v15 = IV0, IV1, IV2, IV3, counter_lo, 0, block_len, flags",
+                 "    " + ", ".join(f"m{i}" for i in range(16)) + " = m"]
+
+        def rotr(v, n):  # rotate right by n within each lane
+            return f"(({v} & H{n}) >> {n}) | (({v} & L{n}) << {32 - n})"
+        schedule = list(range(16))
+        quarters = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
+                    (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
+        for _ in range(7):
+            for i, (a, b, c, d) in enumerate(quarters):  # G(a, b, c, d, m[2i], m[2i+1]), as in _make_compress
+                a, b, c, d = f"v{a}", f"v{b}", f"v{c}", f"v{d}"
+                x, y = f"m{schedule[2 * i]}", f"m{schedule[2 * i + 1]}"
+                lines += [f"    {a} = ({a} + {b} + {x}) & M; {d} ^= {a}; {d} = {rotr(d, 16)}",
+                          f"    {c} = ({c} + {d}) & M; {b} ^= {c}; {b} = {rotr(b, 12)}",
+                          f"    {a} = ({a} + {b} + {y}) & M; {d} ^= {a}; {d} = {rotr(d, 8)}",
+                          f"    {c} = ({c} + {d}) & M; {b} ^= {c}; {b} = {rotr(b, 7)}"]
+            schedule = [schedule[p] for p in MSG_PERMUTATION]
+        lines.append("    return (v0 ^ v8, v1 ^ v9, v2 ^ v10, v3 ^ v11, v4 ^ v12, v5 ^ v13, v6 ^ v14, v7 ^ v15)")
+        namespace = {"M": ones * 0xFFFFFFFF}
+        namespace.update({f"IV{i}": ones * IV[i] for i in range(4)})
+        for n in (16, 12, 8, 7):
+            namespace[f"L{n}"] = ones * ((1 << n) - 1)
+            namespace[f"H{n}"] = ones * (0xFFFFFFFF ^ ((1 << n) - 1))
+        exec("\n".join(lines), namespace)  # pylint: disable=exec-used
+        _lane_compressors[lanes] = (namespace["compress"], ones)
+    return _lane_compressors[lanes]
+
+
+def pack_lanes(values):
+    """One packed word from a value per lane."""
+    out = 0
+    for j, value in enumerate(values):
+        out |= value << (LANE_BITS * j)
+    return out
+
+
+def bswap32(x):
+    return int.from_bytes(x.to_bytes(4, "little"), "big")
+
+
+def chunk_graph(size):
+    if size not in _graphs:
+        _graphs[size] = graph(size)
+    return _graphs[size]
+
+
+class LaneBatch:
+    """Chunks of one graph size computed side by side: `lanes` [(chunk, copy offset)], `wanted` {node of copy A:
+    [(lane, (chunk, rank))]}, `order` the requested nodes' ancestors (themselves included), ascending."""
+
+    def __init__(self, label_format, seed, m, size, lanes, wanted):
+        self.label_format, self.seed, self.m, self.size = label_format, seed, m, size
+        self.lanes, self.wanted = lanes, wanted
+        preds = chunk_graph(size)[0]
+        seen, stack = set(wanted), list(wanted)
+        while stack:
+            for q in preds[stack.pop()]:
+                if q not in seen:
+                    seen.add(q)
+                    stack.append(q)
+        self.order = sorted(seen)
+
+    def compressions(self):
+        return len(self.order) * (1 if self.label_format == "posedbBlake3C1" else 3)
+
+    def run(self):
+        """{(chunk, rank): label bytes} of every requested output."""
+        preds, _ = chunk_graph(self.size)
+        copy_size = len(preds) // 2
+        last_use = {}
+        for i in self.order:
+            for q in preds[i]:
+                last_use[q] = i
+        lane_compress_fn, ones = lane_compress(len(self.lanes))
+        offsets = pack_lanes(offset for _, offset in self.lanes)
+        block_len = 64 * ones
+        if self.label_format == "posedbBlake3C1":
+            keys = [words(derive_key("wipeproof/posedb-blake3-c1/chunk-key", self.seed + be64(chunk) + be64(self.m)))
+                    for chunk, _ in self.lanes]
+            cv = tuple(pack_lanes(k[w] for k in keys) for w in range(8))
+            flags = (CHUNK_START | CHUNK_END | ROOT | KEYED_HASH) * ones
+
+            def label(i, p0, p1):
+                return lane_compress_fn(cv, p0 + p1, ones * i + offsets, block_len, flags)
+        elif self.label_format == "posedbBlake3N192":
+            n_prime = 0 if self.size <= 1 else (self.size - 1).bit_length() - 1
+            descriptor = derive_key("pose-db/descriptor", be64(self.size) + be64(n_prime) + be64(256))
+            blocks = [words(derive_key("pose-db/chunk-seed", self.seed + be64(chunk)) + descriptor)
+                      for chunk, _ in self.lanes]
+            block2 = tuple(pack_lanes(b[w] for b in blocks) for w in range(16))
+            src = tuple(w * ones for w in words(context_key("pose-db/label/src")))
+            internal = tuple(w * ones for w in words(context_key("pose-db/label/int")))
+            in_b = pack_lanes(1 if offset else 0 for _, offset in self.lanes)
+            in_a = ones - in_b
+            first = (KEYED_HASH | CHUNK_START) * ones
+            middle = KEYED_HASH * ones
+            last = (KEYED_HASH | CHUNK_END | ROOT) * ones
+            zeros = (0,) * 14
+
+            def label(i, p0, p1):
+                # Block 0 is be64(node number) and 56 zero bytes: word 1 holds the low 32 bits, byte-swapped.
+                number = in_a * bswap32(i) + in_b * bswap32(i + copy_size)
+                h = lane_compress_fn(internal if preds[i] else src, (0, number) + zeros, 0, block_len, first)
+                h = lane_compress_fn(h, p0 + p1, 0, block_len, middle)
+                return lane_compress_fn(h, block2, 0, block_len, last)
+        else:
+            raise ValueError(f"unknown label format {self.label_format}")
+        zero = (0,) * 8
+        labels = {}
+        out = {}
+        for i in self.order:
+            p = preds[i]
+            value = label(i, labels[p[0]] if p else zero, labels[p[1]] if len(p) > 1 else zero)
+            if i in last_use:
+                labels[i] = value
+            for q in p:
+                if last_use[q] == i:
+                    labels.pop(q, None)
+            for lane, request in self.wanted.get(i, ()):
+                shift = LANE_BITS * lane
+                out[request] = word_bytes(tuple((w >> shift) & 0xFFFFFFFF for w in value))
+        return out
+
+
+def plan_lane_batches(label_format, seed, m, requests, jobs):
+    """LaneBatches for `requests` {graph size: {(chunk, rank)}}. Per size the lanes are sorted by their highest
+    requested node and cut into runs of about LANE_BATCH lanes or more (lanes of low nodes share a smaller set of
+    ancestors: a quarter less work than one batch of all), at least one per process where there are lanes enough,
+    and as many as LANE_MEMORY_BYTES requires."""
+    batches = []
+    for size, wanted in sorted(requests.items()):
+        preds, outputs = chunk_graph(size)
+        copy_size = len(preds) // 2
+        by_lane = {}
+        for chunk, rank in wanted:
+            node = outputs[rank]
+            offset = copy_size if node >= copy_size else 0
+            by_lane.setdefault((chunk, offset), []).append((node - offset, (chunk, rank)))
+        lanes = sorted(by_lane, key=lambda lane: max(node for node, _ in by_lane[lane]))
+        half = 1 << (0 if size <= 1 else (size - 1).bit_length() - 1)
+        # label-spec.md section 3: about 6.5 * half labels live at once, 8 words of LANE_BITS bits per lane each.
+        cap = max(1, int(LANE_MEMORY_BYTES / (6.5 * half * 8) - 32) * 8 // LANE_BITS)
+        count = max(-(-len(lanes) // cap), min(len(lanes), jobs), min(len(lanes) // LANE_BATCH, 8 * jobs))
+        for b in range(count):
+            mine = lanes[b * len(lanes) // count:(b + 1) * len(lanes) // count]
+            wanted_nodes = {}
+            for j, lane in enumerate(mine):
+                for node, request in by_lane[lane]:
+                    wanted_nodes.setdefault(node, []).append((j, request))
+            batches.append(LaneBatch(label_format, seed, m, size, mine, wanted_nodes))
+    return batches
+
+
+_lane_plan = []  # the batches a forked worker runs, by index
+
+
+def _run_lane_batch(index):
+    return _lane_plan[index].run()
+
+
+_compression_seconds = {}
+
+
+def seconds_per_compression(lanes):
+    """Measured (about 0.1 s): seconds of one lane_compress call on `lanes` lanes, with the loop around it (~15%)."""
+    if lanes not in _compression_seconds:
+        fn, ones = lane_compress(lanes)
+        cv = tuple(ones * (0x01234567 + w) for w in range(8))
+        m = tuple(ones * (0x89ABCDEF ^ w) for w in range(16))
+        reps = max(5, min(1000, 40000 // lanes))
+        start = time.perf_counter()
+        for i in range(reps):
+            cv = fn(cv, m, ones * i, 64 * ones, 27 * ones)
+        _compression_seconds[lanes] = (time.perf_counter() - start) / reps * 1.15
+    return _compression_seconds[lanes]
+
+
+def estimate_seconds(batches, jobs):
+    """About how long running `batches` on `jobs` processes takes."""
+    costs = sorted((b.compressions() * seconds_per_compression(len(b.lanes)) for b in batches), reverse=True)
+    loads = [0.0] * max(1, jobs)
+    for cost in costs:  # longest first, each to the least loaded process: what Pool.imap_unordered does
+        loads[loads.index(min(loads))] += cost
+    return max(loads)
+
+
+def run_lane_batches(batches, jobs):
+    """{(chunk, rank): label} of every batch, on up to `jobs` processes (forked, so the graphs are shared)."""
+    global _lane_plan  # pylint: disable=global-statement
+    out = {}
+    if jobs <= 1 or len(batches) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for batch in batches:
+            out.update(batch.run())
+        return out
+    _lane_plan = sorted(batches, key=lambda b: -b.compressions() * len(b.lanes))
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(batches))) as pool:
+            for result in pool.imap_unordered(_run_lane_batch, range(len(_lane_plan))):
+                out.update(result)
+    finally:
+        _lane_plan = []
+    return out
+
+
+def format_seconds(seconds):
+    if seconds < 60:
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+
+
+def self_test(path, max_graph, jobs=1):
+    """Checks the label code, one chunk at a time (chunk_labels) and side by side in lanes (LaneBatch, what the
+    audit runs), against label-spec.md section 7's known answers whose chunk graph has at most `max_graph`
+    outputs (pure Python takes seconds per thousand outputs)."""
     with open(path, encoding="utf-8") as f:
         cases = json.load(f)["cases"]
     names = {"posedb-blake3-c1": "posedbBlake3C1", "posedb-blake3-192": "posedbBlake3N192"}
@@ -330,17 +584,26 @@ def self_test(path, max_graph):
         chunks = {}
         for g, want in case["labels"].items():
             chunks.setdefault(int(g) // m, {})[int(g) % m] = want
+        requests = {}  # graph size -> {(chunk, rank)}: every label of the case at once, for the lanes
         for chunk, wanted in sorted(chunks.items()):
             size = graph_size(label_format, m, chunk, case["first"] + case["count"])
             if size > max_graph:
                 continue
+            requests.setdefault(size, set()).update((chunk, rank) for rank in wanted)
             got = chunk_labels(label_format, seed, m, chunk, sorted(wanted), size)
             for rank, want in wanted.items():
                 if got[rank].hex() != want:
                     fail(f"self-test: {case['format']} m={m} label {chunk * m + rank}: got {got[rank].hex()}, "
                          f"want {want}")
                 checked += 1
-    print(f"self-test: {checked} known-answer labels of label-spec.md reproduced (chunk graphs up to {max_graph})")
+        lanes = run_lane_batches(plan_lane_batches(label_format, seed, m, requests, jobs), jobs)
+        for chunk, rank in sorted(set().union(*requests.values())):
+            want = chunks[chunk][rank]
+            if lanes[(chunk, rank)].hex() != want:
+                fail(f"self-test: {case['format']} m={m} label {chunk * m + rank}, computed in lanes: got "
+                     f"{lanes[(chunk, rank)].hex()}, want {want}")
+    print(f"self-test: {checked} known-answer labels of label-spec.md reproduced, one chunk at a time and side by "
+          f"side in lanes (chunk graphs up to {max_graph})")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -392,10 +655,12 @@ def logged_rounds(schema, round_log_records, session=None):
 
 
 def answered_labels(rounds):
-    """[(round, ledger sequence, device index, global label index, the 32 answered bytes)] in log order."""
+    """[(round, ledger sequence, device index, global label index, the 32 answered bytes)] in log order: every
+    answer of the rounds the log marks all correct (the answers a verdict counts as right; a failed session's
+    wrong answer is in a round marked otherwise)."""
     answered = []
     for timing, exchange, sequence in rounds:
-        if "answer" not in exchange:
+        if "answer" not in exchange or not timing.get("allCorrect"):
             continue
         labels = data(exchange["answer"].get("labels"))
         k = 0
@@ -408,19 +673,227 @@ def answered_labels(rounds):
 
 
 def sample_labels(answered, count, rng):
-    """The labels to recompute: all when count is None, else `count` drawn by rng."""
+    """The labels to recompute: all when count is None, else `count` drawn by rng uniformly without replacement."""
     return answered if count is None else rng.sample(answered, min(count, len(answered)))
 
 
+# ------------------------------------------------------------------------------------------------
+# What a sample proves. k of a session's n answers drawn uniformly without replacement all avoid the
+# b forged ones with probability C(n-b, k) / C(n, k) = prod_{i<k} (n-b-i) / (n-i) (hypergeometric),
+# which is at most (1 - b/n)^k. "More than a fraction f forged" means b >= floor(f*n) + 1 > f*n, so a
+# session with more than f*n forged answers passes the label check with probability below (1 - f)^k.
+
+
+def least_forged(n, fraction):
+    """The least count of n answers that is more than `fraction` (a Fraction) of them."""
+    return math.floor(fraction * n) + 1
+
+
+def miss_probability(n, k, forged):
+    """P(k of n answers drawn uniformly without replacement hold none of `forged` given ones)."""
+    if forged <= 0:
+        return 1.0
+    if k > n - forged:
+        return 0.0
+    p = 1.0
+    for i in range(k):
+        p *= (n - forged - i) / (n - i)
+    return p
+
+
+def sized_sample(n, fraction, power):
+    """The least k <= n for which a session of n answers with more than `fraction` of them forged fails the label
+    check with probability >= power; never more than binomial_sample(fraction, power)."""
+    forged = least_forged(n, fraction)
+    p = 1.0
+    for k in range(n + 1):
+        if p <= 1 - power or forged > n:
+            return k
+        p *= (n - forged - k) / (n - k)
+    return n
+
+
+def binomial_sample(fraction, power):
+    """ceil(ln(1 - power) / ln(1 - fraction)): the k of (1 - f)^k <= 1 - power, for any n."""
+    return math.ceil(math.log(1 - power) / math.log(1 - float(fraction)))
+
+
+def floor_digits(p, digits=4):
+    """p rounded down to `digits` decimals, as text: a lower bound stays one."""
+    scaled = math.floor(p * 10 ** digits)
+    return "1" if scaled >= 10 ** digits else f"0.{scaled:0{digits}d}"
+
+
+class LabelSample:
+    """How many answered labels a session gets recomputed, and what that proves. `labels`: "auto" (sized for
+    `power` against more than `fraction` forged), "all", or a count."""
+
+    def __init__(self, labels, fraction, power):
+        self.labels, self.fraction, self.power = labels, fraction, power
+
+    def size(self, n):
+        """None (every one) or the count to draw of n answered labels."""
+        if self.labels == "all":
+            return None
+        if self.labels == "auto":
+            return sized_sample(n, self.fraction, self.power)
+        return min(int(self.labels), n)
+
+    def percent(self):
+        return f"{float(self.fraction) * 100:g}%"
+
+    def describe(self):
+        """The run's rule, for its first lines."""
+        if self.labels == "all":
+            return "every answered label of every session recomputed"
+        cap = binomial_sample(self.fraction, self.power)
+        if self.labels == "auto":
+            return (f"per session the least uniform sample (without replacement) of its answered labels that a "
+                    f"session with more than {self.percent()} of its answers forged fails with probability >= "
+                    f"{self.power:g} (hypergeometric; at most ceil(ln({1 - self.power:.6g}) / ln(1 - "
+                    f"{float(self.fraction):g})) = {cap} labels; --labels=all for every one)")
+        return (f"{self.labels} uniformly drawn answered labels per session (without replacement; {cap} would give "
+                f"power {self.power:g} against more than {self.percent()} forged; --labels=all for every one)")
+
+    def statement(self, n, k):
+        """What recomputing k of n answered labels, all found right, shows."""
+        if n == 0:
+            return "no answered label to recompute"
+        if k >= n:
+            return f"every one of the {n} answered labels recomputed: any forged answer fails this check"
+        if k == 0:
+            return f"none of the {n} answered labels recomputed: forged answers go unnoticed by this check"
+        forged = least_forged(n, self.fraction)
+        caught = 1 - miss_probability(n, k, forged)
+        text = (f"{k} of {n} answered labels recomputed: a session with more than {self.percent()} of its answers "
+                f"forged ({forged} or more of {n}) fails this check with probability >= {floor_digits(caught)}")
+        if caught < self.power:  # what the smaller sample does reach at the stated power: (1 - f)^k <= 1 - power
+            reach = -math.expm1(math.log(1 - self.power) / k)
+            text += (f"; at >= {self.power:g} it catches sessions with more than {reach * 100:.3g}% of their "
+                     f"answers forged")
+        return text
+
+
+# ------------------------------------------------------------------------------------------------
+# The bound: a port of challenger/session/bound.cc, operation for operation (threat-model.md "The claim";
+# the derivation is in bound.h). Device d: capacity C_d, planned bytes P_d, N_d distinct chunks checked.
+# unwiped <= sum_d (C_d - P_d) + M, M = max { sum_d f_d P_d : sum_d N_d * -ln(1 - f_d) <= -ln(1 - c) },
+# reached at f_d = max(0, 1 - lambda / r_d), r_d = P_d / N_d, for the one prefix of the devices sorted by
+# r_d (largest first) whose lambda lies between its last ratio and the next. A device never checked
+# counts in full. M is rounded up after adding 1e-12 of itself and 1e-14 of the planned bytes (bound.h
+# "Units"), so a stated bound may differ from this one by that padding and the ceiling, no more
+# (bound_slack): another platform's libm may round the logarithms differently.
+
+UINT64_MAX = (1 << 64) - 1
+STATED_SAFETY_MINIMUM = 1.5  # parameter_profile.h kMinStatedSafetyFactor
+HONEST_ROUND_MARGIN = 1.2  # deadline_rule.h kHonestRoundMargin
+
+
+def _saturating_add(a, b):
+    return min(a + b, UINT64_MAX)
+
+
+def _round_up_bytes(x):
+    padded = x + x * 1e-12
+    if not padded < 18446744073709551616.0:
+        return UINT64_MAX
+    padded = math.ceil(padded)
+    return 0 if padded <= 0 else min(padded, UINT64_MAX)
+
+
+def maximize_missing(planned, checked, confidence):
+    """M (bytes, a float) of bound.cc MaximizeMissing: planned and checked are floats per device."""
+    missing = 0.0
+    budget = -math.log1p(-confidence)
+    order = []
+    for d, (p, n) in enumerate(zip(planned, checked)):
+        if not p > 0:
+            continue
+        if not n > 0:
+            missing += p  # never checked: all of it
+            continue
+        order.append(d)
+    if not order:
+        return missing
+    log_ratio = {d: math.log(planned[d]) - math.log(checked[d]) for d in order}
+    order.sort(key=lambda d: -log_ratio[d])  # stable: ties keep device order, as std::stable_sort
+    sum_n = sum_n_log_r = 0.0
+    active = 0
+    for k, d in enumerate(order):
+        sum_n += checked[d]
+        sum_n_log_r += checked[d] * log_ratio[d]
+        log_lambda = (sum_n_log_r - budget) / sum_n
+        active = k + 1
+        # The prefix whose lambda is at least the next ratio: no device outside it would be active.
+        if k + 1 == len(order) or log_lambda >= log_ratio[order[k + 1]]:
+            break
+    # f_d = -expm1(ln lambda - ln r_d), with both logarithms taken relative to the largest ratio (bound.cc).
+    top_ratio = planned[order[0]] / checked[order[0]]
+    weighted = 0.0
+    for j in order[:active]:
+        weighted += checked[j] * math.log((planned[j] / checked[j]) / top_ratio)
+    log_lambda_over_top = (weighted - budget) / sum_n
+    for d in order[:active]:
+        exponent = log_lambda_over_top - math.log((planned[d] / checked[d]) / top_ratio)
+        missing += -math.expm1(min(0.0, exponent)) * planned[d]
+    return missing
+
+
+def joint_bound(devices, confidence):
+    """bound.cc ComputeJointBound: devices [(capacity, planned, checked chunks)] (integers, planned <= capacity)
+    -> {outside, planned, missing, total} in bytes."""
+    outside = planned_total = 0
+    for capacity, planned, _ in devices:
+        outside = _saturating_add(outside, capacity - planned)
+        planned_total = _saturating_add(planned_total, planned)
+    m = maximize_missing([float(p) for _, p, _ in devices], [float(n) for _, _, n in devices], confidence)
+    missing = min(_round_up_bytes(m + 1e-14 * float(planned_total)), planned_total)
+    return {"outside": outside, "planned": planned_total, "missing": missing,
+            "total": _saturating_add(outside, missing), "unpadded": m}
+
+
+def device_diagnostics(devices, confidence):
+    """bound.cc ComputeBound's per-device figures (diagnostics only): capacity - planned + ceil((1 - (1 - c_d)^(1/N_d))
+    * planned) at c_d = 1 - (1 - c) / D; a device never checked: its capacity."""
+    per_device = 1.0 - (1.0 - confidence) / float(max(1, len(devices)))
+    out = []
+    for capacity, planned, checked in devices:
+        if checked == 0:
+            out.append(capacity)
+            continue
+        fraction = -math.expm1(math.log1p(-per_device) / float(checked))
+        out.append(_saturating_add(capacity - planned, math.ceil(fraction * float(planned))))
+    return out
+
+
+def bound_slack(bound):
+    """How far a stated bound may be from joint_bound's: the padding bound.cc adds, and one byte of ceiling."""
+    return math.ceil(1e-12 * bound["unpadded"] + 1e-14 * float(bound["planned"])) + 1
+
+
+def deadline_rule(order):
+    """deadline_rule.cc CheckDeadlineRule for an order: (holds, recompute floor in us), the rule being round deadline
+    (us) * 1e6 <= 1.5 * m * c_node * t_min (ps) / safety, c_node = 1 for c1 and 2 for 192."""
+    profile = order.get("profile", {})
+    c_node = 1 if order.get("format", "posedbBlake3C1") == "posedbBlake3C1" else 2
+    safety = float(profile.get("safetyFactor", 0))
+    product = 1.5 * float(int(order.get("chunkLabels", 0))) * c_node * float(int(profile.get("tMinPs", "0")))
+    floor_ps = product / safety if safety else (math.inf if product > 0 else math.nan)  # as IEEE division
+    return float(int(order.get("roundDeadlineUs", "0"))) * 1e6 <= floor_ps, floor_ps / 1e6
+
+
 class Recipe:
-    def __init__(self, schema, document, authority, challenger, labels, rng):
+    def __init__(self, schema, document, authority, challenger, sample, sample_seed, jobs=1):
         self.schema = schema
         self.document = document
         self.authority = authority
         self.challenger = challenger
-        self.labels = labels  # how many answered labels to recompute per session; None = all
-        self.rng = rng
-        self.say = lambda line: print(terminal_safe(line))
+        self.sample = sample  # a LabelSample: how many answered labels to recompute per session
+        self.sample_seed = sample_seed
+        self.rng = random.Random(sample_seed)
+        self.jobs = jobs  # processes recomputing labels
+        self.labels_seconds = 0.0
+        self.say = lambda line: print(terminal_safe(line), flush=True)
 
     def run(self):
         doc = self.document
@@ -437,6 +910,8 @@ class Recipe:
             public_key = bytes.fromhex(node["public_key"])
             self.nodes[key_id(public_key)] = (node["name"], public_key)
         self.say(f"schema: {self.schema.path} sha256 {self.schema.sha256} (the export's)")
+        self.say(f"labels: {self.sample.describe()}; sample seed {self.sample_seed}; BLAKE3 in pure Python (Debian has "
+                 f"no Python BLAKE3 module), chunks side by side as big-integer lanes, {self.jobs} process(es)")
         entries = self.check_chain()
         sessions = {}
         waves = []
@@ -451,13 +926,14 @@ class Recipe:
         for entry in waves:
             self.check_wave(entry, sessions, listed)
         self.say(f"recipe: OK: {len(entries)} entries chained and signed, {len(sessions)} session(s) and "
-                 f"{len(waves)} wave verdict(s) re-verified")
+                 f"{len(waves)} wave verdict(s) re-verified, every stated bound recomputed; labels recomputed in "
+                 f"{format_seconds(self.labels_seconds)}")
 
     def check_wave(self, entry, sessions, listed):
         """A wave verdict: signed by the challenger, naming each member session's final verdict by digest (its node
         and session as the wave lists them); a pass only when every member passed; no member session listed by an
-        earlier wave verdict (`listed`: session -> that verdict's ledger entry). Its bound is left to `ledger audit`,
-        as for sessions."""
+        earlier wave verdict (`listed`: session -> that verdict's ledger entry); its bound recomputed
+        (check_wave_bound)."""
         where = f"wave verdict (ledger entry {entry['sequence']})"
         payload = open_envelope(self.schema, entry["record"], "waveVerdict", self.challenger, where)
         wave = self.schema.decode(payload, "WaveVerdict")
@@ -566,6 +1042,7 @@ class Recipe:
             if listed.setdefault(session, entry["sequence"]) != entry["sequence"]:
                 fail(f"{where}: member session {session} is listed by wave verdict (ledger entry "
                      f"{listed[session]}) too")
+        self.check_wave_bound(where, wave, [v for _, v, _ in placed])
         self.say(f"wave {wave.get('waveName')}: {'pass' if wave.get('pass') else 'fail'}; {len(passes)} member(s); "
                  f"statement: {wave.get('statement', '')}")
 
@@ -702,6 +1179,7 @@ class Recipe:
             outcome = "pass"
         else:
             outcome = f"fail ({verdict.get('failure', {}).get('reason')})"
+        self.check_bound(where, order, verdict, verdicts[-1]["sequence"])
         sampled = self.check_labels(where, order, rounds)
         self.say(f"{where}: node {order['nodeName']}: {outcome}; {len(rounds)} rounds; {sampled} labels recomputed; "
                  f"statement: {verdict.get('statement', '')}")
@@ -859,26 +1337,159 @@ class Recipe:
                 fail(f"{what}: the transcript it embeds is not the recorded one")
 
     def check_labels(self, where, order, rounds):
-        """A sample of the answered labels recomputed from the order's seed (all with --labels=all)."""
+        """Answered labels recomputed from the order's seed: a uniform sample without replacement of the answers in
+        rounds marked all correct, sized by self.sample, all of them with --labels=all; says what the sample proves
+        and, first, about how long it will take."""
         seed = data(order["seed"])
         m = int(order["chunkLabels"])
-        sample = sample_labels(answered_labels(rounds), self.labels, self.rng)
-        by_chunk = {}
+        devices = order["devices"]
+        answered = answered_labels(rounds)
+        sample = sample_labels(answered, self.sample.size(len(answered)), self.rng)
+        by_label = {}  # (chunk, rank) -> [(round, sequence, selector, g, answered bytes)]
+        requests = {}  # graph size -> {(chunk, rank)}
+        label_format = order.get("format", "posedbBlake3C1")
         for r, sequence, d, g, got in sample:
-            plan = order["devices"][d]
+            if d >= len(devices):
+                fail(f"{where}: round {r} (ledger entry {sequence}) asks device {d}, the order plans {len(devices)}")
+            plan = devices[d]
             first, count = int(plan.get("firstLabel", "0")), int(plan["labelCount"])
             if not first <= g < first + count:
                 fail(f"{where}: round {r} asks label {g}, outside device {plan['selector']}")
-            by_chunk.setdefault((g // m, first + count), []).append((r, sequence, plan["selector"], g, got))
-        label_format = order.get("format", "posedbBlake3C1")
-        for (chunk, region_end), labels in sorted(by_chunk.items()):
-            size = graph_size(label_format, m, chunk, region_end)
-            wanted = chunk_labels(label_format, seed, m, chunk, sorted({g % m for _, _, _, g, _ in labels}), size)
-            for r, sequence, selector, g, got in labels:
-                if got != wanted[g % m]:
-                    fail(f"{where}: round {r} (ledger entry {sequence}), device {selector}, label {g}: the logged "
-                         f"answer {got.hex()} is not the label recomputed from the seed {wanted[g % m].hex()}")
+            chunk, rank = g // m, g % m
+            by_label.setdefault((chunk, rank), []).append((r, sequence, plan["selector"], g, got))
+            requests.setdefault(graph_size(label_format, m, chunk, first + count), set()).add((chunk, rank))
+        if sample:
+            batches = plan_lane_batches(label_format, seed, m, requests, self.jobs)
+            jobs = min(self.jobs, len(batches))
+            seconds = estimate_seconds(batches, jobs)
+            if seconds < 1:  # less than starting the processes would cost
+                jobs, seconds = 1, estimate_seconds(batches, 1)
+            chunks = len({chunk for chunk, _ in by_label})
+            self.say(f"{where}: labels: recomputing {len(sample)} of {len(answered)} answered labels, in {chunks} "
+                     f"chunk(s) of m = {m}: about {format_seconds(seconds)} on {jobs} process(es)")
+            started = time.perf_counter()
+            wanted = run_lane_batches(batches, jobs)
+            self.labels_seconds += time.perf_counter() - started
+            for key, labels in sorted(by_label.items()):
+                for r, sequence, selector, g, got in labels:
+                    if got != wanted[key]:
+                        fail(f"{where}: round {r} (ledger entry {sequence}), device {selector}, label {g}: the logged "
+                             f"answer {got.hex()} is not the label recomputed from the seed {wanted[key].hex()}")
+        self.say(f"{where}: labels: {self.sample.statement(len(answered), len(sample))}"
+                 + (f" (recomputed in {format_seconds(time.perf_counter() - started)})" if sample else ""))
         return len(sample)
+
+    def check_bound(self, where, order, verdict, sequence):
+        """The final verdict's bound, recomputed from the authority-signed order as `ledger audit` does: its devices
+        are the order's plan (selector, planned bytes, capacity, reserve) and its confidences the profile's;
+        deadlineRuleSatisfied and boundStated are what the order gives (bound.h's conditions: a pass, a calibrated
+        profile that names the pinned authority's signature, safety >= 1.5, the deadline rule, the honest round
+        margin); a stated bound is the closed form over the order's plan and the verdict's chunksChecked (for a
+        pass, check_pass confirmed them from the rounds) within bound_slack, and the statement names it; with none
+        stated every bound field is 0."""
+        what = f"{where}: verdict (ledger entry {sequence})"
+        devices = order["devices"]
+        stated = verdict.get("devices", [])
+        if len(stated) != len(devices):
+            fail(f"{what}: lists {len(stated)} devices, the order plans {len(devices)}")
+        profile = order.get("profile", {})
+        confidence = float(profile.get("confidence", 0))
+        if float(verdict.get("confidence", 0)) != confidence:
+            fail(f"{what}: its confidence {verdict.get('confidence', 0)} is not the order's profile's {confidence}")
+        per_device = 1.0 - (1.0 - confidence) / float(max(1, len(devices)))
+        for plan, got in zip(devices, stated):
+            if got.get("selector", "") != plan["selector"] or \
+                    int(got.get("plannedBytes", "0")) != 32 * int(plan["labelCount"]) or \
+                    int(got.get("capacityBytes", "0")) != int(plan.get("capacityBytes", "0")) or \
+                    int(got.get("allowedReserveBytes", "0")) != int(plan.get("allowedReserveBytes", "0")):
+                fail(f"{what}: device {plan['selector']}: its plan (selector, planned bytes, capacity, reserve) is not "
+                     f"the order's")
+            if float(got.get("confidence", 0)) != per_device:
+                fail(f"{what}: device {plan['selector']}: confidence {got.get('confidence', 0)}, 1 - (1 - c) / D is "
+                     f"{per_device}")
+        rule, floor_us = deadline_rule(order)
+        if bool(verdict.get("deadlineRuleSatisfied")) != rule:
+            fail(f"{what}: deadlineRuleSatisfied is {str(bool(verdict.get('deadlineRuleSatisfied'))).lower()}, the "
+                 f"order's round deadline {order.get('roundDeadlineUs', '0')} us against its recompute floor "
+                 f"{floor_us:.2f} us says {str(rule).lower()}")
+        deadline = float(int(order.get("roundDeadlineUs", "0")))
+        p999 = int(profile.get("honestRoundP999Us", "0"))
+        conditions = (
+            ("a pass", bool(verdict.get("pass"))),
+            ("a calibrated profile", bool(profile.get("calibrated"))),
+            (f"a profile the order names as signed by the pinned authority key {key_id(self.authority).hex()}",
+             data(profile.get("authorityKeyId")) == key_id(self.authority) and
+             len(data(profile.get("documentDigest"))) == 32),
+            (f"a safety factor >= {STATED_SAFETY_MINIMUM:g}",
+             float(profile.get("safetyFactor", 0)) >= STATED_SAFETY_MINIMUM),
+            ("the deadline rule", rule),
+            (f"a round deadline >= {HONEST_ROUND_MARGIN:g} x the honest p99.9 round time",
+             p999 > 0 and deadline >= HONEST_ROUND_MARGIN * float(p999)))
+        unmet = [name for name, held in conditions if not held]
+        if bool(verdict.get("boundStated")) != (not unmet):
+            fail(f"{what}: boundStated is {str(bool(verdict.get('boundStated'))).lower()}, recomputed from the order: "
+                 + ("true (every condition holds)" if not unmet else f"false (it needs {unmet[0]})"))
+        total = int(verdict.get("totalUnwipedBoundBytes", "0"))
+        if unmet:
+            if total or any(int(d.get("unwipedBoundBytes", "0")) for d in stated):
+                fail(f"{what}: it states no bound, yet totalUnwipedBoundBytes is {total} and the devices' "
+                     f"unwipedBoundBytes {[int(d.get('unwipedBoundBytes', '0')) for d in stated]}: both must be 0")
+            return
+        inputs = [(int(plan.get("capacityBytes", "0")), 32 * int(plan["labelCount"]),
+                   int(got.get("chunksChecked", "0"))) for plan, got in zip(devices, stated)]
+        if any(planned > capacity for capacity, planned, _ in inputs):
+            fail(f"{what}: a device is planned beyond its declared capacity: no bound can be stated")
+        bound = joint_bound(inputs, confidence)
+        slack = bound_slack(bound)
+        if abs(total - bound["total"]) > slack:
+            fail(f"{what}: totalUnwipedBoundBytes is {total}, the bound recomputed from the order's plan and the "
+                 f"chunks the rounds checked (bound.h's closed form) is {bound['total']} (allowed difference: {slack} "
+                 f"byte(s))")
+        for plan, got, want in zip(devices, stated, device_diagnostics(inputs, confidence)):
+            if abs(int(got.get("unwipedBoundBytes", "0")) - want) > 1:
+                fail(f"{what}: device {plan['selector']}: the diagnostic unwipedBoundBytes is "
+                     f"{got.get('unwipedBoundBytes', '0')}, recomputed: {want}")
+        if f" at most {total} bytes of node " not in verdict.get("statement", ""):
+            fail(f"{what}: its statement does not name the bound it states ({total} bytes): "
+                 f"{verdict.get('statement', '')}")
+        self.say(f"{where}: bound: the stated {total} bytes recomputed from the order's plan and the "
+                 f"{sum(n for _, _, n in inputs)} chunks the rounds checked: {bound['total']} bytes"
+                 + ("" if total == bound["total"] else f" (within the {slack} byte(s) of padding bound.h allows)"))
+
+    def check_wave_bound(self, where, wave, members):
+        """A wave verdict's bound: with one stated, a complete wave whose members all passed stating bounds at the
+        wave's confidence, and the closed form over every member's devices (as the member sessions confirmed
+        them) within bound_slack, named by the statement; with none, unwipedBoundBytes 0."""
+        stated = int(wave.get("unwipedBoundBytes", "0"))
+        if not wave.get("boundStated"):
+            if stated:
+                fail(f"{where}: it states no bound, yet unwipedBoundBytes is {stated}: it must be 0")
+            return
+        confidence = float(wave.get("confidence", 0))
+        if not wave.get("complete") or not members or not 0 < confidence < 1 or \
+                not all(v.get("pass") and v.get("boundStated") and float(v.get("confidence", 0)) == confidence
+                        for v in members):
+            fail(f"{where}: it states a bound, which needs a complete wave whose every member passed and states a "
+                 f"bound at the wave's confidence")
+        inputs = [(int(d.get("capacityBytes", "0")), int(d.get("plannedBytes", "0")), int(d.get("chunksChecked", "0")))
+                  for v in members for d in v.get("devices", [])]
+        if any(planned > capacity for capacity, planned, _ in inputs):
+            fail(f"{where}: a member's device is planned beyond its declared capacity: no bound can be stated")
+        bound = joint_bound(inputs, confidence)
+        slack = bound_slack(bound)
+        if abs(stated - bound["total"]) > slack:
+            fail(f"{where}: unwipedBoundBytes is {stated}, the bound recomputed over its members' devices (bound.h's "
+                 f"closed form) is {bound['total']} (allowed difference: {slack} byte(s))")
+        if f" at most {stated} bytes of wave " not in wave.get("statement", ""):
+            fail(f"{where}: its statement does not name the bound it states ({stated} bytes)")
+        self.say(f"{where}: bound: the stated {stated} bytes recomputed over its {len(inputs)} member device(s): "
+                 f"{bound['total']} bytes")
+
+def available_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def main():
@@ -887,33 +1498,55 @@ def main():
     parser.add_argument("--schema", help="proto/wipe.capnp, the file whose SHA-256 the export names")
     parser.add_argument("--authority-pub", help="the authority's public key file, pinned")
     parser.add_argument("--challenger-pub", help="the challenger's public key file, pinned")
-    parser.add_argument("--labels", default="4", help="answered labels to recompute per session, or 'all'")
-    parser.add_argument("--sample-seed", type=int, help="seed of the label sample (default: random)")
+    parser.add_argument("--labels", default="auto",
+                        help="answered labels to recompute per session: 'auto' (default: the least sample with "
+                             "--power against --forged-fraction), a count (the statement says what it proves), "
+                             "or 'all'")
+    parser.add_argument("--forged-fraction", default="0.01",
+                        help="the sample is sized against sessions with more than this fraction of their answers "
+                             "forged (default 0.01)")
+    parser.add_argument("--power", type=float, default=0.99,
+                        help="probability such a session fails the label check (default 0.99)")
+    parser.add_argument("--sample-seed", type=int, help="seed of the label sample (default: drawn, and printed)")
+    parser.add_argument("--jobs", type=int, default=available_cpus(),
+                        help="processes recomputing labels (default: the CPUs available)")
     parser.add_argument("--capnp", default="capnp", help="the capnp tool")
     parser.add_argument("--self-test", metavar="LABELS_JSON", help="check the label code against known answers")
     parser.add_argument("--self-test-max-m", type=int, default=64, help="largest chunk graph the self-test computes")
     args = parser.parse_args()
+    if not (args.labels in ("auto", "all") or args.labels.isdigit()):
+        parser.error("--labels: 'auto', 'all' or a count")
+    try:
+        fraction = fractions.Fraction(args.forged_fraction)
+    except (ValueError, ZeroDivisionError):
+        parser.error("--forged-fraction: a number in (0, 1)")
+    if not 0 < fraction < 1:
+        parser.error("--forged-fraction: a number in (0, 1)")
+    if not 0 < args.power < 1:
+        parser.error("--power: a number in (0, 1)")
+    if args.jobs < 1:
+        parser.error("--jobs: at least 1")
     try:
         if args.self_test:
-            self_test(args.self_test, args.self_test_max_m)
+            self_test(args.self_test, args.self_test_max_m, args.jobs)
             if not args.export:
                 return 0
         if not (args.export and args.schema and args.authority_pub and args.challenger_pub):
             parser.error("EXPORT, --schema, --authority-pub and --challenger-pub are required")
-        labels = None if args.labels == "all" else int(args.labels)
         with open(args.export, encoding="utf-8") as f:
             document = json.load(f)
+        seed = args.sample_seed if args.sample_seed is not None else random.SystemRandom().randrange(1 << 32)
         recipe = Recipe(Schema(args.schema, args.capnp), document, read_public_key_file(args.authority_pub),
-                        read_public_key_file(args.challenger_pub), labels, random.Random(args.sample_seed))
+                        read_public_key_file(args.challenger_pub), LabelSample(args.labels, fraction, args.power),
+                        seed, args.jobs)
         recipe.run()
         return 0
     except AuditFailure as failure:
-        print(terminal_safe(f"recipe: FAILED: {failure}"))
+        print(terminal_safe(f"recipe: FAILED: {failure}"), flush=True)
         return 1
     except (OSError, ValueError, KeyError) as error:
         print(terminal_safe(f"recipe: cannot read the input: {error!r}"), file=sys.stderr)
         return 2
-
 
 if __name__ == "__main__":
     sys.exit(main())

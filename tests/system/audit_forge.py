@@ -44,6 +44,12 @@
   audit_forge.py wave-replay EXPORT SCHEMA KEY           the last wave verdict's record replaced by the
                                                         first's (a valid verdict listed twice), the
                                                         chain re-signed
+  audit_forge.py verdict-set EXPORT SCHEMA KEY NODE_KEY FIELD=JSON...
+                                                        the first verdict with each FIELD set to the JSON
+                                                        value (null: removed), re-signed with the
+                                                        challenger's key (KEY); the node-signed transcript
+                                                        naming it re-signed with the node's (NODE_KEY),
+                                                        the receipt and the chain rebuilt
   audit_forge.py receipt-set EXPORT SCHEMA KEY FIELD=JSON...
                                                         the first receipt with each FIELD set (null:
                                                         removed), re-signed, the chain rebuilt
@@ -223,21 +229,21 @@ def wave_gap(schema, document, node, other, gap_us):
     return (origin[other] + first_proof) - (origin[node] + filled) + gap_us
 
 
-def wave_shift(schema, document, challenger, node_key, node, delta_us, clock="wave-clock"):
-    """Moves member `node`'s timeline by `delta_us`: a forger holding the challenger's and the node's keys."""
+def ledger_records(schema, document):
+    """{entry index: (kind, record bytes)}."""
     records = {}
     for i, entry in enumerate(document["entries"]):
         payload, _ = envelope_parts(schema, bytes.fromhex(entry["envelope"]))
         records[i] = (entry["kind"], recipe.data(schema.decode(payload, "LedgerEntry")["record"]))
-    verdicts = [i for i, (kind, record) in records.items() if kind == "verdict" and
-                schema.decode(envelope_parts(schema, record)[0], "Verdict")["nodeName"] == node]
-    assert len(verdicts) == 1, f"one verdict of {node} expected"
-    v = verdicts[0]
+    return records
+
+
+def replace_verdict(schema, document, records, v, new_record, challenger, node_key, edit_wave=None):
+    """Entry v's verdict replaced by `new_record` (signed by the challenger): the session's node-signed transcript
+    re-signed (by node_key) naming the new verdict digest, the receipt's verdictDigest and embedded transcript, any
+    wave verdict's digest of it (and `edit_wave(wave)`), the chain and the export's summaries rebuilt."""
     old_payload = envelope_parts(schema, records[v][1])[0]
-    sent = int(schema.decode(old_payload, "Verdict")["orderSentAtUnixUs"])
-    old_field, new_field = struct.pack("<q", sent), struct.pack("<q", sent + delta_us)
-    assert old_payload.count(old_field) == 1, "orderSentAtUnixUs must occur once"
-    new_record, new_payload = resign(schema, records[v][1], old_field, new_field, challenger, "verdict")
+    new_payload = envelope_parts(schema, new_record)[0]
     old_digest, new_digest = recipe.blake2b256(old_payload), recipe.blake2b256(new_payload)
     new_records = {v: new_record}
     session = document["entries"][v].get("session_id")
@@ -257,12 +263,8 @@ def wave_shift(schema, document, challenger, node_key, node, delta_us, clock="wa
             wave = schema.decode(envelope_parts(schema, record)[0], "WaveVerdict")
             wave["verdictDigests"] = [list(new_digest) if bytes(d) == old_digest else d
                                       for d in wave["verdictDigests"]]
-            offsets = [int(x) for x in wave.get("orderSentAfterWaveUs", [])]
-            if offsets:  # the member's order moved on the wave clock too, from the wave's (new) first order
-                offsets = [x + delta_us if n == node else x for x, n in zip(offsets, wave["nodeNames"])]
-                wave["orderSentAfterWaveUs"] = [str(x - min(offsets)) for x in offsets]
-            if clock == "wall-clock":
-                wave.pop("orderSentAfterWaveUs", None)
+            if edit_wave is not None:
+                edit_wave(wave)
             new_records[i] = sign_message(schema, wave, "WaveVerdict", challenger, "waveVerdict", record)
     rewrite_records(schema, document, new_records, challenger)
 
@@ -274,6 +276,44 @@ def wave_shift(schema, document, challenger, node_key, node, delta_us, clock="wa
         return new_digest.hex() if value == old_digest.hex() else value
     for entry in document["entries"]:
         entry["summary"] = replace(entry["summary"])
+
+
+def wave_shift(schema, document, challenger, node_key, node, delta_us, clock="wave-clock"):
+    """Moves member `node`'s timeline by `delta_us`: a forger holding the challenger's and the node's keys."""
+    records = ledger_records(schema, document)
+    verdicts = [i for i, (kind, record) in records.items() if kind == "verdict" and
+                schema.decode(envelope_parts(schema, record)[0], "Verdict")["nodeName"] == node]
+    assert len(verdicts) == 1, f"one verdict of {node} expected"
+    v = verdicts[0]
+    old_payload = envelope_parts(schema, records[v][1])[0]
+    sent = int(schema.decode(old_payload, "Verdict")["orderSentAtUnixUs"])
+    old_field, new_field = struct.pack("<q", sent), struct.pack("<q", sent + delta_us)
+    assert old_payload.count(old_field) == 1, "orderSentAtUnixUs must occur once"
+    new_record, _ = resign(schema, records[v][1], old_field, new_field, challenger, "verdict")
+
+    def edit_wave(wave):
+        offsets = [int(x) for x in wave.get("orderSentAfterWaveUs", [])]
+        if offsets:  # the member's order moved on the wave clock too, from the wave's (new) first order
+            offsets = [x + delta_us if n == node else x for x, n in zip(offsets, wave["nodeNames"])]
+            wave["orderSentAfterWaveUs"] = [str(x - min(offsets)) for x in offsets]
+        if clock == "wall-clock":
+            wave.pop("orderSentAfterWaveUs", None)
+    replace_verdict(schema, document, records, v, new_record, challenger, node_key, edit_wave)
+
+
+def verdict_set(schema, document, challenger, node_key, fields):
+    """The first verdict with `fields` set (null: removed), re-signed by the challenger, with the transcript that
+    names it re-signed by the node: a forger holding both keys."""
+    records = ledger_records(schema, document)
+    v = next(i for i, (kind, _) in records.items() if kind == "verdict")
+    verdict = schema.decode(envelope_parts(schema, records[v][1])[0], "Verdict")
+    set_fields(verdict, fields)
+    new_record = sign_message(schema, verdict, "Verdict", challenger, "verdict", records[v][1])
+    replace_verdict(schema, document, records, v, new_record, challenger, node_key)
+    summary = document["entries"][v]["summary"]  # what the export's summary repeats of the verdict
+    for field, name in (("pass", "pass"), ("boundStated", "bound_stated"), ("statement", "statement")):
+        if field in fields and name in summary:
+            summary[name] = verdict.get(field, False if field != "statement" else "")
 
 
 def entry_records(schema, document):
@@ -456,6 +496,9 @@ def main():
         wave_replay(schema, document, SigningKey(read_seed(sys.argv[4])))
     elif mode == "receipt-set":
         receipt_set(schema, document, SigningKey(read_seed(sys.argv[4])), assignments(sys.argv[5:]))
+    elif mode == "verdict-set":
+        verdict_set(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
+                    assignments(sys.argv[6:]))
     elif mode == "second-pass":
         second_pass(schema, document, SigningKey(read_seed(sys.argv[4])))
     elif mode == "receipt-bad-utf8":

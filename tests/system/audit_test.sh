@@ -7,8 +7,10 @@
 # one signature byte changed, an answer byte changed by a forger who holds the challenger's key and
 # re-signs the chain (caught by the node-signed transcript and the recomputed labels), and a wrong
 # answer the node signed into its transcript too (caught by the recomputed labels alone), and a
-# receipt re-signed around a changed copy of the node-signed transcript it embeds. Then a wave run
-# twice by `serve --once`, and forgeries of its wave verdicts and of a receipt (below).
+# receipt re-signed around a changed copy of the node-signed transcript it embeds; the recipe with
+# every label (--labels=all) and with its default sample, which states what it proves. Then a wave run
+# twice by `serve --once`, a session stating a bound (a signed, calibrated profile), and forgeries of
+# wave verdicts, receipts and bounds (below).
 # Usage: audit_test.sh PROVER_BIN CHALLENGER_BIN SOURCE_ROOT
 # threat-model: T-AUDIT-REWRITE
 set -euo pipefail
@@ -38,6 +40,10 @@ recipe() {
     --authority-pub="$e2e/inspect-authority.pub" --challenger-pub="$e2e/inspect-challenger.pub" --labels=8 \
     --sample-seed=7
 }
+recipe_with() {  # EXPORT OPTIONS...: the recipe with its own sample options
+  "$python" "$root/docs/audit_recipe.py" "$1" --schema="$root/proto/wipe.capnp" \
+    --authority-pub="$e2e/inspect-authority.pub" --challenger-pub="$e2e/inspect-challenger.pub" "${@:2}"
+}
 failures=0
 expect_pass() {  # NAME COMMAND...
   local name=$1; shift
@@ -63,7 +69,7 @@ expect_pass "the recipe's label code on label-spec.md's known answers" \
 
 forge() {  # MODE [EXPORT] ARGS...: the newer modes name the export, the others forge the session's
   case $1 in
-    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8 | second-pass)
+    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8 | second-pass | verdict-set)
       "$python" "$root/tests/system/audit_forge.py" "$1" "$2" "$root/proto/wipe.capnp" "${@:3}" ;;
     *) "$python" "$root/tests/system/audit_forge.py" "$1" "$dir/export.json" "$root/proto/wipe.capnp" "${@:2}" ;;
   esac
@@ -89,6 +95,14 @@ expect_fail "ledger audit, a wrong answer the node signed too" \
   "but the logged answer recomputed from the seed says false: device host, label" audit "$dir/colluding.json"
 expect_fail "the recipe, a wrong answer the node signed too" "is not the label recomputed from the seed" \
   recipe "$dir/colluding.json"
+# Every answered label (--labels=all) catches any forged one, whatever the seed; the default sample is
+# sized for power 0.99 against more than 1% forged and says so.
+expect_pass "the recipe, every answered label" recipe_with "$dir/export.json" --labels=all
+expect_said "labels: every one of the [0-9]+ answered labels recomputed: any forged answer fails this check" -E
+expect_fail "the recipe, every answered label, a wrong answer the node signed too" \
+  "is not the label recomputed from the seed" recipe_with "$dir/colluding.json" --labels=all --sample-seed=1
+expect_pass "the recipe, its default sample" recipe_with "$dir/export.json"
+expect_said "of its answers forged \([0-9]+ or more of [0-9]+\) fails this check with probability >= 0\.99" -E
 expect_fail "ledger audit, the receipt's embedded transcript changed and re-signed" \
   "the transcript it embeds is not the recorded one" audit "$dir/receipt.json"
 expect_fail "the recipe, the receipt's embedded transcript changed and re-signed" \
@@ -174,6 +188,45 @@ expect_fail "ledger audit, a member's order sent before the authority signed it"
 expect_fail "the recipe, a member's order sent before the authority signed it" \
   "is outside the order's lifetime" recipe "$dir/wave-early.json"
 
+# threat-model: T-AUDIT-REWRITE
+# A session that states a bound: node-a wiped under a calibrated profile and a classes file the
+# authority signed (a made-up class slow enough, t_min 4.29 ms, for a loopback round deadline of
+# 270 ms to meet the deadline rule at m = 64: its floor is 274.9 ms). Both tools recompute its
+# bound and pass it. Then a forger holding the challenger's and node-a's keys lowers its
+# totalUnwipedBoundBytes, re-signing the verdict, the node's transcript that names it, the receipt
+# and the chain; another states a bound for the e2e session's uncalibrated profile; both tools fail
+# both (below, with the other forgeries).
+cat >"$wave/bound-inventory.json" <<JSON
+{"nodes": [{"name": "node-a", "address": "$(sed -n 's/^listening on //p' "$wave/agent-a.out")",
+   "public_key_file": "node-a.pub", "certificate_file": "node-a.crt",
+   "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": 33554432}]}],
+ "waves": [{"name": "w1", "nodes": ["node-a"], "period_s": 3600, "jitter_s": 0, "complete": true}],
+ "reserves": {"host-dram": 0}}
+JSON
+cat >"$wave/classes.json" <<JSON
+{"classes": [{"name": "test-slow", "t_min_ps": 4294967295, "safety_factor": 1.5, "description": "slow enough for loopback"}]}
+JSON
+cat >"$wave/bound-profile.json" <<JSON
+{"name": "bound-test", "chunk_labels": 64, "rounds": 8, "labels_per_round": 32, "round_deadline_us": 270000,
+ "fill_deadline_ms": 300000, "adversary": {"class": "test-slow", "t_min_ps": 4294967295, "safety_factor": 1.5},
+ "confidence": 0.99, "calibrated": true, "honest_round_p999_us": 1000}
+JSON
+for what in classes profile; do
+  in=$wave/classes.json; [[ $what == profile ]] && in=$wave/bound-profile.json
+  "$challenger" sign --what="$what" --in="$in" --out="${in%.json}.signed.json" \
+    --authority_key="$e2e/inspect-authority.key" >/dev/null
+done
+"$challenger" wipe --node=node-a --inventory="$wave/bound-inventory.json" --profile="$wave/bound-profile.signed.json" \
+  --classes="$wave/classes.signed.json" --authority_key="$e2e/inspect-authority.key" \
+  --challenger_key="$e2e/inspect-challenger.key" --ledger="$wave/bound.db" --threads=2 >"$wave/bound.out" 2>&1 ||
+  { echo "FAIL: the session under a signed, calibrated profile did not pass:"; cat "$wave/bound.out"; exit 1; }
+"$challenger" ledger export --ledger="$wave/bound.db" --challenger_key="$e2e/inspect-challenger.pub" \
+  --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/bound-inventory.json" --out="$dir/bound.json"
+expect_pass "ledger audit of a session stating a bound" audit "$dir/bound.json"
+expect_said "statement: at 99% confidence at most"
+expect_pass "the recipe on a session stating a bound" recipe_with "$dir/bound.json" --labels=all
+expect_said "bound: the stated [0-9]+ bytes recomputed from the order's plan and the [0-9]+ chunks the rounds checked" -E
+
 # Forgeries with the challenger's key alone, each failing both tools: a wave verdict naming its
 # members' nodes swapped, listing three sessions and nodes but two digests, an empty or out-of-range
 # orderSentAfterWaveUs; a receipt filed under another session (its sessionId zeroed), stating no
@@ -230,6 +283,12 @@ forged receipt-node-not-utf8 receipt-bad-utf8 "$dir/export.json" "$key"
 # A second pass verdict that no node signed (the transcript names the first), moving the session on the
 # wall clock: the recipe took the last verdict while checking the transcript against the first.
 forged second-pass-verdict second-pass "$dir/export.json" "$key"
+# The bound forgeries above (the challenger's and the node's keys), and a wave verdict stating no bound
+# re-signed with an unwipedBoundBytes (the challenger's key).
+forged bound-lowered verdict-set "$dir/bound.json" "$key" "$wave/node-a.key" 'totalUnwipedBoundBytes="1"'
+forged bound-uncalibrated verdict-set "$dir/export.json" "$key" "$e2e/node.key" 'boundStated=true' \
+  'totalUnwipedBoundBytes="1000"'
+forged wave-bytes-without-bound wave-set "$dir/wave.json" "$key" 'unwipedBoundBytes="12345"'
 # A wave name with terminal controls (BEL, the C1 control NEL, a bidi isolate) reaches the output
 # escaped, never raw. (Only decimal-digit escapes: Debian's capnp tool misreads \u escapes with a-f.)
 forged wave-name-controls wave-set "$dir/wave.json" "$key" 'waveName="w\u0007X\u0085\u2066"'
@@ -266,7 +325,12 @@ the ledger records a fill report" \
   "receipt-node-not-utf8=(ledger entry 6)=a Receipt holds text that is not valid UTF-8" \
   "second-pass-verdict=a second verdict may only supersede a pass with a failure=a second verdict may only \
 supersede a pass with a failure" \
-  'wave-name-controls=X\u0085\u2066=w\u0007X\u0085\u2066'
+  'wave-name-controls=X\u0085\u2066=w\u0007X\u0085\u2066' \
+  "bound-lowered=bound: totalUnwipedBoundBytes is 1, recomputed=totalUnwipedBoundBytes is 1, the bound recomputed \
+from the order's plan and the chunks the rounds checked" \
+  "bound-uncalibrated=bound: boundStated is true, recomputed=boundStated is true, recomputed from the order: false \
+(it needs a calibrated profile)" \
+  "wave-bytes-without-bound=unwipedBoundBytes is 12345=it states no bound, yet unwipedBoundBytes is 12345"
 for tool in audit recipe; do
   if LC_ALL=C grep -qP '\x07|\xc2\x85|\xe2\x81\xa6' "$dir/wave-name-controls.$tool"; then
     echo "FAIL: $tool printed a raw terminal control:"; cat -v "$dir/wave-name-controls.$tool"; failures=$((failures + 1))
