@@ -105,8 +105,9 @@ step "audit: the session re-verified from an export alone (docs/audit.md)"
   --authority_key="$dir/inspect-authority.pub" --inventory="$dir/inventory.json" --out="$dir/export.json"
 "$challenger" ledger audit --export="$dir/export.json" --authority_key="$dir/inspect-authority.pub" \
   --challenger_key="$dir/inspect-challenger.pub"
-echo "the same with no wipeproof code (pure Python, a sample of labels; minutes per label at this m):"
-echo "  python3 docs/audit_recipe.py $dir/export.json --schema=proto/wipe.capnp --labels=1 \\"
+echo "the same with no wipeproof code (pure Python; its default sample catches a session with more than"
+echo "1% of its answers forged with probability >= 0.99, and it prints its time estimate first):"
+echo "  python3 docs/audit_recipe.py $dir/export.json --schema=proto/wipe.capnp \\"
 echo "    --authority-pub=$dir/inspect-authority.pub --challenger-pub=$dir/inspect-challenger.pub"
 
 step "stopping the agent"
