@@ -231,4 +231,8 @@ std::vector<AssumptionResult> EvaluateAssumptions(const AssumptionInputs& in) {
           UncoveredMemory(plan)};
 }
 
+bool AssumptionCanBeEstablished(const std::string& name) {
+  return name != kPhysicalBinding && name != kNoUncoveredMemory;
+}
+
 }  // namespace wipeproof

@@ -84,4 +84,10 @@ uint64_t EgressBytes(uint64_t bytes_per_s, uint64_t window_us);
 
 std::vector<AssumptionResult> EvaluateAssumptions(const AssumptionInputs& in);
 
+// Whether wipeproof can ever establish the assumption `name`: false for physical-binding (never, in
+// v1) and no-uncovered-memory (never on a node with a GPU, whose on-chip memory no plan covers); true
+// for the others. A gate that waits for every assumption to hold would never open; one that waits
+// for these would.
+bool AssumptionCanBeEstablished(const std::string& name);
+
 }  // namespace wipeproof

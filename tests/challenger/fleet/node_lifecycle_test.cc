@@ -21,6 +21,7 @@
 #include "challenger/fleet/slurm_lifecycle.h"
 #include "challenger/fleet/wave_drain.h"
 #include "challenger/fleet/wave_run.h"
+#include "challenger/session/assumptions.h"
 #include "challenger/fleet/wave_shard.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "challenger/session/session_plan.h"
@@ -363,6 +364,15 @@ TEST(MemberEndTest, ResumesOnlyARecordedPassWithABoundAndItsAssumptionsHeld) {
   end = MemberEndOf(unbounded, ResumePolicy::kOnBound);
   EXPECT_FALSE(end.pass);
   EXPECT_EQ(end.reason, "no bound stated: no bound: parameters not calibrated (profile p)");
+
+  // The assumptions wipeproof never establishes (physical-binding; no-uncovered-memory on a GPU node)
+  // do not keep a node drained: every real verdict lists them as not held.
+  SessionOutcome real_verdict = BoundedPass();
+  real_verdict.summary.assumptions.push_back({kPhysicalBinding, false, "not established by wipeproof v1"});
+  real_verdict.summary.assumptions.push_back({kNoUncoveredMemory, false, "GPU on-chip memory"});
+  EXPECT_TRUE(MemberEndOf(real_verdict, ResumePolicy::kOnBound).pass);
+  real_verdict.summary.assumptions[0].held = false;  // host-memory-in-plan: can hold, so it gates
+  EXPECT_FALSE(MemberEndOf(real_verdict, ResumePolicy::kOnBound).pass);
 
   SessionOutcome unrecorded = BoundedPass();
   unrecorded.ledger = UnavailableError("disk full");
