@@ -17,8 +17,12 @@ SchedulerState ParseKubernetesNodeState(const std::string& text) {
                                            "node.kubernetes.io/network-unavailable"};
   SchedulerState out;
   std::vector<std::string> why;
-  if (unschedulable == "true") why.push_back("cordoned (spec.unschedulable)");
-  if (!reason.empty()) why.push_back(std::string(kDrainReasonAnnotation) + " '" + reason + "'");
+  // Our drain-reason annotation says why a cordon is there; alone (a node uncordoned by hand keeps
+  // it) it takes nothing out of service, so it cannot make a schedulable node skip its wipes.
+  if (unschedulable == "true") {
+    why.push_back("cordoned (spec.unschedulable)");
+    if (!reason.empty()) why.push_back(std::string(kDrainReasonAnnotation) + " '" + reason + "'");
+  }
   std::istringstream keys(taints);
   for (std::string key; keys >> key;) {
     for (const char* t : kOutTaints) {

@@ -32,8 +32,15 @@ StatusOr<SchedulerState> ParseSlurmNodeState(const std::string& show_node) {
   const std::string line = show_node.substr(0, show_node.find('\n'));
   std::string state;
   std::istringstream tokens(line);
+  // The first State= is the node's: free text (Reason=, Comment=, Extra=) comes after it and may
+  // hold "State=DRAIN" too, which would let whoever writes a comment make a running node look
+  // drained and skip its wipes.
   for (std::string token; tokens >> token;) {
-    if (token.rfind("State=", 0) == 0) state = token.substr(6);
+    if (token.rfind("Reason=", 0) == 0 || token.rfind("Comment=", 0) == 0 || token.rfind("Extra=", 0) == 0) break;
+    if (token.rfind("State=", 0) == 0) {
+      state = token.substr(6);
+      break;
+    }
   }
   if (state.empty()) {
     return UnavailableError("scontrol show node printed no State=: '" + LifecycleReasonText(line) + "'");

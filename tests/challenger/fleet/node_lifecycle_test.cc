@@ -609,6 +609,11 @@ TEST(SlurmNodeStateTest, DrainDownAndNotRespondingAreOutOfService) {
   EXPECT_TRUE(idle->in_service);
   EXPECT_EQ(idle->detail, "state IDLE");
   EXPECT_TRUE(ParseSlurmNodeState("NodeName=c1 State=MIXED+PLANNED")->in_service);
+  // Free text after the node's State= cannot make it look drained (a comment anyone may set).
+  auto commented = ParseSlurmNodeState("NodeName=c1 State=MIXED ThreadsPerCore=1 Comment=x State=DRAIN Reason=y State=DOWN");
+  ASSERT_TRUE(commented.ok());
+  EXPECT_TRUE(commented->in_service);
+  EXPECT_EQ(commented->detail.rfind("state MIXED", 0), 0u) << commented->detail;
   EXPECT_EQ(ParseSlurmNodeState("Node c1 not found").status().code(), StatusCode::kUnavailable);
 }
 
@@ -697,9 +702,14 @@ TEST(KubernetesNodeStateTest, CordonedAnnotatedOrNotReadyIsOutOfService) {
   SchedulerState cordoned = ParseKubernetesNodeState("true\n\nnode.kubernetes.io/unschedulable \n");
   EXPECT_FALSE(cordoned.in_service);
   EXPECT_EQ(cordoned.detail, "cordoned (spec.unschedulable), taint node.kubernetes.io/unschedulable");
-  SchedulerState ours = ParseKubernetesNodeState("\nwipeproof wave w: wipe FAILED: lateFill\n\n");
+  SchedulerState ours = ParseKubernetesNodeState("true\nwipeproof wave w: wipe FAILED: lateFill\n\n");
   EXPECT_FALSE(ours.in_service);
-  EXPECT_EQ(ours.detail, "wipeproof.io/drain-reason 'wipeproof wave w: wipe FAILED: lateFill'");
+  EXPECT_EQ(ours.detail,
+            "cordoned (spec.unschedulable), wipeproof.io/drain-reason 'wipeproof wave w: wipe FAILED: lateFill'");
+  // The annotation alone (a node uncordoned by hand keeps it) takes nothing out of service.
+  SchedulerState stale = ParseKubernetesNodeState("\nwipeproof wave w: wipe FAILED: lateFill\n\n");
+  EXPECT_TRUE(stale.in_service);
+  EXPECT_EQ(stale.detail, "schedulable");
   EXPECT_FALSE(ParseKubernetesNodeState("\n\nnode.kubernetes.io/not-ready \n").in_service);
 }
 
