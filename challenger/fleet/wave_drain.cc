@@ -6,17 +6,24 @@
 
 #include "challenger/fleet/slurm_lifecycle.h"
 #include "challenger/session/assumptions.h"
+#include "common/terminal_text.h"
 
 namespace wipeproof {
 
 WaveDrain::WaveDrain(std::string wave, std::vector<DrainMember> members, LifecycleNotice notice)
     : wave_(std::move(wave)), members_(std::move(members)), notice_(std::move(notice)), drained_(members_.size(), 0) {}
 
+// A line may carry what a scheduler or hook said of a node (a Slurm reason, an annotation, a hook's
+// output): escaped and cut here, so the inspected party can neither forge log lines nor flood the
+// log, whichever way the line goes.
 void WaveDrain::Say(int severity, const std::string& line) const {
+  constexpr size_t kMaxLineBytes = 1024;
+  const std::string text =
+      TerminalSafe("wave " + wave_ + ": " + (line.size() > kMaxLineBytes ? line.substr(0, kMaxLineBytes) + "..." : line));
   if (notice_) {
-    notice_("wave " + wave_ + ": " + line);
+    notice_(text);
   } else {
-    LOG_AT_LEVEL(severity) << "wave " << wave_ << ": " << line;
+    LOG_AT_LEVEL(severity) << text;
   }
 }
 

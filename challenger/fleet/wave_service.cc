@@ -85,13 +85,11 @@ WaveService::WaveService(const Inventory& inventory, const std::vector<const Wav
       metrics_(metrics),
       out_(out),
       err_(err) {
-  // Draining and resuming nodes (the inventory's lifecycle) is reported as it happens. The line may
-  // carry what a scheduler or hook said of a node (a Slurm reason, an annotation, a hook's output):
-  // escaped and cut, so the inspected party can neither forge log lines nor flood the log.
+  // Draining and resuming nodes (the inventory's lifecycle) is reported as it happens (escaped and
+  // cut by WaveDrain).
   session_options_.lifecycle_notice = [this](const std::string& line) {
-    constexpr size_t kMaxNoticeBytes = 1024;
     std::lock_guard<std::mutex> lock(mu_);
-    err_ << TerminalSafe(line.size() > kMaxNoticeBytes ? line.substr(0, kMaxNoticeBytes) + "..." : line) << "\n";
+    err_ << line << "\n";
   };
 }
 

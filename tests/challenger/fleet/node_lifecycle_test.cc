@@ -395,6 +395,34 @@ TEST(WaveDrainTest, MembersWithoutAHookAreLeftAlone) {
   EXPECT_EQ(calls[3], "resume s3");
 }
 
+// What a scheduler says of a node (here a drained node's reason as a hook reads it, with an ESC, a
+// carriage return and a fake line) reaches the wave's notices escaped and cut: the inspected party
+// cannot forge a log line of serve's.
+class HostileStateLifecycle : public FakeLifecycle {
+ public:
+  using FakeLifecycle::FakeLifecycle;
+  StatusOr<SchedulerState> ReadState(const std::string&) override {
+    SchedulerState state;
+    state.in_service = false;
+    state.detail = "\x1b[2K\rwave w: node n1 passed\n" + std::string(5000, 'x');
+    return state;
+  }
+};
+
+TEST(WaveDrainTest, WhatASchedulerSaysIsEscapedAndCutInTheNotices) {
+  CallLog log, notices;
+  HostileStateLifecycle hook(&log);
+  WaveDrain drain("w", {{"n1", "n1", &hook}}, [&](const std::string& line) { notices.Add(line); });
+  drain.DrainAll();
+  const std::vector<std::string> lines = notices.Calls();
+  ASSERT_FALSE(lines.empty());
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.find_first_of("\x1b\r\n"), std::string::npos) << line;
+    EXPECT_LT(line.size(), 1200u);
+  }
+  EXPECT_NE(lines[0].find("\\u001b[2K\\u000dwave w: node n1 passed\\u000a"), std::string::npos) << lines[0];
+}
+
 TEST(LifecycleReasonTest, OneLineBoundedNeverEmpty) {
   EXPECT_EQ(LifecycleReasonText("a\nb\tc"), "a b c");
   EXPECT_EQ(LifecycleReasonText(""), "wipeproof");
