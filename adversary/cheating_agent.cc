@@ -9,6 +9,7 @@
 #include "adversary/cheats/make_cheat.h"
 #include "kernels/region_labeler.h"
 #include "proto/codec.h"
+#include "proto/delegation.h"
 #include "proto/label_wire.h"
 #include "proto/node_messages.h"
 #include "proto/rpc_status.h"
@@ -122,8 +123,12 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
   if (log_->orders++ == 0) log_->first_order_at = std::chrono::steady_clock::now();
   if (Interception cut = cheat_->OnOrderReceived()) return std::move(*cut);
   if (hasher_) return Refusal(FailedPreconditionError("a session is already running"));
-  auto order_or = proto::VerifyAndParse<proto::WipeOrder>(context.getParams().getOrder(), keys_.authority);
+  auto order_or = proto::VerifyAndParse<proto::WipeOrder>(context.getParams().getOrder(), keys_.challenger);
   if (!order_or.ok()) return Refusal(order_or.status());
+  // Under the authority's delegation, as the real agent checks it (its clock here: the order's own time).
+  auto delegated = proto::CheckOrderDelegation(order_or->root(), keys_.authority, keys_.challenger,
+                                               order_or->root().getIssuedAtUnixUs(), 0);
+  if (!delegated.ok()) return Refusal(delegated.status());
   order_.emplace(*order_or);
   proto::WipeOrder::Reader order = order_->root();
   if (Interception cut = cheat_->OnOrderVerified()) return std::move(*cut);

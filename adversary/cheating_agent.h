@@ -1,5 +1,5 @@
 // The cheating prover: one ProverAgent server that speaks the real protocol over Cap'n Proto and is
-// honest unless its Deviation says how to cheat. Honest, it verifies the authority-signed order,
+// honest unless its Deviation says how to cheat. Honest, it verifies the challenger-signed order and its delegation,
 // fills host vectors with the session's labels (kernels/region_labeler.h), signs the fill report
 // and the transcript with the node key (proto/node_messages.h) and answers rounds by lookup. Each
 // deviation (deviation.h) departs from that in exactly one way: this class runs the honest protocol
@@ -53,8 +53,8 @@
 namespace wipeproof::adversary {
 
 struct AgentKeys {
-  proto::PublicKey authority{};   // orders must verify under it
-  proto::PublicKey challenger{};  // verdicts must verify under it
+  proto::PublicKey authority{};   // the delegation an order carries must verify under it
+  proto::PublicKey challenger{};  // orders and verdicts must verify under it
   proto::KeyPair node;            // signs fill reports and transcripts
 };
 

@@ -371,6 +371,22 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
           "authority's)");
     add(s);
   }
+  // 9c. The challenger's host orders under a class the authority did not sign: the agent refuses.
+  {
+    ScenarioSpec s;
+    s.adversary = 9;
+    s.id = "9c-undelegated-class";
+    s.title = "order under a class the authority did not delegate";
+    s.description = "The challenger's host holds the authority's delegation (the signed profile only) and signs "
+                    "orders under a made-up class: the signed profile's t_min raised 100-fold, still naming the "
+                    "authority's document. The honest agent checks the order against the delegation.";
+    s.profile = ProfileDocument::kUndelegated;
+    s.expected = FailureReason::ORDER_REFUSED;
+    Certain(&s, setup,
+            "every order: the delegation does not list the order's profile (proto/delegation.h), so the agent "
+            "refuses it before filling");
+    add(s);
+  }
   // 10. Waves and the agent's boundary.
   {
     constexpr uint64_t kDropped = 4;

@@ -83,6 +83,10 @@ enum class ProfileDocument {
   kSigned,    // signed by the authority, its class from the authority's signed class file
   kUnsigned,  // the same profile, not signed
   kTampered,  // signed, then altered (the round deadline lowered by 1 us): the signature fails
+  // A rogue challenger host: it holds the authority's delegation, which lists only the signed
+  // profile, and orders under a class the authority did not sign (the signed profile's t_min
+  // raised 100-fold, still named as the authority's document).
+  kUndelegated,
 };
 
 enum class ScenarioCheck {

@@ -97,7 +97,7 @@ int Main(int argc, char** argv) {
 
 const std::vector<ChallengerSubcommand>& ChallengerSubcommands() {
   static const std::vector<ChallengerSubcommand> kSubcommands = {
-      KeygenSubcommand(),    SignSubcommand(), WipeSubcommand(),   ServeSubcommand(),    CalibrateSubcommand(),
+      KeygenSubcommand(),    SignSubcommand(), DelegateSubcommand(), WipeSubcommand(),   ServeSubcommand(),    CalibrateSubcommand(),
       PlanSubcommand(),      StatusSubcommand(), LedgerSubcommand(), SelftestSubcommand(),
   };
   return kSubcommands;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace wipeproof {
 
@@ -16,6 +17,9 @@ class Clock {
   // Microseconds since the Unix epoch, wall clock. For expiry times and records.
   virtual int64_t UnixMicros() const = 0;
 };
+
+// "2027-01-15T08:00:00.123456Z" for microseconds since the Unix epoch (UTC).
+std::string FormatUnixMicrosUtc(int64_t unix_micros);
 
 // The process's real clock (steady_clock and system_clock).
 const Clock& SystemClock();

@@ -11,6 +11,10 @@ It uses only what an auditor can get elsewhere:
   - the closed form of the bound (threat-model.md "The claim"), ported below, to recompute every
     stated bound from the order's plan and the chunks the logged rounds checked.
 
+Orders are signed by the pinned challenger key under the authority's delegation each carries, which
+must verify under the pinned authority key and list the order's profile (open_order): the class,
+t_min and safety a bound rests on come from authority-signed text only.
+
 What the label sample proves: k of a session's n answered labels drawn uniformly without replacement
 miss every forged one of more than f*n with probability at most C(n-b, k) / C(n, k) <= (1 - f)^k
 (b = the least count above f*n). By default k is the smallest sample that makes this at most
@@ -154,6 +158,33 @@ def open_envelope(schema, envelope_bytes, kind, public_key, what):
     except BadSignatureError:
         fail(f"{what}: the Ed25519 signature does not verify under key {key_id(public_key).hex()}")
     return payload
+
+
+def open_order(schema, envelope_bytes, authority, challenger, what):
+    """A wipe order (wipe.capnp WipeOrder; proto/delegation.h): signed by the pinned challenger key, carrying the
+    authority's delegation, which must verify under the pinned authority key, name that challenger key, be in force
+    when the order was issued, and list the order's profile field for field (or allow an unsigned one). The class,
+    t_min and safety a bound rests on are thus the authority's signed word. Returns the decoded order."""
+    order = schema.decode(open_envelope(schema, envelope_bytes, "wipeOrder", challenger, what), "WipeOrder")
+    if not order.get("delegation"):
+        fail(f"{what}: the order carries no delegation from the authority")
+    delegation = schema.decode(open_envelope(schema, data(order["delegation"]), "delegation", authority,
+                                             f"{what}: its delegation"), "Delegation")
+    if data(delegation.get("challengerPublicKey")) != challenger:
+        fail(f"{what}: its delegation is for challenger key {key_id(data(delegation.get('challengerPublicKey'))).hex()}"
+             f", not the pinned {key_id(challenger).hex()}")
+    issued = int(order.get("issuedAtUnixUs", "0"))
+    if not int(delegation.get("notBeforeUnixUs", "0")) <= issued < int(delegation.get("notAfterUnixUs", "0")):
+        fail(f"{what}: issued at {issued} us, outside its delegation's period [{delegation.get('notBeforeUnixUs', '0')}"
+             f", {delegation.get('notAfterUnixUs', '0')})")
+    profile = order.get("profile", {})
+    if profile not in delegation.get("profiles", []):
+        if data(profile.get("authorityKeyId")) or data(profile.get("documentDigest")):
+            fail(f"{what}: its profile '{profile.get('name', '')}' names a signature but is not one its delegation "
+                 f"lists")
+        if not delegation.get("allowUnsignedProfiles"):
+            fail(f"{what}: its profile '{profile.get('name', '')}' is unsigned and its delegation allows none")
+    return order
 
 
 # ------------------------------------------------------------------------------------------------
@@ -967,9 +998,9 @@ class Recipe:
             orders = [r for r in records if r["kind"] == "order"]
             if not orders:
                 fail(f"{where}: member {node}: the session has no order")
-            order = self.schema.decode(open_envelope(self.schema, orders[0]["record"], "wipeOrder", self.authority,
-                                                     f"{where}: member {node}: order"), "WipeOrder")
-            # The authority-signed order says which wave the node was wiped in, and whether that run was complete.
+            order = open_order(self.schema, orders[0]["record"], self.authority, self.challenger,
+                               f"{where}: member {node}: order")
+            # The delegated order says which wave the node was wiped in, and whether that run was complete.
             if order.get("waveName", "") != wave.get("waveName", ""):
                 fail(f"{where}: member {node}: its order is for wave '{order.get('waveName', '')}', "
                      f"not '{wave.get('waveName', '')}'")
@@ -987,7 +1018,7 @@ class Recipe:
         if wave.get("pass") and not all(passes):
             fail(f"{where}: says pass, but a member failed")
         # Each member's order on one clock: the wall clock (each verdict's orderSentAtUnixUs: the node-signed
-        # transcript names the verdict, the authority-signed order bounds it), always; and, when the wave verdict
+        # transcript names the verdict, the delegated order bounds it), always; and, when the wave verdict
         # states orderSentAfterWaveUs (microseconds after the wave's first order on the monotonic clock of the one
         # challenger process that ran every member; signed by the challenger alone), the wave clock too, once it
         # agrees with the wall clock within 50 ms.
@@ -1109,9 +1140,9 @@ class Recipe:
         if len(by_kind.get("order", [])) != 1 or records[0]["kind"] != "order":
             fail(f"{where}: one order, first, is needed")
         order_entry = by_kind["order"][0]
-        order_payload = open_envelope(self.schema, order_entry["record"], "wipeOrder", self.authority,
-                                      f"{where}: order (ledger entry {order_entry['sequence']})")
-        order = self.schema.decode(order_payload, "WipeOrder")
+        order = open_order(self.schema, order_entry["record"], self.authority, self.challenger,
+                           f"{where}: order (ledger entry {order_entry['sequence']})")
+        order_payload = data(self.schema.decode(order_entry["record"], "Envelope").get("payload"))
 
         def same_session(what, message):  # each record names the session its ledger entry is filed under
             if data(message.get("sessionId")).hex() != session:
@@ -1380,7 +1411,7 @@ class Recipe:
         return len(sample)
 
     def check_bound(self, where, order, verdict, sequence):
-        """The final verdict's bound, recomputed from the authority-signed order as `ledger audit` does: its devices
+        """The final verdict's bound, recomputed from the delegated order (open_order) as `ledger audit` does: its devices
         are the order's plan (selector, planned bytes, capacity, reserve) and its confidences the profile's;
         deadlineRuleSatisfied and boundStated are what the order gives (bound.h's conditions: a pass, a calibrated
         profile that names the pinned authority's signature, safety >= 1.5, the deadline rule, the honest round
@@ -1417,7 +1448,7 @@ class Recipe:
         conditions = (
             ("a pass", bool(verdict.get("pass"))),
             ("a calibrated profile", bool(profile.get("calibrated"))),
-            (f"a profile the order names as signed by the pinned authority key {key_id(self.authority).hex()}",
+            (f"a profile the delegation lists as signed by the pinned authority key {key_id(self.authority).hex()}",
              data(profile.get("authorityKeyId")) == key_id(self.authority) and
              len(data(profile.get("documentDigest"))) == 32),
             (f"a safety factor >= {STATED_SAFETY_MINIMUM:g}",

@@ -40,6 +40,8 @@ size_t MaxPayloadBytes(MessageKind kind) {
       return kMaxDeviceFillNoticeBytes;
     case MessageKind::WAVE_VERDICT:
       return kMaxWaveVerdictBytes;
+    case MessageKind::DELEGATION:
+      return kMaxDelegationBytes;
     case MessageKind::UNKNOWN:
       return 0;
   }

@@ -44,6 +44,7 @@ inline constexpr size_t kMaxOrderBytes = size_t{1} << 20;              // 1 MiB
 inline constexpr size_t kMaxFillReportBytes = size_t{1} << 20;         // 1 MiB
 inline constexpr size_t kMaxDeviceFillNoticeBytes = size_t{1} << 20;   // 1 MiB, like the report it precedes
 inline constexpr size_t kMaxWaveVerdictBytes = size_t{1} << 20;        // 1 MiB
+inline constexpr size_t kMaxDelegationBytes = size_t{64} << 10;        // 64 KiB (some dozen profiles)
 inline constexpr size_t kMaxTranscriptDigestBytes = size_t{64} << 10;  // 64 KiB
 inline constexpr size_t kMaxVerdictBytes = size_t{4} << 20;            // 4 MiB (per-round timings)
 inline constexpr size_t kMaxReceiptBytes = size_t{256} << 10;          // 256 KiB
@@ -76,6 +77,7 @@ WP_MESSAGE_TRAITS_(WipeOrder, WIPE_ORDER, kMaxOrderBytes);
 WP_MESSAGE_TRAITS_(FillReport, FILL_REPORT, kMaxFillReportBytes);
 WP_MESSAGE_TRAITS_(DeviceFillNotice, DEVICE_FILL_NOTICE, kMaxDeviceFillNoticeBytes);
 WP_MESSAGE_TRAITS_(WaveVerdict, WAVE_VERDICT, kMaxWaveVerdictBytes);
+WP_MESSAGE_TRAITS_(Delegation, DELEGATION, kMaxDelegationBytes);
 WP_MESSAGE_TRAITS_(TranscriptDigest, TRANSCRIPT_DIGEST, kMaxTranscriptDigestBytes);
 WP_MESSAGE_TRAITS_(Verdict, VERDICT, kMaxVerdictBytes);
 WP_MESSAGE_TRAITS_(Receipt, RECEIPT, kMaxReceiptBytes);

@@ -1,7 +1,7 @@
 // The rules a session's messages follow (docs/protocol.md), with one home for every side that
 // applies them: the challenger's live check (challenger/session/session_runner.h), the audit of its
 // records (challenger/audit/session_audit.h), the agent (prover/agent/agent_core.h) and the
-// cheating agent's honest path (adversary/). Each is a pure function of the authority-signed order
+// cheating agent's honest path (adversary/). Each is a pure function of the delegated order
 // and the messages. The checks return OK, or INVALID_ARGUMENT whose message says what broke the
 // rule, peer fields quoted through common/peer_text.h; the caller decides what a broken rule means
 // to it (a failure reason, an audit problem, a refused round) and adds its own context.

@@ -15,7 +15,8 @@
 // The payload is not looked at until 5 passed; a tampered payload therefore fails as a signature
 // failure, never as a parse failure. Parsing afterwards: ParseMessage<T> / VerifyAndParse<T>.
 //
-// Which key signs what: orders the authority key; fill reports and transcript digests the node key;
+// Which key signs what: delegations the authority key (offline); orders the challenger key, under
+// the delegation each carries (proto/delegation.h); fill reports and transcript digests the node key;
 // verdicts, receipts and ledger entries the challenger key.
 //
 // Thread-safety: free functions; SignedEnvelope is a value.

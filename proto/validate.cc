@@ -158,6 +158,26 @@ Status ValidateShape(DeviceFillNotice::Reader notice) {
   return Status::Ok();
 }
 
+Status ValidateShape(Delegation::Reader delegation) {
+  WP_RETURN_IF_ERROR(CheckSize("challengerPublicKey", delegation.getChallengerPublicKey(), kPublicKeyBytes));
+  if (delegation.getNotAfterUnixUs() <= delegation.getNotBeforeUnixUs()) {
+    return InvalidArgumentError("notAfterUnixUs is not after notBeforeUnixUs");
+  }
+  WP_RETURN_IF_ERROR(CheckOptionalSize("inventoryDigest", delegation.getInventoryDigest(), kDigestBytes));
+  const auto profiles = delegation.getProfiles();
+  for (unsigned i = 0; i < profiles.size(); ++i) {
+    const std::string where = "profiles[" + std::to_string(i) + "]";
+    // A listed profile is one the authority signed: it names that signature.
+    Status key = CheckSize("authorityKeyId", profiles[i].getAuthorityKeyId(), kKeyIdBytes);
+    if (key.ok()) key = CheckSize("documentDigest", profiles[i].getDocumentDigest(), kDigestBytes);
+    WP_RETURN_IF_ERROR(key.WithContext(where));
+  }
+  if (profiles.size() == 0 && !delegation.getAllowUnsignedProfiles()) {
+    return InvalidArgumentError("lists no profile and allows no unsigned one: it delegates nothing");
+  }
+  return Status::Ok();
+}
+
 Status ValidateShape(WaveVerdict::Reader verdict) {
   const auto ids = verdict.getSessionIds();
   if (ids.size() == 0) return InvalidArgumentError("sessionIds: empty");

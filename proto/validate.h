@@ -23,6 +23,7 @@ Status ValidateShape(WipeOrder::Reader order);  // version 2, 16/8/32-byte ids, 
                                                 // deadline in [1, the order's]
 Status ValidateShape(FillReport::Reader report);
 Status ValidateShape(DeviceFillNotice::Reader notice);  // 16/32/8-byte ids
+Status ValidateShape(Delegation::Reader delegation);  // 32-byte key, notAfter > notBefore, signed profiles
 Status ValidateShape(WaveVerdict::Reader verdict);      // one session id, node name, verdict digest per member
 Status ValidateShape(ChallengeRound::Reader round);
 Status ValidateShape(RoundAnswer::Reader answer);  // labels a whole number of 32-byte labels

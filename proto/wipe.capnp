@@ -14,7 +14,8 @@
 # - Every signed message is carried as an Envelope (below) whose payload is the message in
 #   Cap'n Proto canonical form (one segment, no segment table, capnp::canonicalize()).
 #
-# Who signs what:  WipeOrder: authority key.
+# Who signs what:  Delegation: authority key (offline).
+#                  WipeOrder: challenger key, under the authority's Delegation it carries.
 #                  DeviceFillNotice, FillReport, TranscriptDigest: node key.
 #                  Verdict, WaveVerdict, Receipt, LedgerEntry: challenger key.
 # ChallengeRound and RoundAnswer travel unsigned for latency; they are bound afterwards by the
@@ -37,7 +38,7 @@ enum MessageKind {
   # What an envelope's payload is. The kind is covered by the signature (see Envelope), so a
   # message signed as one kind can never be accepted as another.
   unknown @0;           # never valid; an unset kind fails verification
-  wipeOrder @1;         # payload: WipeOrder, signed by the authority
+  wipeOrder @1;         # payload: WipeOrder, signed by the challenger (under a Delegation)
   fillReport @2;        # payload: FillReport, signed by the node
   transcriptDigest @3;  # payload: TranscriptDigest, signed by the node
   verdict @4;           # payload: Verdict, signed by the challenger
@@ -45,6 +46,7 @@ enum MessageKind {
   ledgerEntry @6;       # payload: LedgerEntry, signed by the challenger
   deviceFillNotice @7;  # payload: DeviceFillNotice, signed by the node
   waveVerdict @8;       # payload: WaveVerdict, signed by the challenger
+  delegation @9;        # payload: Delegation, signed by the authority
 }
 
 struct Envelope {
@@ -110,9 +112,33 @@ struct DevicePlan {
                                   # device's DeviceFillNotice, on the challenger's clock
 }
 
+struct Delegation {
+  # Signed by the authority, offline (`wipeproof-challenger delegate`): the authority lets one
+  # challenger key order wipes, for a time, under the parameter profiles it lists. A challenger
+  # holds its delegation, never the authority's secret key; every order carries it. Checked by the
+  # agent before it accepts an order and by both audits (proto/delegation.h).
+  challengerPublicKey @0 :Data;      # 32 bytes: the Ed25519 key that may sign orders
+  notBeforeUnixUs @1 :Int64;         # Unix us: orders issued (and accepted) from this time
+  notAfterUnixUs @2 :Int64;          # Unix us: ... and before this one
+  issuedAtUnixUs @3 :Int64;          # Unix us: authority's clock when signed (informational)
+  name @4 :Text;                     # the authority's name for it, e.g. "challenger-1 2026-12"
+  profiles @5 :List(ParameterProfile);
+                                     # the authority-signed profiles orders may carry, each exactly
+                                     # as an order carries it (class, tMinPs, safetyFactor,
+                                     # confidence, authorityKeyId, documentDigest, ...): a profile
+                                     # that names a signature must equal one of these field for field
+  allowUnsignedProfiles @6 :Bool;    # true: orders may also carry a profile that names no
+                                     # signature (labs, demos); such sessions never state a bound
+  inventoryDigest @7 :Data;          # 32 bytes: BLAKE2b-256 of the inventory file the authority
+                                     # checked for this challenger; empty when none was named
+                                     # (informational: orders do not carry the inventory)
+}
+
 struct WipeOrder {
-  # Signed by the authority. The agent accepts it only if the signature verifies under its
-  # configured authority key, it is unexpired (bounded clock skew), its sessionId is unseen,
+  # Signed by the challenger, under the authority's delegation it carries. The agent accepts it
+  # only if the signature verifies under its pinned challenger key, the delegation verifies under
+  # its pinned authority key, names that challenger key, is in force and lists the order's profile
+  # (proto/delegation.h); it is unexpired (bounded clock skew), its sessionId is unseen,
   # nodeName/nodeKeyId are its own, and `devices` names exactly its devices with sizes it can
   # meet.
   protocolVersion @0 :UInt16;     # = protocolVersion (2)
@@ -141,6 +167,8 @@ struct WipeOrder {
   challengerKeyId @18 :Data;      # 8 bytes: key id of the challenger that delivers this order
                                   # and signs its verdict; the agent accepts the order only on a
                                   # connection authenticated as that key
+  delegation @19 :Data;           # the authority-signed Delegation envelope (Envelope canonical
+                                  # bytes, kind delegation) under which the challenger signed this
 }
 
 # ---------------------------------------------------------------------------------------------

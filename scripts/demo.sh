@@ -33,10 +33,15 @@ cmake --build "$build" -j "$(nproc)" --target wipeproof-prover wipeproof-challen
 prover="$build/prover/wipeproof-prover"
 challenger="$build/challenger/wipeproof-challenger"
 
-step "keys (authority, challenger, node) in $dir"
+step "keys (authority, challenger, node) in $dir, and the authority's delegation to the challenger"
 rm -rf "$dir"
 mkdir -p "$dir"
-"$challenger" keygen --out="$dir/inspect" >/dev/null
+# In deployment the authority's key lives on its offline machine and only the signed delegation
+# reaches the challenger (docs/deploy.md "3. Keys and the authority's delegation"); here all in one folder.
+"$challenger" keygen --role=authority --out="$dir/inspect" >/dev/null
+"$challenger" keygen --role=challenger --out="$dir/inspect" >/dev/null
+"$challenger" delegate --authority_key="$dir/inspect-authority.key" --challenger_pub="$dir/inspect-challenger.pub" \
+  --allow_unsigned_profiles --valid_days=1 --name=demo --out="$dir/inspect.delegation"
 "$prover" keygen --out="$dir/node" >/dev/null
 ls -l "$dir"
 
@@ -92,8 +97,8 @@ JSON
 step "wipe session (challenger, profile $dir/profile.json)"
 set +e
 "$challenger" wipe --node=demo-node --inventory="$dir/inventory.json" --profile="$dir/profile.json" \
-  --authority_key="$dir/inspect-authority.key" --challenger_key="$dir/inspect-challenger.key" \
-  --ledger="$dir/ledger.db"
+  --delegation="$dir/inspect.delegation" --authority_pub="$dir/inspect-authority.pub" \
+  --challenger_key="$dir/inspect-challenger.key" --ledger="$dir/ledger.db"
 verdict=$?
 set -e
 

@@ -74,7 +74,7 @@ class Cheat {
 
   // startSession. Before the order is read.
   virtual Interception OnOrderReceived() { return std::nullopt; }
-  // The order verified under the authority key.
+  // The order verified under the challenger key and its delegation under the authority key.
   virtual Interception OnOrderVerified() { return std::nullopt; }
   // The key material the labels are made from; `filled` starts as the order's.
   virtual void ChooseKeyMaterial(RegionSpec* /*filled*/) {}

@@ -2,7 +2,7 @@
 // neither the challenger's summaries nor its verdicts, only the keys they pin.
 //
 // The auditor pins the authority and challenger keys; node keys come from the export and count only
-// where an authority-signed order names their key id; the schema must be the one the export names.
+// where an delegated order names their key id; the schema must be the one the export names.
 // What exactly that trusts, and what no record can show (the challenger's own clock):
 // docs/audit.md "What the auditor receives, and what they must trust".
 // AuditLedgerExport checks the document (ledger_export.h VerifyLedgerExport: the signed

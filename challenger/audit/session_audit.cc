@@ -14,6 +14,7 @@
 #include "common/hex.h"
 #include "kernels/chunk_verifier.h"
 #include "proto/codec.h"
+#include "proto/delegation.h"
 #include "proto/label_wire.h"
 #include "proto/session_rules.h"
 #include "proto/signing.h"
@@ -178,9 +179,15 @@ class Auditor {
   }
 
   Status CheckOrder() {
-    WP_ASSIGN_OR_RETURN(auto order, Open<proto::WipeOrder>(order_entry_, keys_.authority, "order", "authority key"));
+    WP_ASSIGN_OR_RETURN(auto order, Open<proto::WipeOrder>(order_entry_, keys_.challenger, "order", "challenger key"));
     order_.emplace(std::move(order));
     proto::WipeOrder::Reader o = order_->message.root();
+    // The challenger signed it; the authority vouches for it only through the delegation it carries,
+    // checked as the agent checks it, at the order's own issue time (proto/delegation.h). The class,
+    // t_min and safety the bound is recomputed under are thus the authority's signed word.
+    auto delegated = proto::CheckOrderDelegation(o, keys_.authority, keys_.challenger, o.getIssuedAtUnixUs(), 0);
+    if (!delegated.ok()) return Wrong(order_entry_, "order", "does not stand under the authority's delegation: " +
+                                                               delegated.status().message());
     out_->node_name = o.getNodeName().cStr();
     const proto::KeyId challenger_id = proto::KeyIdOf(keys_.challenger);
     if (!Same(o.getChallengerKeyId(), challenger_id)) {

@@ -2,7 +2,7 @@
 // the challenger states is taken on its word where a record lets it be recomputed.
 //
 // Trust. The auditor pins the authority key and the challenger key. A node key is used only where
-// the authority-signed order names its key id (WipeOrder.nodeKeyId: the first 8 bytes of its
+// the delegated order names its key id (WipeOrder.nodeKeyId: the first 8 bytes of its
 // BLAKE2b-256), so a node key handed over with the export cannot stand in for another node's.
 //
 // Checks, in this order; the first that fails ends the session's audit and is named with the

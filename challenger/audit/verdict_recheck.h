@@ -1,5 +1,5 @@
 // The verdict's bound recomputed from a session's records, for `ledger audit`
-// (challenger/audit/session_audit.h): the plan the authority-signed order describes
+// (challenger/audit/session_audit.h): the plan the delegated order describes
 // (session_plan.h PlanFromOrder) and the checked-chunk counts the audit recomputed from the round log go through
 // SummarizeVerdict (verdict.h), the very function that built the verdict, and what it says must be
 // what the verdict states: deadlineRuleSatisfied, boundStated, every device's unwipedBoundBytes and
@@ -25,7 +25,7 @@ namespace wipeproof {
 
 // What the audit recomputed from a session's records, for the verdict's own arithmetic.
 struct RecomputedFacts {
-  proto::WipeOrder::Reader order;        // verified under the authority key
+  proto::WipeOrder::Reader order;        // verified under the challenger key, standing under its delegation
   proto::KeyId authority_key_id{};       // that key's id: the only key whose profile endorsement counts
   proto::Verdict::Reader verdict;        // the session's final verdict, verified
   std::vector<uint64_t> chunks_checked;  // per order device: N_d recomputed from the round log

@@ -80,8 +80,8 @@ Status PlaceProofRounds(const std::vector<proto::Verdict::Reader>& members, cons
 }
 
 // When every member passed: the proof rounds follow every fill (PlaceProofRounds) on the wall clock
-// (each verdict's orderSentAtUnixUs: the node-signed transcript names the verdict, the authority-
-// signed order bounds it); and, when the wave verdict states `origins` (orderSentAfterWaveUs,
+// (each verdict's orderSentAtUnixUs: the node-signed transcript names the verdict, and the order it
+// also covers bounds it); and, when the wave verdict states `origins` (orderSentAfterWaveUs,
 // signed by the challenger alone), the two clocks agree on every member's order relative to the
 // first member's within kWaveSendToleranceUs, and the proof rounds follow every fill on the wave
 // clock too (kWaveClockToleranceUs). *clock: the finest clock checked (left as it is when a member

@@ -7,7 +7,7 @@
 // wave's proof rounds follow its last fill. Each member's rounds and fills are offsets from its
 // order on the challenger's monotonic clock; the orders are placed on one clock by
 //   - the wall clock: each verdict's orderSentAtUnixUs (the node-signed transcript names the
-//     verdict; the authority-signed order's lifetime bounds it), within kWaveSendToleranceUs plus
+//     verdict; the delegated order's lifetime bounds it), within kWaveSendToleranceUs plus
 //     0.1% of the time from the member's order to that fill (the wall clock may be slewed against
 //     the monotonic one the offsets are measured on); always; and, when the wave verdict states it,
 //   - the wave clock: the wave verdict's orderSentAfterWaveUs (each member's order after the wave's

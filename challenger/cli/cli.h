@@ -24,6 +24,7 @@ const std::vector<ChallengerSubcommand>& ChallengerSubcommands();
 
 const CliSubcommand& KeygenSubcommand();     // cli_keygen.cc
 const CliSubcommand& SignSubcommand();       // cli_sign.cc: the authority signs a profile or a classes file
+const CliSubcommand& DelegateSubcommand();   // cli_delegate.cc: the authority delegates to a challenger key
 const CliSubcommand& WipeSubcommand();       // cli_wipe.cc
 const CliSubcommand& ServeSubcommand();      // cli_serve.cc
 const CliSubcommand& CalibrateSubcommand();  // cli_calibrate.cc: exit 1 when calibration refuses (nothing written)
@@ -36,10 +37,15 @@ const CliSubcommand& SelftestSubcommand();   // cli_selftest.cc
 inline constexpr char kChallengerKeyHelp[] =
     "challenger secret key file (PREFIX-challenger.key, mode 0600): signs verdicts, receipts and ledger entries, "
     "and is the challenger's TLS identity (required)";
-// --authority_key as wipe and serve read it.
+// --delegation, --authority_pub and --authority_key as wipe and serve read them (cli_flags.h KeysFromFlags).
+inline constexpr char kDelegationHelp[] =
+    "the authority's delegation to --challenger_key, signed offline (`delegate`): every order carries it and agents "
+    "accept orders only under it (deployment form; with --authority_pub)";
+inline constexpr char kAuthorityPubForDelegationHelp[] =
+    "the authority's public key file (PREFIX-authority.pub): verifies --delegation, --profile and --classes";
 inline constexpr char kAuthorityKeySignsOrdersHelp[] =
-    "authority secret key file (PREFIX-authority.key, mode 0600): signs the order; --profile and --classes are "
-    "verified under its public half (required)";
+    "LAB ONLY, instead of --delegation and --authority_pub: the authority's secret key file (PREFIX-authority.key); "
+    "each order then carries a delegation made on the spot, and whoever holds this host can order under any class";
 
 // Print "wipeproof-challenger <subcommand>: <message>" on stderr. The string form returns
 // kExitUsage; the Status form prints the message without its code name (CliErrorText) and returns

@@ -2,16 +2,23 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
+
+#include <capnp/message.h>
 
 #include "challenger/cli/cli_calibration_flags.h"
 #include "challenger/cli/precompute_progress.h"
 #include "challenger/cli/session_progress_lines.h"
 #include "challenger/parameters/authority_documents.h"
+#include "challenger/parameters/delegation_document.h"
 #include "common/clock.h"
+#include "common/json_fields.h"
 #include "common/progress_line.h"
+#include "proto/delegation.h"
 #include "proto/key_files.h"
 
 DEFINE_string(out, "",
@@ -22,8 +29,13 @@ DEFINE_bool(overwrite, false, "keygen: replace existing key files");
 DEFINE_string(node, "", "wipe, calibrate: inventory name of the node (required)");
 DEFINE_string(inventory, "", "inventory JSON file: nodes, waves, allowed reserves (required)");
 DEFINE_string(authority_key, "",
-              "authority secret key file (PREFIX-authority.key, mode 0600): signs orders, profiles and class "
-              "files; profiles and classes are verified under its public half");
+              "authority secret key file (PREFIX-authority.key, mode 0600), on the authority's offline machine: "
+              "signs profiles, class files and delegations; wipe and serve take it only in a lab (use "
+              "--delegation and --authority_pub in deployment)");
+DEFINE_string(delegation, "",
+              "wipe, serve: the authority's delegation to this challenger's key (written offline by `delegate`); "
+              "every order carries it; with --authority_pub, the deployment form (the authority's secret key "
+              "stays offline)");
 DEFINE_string(challenger_key, "",
               "challenger secret key file (PREFIX-challenger.key, mode 0600): signs verdicts, receipts, ledger");
 DEFINE_string(ledger, "",
@@ -58,6 +70,17 @@ DEFINE_string(in, "", "sign: the document to sign (JSON, as written by hand or b
 
 namespace wipeproof {
 
+std::vector<std::string> SplitComma(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+
 StatusOr<Inventory> InventoryFromFlag() {
   if (FLAGS_inventory.empty()) return InvalidArgumentError("--inventory is required (inventory JSON file)");
   return LoadInventory(FLAGS_inventory);
@@ -86,6 +109,16 @@ StatusOr<Profile> ProfileFromFlag(const proto::PublicKey& authority, const Adver
   return LoadProfileDocument(FLAGS_profile, &key, classes);
 }
 
+void WarnIfLabAuthorityKey(const char* subcommand, const SessionKeys& keys) {
+  if (!keys.delegation.empty()) return;
+  std::fprintf(stderr,
+               "wipeproof-challenger %s: warning: the authority's secret key is on this challenger (--authority_key): "
+               "lab use only; whoever holds this host can order under any class. In deployment the authority signs "
+               "a delegation offline (`delegate`) and the challenger runs with --delegation and --authority_pub "
+               "(docs/deploy.md \"3. Keys and the authority's delegation\")\n",
+               subcommand);
+}
+
 void WarnIfNoBound(const char* subcommand, const Profile& profile) {
   if (!profile.calibrated) return;
   const std::string problem = ProfileEndorsementProblem(profile);
@@ -95,16 +128,63 @@ void WarnIfNoBound(const char* subcommand, const Profile& profile) {
 }
 
 StatusOr<SessionKeys> KeysFromFlags() {
-  if (FLAGS_authority_key.empty()) return InvalidArgumentError("--authority_key is required (secret key file)");
   if (FLAGS_challenger_key.empty()) return InvalidArgumentError("--challenger_key is required (secret key file)");
+  const bool delegated = !FLAGS_delegation.empty();
+  if (delegated == !FLAGS_authority_key.empty()) {
+    return InvalidArgumentError(
+        "give --delegation with --authority_pub (deployment: the authority's secret key stays offline), or "
+        "--authority_key (a lab holding the authority's secret key), not both and not neither");
+  }
   SessionKeys keys;
-  auto authority = proto::ReadSecretKeyFile(FLAGS_authority_key);
-  if (!authority.ok()) return authority.status().WithContext("--authority_key");
   auto challenger = proto::ReadSecretKeyFile(FLAGS_challenger_key);
   if (!challenger.ok()) return challenger.status().WithContext("--challenger_key");
-  keys.authority = *authority;
   keys.challenger = *challenger;
+  if (!delegated) {
+    auto authority = proto::ReadSecretKeyFile(FLAGS_authority_key);
+    if (!authority.ok()) return authority.status().WithContext("--authority_key");
+    keys.authority = *authority;
+    return keys;
+  }
+  if (FLAGS_authority_pub.empty()) {
+    return InvalidArgumentError("--delegation needs --authority_pub (the authority's public key file, PREFIX-authority.pub)");
+  }
+  auto authority = proto::ReadPublicKeyFile(FLAGS_authority_pub);
+  if (!authority.ok()) return authority.status().WithContext("--authority_pub");
+  keys.authority.public_key = *authority;
+  auto text = ReadTextFile(FLAGS_delegation, proto::kMaxDelegationBytes + 4096, "a delegation file");
+  if (!text.ok()) return text.status().WithContext("--delegation");
+  proto::Bytes bytes(text->begin(), text->end());
+  auto delegation = proto::VerifyDelegation(proto::AsView(bytes), *authority);
+  if (!delegation.ok()) return delegation.status().WithContext("--delegation=" + FLAGS_delegation);
+  const capnp::Data::Reader named = delegation->root().getChallengerPublicKey();
+  if (named.size() != keys.challenger.public_key.size() ||
+      !std::equal(named.begin(), named.end(), keys.challenger.public_key.begin())) {
+    return PermissionDeniedError("--delegation=" + FLAGS_delegation + ": the " +
+                                 proto::DescribeDelegation(delegation->root()) + " is not for --challenger_key (" +
+                                 proto::KeyIdHex(proto::KeyIdOf(keys.challenger.public_key)) + ")");
+  }
+  keys.delegation = std::move(bytes);
   return keys;
+}
+
+Status CheckDelegationCovers(const SessionKeys& keys, const Profile& profile, int64_t now_unix_us) {
+  if (keys.delegation.empty()) return Status::Ok();  // a lab delegation is made per order
+  WP_ASSIGN_OR_RETURN(auto delegation, proto::VerifyDelegation(proto::AsView(keys.delegation), keys.authority.public_key));
+  const proto::Delegation::Reader d = delegation.root();
+  if (now_unix_us < d.getNotBeforeUnixUs() || now_unix_us >= d.getNotAfterUnixUs()) {
+    return FailedPreconditionError("the " + proto::DescribeDelegation(d) +
+                                   " is not in force now: ask the authority to renew it (`delegate`)");
+  }
+  capnp::MallocMessageBuilder message;
+  auto wire = message.initRoot<proto::ParameterProfile>();
+  WriteProfile(profile, wire);
+  if (proto::DelegationListsProfile(d, wire.asReader())) return Status::Ok();
+  if (wire.getAuthorityKeyId().size() == 0 && d.getAllowUnsignedProfiles()) return Status::Ok();
+  return FailedPreconditionError("the " + proto::DescribeDelegation(d) + " does not list profile '" + profile.name +
+                                 "' as loaded here" +
+                                 (wire.getAuthorityKeyId().size() == 0 ? std::string(" (unsigned, and it allows no unsigned profile)")
+                                                                       : std::string("")) +
+                                 ": agents would refuse every order");
 }
 
 StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key) {
@@ -153,6 +233,8 @@ StatusOr<WipeSetup> WipeSetupFromFlags() {
   auto profile = ProfileFromFlag(setup.keys.authority.public_key, setup.classes);
   if (!profile.ok()) return profile.status().WithContext("--profile");
   setup.profile = *std::move(profile);
+  Status covered = CheckDelegationCovers(setup.keys, setup.profile, SystemClock().UnixMicros());
+  if (!covered.ok()) return covered.WithContext("--delegation=" + FLAGS_delegation);
   WP_ASSIGN_OR_RETURN(setup.tcp, TcpSessionOptionsFromFlags());
   return setup;
 }

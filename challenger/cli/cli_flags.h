@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "challenger/fleet/inventory.h"
 #include "challenger/fleet/wave_run.h"
@@ -21,6 +22,7 @@ DECLARE_bool(overwrite);
 DECLARE_string(node);
 DECLARE_string(inventory);
 DECLARE_string(authority_key);
+DECLARE_string(delegation);
 DECLARE_string(challenger_key);
 DECLARE_string(ledger);
 DECLARE_string(profile);
@@ -39,6 +41,9 @@ DECLARE_string(in);
 
 namespace wipeproof {
 
+// The non-empty parts of a comma-separated flag value ("a,,b" -> {"a", "b"}).
+std::vector<std::string> SplitComma(const std::string& text);
+
 // --inventory (required). Errors: INVALID_ARGUMENT naming the flag when unset; LoadInventory's.
 StatusOr<Inventory> InventoryFromFlag();
 // --classes under the authority's public key (the built-in classes when empty: never signed).
@@ -47,13 +52,21 @@ StatusOr<AdversaryClasses> SignedClassesFromFlag(const proto::PublicKey& authori
 // authority's public key against `classes` (authority_documents.h): an unsigned, altered or
 // differently-signed profile loads and runs, but its verdicts state no bound and say why.
 StatusOr<Profile> ProfileFromFlag(const proto::PublicKey& authority, const AdversaryClasses& classes);
-// --authority_key and --challenger_key (secret key files, mode 0600).
+// --challenger_key (secret key file, mode 0600) and either --delegation with --authority_pub (the
+// delegation verified under that key and naming the challenger key) or, in a lab, --authority_key
+// (the authority's secret key file). Errors: INVALID_ARGUMENT for a missing or doubled flag; the
+// key and delegation files' errors (PERMISSION_DENIED for one that does not verify or names another
+// challenger key).
 StatusOr<SessionKeys> KeysFromFlags();
+// OK when keys.delegation (if any) is in force at `now_unix_us` and lists `profile` as this process
+// writes it into orders (or allows it unsigned); FAILED_PRECONDITION saying which, before any order.
+Status CheckDelegationCovers(const SessionKeys& keys, const Profile& profile, int64_t now_unix_us);
 // --ledger (required): opened for appending with the challenger key, checked for room.
 StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key);
-// What a wipe needs before its first order, for `wipe` and `serve`: --inventory, --authority_key
-// and --challenger_key, --classes and --profile (verified under the authority key), --threads and
-// --connect_timeout_s. Errors: the first loader's, naming its flag.
+// What a wipe needs before its first order, for `wipe` and `serve`: --inventory, the keys
+// (KeysFromFlags), --classes and --profile (verified under the authority key; the delegation must
+// cover the profile: CheckDelegationCovers), --threads and --connect_timeout_s. Errors: the first
+// loader's, naming its flag.
 struct WipeSetup {
   Inventory inventory;
   AdversaryClasses classes;
@@ -66,6 +79,10 @@ StatusOr<WipeSetup> WipeSetupFromFlags();
 // signature or class ("wipeproof-challenger <sub>: warning: verdicts state no bound: ..."); nothing
 // otherwise. Uncalibrated profiles are not warned about (their verdicts say so).
 void WarnIfNoBound(const char* subcommand, const Profile& profile);
+// One line on stderr when `keys` hold the authority's secret key instead of a delegation (a lab:
+// "wipeproof-challenger <sub>: warning: the authority's secret key is on this challenger ..."),
+// nothing otherwise.
+void WarnIfLabAuthorityKey(const char* subcommand, const SessionKeys& keys);
 
 // --threads (>= 0: expected-label threads per session) and --connect_timeout_s (> 0) as the
 // options of sessions over TCP on the system clock.

@@ -118,16 +118,6 @@ bool ParseUint(const std::string& text, uint64_t lo, uint64_t hi, uint64_t* out)
   return *out >= lo && *out <= hi;
 }
 
-std::vector<std::string> SplitComma(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    if (!part.empty()) parts.push_back(part);
-  }
-  return parts;
-}
-
 void PrintSummary(const selftest::SelftestResult& result, std::ostream& out) {
   char line[256];
   std::snprintf(line, sizeof(line), "%-32s %-14s %6s %8s %8s %8s %8s  %s\n", "scenario", "expected", "runs", "caught",

@@ -102,6 +102,7 @@ int RunServe() {
   if (!ledger.ok()) return ConfigError(kSub, ledger.status());
   Status room = (*ledger)->CheckRoomForSession();
   if (!room.ok()) return ConfigError(kSub, room);
+  WarnIfLabAuthorityKey(kSub, keys);
 
   // Metrics: every node and wave scheduled gets its series now.
   MetricsRegistry registry;
@@ -171,10 +172,12 @@ const CliSubcommand& ServeSubcommand() {
    "Stops on SIGINT/SIGTERM after the running wave, after --max_sessions, or with --once after one\n"
    "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.\n"
    "--metrics_listen=HOST:PORT serves Prometheus metrics on /metrics and /healthz (docs/metrics.md).",
-   {"inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
+   {"inventory", "delegation", "authority_pub", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
     "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard", "progress"},
    &RunServe,
-   {{"authority_key", kAuthorityKeySignsOrdersHelp},
+   {{"delegation", kDelegationHelp},
+    {"authority_pub", kAuthorityPubForDelegationHelp},
+    {"authority_key", kAuthorityKeySignsOrdersHelp},
     {"challenger_key", kChallengerKeyHelp},
     {"ledger", "ledger database file (SQLite) every session is recorded in; created if absent (required)"},
     {"json", "print each verdict as one JSON object on stdout (the summaries go to stderr)"}}};

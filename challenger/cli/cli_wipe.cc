@@ -31,6 +31,7 @@ int RunWipe() {
   if (!ledger.ok()) return ConfigError(kSub, ledger.status());
   Status room = (*ledger)->CheckRoomForSession();
   if (!room.ok()) return ConfigError(kSub, room);
+  WarnIfLabAuthorityKey(kSub, keys);
 
   LedgerRecordSink sink(ledger->get());
   const TcpSessionOptions& options = setup->tcp;
@@ -63,10 +64,12 @@ const CliSubcommand& WipeSubcommand() {
    "neighbours: its verdict says\n"
    "the wave-complete assumption did not hold (use serve, or a wave of one node). A bound is stated only\n"
    "under a calibrated profile signed by the authority key whose class is that of --classes, also signed.",
-   {"node", "inventory", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
+   {"node", "inventory", "delegation", "authority_pub", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
     "connect_timeout_s", "progress"},
    &RunWipe,
    {{"node", "inventory name of the node to wipe (required)"},
+    {"delegation", kDelegationHelp},
+    {"authority_pub", kAuthorityPubForDelegationHelp},
     {"authority_key", kAuthorityKeySignsOrdersHelp},
     {"challenger_key", kChallengerKeyHelp},
     {"ledger", "ledger database file (SQLite) the session is recorded in; created if absent (required)"},

@@ -35,7 +35,7 @@
 // Keys. The document carries the public keys its records' signatures need (challenger, authority,
 // each node), so `ledger audit` (ledger_audit.h) needs nothing else; but a key a document carries
 // proves nothing by itself: the auditor pins the authority and challenger keys, and a node key is
-// used only where the authority-signed order names its key id. VerifyLedgerExport checks only that
+// used only where the delegated order names its key id. VerifyLedgerExport checks only that
 // each listed key id is the id of the key listed with it.
 //
 // Thread-safety: free functions; the Ledger's own locking applies.

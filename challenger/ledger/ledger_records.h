@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/clock.h"  // FormatUnixMicrosUtc
 #include "common/status.h"
 #include "proto/crypto.h"
 #include "proto/wipe.capnp.h"
@@ -49,8 +50,5 @@ nlohmann::ordered_json SummarizeLedgerRecord(proto::LedgerRecordKind kind, proto
 
 // One line of "key=value" pairs from a summary, for `ledger show`.
 std::string SummaryLine(const nlohmann::ordered_json& summary);
-
-// "2027-01-15T08:00:00.123456Z" for microseconds since the Unix epoch (UTC).
-std::string FormatUnixMicrosUtc(int64_t unix_micros);
 
 }  // namespace wipeproof

@@ -238,10 +238,6 @@ bool SameParameters(const Profile& a, const Profile& b) {
 
 namespace {
 
-bool SignedAndUnchanged(const Profile& p) {
-  return p.endorsement.signed_parameters != nullptr && SameParameters(p, *p.endorsement.signed_parameters);
-}
-
 std::string ClassFigures(const AdversaryClass& a) {
   return "t_min " + std::to_string(a.t_min_ps) + " ps, safety " + Number(a.safety_factor);
 }
@@ -284,7 +280,9 @@ void WriteProfile(const Profile& profile, proto::ParameterProfile::Builder out) 
                         profile.adversary.safety_factor, profile.round_deadline_us, profile.adversary.name);
   out.setRecomputeFloorUs(rule.floor_us);
   out.setCalibratedAtUnixUs(profile.calibrated_at_unix_us);
-  if (SignedAndUnchanged(profile)) {
+  // Named as the authority's only when the authority vouches for all of it, class included: the
+  // profiles a delegation lists are written the same way (delegation_document.h).
+  if (ProfileEndorsementProblem(profile).empty()) {
     const ProfileEndorsement& e = profile.endorsement;
     out.setAuthorityKeyId(capnp::Data::Reader(e.authority_key_id.data(), e.authority_key_id.size()));
     out.setDocumentDigest(capnp::Data::Reader(e.document_digest.data(), e.document_digest.size()));

@@ -155,8 +155,8 @@ uint32_t LabelsPerRoundFor(const Profile& profile, const std::string& model);
 uint64_t FillDeadlineUs(const Profile& profile, uint64_t max_device_bytes);
 
 // Writes the wire ParameterProfile, including recomputeFloorUs from the deadline rule, and
-// authorityKeyId and documentDigest when the profile is signed by the authority and unchanged
-// (empty otherwise).
+// authorityKeyId and documentDigest when the authority vouches for all of it (signed, unchanged, its
+// class the authority's signed class: ProfileEndorsementProblem is ""; empty otherwise).
 void WriteProfile(const Profile& profile, proto::ParameterProfile::Builder out);
 
 }  // namespace wipeproof

@@ -244,7 +244,8 @@ StatusOr<std::string> SelftestMarkdown(const json& doc) {
         << FormatFixed(doc.at("confidence").get<double>() * 100, 0)
         << "% Clopper-Pearson upper bound of the measured rate is at least the theoretical rate.\n"
         << "- The profile and its class file are signed by the selftest's authority key, as `calibrate` and `sign` "
-           "would sign them (scenarios 9a and 9b run without that signature).\n"
+           "would sign them (scenarios 9a and 9b run without that signature); the challenger orders under the "
+           "authority's delegation of that profile (9c: outside it).\n"
         << "- An adversary that escapes detection gets a passing verdict like an honest node; with R and q this "
            "small its stated bound, for the node's planned memory taken together, is loose (about a third of a "
            "device at 99%), so it still covers what was hidden. Real profiles choose R and q for a target "

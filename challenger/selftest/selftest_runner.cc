@@ -9,6 +9,7 @@
 #include "adversary/fixed_keys.h"
 #include "adversary/relay_agent.h"
 #include "challenger/fleet/inventory.h"
+#include "challenger/parameters/delegation_document.h"
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/ledger/record_sink.h"
 #include "challenger/parameters/authority_documents.h"
@@ -279,6 +280,31 @@ void JudgeScenario(ScenarioResult* r, double confidence) {
   }
 }
 
+// Scenario 9c's challenger host: it holds the authority's delegation, which lists `profile` (the
+// signed one) and no unsigned profile, and orders under a made-up class instead: `profile`'s t_min
+// raised 100-fold and still named as the authority's document, with SignOrder's own check of the
+// delegation off, as a host that changed the challenger's code would.
+static StatusOr<SessionKeys> RogueChallengerKeys(const proto::KeyPair& authority, const proto::KeyPair& challenger,
+                                          int64_t now_unix_us, Profile* profile) {
+  constexpr int64_t kDayUs = int64_t{86'400} * 1'000'000;
+  DelegationTerms terms;
+  terms.challenger = challenger.public_key;
+  terms.name = "selftest challenger";
+  terms.not_before_unix_us = now_unix_us - kDayUs;
+  terms.not_after_unix_us = now_unix_us + 30 * kDayUs;
+  terms.profiles = {*profile};
+  WP_ASSIGN_OR_RETURN(const proto::SignedEnvelope delegation, SignDelegation(terms, authority));
+  SessionKeys keys{authority, challenger};
+  keys.authority.secret_key = {};  // the challenger host never holds it
+  keys.delegation = proto::EncodeEnvelope(delegation);
+  keys.check_own_delegation = false;
+  profile->adversary.t_min_ps *= 100;
+  if (!profile->endorsement.signed_class) return InternalError("selftest 9c: the signed profile has no signed class");
+  profile->endorsement.signed_class->t_min_ps = profile->adversary.t_min_ps;
+  profile->endorsement.signed_parameters = std::make_shared<const Profile>(*profile);
+  return keys;
+}
+
 StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
   if (options.runs == 0) return InvalidArgumentError("runs must be at least 1");
   if (!(options.confidence > 0 && options.confidence < 1)) return InvalidArgumentError("confidence must be in (0, 1)");
@@ -313,8 +339,11 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
     std::mt19937_64 rng(options.seed * 1'000'003 + i * 7919 + std::hash<std::string>()(spec.id));
     FakeClock clock;
     adversary::AdversaryMemory memory;
-    WP_ASSIGN_OR_RETURN(const Profile profile,
-                        SelftestProfileDocument(result.setup, spec.format, spec.profile, authority));
+    WP_ASSIGN_OR_RETURN(Profile profile, SelftestProfileDocument(result.setup, spec.format, spec.profile, authority));
+    SessionKeys keys{authority, challenger};
+    if (spec.profile == adversary::ProfileDocument::kUndelegated) {
+      WP_ASSIGN_OR_RETURN(keys, RogueChallengerKeys(authority, challenger, clock.UnixMicros(), &profile));
+    }
     adversary::SimTiming timing = result.setup.timing;
     if (spec.format == LabelFormat::k192) {
       timing.recompute_chunk_ps = result.setup.graph_depth * 2 * result.setup.t_min_ps;
@@ -335,7 +364,7 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
         WaveOfTwoSetup wave;
         wave.inventory = SelftestInventory(result.setup, spec.node, node.public_key, odd, &neighbour.public_key);
         wave.profile = profile;
-        wave.keys = SessionKeys{authority, challenger};
+        wave.keys = keys;
         wave.node_a = node;
         wave.node_b = neighbour;
         wave.agent_a = std::move(agent_options);
@@ -352,7 +381,7 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
                                                         LoneSessionWaveContext(inventory, kNodeName), clock));
         if (spec.setting == adversary::ScenarioSetting::kCopiedOrderFirst && run >= 0) {
           // The order the challenger is about to send (Ed25519 is deterministic: the same bytes).
-          WP_ASSIGN_OR_RETURN(const proto::SignedEnvelope order, SignOrder(plan, SessionKeys{authority, challenger}));
+          WP_ASSIGN_OR_RETURN(const proto::SignedEnvelope order, SignOrder(plan, keys));
           AgentLog third_party_seen;
           const adversary::AgentKeys agent_keys{authority.public_key, challenger.public_key, node};
           auto make = [&](kj::Timer&) -> kj::Own<proto::ProverAgent::Server> {
@@ -380,7 +409,7 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
         PipeAgentConnector pipe(io, kj::mv(agent));
         connection = &pipe;
         DiscardingRecordSink sink;
-        SessionRunner runner(plan, SessionKeys{authority, challenger}, SessionEnvOn(io, clock, sink, options.threads));
+        SessionRunner runner(plan, keys, SessionEnvOn(io, clock, sink, options.threads));
         outcome = runner.Run(pipe);
       }
       if (!outcome.ok()) return outcome.status().WithContext("selftest " + spec.id);

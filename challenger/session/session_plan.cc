@@ -4,7 +4,9 @@
 #include <cstring>
 #include <memory>
 
+#include "challenger/parameters/delegation_document.h"
 #include "proto/codec.h"
+#include "proto/delegation.h"
 #include "proto/label_wire.h"
 
 namespace wipeproof {
@@ -128,8 +130,9 @@ SessionPlan PlanFromOrder(proto::WipeOrder::Reader order) {
   profile.calibrated = p.getCalibrated();
   profile.honest_round_p999_us = p.getHonestRoundP999Us();
   profile.calibrated_at_unix_us = p.getCalibratedAtUnixUs();
-  // The order is the authority's (the audit verified it under the pinned authority key): a profile it
-  // names as signed by that key, with its class's t_min and safety, is the authority's word.
+  // The order stands under a delegation that verified under the pinned authority key and lists this
+  // very profile (the caller checked it, proto/delegation.h): the authority signed its class's
+  // t_min and safety, and `delegate` lists only profiles whose class it signed too.
   if (p.getAuthorityKeyId().size() == proto::kKeyIdBytes && p.getDocumentDigest().size() == proto::kDigestBytes) {
     ProfileEndorsement& e = profile.endorsement;
     std::memcpy(e.authority_key_id.data(), p.getAuthorityKeyId().begin(), proto::kKeyIdBytes);
@@ -160,7 +163,23 @@ StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const Session
   auto order = message.initRoot<proto::WipeOrder>();
   WriteOrder(plan, proto::KeyIdOf(keys.challenger.public_key), order);
   WP_RETURN_IF_ERROR(proto::ValidateShape(order.asReader()).WithContext("order for node " + plan.node_name));
-  return proto::SignMessage(order.asReader(), keys.authority);
+  proto::Bytes delegation = keys.delegation;
+  if (delegation.empty()) {
+    constexpr int64_t kLabDelegationUs = int64_t{86'400} * 1'000'000;
+    if (keys.authority.secret_key == decltype(keys.authority.secret_key){}) {
+      return FailedPreconditionError("order for node " + plan.node_name +
+                                     ": this challenger holds no delegation from the authority (--delegation)");
+    }
+    WP_ASSIGN_OR_RETURN(delegation, LabDelegation(keys.authority, keys.challenger.public_key, plan.profile,
+                                                  plan.issued_at_unix_us, kLabDelegationUs));
+  }
+  order.setDelegation(proto::AsView(delegation));
+  auto covered = proto::CheckOrderDelegation(order.asReader(), keys.authority.public_key, keys.challenger.public_key,
+                                             plan.issued_at_unix_us, 0);
+  if (!covered.ok() && keys.check_own_delegation) {
+    return FailedPreconditionError("order for node " + plan.node_name + ": " + covered.status().message());
+  }
+  return proto::SignMessage(order.asReader(), keys.challenger);
 }
 
 }  // namespace wipeproof

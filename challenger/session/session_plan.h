@@ -31,10 +31,18 @@
 
 namespace wipeproof {
 
-// The keys a session is run with.
+// The keys a session is run with. In deployment the challenger holds its own key pair and the
+// authority's delegation (delegation_document.h), never the authority's secret key: `authority`
+// then has its public half only. A lab, a test or the selftest that holds the authority's secret
+// key may leave `delegation` empty: each order then carries a LabDelegation made for it.
 struct SessionKeys {
-  proto::KeyPair authority;   // signs orders
-  proto::KeyPair challenger;  // signs verdicts and receipts; its key id is in the order
+  proto::KeyPair authority;   // public half: the delegation's signer; secret half only in labs
+  proto::KeyPair challenger;  // signs orders, verdicts and receipts; its key id is in the order
+  proto::Bytes delegation;    // the authority-signed Delegation envelope (bytes) every order carries
+  // False only in the selftest's rogue challenger (scenario 9c): SignOrder then signs an order its
+  // delegation does not cover, as a challenger host that changed this code would, for agents and
+  // audits to refuse.
+  bool check_own_delegation = true;
 };
 
 // Selector of host memory among a plan's devices (challenger/fleet/inventory.h kHostSelector).
@@ -136,15 +144,19 @@ void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::
 // session, seed, node key id, lifetime, devices (selector, model, capacity, reserve, range, q, fill
 // deadline), deadlines, session timeout, wave name and flags, and the parameter profile (its
 // rounds, q and fill-rate settings are not in the order and stay 0; rounds is 0 in every order). A
-// profile the order names as authority-signed is taken as endorsed: the caller has verified the
-// order under the authority key. Not in the order, left empty: address, node key and
+// profile the order names as authority-signed is taken as endorsed: the caller has checked that the
+// order stands under a delegation verified under the authority key, which lists that profile
+// (proto/delegation.h). Not in the order, left empty: address, node key and
 // certificate, reach, holding schedule, wave context beyond its name.
 // REQUIRES: a shape-valid order (proto/validate.h).
 SessionPlan PlanFromOrder(proto::WipeOrder::Reader order);
 
-// The order in canonical form naming keys.challenger, checked with proto::ValidateShape, signed by
-// keys.authority.
-// Errors: INVALID_ARGUMENT when the order fails its shape check (a bug in the plan).
+// The order in canonical form naming keys.challenger and carrying keys.delegation (or a lab
+// delegation, see SessionKeys), checked with proto::ValidateShape and against its delegation as an
+// agent will check it (proto/delegation.h, at the order's issue time), signed by keys.challenger.
+// Errors: INVALID_ARGUMENT when the order fails its shape check (a bug in the plan);
+// FAILED_PRECONDITION when the delegation does not cover the order (expired, another challenger
+// key, the profile not listed: the authority must renew it) or there is none.
 StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const SessionKeys& keys);
 
 }  // namespace wipeproof

@@ -29,8 +29,8 @@ inline constexpr uint64_t kDefaultHostReserveBytes = uint64_t{256} << 20;  // le
 inline constexpr size_t kDefaultReplayCapacity = 65536;                    // session ids remembered
 
 struct AgentConfig {
-  proto::PublicKey authority_key{};                                          // verifies WipeOrder envelopes
-  proto::PublicKey challenger_key{};                                         // verifies Verdict envelopes in finish
+  proto::PublicKey authority_key{};   // verifies the Delegation an order carries (proto/delegation.h)
+  proto::PublicKey challenger_key{};  // verifies WipeOrder envelopes (under that delegation) and Verdicts
   proto::KeyPair node_key;                                                   // signs FillReport and TranscriptDigest
   std::string node_name;                                                     // must equal WipeOrder.nodeName
   std::string agent_version = "wipeproof-prover " WIPEPROOF_VERSION_STRING;  // NodeDescription.agentVersion

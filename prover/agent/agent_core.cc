@@ -13,6 +13,7 @@
 #include "common/hex.h"
 #include "common/terminal_text.h"
 #include "proto/codec.h"
+#include "proto/delegation.h"
 #include "proto/label_wire.h"
 #include "proto/node_messages.h"
 #include "proto/session_rules.h"
@@ -159,12 +160,19 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
                   kRefused, AgentMetrics::kRefusedBusy);
   }
   // The signature is verified over the bytes before anything parses them (proto/signing.h).
-  auto parsed = proto::VerifyAndParse<proto::WipeOrder>(order_envelope, config_.authority_key);
+  // The challenger signs orders; the authority's key stays offline and vouches for the challenger
+  // through the delegation the order carries (proto/delegation.h).
+  auto parsed = proto::VerifyAndParse<proto::WipeOrder>(order_envelope, config_.challenger_key);
   if (!parsed.ok()) return Refuse(parsed.status(), kRefused, AgentMetrics::kRefusedSignature);
   proto::WipeOrder::Reader order = parsed->root();
   const SessionId id = ToSessionId(order.getSessionId());
   const std::string name = "session " + HexEncode(id.data(), id.size());
   const int64_t now = clock_.UnixMicros();
+  auto delegated = proto::CheckOrderDelegation(order, config_.authority_key, config_.challenger_key, now,
+                                               config_.clock_skew_us);
+  if (!delegated.ok()) {
+    return Refuse(delegated.status(), kRefused + (" " + name), AgentMetrics::kRefusedDelegation);
+  }
 
   Status checked = CheckOrderAddress(order, config_.node_name, node_key_id_, proto::KeyIdOf(config_.challenger_key));
   if (checked.ok()) checked = CheckOrderConnection(order, authenticated_as);

@@ -14,8 +14,12 @@
 // StartSession checks, in this order, each failure a typed refusal that holds no memory:
 //   1. no session running                 FAILED_PRECONDITION "session <id> in progress (filling)"
 //   2. envelope, signature, then payload  proto/signing.h: INVALID_ARGUMENT / PERMISSION_DENIED;
-//      (the signature is checked before    a tampered order fails here as a signature failure
-//      the payload is parsed)
+//      (the challenger key's signature is  a tampered order fails here as a signature failure
+//      checked before the payload is
+//      parsed)
+//   2b. under the authority's delegation  PERMISSION_DENIED (proto/delegation.h): verified under the
+//      the order carries                   authority key, naming the challenger key, in force, listing
+//                                         the order's profile; refused before its id is recorded
 //   3. addressed to this node, and sent   PERMISSION_DENIED (order_checks.h): a copied order replayed
 //      on a connection authenticated       by anyone but the challenger it names is refused here,
 //      as the challenger it names          before its session id is recorded as seen

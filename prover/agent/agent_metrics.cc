@@ -52,7 +52,7 @@ AgentMetrics::AgentMetrics(MetricsRegistry& registry, std::string node_name, con
           "Sessions ended, by outcome: pass, fail (a verdict), aborted, disconnected, timed_out, error.", {"outcome"})),
       refusals_(registry.AddCounter(
           "wipeproof_agent_refusals_total",
-          "Orders refused, by reason: busy, signature, address, order_time, replayed, devices.", {"reason"})),
+          "Orders refused, by reason: busy, signature, delegation, address, order_time, replayed, devices.", {"reason"})),
       last_error_(registry
                       .AddGauge("wipeproof_agent_last_error_timestamp_seconds",
                                 "Unix time of the last refusal or early session end (0: none yet).", {})
@@ -65,7 +65,7 @@ AgentMetrics::AgentMetrics(MetricsRegistry& registry, std::string node_name, con
     sessions_.WithLabels({outcome});
   }
   for (const char* reason :
-       {kRefusedBusy, kRefusedSignature, kRefusedAddress, kRefusedTime, kRefusedReplayed, kRefusedDevices}) {
+       {kRefusedBusy, kRefusedSignature, kRefusedDelegation, kRefusedAddress, kRefusedTime, kRefusedReplayed, kRefusedDevices}) {
     refusals_.WithLabels({reason});
   }
   last_fill_.WithLabels({});

@@ -49,6 +49,7 @@ class AgentMetrics {
   // Reasons a refused order is counted under (refusals_total{reason}).
   static constexpr const char* kRefusedBusy = "busy";            // a session runs
   static constexpr const char* kRefusedSignature = "signature";  // envelope or signature
+  static constexpr const char* kRefusedDelegation = "delegation";  // not under the authority's delegation
   static constexpr const char* kRefusedAddress = "address";      // another node, challenger or connection
   static constexpr const char* kRefusedTime = "order_time";      // expired, not yet valid, too long
   static constexpr const char* kRefusedReplayed = "replayed";    // session id seen before

@@ -39,7 +39,7 @@ class SeenSessions {
 
   // Remembers `id` until the wall clock reaches `forget_at_unix_us`. First forgets expired ids
   // (Prune(now_unix_us)). Errors: ALREADY_EXISTS if `id` is remembered; RESOURCE_EXHAUSTED when
-  // `capacity` unexpired ids are remembered (only authority-signed orders get here, so this is a
+  // `capacity` unexpired ids are remembered (only orders under the authority's delegation get here, so this is a
   // misbehaving authority, not an outsider).
   Status Insert(const SessionId& id, int64_t forget_at_unix_us, int64_t now_unix_us);
 

@@ -67,11 +67,11 @@ class SelftestAdversariesTest : public ::testing::Test {
 
 TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenNineAndTen) {
   const auto all = adversary::SelftestScenarios(adversary::DefaultSelftestSetup());
-  EXPECT_EQ(all.size(), 32u);
+  EXPECT_EQ(all.size(), 33u);
   std::map<int, int> per_adversary;
   for (const auto& s : all) ++per_adversary[s.adversary];
   EXPECT_EQ(per_adversary, (std::map<int, int>{
-                               {0, 1}, {1, 6}, {2, 2}, {3, 4}, {4, 2}, {5, 2}, {6, 3}, {7, 7}, {9, 2}, {10, 3}}));
+                               {0, 1}, {1, 6}, {2, 2}, {3, 4}, {4, 2}, {5, 2}, {6, 3}, {7, 7}, {9, 3}, {10, 3}}));
 }
 
 // threat-model: T-HONEST
@@ -157,6 +157,19 @@ TEST_F(SelftestAdversariesTest, UnsignedOrTamperedProfilesStateNoBound) {
   ExpectAll("9b-tampered-profile", "pass");
   EXPECT_EQ(Get("9a-unsigned-profile").bounds_stated, 0u);
   EXPECT_EQ(Get("9b-tampered-profile").bounds_stated, 0u);
+}
+
+// 9c: the challenger's host orders under a class the authority did not delegate (the signed
+// profile's t_min raised, still naming the signed document): the honest agent refuses every order,
+// naming the delegation.
+// threat-model: T-DELEGATION
+TEST_F(SelftestAdversariesTest, OrdersOutsideTheDelegationAreRefused) {
+  Run({"9c-undelegated-class"});
+  ExpectAll("9c-undelegated-class", "orderRefused");
+  EXPECT_EQ(Get("9c-undelegated-class").bounds_stated, 0u);
+  EXPECT_NE(Get("9c-undelegated-class").example_failure.find("is not one the delegation 'selftest challenger'"),
+            std::string::npos)
+      << Get("9c-undelegated-class").example_failure;
 }
 
 // threat-model: T-UNDER-FILL

@@ -387,13 +387,70 @@ TEST_F(AgentCoreTest, LongLivedOrderIsRefused) {
 // threat-model: T-ORDER-FORGED
 TEST_F(AgentCoreTest, WronglySignedOrderIsRefused) {
   AgentCore& core = MakeHost();
-  const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_, agent_test::ChallengerKey());
+  // Signed by the authority's key itself: orders are the challenger's (under its delegation).
+  const proto::SignedEnvelope order = SignedOrder(OrderSpec(), clock_, agent_test::AuthorityKey());
   EXPECT_EQ(core.StartSession(order, kOwner, kAsChallenger).status().code(), StatusCode::kPermissionDenied);
   // The right key id with a signature by another key.
   proto::SignedEnvelope forged = order;
-  forged.signer_key_id = proto::KeyIdOf(agent_test::AuthorityKey().public_key);
+  forged.signer_key_id = proto::KeyIdOf(agent_test::ChallengerKey().public_key);
   EXPECT_TRUE(HasError(core.StartSession(forged, kOwner, kAsChallenger).status(), StatusCode::kPermissionDenied,
                        "signature does not verify"));
+  ExpectNothingHeld();
+}
+
+// A delegation as the authority's `delegate` writes one (or a forger would), for the tests below.
+proto::Bytes MakeDelegation(const proto::KeyPair& signer, const proto::PublicKey& challenger, int64_t not_before,
+                            int64_t not_after, bool allow_unsigned) {
+  capnp::MallocMessageBuilder m;
+  auto d = m.initRoot<proto::Delegation>();
+  d.setChallengerPublicKey(proto::AsView(challenger));
+  d.setNotBeforeUnixUs(not_before);
+  d.setNotAfterUnixUs(not_after);
+  d.setAllowUnsignedProfiles(allow_unsigned);
+  if (!allow_unsigned) {  // one signed profile, which the test orders do not carry
+    auto p = d.initProfiles(1)[0];
+    p.setName("rack-fpga");
+    p.setAdversaryClass("fpga-asic");
+    p.setTMinPs(5000);
+    p.setSafetyFactor(2);
+    p.setAuthorityKeyId(proto::AsView(proto::KeyIdOf(signer.public_key)));
+    p.setDocumentDigest(proto::AsView(proto::Blake2b256(proto::AsView(challenger))));
+  }
+  auto envelope = proto::SignMessage(d.asReader(), signer);
+  EXPECT_TRUE(envelope.ok());
+  return proto::EncodeEnvelope(*envelope);
+}
+
+// The challenger key signs orders, but only under the authority's delegation: one signed by another
+// key, to another challenger, out of its period, or not covering the order's (unsigned, made-up)
+// profile is refused, before the order's id is remembered.
+// threat-model: T-DELEGATION
+TEST_F(AgentCoreTest, OrdersOutsideTheAuthoritysDelegationAreRefused) {
+  AgentCore& core = MakeHost();
+  const proto::KeyPair& authority = agent_test::AuthorityKey();
+  const proto::PublicKey challenger = agent_test::ChallengerKey().public_key;
+  const int64_t now = clock_.UnixMicros();
+  const struct {
+    proto::Bytes delegation;
+    const char* why;
+  } refused[] = {
+      {MakeDelegation(agent_test::NodeKey(), challenger, 0, INT64_MAX, true), "does not verify under the authority key"},
+      {MakeDelegation(authority, agent_test::NodeKey().public_key, 0, INT64_MAX, true), "is not for the challenger key"},
+      {MakeDelegation(authority, challenger, 0, now - 10 * 60'000'000LL, true), "outside the delegation"},
+      {MakeDelegation(authority, challenger, now + 10 * 60'000'000LL, INT64_MAX, true), "outside the delegation"},
+      {MakeDelegation(authority, challenger, 0, INT64_MAX, false), "is not signed by the authority"},
+  };
+  for (const auto& c : refused) {
+    OrderSpec spec;
+    spec.delegation = c.delegation;
+    EXPECT_TRUE(HasError(core.StartSession(SignedOrder(spec, clock_), kOwner, kAsChallenger).status(),
+                         StatusCode::kPermissionDenied, c.why))
+        << c.why;
+  }
+  ExpectNothingHeld();
+  // The same session id under the right delegation: accepted (the refusals remembered nothing).
+  EXPECT_TRUE(core.StartSession(SignedOrder(OrderSpec(), clock_), kOwner, kAsChallenger).ok());
+  EXPECT_TRUE(core.Abort(kOwner, proto::AsView(SessionIdOf(1)), "test done").ok());
   ExpectNothingHeld();
 }
 

@@ -158,23 +158,28 @@ TEST_F(AgentMetricsTest, EachRefusalCountsUnderItsReason) {
   auto refused = [&](const OrderSpec& spec, const proto::KeyPair& signer) {
     return !core.StartSession(SignedOrder(spec, clock_, signer), kOwner, kAsChallenger).ok();
   };
-  const proto::KeyPair authority = agent_test::AuthorityKey();
+  const proto::KeyPair challenger = agent_test::ChallengerKey();
   OrderSpec spec;
   spec.session_id = SessionIdOf(10);
-  EXPECT_TRUE(refused(spec, agent_test::ChallengerKey()));  // signature: not the authority's
+  EXPECT_TRUE(refused(spec, agent_test::AuthorityKey()));  // signature: not the challenger's
+  spec.delegation = agent_test::TestDelegation();
+  spec.delegation[spec.delegation.size() / 2] ^= 1;
+  EXPECT_TRUE(refused(spec, challenger));  // delegation: altered
+  spec = OrderSpec();
+  spec.session_id = SessionIdOf(10);
   spec.node_name = "node-z";
-  EXPECT_TRUE(refused(spec, authority));  // address
+  EXPECT_TRUE(refused(spec, challenger));  // address
   spec = OrderSpec();
   spec.session_id = SessionIdOf(11);
   spec.issued_at_unix_us = clock_.UnixMicros() + 2 * kDefaultClockSkewUs;
-  EXPECT_TRUE(refused(spec, authority));  // order_time: from the future
+  EXPECT_TRUE(refused(spec, challenger));  // order_time: from the future
   spec = OrderSpec();
   spec.session_id = SessionIdOf(12);
   spec.devices = {{"GPU-nope", 0, 1024, 1}};
-  EXPECT_TRUE(refused(spec, authority));  // devices
-  EXPECT_TRUE(refused(spec, authority));  // replayed: its id was used up
+  EXPECT_TRUE(refused(spec, challenger));  // devices
+  EXPECT_TRUE(refused(spec, challenger));  // replayed: its id was used up
   auto m = Scrape(registry_);
-  for (const char* reason : {"signature", "address", "order_time", "devices", "replayed"}) {
+  for (const char* reason : {"signature", "delegation", "address", "order_time", "devices", "replayed"}) {
     EXPECT_EQ(m[std::string("wipeproof_agent_refusals_total{reason=\"") + reason + "\"}"], 1) << reason;
   }
   EXPECT_EQ(m["wipeproof_agent_refusals_total{reason=\"busy\"}"], 0);

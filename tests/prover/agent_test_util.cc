@@ -235,8 +235,21 @@ const uint8_t* TestSeed() {
   return seed->data();
 }
 
+proto::Bytes TestDelegation() {
+  capnp::MallocMessageBuilder m;
+  auto d = m.initRoot<proto::Delegation>();
+  d.setChallengerPublicKey(proto::AsView(ChallengerKey().public_key));
+  d.setNotBeforeUnixUs(0);
+  d.setNotAfterUnixUs(INT64_MAX);
+  d.setName("agent tests");
+  d.setAllowUnsignedProfiles(true);
+  auto envelope = proto::SignMessage(d.asReader(), AuthorityKey());
+  if (!envelope.ok()) std::abort();
+  return proto::EncodeEnvelope(*envelope);
+}
+
 proto::SignedEnvelope SignedOrder(const OrderSpec& spec, const Clock& clock) {
-  return SignedOrder(spec, clock, AuthorityKey());
+  return SignedOrder(spec, clock, ChallengerKey());
 }
 
 proto::SignedEnvelope SignedOrder(const OrderSpec& spec, const Clock& clock, const proto::KeyPair& signer) {
@@ -268,6 +281,7 @@ proto::SignedEnvelope SignedOrder(const OrderSpec& spec, const Clock& clock, con
   order.setRoundDeadlineUs(1000);
   order.setSessionTimeoutUs(spec.session_timeout_us);
   order.setHostMemoryInPlan(true);
+  order.setDelegation(proto::AsView(spec.delegation.empty() ? TestDelegation() : spec.delegation));
   auto signed_order = proto::SignMessage(order.asReader(), signer);
   if (!signed_order.ok()) std::abort();
   return *signed_order;

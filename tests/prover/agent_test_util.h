@@ -99,9 +99,16 @@ struct OrderSpec {
   uint32_t chunk_labels = 256;
   uint64_t session_timeout_us = 0;
   std::vector<PlannedDeviceSpec> devices = {{"host", 0, 65536, 8}};  // 2 MiB of labels
+  // The delegation the order carries: empty = TestDelegation(); set to test others.
+  proto::Bytes delegation;
 };
 
-// The order's canonical bytes, signed by `signer` (the authority unless told otherwise).
+// The authority's delegation to ChallengerKey() that test orders carry: in force for all time
+// ([0, INT64_MAX)), unsigned profiles allowed (test orders name no signed profile).
+proto::Bytes TestDelegation();
+
+// The order's canonical bytes, carrying spec.delegation (TestDelegation() when empty), signed by
+// `signer` (the challenger unless told otherwise).
 proto::SignedEnvelope SignedOrder(const OrderSpec& spec, const Clock& clock);
 proto::SignedEnvelope SignedOrder(const OrderSpec& spec, const Clock& clock, const proto::KeyPair& signer);
 

@@ -58,6 +58,20 @@ Bytes SignToEnvelopeBytes(Builder builder, const KeyPair& key) {
   return proto::EncodeEnvelope(Must(proto::SignMessage(builder.asReader(), key), "SignMessage"));
 }
 
+// The authority's delegation to `challenger`, in force for all time, unsigned profiles allowed (a
+// lab's): what test orders carry (proto/delegation.h).
+inline Bytes DelegationBytes(const KeyPair& authority, const proto::PublicKey& challenger) {
+  capnp::MallocMessageBuilder message;
+  auto d = message.initRoot<proto::Delegation>();
+  d.setChallengerPublicKey(proto::AsView(challenger));
+  d.setNotBeforeUnixUs(0);
+  d.setNotAfterUnixUs(INT64_MAX);
+  d.setName("test");
+  d.setAllowUnsignedProfiles(true);
+  return SignToEnvelopeBytes(d, authority);
+}
+
+// An order signed by keys.challenger under keys.authority's delegation.
 inline Bytes OrderRecord(const Bytes& session, const Keys& keys) {
   capnp::MallocMessageBuilder message;
   auto order = message.initRoot<proto::WipeOrder>();
@@ -83,7 +97,8 @@ inline Bytes OrderRecord(const Bytes& session, const Keys& keys) {
   order.initProfile().setName("default-uncalibrated");
   order.setHostMemoryInPlan(true);
   order.setWaveName("wave-1");
-  return SignToEnvelopeBytes(order, keys.authority);
+  order.setDelegation(proto::AsView(DelegationBytes(keys.authority, keys.challenger.public_key)));
+  return SignToEnvelopeBytes(order, keys.challenger);
 }
 
 inline Bytes FillReportRecord(const Bytes& session, const Keys& keys) {

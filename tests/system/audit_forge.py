@@ -55,6 +55,13 @@
                                                         removed), re-signed, the chain rebuilt
   audit_forge.py receipt-bad-utf8 EXPORT SCHEMA KEY      the first receipt's nodeName with its last byte
                                                         made invalid UTF-8, re-signed
+  audit_forge.py order-set EXPORT SCHEMA KEY FIELD=JSON...
+                                                        the first order with each FIELD set (profile.F
+                                                        sets the profile's F; delegation="self" puts in a
+                                                        delegation signed by KEY itself, as a challenger
+                                                        host would make one up), re-signed with the
+                                                        challenger's key (KEY), the chain rebuilt: a
+                                                        challenger ordering outside its delegation
 Writes the tampered export to stdout. Uses docs/audit_recipe.py's capnp helpers.
 """
 import json
@@ -338,6 +345,31 @@ def set_fields(message, fields):
             message[field] = value
 
 
+def order_set(schema, document, challenger, fields):
+    """The first order with `fields` set and re-signed by the challenger (delegation="self": a delegation to the
+    challenger's own key, signed by it, allowing every profile)."""
+    records = ledger_records(schema, document)
+    o = next(i for i, (kind, _) in records.items() if kind == "order")
+    order = schema.decode(envelope_parts(schema, records[o][1])[0], "WipeOrder")
+    for field, value in fields.items():
+        if field == "delegation" and value == "self":
+            public = bytes(challenger.verify_key)
+            delegation = {"challengerPublicKey": list(public), "notBeforeUnixUs": "0",
+                          "notAfterUnixUs": "9223372036854775807", "name": "made up", "allowUnsignedProfiles": True}
+            payload = schema.canonical(delegation, "Delegation")
+            number = schema.enum("MessageKind")["delegation"]
+            envelope = {"kind": "delegation", "payload": list(payload), "signerKeyId": list(recipe.key_id(public)),
+                        "signature": list(challenger.sign(recipe.ENVELOPE_CONTEXT + struct.pack("<H", number)
+                                                          + payload).signature)}
+            order["delegation"] = list(schema.canonical(envelope, "Envelope"))
+        elif field.startswith("profile."):
+            order.setdefault("profile", {})[field[len("profile."):]] = value
+        else:
+            set_fields(order, {field: value})
+    new_record = sign_message(schema, order, "WipeOrder", challenger, "wipeOrder", records[o][1])
+    rewrite_records(schema, document, {o: new_record}, challenger)
+
+
 def wave_set(schema, document, challenger, fields):
     """The last wave verdict with `fields` set, re-signed."""
     records = entry_records(schema, document)
@@ -499,6 +531,8 @@ def main():
     elif mode == "verdict-set":
         verdict_set(schema, document, SigningKey(read_seed(sys.argv[4])), SigningKey(read_seed(sys.argv[5])),
                     assignments(sys.argv[6:]))
+    elif mode == "order-set":
+        order_set(schema, document, SigningKey(read_seed(sys.argv[4])), assignments(sys.argv[5:]))
     elif mode == "second-pass":
         second_pass(schema, document, SigningKey(read_seed(sys.argv[4])))
     elif mode == "receipt-bad-utf8":

@@ -69,7 +69,7 @@ expect_pass "the recipe's label code on label-spec.md's known answers" \
 
 forge() {  # MODE [EXPORT] ARGS...: the newer modes name the export, the others forge the session's
   case $1 in
-    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8 | second-pass | verdict-set)
+    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8 | second-pass | verdict-set | order-set)
       "$python" "$root/tests/system/audit_forge.py" "$1" "$2" "$root/proto/wipe.capnp" "${@:3}" ;;
     *) "$python" "$root/tests/system/audit_forge.py" "$1" "$dir/export.json" "$root/proto/wipe.capnp" "${@:2}" ;;
   esac
@@ -289,6 +289,12 @@ forged bound-lowered verdict-set "$dir/bound.json" "$key" "$wave/node-a.key" 'to
 forged bound-uncalibrated verdict-set "$dir/export.json" "$key" "$e2e/node.key" 'boundStated=true' \
   'totalUnwipedBoundBytes="1000"'
 forged wave-bytes-without-bound wave-set "$dir/wave.json" "$key" 'unwipedBoundBytes="12345"'
+# threat-model: T-DELEGATION
+# A challenger-key holder orders outside the authority's delegation: under a class the authority did
+# not sign (the signed, calibrated session's t_min raised, still naming the signed document), and
+# under a delegation it made up for itself.
+forged order-undelegated-class order-set "$dir/bound.json" "$key" 'profile.tMinPs="1000000"'
+forged order-self-delegated order-set "$dir/export.json" "$key" 'delegation="self"'
 # A wave name with terminal controls (BEL, the C1 control NEL, a bidi isolate) reaches the output
 # escaped, never raw. (Only decimal-digit escapes: Debian's capnp tool misreads \u escapes with a-f.)
 forged wave-name-controls wave-set "$dir/wave.json" "$key" 'waveName="w\u0007X\u0085\u2066"'
@@ -330,7 +336,10 @@ supersede a pass with a failure" \
 from the order's plan and the chunks the rounds checked" \
   "bound-uncalibrated=bound: boundStated is true, recomputed=boundStated is true, recomputed from the order: false \
 (it needs a calibrated profile)" \
-  "wave-bytes-without-bound=unwipedBoundBytes is 12345=it states no bound, yet unwipedBoundBytes is 12345"
+  "wave-bytes-without-bound=unwipedBoundBytes is 12345=it states no bound, yet unwipedBoundBytes is 12345" \
+  "order-undelegated-class=does not stand under the authority's delegation: the order's profile=names a signature \
+but is not one its delegation lists" \
+  "order-self-delegated=the order's delegation does not verify under the authority key=its delegation: signed by key"
 for tool in audit recipe; do
   if LC_ALL=C grep -qP '\x07|\xc2\x85|\xe2\x81\xa6' "$dir/wave-name-controls.$tool"; then
     echo "FAIL: $tool printed a raw terminal control:"; cat -v "$dir/wave-name-controls.$tool"; failures=$((failures + 1))

@@ -13,7 +13,7 @@ every port name is a valid IANA_SVC_NAME; and what each object must hold:
   selector, only the IPC_LOCK capability and the GPU devices, and pins only public halves (.pub,
   .crt); the RBAC lets the challenger cordon, evict and annotate;
 - authority cluster: no authority secret key at all (it stays offline); the challenger StatefulSet
-  is pinned to the authority's nodes (nodeSelector or required node affinity on
+  runs under the authority's delegation (--delegation, --authority_pub, no --authority_key), is pinned to the authority's nodes (nodeSelector or required node affinity on
   wipeproof.io/authority-node), keeps its ledger on a volume claim and reads its key from a Secret
   copied by an init container into a memory folder with mode 0600 (fsGroup would make the Secret
   0440), its Service exists; a NetworkPolicy selects its pods, admits in only the metrics port from a
@@ -285,6 +285,13 @@ def check(docs):
         key_args = [a.split("=", 1)[1] for a in container.get("args", []) if a.startswith("--challenger_key=")]
         if not key_args:
             errors.append("challenger: no --challenger_key")
+        # It orders under the authority's delegation: the delegation and the authority's public key, never
+        # the authority's secret key (the lab form, --authority_key).
+        flags = {a.split("=", 1)[0] for a in container.get("args", []) if a.startswith("--")}
+        if "--authority_key" in flags:
+            errors.append("challenger: --authority_key (the authority's secret key) on the challenger: use --delegation")
+        if not {"--delegation", "--authority_pub"} <= flags:
+            errors.append("challenger: not run under a delegation (--delegation and --authority_pub)")
         # fsGroup turns a Secret's 0400 into 0440, which the challenger refuses for a secret key: the keys
         # must reach it through a memory folder an init container fills from the Secret with mode 0600.
         for path in key_args:
@@ -378,6 +385,10 @@ BREAKS = {
     "the authority's secret key in the challenger":
         lambda d: challenger_sts(d)["template"]["spec"]["containers"][0]["args"].append(
             "--authority_key=/etc/wipeproof/keys/inspect-authority.key"),
+    "the challenger not under a delegation":
+        lambda d: challenger_sts(d)["template"]["spec"]["containers"][0].__setitem__("args", [
+            a for a in challenger_sts(d)["template"]["spec"]["containers"][0]["args"]
+            if not a.startswith("--delegation=")]),
     "the challenger in the inspected cluster":
         lambda d: d.__setitem__(slice(None), [(w.replace("authority-cluster", "inspected-cluster"), x) for w, x in d]),
     "the challenger not pinned": lambda d: challenger_sts(d)["template"]["spec"].pop("nodeSelector"),

@@ -83,9 +83,9 @@ struct Forgery {
   std::vector<std::unique_ptr<capnp::MallocMessageBuilder>> logs, verdicts, notices;
   Bytes original_transcript;  // the node's own envelope
 
-  proto::KeyPair authority = testing::TestKey(0x11);
   proto::KeyPair node = testing::TestKey(0x33);
   proto::KeyPair challenger = testing::TestKey(0x22);
+  proto::KeyPair order_signer = testing::TestKey(0x22);  // the challenger, under the order's delegation
   bool resign_transcript = true;  // false: a forger without the node key keeps the node's envelope
   // Called at each stage after its digests are set, just before the stage is signed.
   std::function<void(Forgery&, Stage)> tamper;
@@ -104,7 +104,7 @@ struct Forgery {
       if (tamper) tamper(*this, s);
     };
     stage(kOrder);
-    const proto::SignedEnvelope order_env = Must(proto::SignMessage(Order().asReader(), authority));
+    const proto::SignedEnvelope order_env = Must(proto::SignMessage(Order().asReader(), order_signer));
     const proto::Digest order_digest = proto::Blake2b256(proto::AsView(order_env.payload));
     std::optional<proto::SignedEnvelope> report_env;
     proto::Digest report_digest{};
@@ -465,12 +465,13 @@ TEST_F(LedgerAuditTest, OrderWithoutVerdictIsNoVerdict) {
       ledger_->Append(LedgerRecordKind::ORDER, proto::AsView(ledger_test::OrderRecord(ledger_test::SessionId(9), {})),
                       proto::AsView(ledger_test::SessionId(9)));
   ASSERT_TRUE(sequence.ok());
-  // The helper's order is for another authority and node; re-sign it as this test's authority.
+  // The helper's order is for another authority, challenger and node; re-sign it as this test's.
   Forgery f = Forge();
   const proto::KeyId node_id = proto::KeyIdOf(testing::TestKeyPublic(0x33));
   f.Order().setNodeKeyId(capnp::Data::Reader(node_id.data(), node_id.size()));
   const proto::KeyId challenger_id = proto::KeyIdOf(challenger_.public_key);
   f.Order().setChallengerKeyId(capnp::Data::Reader(challenger_id.data(), challenger_id.size()));
+  f.Order().setDelegation(proto::AsView(ledger_test::DelegationBytes(authority_, challenger_.public_key)));
   auto audit = Audit(ForgedExport(f));
   ASSERT_TRUE(audit.ok()) << audit.status().ToString();
   EXPECT_TRUE(audit->first_failure.ok()) << audit->first_failure.ToString();
@@ -569,10 +570,28 @@ TEST_F(LedgerAuditTest, ARecordKindTheAuditorDoesNotCheckFailsClosed) {
 }
 
 // threat-model: T-AUDIT-FOREIGN-KEYS
-TEST_F(LedgerAuditTest, OrderMustBeSignedByThePinnedAuthorityAndNameThePinnedChallenger) {
+// threat-model: T-DELEGATION
+TEST_F(LedgerAuditTest, OrderMustStandUnderThePinnedAuthoritysDelegationAndNameThePinnedChallenger) {
   RunSession();
-  Status status = AuditForged([](Forgery& f) { f.authority = testing::TestKey(0x44); });
-  EXPECT_THAT(status.message(), HasSubstr("order (ledger entry 0): does not verify under the authority key"));
+  Status status = AuditForged([](Forgery& f) { f.order_signer = testing::TestKey(0x44); });
+  EXPECT_THAT(status.message(), HasSubstr("order (ledger entry 0): does not verify under the challenger key"));
+  // A delegation the challenger host made up for itself.
+  status = AuditForged([](Forgery& f) {
+    f.Order().setDelegation(proto::AsView(ledger_test::DelegationBytes(testing::TestKey(0x44), f.challenger.public_key)));
+  });
+  EXPECT_THAT(status.message(), HasSubstr("order (ledger entry 0): does not stand under the authority's delegation: "
+                                          "the order's delegation does not verify under the authority key"));
+  // A class the authority did not sign, named as if it had: the delegation does not list it.
+  status = AuditForged([this](Forgery& f) {
+    auto profile = f.Order().getProfile();
+    profile.setAdversaryClass("made-up");
+    profile.setTMinPs(1'000'000);
+    const proto::KeyId id = proto::KeyIdOf(authority_.public_key);
+    profile.setAuthorityKeyId(capnp::Data::Reader(id.data(), id.size()));
+    profile.setDocumentDigest(proto::AsView(proto::Blake2b256(proto::AsView(id))));
+  });
+  EXPECT_THAT(status.message(), HasSubstr("is not one the delegation"));
+  EXPECT_THAT(status.message(), HasSubstr("class 'made-up'"));
   status = AuditForged([](Forgery& f) {
     const proto::KeyId other = proto::KeyIdOf(testing::TestKeyPublic(0x44));
     f.Order().setChallengerKeyId(capnp::Data::Reader(other.data(), other.size()));
@@ -909,8 +928,9 @@ TEST_F(LedgerAuditTest, AnUncalibratedSessionCannotClaimABound) {
                                           "false"));
 }
 
-// The authority signs the order; a profile endorsement in it that names another key (a profile
-// signed by someone else, copied into an order) is no endorsement: no bound may be stated from it.
+// The challenger signs the order under the authority's delegation; a profile endorsement in it that
+// names another key (a profile signed by someone else, copied into an order) is not one the
+// delegation lists: the order does not stand, and no bound may be stated from it.
 // threat-model: T-PROFILE-UNSIGNED
 TEST_F(LedgerAuditTest, AProfileEndorsedByAnotherKeyStatesNoBound) {
   const SessionOutcome outcome = RunSession({}, testing::CalibratedTestProfile());
@@ -921,8 +941,9 @@ TEST_F(LedgerAuditTest, AProfileEndorsedByAnotherKeyStatesNoBound) {
     f.Order().getProfile().setAuthorityKeyId(capnp::Data::Reader(other.data(), other.size()));
     f.Verdict().getProfile().setAuthorityKeyId(capnp::Data::Reader(other.data(), other.size()));
   });
-  EXPECT_THAT(status.message(), HasSubstr("bound: boundStated is true, recomputed from the order and the round log: "
-                                          "false"));
+  EXPECT_THAT(status.message(), HasSubstr("does not stand under the authority's delegation: the order's profile "
+                                          "'test-calibrated' (class 'test-cpu', tMinPs 40000, safety 1.500000) is "
+                                          "not one the delegation"));
 }
 
 TEST_F(LedgerAuditTest, TheReceiptMustTieTheSessionTogether) {

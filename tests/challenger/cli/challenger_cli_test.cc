@@ -290,10 +290,13 @@ TEST_F(ChallengerCliTest, EachSubcommandHelpListsOnlyItsOwnFlags) {
       << plan;
   EXPECT_NE(plan.find("confidence is used instead) type: double default: 0.999\n"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("built-in uncalibrated profile"), std::string::npos) << plan;
-  // Every flag wipe, serve and calibrate cannot run without is marked (required).
+  // Every flag wipe, serve and calibrate cannot run without is marked (required); wipe and serve
+  // take --delegation (deployment) or --authority_key (lab), one of them.
   for (const std::string sub : {"wipe", "serve", "calibrate"}) {
     const std::string help = Challenger(sub + " --help").out;
-    for (const std::string flag : {"inventory", "authority_key", "challenger_key"}) {
+    std::vector<std::string> flags = {"inventory", "challenger_key"};
+    if (sub == "calibrate") flags.push_back("authority_key");
+    for (const std::string& flag : flags) {
       const size_t at = help.find("    -" + flag + " (");
       ASSERT_NE(at, std::string::npos) << sub << " " << flag;
       const std::string block = help.substr(at, help.find(" type: ", at) - at);
@@ -461,6 +464,94 @@ TEST_F(ChallengerCliTest, WipePassesAndTheLedgerVerifies) {
   EXPECT_EQ(session["times"]["verdict_issued"], t["verdict_signed"]);
   EXPECT_EQ(session["ledger"]["verdict_sequence"], verdict["ledger"]["verdict_sequence"]);
   EXPECT_EQ(session["rounds"], verdict["rounds"].size());
+}
+
+// The deployment form: the authority's keys made and kept apart (keygen --role), a delegation signed
+// with them (delegate), and wipe run with the delegation and the authority's public key only: the
+// order carries the delegation and the agent accepts it. wipe refuses a delegation for another
+// challenger key, one signed by another key, or one that does not cover its profile, before any order.
+// threat-model: T-DELEGATION
+TEST_F(ChallengerCliTest, WipeRunsUnderTheAuthoritysDelegationWithoutItsSecretKey) {
+  CliRun authority = Challenger("keygen --role=authority --out=a");
+  ASSERT_EQ(authority.exit_code, 0) << authority.err;
+  EXPECT_EQ(authority.err.find("warning"), std::string::npos) << authority.err;
+  CliRun challenger = Challenger("keygen --role=challenger --out=k");
+  ASSERT_EQ(challenger.exit_code, 0) << challenger.err;
+  struct stat st;
+  EXPECT_NE(stat((dir_ + "/k-authority.key").c_str(), &st), 0);  // the challenger's side has no authority key
+  EXPECT_NE(stat((dir_ + "/a-challenger.key").c_str(), &st), 0);
+  EXPECT_NE(Challenger("keygen --out=both").err.find("warning: both-authority.key is the authority's secret key"),
+            std::string::npos);
+  // A delegation that lists nothing delegates nothing.
+  EXPECT_EQ(Challenger("delegate --authority_key=a-authority.key --challenger_pub=k-challenger.pub --out=d").exit_code,
+            2);
+  CliRun delegate = Challenger(
+      "delegate --authority_key=a-authority.key --challenger_pub=k-challenger.pub --allow_unsigned_profiles "
+      "--valid_days=1 --name=cli-test --out=k.delegation");
+  ASSERT_EQ(delegate.exit_code, 0) << delegate.err;
+  EXPECT_NE(delegate.out.find("delegation 'cli-test' to challenger key " + proto::KeyIdHex(proto::KeyIdOf(Pub("k-challenger.pub")))),
+            std::string::npos)
+      << delegate.out;
+
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, Pub("a-authority.pub"), ChallengerCertificate());
+  WriteInventory(agent->address());
+  const std::string flags = "--inventory=inventory.json --challenger_key=k-challenger.key --ledger=ledger.db "
+                            "--profile=profile.json --threads=1 --authority_pub=a-authority.pub ";
+  CliRun run = Challenger("wipe --node=n1 " + flags + "--delegation=k.delegation");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.err.find("warning"), std::string::npos) << run.err;  // no authority key here: no lab warning
+
+  // Both forms at once, or neither: a usage error naming them.
+  CliRun both = Challenger("wipe --node=n1 " + flags + "--delegation=k.delegation --authority_key=a-authority.key");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--delegation with --authority_pub"), std::string::npos) << both.err;
+  // A delegation for another challenger key.
+  ASSERT_EQ(Challenger("keygen --role=challenger --out=other").exit_code, 0);
+  ASSERT_EQ(Challenger("delegate --authority_key=a-authority.key --challenger_pub=other-challenger.pub "
+                       "--allow_unsigned_profiles --out=other.delegation")
+                .exit_code,
+            0);
+  CliRun foreign = Challenger("wipe --node=n1 " + flags + "--delegation=other.delegation");
+  EXPECT_EQ(foreign.exit_code, 2) << foreign.err;
+  EXPECT_NE(foreign.err.find("is not for --challenger_key"), std::string::npos) << foreign.err;
+  // A delegation the challenger host signed itself.
+  ASSERT_EQ(Challenger("delegate --authority_key=k-challenger.key --challenger_pub=k-challenger.pub "
+                       "--allow_unsigned_profiles --out=self.delegation")
+                .exit_code,
+            0);
+  CliRun self = Challenger("wipe --node=n1 " + flags + "--delegation=self.delegation");
+  EXPECT_EQ(self.exit_code, 2) << self.err;
+  EXPECT_NE(self.err.find("does not verify under the authority key"), std::string::npos) << self.err;
+  // A delegation of signed profiles only, for this unsigned one: refused before any order.
+  std::ofstream(dir_ + "/classes.json") << R"({"classes": [{"name": "commodity-cpu", "t_min_ps": 40000, "safety_factor": 2}]})";
+  ASSERT_EQ(Challenger("sign --what=classes --in=classes.json --out=classes.signed.json --authority_key=a-authority.key")
+                .exit_code,
+            0);
+  ASSERT_EQ(Challenger("sign --what=profile --in=profile.json --out=profile.signed.json --authority_key=a-authority.key")
+                .exit_code,
+            0);
+  CliRun signed_only = Challenger(
+      "delegate --authority_key=a-authority.key --challenger_pub=k-challenger.pub --profile=profile.signed.json "
+      "--classes=classes.signed.json --out=signed.delegation");
+  ASSERT_EQ(signed_only.exit_code, 0) << signed_only.out << signed_only.err;
+  EXPECT_NE(signed_only.out.find("profile cli-test: class commodity-cpu, t_min 40000 ps"), std::string::npos)
+      << signed_only.out;
+  CliRun unlisted = Challenger("wipe --node=n1 " + flags + "--delegation=signed.delegation");
+  EXPECT_EQ(unlisted.exit_code, 2) << unlisted.err;
+  EXPECT_NE(unlisted.err.find("does not list profile 'cli-test' as loaded here (unsigned, and it allows no unsigned "
+                              "profile)"),
+            std::string::npos)
+      << unlisted.err;
+  // Under the signed profile and classes it lists: runs.
+  CliRun listed = Challenger("wipe --node=n1 " + flags +
+                             "--delegation=signed.delegation --profile=profile.signed.json --classes=classes.signed.json");
+  EXPECT_EQ(listed.exit_code, 0) << listed.out << listed.err;
+  // A signed profile the delegation does not list is refused by delegate when unendorsed, by wipe otherwise.
+  CliRun unendorsed = Challenger("delegate --authority_key=a-authority.key --challenger_pub=k-challenger.pub "
+                                 "--profile=profile.signed.json --out=x.delegation");  // no --classes: class unsigned
+  EXPECT_EQ(unendorsed.exit_code, 2) << unendorsed.err;
+  EXPECT_NE(unendorsed.err.find("cannot be delegated: class commodity-cpu is not the authority's"), std::string::npos)
+      << unendorsed.err;
 }
 
 TEST_F(ChallengerCliTest, UnreachableNodeFailsWithExitOneAndIsRecorded) {

@@ -91,7 +91,7 @@ TEST_F(LedgerExportTest, EntriesCarryKindSessionTimeDigestsAndSummary) {
   EXPECT_EQ(entries[0]["summary"]["node"], "node-a");
   EXPECT_EQ(entries[0]["summary"]["round_deadline_us"], 900);
   EXPECT_EQ(entries[0]["summary"]["format"], "posedbBlake3C1");
-  EXPECT_EQ(entries[0]["summary"]["signer_key_id"], proto::KeyIdHex(proto::KeyIdOf(keys_.authority.public_key)));
+  EXPECT_EQ(entries[0]["summary"]["signer_key_id"], proto::KeyIdHex(proto::KeyIdOf(keys_.challenger.public_key)));  // orders: the challenger
   EXPECT_EQ(entries[2]["summary"]["rounds"], 4);
   EXPECT_EQ(entries[2]["summary"]["max_elapsed_us"], 103);
   EXPECT_EQ(entries[3]["summary"]["pass"], true);

@@ -15,6 +15,7 @@
 #include "challenger/session/session_plan.h"
 #include "kernels/region_labeler.h"
 #include "proto/codec.h"
+#include "proto/delegation.h"
 #include "proto/signing.h"
 #include "tests/support/challenger_fixtures.h"
 
@@ -67,12 +68,17 @@ TEST(PlanTest, ChunkAlignedDisjointAndReserveRespected) {
   EXPECT_EQ(plan->devices[1].partitions, 2u);
   EXPECT_EQ(plan->devices[0].partitions, 0u);
 
-  // The signed order verifies under the authority key and passes proto's shape check.
+  // The order is signed by the challenger key, under a delegation verifying under the authority key,
+  // and passes proto's shape check.
   const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
   auto order = SignOrder(*plan, SessionKeys{authority, challenger});
   ASSERT_TRUE(order.ok()) << order.status().ToString();
-  auto parsed = proto::VerifyAndParse<proto::WipeOrder>(*order, authority.public_key);
+  EXPECT_FALSE(proto::VerifyAndParse<proto::WipeOrder>(*order, authority.public_key).ok());
+  auto parsed = proto::VerifyAndParse<proto::WipeOrder>(*order, challenger.public_key);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_TRUE(proto::CheckOrderDelegation(parsed->root(), authority.public_key, challenger.public_key,
+                                          parsed->root().getIssuedAtUnixUs(), 0)
+                  .ok());
   proto::WipeOrder::Reader o = parsed->root();
   EXPECT_EQ(std::string(o.getNodeName().cStr()), "node-a");
   EXPECT_EQ(o.getChunkLabels(), kM);

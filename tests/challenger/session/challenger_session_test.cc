@@ -232,10 +232,10 @@ TEST_F(SessionTest, NoBoundUnlessTheAuthorityVouchesForTheProfile) {
     EXPECT_TRUE(verdict.root().getDeadlineRuleSatisfied());
     EXPECT_FALSE(verdict.root().getBoundStated());
     EXPECT_EQ(verdict.root().getTotalUnwipedBoundBytes(), 0u);
-    // The signer is named only for a profile that is the signed document, unchanged.
-    const bool signed_unchanged =
-        p.endorsement.signed_parameters != nullptr && SameParameters(p, *p.endorsement.signed_parameters);
-    EXPECT_EQ(verdict.root().getProfile().getAuthorityKeyId().size(), signed_unchanged ? proto::kKeyIdBytes : 0u);
+    // The signer is named only for a profile the authority vouches for in full (signed, unchanged,
+    // its class signed): what a delegation lists (parameter_profile.h WriteProfile).
+    const bool vouched = ProfileEndorsementProblem(p).empty();
+    EXPECT_EQ(verdict.root().getProfile().getAuthorityKeyId().size(), vouched ? proto::kKeyIdBytes : 0u);
     return std::string(verdict.root().getStatement().cStr());
   };
   Profile unsigned_profile = testing::CalibratedTestProfile();
