@@ -353,6 +353,19 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
     g.expected = FailureReason::DISCONNECTED;
     SampledTheory(&g, c, kUnwritten, q, r, "GPU-selftest-0");
     add(g);
+
+    // 7h. Always busy: refuse every order as busy, hoping a busy node is never a failed wipe.
+    ScenarioSpec b;
+    b.adversary = 7;
+    b.id = "7h-always-busy";
+    b.title = "every order refused as busy";
+    b.description = "Refuses every order with the real agent's typed busy refusal (another session in progress), "
+                    "though the challenger has no session there: no wipe runs, and the verdict is a failed wipe "
+                    "(nodeBusy), which serve and status count as such.";
+    b.deviation.kind = DeviationKind::kAlwaysBusy;
+    b.expected = FailureReason::NODE_BUSY;
+    Certain(&b, setup, "every order: the refusal is the session's failure (nodeBusy), never a pass");
+    add(b);
   }
   // 9. A profile that is not the authority's: the honest agent passes, but no bound is stated.
   for (int tampered = 0; tampered < 2; ++tampered) {

@@ -12,8 +12,8 @@ const char* CliExitCodeTable() {
          "  2  nothing was done, fix the input: bad command line, a missing, unreadable or wrong file\n"
          "     (key, inventory, profile, ledger), a missing folder\n"
          "  3  no conclusion: the environment stopped the work (no usable device, disabled backend, port\n"
-         "     in use, RLIMIT_MEMLOCK too low, device or I/O error, the ledger's disk full, a node busy\n"
-         "     with another session), or export entries without envelopes (UNVERIFIED) or of another schema\n";
+         "     in use, RLIMIT_MEMLOCK too low, device or I/O error, the ledger's disk full), or export\n"
+         "     entries without envelopes (UNVERIFIED) or of another schema\n";
 }
 
 int CliExitCodeFor(const Status& status) {

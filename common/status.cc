@@ -14,6 +14,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
     case StatusCode::kDataLoss: return "DATA_LOSS";
     case StatusCode::kUnavailable: return "UNAVAILABLE";
+    case StatusCode::kBusy: return "BUSY";
     case StatusCode::kInternal: return "INTERNAL";
   }
   return "UNKNOWN";

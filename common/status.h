@@ -23,6 +23,7 @@ enum class StatusCode {
   kDeadlineExceeded,    // expired order, late round
   kDataLoss,            // a label or ledger entry that does not verify
   kUnavailable,         // device or peer not reachable
+  kBusy,                // the peer runs another session (an agent's typed refusal of an order)
   kInternal,            // device runtime error
 };
 
@@ -58,6 +59,7 @@ inline Status PermissionDeniedError(std::string m) { return {StatusCode::kPermis
 inline Status DeadlineExceededError(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
 inline Status DataLossError(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 inline Status UnavailableError(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
+inline Status BusyError(std::string m) { return {StatusCode::kBusy, std::move(m)}; }
 inline Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
 // Either a value or a non-OK status.

@@ -270,6 +270,8 @@ enum FailureReason {
   disconnected @8;     # the connection dropped before the session ended
   agentAborted @9;     # the agent aborted the session (text carries its reason)
   internal @10;        # the challenger itself failed (text carries the error)
+  nodeBusy @11;        # the agent refused the order as busy with another session (its typed
+                       # refusal, status BUSY); no wipe ran: a failed wipe, reported as BUSY
 }
 
 struct Failure {

@@ -4,7 +4,7 @@
 #
 #   scripts/security-results.sh [BUILD_DIR] [RUNS]     defaults: build, 1000
 #
-# Takes 10-25 minutes on two cores (33 scenarios x RUNS sessions of a few ms each). Exit status: the
+# Takes 10-25 minutes on two cores (34 scenarios x RUNS sessions of a few ms each). Exit status: the
 # selftest's (0 when every outcome matches its expectation). Adversary 8 (scaffold storage) runs at
 # m = 256, 1024, 4096; docs/scaffold-depth.md has the 2^14 table. To re-render the Markdown only:
 #   wipeproof-challenger selftest --render=docs/results/security-results.json \

@@ -1,7 +1,9 @@
 // Connection faults: an agent that never takes the session.
 //   RefuseOrder (DeviationKind::kRefuseOrder): refuses every order with FAILED_PRECONDITION "busy:
 //     test refusal", or Deviation::note when set (e.g. the real agent's "session ... in progress
-//     (filling)").
+//     (filling)"): text, never a busy refusal.
+//   AlwaysBusy (DeviationKind::kAlwaysBusy): refuses every order with the real agent's typed busy
+//     refusal (status BUSY), as a node that hopes to escape its wipes by always being busy would.
 //   DisconnectMidFill (DeviationKind::kDisconnectMidFill): once the order verifies, calls
 //     Deviation::disconnect and never answers.
 #pragma once
@@ -18,6 +20,11 @@ class RefuseOrder final : public Cheat {
 
  private:
   const Deviation& deviation_;
+};
+
+class AlwaysBusy final : public Cheat {
+ public:
+  Interception OnOrderReceived() override;
 };
 
 class DisconnectMidFill final : public Cheat {

@@ -80,6 +80,8 @@ std::unique_ptr<Cheat> MakeCheat(const Deviation& deviation, CheatTools tools) {
       return std::make_unique<LateRound>(deviation, tools);
     case DeviationKind::kRefuseOrder:
       return std::make_unique<RefuseOrder>(deviation);
+    case DeviationKind::kAlwaysBusy:
+      return std::make_unique<AlwaysBusy>();
     case DeviationKind::kDisconnectMidFill:
       return std::make_unique<DisconnectMidFill>(deviation);
     case DeviationKind::kHugeRefusal:

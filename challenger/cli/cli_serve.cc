@@ -158,7 +158,7 @@ int RunServe() {
   }
   const WaveServiceTotals totals = service.Run(g_stop, g_signal);
   std::cerr << "wipeproof-challenger serve: " << totals.sessions << " session(s), " << totals.failures << " failed, "
-            << totals.busy << " busy (not failures)\n";
+            << totals.busy << " of them busy\n";
   return totals.failures == 0 ? kExitOk : kExitFailed;
 }
 

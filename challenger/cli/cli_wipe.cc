@@ -48,7 +48,6 @@ int RunWipe() {
   } else {
     std::cout << summary << std::flush;
   }
-  if (outcome->ledger.ok() && IsBusyRefusal(*outcome)) return kExitIncomplete;  // busy: no wipe, no failure
   return outcome->pass && outcome->ledger.ok() ? kExitOk : kExitFailed;
 }
 
@@ -59,8 +58,8 @@ const CliSubcommand& WipeSubcommand() {
    "fill and R challenge rounds, checks every label, signs the verdict, collects the agent's signed\n"
    "transcript and records everything in the ledger. Prints a summary (stdout), or with --json the\n"
    "verdict as JSON (stdout) and the summary on stderr. Exit 0 pass, 1 fail (or not fully recorded),\n"
-   "2 no session ran (bad input), 3 the node was busy with another session or the environment stopped\n"
-   "the session (the table: wipeproof-challenger --help). A lone node of a larger wave is wiped without its "
+   "2 no session ran (bad input), 3 the environment stopped the session (a node that refuses as busy\n"
+   "with another session is a failed wipe: exit 1, shown BUSY) (the table: wipeproof-challenger --help). A lone node of a larger wave is wiped without its "
    "neighbours: its verdict says\n"
    "the wave-complete assumption did not hold (use serve, or a wave of one node). A bound is stated only\n"
    "under a calibrated profile signed by the authority key whose class is that of --classes, also signed.",

@@ -21,8 +21,8 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
                            int64_t now_unix_us)
     : registry_(registry),
       sessions_(registry.AddCounter("wipeproof_challenger_sessions_total",
-                                    "Sessions per node by outcome: pass, fail (a failed verdict), busy (the node "
-                                    "ran another session), error (no session happened).",
+                                    "Sessions per node by outcome: pass, fail (a failed verdict), busy (a failed "
+                                    "verdict: the node refused the order as busy), error (no session happened).",
                                     {"node", "outcome"})),
       bound_(registry.AddGauge("wipeproof_challenger_verdict_unwiped_bound_bytes",
                                "The last verdict's stated bound on the node's memory that may not have been wiped, "

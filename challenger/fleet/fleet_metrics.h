@@ -7,8 +7,8 @@
 //
 //   wipeproof_challenger_info{version}                                  gauge 1
 //   wipeproof_challenger_sessions_total{node,outcome}                   counter: pass, fail, busy, error
-//                                                                       (busy: the node ran another
-//                                                                       session; error: no session)
+//                                                                       (busy: a failed verdict, refused as
+//                                                                       busy; error: no session)
 //   wipeproof_challenger_verdict_unwiped_bound_bytes{node}              gauge: the last verdict's stated
 //                                                                       bound; NaN when it stated none
 //                                                                       (and before the first verdict)

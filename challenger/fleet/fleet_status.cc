@@ -120,17 +120,15 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
     if (!last.pass) {
       const std::string text = v.getFailure().getText().cStr();
       last.failure = FailureReasonName(v.getFailure().getReason()) + (text.empty() ? "" : ": " + text);
-      last.busy = v.getFailure().getReason() == proto::FailureReason::ORDER_REFUSED &&
-                  text.find(" in progress (") != std::string::npos;
+      last.busy = v.getFailure().getReason() == proto::FailureReason::NODE_BUSY;
     }
     ++n.sessions;
     if (n.first_verdict_unix_us == 0) n.first_verdict_unix_us = last.at_unix_us;
     if (last.pass) {
       n.last_pass_unix_us = last.at_unix_us;
-    } else if (last.busy) {
-      ++n.busy;
     } else {
-      ++n.failures;
+      ++n.failures;  // a busy refusal too: no wipe ran (a node answering "busy" must not escape its wipes)
+      if (last.busy) ++n.busy;
     }
     n.last = last;
     return Status::Ok();
@@ -183,7 +181,7 @@ std::string FleetStatusTable(const FleetStatus& status) {
     }
     r.push_back(std::to_string(n.failures) + " of " + std::to_string(n.sessions) +
                 (n.interrupted > 0 ? " (" + std::to_string(n.interrupted) + " interrupted)" : "") +
-                (n.busy > 0 ? " (+" + std::to_string(n.busy) + " busy)" : ""));
+                (n.busy > 0 ? " (" + std::to_string(n.busy) + " busy)" : ""));
     r.push_back(TimeOrDash(n.last_pass_unix_us));
     std::string due = TimeOrDash(n.next_due_unix_us);
     if (n.next_due_unix_us != 0 && n.next_due_unix_us < status.now_unix_us) due += " (OVERDUE)";
@@ -206,8 +204,8 @@ std::string FleetStatusTable(const FleetStatus& status) {
   for (const NodeStatus& n : status.nodes) {
     const std::string node = TerminalSafe(n.node);
     if (n.last && n.last->busy) {
-      out += node + ": busy, not a failed wipe: the agent was running another session, so no wipe ran (" +
-             TerminalSafe(n.last->failure) + ")\n";
+      out += node + ": busy: its agent refused the order, saying it runs another session, so no wipe ran: "
+             "counted as a failed wipe (" + TerminalSafe(n.last->failure) + ")\n";
     } else if (n.last && !n.last->pass) {
       out += node + ": last verdict failed: " + TerminalSafe(n.last->failure) + "\n";
     }

@@ -33,7 +33,7 @@ int64_t PassDueUnixUs(const Wave& wave, int64_t last_pass_unix_us);
 struct NodeVerdictStatus {
   bool pass = false;
   std::string failure;  // "wrongLabel: ..." when failed; empty on a pass
-  bool busy = false;    // failed because the agent ran another session (orderRefused "... in progress")
+  bool busy = false;    // failed: the agent refused the order as busy (nodeBusy, its typed refusal)
   bool bound_stated = false;
   uint64_t bound_bytes = 0;  // meaningful when bound_stated
   std::string statement;
@@ -46,7 +46,7 @@ enum class NodeState {
   kNone,         // no session recorded
   kPass,         // its last verdict passed
   kFail,         // its last verdict failed (not busy)
-  kBusy,         // its last verdict: refused because the agent ran another session
+  kBusy,         // its last verdict: refused as busy (nodeBusy): a failed wipe, shown apart
   kInterrupted,  // an order newer than its last verdict, without a verdict, whose session cannot run
                  // any more (the challenger stopped before its verdict, e.g. killed): a failed wipe
   kRunning,      // an order newer than its last verdict, without a verdict yet, whose session may still
@@ -65,9 +65,9 @@ struct NodeStatus {
   // whose session cannot run any more; docs/threat-model.md: count it as a failed wipe); a session
   // that may still run is not counted.
   uint64_t sessions = 0;
-  uint64_t failures = 0;                  // failed verdicts and interrupted sessions; busy ones not counted
+  uint64_t failures = 0;                  // failed verdicts (busy refusals included) and interrupted sessions
   uint64_t interrupted = 0;               // of which interrupted sessions
-  uint64_t busy = 0;                      // sessions refused because the node ran another
+  uint64_t busy = 0;                      // of which refused as busy (nodeBusy)
   int64_t last_pass_unix_us = 0;          // 0: never passed
   int64_t first_verdict_unix_us = 0;      // the node's first verdict's issuedAt; 0: none
   // PassDueUnixUs from the last pass; when the node never passed, from its first verdict (it has

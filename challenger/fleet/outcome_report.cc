@@ -59,8 +59,7 @@ nlohmann::ordered_json SessionTimes(const SessionOutcome& outcome, int64_t order
 }  // namespace
 
 bool IsBusyRefusal(const SessionOutcome& outcome) {
-  return !outcome.pass && outcome.failure.reason == proto::FailureReason::ORDER_REFUSED &&
-         outcome.failure.text.find(" in progress (") != std::string::npos;
+  return !outcome.pass && outcome.failure.reason == proto::FailureReason::NODE_BUSY;
 }
 
 const char* OutcomeName(const SessionOutcome& outcome) {
@@ -163,8 +162,8 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
     << "\n";
   if (IsBusyRefusal(outcome)) {
     s << "busy: node " << TerminalSafe(outcome.node_name)
-      << " is running another session: nothing was wiped now and this is not a failed wipe of the node; its "
-         "verdict records the refusal; wipe it again once that session ends\n";
+      << " refused the order, saying it runs another session; this challenger has none there, so nothing was "
+         "wiped: counted as a failed wipe (its verdict records the refusal)\n";
   }
   auto parsed = proto::ParseMessage<proto::Verdict>(proto::AsView(outcome.verdict.payload));
   if (!parsed.ok()) {

@@ -38,9 +38,10 @@
 
 namespace wipeproof {
 
-// True when the session failed only because the agent was running another session (it refused the
-// order with orderRefused "... in progress (..."): the node is busy, not a failed wipe of it. Its
-// verdict still fails and is recorded; `wipe`, `serve`, `status` and the metrics report it as busy.
+// True when the agent refused the order as busy with another session (nodeBusy: its typed refusal,
+// never read from its text). No wipe ran, and the challenger that ordered it has no session there,
+// so it is a failed wipe: a node answering every order "busy" must not escape its wipes. `wipe`,
+// `serve`, `status` and the metrics count it as failed and show it as BUSY.
 bool IsBusyRefusal(const SessionOutcome& outcome);
 
 // "pass", "fail" or "busy" (IsBusyRefusal).

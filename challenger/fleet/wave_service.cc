@@ -107,17 +107,27 @@ WaveService::RunCounts WaveService::ReportRun(const Wave& wave, const std::vecto
       continue;
     }
     const SessionOutcome& o = *r.outcome;
-    // A node busy with another session is not a failed wipe of it (outcome_report.h).
+    // A node refusing as busy is a failed wipe: serve runs one session per node at a time, so it has
+    // none there (outcome_report.h). Refusals in a row escalate to an error line.
     const bool busy = IsBusyRefusal(o);
+    uint32_t& in_a_row = busy_in_a_row_[r.node];
+    in_a_row = busy ? in_a_row + 1 : 0;
     if (busy) {
       ++totals_.busy;
       ++counts.busy;
       err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " node " << TerminalSafe(r.node)
-           << ": busy (its agent is running another session): not wiped in this run, not counted as a failure\n";
+           << ": busy (its agent says it runs another session; this challenger has none there): not wiped, counted "
+              "as a failed wipe ("
+           << in_a_row << " in a row)\n";
+      if (in_a_row >= kBusyEscalation) {
+        err_ << kPrefix << "ERROR: node " << TerminalSafe(r.node) << " has refused " << in_a_row
+             << " orders in a row as busy: its wipes keep failing; find what else drives its agent, or whether it "
+                "refuses on purpose\n";
+      }
     } else {
       ++(o.pass ? counts.pass : counts.fail);
     }
-    if ((!o.pass && !busy) || !o.ledger.ok()) ++totals_.failures;
+    if (!o.pass || !o.ledger.ok()) ++totals_.failures;
     const std::string summary = OutcomeSummary(o, options_.ledger_path);
     if (options_.json) {
       err_ << summary;

@@ -11,8 +11,8 @@
 //
 // Lines for people (docs/operations.md "Running wipes") go to `err` (the challenger's own log, never
 // its metrics: fleet_metrics.h publishes no future run): each wave's next run (UTC),
-// each run's start and end with its members by outcome (a node busy with another session is busy,
-// not a failure: outcome_report.h), the wave verdict's statement, and once `signal` is set, a
+// each run's start and end with its members by outcome (a node refusing as busy is a failed wipe
+// shown apart, and 3 in a row an ERROR line: outcome_report.h), the wave verdict's statement, and once `signal` is set, a
 // notice naming the runs in progress and the longest they may still take. Each member's summary
 // goes to `out` (with `json`: its verdict as one JSON line on `out`, the summary on `err`).
 //
@@ -50,8 +50,8 @@ struct WaveServiceOptions {
 // What the service did, for the closing line and the exit code.
 struct WaveServiceTotals {
   uint64_t sessions = 0;
-  uint64_t failures = 0;  // failed verdicts, members without a session, runs not run or failed
-  uint64_t busy = 0;      // sessions refused because the node ran another session (not failures)
+  uint64_t failures = 0;  // failed verdicts (busy refusals included), members without a session, runs not run
+  uint64_t busy = 0;      // of which sessions refused as busy (nodeBusy)
 };
 
 class WaveService {
@@ -102,6 +102,9 @@ class WaveService {
   std::mutex mu_;  // guards totals_, running_ and the lines on err_
   WaveServiceTotals totals_;
   std::map<std::string, int64_t> running_;  // wave runs in progress: name -> latest end (Unix us)
+  std::map<std::string, uint32_t> busy_in_a_row_;  // node -> its latest sessions refused as busy, in a row
+  // Busy refusals in a row after which each further one is reported as an ERROR line.
+  static constexpr uint32_t kBusyEscalation = 3;
   std::mutex label_us_mu_;          // guards label_us_
   std::optional<double> label_us_;  // MeasureExpectedLabelUs, measured once for every wave
 };

@@ -62,9 +62,8 @@ Status AddEntry(const VerifiedEntry& entry, LedgerSessionSummary* s) {
       s->pass = v.getPass();
       s->failure_reason = ReasonName(v.getFailure().getReason());
       s->failure_text = v.getFailure().getText().cStr();
-      // As challenger/fleet/outcome_report.h IsBusyRefusal: the agent ran another session.
-      const bool busy = !s->pass && v.getFailure().getReason() == proto::FailureReason::ORDER_REFUSED &&
-                        s->failure_text.find(" in progress (") != std::string::npos;
+      // As challenger/fleet/outcome_report.h IsBusyRefusal: the agent's typed refusal (a failed wipe).
+      const bool busy = !s->pass && v.getFailure().getReason() == proto::FailureReason::NODE_BUSY;
       s->outcome = s->pass ? "pass" : (busy ? "busy" : "fail");
       s->bound_stated = v.getBoundStated();
       s->bound_bytes = v.getTotalUnwipedBoundBytes();

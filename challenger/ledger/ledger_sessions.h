@@ -30,8 +30,8 @@ struct LedgerSessionSummary {
   proto::Bytes session_id;  // 16 bytes
   std::string node;         // the order's node name (the verdict's when no order is recorded)
   std::string wave;         // the order's wave name; "" when the node is in no wave
-  // "pass", "fail", "busy" (the agent refused: it ran another session; not a failed wipe of the
-  // node) or "no verdict" (the challenger stopped before one was recorded).
+  // "pass", "fail", "busy" (the agent refused the order as busy, nodeBusy: a failed wipe shown apart)
+  // or "no verdict" (the challenger stopped before one was recorded).
   std::string outcome = "no verdict";
   bool pass = false;
   std::string failure_reason;  // wipe.capnp FailureReason name ("none" on a pass); "" without verdict

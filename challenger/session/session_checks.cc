@@ -34,7 +34,12 @@ SessionFailure FailureFromException(const kj::Exception& e, FailureReason remote
     return SessionFailure::Of(FailureReason::DISCONNECTED, call + ": connection lost: " + PeerText(description));
   }
   if (description.find(proto::kStatusExceptionPrefix) != std::string_view::npos) {
-    return SessionFailure::Of(remote_reason, call + ": " + PeerText(proto::ExceptionToStatus(e).ToString()));
+    const Status status = proto::ExceptionToStatus(e);
+    // An order refused as busy is the agent's typed refusal (StatusCode kBusy), never a reading of its text.
+    const FailureReason reason =
+        remote_reason == FailureReason::ORDER_REFUSED && status.code() == StatusCode::kBusy ? FailureReason::NODE_BUSY
+                                                                                            : remote_reason;
+    return SessionFailure::Of(reason, call + ": " + PeerText(status.ToString()));
   }
   return SessionFailure::Of(FailureReason::PROTOCOL_ERROR, call + ": " + PeerText(description));
 }

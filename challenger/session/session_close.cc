@@ -29,7 +29,7 @@ void SessionClose::FinishOrAbort() {
   // A refused order (startSession threw) leaves the agent holding nothing, so there is nothing to
   // abort: an abort would only make the agent log that it ignored one.
   if (agent == nullptr || s_.failure.reason == FailureReason::DISCONNECTED ||
-      s_.failure.reason == FailureReason::ORDER_REFUSED) {
+      s_.failure.reason == FailureReason::ORDER_REFUSED || s_.failure.reason == FailureReason::NODE_BUSY) {
     return;
   }
   Abort(*agent);

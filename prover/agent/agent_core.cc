@@ -156,8 +156,9 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   std::lock_guard<std::mutex> lock(mu_);
   const char* kRefused = "order refused";
   if (session_) {
-    return Refuse(FailedPreconditionError(session_->name + " in progress (" + AgentPhaseName(PhaseLocked()) + ")"),
-                  kRefused, AgentMetrics::kRefusedBusy);
+    // Typed (BUSY), so the challenger never reads busyness from text (wipe.capnp FailureReason nodeBusy).
+    return Refuse(BusyError(session_->name + " in progress (" + AgentPhaseName(PhaseLocked()) + ")"), kRefused,
+                  AgentMetrics::kRefusedBusy);
   }
   // The signature is verified over the bytes before anything parses them (proto/signing.h).
   // The challenger signs orders; the authority's key stays offline and vouches for the challenger

@@ -67,11 +67,11 @@ class SelftestAdversariesTest : public ::testing::Test {
 
 TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenNineAndTen) {
   const auto all = adversary::SelftestScenarios(adversary::DefaultSelftestSetup());
-  EXPECT_EQ(all.size(), 33u);
+  EXPECT_EQ(all.size(), 34u);
   std::map<int, int> per_adversary;
   for (const auto& s : all) ++per_adversary[s.adversary];
   EXPECT_EQ(per_adversary, (std::map<int, int>{
-                               {0, 1}, {1, 6}, {2, 2}, {3, 4}, {4, 2}, {5, 2}, {6, 3}, {7, 7}, {9, 3}, {10, 3}}));
+                               {0, 1}, {1, 6}, {2, 2}, {3, 4}, {4, 2}, {5, 2}, {6, 3}, {7, 8}, {9, 3}, {10, 3}}));
 }
 
 // threat-model: T-HONEST
@@ -206,6 +206,13 @@ TEST_F(SelftestAdversariesTest, ProtocolCheatsAreCaught) {
   // Early fill report and disconnect-on-hidden: caught at the sampling rate, never by anything else.
   ExpectSampled("7f-early-fill-report", "wrongLabel");
   ExpectSampled("7g-disconnect-on-hidden", "disconnected");
+}
+
+// 7h: a node refusing every order as busy is a failed wipe every run (nodeBusy), never a pass.
+// threat-model: T-BUSY-FOREVER
+TEST_F(SelftestAdversariesTest, AnAlwaysBusyNodeFailsEveryWipe) {
+  Run({"7h-always-busy"});
+  ExpectAll("7h-always-busy", "nodeBusy");
 }
 
 // 10: a wave of two in step and the agent's TLS boundary. The honest wave passes every run with

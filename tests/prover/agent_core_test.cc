@@ -591,11 +591,12 @@ TEST_F(AgentCoreTest, SecondOrderDuringASessionIsRefused) {
   OrderSpec spec2;
   spec2.session_id = SessionIdOf(2);
   const proto::SignedEnvelope second = SignedOrder(spec2, clock_);
-  EXPECT_TRUE(HasError(core.StartSession(second, 2, kAsChallenger).status(), StatusCode::kFailedPrecondition,
+  // The typed busy refusal (BUSY): the challenger reads busyness from the code, never the text.
+  EXPECT_TRUE(HasError(core.StartSession(second, 2, kAsChallenger).status(), StatusCode::kBusy,
                        "session a5a5a5a5a5a5a5a5a5a5a5a5a5a5a501 in progress (filling)"));
   gate.Open();
   ASSERT_TRUE(filling.get().ok());
-  EXPECT_TRUE(HasError(core.StartSession(second, 2, kAsChallenger).status(), StatusCode::kFailedPrecondition,
+  EXPECT_TRUE(HasError(core.StartSession(second, 2, kAsChallenger).status(), StatusCode::kBusy,
                        "in progress (ready)"));
   // Refused while busy, the second order's id was not used up.
   ASSERT_TRUE(core.Finish(kOwner, SignedVerdict(first, true)).ok());
@@ -860,7 +861,7 @@ TEST_F(AgentCoreTest, AdmittedSessionIsFilledByFillSession) {
   OrderSpec other;
   other.session_id = SessionIdOf(2);
   EXPECT_TRUE(HasError(core.AdmitSession(SignedOrder(other, clock_), 6, kAsChallenger).status(),
-                       StatusCode::kFailedPrecondition, "in progress (filling)"));
+                       StatusCode::kBusy, "in progress (filling)"));
   ASSERT_TRUE(core.FillSession(std::move(admitted).value()).ok());
   EXPECT_EQ(core.GetStatus().phase, proto::AgentPhase::READY);
   EXPECT_TRUE(core.Abort(5, proto::AsView(SessionIdOf(1)), "test done").ok());

@@ -281,7 +281,7 @@ TEST_F(AgentRpcTest, RefusalsArriveAsTypedStatus) {
   OrderSpec second;
   second.session_id = agent_test::SessionIdOf(2);
   s = ErrorOf(StartRequest(*client, SignedOrder(second, clock_)).send(), io_.waitScope);
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_EQ(s.code(), StatusCode::kBusy) << s.ToString();  // the typed busy refusal, over RPC
   EXPECT_NE(s.message().find("in progress (ready)"), std::string::npos) << s.ToString();
 
   // A malformed envelope is refused before the core sees it.
@@ -767,7 +767,7 @@ TEST_F(AgentRpcTest, RefusedOrdersCostNoThread) {
     other.session_id = agent_test::SessionIdOf(static_cast<uint8_t>(10 + i));
     pending.push_back(StartRequest(*clients[i], SignedOrder(other, clock_)).send());
   }
-  for (auto& p : pending) EXPECT_EQ(ErrorOf(p, io_.waitScope).code(), StatusCode::kFailedPrecondition);
+  for (auto& p : pending) EXPECT_EQ(ErrorOf(p, io_.waitScope).code(), StatusCode::kBusy);
   EXPECT_EQ(server_->fill_threads_started(), 1u);
   EXPECT_EQ(PhaseOverRpc(*clients[0]), proto::AgentPhase::READY);
   clients[0]->Drop();

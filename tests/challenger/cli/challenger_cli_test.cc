@@ -601,7 +601,7 @@ TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
   for (const auto& a : verdict["assumptions"]) {
     if (a["name"] == "wave-complete") EXPECT_EQ(a["held"], true) << a.dump();
   }
-  EXPECT_NE(run.err.find("1 session(s), 0 failed, 0 busy"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("1 session(s), 0 failed, 0 of them busy"), std::string::npos) << run.err;
   // The schedule, and each run's start and end, in plain lines.
   // --once: one run, now, and no "next run" before or after it.
   EXPECT_NE(run.err.find("wipeproof-challenger serve: wave w1 (1 node(s), period 3600 s, jitter 60 s): one run now "
@@ -660,32 +660,61 @@ TEST_F(ChallengerCliTest, ServeSaysWhenItStops) {
   EXPECT_NE(err.find("wipeproof-challenger serve: signal 15: stopping; no new wave runs; no wave run in progress\n"),
             std::string::npos)
       << err;
-  EXPECT_NE(err.find("0 session(s), 0 failed, 0 busy"), std::string::npos) << err;
+  EXPECT_NE(err.find("0 session(s), 0 failed, 0 of them busy"), std::string::npos) << err;
 }
 
-// A node whose agent runs another session (it refuses the order with the real agent's text) is
-// reported busy: its own line, outcome "busy" in the JSON, not counted as a failure (serve exits 0).
-TEST_F(ChallengerCliTest, ServeReportsABusyNodeAsBusyNotFailed) {
+// A node whose agent refuses the order as busy (the real agent's typed refusal, BUSY) is reported
+// busy: its own line, outcome "busy" in the JSON, and counted as a failed wipe, since serve has no
+// session there (serve exits 1); refusals in a row escalate. Text alone never makes a refusal busy.
+// threat-model: T-BUSY-FOREVER
+TEST_F(ChallengerCliTest, ServeCountsABusyNodeAsAFailedWipe) {
   ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
   testing::Deviation busy;
-  busy.kind = testing::DeviationKind::kRefuseOrder;
-  busy.note = "session a5a5a5a5a5a5a5a5a5a5a5a5a5a5a501 in progress (filling)";
+  busy.kind = testing::DeviationKind::kAlwaysBusy;
   auto agent = testing::ServeTestAgent(testing::TestKey(0x33), busy, Pub("k-authority.pub"), ChallengerCertificate());
   WriteInventory(agent->address());
   CliRun serve = Challenger("serve --once --json " + SessionFlags());
-  EXPECT_EQ(serve.exit_code, 0) << serve.err;
+  EXPECT_EQ(serve.exit_code, 1) << serve.err;
   nlohmann::json verdict = nlohmann::json::parse(serve.out);
   EXPECT_EQ(verdict["pass"], false);
   EXPECT_EQ(verdict["outcome"], "busy");
-  EXPECT_NE(serve.err.find("wipeproof-challenger serve: wave w1 node n1: busy (its agent is running another session): "
-                           "not wiped in this run, not counted as a failure\n"),
+  EXPECT_EQ(verdict["failure"]["reason"], "nodeBusy");
+  EXPECT_NE(serve.err.find("wipeproof-challenger serve: wave w1 node n1: busy (its agent says it runs another session; "
+                           "this challenger has none there): not wiped, counted as a failed wipe (1 in a row)\n"),
             std::string::npos)
       << serve.err;
   EXPECT_NE(serve.err.find("0 passed, 0 failed, 1 busy, 0 without a session"), std::string::npos) << serve.err;
-  EXPECT_NE(serve.err.find("1 session(s), 0 failed, 1 busy"), std::string::npos) << serve.err;
+  EXPECT_NE(serve.err.find("1 session(s), 1 failed, 1 of them busy"), std::string::npos) << serve.err;
   CliRun wipe = Challenger("wipe --node=n1 " + SessionFlags());
-  EXPECT_EQ(wipe.exit_code, 3) << wipe.err;  // no pass, no failure: no conclusion
-  EXPECT_NE(wipe.out.find("  BUSY\nbusy: node n1 is running another session"), std::string::npos) << wipe.out;
+  EXPECT_EQ(wipe.exit_code, 1) << wipe.err;  // a failed wipe
+  EXPECT_NE(wipe.out.find("  BUSY\nbusy: node n1 refused the order, saying it runs another session"), std::string::npos)
+      << wipe.out;
+  // status counts both as failed wipes, of which busy.
+  CliRun status = Challenger("status --inventory=inventory.json --ledger=ledger.db --challenger_key=k-challenger.pub");
+  EXPECT_NE(status.out.find("2 of 2 (2 busy)"), std::string::npos) << status.out;
+  // Refusals in a row escalate: from the third on, each adds an ERROR line (a wave every 0.2 s).
+  nlohmann::json inventory = nlohmann::json::parse(ReadWholeFile(dir_ + "/inventory.json"));
+  inventory["waves"][0]["period_s"] = 0.2;
+  inventory["waves"][0]["jitter_s"] = 0;
+  std::ofstream(dir_ + "/inventory.json") << inventory.dump();
+  CliRun repeated = Challenger("serve --max_sessions=4 " + SessionFlags());
+  EXPECT_EQ(repeated.exit_code, 1) << repeated.err;
+  EXPECT_NE(repeated.err.find("counted as a failed wipe (4 in a row)"), std::string::npos) << repeated.err;
+  EXPECT_EQ(repeated.err.find("has refused 2 orders in a row"), std::string::npos) << repeated.err;
+  EXPECT_NE(repeated.err.find("ERROR: node n1 has refused 3 orders in a row as busy: its wipes keep failing"),
+            std::string::npos)
+      << repeated.err;
+  EXPECT_NE(repeated.err.find("ERROR: node n1 has refused 4 orders in a row as busy"), std::string::npos)
+      << repeated.err;
+  // The real agent's busy text in a plain refusal is an orderRefused failure, not busy.
+  testing::Deviation text;
+  text.kind = testing::DeviationKind::kRefuseOrder;
+  text.note = "session a5a5a5a5a5a5a5a5a5a5a5a5a5a5a501 in progress (filling)";
+  auto texting = testing::ServeTestAgent(testing::TestKey(0x33), text, Pub("k-authority.pub"), ChallengerCertificate());
+  WriteInventory(texting->address());
+  CliRun refused = Challenger("wipe --node=n1 --json " + SessionFlags());
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_EQ(nlohmann::json::parse(refused.out)["outcome"], "fail");
   // No fill ran: the summary says so instead of a fill time (it said "fill: 0.053 s").
   EXPECT_NE(wipe.out.find("\nfill: none reported (deadline "), std::string::npos) << wipe.out;
 }
@@ -738,7 +767,7 @@ TEST_F(ChallengerCliTest, HostileAgentNeitherCrashesWipeNorServe) {
     inventory(honest->address(), hostile->address());
     CliRun serve = Challenger("serve --once --json " + SessionFlags());
     EXPECT_EQ(serve.exit_code, 1) << serve.err.substr(0, 4000);
-    EXPECT_NE(serve.err.find("2 session(s), 1 failed, 0 busy"), std::string::npos) << serve.err.substr(0, 4000);
+    EXPECT_NE(serve.err.find("2 session(s), 1 failed, 0 of them busy"), std::string::npos) << serve.err.substr(0, 4000);
     std::istringstream lines(serve.out);
     std::string line;
     std::map<std::string, nlohmann::json> by_node;

@@ -74,13 +74,13 @@ TEST(TcpSessionTest, HonestAgentPassesOverLoopback) {
   EXPECT_NE(summary.find(", 100.0% of planned; capacity "), std::string::npos) << summary;
 }
 
-// An agent running another session refuses the order with the real agent's text (agent_core.cc,
-// checked in agent_core_test): the node is reported busy, not as a failed wipe of it, in the summary,
-// the JSON and the serve metrics' outcome; its failing verdict is still recorded.
-TEST(TcpSessionTest, AnAgentRunningAnotherSessionIsReportedBusy) {
+// An agent running another session refuses the order with the real agent's typed refusal (BUSY,
+// agent_core.cc, checked in agent_core_test): the node is reported busy in the summary, the JSON and
+// the serve metrics' outcome, as a failed wipe (nodeBusy); its failing verdict is recorded.
+// threat-model: T-BUSY-FOREVER
+TEST(TcpSessionTest, AnAgentRefusingAsBusyIsAFailedWipeShownBusy) {
   testing::Deviation busy;
-  busy.kind = testing::DeviationKind::kRefuseOrder;
-  busy.note = "session a5a5a5a5a5a5a5a5a5a5a5a5a5a5a501 in progress (filling)";
+  busy.kind = testing::DeviationKind::kAlwaysBusy;
   auto agent = testing::ServeTestAgent(testing::TestKey(0x33), busy);
   Inventory inventory = testing::TestInventory();
   inventory.nodes[0].address = agent->address();
@@ -92,19 +92,19 @@ TEST(TcpSessionTest, AnAgentRunningAnotherSessionIsReportedBusy) {
                                testing::TcpTestOptions());
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_FALSE(outcome->pass);
-  EXPECT_EQ(outcome->failure.reason, proto::FailureReason::ORDER_REFUSED);
+  EXPECT_EQ(outcome->failure.reason, proto::FailureReason::NODE_BUSY);
   EXPECT_TRUE(IsBusyRefusal(*outcome));
   EXPECT_STREQ(OutcomeName(*outcome), "busy");
   const std::string summary = OutcomeSummary(*outcome, "ledger.db");
-  EXPECT_NE(summary.find("  BUSY\nbusy: node node-a is running another session: nothing was wiped now and this is not "
-                         "a failed wipe of the node"),
+  EXPECT_NE(summary.find("  BUSY\nbusy: node node-a refused the order, saying it runs another session; this "
+                         "challenger has none there, so nothing was wiped: counted as a failed wipe"),
             std::string::npos)
       << summary;
   EXPECT_EQ(summary.find("  FAIL\n"), std::string::npos) << summary;
   const auto json = OutcomeJson(*outcome, "ledger.db");
   EXPECT_EQ(json["pass"], false);
   EXPECT_EQ(json["outcome"], "busy");
-  EXPECT_EQ(json["failure"]["reason"], "orderRefused");
+  EXPECT_EQ(json["failure"]["reason"], "nodeBusy");
   // The order and the failing verdict are on record.
   ASSERT_GE(sink.records().size(), 2u);
   EXPECT_EQ(sink.records()[0].kind, proto::LedgerRecordKind::ORDER);

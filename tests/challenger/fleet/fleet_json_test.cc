@@ -552,12 +552,12 @@ TEST(StatusTest, ShowsASessionWithoutVerdictAndWordsBusyPlainly) {
                   ->Append(proto::LedgerRecordKind::ORDER, proto::AsView(ledger_test::OrderRecord(SessionId(2), keys)),
                            proto::AsView(SessionId(2)))
                   .ok());
-  {  // node-b: busy with another session.
+  {  // node-b: refused the order as busy (nodeBusy): a failed wipe, shown busy.
     capnp::MallocMessageBuilder message;
     auto verdict = message.initRoot<proto::Verdict>();
     verdict.setSessionId(proto::AsView(SessionId(3)));
     verdict.setNodeName("node-b");
-    verdict.initFailure().setReason(proto::FailureReason::ORDER_REFUSED);
+    verdict.initFailure().setReason(proto::FailureReason::NODE_BUSY);
     verdict.getFailure().setText("session 0102 in progress (fill)");
     proto::Bytes digest(proto::kDigestBytes, 0x22);
     verdict.setOrderDigest(proto::AsView(digest));
@@ -605,8 +605,8 @@ TEST(StatusTest, ShowsASessionWithoutVerdictAndWordsBusyPlainly) {
                                "failed wipe\n"));
   EXPECT_THAT(table, ::testing::ContainsRegex("\nnode-a +\\(none\\) +INTERRUPTED +60 s +no verdict +1 of 2 \\(1 "
                                               "interrupted\\) "));
-  EXPECT_THAT(table, HasSubstr("node-b: busy, not a failed wipe: the agent was running another session, so no wipe "
-                               "ran (orderRefused: session 0102 in progress (fill))\n"));
+  EXPECT_THAT(table, HasSubstr("node-b: busy: its agent refused the order, saying it runs another session, so no "
+                               "wipe ran: counted as a failed wipe (nodeBusy: session 0102 in progress (fill))\n"));
   EXPECT_THAT(table, Not(HasSubstr("node-b: last verdict failed")));
   const auto json = FleetStatusJson(status);
   EXPECT_EQ(json["nodes"][0]["unfinished_session"]["session_id"], HexEncode(SessionId(2)));
@@ -616,7 +616,8 @@ TEST(StatusTest, ShowsASessionWithoutVerdictAndWordsBusyPlainly) {
   EXPECT_EQ(json["nodes"][0]["failures"], 1);
   EXPECT_EQ(json["nodes"][0]["interrupted"], 1);
   EXPECT_EQ(json["nodes"][1]["state"], "busy");
-  EXPECT_EQ(json["nodes"][1]["failures"], 0);
+  EXPECT_EQ(json["nodes"][1]["failures"], 1);
+  EXPECT_EQ(json["nodes"][1]["busy"], 1);
   EXPECT_TRUE(json["nodes"][1]["unfinished_session"].is_null());
   // A verdict after that order (the next session) ends the question.
   AppendVerdict(*ledger, SessionId(4), "node-a", true, order_at + 100'000'000, keys.challenger);
