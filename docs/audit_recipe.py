@@ -178,7 +178,13 @@ def open_order(schema, envelope_bytes, authority, challenger, what):
         fail(f"{what}: issued at {issued} us, outside its delegation's period [{delegation.get('notBeforeUnixUs', '0')}"
              f", {delegation.get('notAfterUnixUs', '0')})")
     profile = order.get("profile", {})
-    if profile not in delegation.get("profiles", []):
+    if profile in delegation.get("profiles", []):
+        # A listed profile binds the deadline rule's inputs too: the order's m, format and round deadline.
+        for field, default in (("chunkLabels", 0), ("format", "posedbBlake3C1"), ("roundDeadlineUs", "0")):
+            if str(order.get(field, default)) != str(profile.get(field, default)):
+                fail(f"{what}: its {field} {order.get(field, default)} is not its delegated profile's "
+                     f"{profile.get(field, default)}")
+    else:
         if data(profile.get("authorityKeyId")) or data(profile.get("documentDigest")):
             fail(f"{what}: its profile '{profile.get('name', '')}' names a signature but is not one its delegation "
                  f"lists")

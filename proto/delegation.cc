@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "common/clock.h"
 #include "common/peer_text.h"
@@ -30,14 +31,14 @@ std::string ProfileText(ParameterProfile::Reader p) {
 }  // namespace
 
 StatusOr<Parsed<Delegation>> VerifyDelegation(ByteView envelope_bytes, const PublicKey& authority) {
-  if (envelope_bytes.size() == 0) return PermissionDeniedError("the order carries no delegation from the authority");
+  if (envelope_bytes.size() == 0) return PermissionDeniedError("no delegation given");
   auto payload = VerifyEnvelope(envelope_bytes, MessageKind::DELEGATION, authority);
   if (!payload.ok()) {
-    return PermissionDeniedError("the order's delegation does not verify under the authority key " +
-                                 KeyIdHex(KeyIdOf(authority)) + ": " + payload.status().message());
+    return PermissionDeniedError("delegation does not verify under the authority key " + KeyIdHex(KeyIdOf(authority)) +
+                                 ": " + payload.status().message());
   }
   auto parsed = ParseMessage<Delegation>(AsView(*payload));
-  if (!parsed.ok()) return PermissionDeniedError("the order's delegation: " + parsed.status().message());
+  if (!parsed.ok()) return PermissionDeniedError("delegation: " + parsed.status().message());
   return parsed;
 }
 
@@ -61,7 +62,12 @@ std::string DescribeDelegation(Delegation::Reader delegation) {
 StatusOr<Parsed<Delegation>> CheckOrderDelegation(WipeOrder::Reader order, const PublicKey& authority,
                                                   const PublicKey& challenger, int64_t at_unix_us,
                                                   int64_t clock_skew_us) {
-  WP_ASSIGN_OR_RETURN(Parsed<Delegation> parsed, VerifyDelegation(order.getDelegation(), authority));
+  if (order.getDelegation().size() == 0) {
+    return PermissionDeniedError("the order carries no delegation from the authority");
+  }
+  auto verified = VerifyDelegation(order.getDelegation(), authority);
+  if (!verified.ok()) return PermissionDeniedError("the order's " + verified.status().message());
+  Parsed<Delegation> parsed = std::move(verified).value();
   Delegation::Reader d = parsed.root();
   const ByteView delegated = d.getChallengerPublicKey();
   if (delegated.size() != challenger.size() || std::memcmp(delegated.begin(), challenger.data(), challenger.size()) != 0) {
@@ -69,15 +75,27 @@ StatusOr<Parsed<Delegation>> CheckOrderDelegation(WipeOrder::Reader order, const
                                  KeyIdHex(KeyIdOf(challenger)) + " that signed the order");
   }
   const int64_t skew = clock_skew_us < 0 ? 0 : clock_skew_us;
-  for (const auto& [what, t] : {std::pair<const char*, int64_t>{"the order was issued", order.getIssuedAtUnixUs()},
-                                std::pair<const char*, int64_t>{"it is now", at_unix_us}}) {
-    if (!Within(t, d.getNotBeforeUnixUs(), d.getNotAfterUnixUs(), skew)) {
+  for (const auto& [what, t, allowed] :
+       {std::tuple<const char*, int64_t, int64_t>{"the order was issued", order.getIssuedAtUnixUs(), 0},
+        std::tuple<const char*, int64_t, int64_t>{"it is now", at_unix_us, skew}}) {
+    if (!Within(t, d.getNotBeforeUnixUs(), d.getNotAfterUnixUs(), allowed)) {
       return PermissionDeniedError(std::string(what) + " " + FormatUnixMicrosUtc(t) + ", outside the " +
                                    DescribeDelegation(d) + " (renewed by the authority: `delegate`)");
     }
   }
   ParameterProfile::Reader profile = order.getProfile();
-  if (DelegationListsProfile(d, profile)) return parsed;
+  if (DelegationListsProfile(d, profile)) {
+    if (order.getChunkLabels() != profile.getChunkLabels() || order.getFormat() != profile.getFormat() ||
+        order.getRoundDeadlineUs() != profile.getRoundDeadlineUs()) {
+      return PermissionDeniedError(
+          "the order's m " + std::to_string(order.getChunkLabels()) + ", format " +
+          std::to_string(static_cast<int>(order.getFormat())) + " and round deadline " +
+          std::to_string(order.getRoundDeadlineUs()) + " us are not its delegated " + ProfileText(profile) + "'s (m " +
+          std::to_string(profile.getChunkLabels()) + ", format " + std::to_string(static_cast<int>(profile.getFormat())) +
+          ", " + std::to_string(profile.getRoundDeadlineUs()) + " us)");
+    }
+    return parsed;
+  }
   if (profile.getAuthorityKeyId().size() == 0 && profile.getDocumentDigest().size() == 0) {
     if (d.getAllowUnsignedProfiles()) return parsed;
     return PermissionDeniedError("the order's " + ProfileText(profile) +

@@ -12,7 +12,11 @@
 //   3. the order's issuedAtUnixUs and `at_unix_us` (the agent's clock; an audit passes the order's
 //      issuedAtUnixUs) lie in [notBeforeUnixUs - skew, notAfterUnixUs + skew);
 //   4. the order's profile is one the delegation lists, field for field (canonical bytes), or it
-//      names no signature (no authorityKeyId) and the delegation allows unsigned profiles.
+//      names no signature (no authorityKeyId) and the delegation allows unsigned profiles;
+//   5. a listed profile's m, format and round deadline are the order's own (WipeOrder chunkLabels,
+//      format, roundDeadlineUs): the deadline rule's inputs are the authority's too.
+// Skew applies to `at_unix_us` only (the agent's clock against the authority's); the order's
+// issue time is the challenger's and must lie in the period exactly, as the audits check it.
 // Errors: PERMISSION_DENIED naming the first that does not hold ("order refused" reasons).
 //
 // Thread-safety: pure functions.
@@ -33,7 +37,9 @@ StatusOr<Parsed<Delegation>> CheckOrderDelegation(WipeOrder::Reader order, const
                                                   const PublicKey& challenger, int64_t at_unix_us,
                                                   int64_t clock_skew_us);
 
-// Check 1 alone: the delegation envelope bytes verified under `authority` and parsed.
+// Check 1 alone: the delegation envelope bytes verified under `authority` and parsed. Errors:
+// PERMISSION_DENIED "no delegation given", "delegation does not verify under the authority key
+// ...", "delegation: <shape problem>".
 StatusOr<Parsed<Delegation>> VerifyDelegation(ByteView envelope_bytes, const PublicKey& authority);
 
 // Check 4 alone: `profile` equals one of the delegation's profiles, field for field.

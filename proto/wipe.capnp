@@ -92,6 +92,11 @@ struct ParameterProfile {
                                  # document; empty when the profile was not signed (no bound)
   documentDigest @10 :Data;      # 32 bytes: BLAKE2b-256 of the signed profile text; empty when
                                  # unsigned
+  chunkLabels @11 :UInt32;       # labels: the profile's m; an order under a profile that names a
+                                 # signature must have these three (WipeOrder's chunkLabels, format,
+                                 # roundDeadlineUs): a delegation lists them with the rest
+  format @12 :LabelFormat;       # the profile's label format
+  roundDeadlineUs @13 :UInt64;   # microseconds: the profile's round deadline
 }
 
 struct DevicePlan {

@@ -151,7 +151,7 @@ StatusOr<SessionKeys> KeysFromFlags() {
   auto authority = proto::ReadPublicKeyFile(FLAGS_authority_pub);
   if (!authority.ok()) return authority.status().WithContext("--authority_pub");
   keys.authority.public_key = *authority;
-  auto text = ReadTextFile(FLAGS_delegation, proto::kMaxDelegationBytes + 4096, "a delegation file");
+  auto text = ReadTextFile(FLAGS_delegation, uint64_t{1} << 20, "a delegation file");  // VerifyDelegation limits it further
   if (!text.ok()) return text.status().WithContext("--delegation");
   proto::Bytes bytes(text->begin(), text->end());
   auto delegation = proto::VerifyDelegation(proto::AsView(bytes), *authority);

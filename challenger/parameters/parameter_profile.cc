@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "challenger/parameters/deadline_rule.h"
+#include "proto/label_wire.h"
 #include "common/json_fields.h"
 #include "common/numbers.h"
 
@@ -280,6 +281,10 @@ void WriteProfile(const Profile& profile, proto::ParameterProfile::Builder out) 
                         profile.adversary.safety_factor, profile.round_deadline_us, profile.adversary.name);
   out.setRecomputeFloorUs(rule.floor_us);
   out.setCalibratedAtUnixUs(profile.calibrated_at_unix_us);
+  // The deadline rule's inputs, so a delegation that lists this profile binds them too.
+  out.setChunkLabels(profile.chunk_labels);
+  out.setFormat(proto::FormatToWire(profile.format));
+  out.setRoundDeadlineUs(profile.round_deadline_us);
   // Named as the authority's only when the authority vouches for all of it, class included: the
   // profiles a delegation lists are written the same way (delegation_document.h).
   if (ProfileEndorsementProblem(profile).empty()) {

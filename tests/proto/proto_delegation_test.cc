@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace wipeproof::proto {
 namespace {
@@ -40,6 +41,9 @@ void WriteSignedProfile(ParameterProfile::Builder p, const KeyPair& authority) {
   Digest digest{};
   digest.fill(0xd0);
   p.setDocumentDigest(AsView(digest));
+  p.setChunkLabels(16384);
+  p.setFormat(LabelFormat::POSEDB_BLAKE3_C1);
+  p.setRoundDeadlineUs(500);
 }
 
 struct DelegationSpec {
@@ -74,6 +78,9 @@ class DelegationTest : public ::testing::Test {
 
   void SetUp() override {
     order_.setIssuedAtUnixUs(kIssued);
+    order_.setChunkLabels(16384);
+    order_.setFormat(LabelFormat::POSEDB_BLAKE3_C1);
+    order_.setRoundDeadlineUs(500);
     WriteSignedProfile(order_.initProfile(), authority_);
   }
   Status Check(const Bytes& delegation, int64_t now = kIssued, int64_t skew = 0) {
@@ -132,8 +139,31 @@ TEST_F(DelegationTest, OnlyInForceDuringItsPeriod) {
   const Status late = Check(MakeDelegation({}), kIssued + 2 * kHourUs);
   EXPECT_EQ(late.code(), StatusCode::kPermissionDenied);
   EXPECT_THAT(late.message(), HasSubstr("it is now"));
-  // The agent's clock skew is allowed at both ends.
+  // The agent's clock skew is allowed for its own clock, at both ends...
   EXPECT_TRUE(Check(MakeDelegation({}), kIssued + kHourUs + 10, 60'000'000).ok());
+  // ...never for the order's issue time, which the audits check exactly.
+  DelegationSpec ended;
+  ended.not_after = kIssued - 1;
+  ended.not_before = kIssued - kHourUs;
+  EXPECT_THAT(Check(MakeDelegation(ended), kIssued - 2, 60'000'000).message(), HasSubstr("the order was issued"));
+}
+
+// The deadline rule's inputs outside the profile struct (m, format, round deadline) must be the
+// listed profile's: a rogue challenger widening the round deadline through a larger m is refused.
+TEST_F(DelegationTest, TheOrdersMFormatAndDeadlineAreTheDelegatedProfiles) {
+  EXPECT_TRUE(Check(MakeDelegation({})).ok());
+  for (const std::function<void()>& change : std::vector<std::function<void()>>{
+           [&] { order_.setChunkLabels(262144); },
+           [&] { order_.setFormat(LabelFormat::POSEDB_BLAKE3_N192); },
+           [&] { order_.setRoundDeadlineUs(7800); }}) {
+    change();
+    const Status s = Check(MakeDelegation({}));
+    EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+    EXPECT_THAT(s.message(), HasSubstr("are not its delegated profile 'rack-fpga-2^14'"));
+    order_.setChunkLabels(16384);
+    order_.setFormat(LabelFormat::POSEDB_BLAKE3_C1);
+    order_.setRoundDeadlineUs(500);
+  }
 }
 
 TEST_F(DelegationTest, AProfileTheAuthorityDidNotListIsRefused) {

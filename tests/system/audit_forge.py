@@ -368,6 +368,10 @@ def order_set(schema, document, challenger, fields):
             set_fields(order, {field: value})
     new_record = sign_message(schema, order, "WipeOrder", challenger, "wipeOrder", records[o][1])
     rewrite_records(schema, document, {o: new_record}, challenger)
+    summary = document["entries"][o]["summary"]  # what the export's summary repeats of the order
+    for field, name in (("roundDeadlineUs", "round_deadline_us"), ("chunkLabels", "chunk_labels")):
+        if field in fields and name in summary:
+            summary[name] = int(fields[field])
 
 
 def wave_set(schema, document, challenger, fields):

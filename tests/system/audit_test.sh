@@ -295,6 +295,9 @@ forged wave-bytes-without-bound wave-set "$dir/wave.json" "$key" 'unwipedBoundBy
 # under a delegation it made up for itself.
 forged order-undelegated-class order-set "$dir/bound.json" "$key" 'profile.tMinPs="1000000"'
 forged order-self-delegated order-set "$dir/export.json" "$key" 'delegation="self"'
+# The delegated profile kept byte for byte, the order's round deadline widened (its m or format could
+# widen the rule's floor to match; the delegated profile binds all three).
+forged order-undelegated-deadline order-set "$dir/bound.json" "$key" 'roundDeadlineUs="7800"'
 # A wave name with terminal controls (BEL, the C1 control NEL, a bidi isolate) reaches the output
 # escaped, never raw. (Only decimal-digit escapes: Debian's capnp tool misreads \u escapes with a-f.)
 forged wave-name-controls wave-set "$dir/wave.json" "$key" 'waveName="w\u0007X\u0085\u2066"'
@@ -339,7 +342,8 @@ from the order's plan and the chunks the rounds checked" \
   "wave-bytes-without-bound=unwipedBoundBytes is 12345=it states no bound, yet unwipedBoundBytes is 12345" \
   "order-undelegated-class=does not stand under the authority's delegation: the order's profile=names a signature \
 but is not one its delegation lists" \
-  "order-self-delegated=the order's delegation does not verify under the authority key=its delegation: signed by key"
+  "order-self-delegated=the order's delegation does not verify under the authority key=its delegation: signed by key" \
+  "order-undelegated-deadline=are not its delegated profile=its roundDeadlineUs 7800 is not its delegated profile's"
 for tool in audit recipe; do
   if LC_ALL=C grep -qP '\x07|\xc2\x85|\xe2\x81\xa6' "$dir/wave-name-controls.$tool"; then
     echo "FAIL: $tool printed a raw terminal control:"; cat -v "$dir/wave-name-controls.$tool"; failures=$((failures + 1))
