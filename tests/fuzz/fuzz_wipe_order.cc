@@ -1,5 +1,5 @@
 // The agent's startSession (prover/agent/agent_core.h AdmitSession, checks 1-6): the input is a
-// WipeOrder payload, signed here with the authority key the agent trusts, so everything after the
+// WipeOrder payload, signed here with the challenger key the agent trusts, so everything after the
 // signature check is reached: ParseMessage<WipeOrder> (canonical form, walk, ValidateShape), the
 // address and time checks (order_checks.h), the replay set, and matching the plan against the
 // agent's devices (device_match.h). An admitted order is dropped unfilled (the session ends).
@@ -10,7 +10,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace wipeproof;
   proto::SignedEnvelope order;
-  if (!fuzz::SignFuzzPayload(proto::MessageKind::WIPE_ORDER, data, size, agent_test::AuthorityKey(), &order)) return 0;
+  if (!fuzz::SignFuzzPayload(proto::MessageKind::WIPE_ORDER, data, size, agent_test::ChallengerKey(), &order)) return 0;
   auto fixture = fuzz::NewAgent();
   {
     // Dropping an Admitted ends its session; the agent must be idle again either way.
