@@ -1,5 +1,5 @@
 @0x98ca53e3277f4ae1;
-# wipeproof protocol v2: wipe orders, device fill notices, fill reports, challenge rounds,
+# wipeproof protocol v3: wipe orders, device fill notices, fill reports, challenge rounds,
 # verdicts, receipts, ledger entries, and the ProverAgent RPC interface between challenger and
 # prover agent. Protocol narrative: docs/protocol.md; label values: docs/label-spec.md.
 #
@@ -24,8 +24,11 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("wipeproof::proto");
 
-const protocolVersion :UInt16 = 2;
+const protocolVersion :UInt16 = 3;
 # The only version this schema describes. Agents refuse orders with any other value.
+# v3 (from v2): orders are signed by the challenger key under the authority's Delegation they carry
+# (the authority's key stays offline); ParameterProfile names its m, format and round deadline (a
+# delegation binds them); FailureReason nodeBusy is the agent's typed busy refusal.
 # v2 (from v1): the order no longer discloses the number of rounds and names the challenger that
 # may deliver it; each device has its own fill deadline and is reported filled on its own
 # (deviceFilled); rounds may challenge any subset of the filled devices.
@@ -146,7 +149,7 @@ struct WipeOrder {
   # (proto/delegation.h); it is unexpired (bounded clock skew), its sessionId is unseen,
   # nodeName/nodeKeyId are its own, and `devices` names exactly its devices with sizes it can
   # meet.
-  protocolVersion @0 :UInt16;     # = protocolVersion (2)
+  protocolVersion @0 :UInt16;     # = protocolVersion (3)
   sessionId @1 :Data;             # 16 bytes from a CSPRNG; unique per session (replay guard)
   issuedAtUnixUs @2 :Int64;       # Unix us: challenger's wall clock when signed
   expiresAtUnixUs @3 :Int64;      # Unix us: agent refuses the order at or after this time
@@ -158,7 +161,7 @@ struct WipeOrder {
   devices @9 :List(DevicePlan);   # the plan; at least one device
   fillDeadlineUs @10 :UInt64;     # microseconds: from sending the order to receiving the fill
                                   # report (every device filled), on the challenger's clock
-  rounds @11 :UInt32;             # always 0 in v2: the number of rounds is not disclosed; the
+  rounds @11 :UInt32;             # always 0 since v2: the number of rounds is not disclosed; the
                                   # agent answers rounds until `finish`
   roundDeadlineUs @12 :UInt64;    # microseconds: per round, from sending the ChallengeRound to
                                   # receiving the RoundAnswer, on the challenger's clock

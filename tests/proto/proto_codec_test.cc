@@ -141,7 +141,7 @@ class ProtoOrderShapeTest : public ::testing::Test {
   void SetUp() override {
     WipeOrder::Builder order_ = message_->initRoot<WipeOrder>();
     uint8_t key_id[kKeyIdBytes] = {}, seed[kSessionSeedBytes] = {};
-    order_.setProtocolVersion(2);
+    order_.setProtocolVersion(PROTOCOL_VERSION);
     order_.setSessionId(capnp::Data::Reader(kSid, sizeof(kSid)));
     order_.setNodeKeyId(capnp::Data::Reader(key_id, sizeof(key_id)));
     order_.setChallengerKeyId(capnp::Data::Reader(key_id, sizeof(key_id)));
@@ -173,9 +173,9 @@ class ProtoOrderShapeTest : public ::testing::Test {
 TEST_F(ProtoOrderShapeTest, ValidOrderPasses) { EXPECT_TRUE(ValidateShape(order().asReader()).ok()) << Check(); }
 
 TEST_F(ProtoOrderShapeTest, EachBadFieldNamed) {
-  order().setProtocolVersion(1);
-  EXPECT_EQ(Check(), "protocolVersion 1, want 2");
-  order().setProtocolVersion(2);
+  order().setProtocolVersion(2);  // v2 orders were the authority's: no delegation
+  EXPECT_EQ(Check(), "protocolVersion 2, want 3");
+  order().setProtocolVersion(3);
   order().setChunkLabels(0);
   EXPECT_EQ(Check(), "chunkLabels 0 is outside [1, 2^20]");
   order().setChunkLabels((1u << 20) + 1);

@@ -152,7 +152,7 @@ TEST(ProverCli, UsageAndHelp) {
   EXPECT_EQ(RunProver("").exit_code, 2);
   ProverRun version = RunProver("--version");
   EXPECT_EQ(version.exit_code, 0);
-  EXPECT_EQ(version.out, "wipeproof-prover " WIPEPROOF_TEST_VERSION " (wipe protocol version 2)\n");
+  EXPECT_EQ(version.out, "wipeproof-prover " WIPEPROOF_TEST_VERSION " (wipe protocol version 3)\n");
   for (const char* sub : {"labels", "graph-info", "bench"}) {
     ProverRun help = RunProver(std::string(sub) + " --help");
     EXPECT_EQ(help.exit_code, 0) << sub;

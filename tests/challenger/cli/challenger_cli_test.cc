@@ -100,7 +100,7 @@ TEST_F(ChallengerCliTest, UsageErrorsExitTwo) {
   EXPECT_NE(help.out.find("keygen"), std::string::npos);
   CliRun version = Challenger("--version");
   EXPECT_EQ(version.exit_code, 0);
-  EXPECT_EQ(version.out, "wipeproof-challenger " WIPEPROOF_TEST_VERSION " (wipe protocol version 2)\n");
+  EXPECT_EQ(version.out, "wipeproof-challenger " WIPEPROOF_TEST_VERSION " (wipe protocol version 3)\n");
   CliRun stray = Challenger("wipe --out=x");
   EXPECT_EQ(stray.exit_code, 2);
   EXPECT_EQ(stray.err, "wipeproof-challenger wipe: --out does not apply to wipe\n");
