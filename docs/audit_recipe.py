@@ -908,6 +908,20 @@ def bound_slack(bound):
     return math.ceil(1e-12 * bound["unpadded"] + 1e-14 * float(bound["planned"])) + 1
 
 
+def recomputed_bound(what, device, inputs, confidence, field, stated, over):
+    """bound.h's closed form over `inputs` [(capacity, planned bytes, chunks checked)]; fails unless no device is
+    planned beyond its capacity and `stated` (the verdict's `field`) is within bound_slack of it. Returns
+    (bound, slack)."""
+    if any(planned > capacity for capacity, planned, _ in inputs):
+        fail(f"{what}: {device} is planned beyond its declared capacity: no bound can be stated")
+    bound = joint_bound(inputs, confidence)
+    slack = bound_slack(bound)
+    if abs(stated - bound["total"]) > slack:
+        fail(f"{what}: {field} is {stated}, the bound recomputed {over} (bound.h's closed form) is {bound['total']} "
+             f"(allowed difference: {slack} byte(s))")
+    return bound, slack
+
+
 def deadline_rule(order):
     """deadline_rule.cc CheckDeadlineRule for an order: (holds, recompute floor in us), the rule being round deadline
     (us) * 1e6 <= 1.5 * m * c_node * t_min (ps) / safety, c_node = 1 for c1 and 2 for 192."""
@@ -1474,14 +1488,8 @@ class Recipe:
             return
         inputs = [(int(plan.get("capacityBytes", "0")), 32 * int(plan["labelCount"]),
                    int(got.get("chunksChecked", "0"))) for plan, got in zip(devices, stated)]
-        if any(planned > capacity for capacity, planned, _ in inputs):
-            fail(f"{what}: a device is planned beyond its declared capacity: no bound can be stated")
-        bound = joint_bound(inputs, confidence)
-        slack = bound_slack(bound)
-        if abs(total - bound["total"]) > slack:
-            fail(f"{what}: totalUnwipedBoundBytes is {total}, the bound recomputed from the order's plan and the "
-                 f"chunks the rounds checked (bound.h's closed form) is {bound['total']} (allowed difference: {slack} "
-                 f"byte(s))")
+        bound, slack = recomputed_bound(what, "a device", inputs, confidence, "totalUnwipedBoundBytes", total,
+                                        "from the order's plan and the chunks the rounds checked")
         for plan, got, want in zip(devices, stated, device_diagnostics(inputs, confidence)):
             if abs(int(got.get("unwipedBoundBytes", "0")) - want) > 1:
                 fail(f"{what}: device {plan['selector']}: the diagnostic unwipedBoundBytes is "
@@ -1510,13 +1518,8 @@ class Recipe:
                  f"bound at the wave's confidence")
         inputs = [(int(d.get("capacityBytes", "0")), int(d.get("plannedBytes", "0")), int(d.get("chunksChecked", "0")))
                   for v in members for d in v.get("devices", [])]
-        if any(planned > capacity for capacity, planned, _ in inputs):
-            fail(f"{where}: a member's device is planned beyond its declared capacity: no bound can be stated")
-        bound = joint_bound(inputs, confidence)
-        slack = bound_slack(bound)
-        if abs(stated - bound["total"]) > slack:
-            fail(f"{where}: unwipedBoundBytes is {stated}, the bound recomputed over its members' devices (bound.h's "
-                 f"closed form) is {bound['total']} (allowed difference: {slack} byte(s))")
+        bound, _ = recomputed_bound(where, "a member's device", inputs, confidence, "unwipedBoundBytes", stated,
+                                        "over its members' devices")
         if f" at most {stated} bytes of wave " not in wave.get("statement", ""):
             fail(f"{where}: its statement does not name the bound it states ({stated} bytes)")
         self.say(f"{where}: bound: the stated {stated} bytes recomputed over its {len(inputs)} member device(s): "

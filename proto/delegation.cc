@@ -84,7 +84,9 @@ StatusOr<Parsed<Delegation>> CheckOrderDelegation(WipeOrder::Reader order, const
     }
   }
   ParameterProfile::Reader profile = order.getProfile();
-  if (DelegationListsProfile(d, profile)) {
+  WP_RETURN_IF_ERROR(CheckDelegatedProfile(d, profile));
+  // Past check 4, a profile naming a signature is a listed one: check 5.
+  if (profile.getAuthorityKeyId().size() != 0 || profile.getDocumentDigest().size() != 0) {
     if (order.getChunkLabels() != profile.getChunkLabels() || order.getFormat() != profile.getFormat() ||
         order.getRoundDeadlineUs() != profile.getRoundDeadlineUs()) {
       return PermissionDeniedError(
@@ -94,10 +96,14 @@ StatusOr<Parsed<Delegation>> CheckOrderDelegation(WipeOrder::Reader order, const
           std::to_string(profile.getChunkLabels()) + ", format " + std::to_string(static_cast<int>(profile.getFormat())) +
           ", " + std::to_string(profile.getRoundDeadlineUs()) + " us)");
     }
-    return parsed;
   }
+  return parsed;
+}
+
+Status CheckDelegatedProfile(Delegation::Reader d, ParameterProfile::Reader profile) {
+  if (DelegationListsProfile(d, profile)) return Status::Ok();
   if (profile.getAuthorityKeyId().size() == 0 && profile.getDocumentDigest().size() == 0) {
-    if (d.getAllowUnsignedProfiles()) return parsed;
+    if (d.getAllowUnsignedProfiles()) return Status::Ok();
     return PermissionDeniedError("the order's " + ProfileText(profile) +
                                  " is not signed by the authority, and the " + DescribeDelegation(d) +
                                  " allows only the " + std::to_string(d.getProfiles().size()) +

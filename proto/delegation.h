@@ -45,6 +45,11 @@ StatusOr<Parsed<Delegation>> VerifyDelegation(ByteView envelope_bytes, const Pub
 // Check 4 alone: `profile` equals one of the delegation's profiles, field for field.
 bool DelegationListsProfile(Delegation::Reader delegation, ParameterProfile::Reader profile);
 
+// Check 4 as a status: OK when `profile` is listed, or names no signature and unsigned profiles are
+// allowed; PERMISSION_DENIED "the order's profile ... is not signed by the authority, and the
+// delegation ... allows only ..." or "... is not one the delegation ... lists".
+Status CheckDelegatedProfile(Delegation::Reader delegation, ParameterProfile::Reader profile);
+
 // "delegation 'NAME' to challenger key 0123abcd..., valid 2026-12-01T00:00:00Z to ...".
 std::string DescribeDelegation(Delegation::Reader delegation);
 

@@ -178,8 +178,7 @@ Status CheckDelegationCovers(const SessionKeys& keys, const Profile& profile, in
   capnp::MallocMessageBuilder message;
   auto wire = message.initRoot<proto::ParameterProfile>();
   WriteProfile(profile, wire);
-  if (proto::DelegationListsProfile(d, wire.asReader())) return Status::Ok();
-  if (wire.getAuthorityKeyId().size() == 0 && d.getAllowUnsignedProfiles()) return Status::Ok();
+  if (proto::CheckDelegatedProfile(d, wire.asReader()).ok()) return Status::Ok();
   return FailedPreconditionError("the " + proto::DescribeDelegation(d) + " does not list profile '" + profile.name +
                                  "' as loaded here" +
                                  (wire.getAuthorityKeyId().size() == 0 ? std::string(" (unsigned, and it allows no unsigned profile)")
