@@ -179,7 +179,7 @@ found=$(ls "$steps" | sed 's/^[0-9]*-//; s/\.sh$//' | xargs)
 [[ "$found" == "$expected" ]] || fail "$doc's deploy-steps are '$found', this test runs '$expected'"
 # The test's values for the doc's variables; each must be one the doc declares.
 declare -A values=([DEBS]=/srv/in/debs [NODE_HOST]=127.0.0.1 [DEVICES]=host [HOST_BUDGET_GIB]=0.03125
-                   [WAVE_PERIOD_S]=4 [SLURM_CONF]=/srv/in/slurm.conf [MUNGE_KEY]=/srv/in/munge.key [SCRAPE_INTERVAL]=1s)
+                   [WAVE_PERIOD_S]=4 [WAVE_JITTER_S]=0 [SLURM_CONF]=/srv/in/slurm.conf [MUNGE_KEY]=/srv/in/munge.key [SCRAPE_INTERVAL]=1s)
 for v in "${!values[@]}"; do
   grep -q "^$v=" "$steps/01-variables.sh" || fail "$doc no longer declares $v in its variables block"
   printf '%s=%q\n' "$v" "${values[$v]}" >>"$work/in/test-values.sh"
