@@ -193,6 +193,46 @@ def open_order(schema, envelope_bytes, authority, challenger, what):
     return order
 
 
+def named_inventory(schema, order):
+    """The inventory digest (bytes) the order's delegation names (Delegation.inventoryDigest), or None. open_order
+    verified the delegation first."""
+    envelope = schema.decode(data(order["delegation"]), "Envelope")
+    digest = data(schema.decode(data(envelope.get("payload")), "Delegation").get("inventoryDigest"))
+    return digest if len(digest) == 32 else None
+
+
+ASSUMPTIONS = ("host-memory-in-plan", "wave-complete", "no-nvme-in-reach", "physical-binding",
+               "device-capacity-as-declared", "no-egress-during-session", "no-uncovered-memory")
+
+
+def allowed_assumptions(order, node, inventory, report):
+    """Per assumption (ASSUMPTIONS), whether the authority's signed declarations let it hold
+    (challenger/session/assumptions.h): the verdict may say held only where this says True."""
+    devices = order["devices"]
+    chunk_bytes = 32 * int(order.get("chunkLabels", 0))
+    host = [d for d in devices if d["selector"] == "host"]
+    physical = int(node.get("host_physical_memory_bytes", 0))
+    host_ok = bool(order.get("hostMemoryInPlan")) and bool(host) and physical > 0 and \
+        physical - min(physical, 32 * int(host[0]["labelCount"]) + int(host[0].get("allowedReserveBytes", "0"))) \
+        < max(1, chunk_bytes)
+    wave = next((w for w in inventory.get("waves", []) if node["name"] in w.get("nodes", [])), None)
+    wave_ok = wave is not None and bool(wave.get("complete")) and bool(order.get("waveComplete"))
+    slices = {}
+    for d in node["devices"]:
+        if d.get("partition_of"):
+            slices.setdefault(d["partition_of"], [d.get("partitions", 0), 0])[1] += 1
+    totals = [int(d.get("totalBytes", "0")) for d in (report or {}).get("devices", [])]
+    capacity_ok = report is not None and all(listed >= partitions for partitions, listed in slices.values()) and \
+        not any(d["selector"].startswith("MIG-") and not d.get("partition_of") for d in node["devices"]) and \
+        len(totals) == len(devices) and \
+        all(0 < t <= int(d.get("capacityBytes", "0")) for t, d in zip(totals, devices))
+    return {"host-memory-in-plan": host_ok, "wave-complete": wave_ok,
+            "no-nvme-in-reach": bool(node.get("no_nvme_in_reach")), "physical-binding": False,
+            "device-capacity-as-declared": capacity_ok,
+            "no-egress-during-session": bool(node.get("network_isolated_during_wipe")),
+            "no-uncovered-memory": False}
+
+
 # ------------------------------------------------------------------------------------------------
 # Labels (docs/label-spec.md), pure Python. BLAKE3 compression as in the BLAKE3 specification.
 
@@ -956,6 +996,13 @@ class Recipe:
                  f"not the pinned {key_id(self.challenger).hex()}")
         if "authority_public_key" in doc and bytes.fromhex(doc["authority_public_key"]) != self.authority:
             fail("the export lists another authority key than the pinned one")
+        self.inventories = {}  # digest hex -> the signed inventory document (JSON) the export carries
+        for listed in doc.get("documents", []):
+            text = listed.get("text", "")
+            if blake2b256(text.encode()).hex() != listed.get("digest"):
+                fail(f"the export's document {listed.get('digest')} is not the digest of its text")
+            if listed.get("kind") == "inventory":
+                self.inventories[listed["digest"]] = json.loads(text)
         self.nodes = {}
         for node in doc.get("nodes", []):
             public_key = bytes.fromhex(node["public_key"])
@@ -1172,9 +1219,13 @@ class Recipe:
         if data(order.get("challengerKeyId")) != key_id(self.challenger):
             fail(f"{where}: the order names another challenger key")
         node_key_id = data(order.get("nodeKeyId"))
-        if node_key_id not in self.nodes or self.nodes[node_key_id][0] != order["nodeName"]:
+        declared = self.declarations(where, order)
+        if declared is not None:
+            node_key = bytes.fromhex(declared[0]["public_key"])  # check_declarations: its id is the order's
+        elif node_key_id not in self.nodes or self.nodes[node_key_id][0] != order["nodeName"]:
             fail(f"{where}: the export lists no key {node_key_id.hex()} for node {order['nodeName']}")
-        node_key = self.nodes[node_key_id][1]
+        else:
+            node_key = self.nodes[node_key_id][1]
         verdicts = by_kind.get("verdict", [])
         if not verdicts:
             self.say(f"{where}: node {order['nodeName']}: order without a verdict (count it as a failed wipe)")
@@ -1230,7 +1281,8 @@ class Recipe:
             outcome = "pass"
         else:
             outcome = f"fail ({verdict.get('failure', {}).get('reason')})"
-        self.check_bound(where, order, verdict, verdicts[-1]["sequence"])
+        self.check_bound(where, order, verdict, verdicts[-1]["sequence"], declared is not None)
+        self.check_assumptions(where, order, verdict, declared, report)
         sampled = self.check_labels(where, order, rounds)
         self.say(f"{where}: node {order['nodeName']}: {outcome}; {len(rounds)} rounds; {sampled} labels recomputed; "
                  f"statement: {verdict.get('statement', '')}")
@@ -1430,7 +1482,60 @@ class Recipe:
                  + (f" (recomputed in {format_seconds(time.perf_counter() - started)})" if sample else ""))
         return len(sample)
 
-    def check_bound(self, where, order, verdict, sequence):
+    def declarations(self, where, order):
+        """When the order's delegation names an inventory (the authority's findings: node keys, capacities,
+        reserves, physical memory, reach, waves): the export carries it, it lists the order's node, and the order
+        restates it (node key id; devices with model, capacity and the model's reserve, in order; hostMemoryInPlan;
+        waveName; waveComplete only for a complete wave), as session/declared_node.h checks. Returns (node,
+        inventory), or None when the delegation names none."""
+        digest = named_inventory(self.schema, order)
+        if digest is None:
+            return None
+        inventory = self.inventories.get(digest.hex())
+        if inventory is None:
+            fail(f"{where}: the order's delegation names inventory {digest.hex()}, which the export does not carry")
+        node = next((n for n in inventory.get("nodes", []) if n.get("name") == order["nodeName"]), None)
+        if node is None or "public_key" not in node:
+            fail(f"{where}: the signed inventory {digest.hex()} lists no node {order['nodeName']} with its key inline")
+        if key_id(bytes.fromhex(node["public_key"])) != data(order.get("nodeKeyId")):
+            fail(f"{where}: the order's nodeKeyId is not the id of node {order['nodeName']}'s key in the signed "
+                 f"inventory")
+        devices = order["devices"]
+        if len(devices) != len(node.get("devices", [])):
+            fail(f"{where}: the order plans {len(devices)} devices, the signed inventory declares "
+                 f"{len(node.get('devices', []))}")
+        reserves = inventory.get("reserves", {})
+        for i, (d, want) in enumerate(zip(devices, node["devices"])):
+            got = (d["selector"], d.get("model", ""), int(d.get("capacityBytes", "0")),
+                   int(d.get("allowedReserveBytes", "0")))
+            declared = (want["selector"], want["model"], int(want["capacity_bytes"]), int(reserves.get(want["model"], -1)))
+            if got != declared:
+                fail(f"{where}: the order's device {i} (selector, model, capacity, reserve) is {got}, the signed "
+                     f"inventory declares {declared}")
+        if bool(order.get("hostMemoryInPlan")) != any(d["selector"] == "host" for d in devices):
+            fail(f"{where}: the order's hostMemoryInPlan does not say whether host memory is among its devices")
+        wave = next((w for w in inventory.get("waves", []) if order["nodeName"] in w.get("nodes", [])), None)
+        if order.get("waveName", "") != (wave["name"] if wave else ""):
+            fail(f"{where}: the order's waveName is '{order.get('waveName', '')}', the signed inventory declares "
+                 f"'{wave['name'] if wave else ''}'")
+        if order.get("waveComplete") and not (wave and wave.get("complete")):
+            fail(f"{where}: the order says its wave is complete, the signed inventory does not")
+        return node, inventory
+
+    def check_assumptions(self, where, order, verdict, declared, report):
+        """The verdict's assumptions claim no more than the authority's signed declarations allow
+        (allowed_assumptions); without a signed inventory none reads held."""
+        stated = verdict.get("assumptions", [])
+        if [a.get("name") for a in stated] != list(ASSUMPTIONS):
+            fail(f"{where}: the verdict's assumptions are {[a.get('name') for a in stated]}, want {list(ASSUMPTIONS)}")
+        allowed = allowed_assumptions(order, declared[0], declared[1], report) if declared else {}
+        for a in stated:
+            if a.get("held") and not allowed.get(a["name"], False):
+                fail(f"{where}: assumption {a['name']} reads held, which " +
+                     ("the authority's signed declarations do not support" if declared else
+                      "no assumption may without an inventory the delegation names"))
+
+    def check_bound(self, where, order, verdict, sequence, inventory_signed):
         """The final verdict's bound, recomputed from the delegated order (open_order) as `ledger audit` does: its devices
         are the order's plan (selector, planned bytes, capacity, reserve) and its confidences the profile's;
         deadlineRuleSatisfied and boundStated are what the order gives (bound.h's conditions: a pass, a calibrated
@@ -1471,6 +1576,7 @@ class Recipe:
             (f"a profile the delegation lists as signed by the pinned authority key {key_id(self.authority).hex()}",
              data(profile.get("authorityKeyId")) == key_id(self.authority) and
              len(data(profile.get("documentDigest"))) == 32),
+            ("an inventory the delegation names (the declared capacities and reserves)", inventory_signed),
             (f"a safety factor >= {STATED_SAFETY_MINIMUM:g}",
              float(profile.get("safetyFactor", 0)) >= STATED_SAFETY_MINIMUM),
             ("the deadline rule", rule),

@@ -100,6 +100,14 @@ StatusOr<Parsed<Delegation>> CheckOrderDelegation(WipeOrder::Reader order, const
   return parsed;
 }
 
+std::optional<Digest> NamedInventory(Delegation::Reader delegation) {
+  const ByteView named = delegation.getInventoryDigest();
+  if (named.size() != kDigestBytes) return std::nullopt;
+  Digest digest{};
+  std::memcpy(digest.data(), named.begin(), kDigestBytes);
+  return digest;
+}
+
 Status CheckDelegatedProfile(Delegation::Reader d, ParameterProfile::Reader profile) {
   if (DelegationListsProfile(d, profile)) return Status::Ok();
   if (profile.getAuthorityKeyId().size() == 0 && profile.getDocumentDigest().size() == 0) {

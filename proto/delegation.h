@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "common/status.h"
 #include "proto/codec.h"
@@ -49,6 +50,9 @@ bool DelegationListsProfile(Delegation::Reader delegation, ParameterProfile::Rea
 // allowed; PERMISSION_DENIED "the order's profile ... is not signed by the authority, and the
 // delegation ... allows only ..." or "... is not one the delegation ... lists".
 Status CheckDelegatedProfile(Delegation::Reader delegation, ParameterProfile::Reader profile);
+
+// The inventory digest `delegation` names (Delegation.inventoryDigest); nullopt when it names none.
+std::optional<Digest> NamedInventory(Delegation::Reader delegation);
 
 // "delegation 'NAME' to challenger key 0123abcd..., valid 2026-12-01T00:00:00Z to ...".
 std::string DescribeDelegation(Delegation::Reader delegation);

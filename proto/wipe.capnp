@@ -138,8 +138,11 @@ struct Delegation {
   allowUnsignedProfiles @6 :Bool;    # true: orders may also carry a profile that names no
                                      # signature (labs, demos); such sessions never state a bound
   inventoryDigest @7 :Data;          # 32 bytes: BLAKE2b-256 of the inventory file the authority
-                                     # checked for this challenger; empty when none was named
-                                     # (informational: orders do not carry the inventory)
+                                     # signs with this delegation (its declarations: capacities,
+                                     # reserves, physical memory, reach, waves, node keys inline);
+                                     # the challenger plans only from that file and records it in
+                                     # its ledger, the audits take every declaration from it. Empty:
+                                     # none named: no bound, no assumption holds
 }
 
 struct WipeOrder {
@@ -344,9 +347,9 @@ struct Verdict {
   profile @10 :ParameterProfile;  # profile the session ran under
   deadlineRuleSatisfied @11 :Bool;  # the profile meets the deadline rule for its class
   boundStated @12 :Bool;          # pass && profile.calibrated && the profile signed by the
-                                  # authority with its signed class && safety >= 1.5 &&
-                                  # deadlineRuleSatisfied && the honest round margin
-                                  # (challenger/session/verdict.h)
+                                  # authority with its signed class && the delegation names the
+                                  # inventory && safety >= 1.5 && deadlineRuleSatisfied && the
+                                  # honest round margin (challenger/session/verdict.h)
   totalUnwipedBoundBytes @13 :UInt64;  # bytes: THE bound: the node's planned memory taken together
                                        # at `confidence`, every device's capacity - planned counted
                                        # in full (challenger/session/bound.h); only meaningful when

@@ -33,15 +33,13 @@ cmake --build "$build" -j "$(nproc)" --target wipeproof-prover wipeproof-challen
 prover="$build/prover/wipeproof-prover"
 challenger="$build/challenger/wipeproof-challenger"
 
-step "keys (authority, challenger, node) in $dir, and the authority's delegation to the challenger"
+step "keys (authority, challenger, node) in $dir"
 rm -rf "$dir"
 mkdir -p "$dir"
 # In deployment the authority's key lives on its offline machine and only the signed delegation
 # reaches the challenger (docs/deploy.md "3. Keys and the authority's delegation"); here all in one folder.
 "$challenger" keygen --role=authority --out="$dir/inspect" >/dev/null
 "$challenger" keygen --role=challenger --out="$dir/inspect" >/dev/null
-"$challenger" delegate --authority_key="$dir/inspect-authority.key" --challenger_pub="$dir/inspect-challenger.pub" \
-  --allow_unsigned_profiles --valid_days=1 --name=demo --out="$dir/inspect.delegation"
 "$prover" keygen --out="$dir/node" >/dev/null
 ls -l "$dir"
 
@@ -67,14 +65,15 @@ address=$(sed -n 's/^listening on //p' "$dir/agent.out" | head -n 1)
 [[ -n "$address" ]] || { echo "demo: the agent did not report its address" >&2; exit 1; }
 echo "agent pid $agent_pid listening on $address (log: $dir/agent.log)"
 
-# The inventory: one node (its key and, pinned, its certificate: the challenger talks TLS 1.3 only to
-# the agent holding that key), its host memory planned at the budget; the authority allows no reserve.
+# The inventory, the authority's finding: one node (its key inline, so the authority's signature covers
+# it, and its pinned certificate: the challenger talks TLS 1.3 only to the agent holding that key), its
+# host memory planned at the budget; the authority allows no reserve.
 # Its physical memory (host_physical_memory_bytes) is not declared: the demo wipes only its budget,
 # and the verdict lists host-memory-in-plan as NOT HELD ("physical host memory not declared").
 cat >"$dir/inventory.json" <<JSON
 {
   "nodes": [
-    {"name": "demo-node", "address": "$address", "public_key_file": "node.pub", "certificate_file": "node.crt",
+    {"name": "demo-node", "address": "$address", "public_key": "$(sed -n 's/^public-key: //p' "$dir/node.pub")", "certificate_file": "node.crt",
      "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": $((host_gib * 1024 * 1024 * 1024))}]}
   ],
   "waves": [{"name": "demo", "nodes": ["demo-node"], "period_s": 3600, "jitter_s": 600, "complete": true}],
@@ -93,6 +92,10 @@ cat >"$dir/profile.json" <<JSON
   "confidence": 0.99, "calibrated": false
 }
 JSON
+
+step "the authority's delegation to the challenger, naming the inventory (offline in deployment)"
+"$challenger" delegate --authority_key="$dir/inspect-authority.key" --challenger_pub="$dir/inspect-challenger.pub" \
+  --inventory="$dir/inventory.json" --allow_unsigned_profiles --valid_days=1 --name=demo --out="$dir/inspect.delegation"
 
 step "wipe session (challenger, profile $dir/profile.json)"
 set +e
@@ -123,9 +126,10 @@ cat <<'TEXT'
 
 Reading the verdict: PASS means every challenged label was right and every deadline was met. This
 demo states no bound ("parameters not calibrated"): its round deadline is set for a loopback
-demo, not derived from an adversary class (docs/threat-model.md, the deadline rule). Assumptions
-marked NOT HELD are ones a real deployment must establish: no NVMe within reach, binding to the
-physical machine, and here the rest of host memory (only the demo's budget was wiped).
+demo, not derived from an adversary class (docs/threat-model.md, the deadline rule). The assumptions
+rest on the inventory the authority's delegation names: wave-complete holds (a one-node wave declared
+complete). Those marked NOT HELD are ones a real deployment must establish: no NVMe within reach,
+binding to the physical machine, and here the rest of host memory (only the demo's budget was wiped).
 TEXT
 if [[ $verdict -eq 0 ]]; then
   echo "demo: the session PASSED"

@@ -44,6 +44,15 @@ StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, 
   keys.challenger = challenger;
   WP_ASSIGN_OR_RETURN(keys.nodes, ExportedNodeKeys(document));
   audit.node_keys = keys.nodes.size();
+  WP_ASSIGN_OR_RETURN(std::vector<LedgerDocument> documents, ExportedDocuments(document));
+  for (const LedgerDocument& d : documents) {
+    if (d.kind != "inventory") continue;
+    const std::string what = "the inventory " + HexEncode(d.digest.data(), d.digest.size()) + " the export carries";
+    keys.inventories.emplace(d.digest, options.read_inventory
+                                           ? options.read_inventory(d.body, what)
+                                           : StatusOr<SignedInventory>(FailedPreconditionError(
+                                                 what + ": this auditor was given no inventory reader")));
+  }
 
   // Sessions in the order of their first record; each with all its records, in ledger order.
   std::vector<proto::Bytes> order;

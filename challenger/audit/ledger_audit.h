@@ -13,6 +13,7 @@
 // Thread-safety: a pure function (label recomputation runs on the options' threads).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -29,9 +30,16 @@ namespace wipeproof {
 // How the error for an export lacking envelopes begins (the CLI reports it as UNVERIFIED, exit 3).
 inline constexpr char kExportWithoutRecords[] = "export without records";
 
+// Reads an inventory document the export carries (challenger/fleet/inventory.h ReadSignedInventory,
+// which this room may not include: the CLI passes it). `what` names it in errors.
+using InventoryReader = std::function<StatusOr<SignedInventory>(const std::string& text, const std::string& what)>;
+
 struct LedgerAuditOptions {
   std::optional<proto::Bytes> session_id;  // 16 bytes: audit only this session; unset: all
   SessionAuditOptions session;
+  // Reads the export's inventory documents. Unset: none is read, and every order whose delegation
+  // names an inventory fails its audit.
+  InventoryReader read_inventory;
 };
 
 struct LedgerAudit {

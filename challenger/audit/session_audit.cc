@@ -189,11 +189,16 @@ class Auditor {
     if (!delegated.ok()) return Wrong(order_entry_, "order", "does not stand under the authority's delegation: " +
                                                                delegated.status().message());
     out_->node_name = o.getNodeName().cStr();
+    WP_RETURN_IF_ERROR(CheckDeclarations(o, delegated->root()));
     const proto::KeyId challenger_id = proto::KeyIdOf(keys_.challenger);
     if (!Same(o.getChallengerKeyId(), challenger_id)) {
       return Wrong(order_entry_, "order",
                    "names challenger key " + Hex(o.getChallengerKeyId()) + ", not the pinned challenger key " +
                        proto::KeyIdHex(challenger_id));
+    }
+    if (declared_.has_value()) {
+      node_key_ = declared_->public_key;  // the authority's word; CheckDeclarations matched its id
+      return Status::Ok();
     }
     const NodeKey* match = nullptr;
     for (const NodeKey& node : keys_.nodes) {
@@ -211,6 +216,30 @@ class Auditor {
                        ", and the export lists no key with that id (export with --inventory)");
     }
     node_key_ = match->public_key;
+    return Status::Ok();
+  }
+
+  // When the order's delegation names an inventory: the export carries it, it reads, lists the
+  // order's node, and the order restates its declarations (CheckOrderDeclarations); declared_ then
+  // holds them, for the node key and the verdict's recheck.
+  Status CheckDeclarations(proto::WipeOrder::Reader o, proto::Delegation::Reader delegation) {
+    const std::optional<proto::Digest> named = proto::NamedInventory(delegation);
+    if (!named) return Status::Ok();
+    const std::string which = "inventory " + Hex(proto::AsView(*named));
+    auto it = keys_.inventories.find(*named);
+    if (it == keys_.inventories.end()) {
+      return Wrong(order_entry_, "order",
+                   "stands under a delegation that names " + which +
+                       ", which the export does not carry (the challenger records it in its ledger when it starts)");
+    }
+    if (!it->second.ok()) return Wrong(order_entry_, "order", "names " + which + ": " + it->second.status().message());
+    auto node = it->second->nodes.find(node_name());
+    if (node == it->second->nodes.end()) {
+      return Wrong(order_entry_, "order", "is for node " + node_name() + ", which the signed " + which + " does not list");
+    }
+    Status restated = CheckOrderDeclarations(o, node->second);
+    if (!restated.ok()) return Wrong(order_entry_, "order", restated.message() + " (" + which + ")");
+    declared_ = node->second;
     return Status::Ok();
   }
 
@@ -745,6 +774,11 @@ class Auditor {
     facts.authority_key_id = proto::KeyIdOf(keys_.authority);
     facts.verdict = final_verdict();
     facts.chunks_checked = chunks_checked_;
+    if (declared_.has_value()) facts.declared = &*declared_;
+    facts.have_report = report_.has_value();
+    if (report_.has_value()) {
+      for (auto d : report_->message.root().getDevices()) facts.device_total_bytes.push_back(d.getTotalBytes());
+    }
     Status rechecked = RecheckVerdictBound(facts);
     if (!rechecked.ok()) return Wrong(verdict_entries_.back(), "verdict", rechecked.message());
     return Status::Ok();
@@ -795,6 +829,7 @@ class Auditor {
   std::vector<const VerifiedEntry*> verdict_entries_;
 
   std::optional<Signed<proto::WipeOrder>> order_;
+  std::optional<NodeDeclarations> declared_;  // the signed inventory's, when the delegation names one
   proto::PublicKey node_key_{};
   std::optional<Signed<proto::FillReport>> report_;  // verified and matching the order
   std::optional<proto::Digest> report_payload_digest_;

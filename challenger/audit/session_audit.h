@@ -44,10 +44,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "challenger/ledger/ledger_export.h"
+#include "challenger/session/declared_node.h"
 #include "challenger/ledger/ledger_verify.h"
 #include "common/status.h"
 #include "proto/crypto.h"
@@ -55,11 +57,16 @@
 
 namespace wipeproof {
 
-// The keys an audit uses: authority and challenger pinned by the auditor; node keys from the export.
+// The keys and documents an audit uses: authority and challenger pinned by the auditor; node keys
+// from the export (for orders whose delegation names no inventory); the signed inventories the
+// export carries, read, by digest (each an error when it did not read). An order whose delegation
+// names an inventory is checked against it (session/declared_node.h) and its node key is the
+// inventory's.
 struct AuditKeys {
   proto::PublicKey authority{};
   proto::PublicKey challenger{};
   std::vector<NodeKey> nodes;
+  std::map<proto::Digest, StatusOr<SignedInventory>> inventories;
 };
 
 struct SessionAuditOptions {

@@ -5,15 +5,22 @@
 #include <memory>
 #include <string>
 
+#include "challenger/session/assumptions.h"
 #include "challenger/session/session_plan.h"
 #include "challenger/session/verdict.h"
 #include "proto/label_wire.h"
 
 namespace wipeproof {
 
+namespace {
+
+Status RecheckAssumptions(const RecomputedFacts& facts, const SessionPlan& plan);
+
+}  // namespace
 
 Status RecheckVerdictBound(const RecomputedFacts& facts) {
   SessionPlan plan = PlanFromOrder(facts.order);
+  if (facts.declared != nullptr) ApplyDeclarations(*facts.declared, &plan);
   // An endorsement by any other key than the audited authority's is none: no bound from it.
   ProfileEndorsement& endorsement = plan.profile.endorsement;
   if (endorsement.signed_parameters != nullptr && endorsement.authority_key_id != facts.authority_key_id) {
@@ -35,6 +42,7 @@ Status RecheckVerdictBound(const RecomputedFacts& facts) {
   }
   VerdictFacts in;
   in.plan = &plan;
+  in.assumptions.inventory_signed = facts.declared != nullptr;
   in.failure.reason = v.getFailure().getReason();
   in.chunks_checked = facts.chunks_checked;
   // A stated bound divides by N_d: with a device never challenged there is nothing to state.
@@ -80,7 +88,39 @@ Status RecheckVerdictBound(const RecomputedFacts& facts) {
   if (v.getStatement() != want.statement && !reason_unknown) {
     return differs("the statement", "\"" + std::string(v.getStatement().cStr()) + "\"", "\"" + want.statement + "\"");
   }
+  return RecheckAssumptions(facts, plan);
+}
+
+namespace {
+
+// The verdict's assumptions against what `plan`'s declarations allow (see the header).
+Status RecheckAssumptions(const RecomputedFacts& facts, const SessionPlan& plan) {
+  AssumptionInputs in;
+  in.plan = &plan;
+  in.inventory_signed = facts.declared != nullptr;
+  in.wave_run.synchronized = plan.wave.whole_wave_in_session;  // every other member held: the wave audit's to check
+  in.have_report = facts.have_report;
+  in.device_total_bytes = facts.device_total_bytes;
+  const std::vector<AssumptionResult> allowed = EvaluateAssumptions(in);
+  auto stated = facts.verdict.getAssumptions();
+  if (stated.size() != allowed.size()) {
+    return DataLossError("assumptions: the verdict lists " + std::to_string(stated.size()) + ", want " +
+                         std::to_string(allowed.size()));
+  }
+  for (unsigned i = 0; i < allowed.size(); ++i) {
+    if (stated[i].getName() != allowed[i].name) {
+      return DataLossError("assumptions: #" + std::to_string(i) + " is " + stated[i].getName().cStr() + ", want " +
+                           allowed[i].name);
+    }
+    if (stated[i].getHeld() && !allowed[i].held) {
+      return DataLossError("assumption " + allowed[i].name +
+                           " reads held, and recomputed from the authority's signed declarations it does not: " +
+                           allowed[i].detail);
+    }
+  }
   return Status::Ok();
 }
+
+}  // namespace
 
 }  // namespace wipeproof

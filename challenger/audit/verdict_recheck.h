@@ -8,8 +8,15 @@
 //
 // The order's profile endorsement (authorityKeyId, documentDigest) counts only when it names the
 // audited authority's key (RecomputedFacts::authority_key_id); otherwise no bound may be stated.
-// Not rechecked: the assumptions (they depend on what the challenger knew of the wave, which no
-// record holds).
+// The plan's declarations come from the signed inventory the delegation names (RecomputedFacts::
+// declared, session/declared_node.h ApplyDeclarations); without one no bound may be stated.
+//
+// The assumptions: the verdict lists EvaluateAssumptions' names in its order, and claims no more
+// than the signed declarations allow: each one it says held must hold when recomputed from them,
+// the fill report's totals and, for wave-complete, a wave run in which every other member held (the
+// wave audit checks the run; what the challenger saw of it no record holds). Without a signed
+// inventory none may read held. Details are not compared (the egress window is the challenger's
+// clock's).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -17,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "challenger/session/declared_node.h"
 #include "common/status.h"
 #include "proto/crypto.h"
 #include "proto/wipe.capnp.h"
@@ -29,6 +37,9 @@ struct RecomputedFacts {
   proto::KeyId authority_key_id{};       // that key's id: the only key whose profile endorsement counts
   proto::Verdict::Reader verdict;        // the session's final verdict, verified
   std::vector<uint64_t> chunks_checked;  // per order device: N_d recomputed from the round log
+  const NodeDeclarations* declared = nullptr;  // the signed inventory's, which the order restates; null: none named
+  bool have_report = false;                    // the fill report verified and fits the order
+  std::vector<uint64_t> device_total_bytes;    // per order device, the report's totalBytes
 };
 
 // OK when the verdict states what SummarizeVerdict computes from `facts`; DATA_LOSS naming the

@@ -253,7 +253,7 @@ int RunCalibrate() {
   std::unique_ptr<Ledger> ledger;
   std::unique_ptr<RecordSink> sink;
   if (!FLAGS_ledger.empty()) {
-    auto opened = LedgerFromFlag(keys->challenger);
+    auto opened = LedgerFromFlag(keys->challenger, *inventory);
     if (!opened.ok()) return ConfigError(kSub, opened.status());
     ledger = std::move(*opened);
     Status room = ledger->CheckRoomForSession();

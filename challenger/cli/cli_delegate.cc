@@ -57,6 +57,7 @@ int RunDelegate() {
   if (!classes.ok()) return ConfigError(kSub, classes.status().WithContext("--classes"));
 
   DelegationTerms terms;
+  size_t inventory_nodes = 0;
   terms.challenger = *challenger;
   terms.issued_at_unix_us = SystemClock().UnixMicros();
   terms.not_before_unix_us = terms.issued_at_unix_us;
@@ -71,8 +72,11 @@ int RunDelegate() {
   if (!FLAGS_inventory.empty()) {
     auto text = ReadTextFile(FLAGS_inventory);
     if (!text.ok()) return ConfigError(kSub, text.status().WithContext("--inventory"));
-    terms.inventory_digest =
-        proto::Blake2b256(proto::ByteView(reinterpret_cast<const uint8_t*>(text->data()), text->size()));
+    // Read as an audit will read its copy: apart from its folder, every node key inline.
+    auto signed_inventory = ReadSignedInventory(*text, FLAGS_inventory);
+    if (!signed_inventory.ok()) return ConfigError(kSub, signed_inventory.status().WithContext("--inventory"));
+    terms.inventory_digest = signed_inventory->digest;
+    inventory_nodes = signed_inventory->nodes.size();
   }
   auto envelope = SignDelegation(terms, *authority);
   if (!envelope.ok()) return ConfigError(kSub, envelope.status());
@@ -91,9 +95,16 @@ int RunDelegate() {
                 p.adversary.safety_factor,
                 HexEncode(p.endorsement.document_digest.data(), p.endorsement.document_digest.size()).c_str());
   }
-  std::printf("copy %s to the challenger (serve/wipe --delegation, with --authority_pub); the authority's secret key "
+  if (terms.inventory_digest) {
+    std::printf("  inventory %s: %zu node(s), digest %s: the challenger plans only from this file\n",
+                FLAGS_inventory.c_str(), inventory_nodes,
+                HexEncode(terms.inventory_digest->data(), terms.inventory_digest->size()).c_str());
+  } else {
+    std::printf("  no inventory named (--inventory): verdicts under this delegation state no bound\n");
+  }
+  std::printf("copy %s%s to the challenger (serve/wipe --delegation, with --authority_pub); the authority's secret key "
               "stays here\n",
-              FLAGS_out.c_str());
+              FLAGS_out.c_str(), terms.inventory_digest ? (" and " + FLAGS_inventory).c_str() : "");
   return kExitOk;
 }
 
@@ -115,7 +126,8 @@ const CliSubcommand& DelegateSubcommand() {
     {"profile", "signed parameter profile files orders may run under, comma-separated"},
     {"classes", "the authority's signed adversary-class file the profiles' classes must come from"},
     {"name", "the authority's name for the delegation; default \"challenger KEYID\""},
-    {"inventory", "the inventory file the authority checked for this challenger: its digest is recorded"},
+    {"inventory", "the inventory the authority signs (its findings: capacities, reserves, physical memory, reach, "
+                  "waves; node keys inline): the challenger plans only from it; without it no bound is stated"},
     {"out", "the delegation file to write (required)"}}};
   return kSubcommand;
 }

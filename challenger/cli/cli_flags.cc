@@ -15,6 +15,7 @@
 #include "challenger/cli/session_progress_lines.h"
 #include "challenger/parameters/authority_documents.h"
 #include "challenger/parameters/delegation_document.h"
+#include "common/hex.h"
 #include "common/clock.h"
 #include "common/json_fields.h"
 #include "common/progress_line.h"
@@ -119,6 +120,40 @@ void WarnIfLabAuthorityKey(const char* subcommand, const SessionKeys& keys) {
                subcommand);
 }
 
+void WarnIfInventoryNotDelegated(const char* subcommand, const SessionKeys& keys, const Inventory& inventory) {
+  if (keys.delegation.empty()) {
+    // A lab's delegation names the inventory it planned from, when the inventory can be named.
+    if (inventory.digest) return;
+    std::fprintf(stderr,
+                 "wipeproof-challenger %s: warning: verdicts will state no bound and no assumption will hold: the "
+                 "inventory names node keys by file (public_key_file), so no delegation can name it; write each key "
+                 "inline (\"public_key\")\n",
+                 subcommand);
+    return;
+  }
+  auto delegation = proto::VerifyDelegation(proto::AsView(keys.delegation), keys.authority.public_key);
+  if (!delegation.ok() || proto::NamedInventory(delegation->root())) return;
+  std::fprintf(stderr,
+               "wipeproof-challenger %s: warning: verdicts will state no bound and no assumption will hold: the "
+               "delegation names no inventory, so the capacities, reserves and reach it declares are this "
+               "challenger's word, not the authority's (the authority signs it: `delegate --inventory`)\n",
+               subcommand);
+}
+
+Status CheckDelegatedInventory(const SessionKeys& keys, const Inventory& inventory) {
+  if (keys.delegation.empty()) return Status::Ok();
+  WP_ASSIGN_OR_RETURN(auto delegation, proto::VerifyDelegation(proto::AsView(keys.delegation), keys.authority.public_key));
+  const std::optional<proto::Digest> named = proto::NamedInventory(delegation.root());
+  if (!named || (inventory.digest && *named == *inventory.digest)) return Status::Ok();
+  const std::string have = inventory.digest ? HexEncode(inventory.digest->data(), inventory.digest->size())
+                                           : "none: it names node keys by file";
+  return FailedPreconditionError("--inventory=" + FLAGS_inventory + " (digest " + have + ") is not the inventory the " +
+                                 proto::DescribeDelegation(delegation.root()) + " names (" +
+                                 HexEncode(named->data(), named->size()) +
+                                 "): plan only from the inventory the authority signed, or ask it to sign this one "
+                                 "(`delegate --inventory`)");
+}
+
 void WarnIfNoBound(const char* subcommand, const Profile& profile) {
   if (!profile.calibrated) return;
   const std::string problem = ProfileEndorsementProblem(profile);
@@ -186,7 +221,7 @@ Status CheckDelegationCovers(const SessionKeys& keys, const Profile& profile, in
                                  ": agents would refuse every order");
 }
 
-StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key) {
+StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key, const Inventory& inventory) {
   if (FLAGS_ledger.empty()) return InvalidArgumentError("--ledger is required (ledger database file)");
   // SQLite would say only "unable to open database file" for a ledger in a missing folder.
   const size_t slash = FLAGS_ledger.find_last_of('/');
@@ -197,6 +232,10 @@ StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenge
   }
   auto ledger = Ledger::Open(FLAGS_ledger, challenger_key, SystemClock());
   if (!ledger.ok()) return ledger.status().WithContext("--ledger=" + FLAGS_ledger);
+  if (!inventory.text.empty()) {
+    Status recorded = (*ledger)->RecordDocument("inventory", inventory.text);
+    if (!recorded.ok()) return recorded.WithContext("--ledger=" + FLAGS_ledger + ": recording the inventory");
+  }
   return ledger;
 }
 
@@ -234,6 +273,7 @@ StatusOr<WipeSetup> WipeSetupFromFlags() {
   setup.profile = *std::move(profile);
   Status covered = CheckDelegationCovers(setup.keys, setup.profile, SystemClock().UnixMicros());
   if (!covered.ok()) return covered.WithContext("--delegation=" + FLAGS_delegation);
+  WP_RETURN_IF_ERROR(CheckDelegatedInventory(setup.keys, setup.inventory));
   WP_ASSIGN_OR_RETURN(setup.tcp, TcpSessionOptionsFromFlags());
   return setup;
 }

@@ -61,11 +61,15 @@ StatusOr<SessionKeys> KeysFromFlags();
 // OK when keys.delegation (if any) is in force at `now_unix_us` and lists `profile` as this process
 // writes it into orders (or allows it unsigned); FAILED_PRECONDITION saying which, before any order.
 Status CheckDelegationCovers(const SessionKeys& keys, const Profile& profile, int64_t now_unix_us);
-// --ledger (required): opened for appending with the challenger key, checked for room.
-StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key);
+// OK when keys.delegation names no inventory or names `inventory` (its digest); FAILED_PRECONDITION
+// naming both digests otherwise: the challenger plans only from the inventory the authority signed.
+Status CheckDelegatedInventory(const SessionKeys& keys, const Inventory& inventory);
+// --ledger (required): opened for appending with the challenger key, with `inventory`'s text
+// recorded once by digest (Ledger::RecordDocument; nothing for an inventory without text).
+StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key, const Inventory& inventory);
 // What a wipe needs before its first order, for `wipe` and `serve`: --inventory, the keys
 // (KeysFromFlags), --classes and --profile (verified under the authority key; the delegation must
-// cover the profile: CheckDelegationCovers), --threads and --connect_timeout_s. Errors: the first
+// cover the profile: CheckDelegationCovers, and name no other inventory: CheckDelegatedInventory), --threads and --connect_timeout_s. Errors: the first
 // loader's, naming its flag.
 struct WipeSetup {
   Inventory inventory;
@@ -83,6 +87,9 @@ void WarnIfNoBound(const char* subcommand, const Profile& profile);
 // "wipeproof-challenger <sub>: warning: the authority's secret key is on this challenger ..."),
 // nothing otherwise.
 void WarnIfLabAuthorityKey(const char* subcommand, const SessionKeys& keys);
+// One line on stderr when keys.delegation names no inventory, or, in a lab, when `inventory` cannot
+// be named (a key by file): verdicts then state no bound and no assumption holds.
+void WarnIfInventoryNotDelegated(const char* subcommand, const SessionKeys& keys, const Inventory& inventory);
 
 // --threads (>= 0: expected-label threads per session) and --connect_timeout_s (> 0) as the
 // options of sessions over TCP on the system clock.

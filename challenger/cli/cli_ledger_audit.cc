@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "challenger/audit/ledger_audit.h"
+#include "challenger/fleet/inventory.h"
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/ledger_sessions.h"
 #include "challenger/ledger/wipe_schema.h"
@@ -165,6 +166,7 @@ int AuditOne(const Json& document, const AuditCommand& command, std::ostream& ou
   LedgerAuditOptions options;
   options.session_id = command.session;
   options.session.threads = command.threads;
+  options.read_inventory = ReadSignedInventory;
   auto audit = AuditLedgerExport(document, command.authority, command.challenger, options);
   if (!audit.ok()) {
     err << kProgram << ": " << (json != nullptr ? command.source + ": " : "") << Utf8(CliErrorText(audit.status()))

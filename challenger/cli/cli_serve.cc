@@ -98,11 +98,12 @@ int RunServe() {
     std::cerr << "wipeproof-challenger serve: warning: " << fits.message()
               << "; members of waves whose runs overlap may fail as disconnected\n";
   }
-  auto ledger = LedgerFromFlag(keys.challenger);
+  auto ledger = LedgerFromFlag(keys.challenger, inventory);
   if (!ledger.ok()) return ConfigError(kSub, ledger.status());
   Status room = (*ledger)->CheckRoomForSession();
   if (!room.ok()) return ConfigError(kSub, room);
   WarnIfLabAuthorityKey(kSub, keys);
+  WarnIfInventoryNotDelegated(kSub, keys, inventory);
 
   // Metrics: every node and wave scheduled gets its series now.
   MetricsRegistry registry;

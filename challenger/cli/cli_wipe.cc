@@ -27,11 +27,12 @@ int RunWipe() {
   const SessionKeys& keys = setup->keys;
   auto plan = BuildPlan(inventory, FLAGS_node, profile, LoneSessionWaveContext(inventory, FLAGS_node), SystemClock());
   if (!plan.ok()) return ConfigError(kSub, plan.status());
-  auto ledger = LedgerFromFlag(keys.challenger);
+  auto ledger = LedgerFromFlag(keys.challenger, inventory);
   if (!ledger.ok()) return ConfigError(kSub, ledger.status());
   Status room = (*ledger)->CheckRoomForSession();
   if (!room.ok()) return ConfigError(kSub, room);
   WarnIfLabAuthorityKey(kSub, keys);
+  WarnIfInventoryNotDelegated(kSub, keys, inventory);
 
   LedgerRecordSink sink(ledger->get());
   const TcpSessionOptions& options = setup->tcp;

@@ -1,11 +1,13 @@
 #include "challenger/fleet/inventory.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <utility>
 
+#include "common/hex.h"
 #include "common/json_fields.h"
 #include "proto/key_files.h"
 
@@ -129,7 +131,8 @@ std::string JoinPath(const std::string& dir, const std::string& file) {
   return dir + "/" + file;
 }
 
-StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string& path, const std::string& base_dir) {
+StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string& path, const std::string& base_dir,
+                                  InventoryFiles files) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
   WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "certificate_file",
                                          "no_nvme_in_reach", "network_isolated_during_wipe", "egress_bytes_per_s",
@@ -173,13 +176,19 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
     if (!key.ok()) return key.status().WithContext(obj.PathOf("public_key"));
     n.public_key = *key;
   } else {
+    if (files == InventoryFiles::kNone) {
+      return InvalidArgumentError(obj.PathOf("public_key_file") +
+                                  ": a signed inventory names each node key inline (\"public_key\": 64 hex digits, "
+                                  "the public-key line of the .pub file), so its digest covers the key");
+    }
     std::string file;
     WP_RETURN_IF_ERROR(obj.String("public_key_file", &file));
     auto key = proto::ReadPublicKeyFile(JoinPath(base_dir, file));
     if (!key.ok()) return key.status().WithContext(obj.PathOf("public_key_file"));
     n.public_key = *key;
+    n.key_from_file = true;
   }
-  if (obj.Has("certificate_file")) {
+  if (obj.Has("certificate_file") && files == InventoryFiles::kRead) {
     std::string file;
     WP_RETURN_IF_ERROR(obj.String("certificate_file", &file));
     // Pinned only if it carries the node key: the TLS handshake then proves the agent holds it.
@@ -258,7 +267,7 @@ StatusOr<Wave> ParseWave(const nlohmann::json& value, const std::string& path, c
   return w;
 }
 
-Status ParseInventoryInto(const nlohmann::json& doc, const std::string& base_dir, Inventory* inv) {
+Status ParseInventoryInto(const nlohmann::json& doc, const std::string& base_dir, InventoryFiles files, Inventory* inv) {
   WP_ASSIGN_OR_RETURN(JsonObject root, JsonObject::Of(doc, ""));
   WP_RETURN_IF_ERROR(root.CheckKnownKeys({"nodes", "waves", "reserves"}));
   if (!root.Has("nodes")) return InvalidArgumentError("nodes: missing");
@@ -266,7 +275,7 @@ Status ParseInventoryInto(const nlohmann::json& doc, const std::string& base_dir
   if (!nodes.is_array() || nodes.empty()) return InvalidArgumentError("nodes: want a non-empty array");
   std::set<std::string> names, scheduler_names;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    WP_ASSIGN_OR_RETURN(InventoryNode n, ParseNode(nodes[i], Indexed("nodes", i), base_dir));
+    WP_ASSIGN_OR_RETURN(InventoryNode n, ParseNode(nodes[i], Indexed("nodes", i), base_dir, files));
     if (!names.insert(n.name).second) {
       return InvalidArgumentError(Indexed("nodes", i) + ".name: '" + n.name + "' appears twice");
     }
@@ -387,13 +396,119 @@ Status CheckAddress(const std::string& address) {
   return Status::Ok();
 }
 
-StatusOr<Inventory> ParseInventoryJson(const std::string& text, const std::string& base_dir, const std::string& what) {
+StatusOr<Inventory> ParseInventoryJson(const std::string& text, const std::string& base_dir, const std::string& what,
+                                       InventoryFiles files) {
   auto doc = ParseJsonText(text, what);
   if (!doc.ok()) return doc.status();
   Inventory inv;
-  Status s = ParseInventoryInto(*doc, base_dir, &inv);
+  Status s = ParseInventoryInto(*doc, base_dir, files, &inv);
   if (!s.ok()) return s.WithContext(what);
+  inv.text = text;
+  const bool keys_inline =
+      std::none_of(inv.nodes.begin(), inv.nodes.end(), [](const InventoryNode& n) { return n.key_from_file; });
+  if (keys_inline) {
+    inv.digest = proto::Blake2b256(proto::ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  }
   return inv;
+}
+
+namespace {
+
+nlohmann::ordered_json LifecycleJson(const LifecycleSpec& spec) {
+  const LifecycleSpec defaults;
+  nlohmann::ordered_json j;
+  j["kind"] = LifecycleKindName(spec.kind);
+  if (spec.grace_s != defaults.grace_s) j["grace_s"] = spec.grace_s;
+  if (spec.poll_s != defaults.poll_s) j["poll_s"] = spec.poll_s;
+  if (spec.command_timeout_s != defaults.command_timeout_s) j["command_timeout_s"] = spec.command_timeout_s;
+  if (!spec.bin_dir.empty()) j["bin_dir"] = spec.bin_dir;
+  if (!spec.kubeconfig.empty()) j["kubeconfig"] = spec.kubeconfig;
+  if (!spec.command.empty()) j["command"] = spec.command;
+  if (spec.resume != defaults.resume) j["resume"] = "on-pass";
+  return j;
+}
+
+}  // namespace
+
+std::string InventoryJson(const Inventory& inventory) {
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const InventoryNode& n : inventory.nodes) {
+    nlohmann::ordered_json node;
+    node["name"] = n.name;
+    node["address"] = n.address;
+    node["public_key"] = HexEncode(n.public_key.data(), n.public_key.size());
+    if (n.no_nvme_in_reach) node["no_nvme_in_reach"] = true;
+    if (n.reach.network_isolated) node["network_isolated_during_wipe"] = true;
+    if (n.reach.egress_bytes_per_s != 0) node["egress_bytes_per_s"] = n.reach.egress_bytes_per_s;
+    if (n.host_physical_memory_bytes != 0) node["host_physical_memory_bytes"] = n.host_physical_memory_bytes;
+    if (!n.reach.other_memory.empty()) {
+      nlohmann::ordered_json other = nlohmann::ordered_json::array();
+      for (const DeclaredMemory& m : n.reach.other_memory) other.push_back({{"kind", m.kind}, {"name", m.name}, {"bytes", m.bytes}});
+      node["other_memory"] = std::move(other);
+    }
+    if (!n.scheduler_name.empty() && n.scheduler_name != n.name) node["scheduler_name"] = n.scheduler_name;
+    if (n.lifecycle) node["lifecycle"] = LifecycleJson(*n.lifecycle);
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (const InventoryDevice& d : n.devices) {
+      nlohmann::ordered_json device = {{"selector", d.selector}, {"model", d.model}, {"capacity_bytes", d.capacity_bytes}};
+      if (!d.partition_of.empty()) {
+        device["partition_of"] = d.partition_of;
+        device["partitions"] = d.partitions;
+      }
+      devices.push_back(std::move(device));
+    }
+    node["devices"] = std::move(devices);
+    nodes.push_back(std::move(node));
+  }
+  nlohmann::ordered_json doc;
+  doc["nodes"] = std::move(nodes);
+  if (!inventory.waves.empty()) {
+    nlohmann::ordered_json waves = nlohmann::ordered_json::array();
+    for (const Wave& w : inventory.waves) {
+      nlohmann::ordered_json wave = {{"name", w.name}, {"nodes", w.nodes}, {"period_s", w.period_s},
+                                     {"jitter_s", w.jitter_s}, {"complete", w.complete}};
+      if (w.lifecycle) wave["lifecycle"] = LifecycleJson(*w.lifecycle);
+      waves.push_back(std::move(wave));
+    }
+    doc["waves"] = std::move(waves);
+  }
+  nlohmann::ordered_json reserves = nlohmann::ordered_json::object();
+  for (const auto& [model, bytes] : inventory.reserve_bytes_by_model) reserves[model] = bytes;
+  doc["reserves"] = std::move(reserves);
+  return doc.dump(1) + "\n";
+}
+
+void SealInventory(Inventory* inventory) {
+  inventory->text = InventoryJson(*inventory);
+  inventory->digest = proto::Blake2b256(
+      proto::ByteView(reinterpret_cast<const uint8_t*>(inventory->text.data()), inventory->text.size()));
+}
+
+StatusOr<NodeDeclarations> DeclarationsOf(const Inventory& inventory, const std::string& node) {
+  const InventoryNode* n = inventory.FindNode(node);
+  if (n == nullptr) return NotFoundError("no node named '" + node + "' in the inventory");
+  NodeDeclarations out;
+  out.name = n->name;
+  out.public_key = n->public_key;
+  out.no_nvme_in_reach = n->no_nvme_in_reach;
+  out.reach = n->reach;
+  out.host_physical_memory_bytes = n->host_physical_memory_bytes;
+  for (const InventoryDevice& d : n->devices) {
+    WP_ASSIGN_OR_RETURN(uint64_t reserve, inventory.ReserveFor(d.model));
+    out.devices.push_back({d.selector, d.model, d.capacity_bytes, reserve, d.partition_of, d.partitions});
+  }
+  if (const Wave* w = inventory.WaveOf(node)) out.wave = {w->name, w->complete, w->nodes.size()};
+  return out;
+}
+
+StatusOr<SignedInventory> ReadSignedInventory(const std::string& text, const std::string& what) {
+  WP_ASSIGN_OR_RETURN(Inventory inventory, ParseInventoryJson(text, "", what, InventoryFiles::kNone));
+  SignedInventory out;
+  out.digest = *inventory.digest;  // set by ParseInventoryJson
+  for (const InventoryNode& n : inventory.nodes) {
+    WP_ASSIGN_OR_RETURN(out.nodes[n.name], DeclarationsOf(inventory, n.name));
+  }
+  return out;
 }
 
 StatusOr<Inventory> LoadInventory(const std::string& path) {

@@ -72,6 +72,7 @@
 #include <vector>
 
 #include "challenger/fleet/lifecycle_spec.h"
+#include "challenger/session/declared_node.h"
 #include "challenger/session/node_reach.h"
 #include "common/status.h"
 #include "proto/crypto.h"
@@ -105,6 +106,7 @@ struct InventoryNode {
   std::string address;  // host:port
   proto::PublicKey public_key{};
   proto::PinnedCertificate certificate;  // of public_key; empty when the inventory gives none
+  bool key_from_file = false;            // public_key_file: the document's digest does not cover the key
   bool no_nvme_in_reach = false;
   NodeReach reach;  // network isolation or egress bandwidth, memory no plan covers
   uint64_t host_physical_memory_bytes = 0;  // the authority's finding; 0 = not declared
@@ -123,6 +125,12 @@ struct Wave {
 };
 
 struct Inventory {
+  // The document exactly as read, and its BLAKE2b-256: what the authority's delegation names
+  // (`delegate --inventory`), the challenger records in its ledger and the audits read back.
+  // The digest is set only when every node key is inline (no public_key_file: a digest that does
+  // not cover the keys names nothing); empty and nullopt for an inventory built in code.
+  std::string text;
+  std::optional<proto::Digest> digest;
   std::vector<InventoryNode> nodes;
   std::vector<Wave> waves;
   std::map<std::string, uint64_t> reserve_bytes_by_model;
@@ -138,10 +146,33 @@ struct Inventory {
   StatusOr<uint64_t> ReserveFor(const std::string& model) const;
 };
 
-// Parses and checks an inventory document. Relative key-file paths are resolved against
-// `base_dir` ("" = the working directory). `what` names the document in errors.
+// How a document's files are read: kRead resolves public_key_file and certificate_file against the
+// document's folder; kNone reads none, for a document read apart from its folder (a signed
+// inventory: `delegate --inventory`, its copy in a ledger or an export): public_key_file is then
+// refused (a signed inventory names each node key inline, so its digest covers the key) and
+// certificate_file is not read (no certificate pinned).
+enum class InventoryFiles { kRead, kNone };
+
+// Parses and checks an inventory document, keeping its text and digest. Relative key-file paths
+// are resolved against `base_dir` ("" = the working directory). `what` names the document in errors.
 StatusOr<Inventory> ParseInventoryJson(const std::string& text, const std::string& base_dir,
-                                       const std::string& what = "inventory");
+                                       const std::string& what = "inventory", InventoryFiles files = InventoryFiles::kRead);
+
+// `inventory` as a document ParseInventoryJson reads back to the same values (every node key
+// inline, no certificate file, default fields left out), for an inventory built in code (the
+// selftest's, tests').
+std::string InventoryJson(const Inventory& inventory);
+// Sets inventory->text to InventoryJson and digest to its BLAKE2b-256: an inventory built in code,
+// made a document a delegation can name. Call it again after changing the inventory.
+void SealInventory(Inventory* inventory);
+
+// What the inventory declares of `node` (session/declared_node.h). Errors: NOT_FOUND for an unknown
+// node or a model without a reserve.
+StatusOr<NodeDeclarations> DeclarationsOf(const Inventory& inventory, const std::string& node);
+
+// A signed inventory's text as an audit reads it (InventoryFiles::kNone): its digest and every
+// node's declarations. Errors: as ParseInventoryJson.
+StatusOr<SignedInventory> ReadSignedInventory(const std::string& text, const std::string& what);
 // Reads `path` and parses it with base_dir = the file's folder.
 StatusOr<Inventory> LoadInventory(const std::string& path);
 

@@ -39,6 +39,7 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
   plan.no_nvme_in_reach = n->no_nvme_in_reach;
   plan.reach = n->reach;
   plan.host_physical_memory_bytes = n->host_physical_memory_bytes;
+  plan.inventory_digest = inventory.digest;
   plan.profile = profile;
   plan.wave = wave;
   plan.wave_complete = wave.declared_complete && wave.whole_wave_in_session;

@@ -31,6 +31,17 @@ CREATE INDEX entries_by_session ON entries (session_id);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
 )sql";
 
+// Added to format 1 without a version change: a build that does not know it ignores it, and Open
+// adds it to a ledger made before it (ledger.h "Documents").
+constexpr char kDocumentsSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS documents (
+  digest BLOB PRIMARY KEY,
+  kind TEXT NOT NULL,
+  body BLOB NOT NULL,
+  recorded_at_unix_us INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 constexpr char kSelectRows[] =
     "SELECT sequence, kind, session_id, recorded_at_unix_us, entry_digest, envelope FROM entries";
 
@@ -123,6 +134,7 @@ StatusOr<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path, const pr
   WP_RETURN_IF_ERROR(Configure(db.get(), options, /*read_only=*/false));
   const proto::KeyId key_id = proto::KeyIdOf(challenger_key.public_key);
   WP_RETURN_IF_ERROR(InitSchema(db.get(), key_id, clock.UnixMicros()));
+  WP_RETURN_IF_ERROR(db->Exec(kDocumentsSchema));
   std::unique_ptr<Ledger> ledger(new Ledger(path, std::move(db), challenger_key, &clock, std::move(options)));
   {
     std::lock_guard<std::mutex> lock(ledger->mu_);
@@ -336,6 +348,55 @@ Status Ledger::CheckRoomForSession(uint64_t bytes_needed) const {
                                   std::to_string(bytes_needed) + ")");
   }
   return Status::Ok();
+}
+
+Status Ledger::RecordDocument(const std::string& kind, std::string_view body) {
+  if (read_only()) return FailedPreconditionError("ledger " + path_ + " is open read-only");
+  if (kind.empty() || body.empty() || body.size() > kMaxLedgerRecordBytes) {
+    return InvalidArgumentError("ledger document: want a kind and 1 to " + std::to_string(kMaxLedgerRecordBytes) +
+                                " bytes, got " + std::to_string(body.size()));
+  }
+  const proto::ByteView bytes(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+  const proto::Digest digest = proto::Blake2b256(bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  WP_ASSIGN_OR_RETURN(LedgerTransaction txn, LedgerTransaction::Begin(db_.get(), /*immediate=*/true));
+  WP_ASSIGN_OR_RETURN(LedgerStmt insert,
+                      db_->Prepare("INSERT OR IGNORE INTO documents (digest, kind, body, recorded_at_unix_us) "
+                                   "VALUES (?, ?, ?, ?)"));
+  WP_RETURN_IF_ERROR(insert.BindBlob(1, proto::AsView(digest)));
+  WP_RETURN_IF_ERROR(insert.BindText(2, kind));
+  WP_RETURN_IF_ERROR(insert.BindBlob(3, bytes));
+  WP_RETURN_IF_ERROR(insert.BindInt64(4, clock_->UnixMicros()));
+  WP_RETURN_IF_ERROR(insert.Run());
+  return txn.Commit();
+}
+
+StatusOr<std::vector<LedgerDocument>> Ledger::Documents() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<LedgerDocument> out;
+  WP_ASSIGN_OR_RETURN(int64_t tables,
+                      db_->QueryInt64("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'documents'"));
+  if (tables == 0) return out;  // a ledger made before documents were recorded, opened read-only
+  WP_ASSIGN_OR_RETURN(LedgerStmt stmt, db_->Prepare("SELECT digest, kind, body, recorded_at_unix_us FROM documents "
+                                                    "ORDER BY recorded_at_unix_us, digest"));
+  for (;;) {
+    WP_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    LedgerDocument d;
+    const proto::ByteView digest = stmt.ColumnBlob(0);
+    const proto::ByteView body = stmt.ColumnBlob(2);
+    d.kind = stmt.ColumnText(1);
+    d.body.assign(reinterpret_cast<const char*>(body.begin()), body.size());
+    d.recorded_at_unix_us = stmt.ColumnInt64(3);
+    // Only the body is trusted: a row whose digest is not its body's was altered.
+    d.digest = proto::Blake2b256(body);
+    if (digest.size() != d.digest.size() || !std::equal(digest.begin(), digest.end(), d.digest.begin())) {
+      return DataLossError("ledger " + path_ + ": document of kind " + d.kind + " is stored under a digest that is "
+                           "not its body's (altered)");
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 }  // namespace wipeproof

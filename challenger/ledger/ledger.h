@@ -18,7 +18,11 @@
 // Storage. File format version kLedgerFormatVersion, application_id kLedgerApplicationId:
 //   entries(sequence INTEGER PRIMARY KEY, kind INTEGER, session_id BLOB, recorded_at_unix_us
 //           INTEGER, entry_digest BLOB, envelope BLOB), index on session_id;
-//   meta(key, value): "challenger_key_id" (8 bytes), "created_at_unix_us".
+//   meta(key, value): "challenger_key_id" (8 bytes), "created_at_unix_us";
+//   documents(digest, kind, body, recorded_at_unix_us): authority-signed documents a session's
+//           records name by digest (the inventory its delegation names), each kept once. Not in
+//           the chain: each is authenticated by its BLAKE2b-256 digest, which the authority signed
+//           (added to format 1 without a version change; Open adds the table to an older ledger).
 // Only `envelope` is trusted; the other columns are there for queries and Verify checks that they
 // agree with it.
 //
@@ -50,6 +54,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "challenger/ledger/ledger_row.h"
 #include "common/clock.h"
@@ -70,6 +76,14 @@ inline constexpr int32_t kLedgerFormatVersion = 1;           // PRAGMA user_vers
 inline constexpr uint64_t kSessionLedgerBytes = uint64_t{32} << 20;
 // Largest record Append takes (bytes): the LedgerEntry payload limit less room for its other fields.
 inline constexpr size_t kMaxLedgerRecordBytes = proto::kMaxLedgerEntryBytes - 4096;
+
+// An authority-signed document the ledger keeps by digest (RecordDocument).
+struct LedgerDocument {
+  std::string kind;  // "inventory"
+  proto::Digest digest{};  // BLAKE2b-256 of body
+  std::string body;
+  int64_t recorded_at_unix_us = 0;
+};
 
 struct LedgerOptions {
   // Milliseconds to wait for another connection's write lock before UNAVAILABLE.
@@ -134,6 +148,14 @@ class Ledger {
   // it and, with LedgerOptions::max_page_count, the pages left. Errors: RESOURCE_EXHAUSTED
   // "ledger disk full: refusing new sessions (...)"; INTERNAL if the file system cannot be queried.
   Status CheckRoomForSession(uint64_t bytes_needed = kSessionLedgerBytes) const;
+
+  // Records `body` (the document's exact bytes) of `kind` ("inventory") once by its BLAKE2b-256
+  // digest; a document already recorded is left as it is. Errors: FAILED_PRECONDITION (read-only),
+  // INVALID_ARGUMENT (empty kind or body, or a body over kMaxLedgerRecordBytes), SQLite errors.
+  Status RecordDocument(const std::string& kind, std::string_view body);
+  // Every recorded document, oldest first, each digest recomputed from its body. Errors: DATA_LOSS
+  // for a row whose stored digest is not its body's; SQLite errors. Empty for an older ledger.
+  StatusOr<std::vector<LedgerDocument>> Documents() const;
 
   // The challenger key id recorded when the ledger was created.
   StatusOr<proto::KeyId> RecordedKeyId() const;

@@ -238,6 +238,17 @@ StatusOr<Json> ExportLedgerJson(const Ledger& ledger, const proto::PublicKey& ch
     }
     document["nodes"] = std::move(nodes);
   }
+  WP_ASSIGN_OR_RETURN(std::vector<LedgerDocument> documents, ledger.Documents());
+  if (!documents.empty()) {
+    Json listed = Json::array();
+    for (const LedgerDocument& d : documents) {
+      listed.push_back({{"kind", d.kind},
+                        {"digest", Hex(proto::AsView(d.digest))},
+                        {"recorded_at_unix_us", d.recorded_at_unix_us},
+                        {"text", d.body}});
+    }
+    document["documents"] = std::move(listed);
+  }
   document["verified"] = true;
   document["session_filter"] =
       options.session_id.has_value() ? Json(Hex(proto::AsView(*options.session_id))) : Json(nullptr);
@@ -260,6 +271,26 @@ StatusOr<std::vector<NodeKey>> ExportedNodeKeys(const Json& document) {
     keys.push_back(std::move(key));
   }
   return keys;
+}
+
+StatusOr<std::vector<LedgerDocument>> ExportedDocuments(const Json& document) {
+  std::vector<LedgerDocument> out;
+  if (!document.is_object() || !document.contains("documents")) return out;
+  const Json& documents = document.at("documents");
+  if (!documents.is_array()) return InvalidArgumentError("export: field 'documents' is not an array");
+  for (size_t i = 0; i < documents.size(); ++i) {
+    const std::string where = "export documents[" + std::to_string(i) + "]";
+    LedgerDocument d;
+    WP_ASSIGN_OR_RETURN(d.kind, Field<std::string>(documents[i], "kind", where));
+    WP_ASSIGN_OR_RETURN(d.body, Field<std::string>(documents[i], "text", where));
+    WP_ASSIGN_OR_RETURN(std::string digest, Field<std::string>(documents[i], "digest", where));
+    d.digest = proto::Blake2b256(proto::ByteView(reinterpret_cast<const uint8_t*>(d.body.data()), d.body.size()));
+    if (digest != Hex(proto::AsView(d.digest))) {
+      return DataLossError(where + ": digest " + digest + " is not its text's (" + Hex(proto::AsView(d.digest)) + ")");
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 StatusOr<std::optional<proto::PublicKey>> ExportedAuthorityKey(const Json& document) {
@@ -316,6 +347,7 @@ StatusOr<ExportVerification> VerifyLedgerExport(const Json& document, const prot
   WP_ASSIGN_OR_RETURN(result.head, VerifyExportedHead(document, challenger_pub));
   WP_RETURN_IF_ERROR(ExportedAuthorityKey(document).status());
   WP_RETURN_IF_ERROR(ExportedNodeKeys(document).status());
+  WP_RETURN_IF_ERROR(ExportedDocuments(document).status());
   const LedgerHead& head = result.head;
   if (!document.contains("entries") || !document.at("entries").is_array()) {
     return InvalidArgumentError("export: no 'entries' array");

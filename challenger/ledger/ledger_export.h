@@ -10,6 +10,10 @@
 //                                  (kWipeSchemaSha256): decode the records with exactly that file,
 //     "authority_key_id", "authority_public_key"   -- when the exporter gave the authority key,
 //     "nodes": [{"name", "key_id", "public_key"}]  -- when it gave the inventory: its node keys,
+//     "documents": [{"kind", "digest", "recorded_at_unix_us", "text"}]
+//                                 -- the ledger's authority-signed documents (ledger.h
+//                                    "documents": the inventory), each authenticated by its
+//                                    digest, which the delegation an order carries names,
 //     "verified": true            -- the exporter's statement that the ledger verified when exported
 //                                    (unsigned, like "ledger" and "exported_at*": not evidence)
 //     "session_filter": hex | null,
@@ -74,6 +78,9 @@ struct LedgerExportOptions {
 // (malformed), DATA_LOSS (a key id that is not its key's: the document was edited). Empty when the
 // document has no "nodes".
 StatusOr<std::vector<NodeKey>> ExportedNodeKeys(const nlohmann::ordered_json& document);
+// The export's documents, each listed digest checked against its text. Errors: INVALID_ARGUMENT
+// (malformed), DATA_LOSS (a digest that is not its text's). Empty when the document has none.
+StatusOr<std::vector<LedgerDocument>> ExportedDocuments(const nlohmann::ordered_json& document);
 // The export's authority key (nullopt when it has none), its key id checked the same way.
 StatusOr<std::optional<proto::PublicKey>> ExportedAuthorityKey(const nlohmann::ordered_json& document);
 

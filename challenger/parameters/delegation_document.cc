@@ -43,7 +43,8 @@ StatusOr<proto::SignedEnvelope> SignDelegation(const DelegationTerms& terms, con
 }
 
 StatusOr<proto::Bytes> LabDelegation(const proto::KeyPair& authority, const proto::PublicKey& challenger,
-                                     const Profile& profile, int64_t now_unix_us, int64_t valid_us) {
+                                     const Profile& profile, int64_t now_unix_us, int64_t valid_us,
+                                     const std::optional<proto::Digest>& inventory_digest) {
   constexpr int64_t kHourUs = int64_t{3600} * 1'000'000;
   DelegationTerms terms;
   terms.challenger = challenger;
@@ -52,6 +53,7 @@ StatusOr<proto::Bytes> LabDelegation(const proto::KeyPair& authority, const prot
   terms.not_after_unix_us = now_unix_us + valid_us;
   terms.issued_at_unix_us = now_unix_us;
   terms.allow_unsigned_profiles = true;
+  terms.inventory_digest = inventory_digest;
   if (ProfileEndorsementProblem(profile).empty() &&
       profile.endorsement.authority_key_id == proto::KeyIdOf(authority.public_key)) {
     terms.profiles.push_back(profile);

@@ -44,9 +44,11 @@ StatusOr<proto::SignedEnvelope> SignDelegation(const DelegationTerms& terms, con
 
 // The delegation a lab run makes for itself when it holds the authority's secret key (`wipe` or
 // `serve` with --authority_key): valid from an hour before `now_unix_us` for `valid_us`, listing
-// `profile` when it is endorsed, and allowing unsigned profiles. Returns the envelope's bytes (what
-// an order carries). Errors: as SignDelegation.
+// `profile` when it is endorsed, allowing unsigned profiles, and naming `inventory_digest` (the
+// inventory the lab planned from: a lab holding the authority key is the authority). Returns the
+// envelope's bytes (what an order carries). Errors: as SignDelegation.
 StatusOr<proto::Bytes> LabDelegation(const proto::KeyPair& authority, const proto::PublicKey& challenger,
-                                     const Profile& profile, int64_t now_unix_us, int64_t valid_us);
+                                     const Profile& profile, int64_t now_unix_us, int64_t valid_us,
+                                     const std::optional<proto::Digest>& inventory_digest);
 
 }  // namespace wipeproof

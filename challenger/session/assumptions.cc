@@ -225,10 +225,19 @@ uint64_t EgressBytes(uint64_t bytes_per_s, uint64_t window_us) {
 
 std::vector<AssumptionResult> EvaluateAssumptions(const AssumptionInputs& in) {
   const SessionPlan& plan = *in.plan;
-  return {HostMemory(plan),     WaveCompleteness(plan, in.wave_run),
-          Nvme(plan),           PhysicalBinding(),
-          Capacity(in),         Egress(in),
-          UncoveredMemory(plan)};
+  std::vector<AssumptionResult> results = {HostMemory(plan),     WaveCompleteness(plan, in.wave_run),
+                                           Nvme(plan),           PhysicalBinding(),
+                                           Capacity(in),         Egress(in),
+                                           UncoveredMemory(plan)};
+  if (!in.inventory_signed) {
+    // Every assumption rests on a declaration of the inventory (or never holds): without the
+    // authority's word for it, none holds.
+    for (AssumptionResult& r : results) {
+      r.held = false;
+      r.detail = std::string(kInventoryNotSigned) + "; " + r.detail;
+    }
+  }
+  return results;
 }
 
 bool AssumptionCanBeEstablished(const std::string& name) {

@@ -40,6 +40,11 @@
 //                                the sizes where known (per model from on_chip_memory.h, declared
 //                                ones from the inventory) and the devices whose size is unknown
 //
+// Each of them rests on a declaration of the inventory (capacities, physical memory, reach, waves)
+// or never holds. The inventory is the authority's word only when the order's delegation names its
+// digest (AssumptionInputs::inventory_signed); otherwise none holds, each detail opening with
+// kInventoryNotSigned.
+//
 // Thread-safety: pure functions.
 #pragma once
 
@@ -58,6 +63,10 @@ inline constexpr char kCapacityAsDeclared[] = "device-capacity-as-declared";
 inline constexpr char kNoEgress[] = "no-egress-during-session";
 inline constexpr char kNoUncoveredMemory[] = "no-uncovered-memory";
 
+inline constexpr char kInventoryNotSigned[] =
+    "not the authority's word: the delegation names no inventory (delegate --inventory), so what the inventory "
+    "declares is the challenger's";
+
 struct AssumptionResult {
   std::string name;
   bool held = false;
@@ -72,6 +81,10 @@ struct WaveRunResult {
 
 struct AssumptionInputs {
   const SessionPlan* plan = nullptr;
+  // The order's delegation, verified under the authority key, names the inventory the plan came
+  // from (SessionPlan::inventory_digest): its declarations are the authority's word. False: no
+  // assumption holds, and the verdict states no bound (verdict.h).
+  bool inventory_signed = false;
   WaveRunResult wave_run;
   bool have_report = false;
   std::vector<uint64_t> device_total_bytes;  // per planned device, from the fill report; 0 = unknown

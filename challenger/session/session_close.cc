@@ -95,6 +95,7 @@ StatusOr<proto::SignedEnvelope> SessionClose::BuildVerdict(const SessionFailure&
   facts.assumptions.wave_run.synchronized = s_.wave.active();
   facts.assumptions.wave_run.nodes_not_held = s_.wave_not_held;
   facts.assumptions.have_report = s_.fills.report_verified();
+  facts.assumptions.inventory_signed = s_.inventory_signed;
   if (s_.sent.monotonic_us >= 0) facts.assumptions.session_window_us = s_.SinceOrderUs();
   facts.order_digest = s_.facts.order_digest;
   facts.report_digest = s_.fills.report().digest;

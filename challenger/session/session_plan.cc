@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "challenger/parameters/delegation_document.h"
+#include "common/hex.h"
 #include "proto/codec.h"
 #include "proto/delegation.h"
 #include "proto/label_wire.h"
@@ -171,7 +172,7 @@ StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const Session
                                      ": this challenger holds no delegation from the authority (--delegation)");
     }
     WP_ASSIGN_OR_RETURN(delegation, LabDelegation(keys.authority, keys.challenger.public_key, plan.profile,
-                                                  plan.issued_at_unix_us, kLabDelegationUs));
+                                                  plan.issued_at_unix_us, kLabDelegationUs, plan.inventory_digest));
   }
   order.setDelegation(proto::AsView(delegation));
   auto covered = proto::CheckOrderDelegation(order.asReader(), keys.authority.public_key, keys.challenger.public_key,
@@ -180,6 +181,22 @@ StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const Session
     return FailedPreconditionError("order for node " + plan.node_name + ": " + covered.status().message());
   }
   return proto::SignMessage(order.asReader(), keys.challenger);
+}
+
+StatusOr<bool> DelegationSignsInventory(proto::WipeOrder::Reader order, const proto::PublicKey& authority,
+                                        const std::optional<proto::Digest>& inventory) {
+  auto delegation = proto::VerifyDelegation(order.getDelegation(), authority);
+  if (!delegation.ok()) return false;
+  const std::optional<proto::Digest> named = proto::NamedInventory(delegation->root());
+  if (!named) return false;
+  if (!inventory || *named != *inventory) {
+    return FailedPreconditionError(
+        "the " + proto::DescribeDelegation(delegation->root()) + " names inventory " +
+        HexEncode(named->data(), named->size()) + ", and this plan comes from " +
+        (inventory ? "inventory " + HexEncode(inventory->data(), inventory->size()) : std::string("no inventory")) +
+        ": plan only from the inventory the authority signed (delegate --inventory)");
+  }
+  return true;
 }
 
 }  // namespace wipeproof

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,9 @@ struct SessionPlan {
   uint64_t host_physical_memory_bytes = 0;
   WaveContext wave;
   bool wave_complete = false;  // order field: declared complete and the whole wave in this run
+  // BLAKE2b-256 of the inventory document the declarations above (capacities, reserves, reach,
+  // physical memory, wave) came from (BuildPlan); nullopt for a plan built from no document.
+  std::optional<proto::Digest> inventory_digest;
   // Holding rounds (challenges.h, session_runner.h step 4): from its fill notice until the proof
   // rounds, and after them until every session of its wave run has passed, a device is probed at
   // random intervals, each U[0, hold_gap_max_us] of real time after the previous answer, with at
@@ -158,5 +162,12 @@ SessionPlan PlanFromOrder(proto::WipeOrder::Reader order);
 // FAILED_PRECONDITION when the delegation does not cover the order (expired, another challenger
 // key, the profile not listed: the authority must renew it) or there is none.
 StatusOr<proto::SignedEnvelope> SignOrder(const SessionPlan& plan, const SessionKeys& keys);
+
+// Whether `order`'s delegation, verified under `authority`, names `inventory` (the digest of the
+// inventory its plan came from): AssumptionInputs::inventory_signed. False when it names none (or does
+// not verify). Errors: FAILED_PRECONDITION when it names another inventory than the plan's: the
+// challenger must plan only from the inventory the authority signed.
+StatusOr<bool> DelegationSignsInventory(proto::WipeOrder::Reader order, const proto::PublicKey& authority,
+                                        const std::optional<proto::Digest>& inventory);
 
 }  // namespace wipeproof

@@ -80,7 +80,8 @@ StatusOr<SessionOutcome> SessionRun::Run(AgentConnector& connector) {
   return std::move(s_.out);
 }
 
-// Signs the order, parses it back for the session rules, starts the transcript with it and records
+// Signs the order, parses it back for the session rules, notes whether its delegation signs the
+// plan's inventory, starts the transcript with it and records
 // it. Errors (no session was started): a plan whose order fails its shape check, a ledger without
 // room for the session or refusing the order.
 Status SessionRun::RecordOrder() {
@@ -88,6 +89,8 @@ Status SessionRun::RecordOrder() {
   WP_ASSIGN_OR_RETURN(auto order, proto::ParseMessage<proto::WipeOrder>(proto::AsView(s_.out.order.payload)));
   s_.order.emplace(order);
   s_.facts.order = s_.order->root();
+  WP_ASSIGN_OR_RETURN(s_.inventory_signed,
+                      DelegationSignsInventory(s_.facts.order, s_.keys.authority.public_key, s_.plan.inventory_digest));
   s_.facts.order_digest = proto::Blake2b256(proto::AsView(s_.out.order.payload));
   WP_RETURN_IF_ERROR(s_.transcript.AddOrder(proto::AsView(s_.out.order.payload)));
   // A ledger without room for the whole session refuses it before any order exists: a session run

@@ -49,6 +49,7 @@ struct SessionState {
     kj::TimePoint real = kj::origin<kj::TimePoint>();
   } sent;
   std::vector<std::string> wave_not_held;  // members of the wave that did not hold labels throughout
+  bool inventory_signed = false;           // the order's delegation names the plan's inventory (RecordOrder)
   bool transcript_recordable = false;
 };
 

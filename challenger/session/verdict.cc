@@ -75,8 +75,8 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
   v.honest_margin_met = HonestMarginMet(profile.round_deadline_us, profile.honest_round_p999_us, kHonestRoundMargin);
   v.endorsement_problem = ProfileEndorsementProblem(profile);
   v.safety_met = profile.adversary.safety_factor >= kMinStatedSafetyFactor;
-  v.bound_stated = v.pass && profile.calibrated && v.endorsement_problem.empty() && v.safety_met && v.rule.satisfied &&
-                   v.honest_margin_met;
+  v.bound_stated = v.pass && profile.calibrated && v.endorsement_problem.empty() && facts.assumptions.inventory_signed &&
+                   v.safety_met && v.rule.satisfied && v.honest_margin_met;
   if (v.bound_stated) {
     std::vector<DeviceBoundInput> inputs;
     for (size_t i = 0; i < plan.devices.size(); ++i) {
@@ -90,6 +90,9 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
     v.statement = "no bound: parameters not calibrated (profile " + profile.name + ")";
   } else if (!v.endorsement_problem.empty()) {
     v.statement = "no bound: " + v.endorsement_problem;
+  } else if (!facts.assumptions.inventory_signed) {
+    v.statement = "no bound: the authority's delegation names no inventory (delegate --inventory): the declared "
+                  "capacities and reserves the bound counts are not the authority's word";
   } else if (!v.safety_met) {
     v.statement = "no bound: safety factor " + FormatFactor(profile.adversary.safety_factor) + " of class " +
                   profile.adversary.name + " is below " + FormatFactor(kMinStatedSafetyFactor);

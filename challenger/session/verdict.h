@@ -5,6 +5,9 @@
 //        && the authority vouches for the profile (ProfileEndorsementProblem: signed by the
 //           authority, unchanged since, its class name, t_min and safety those of the authority's
 //           signed class file)
+//        && the order's delegation names the inventory the plan came from (AssumptionInputs::
+//           inventory_signed): the declared capacities and reserves the bound counts are the
+//           authority's word
 //        && safety factor >= kMinStatedSafetyFactor (1.5)
 //        && deadline rule satisfied
 //        && round deadline >= kHonestRoundMargin * honest p99.9 (measured, > 0; deadline_rule.h),
@@ -20,6 +23,7 @@
 //   "no bound: profile p is not signed by the authority (...)" / "... differs from the document the
 //    authority signed ..." / "class c is not the authority's (...)" / "class c of profile p (...)
 //    differs from the authority's signed class c (...)"
+//   "no bound: the authority's delegation names no inventory (delegate --inventory): ..."
 //   "no bound: safety factor 1.2 of class c is below 1.5"
 //   "no bound: deadline rule not met for class commodity-cpu (round deadline ... > recompute floor ...)"
 //   "no bound: honest round time not measured (profile p has no honest_round_p999_us)"

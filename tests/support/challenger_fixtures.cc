@@ -84,6 +84,7 @@ Inventory TestInventoryAt(const adversary::LoopbackAgentServer& a, const adversa
   Inventory inventory = TestInventory();
   inventory.nodes[0].address = a.address();
   inventory.nodes[1].address = b.address();
+  SealInventory(&inventory);
   return inventory;
 }
 
@@ -113,6 +114,7 @@ Inventory TestInventory() {
   inv.nodes = {a, b};
   inv.waves.push_back({"wave-1", {"node-a", "node-b"}, 3600, 600, true});
   inv.reserve_bytes_by_model = {{"host-dram", 0}, {"test-gpu", 1000}};
+  SealInventory(&inv);  // a document the tests' lab delegations name, as `delegate --inventory` would
   return inv;
 }
 

@@ -338,11 +338,19 @@ def assignments(args):
 
 
 def set_fields(message, fields):
+    """Sets each field (null: removed); a dotted path names a nested one, a number in it a list element
+    ("devices.0.capacityBytes", "assumptions.2.held")."""
     for field, value in fields.items():
-        if value is None:
-            message.pop(field, None)
+        *path, last = field.split(".")
+        target = message
+        for step in path:
+            target = target[int(step)] if step.isdigit() else target.setdefault(step, {})
+        if last.isdigit():
+            target[int(last)] = value
+        elif value is None:
+            target.pop(last, None)
         else:
-            message[field] = value
+            target[last] = value
 
 
 def order_set(schema, document, challenger, fields):
@@ -537,6 +545,11 @@ def main():
                     assignments(sys.argv[6:]))
     elif mode == "order-set":
         order_set(schema, document, SigningKey(read_seed(sys.argv[4])), assignments(sys.argv[5:]))
+    elif mode == "inventory-edit":
+        # The challenger host's own inventory in the export, under a digest of its own: every byte FROM becomes TO.
+        for listed in document.get("documents", []):
+            listed["text"] = listed["text"].replace(sys.argv[4], sys.argv[5])
+            listed["digest"] = recipe.blake2b256(listed["text"].encode()).hex()
     elif mode == "second-pass":
         second_pass(schema, document, SigningKey(read_seed(sys.argv[4])))
     elif mode == "receipt-bad-utf8":

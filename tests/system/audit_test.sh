@@ -69,7 +69,7 @@ expect_pass "the recipe's label code on label-spec.md's known answers" \
 
 forge() {  # MODE [EXPORT] ARGS...: the newer modes name the export, the others forge the session's
   case $1 in
-    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8 | second-pass | verdict-set | order-set)
+    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8 | second-pass | verdict-set | order-set | inventory-edit)
       "$python" "$root/tests/system/audit_forge.py" "$1" "$2" "$root/proto/wipe.capnp" "${@:3}" ;;
     *) "$python" "$root/tests/system/audit_forge.py" "$1" "$dir/export.json" "$root/proto/wipe.capnp" "${@:2}" ;;
   esac
@@ -133,7 +133,7 @@ for n in a b; do
   for _ in $(seq 1 100); do grep -q '^listening on ' "$wave/agent-$n.out" && break; sleep 0.1; done
   address=$(sed -n 's/^listening on //p' "$wave/agent-$n.out")
   [[ -n "$address" ]] || { echo "FAIL: agent node-$n did not start"; cat "$wave/agent-$n.log"; exit 1; }
-  nodes+="${nodes:+, }{\"name\": \"node-$n\", \"address\": \"$address\", \"public_key_file\": \"node-$n.pub\",
+  nodes+="${nodes:+, }{\"name\": \"node-$n\", \"address\": \"$address\", \"public_key\": \"$(sed -n 's/^public-key: //p' "$wave/node-$n.pub")\",
    \"certificate_file\": \"node-$n.crt\", \"devices\": [{\"selector\": \"host\", \"model\": \"host-dram\",
    \"capacity_bytes\": 33554432}]}"
 done
@@ -198,7 +198,7 @@ expect_fail "the recipe, a member's order sent before the authority signed it" \
 # both (below, with the other forgeries).
 cat >"$wave/bound-inventory.json" <<JSON
 {"nodes": [{"name": "node-a", "address": "$(sed -n 's/^listening on //p' "$wave/agent-a.out")",
-   "public_key_file": "node-a.pub", "certificate_file": "node-a.crt",
+   "public_key": "$(sed -n 's/^public-key: //p' "$wave/node-a.pub")", "certificate_file": "node-a.crt",
    "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": 33554432}]}],
  "waves": [{"name": "w1", "nodes": ["node-a"], "period_s": 3600, "jitter_s": 0, "complete": true}],
  "reserves": {"host-dram": 0}}
@@ -298,6 +298,13 @@ forged order-self-delegated order-set "$dir/export.json" "$key" 'delegation="sel
 # The delegated profile kept byte for byte, the order's round deadline widened (its m or format could
 # widen the rule's floor to match; the delegated profile binds all three).
 forged order-undelegated-deadline order-set "$dir/bound.json" "$key" 'roundDeadlineUs="7800"'
+# threat-model: T-INVENTORY-UNSIGNED
+# A challenger-key holder restating the authority's signed inventory its own way: a device's declared
+# capacity lowered in the order, an assumption the declarations do not support claimed held in the
+# verdict, the inventory the export carries replaced by one of its own (a larger host reserve).
+forged order-capacity-restated order-set "$dir/bound.json" "$key" 'devices.0.capacityBytes="1048576"'
+forged verdict-assumption-held verdict-set "$dir/bound.json" "$key" "$wave/node-a.key" 'assumptions.2.held=true'
+forged inventory-replaced inventory-edit "$dir/bound.json" '"host-dram": 0' '"host-dram": 4096'
 # A wave name with terminal controls (BEL, the C1 control NEL, a bidi isolate) reaches the output
 # escaped, never raw. (Only decimal-digit escapes: Debian's capnp tool misreads \u escapes with a-f.)
 forged wave-name-controls wave-set "$dir/wave.json" "$key" 'waveName="w\u0007X\u0085\u2066"'
@@ -343,7 +350,12 @@ from the order's plan and the chunks the rounds checked" \
   "order-undelegated-class=does not stand under the authority's delegation: the order's profile=names a signature \
 but is not one its delegation lists" \
   "order-self-delegated=the order's delegation does not verify under the authority key=its delegation: signed by key" \
-  "order-undelegated-deadline=are not its delegated profile=its roundDeadlineUs 7800 is not its delegated profile's"
+  "order-undelegated-deadline=are not its delegated profile=its roundDeadlineUs 7800 is not its delegated profile's" \
+  "order-capacity-restated=the order's device 0 host capacityBytes is 1048576, the signed inventory declares 33554432\
+=the order's device 0 (selector, model, capacity, reserve) is ('host', 'host-dram', 1048576, 0)" \
+  "verdict-assumption-held=assumption no-nvme-in-reach reads held, and recomputed from the authority's signed \
+declarations it does not=assumption no-nvme-in-reach reads held, which the authority's signed declarations do not" \
+  "inventory-replaced=, which the export does not carry=, which the export does not carry"
 for tool in audit recipe; do
   if LC_ALL=C grep -qP '\x07|\xc2\x85|\xe2\x81\xa6' "$dir/wave-name-controls.$tool"; then
     echo "FAIL: $tool printed a raw terminal control:"; cat -v "$dir/wave-name-controls.$tool"; failures=$((failures + 1))

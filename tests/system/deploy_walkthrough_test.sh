@@ -174,7 +174,7 @@ awk -v out="$steps" '
   in_block && $0 == "```" { in_block = 0; close(file); next }
   in_block { print >> file }
 ' "$doc" || fail "$doc: a deploy-step marker without its block"
-expected="variables install authority-keys challenger-keys delegation node-keys node-keys-to-challenger configure-agent configure-challenger slurm-client slurm-user start ledger-verify prometheus"
+expected="variables install authority-keys challenger-keys node-keys node-keys-to-challenger delegation configure-agent configure-challenger slurm-client slurm-user start ledger-verify prometheus"
 found=$(ls "$steps" | sed 's/^[0-9]*-//; s/\.sh$//' | xargs)
 [[ "$found" == "$expected" ]] || fail "$doc's deploy-steps are '$found', this test runs '$expected'"
 # The test's values for the doc's variables; each must be one the doc declares.
@@ -209,7 +209,7 @@ step "systemd booted in the sandbox (PID $SANDBOX_PID here)"
 # No package index in the sandbox (it has no network anyway): apt-get then installs the .deb files
 # and finds the packages the doc names installed already, without reading this machine's lists.
 sb mount -t tmpfs tmpfs /var/lib/apt/lists
-for name in install authority-keys challenger-keys delegation node-keys node-keys-to-challenger configure-agent configure-challenger; do
+for name in install authority-keys challenger-keys node-keys node-keys-to-challenger delegation configure-agent configure-challenger; do
   doc_step "$name"
 done
 grep -q "wipeproof-prover 0\." "$work/step-install.log" || fail "the installed wipeproof-prover --version: $(cat "$work/step-install.log")"

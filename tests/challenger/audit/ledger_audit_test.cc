@@ -251,7 +251,11 @@ class LedgerAuditTest : public ::testing::Test {
   LedgerAuditTest() : io_(kj::setupAsyncIo()) {}
   ~LedgerAuditTest() noexcept override {}
 
-  void SetUp() override { ledger_ = Must(Ledger::Open(ledger_path_, challenger_, clock_)); }
+  void SetUp() override {
+    ledger_ = Must(Ledger::Open(ledger_path_, challenger_, clock_));
+    // As `wipe` and `serve` do when they open their ledger (cli_flags.h LedgerFromFlag).
+    ASSERT_TRUE(ledger_->RecordDocument("inventory", inventory_.text).ok());
+  }
 
   // Runs one session of node-a against a TestAgent with `deviation`, recorded in the ledger.
   SessionOutcome RunSession(Deviation deviation = {}, const Profile& profile = testing::TestProfile()) {
@@ -292,6 +296,7 @@ class LedgerAuditTest : public ::testing::Test {
   StatusOr<LedgerAudit> Audit(const Json& document, const std::optional<proto::PublicKey>& authority = std::nullopt) {
     LedgerAuditOptions options;
     options.session.threads = 2;
+    options.read_inventory = ReadSignedInventory;
     return AuditLedgerExport(document, authority.value_or(authority_.public_key), challenger_.public_key, options);
   }
 
@@ -348,6 +353,7 @@ class LedgerAuditTest : public ::testing::Test {
     const std::vector<Bytes> records = f.Sign();
     const std::string path = dir_.File("forged-" + std::to_string(++forged_) + ".db");
     auto forged = Must(Ledger::Open(path, challenger_, clock_));
+    EXPECT_TRUE(forged->RecordDocument("inventory", inventory_.text).ok());
     for (size_t i = 0; i < records.size(); ++i) {
       auto appended = forged->Append(f.kinds[i], proto::AsView(records[i]), proto::AsView(f.session_id));
       EXPECT_TRUE(appended.ok()) << appended.status().ToString();
@@ -527,6 +533,10 @@ TEST_F(LedgerAuditTest, ExportCarriesTheKeysAndTheSchemaDigest) {
 
 // threat-model: T-AUDIT-FOREIGN-KEYS
 TEST_F(LedgerAuditTest, NodeKeysAreTiedToTheOrdersKeyId) {
+  // An inventory built in code and never made a document: the lab delegation names none, so the node
+  // key comes from the export's list (a signed inventory's own key: DeclarationsComeFromTheSignedInventory).
+  inventory_.text.clear();
+  inventory_.digest.reset();
   RunSession();
   // No node keys: nothing node-signed can be checked.
   Status status = FirstFailure(Export(*ledger_, false));
@@ -537,6 +547,54 @@ TEST_F(LedgerAuditTest, NodeKeysAreTiedToTheOrdersKeyId) {
   swapped["nodes"][0]["name"] = "node-b";
   status = FirstFailure(swapped);
   EXPECT_THAT(status.message(), HasSubstr("which the export lists for node node-b"));
+}
+
+// threat-model: T-INVENTORY-UNSIGNED
+TEST_F(LedgerAuditTest, DeclarationsComeFromTheSignedInventory) {
+  RunSession();
+  // The delegation names the inventory the ledger recorded: its node key is used, the export's
+  // node list is not needed.
+  Json document = Export(*ledger_, false);
+  ASSERT_EQ(document["documents"].size(), 1u);
+  EXPECT_EQ(document["documents"][0]["kind"], "inventory");
+  EXPECT_EQ(document["documents"][0]["digest"], HexEncode(inventory_.digest->data(), 32));
+  EXPECT_TRUE(FirstFailure(document).ok()) << FirstFailure(document).ToString();
+
+  // A challenger-key holder restating the declarations its own way, re-signing the order.
+  Status status = AuditForged([](Forgery& f) {
+    auto gpu = f.Order().getDevices()[1];
+    gpu.setCapacityBytes(gpu.getCapacityBytes() - 1000);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("the order's device 1 GPU-test-0 capacityBytes is " +
+                                          std::to_string(96 * testing::kTestChunkLabels * 32) +
+                                          ", the signed inventory declares " +
+                                          std::to_string(96 * testing::kTestChunkLabels * 32 + 1000)));
+  status = AuditForged([](Forgery& f) { f.Order().getDevices()[1].setAllowedReserveBytes(5000); });
+  EXPECT_THAT(status.message(), HasSubstr("allowedReserveBytes is 5000, the signed inventory declares 1000"));
+  status = AuditForged([](Forgery& f) { f.Order().setWaveName("rack-9"); });
+  EXPECT_THAT(status.message(), HasSubstr("the order's waveName is 'rack-9', the signed inventory declares 'wave-1'"));
+  // ... or claiming an assumption the declarations do not support (NVMe is not declared out of reach).
+  status = AuditForged([](Forgery& f) { f.Verdict().getAssumptions()[2].setHeld(true); });
+  EXPECT_THAT(status.message(), HasSubstr("assumption no-nvme-in-reach reads held, and recomputed from the "
+                                          "authority's signed declarations it does not"));
+
+  // The document altered, dropped, or re-digested after its text was changed.
+  Json altered = Export(*ledger_, false);
+  std::string text = altered["documents"][0]["text"];
+  text.replace(text.find("\"test-gpu\": 1000"), std::string("\"test-gpu\": 1000").size(), "\"test-gpu\": 9000");
+  altered["documents"][0]["text"] = text;
+  auto audit = Audit(altered);
+  ASSERT_FALSE(audit.ok());
+  EXPECT_THAT(audit.status().message(), HasSubstr("is not its text's"));
+  const proto::Digest redigested =
+      proto::Blake2b256(proto::ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  altered["documents"][0]["digest"] = HexEncode(redigested.data(), 32);
+  EXPECT_THAT(FirstFailure(altered).message(), HasSubstr("which the export does not carry"));
+  Json dropped = Export(*ledger_, false);
+  dropped.erase("documents");
+  EXPECT_THAT(FirstFailure(dropped).message(),
+              HasSubstr("stands under a delegation that names inventory " + HexEncode(inventory_.digest->data(), 32) +
+                        ", which the export does not carry"));
 }
 
 // ---------------------------------------------------------------------------------------------

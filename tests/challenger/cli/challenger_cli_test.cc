@@ -499,7 +499,12 @@ TEST_F(ChallengerCliTest, WipeRunsUnderTheAuthoritysDelegationWithoutItsSecretKe
                             "--profile=profile.json --threads=1 --authority_pub=a-authority.pub ";
   CliRun run = Challenger("wipe --node=n1 " + flags + "--delegation=k.delegation");
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_EQ(run.err.find("warning"), std::string::npos) << run.err;  // no authority key here: no lab warning
+  // No authority key here: no lab warning; the delegation names no inventory: that warning only.
+  EXPECT_EQ(run.err.find("warning: the authority's secret key"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("warning: verdicts will state no bound and no assumption will hold: the delegation names no "
+                         "inventory"),
+            std::string::npos)
+      << run.err;
 
   // Both forms at once, or neither: a usage error naming them.
   CliRun both = Challenger("wipe --node=n1 " + flags + "--delegation=k.delegation --authority_key=a-authority.key");
@@ -552,6 +557,67 @@ TEST_F(ChallengerCliTest, WipeRunsUnderTheAuthoritysDelegationWithoutItsSecretKe
   EXPECT_EQ(unendorsed.exit_code, 2) << unendorsed.err;
   EXPECT_NE(unendorsed.err.find("cannot be delegated: class commodity-cpu is not the authority's"), std::string::npos)
       << unendorsed.err;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The inventory is the authority's finding: delegate --inventory names its digest (node keys inline),
+// wipe plans only from that very file and records it in the ledger, where the audit reads it back.
+// threat-model: T-INVENTORY-UNSIGNED
+TEST_F(ChallengerCliTest, WipePlansOnlyFromTheInventoryTheDelegationNames) {
+  ASSERT_EQ(Challenger("keygen --role=authority --out=a").exit_code, 0);
+  ASSERT_EQ(Challenger("keygen --role=challenger --out=k").exit_code, 0);
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, Pub("a-authority.pub"), ChallengerCertificate());
+  WriteInventory(agent->address());
+  const std::string delegate = "delegate --authority_key=a-authority.key --challenger_pub=k-challenger.pub "
+                               "--allow_unsigned_profiles --valid_days=1 --out=k.delegation --inventory=";
+  // An inventory naming a key by file: its digest would not cover the key.
+  std::ofstream(dir_ + "/by-file.json") << R"({"nodes": [{"name": "n1", "address": "127.0.0.1:1",
+      "public_key_file": "n1.pub", "devices": [{"selector": "host", "model": "host-dram", "capacity_bytes": 131072}]}],
+      "reserves": {"host-dram": 0}})";
+  CliRun by_file = Challenger(delegate + "by-file.json");
+  EXPECT_EQ(by_file.exit_code, 2) << by_file.out;
+  EXPECT_NE(by_file.err.find("public_key_file: a signed inventory names each node key inline"), std::string::npos)
+      << by_file.err;
+  CliRun signed_inventory = Challenger(delegate + "inventory.json");
+  ASSERT_EQ(signed_inventory.exit_code, 0) << signed_inventory.err;
+  const std::string text = ReadFile(dir_ + "/inventory.json");
+  const proto::Digest digest =
+      proto::Blake2b256(proto::ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  EXPECT_NE(signed_inventory.out.find("inventory inventory.json: 1 node(s), digest " + HexEncode(digest.data(), 32)),
+            std::string::npos)
+      << signed_inventory.out;
+
+  const std::string flags = "--inventory=inventory.json --challenger_key=k-challenger.key --ledger=ledger.db "
+                            "--profile=profile.json --threads=1 --authority_pub=a-authority.pub --delegation=k.delegation";
+  CliRun run = Challenger("wipe --node=n1 --json " + flags);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.err.find("warning"), std::string::npos) << run.err;
+  // The verdict's assumptions now rest on the authority's word: the complete wave of one node holds.
+  const nlohmann::json verdict = nlohmann::json::parse(run.out);
+  bool wave_held = false;
+  for (const auto& a : verdict["assumptions"]) wave_held = wave_held || (a["name"] == "wave-complete" && a["held"] == true);
+  EXPECT_TRUE(wave_held) << run.out;
+  CliRun exported = Challenger("ledger export --ledger=ledger.db --challenger_key=k-challenger.pub --out=export.json");
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const nlohmann::json document = nlohmann::json::parse(ReadFile(dir_ + "/export.json"));
+  ASSERT_EQ(document["documents"].size(), 1u);
+  EXPECT_EQ(document["documents"][0]["text"], text);
+  CliRun audit = Challenger("ledger audit --export=export.json --challenger_key=k-challenger.pub "
+                            "--authority_key=a-authority.pub");
+  EXPECT_EQ(audit.exit_code, 0) << audit.out << audit.err;
+
+  // The challenger host editing the inventory (here one byte more): refused before any order.
+  std::ofstream(dir_ + "/inventory.json", std::ios::app) << "\n";
+  CliRun edited = Challenger("wipe --node=n1 " + flags);
+  EXPECT_EQ(edited.exit_code, 2) << edited.err;
+  EXPECT_NE(edited.err.find("is not the inventory the delegation 'challenger "), std::string::npos) << edited.err;
+  EXPECT_NE(edited.err.find("names (" + HexEncode(digest.data(), 32) + ")"), std::string::npos) << edited.err;
 }
 
 TEST_F(ChallengerCliTest, UnreachableNodeFailsWithExitOneAndIsRecorded) {

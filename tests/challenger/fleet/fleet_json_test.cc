@@ -352,6 +352,9 @@ class LedgerFleetAuditTest : public ::testing::Test {
 TEST_F(LedgerFleetAuditTest, AuditOfSeveralLedgersCatchesASessionCopiedIntoAnotherReplica) {
   auto a = Must(Ledger::Open(a_path_, challenger_, clock_));
   auto b = Must(Ledger::Open(b_path_, challenger_, clock_));
+  for (Ledger* l : {a.get(), b.get()}) {  // as `serve` records the inventory it plans from (LedgerFromFlag)
+    ASSERT_TRUE(l->RecordDocument("inventory", inventory_.text).ok());
+  }
   const proto::Bytes first = RunSession(*a);
   RunSession(*b);
 

@@ -45,6 +45,7 @@ const AssumptionResult& Find(const std::vector<AssumptionResult>& all, const std
 TEST(AssumptionsTest, EgressDuringTheSessionWindow) {
   SessionPlan plan = GpuNode();
   AssumptionInputs in;
+  in.inventory_signed = true;
   in.plan = &plan;
   in.session_window_us = 95'000'000;  // 95 s from the order to the verdict
   // Not declared: unknown.
@@ -91,6 +92,7 @@ TEST(AssumptionsTest, MemoryNoPlanCoversIsListedWithItsSize) {
   SessionPlan plan = GpuNode();
   plan.reach.other_memory.push_back({"dpu", "BlueField-3", 34'359'738'368});
   AssumptionInputs in;
+  in.inventory_signed = true;
   in.plan = &plan;
   const AssumptionResult a = Find(EvaluateAssumptions(in), kNoUncoveredMemory);
   EXPECT_FALSE(a.held);
@@ -111,6 +113,7 @@ TEST(AssumptionsTest, WaveCompleteSaysWhatTheWaveRunChecked) {
   SessionPlan plan = GpuNode();
   plan.wave = WaveContext{"w3", true, 3, true, 0};
   AssumptionInputs in;
+  in.inventory_signed = true;
   in.plan = &plan;
   in.wave_run.synchronized = true;
   AssumptionResult a = Find(EvaluateAssumptions(in), kWaveComplete);
@@ -134,6 +137,7 @@ TEST(AssumptionsTest, HostMemoryHoldsOnlyWhenThePlanCoversPhysicalMemory) {
   SessionPlan plan = GpuNode();
   PlannedDevice& host = plan.devices.back();
   AssumptionInputs in;
+  in.inventory_signed = true;
   in.plan = &plan;
 
   // A 16 GiB host plan, physical memory 2 TiB: not held, with the numbers.
@@ -206,6 +210,7 @@ TEST(AssumptionsTest, CapacityNeedsEverySliceOfAPartitionedGpu) {
     plan.devices.push_back(d);
   }
   AssumptionInputs in;
+  in.inventory_signed = true;
   in.plan = &plan;
   in.have_report = true;
   in.device_total_bytes = {19'327'352'832, 19'327'352'832};
@@ -233,6 +238,34 @@ TEST(AssumptionsTest, CapacityNeedsEverySliceOfAPartitionedGpu) {
   EXPECT_EQ(a.detail,
             "device MIG-0 is a MIG slice whose physical GPU and slice count the inventory does not declare "
             "(partition_of, partitions): the other slices' memory may be outside the plan");
+}
+
+// threat-model: T-INVENTORY-UNSIGNED
+TEST(AssumptionsTest, NoneHoldsUnlessTheDelegationNamesTheInventory) {
+  // Everything declared for the assumptions to hold: host plan covering physical memory, NVMe out of
+  // reach, network isolation, a complete wave run whole, every device reporting its capacity.
+  SessionPlan plan = GpuNode();
+  plan.host_physical_memory_bytes = plan.devices.back().planned_bytes();
+  plan.no_nvme_in_reach = true;
+  plan.reach.network_isolated = true;
+  plan.wave = WaveContext{"rack-1", true, 1, true, 0};
+  AssumptionInputs in;
+  in.plan = &plan;
+  in.have_report = true;
+  for (const PlannedDevice& d : plan.devices) in.device_total_bytes.push_back(d.capacity_bytes);
+  in.inventory_signed = true;
+  const std::vector<AssumptionResult> signed_results = EvaluateAssumptions(in);
+  for (const char* name : {kHostMemoryInPlan, kWaveComplete, kNoNvmeInReach, kCapacityAsDeclared, kNoEgress}) {
+    EXPECT_TRUE(Find(signed_results, name).held) << name << ": " << Find(signed_results, name).detail;
+  }
+  in.inventory_signed = false;
+  const std::vector<AssumptionResult> unsigned_results = EvaluateAssumptions(in);
+  ASSERT_EQ(unsigned_results.size(), signed_results.size());
+  for (size_t i = 0; i < unsigned_results.size(); ++i) {
+    EXPECT_EQ(unsigned_results[i].name, signed_results[i].name);
+    EXPECT_FALSE(unsigned_results[i].held) << unsigned_results[i].name;
+    EXPECT_EQ(unsigned_results[i].detail, std::string(kInventoryNotSigned) + "; " + signed_results[i].detail);
+  }
 }
 
 }  // namespace
