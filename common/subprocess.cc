@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string_view>
 #include <chrono>
 #include <cstring>
 
@@ -64,8 +66,25 @@ std::string CommandLineText(const std::vector<std::string>& argv) {
   return text;
 }
 
-StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, uint64_t timeout_us) {
+StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, uint64_t timeout_us,
+                                   const std::vector<std::string>& environment) {
   if (argv.empty() || argv[0].empty()) return InvalidArgumentError("no program to run");
+  // This process's environment, each NAME that `environment` sets replaced by its entry.
+  std::vector<std::string> names;
+  for (const std::string& e : environment) {
+    const size_t eq = e.find('=');
+    if (eq == std::string::npos || eq == 0) return InvalidArgumentError("environment entry without NAME=: '" + e + "'");
+    names.push_back(e.substr(0, eq + 1));
+  }
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool replaced = std::any_of(names.begin(), names.end(),
+                                      [&](const std::string& n) { return entry.substr(0, n.size()) == n; });
+    if (!replaced) envp.push_back(*e);
+  }
+  for (const std::string& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return InternalError(std::string("pipe: ") + std::strerror(errno));
   Fd out_read{out_pipe[0]}, out_write{out_pipe[1]};
@@ -92,7 +111,7 @@ StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, uint64_
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
-  const int spawned = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
+  const int spawned = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (spawned != 0) {
@@ -143,8 +162,9 @@ StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, uint64_
   return result;
 }
 
-StatusOr<std::string> RunProcessChecked(const std::vector<std::string>& argv, uint64_t timeout_us) {
-  WP_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, timeout_us));
+StatusOr<std::string> RunProcessChecked(const std::vector<std::string>& argv, uint64_t timeout_us,
+                                        const std::vector<std::string>& environment) {
+  WP_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, timeout_us, environment));
   if (r.exit_code != 0) {
     std::string said = Trimmed(r.stderr_text.empty() ? r.stdout_text : r.stderr_text);
     return UnavailableError("'" + CommandLineText(argv) + "' exited with status " + std::to_string(r.exit_code) +

@@ -24,18 +24,21 @@ struct ProcessResult {
 inline constexpr size_t kMaxProcessOutputBytes = 64 * 1024;
 
 // Runs `argv` (argv[0]: a path, or a name looked up in PATH) and waits at most `timeout_us`
-// microseconds for it.
-// Errors: INVALID_ARGUMENT for an empty argv; NOT_FOUND when argv[0] cannot be executed (naming
+// microseconds for it, in this process's environment with `environment`'s "NAME=value" entries
+// added (each replacing this process's NAME; never logged: a token may be among them).
+// Errors: INVALID_ARGUMENT for an empty argv or an entry without "NAME="; NOT_FOUND when argv[0] cannot be executed (naming
 // it); DEADLINE_EXCEEDED when the timeout passed (the program's process group was killed; the
 // message carries the end of its stderr); INTERNAL for a failed pipe, spawn or wait.
 // A program that ran and exited non-zero is not an error: see ProcessResult::exit_code.
-StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, uint64_t timeout_us);
+StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, uint64_t timeout_us,
+                                   const std::vector<std::string>& environment = {});
 
 // "scontrol update nodename=n1 state=drain": argv joined by spaces, for messages.
 std::string CommandLineText(const std::vector<std::string>& argv);
 
 // RunProcess, and a non-zero exit made into an error: UNAVAILABLE "COMMAND exited with status N:
 // <stderr, or stdout when stderr is empty, trimmed>". Returns stdout on success.
-StatusOr<std::string> RunProcessChecked(const std::vector<std::string>& argv, uint64_t timeout_us);
+StatusOr<std::string> RunProcessChecked(const std::vector<std::string>& argv, uint64_t timeout_us,
+                                        const std::vector<std::string>& environment = {});
 
 }  // namespace wipeproof

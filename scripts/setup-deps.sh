@@ -14,6 +14,7 @@ packages=(cmake ninja-build pkg-config g++ libsodium-dev capnproto libcapnp-dev 
           systemd    # tests/system/systemd_units_test.sh: systemd-analyze verify / security --offline
           dpkg-dev   # cpack -G DEB: dpkg-shlibdeps (tests/system/package_install_test.sh)
           slurmctld slurmd slurm-client munge  # tests/system/slurm_drain_test.sh: a one-node Slurm cluster
+          slurmdbd slurm-wlm-mysql-plugin slurm-wlm-jwt-plugin mariadb-server  # slurm_token_test.sh: accounting, tokens
           python3-yaml  # tests/system/kubernetes_manifests_test.py: the manifests' offline check
           iproute2 curl  # tests/system/deploy_walkthrough_test.sh: the sandbox's veth address, Prometheus's API
           procps  # tests/system/sandbox_teardown_test.sh: ps and pgrep

@@ -423,6 +423,8 @@ nlohmann::ordered_json LifecycleJson(const LifecycleSpec& spec) {
   if (spec.command_timeout_s != defaults.command_timeout_s) j["command_timeout_s"] = spec.command_timeout_s;
   if (!spec.bin_dir.empty()) j["bin_dir"] = spec.bin_dir;
   if (!spec.kubeconfig.empty()) j["kubeconfig"] = spec.kubeconfig;
+  if (!spec.slurm_conf.empty()) j["slurm_conf"] = spec.slurm_conf;
+  if (!spec.token_file.empty()) j["token_file"] = spec.token_file;
   if (!spec.command.empty()) j["command"] = spec.command;
   if (spec.resume != defaults.resume) j["resume"] = "on-pass";
   return j;

@@ -45,7 +45,8 @@ StatusOr<LifecycleSpec> ParseLifecycleSpec(const nlohmann::json& value, const st
                                            const std::string& base_dir) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
   WP_RETURN_IF_ERROR(obj.CheckKnownKeys(
-      {"kind", "grace_s", "poll_s", "command_timeout_s", "bin_dir", "kubeconfig", "command", "resume"}));
+      {"kind", "grace_s", "poll_s", "command_timeout_s", "bin_dir", "kubeconfig", "command", "resume", "slurm_conf",
+       "token_file"}));
   LifecycleSpec spec;
   std::string kind;
   WP_RETURN_IF_ERROR(obj.String("kind", &kind));
@@ -70,6 +71,8 @@ StatusOr<LifecycleSpec> ParseLifecycleSpec(const nlohmann::json& value, const st
   WP_RETURN_IF_ERROR(obj.OptionalString("bin_dir", &spec.bin_dir));
   WP_RETURN_IF_ERROR(obj.OptionalString("kubeconfig", &spec.kubeconfig));
   WP_RETURN_IF_ERROR(obj.OptionalString("command", &spec.command));
+  WP_RETURN_IF_ERROR(obj.OptionalString("slurm_conf", &spec.slurm_conf));
+  WP_RETURN_IF_ERROR(obj.OptionalString("token_file", &spec.token_file));
   std::string resume = "on-bound";
   WP_RETURN_IF_ERROR(obj.OptionalString("resume", &resume));
   if (resume == "on-bound") {
@@ -90,6 +93,8 @@ StatusOr<LifecycleSpec> ParseLifecycleSpec(const nlohmann::json& value, const st
   WP_RETURN_IF_ERROR(only_for("bin_dir", LifecycleKind::kSlurm, LifecycleKind::kKubernetes));
   WP_RETURN_IF_ERROR(only_for("kubeconfig", LifecycleKind::kKubernetes, LifecycleKind::kKubernetes));
   WP_RETURN_IF_ERROR(only_for("command", LifecycleKind::kCommand, LifecycleKind::kCommand));
+  WP_RETURN_IF_ERROR(only_for("slurm_conf", LifecycleKind::kSlurm, LifecycleKind::kSlurm));
+  WP_RETURN_IF_ERROR(only_for("token_file", LifecycleKind::kSlurm, LifecycleKind::kSlurm));
   if (spec.kind == LifecycleKind::kCommand && spec.command.empty()) {
     return InvalidArgumentError(obj.PathOf("command") + ": missing (the hook's executable)");
   }
@@ -98,6 +103,8 @@ StatusOr<LifecycleSpec> ParseLifecycleSpec(const nlohmann::json& value, const st
   }
   spec.bin_dir = Resolved(base_dir, spec.bin_dir, false);
   spec.kubeconfig = Resolved(base_dir, spec.kubeconfig, false);
+  spec.slurm_conf = Resolved(base_dir, spec.slurm_conf, false);
+  spec.token_file = Resolved(base_dir, spec.token_file, false);
   spec.command = Resolved(base_dir, spec.command, true);
   return spec;
 }

@@ -14,6 +14,14 @@
 //                                       [1, 86400]; a command hook's drain gets grace_s more
 //    "bin_dir": "/usr/bin",             slurm, kubernetes: the folder of scontrol and squeue, or of
 //                                       kubectl; default: looked up in PATH
+//    "slurm_conf": "/etc/wipeproof/slurm-client.conf",   slurm: the client configuration scontrol and
+//                                       squeue read (SLURM_CONF); with token_file, one that names
+//                                       AuthAltTypes=auth/jwt and no munge socket of the cluster
+//    "token_file": "/etc/wipeproof/slurm.jwt",    slurm: a Slurm JWT (`scontrol token username=U` on
+//                                       the controller), passed as SLURM_JWT and read again for every
+//                                       command (a refreshed token is picked up); mode 0600 or 0400.
+//                                       The least-privilege path: no munge key on the challenger,
+//                                       whose Slurm identity is then U (docs/deploy.md section 5)
 //    "kubeconfig": "/etc/wipeproof/kubeconfig",   kubernetes: passed as --kubeconfig
 //    "command": "/usr/local/sbin/wipe-hook",      command: the operator's executable, run as
 //                                       COMMAND state NODE | drain NODE REASON | resume NODE |
@@ -49,6 +57,8 @@ struct LifecycleSpec {
   double command_timeout_s = 60;
   std::string bin_dir;     // "" = PATH
   std::string kubeconfig;  // "" = kubectl's default
+  std::string slurm_conf;  // kSlurm: SLURM_CONF for its tools; "" = Slurm's default
+  std::string token_file;  // kSlurm: its content is SLURM_JWT; "" = munge (the cluster's key)
   std::string command;     // kCommand: the executable
   ResumePolicy resume = ResumePolicy::kOnBound;
 };

@@ -2,11 +2,16 @@
 
 #include <glog/logging.h>
 
+#include <sys/stat.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <sstream>
 #include <thread>
 
+#include "common/json_fields.h"
 #include "common/subprocess.h"
 
 namespace wipeproof {
@@ -64,8 +69,7 @@ StatusOr<SchedulerState> ParseSlurmNodeState(const std::string& show_node) {
 }
 
 StatusOr<SchedulerState> SlurmLifecycle::ReadState(const std::string& node) {
-  WP_ASSIGN_OR_RETURN(std::string out, RunProcessChecked({Tool("scontrol"), "-o", "show", "node", node},
-                                                         Micros(spec_.command_timeout_s)));
+  WP_ASSIGN_OR_RETURN(std::string out, Run({Tool("scontrol"), "-o", "show", "node", node}));
   return ParseSlurmNodeState(out);
 }
 
@@ -73,10 +77,39 @@ std::string SlurmLifecycle::Tool(const char* name) const {
   return spec_.bin_dir.empty() ? std::string(name) : spec_.bin_dir + "/" + name;
 }
 
+StatusOr<std::vector<std::string>> SlurmLifecycle::Environment() const {
+  std::vector<std::string> env;
+  if (!spec_.slurm_conf.empty()) env.push_back("SLURM_CONF=" + spec_.slurm_conf);
+  if (spec_.token_file.empty()) return env;
+  struct stat st;
+  if (::stat(spec_.token_file.c_str(), &st) != 0) {
+    return UnavailableError("slurm token_file " + spec_.token_file + ": " + std::strerror(errno));
+  }
+  if ((st.st_mode & 077) != 0) {
+    return PermissionDeniedError("slurm token_file " + spec_.token_file +
+                                 " can be read by group or others: it is a bearer credential (chmod 600)");
+  }
+  // A token read fresh for every command: the controller's refresh job may replace it any time.
+  auto text = ReadTextFile(spec_.token_file, 64 * 1024, "a Slurm token");
+  if (!text.ok()) return text.status().WithContext("slurm token_file");
+  std::string token = *text;
+  if (token.rfind("SLURM_JWT=", 0) == 0) token = token.substr(10);  // as `scontrol token` prints it
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty() || token.find_first_of(" \t\n\r") != std::string::npos) {
+    return UnavailableError("slurm token_file " + spec_.token_file + ": want one token (`scontrol token` output)");
+  }
+  env.push_back("SLURM_JWT=" + token);
+  return env;
+}
+
+StatusOr<std::string> SlurmLifecycle::Run(const std::vector<std::string>& argv) const {
+  WP_ASSIGN_OR_RETURN(std::vector<std::string> env, Environment());
+  return RunProcessChecked(argv, Micros(spec_.command_timeout_s), env);
+}
+
 StatusOr<std::vector<std::string>> SlurmLifecycle::RunningJobs(const std::string& node) const {
-  WP_ASSIGN_OR_RETURN(std::string out, RunProcessChecked({Tool("squeue"), "-h", "-w", node, "-t",
-                                                          "RUNNING,COMPLETING,CONFIGURING,SUSPENDED", "-o", "%A"},
-                                                         Micros(spec_.command_timeout_s)));
+  WP_ASSIGN_OR_RETURN(std::string out, Run({Tool("squeue"), "-h", "-w", node, "-t",
+                                            "RUNNING,COMPLETING,CONFIGURING,SUSPENDED", "-o", "%A"}));
   std::vector<std::string> ids;
   std::istringstream lines(out);
   for (std::string line; std::getline(lines, line);) {
@@ -86,10 +119,9 @@ StatusOr<std::vector<std::string>> SlurmLifecycle::RunningJobs(const std::string
 }
 
 Status SlurmLifecycle::Drain(const std::string& node, const std::string& reason) {
-  WP_RETURN_IF_ERROR(RunProcessChecked({Tool("scontrol"), "update", "nodename=" + node, "state=drain",
-                                        "reason=" + LifecycleReasonText(reason)},
-                                       Micros(spec_.command_timeout_s))
-                         .status());
+  WP_RETURN_IF_ERROR(
+      Run({Tool("scontrol"), "update", "nodename=" + node, "state=drain", "reason=" + LifecycleReasonText(reason)})
+          .status());
   const int64_t grace_end = NowUs() + static_cast<int64_t>(Micros(spec_.grace_s));
   bool requeued = false;
   int64_t give_up = 0;
@@ -100,8 +132,7 @@ Status SlurmLifecycle::Drain(const std::string& node, const std::string& reason)
     if (!requeued && now >= grace_end) {
       LOG(WARNING) << "slurm: node " << node << ": jobs " << Joined(jobs) << " still running after the grace period of "
                    << spec_.grace_s << " s; requeueing them";
-      Status requeue =
-          RunProcessChecked({Tool("scontrol"), "requeue", Joined(jobs)}, Micros(spec_.command_timeout_s)).status();
+      Status requeue = Run({Tool("scontrol"), "requeue", Joined(jobs)}).status();
       if (!requeue.ok()) LOG(WARNING) << "slurm: node " << node << ": " << requeue.ToString();
       requeued = true;
       give_up = now + static_cast<int64_t>(Micros(kRequeueWaitS));
@@ -115,15 +146,11 @@ Status SlurmLifecycle::Drain(const std::string& node, const std::string& reason)
 }
 
 Status SlurmLifecycle::Resume(const std::string& node) {
-  return RunProcessChecked({Tool("scontrol"), "update", "nodename=" + node, "state=resume"},
-                           Micros(spec_.command_timeout_s))
-      .status();
+  return Run({Tool("scontrol"), "update", "nodename=" + node, "state=resume"}).status();
 }
 
 Status SlurmLifecycle::KeepDrained(const std::string& node, const std::string& reason) {
-  return RunProcessChecked(
-             {Tool("scontrol"), "update", "nodename=" + node, "state=drain", "reason=" + LifecycleReasonText(reason)},
-             Micros(spec_.command_timeout_s))
+  return Run({Tool("scontrol"), "update", "nodename=" + node, "state=drain", "reason=" + LifecycleReasonText(reason)})
       .status();
 }
 

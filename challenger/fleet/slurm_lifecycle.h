@@ -9,6 +9,10 @@
 //           drain fails (DEADLINE_EXCEEDED) if any is still there kRequeueWaitS later
 //   resume: scontrol update nodename=NODE state=resume
 //   keep drained: scontrol update nodename=NODE state=drain reason=REASON (the reason replaced)
+// Each runs with SLURM_CONF = the spec's slurm_conf and SLURM_JWT = its token_file's token when set
+// (lifecycle_spec.h): then the challenger needs no munge key, and Slurm knows it as the token's
+// user, which Slurm 22.05 lets update nodes only at AdminLevel Administrator (docs/deploy.md
+// section 5: how to make that user unable to run jobs or mint tokens).
 // `scontrol show node NODE` then shows State=...+DRAIN and Reason=REASON.
 //
 // Thread-safety: as NodeLifecycle.
@@ -43,6 +47,12 @@ class SlurmLifecycle : public NodeLifecycle {
 
  private:
   std::string Tool(const char* name) const;
+  // SLURM_CONF and SLURM_JWT (the token file read now) for the tools, as the spec names them.
+  // Errors: UNAVAILABLE (token file missing, unreadable or not one token), PERMISSION_DENIED (a
+  // token file group or others can read).
+  StatusOr<std::vector<std::string>> Environment() const;
+  // `argv` run with Environment(), within the command timeout (RunProcessChecked).
+  StatusOr<std::string> Run(const std::vector<std::string>& argv) const;
   LifecycleSpec spec_;
 };
 

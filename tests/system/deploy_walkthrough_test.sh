@@ -13,10 +13,11 @@
 # canary FAILS the test. Then the walkthrough, with these checks between the doc's steps:
 #   - both services active under systemd: the agent as user wipeproof with only CAP_IPC_LOCK, its
 #     mlock limit unlimited (where this machine lets systemd raise it: CAP_SYS_RESOURCE) and its
-#     budget echo in the journal (locking by CAP_IPC_LOCK); the challenger as SlurmUser (the
-#     doc's drop-in);
+#     budget echo in the journal (locking by CAP_IPC_LOCK); the challenger as user wipeproof,
+#     reaching Slurm with a token of that user only (no munge key: the cluster runs slurmdbd and
+#     auth/jwt, wipeproof at AdminLevel Administrator with no job allowed);
 #   - a job runs on the node; the challenger service's wave drains it while the job runs (reason
-#     "wipeproof wave rack-1: wipe in progress"), wipes it once the job left, resumes it after the
+#     "wipeproof wave rack-1: wipe in progress", by user wipeproof), wipes it once the job left, resumes it after the
 #     pass (IDLE again), and a job runs on it again;
 #   - the doc's `ledger verify` passes on the service's ledger;
 #   - Prometheus (Debian's unit, configured by the doc) has `up` = 1 for both jobs and a pass
@@ -174,22 +175,27 @@ awk -v out="$steps" '
   in_block && $0 == "```" { in_block = 0; close(file); next }
   in_block { print >> file }
 ' "$doc" || fail "$doc: a deploy-step marker without its block"
-expected="variables install authority-keys challenger-keys node-keys node-keys-to-challenger delegation configure-agent configure-challenger slurm-client slurm-user start ledger-verify prometheus"
+expected="variables install authority-keys challenger-keys node-keys node-keys-to-challenger delegation configure-agent configure-challenger slurm-client slurm-token start ledger-verify prometheus"
 found=$(ls "$steps" | sed 's/^[0-9]*-//; s/\.sh$//' | xargs)
 [[ "$found" == "$expected" ]] || fail "$doc's deploy-steps are '$found', this test runs '$expected'"
 # The test's values for the doc's variables; each must be one the doc declares.
 declare -A values=([DEBS]=/srv/in/debs [NODE_HOST]=127.0.0.1 [DEVICES]=host [HOST_BUDGET_GIB]=0.03125
-                   [WAVE_PERIOD_S]=4 [WAVE_JITTER_S]=0 [SLURM_CONF]=/srv/in/slurm.conf [MUNGE_KEY]=/srv/in/munge.key [SCRAPE_INTERVAL]=1s)
+                   [WAVE_PERIOD_S]=4 [WAVE_JITTER_S]=0 [SLURM_CONF]=/srv/in/slurm.conf [SLURM_TOKEN]=/srv/in/slurm.jwt [SCRAPE_INTERVAL]=1s)
 for v in "${!values[@]}"; do
   grep -q "^$v=" "$steps/01-variables.sh" || fail "$doc no longer declares $v in its variables block"
   printf '%s=%q\n' "$v" "${values[$v]}" >>"$work/in/test-values.sh"
 done
 cp "$debs"/wipeproof-agent_*.deb "$debs"/wipeproof-challenger_*.deb "$work/in/debs/" ||
   fail "no packages in $debs (the package_debs fixture builds them)"
-# The Slurm cluster's files (as its administrator would hand them over).
+# The Slurm cluster's files (its administrator's; the challenger gets slurm.conf, which holds no secret,
+# and a token, never the munge key): accounting in MariaDB through slurmdbd, and Slurm JWTs.
 host=$(hostname -s)
-slurm_one_node_conf "$host" 6817 6818 slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd /run /var/log/slurm \
-  >"$work/in/slurm.conf"
+{
+  slurm_one_node_conf "$host" 6817 6818 slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd /run /var/log/slurm |
+    sed '/^AccountingStorageType=/d'
+  slurm_accounting_jwt_conf 6819 /var/lib/slurm/jwt_hs256.key
+} >"$work/in/slurm.conf"
+slurmdbd_conf 6819 3306 slurm /var/log/slurm/slurmdbd.log /run/slurmdbd.pid dbpw >"$work/in/slurmdbd.conf"
 mungekey --create --keyfile="$work/in/munge.key"
 chmod -R a+rX "$work/in"
 # Runs the doc's step NAME in the sandbox, as the doc says: one shell with the variables set.
@@ -214,21 +220,39 @@ for name in install authority-keys challenger-keys node-keys node-keys-to-challe
 done
 grep -q "wipeproof-prover 0\." "$work/step-install.log" || fail "the installed wipeproof-prover --version: $(cat "$work/step-install.log")"
 
-# The Slurm cluster the doc assumes (here the same machine): its configuration, munge, slurmctld and
-# slurmd from Debian's units.
+# The Slurm cluster the doc assumes (here the same machine), as its administrator runs it: munge,
+# MariaDB (a unit of its own here, with its own data folder), slurmdbd, slurmctld and slurmd from
+# Debian's units; the challenger's account (user wipeproof: AdminLevel Administrator, no job) and its
+# token, which the administrator hands over like slurm.conf.
 sb install -m 0644 /srv/in/slurm.conf /etc/slurm/slurm.conf
+sb install -o slurm -g slurm -m 0600 /srv/in/slurmdbd.conf /etc/slurm/slurmdbd.conf
 sb install -o munge -g munge -m 0400 /srv/in/munge.key /etc/munge/munge.key
+sb sh -c 'umask 077 && head -c 32 /dev/urandom >/var/lib/slurm/jwt_hs256.key && chown slurm:slurm /var/lib/slurm/jwt_hs256.key'
+sb install -d -o mysql -g mysql /var/lib/wp-mariadb /run/wp-mariadb
+sb mariadb-install-db --user=mysql --datadir=/var/lib/wp-mariadb --auth-root-authentication-method=socket \
+  --skip-test-db >"$work/mariadb-install.log" 2>&1 || fail "mariadb-install-db: $(tail -5 "$work/mariadb-install.log")"
+sb systemd-run --unit=wp-mariadb /usr/sbin/mariadbd --user=mysql --datadir=/var/lib/wp-mariadb \
+  --socket=/run/wp-mariadb/mysqld.sock --bind-address=127.0.0.1 --port=3306 --innodb-buffer-pool-size=64M >/dev/null ||
+  fail "MariaDB did not start"
+for _ in $(seq 1 100); do sb mariadb -S /run/wp-mariadb/mysqld.sock -e 'select 1' >/dev/null 2>&1 && break; sleep 0.2; done
+sb mariadb -S /run/wp-mariadb/mysqld.sock -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'dbpw';
+  GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" || fail "MariaDB did not come up"
 sb mkdir -p /run/wipeproof-sandbox/cgroup-v1-systemd
 sb mount -t cgroup -o ro,none,name=systemd cgroup /run/wipeproof-sandbox/cgroup-v1-systemd ||
   fail "no read-only name=systemd cgroup v1 hierarchy for slurmd"
-sb systemctl start munge.service slurmctld.service slurmd.service || fail "the Slurm cluster's units did not start"
+sb systemctl start munge.service slurmdbd.service || fail "munge and slurmdbd did not start"
+for _ in $(seq 1 120); do sb timeout 5 sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.5; done
+slurm_least_privilege_accounts wipeproof sb || fail "slurmdbd did not take the accounts"
+sb systemctl start slurmctld.service slurmd.service || fail "the Slurm cluster's units did not start"
 node_field() { sb scontrol show node "$host" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
 node_reason() { sb scontrol show node "$host" 2>/dev/null | sed -n 's/^ *Reason=\(.*\) \[.*$/\1/p'; }
 for _ in $(seq 1 80); do [[ "$(node_field State)" == IDLE ]] && break; sleep 0.25; done
 [[ "$(node_field State)" == IDLE ]] || fail "the Slurm node did not come up: $(sb scontrol show node "$host" 2>&1)"
-step "Slurm cluster up (munge, slurmctld, slurmd as systemd units): node $host IDLE"
+sb sh -c "umask 022 && scontrol token username=wipeproof lifespan=7200 >/srv/in/slurm.jwt" ||
+  fail "the administrator could not make the challenger's token"
+step "Slurm cluster up (munge, MariaDB, slurmdbd, slurmctld, slurmd): node $host IDLE; token for wipeproof made"
 doc_step slurm-client
-doc_step slurm-user
+doc_step slurm-token
 state=$(node_field State)
 [[ "$state" == IDLE* && "$state" != *DRAIN* ]] || fail "after the doc's drain/resume check the node is $state"
 
@@ -260,7 +284,7 @@ budget=$(sb journalctl -u wipeproof-agent --no-pager -o cat | grep -m1 "host bud
 [[ "$budget" == *"host budget 32.00 MiB (33554432 bytes)"* && "$budget" == *"RLIMIT_MEMLOCK not applied (CAP_IPC_LOCK)" ]] ||
   fail "no budget echo (32 MiB, locked by CAP_IPC_LOCK) in the agent's journal: $budget"
 challenger_user=$(sb ps -o user= -p "$(sb systemctl show -p MainPID --value wipeproof-challenger)")
-[[ "$challenger_user" == slurm ]] || fail "the challenger runs as $challenger_user, not slurm (the doc's drop-in)"
+[[ "$challenger_user" == wipeproof ]] || fail "the challenger runs as $challenger_user, not wipeproof"
 step "services active: agent as wipeproof (CapEff $cap_eff, memlock $memlock; '${budget#*serve: }'), challenger as $challenger_user"
 
 # The wave: drained while the job runs, wiped after it left, resumed on the pass.
@@ -274,6 +298,9 @@ done
 sb journalctl -u slurmctld --no-pager -o cat | grep -q "node $host state set to DRAINING" ||
   fail "slurmctld did not log the node DRAINING (a job still on it)"
 [[ "$reason" == "wipeproof wave rack-1: wipe in progress" ]] || fail "drain reason: '$reason'"
+# Slurm names who drained it: the token's user, not root or SlurmUser (the challenger has no munge key).
+sb scontrol show node "$host" | grep -q "Reason=wipeproof wave rack-1: wipe in progress \[wipeproof@" ||
+  fail "the drain is not the token's user's: $(sb scontrol show node "$host" | grep Reason)"
 step "node drained while job $job runs: State=$(node_field State) Reason=$reason"
 # The drain waits for the job: no order reaches the agent while it runs; then the job ends.
 sleep 2

@@ -42,3 +42,56 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=main Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
 }
+
+# The lines that turn slurm_one_node_conf's cluster into one with accounting (slurmdbd) and Slurm JWTs
+# (auth/jwt), for the least-privilege path of the challenger (docs/deploy.md section 5): appended after
+# slurm_one_node_conf's output with its AccountingStorageType line removed.
+#   slurm_accounting_jwt_conf DBD_PORT JWT_KEY [DBD_AUTH]
+# DBD_AUTH: AccountingStoragePass, e.g. the munge socket when munged is not at its default one. The
+# token plugin makes no token on a client's request (disable_token_creation): tokens come from the
+# controller's root (`scontrol token username=U`) only.
+slurm_accounting_jwt_conf() {
+  local dbd_port=$1 jwt_key=$2 dbd_auth=${3:-}
+  cat <<CONF
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$dbd_port
+${dbd_auth:+AccountingStoragePass=$dbd_auth}
+AccountingStorageEnforce=associations,limits
+AuthAltTypes=auth/jwt
+AuthAltParameters=jwt_key=$jwt_key,disable_token_creation
+CONF
+}
+
+# slurmdbd.conf for that cluster: munge only (a token cannot reach accounting), MySQL on 127.0.0.1.
+#   slurmdbd_conf DBD_PORT DB_PORT SLURM_USER LOG_FILE PID_FILE DB_PASSWORD [AUTH_INFO]
+slurmdbd_conf() {
+  local dbd_port=$1 db_port=$2 slurm_user=$3 log=$4 pid=$5 password=$6 auth_info=${7:-}
+  cat <<CONF
+AuthType=auth/munge
+${auth_info:+AuthInfo=$auth_info}
+DbdAddr=127.0.0.1
+DbdHost=localhost
+DbdPort=$dbd_port
+SlurmUser=$slurm_user
+LogFile=$log
+PidFile=$pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=slurm
+StoragePass=$password
+CONF
+}
+
+# The accounts of the least-privilege path, once slurmdbd answers: cluster wipeproof-test, account
+# wipeproof, root (the tests' own jobs) and CHALLENGER_USER at AdminLevel Administrator (Slurm 22.05
+# lets no lower level update a node) with MaxSubmitJobs=0 (it runs no job).
+#   slurm_least_privilege_accounts CHALLENGER_USER [RUN...]   RUN: a prefix for sacctmgr (the sandbox's sb)
+slurm_least_privilege_accounts() {
+  local user=$1; shift
+  "$@" sacctmgr -i add cluster wipeproof-test >/dev/null &&
+    "$@" sacctmgr -i add account wipeproof cluster=wipeproof-test >/dev/null &&
+    "$@" sacctmgr -i add user root account=wipeproof >/dev/null &&
+    "$@" sacctmgr -i add user "$user" account=wipeproof adminlevel=Administrator MaxSubmitJobs=0 >/dev/null
+}

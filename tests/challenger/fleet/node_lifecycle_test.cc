@@ -450,6 +450,12 @@ TEST(LifecycleSpecTest, ParsesEachKindAndRefusesMistakes) {
   EXPECT_EQ(command->command, "/etc/wipeproof/hooks/drain.sh");  // relative to the inventory
   EXPECT_EQ(Parse(R"({"kind": "command", "command": "drain-hook"})")->command, "drain-hook");  // PATH
   EXPECT_EQ(Parse(R"({"kind": "kubernetes", "kubeconfig": "kube.conf"})")->kubeconfig, "/etc/wipeproof/kube.conf");
+  auto token = Parse(R"({"kind": "slurm", "slurm_conf": "slurm-client.conf", "token_file": "/run/wp/slurm.jwt"})");
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_EQ(token->slurm_conf, "/etc/wipeproof/slurm-client.conf");
+  EXPECT_EQ(token->token_file, "/run/wp/slurm.jwt");
+  EXPECT_EQ(Parse(R"({"kind": "kubernetes", "token_file": "t"})").status().message(),
+            "nodes[0].lifecycle.token_file: not used by kind 'kubernetes'");
 
   EXPECT_EQ(Parse(R"({"kind": "slurm"})")->resume, ResumePolicy::kOnBound);  // strict by default
   EXPECT_EQ(Parse(R"({"kind": "slurm", "resume": "on-pass"})")->resume, ResumePolicy::kOnPass);
@@ -722,6 +728,41 @@ TEST_F(SlurmLifecycleTest, AFailingScontrolIsAnErrorWithItsStderr) {
       << s.ToString();
 }
 
+// The least-privilege path: no munge key, a token instead. Every tool gets SLURM_CONF and SLURM_JWT
+// (the token read again for each command, `scontrol token`'s "SLURM_JWT=" prefix taken off); a token
+// file group or others can read is refused before any tool runs.
+// threat-model: T-SLURM-MUNGE-KEY
+TEST_F(SlurmLifecycleTest, ATokenAndClientConfigurationReachEveryTool) {
+  const std::string record = "echo \"$(basename \"$0\") jwt=$SLURM_JWT conf=$SLURM_CONF\" >> \"$(dirname \"$0\")/calls\"\n";
+  Script("scontrol", record + "[ \"$2\" = show ] && echo 'NodeName=c1 State=IDLE Reason=(null)'\nexit 0\n");
+  Script("squeue", record + "exit 0\n");
+  const std::string token = dir_ + "/slurm.jwt";
+  std::ofstream(token) << "SLURM_JWT=eyJhbGciOiJIUzI1NiJ9.first.sig\n";
+  ASSERT_EQ(::chmod(token.c_str(), 0600), 0);
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kSlurm;
+  spec.bin_dir = dir_;
+  spec.poll_s = 0.1;
+  spec.slurm_conf = dir_ + "/client.conf";
+  spec.token_file = token;
+  SlurmLifecycle slurm(spec);
+  ASSERT_TRUE(slurm.ReadState("c1").ok());
+  std::ofstream(token) << "eyJhbGciOiJIUzI1NiJ9.refreshed.sig";  // the controller's refresh job
+  ASSERT_TRUE(slurm.Drain("c1", "r").ok());
+  const std::string conf = " conf=" + dir_ + "/client.conf\n";
+  EXPECT_EQ(Read("calls"), "scontrol jwt=eyJhbGciOiJIUzI1NiJ9.first.sig" + conf +
+                               "scontrol jwt=eyJhbGciOiJIUzI1NiJ9.refreshed.sig" + conf +
+                               "squeue jwt=eyJhbGciOiJIUzI1NiJ9.refreshed.sig" + conf);
+  ASSERT_EQ(::chmod(token.c_str(), 0644), 0);
+  Status readable = slurm.Resume("c1");
+  EXPECT_EQ(readable.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(readable.message().find("can be read by group or others: it is a bearer credential"), std::string::npos)
+      << readable.ToString();
+  ASSERT_EQ(::unlink(token.c_str()), 0);
+  EXPECT_EQ(slurm.Resume("c1").code(), StatusCode::kUnavailable);
+  EXPECT_EQ(Read("calls").find("state=resume"), std::string::npos);  // no tool ran without its token
+}
+
 using KubernetesLifecycleTest = ScriptDir;
 
 TEST(KubernetesNodeStateTest, CordonedAnnotatedOrNotReadyIsOutOfService) {
@@ -900,6 +941,17 @@ TEST(RunProcessTest, ExitCodeOutputAndErrors) {
   ASSERT_TRUE(big.ok());
   EXPECT_EQ(big->stdout_text.size(), kMaxProcessOutputBytes);
   EXPECT_EQ(big->exit_code, 0);
+}
+
+TEST(RunProcessTest, EnvironmentEntriesAreAddedOrReplaceTheirName) {
+  ASSERT_EQ(::setenv("WP_TEST_REPLACED", "parent", 1), 0);
+  auto r = RunProcessChecked({"/bin/sh", "-c", "printf '%s|%s|%s' \"$WP_TEST_ADDED\" \"$WP_TEST_REPLACED\" \"$HOME\""},
+                             10'000'000, {"WP_TEST_ADDED=a b", "WP_TEST_REPLACED=child"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, std::string("a b|child|") + (std::getenv("HOME") ? std::getenv("HOME") : ""));
+  EXPECT_EQ(RunProcess({"/bin/true"}, 10'000'000, {"NO_EQUALS"}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunProcess({"/bin/true"}, 10'000'000, {"=x"}).status().code(), StatusCode::kInvalidArgument);
+  ::unsetenv("WP_TEST_REPLACED");
 }
 
 }  // namespace
