@@ -3,7 +3,6 @@
 #include <sodium.h>
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "proto/crypto.h"
 
@@ -47,31 +46,56 @@ StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ran
   ChallengeSet set;
   set.proof_batches_ = proof_batches;
   const uint32_t total = proof_batches + holding_batches;
-  set.batches_.assign(ranges.size(), std::vector<std::vector<uint64_t>>(total));
+  size_t count = 0, largest = 1;
+  set.starts_.assign(ranges.size(), std::vector<size_t>(size_t{total} + 1));
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    for (uint32_t batch = 0; batch < total; ++batch) {
+      const uint32_t q = batch < proof_batches ? ranges[d].labels_per_round : ranges[d].hold_labels;
+      set.starts_[d][batch] = count;
+      count += q;
+      largest = std::max<size_t>(largest, q);
+    }
+    set.starts_[d][total] = count;
+  }
+  WP_ASSIGN_OR_RETURN(set.indices_, SecretBuffer::Allocate(count * sizeof(uint64_t)));
+  // The chunks picked so far in a batch (Floyd's set): an open-addressing table of chunk + 1 (0 =
+  // empty), at most half full, secret like the indices.
+  size_t slots = 1;
+  while (slots < 2 * largest) slots *= 2;
+  WP_ASSIGN_OR_RETURN(SecretBuffer table_memory, SecretBuffer::Allocate(slots * sizeof(uint64_t)));
+  uint64_t* const table = reinterpret_cast<uint64_t*>(table_memory.data());
+  auto insert = [&](uint64_t chunk) {  // true when `chunk` was not in the table yet
+    for (size_t at = (chunk * 0x9E3779B97F4A7C15ULL) & (slots - 1);; at = (at + 1) & (slots - 1)) {
+      if (table[at] == chunk + 1) return false;
+      if (table[at] == 0) {
+        table[at] = chunk + 1;
+        return true;
+      }
+    }
+  };
+  uint64_t* const all = reinterpret_cast<uint64_t*>(set.indices_.data());
   for (size_t d = 0; d < ranges.size(); ++d) {
     const ChallengeRange& r = ranges[d];
     const uint64_t first_chunk = r.first_label / m;
     const uint64_t end = r.first_label + r.label_count;
     const uint64_t chunks = (end - 1) / m - first_chunk + 1;
     for (uint32_t batch = 0; batch < total; ++batch) {
-      const uint32_t q = batch < proof_batches ? r.labels_per_round : r.hold_labels;
+      uint64_t* const out = all + set.starts_[d][batch];
+      const uint64_t q = set.starts_[d][batch + 1] - set.starts_[d][batch];
+      std::fill(table, table + slots, 0);
       // Floyd: a uniform q-subset of [0, chunks) in q draws.
-      std::unordered_set<uint64_t> picked;
-      std::vector<uint64_t> order;
-      order.reserve(q);
+      size_t k = 0;
       for (uint64_t j = chunks - q; j < chunks; ++j) {
         const uint64_t t = UniformBelow(j + 1);
-        const uint64_t c = picked.insert(t).second ? t : (picked.insert(j), j);
-        order.push_back(c);
+        out[k++] = insert(t) ? t : (insert(j), j);
       }
       // Fisher-Yates: a uniform order, so position says nothing about the value.
-      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[UniformBelow(i)]);
-      std::vector<uint64_t>& out = set.batches_[d][batch];
-      out.reserve(q);
-      for (uint64_t c : order) {
+      for (size_t i = q; i > 1; --i) std::swap(out[i - 1], out[UniformBelow(i)]);
+      for (size_t i = 0; i < q; ++i) {  // each chunk to a uniform label inside its part of the range
+        const uint64_t c = out[i];
         const uint64_t lo = std::max(r.first_label, (first_chunk + c) * m);
         const uint64_t hi = std::min(end, (first_chunk + c + 1) * m);
-        out.push_back(lo + UniformBelow(hi - lo));
+        out[i] = lo + UniformBelow(hi - lo);
       }
     }
   }

@@ -8,7 +8,9 @@
 // will not be asked again (session_runner.h step 4). All batches are drawn before the
 // order is sent, so the expected labels are ready when the first device reports filled; they are
 // secret until sent: nothing here logs or prints them, and the session runner reads a batch only
-// when it sends it.
+// when it sends it. Whoever reads them could keep just those labels, so they live, with the
+// scratch of their drawing, in a SecretBuffer (secret_buffer.h: locked, never in a core dump,
+// zeroed when the set goes).
 //
 // Drawing: per batch, a uniformly random set of q distinct chunks of the range (Floyd's algorithm,
 // q draws), in random order (Fisher-Yates), then a uniform label inside each chunk's part of the
@@ -18,9 +20,11 @@
 // Thread-safety: a ChallengeSet is immutable after GenerateChallenges; share it freely read-only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "challenger/session/secret_buffer.h"
 #include "common/status.h"
 
 namespace wipeproof {
@@ -39,17 +43,36 @@ struct ChallengeRange {
 
 class ChallengeSet {
  public:
-  size_t devices() const { return batches_.size(); }
+  // One batch's label indices, a view into the set's SecretBuffer (valid while the set lives).
+  class Batch {
+   public:
+    Batch(const uint64_t* data, size_t size) : data_(data), size_(size) {}
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    uint64_t operator[](size_t k) const { return data_[k]; }
+    const uint64_t* begin() const { return data_; }
+    const uint64_t* end() const { return data_ + size_; }
+
+   private:
+    const uint64_t* data_;
+    size_t size_;
+  };
+
+  size_t devices() const { return starts_.size(); }
   // Proof batches per device (R) and all batches per device (R + holding).
   uint32_t proof_batches() const { return proof_batches_; }
-  uint32_t batches() const { return batches_.empty() ? 0 : static_cast<uint32_t>(batches_[0].size()); }
+  uint32_t batches() const { return starts_.empty() ? 0 : static_cast<uint32_t>(starts_[0].size() - 1); }
   // Batch `batch` of device `device`, in send order.
-  const std::vector<uint64_t>& Indices(size_t device, uint32_t batch) const { return batches_[device][batch]; }
+  Batch Indices(size_t device, uint32_t batch) const {
+    const std::vector<size_t>& at = starts_[device];
+    return Batch(reinterpret_cast<const uint64_t*>(indices_.data()) + at[batch], at[batch + 1] - at[batch]);
+  }
 
  private:
   friend StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t proof_batches,
                                                    uint32_t holding_batches, uint32_t chunk_labels);
-  std::vector<std::vector<std::vector<uint64_t>>> batches_;  // [device][batch][k]
+  SecretBuffer indices_;                     // every index: device by device, batch by batch
+  std::vector<std::vector<size_t>> starts_;  // [device][batch]: first index of the batch; one past the last at the end
   uint32_t proof_batches_ = 0;
 };
 

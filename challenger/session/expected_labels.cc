@@ -1,5 +1,8 @@
 #include "challenger/session/expected_labels.h"
 
+#include <kj/common.h>
+#include <sodium.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -76,12 +79,21 @@ Status ExpectedLabels::Compute() {
       uint32_t slot;
     };
     std::vector<Want> wants;
+    size_t device_labels = 0;
+    for (uint32_t b = 0; b < challenges_.batches(); ++b) device_labels += challenges_.Indices(d, b).size();
+    wants.reserve(device_labels);  // no reallocation leaves a copy of an index behind
     for (uint32_t b = 0; b < challenges_.batches(); ++b) {
-      const std::vector<uint64_t>& idx = challenges_.Indices(d, b);
+      const ChallengeSet::Batch idx = challenges_.Indices(d, b);
       for (size_t k = 0; k < idx.size(); ++k) wants.push_back({idx[k], b, static_cast<uint32_t>(k)});
     }
     std::sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) { return a.index < b.index; });
     std::vector<uint64_t> unit;
+    unit.reserve(wants.size());  // no reallocation leaves a copy behind
+    // The indices copied here are as secret as the set's: zeroed however this returns.
+    KJ_DEFER({
+      sodium_memzero(wants.data(), wants.size() * sizeof(Want));
+      sodium_memzero(unit.data(), unit.capacity() * sizeof(uint64_t));
+    });
     SecretBuffer out;  // the unit's labels in sorted order; grows (the old one zeroed) when a unit needs more
     for (size_t i = 0; i < wants.size();) {
       if (cancel_.load()) return FailedPreconditionError("cancelled");

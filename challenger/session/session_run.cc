@@ -326,7 +326,7 @@ void SessionRun::SendRound(const PlannedRound& planned) {
   for (size_t i = 0; i < round.parts.size(); ++i) {
     const auto [d, b] = round.parts[i];
     // A batch's indices are read here, just before they are sent, and nowhere earlier.
-    const std::vector<uint64_t>& idx = challenges_.Indices(d, b);
+    const ChallengeSet::Batch idx = challenges_.Indices(d, b);
     devices[static_cast<unsigned>(i)].setDeviceIndex(static_cast<uint16_t>(d));
     auto list = devices[static_cast<unsigned>(i)].initLabelIndices(static_cast<unsigned>(idx.size()));
     for (size_t k = 0; k < idx.size(); ++k) list.set(static_cast<unsigned>(k), idx[k]);

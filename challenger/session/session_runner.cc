@@ -40,7 +40,7 @@ PreparedSession PrepareSession(SessionPlan plan, const Clock& clock, int threads
     out.status = challenges.status();
     return out;
   }
-  out.challenges = std::make_unique<ChallengeSet>(*std::move(challenges));
+  out.challenges = std::make_unique<ChallengeSet>(std::move(*challenges));
   ExpectedLabelsSpec spec;
   spec.session = p.LabelSession();
   spec.devices = ranges;
