@@ -996,13 +996,21 @@ class Recipe:
                  f"not the pinned {key_id(self.challenger).hex()}")
         if "authority_public_key" in doc and bytes.fromhex(doc["authority_public_key"]) != self.authority:
             fail("the export lists another authority key than the pinned one")
-        self.inventories = {}  # digest hex -> the signed inventory document (JSON) the export carries
-        for listed in doc.get("documents", []):
-            text = listed.get("text", "")
-            if blake2b256(text.encode()).hex() != listed.get("digest"):
-                fail(f"the export's document {listed.get('digest')} is not the digest of its text")
-            if listed.get("kind") == "inventory":
-                self.inventories[listed["digest"]] = json.loads(text)
+        self.inventories = {}  # digest hex -> the text of a signed inventory the export carries (read when named)
+        documents = doc.get("documents", [])
+        if not isinstance(documents, list):
+            fail("the export's documents are not a list")
+        for i, listed in enumerate(documents):
+            if not isinstance(listed, dict) or not all(isinstance(listed.get(f), str) for f in ("kind", "digest", "text")):
+                fail(f"the export's document {i} is not an object with text fields kind, digest and text")
+            try:
+                text_bytes = listed["text"].encode()
+            except UnicodeEncodeError:
+                fail(f"the export's document {i} holds text that is not valid Unicode")
+            if blake2b256(text_bytes).hex() != listed["digest"]:
+                fail(f"the export's document {listed['digest']} is not the digest of its text")
+            if listed["kind"] == "inventory":
+                self.inventories[listed["digest"]] = listed["text"]
         self.nodes = {}
         for node in doc.get("nodes", []):
             public_key = bytes.fromhex(node["public_key"])
@@ -1018,11 +1026,14 @@ class Recipe:
                 waves.append(entry)  # a wave's statement: filed under no session
                 continue
             sessions.setdefault(entry["session"], []).append(entry)
+        self.wave_claims = {}  # session -> (node, the signed wave's members) where wave-complete reads held
+        self.first_pass = {}  # session -> (node, whether its first verdict passed)
         for session, records in sessions.items():
             self.check_session(session, records)
         listed = {}  # member session -> the wave verdict that lists it
         for entry in waves:
             self.check_wave(entry, sessions, listed)
+        self.check_wave_claims(listed)
         self.say(f"recipe: OK: {len(entries)} entries chained and signed, {len(sessions)} session(s) and "
                  f"{len(waves)} wave verdict(s) re-verified, every stated bound recomputed; labels recomputed in "
                  f"{format_seconds(self.labels_seconds)}")
@@ -1283,6 +1294,11 @@ class Recipe:
             outcome = f"fail ({verdict.get('failure', {}).get('reason')})"
         self.check_bound(where, order, verdict, verdicts[-1]["sequence"], declared is not None)
         self.check_assumptions(where, order, verdict, declared, report)
+        self.first_pass[session] = (order["nodeName"], bool(self.schema.decode(verdict_payloads[0], "Verdict")
+                                                             .get("pass")))
+        if any(a.get("name") == "wave-complete" and a.get("held") for a in verdict.get("assumptions", [])):
+            wave = next((w for w in declared[1].get("waves", []) if order["nodeName"] in w.get("nodes", [])), {})
+            self.wave_claims[session] = (order["nodeName"], list(wave.get("nodes", [])))
         sampled = self.check_labels(where, order, rounds)
         self.say(f"{where}: node {order['nodeName']}: {outcome}; {len(rounds)} rounds; {sampled} labels recomputed; "
                  f"statement: {verdict.get('statement', '')}")
@@ -1491,9 +1507,16 @@ class Recipe:
         digest = named_inventory(self.schema, order)
         if digest is None:
             return None
-        inventory = self.inventories.get(digest.hex())
-        if inventory is None:
+        text = self.inventories.get(digest.hex())
+        if text is None:
             fail(f"{where}: the order's delegation names inventory {digest.hex()}, which the export does not carry")
+        try:  # as the challenger's JSON reader: a leading byte-order mark is skipped
+            inventory = json.loads(text[1:] if text.startswith("\ufeff") else text)
+        except (ValueError, RecursionError) as e:
+            fail(f"{where}: the inventory {digest.hex()} its delegation names is not JSON: {e}")
+        if not isinstance(inventory, dict) or not isinstance(inventory.get("nodes"), list) or \
+                not all(isinstance(n, dict) for n in inventory["nodes"]):
+            fail(f"{where}: the inventory {digest.hex()} its delegation names lists no nodes")
         node = next((n for n in inventory.get("nodes", []) if n.get("name") == order["nodeName"]), None)
         if node is None or "public_key" not in node:
             fail(f"{where}: the signed inventory {digest.hex()} lists no node {order['nodeName']} with its key inline")
@@ -1512,6 +1535,11 @@ class Recipe:
             if got != declared:
                 fail(f"{where}: the order's device {i} (selector, model, capacity, reserve) is {got}, the signed "
                      f"inventory declares {declared}")
+            m = int(order.get("chunkLabels", 0))
+            fits = (max(0, declared[2] - declared[3]) // 32) // m * m if m else 0
+            if int(d["labelCount"]) != fits:
+                fail(f"{where}: the order's device {i} plans {d['labelCount']} labels, not the {fits} whole chunks of "
+                     f"m = {m} its capacity less its reserve holds")
         if bool(order.get("hostMemoryInPlan")) != any(d["selector"] == "host" for d in devices):
             fail(f"{where}: the order's hostMemoryInPlan does not say whether host memory is among its devices")
         wave = next((w for w in inventory.get("waves", []) if order["nodeName"] in w.get("nodes", [])), None)
@@ -1521,6 +1549,27 @@ class Recipe:
         if order.get("waveComplete") and not (wave and wave.get("complete")):
             fail(f"{where}: the order says its wave is complete, the signed inventory does not")
         return node, inventory
+
+    def check_wave_claims(self, listed):
+        """wave-complete held in a wave the signed inventory declares with other nodes: a wave verdict lists the
+        session, names exactly the declared nodes, and every other member's first verdict passed."""
+        members = {}  # wave verdict entry -> its member sessions
+        for session, sequence in listed.items():
+            members.setdefault(sequence, []).append(session)
+        for session, (node, declared) in self.wave_claims.items():
+            where = f"session {session}: its verdict says wave-complete held"
+            if declared == [node]:
+                continue
+            if session not in listed:
+                fail(f"{where}, and no wave verdict lists the session")
+            sessions = members[listed[session]]
+            names = sorted(self.first_pass[s][0] for s in sessions)
+            if names != sorted(declared):
+                fail(f"{where}, and its wave verdict (ledger entry {listed[session]}) lists nodes {', '.join(names)}, "
+                     f"not the wave's {', '.join(sorted(declared))} the signed inventory declares")
+            for other in sessions:
+                if other != session and not self.first_pass[other][1]:
+                    fail(f"{where}, and member {self.first_pass[other][0]} of its wave run failed")
 
     def check_assumptions(self, where, order, verdict, declared, report):
         """The verdict's assumptions claim no more than the authority's signed declarations allow
@@ -1560,6 +1609,8 @@ class Recipe:
                     int(got.get("allowedReserveBytes", "0")) != int(plan.get("allowedReserveBytes", "0")):
                 fail(f"{what}: device {plan['selector']}: its plan (selector, planned bytes, capacity, reserve) is not "
                      f"the order's")
+            if 32 * int(plan["labelCount"]) > int(plan.get("capacityBytes", "0")):
+                fail(f"{what}: device {plan['selector']} plans more bytes than its declared capacity")
             if float(got.get("confidence", 0)) != per_device:
                 fail(f"{what}: device {plan['selector']}: confidence {got.get('confidence', 0)}, 1 - (1 - c) / D is "
                      f"{per_device}")

@@ -1,5 +1,6 @@
 #include "challenger/audit/ledger_audit.h"
 
+#include <algorithm>
 #include <map>
 
 #include "challenger/ledger/ledger_records.h"
@@ -7,6 +8,52 @@
 #include "common/hex.h"
 
 namespace wipeproof {
+
+namespace {
+
+// A session's wave-complete "held" (its final verdict) against what only its wave shows: in a wave the
+// signed inventory declares with other nodes, a wave verdict must list the session, name exactly the
+// declared nodes, and each other member's first verdict (the one the challenger knew of when it
+// signed this one) must have passed. A wave of this node alone needs nothing more.
+Status CheckWaveCompleteClaim(const SessionAudit& session, const std::vector<WaveAudit>& waves,
+                              const std::map<proto::Bytes, const SessionAudit*>& by_id, bool waves_audited) {
+  const std::vector<std::string>& declared = session.declared_wave_members;
+  if (declared.size() == 1 && declared[0] == session.node_name) return Status::Ok();
+  const std::string claim = "its verdict says wave-complete held";
+  if (!waves_audited) {
+    return FailedPreconditionError(claim + ", which only the wave verdict can bear out: audit the whole export");
+  }
+  const WaveAudit* listing = nullptr;
+  for (const WaveAudit& w : waves) {
+    if (w.status.ok() && std::find(w.member_sessions.begin(), w.member_sessions.end(), session.session_id) !=
+                             w.member_sessions.end()) {
+      listing = &w;
+    }
+  }
+  if (listing == nullptr) return DataLossError(claim + ", and no wave verdict lists the session");
+  std::vector<std::string> names;
+  for (const proto::Bytes& id : listing->member_sessions) {
+    auto member = by_id.find(id);
+    if (member == by_id.end()) return DataLossError(claim + ", and its wave verdict lists a session the export lacks");
+    names.push_back(member->second->node_name);
+    if (id != session.session_id && !member->second->first_verdict_pass) {
+      return DataLossError(claim + ", and member " + member->second->node_name + " of its wave run failed");
+    }
+  }
+  std::vector<std::string> want = declared;
+  std::sort(names.begin(), names.end());
+  std::sort(want.begin(), want.end());
+  if (names != want) {
+    std::string listed, declared_text;
+    for (const std::string& n : names) listed += (listed.empty() ? "" : ", ") + n;
+    for (const std::string& n : want) declared_text += (declared_text.empty() ? "" : ", ") + n;
+    return DataLossError(claim + ", and its wave verdict (ledger entry " + std::to_string(listing->sequence) +
+                         ") lists nodes " + listed + ", not the wave's " + declared_text + " the signed inventory declares");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, const proto::PublicKey& authority,
                                         const proto::PublicKey& challenger, const LedgerAuditOptions& options) {
@@ -86,6 +133,15 @@ StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, 
     audit.waves.push_back(AuditWaveVerdict(*entry, sessions, challenger));
     if (audit.waves.back().status.ok()) audit.waves.back().status = CheckListedOnce(audit.waves.back(), &listed);
     if (audit.first_failure.ok()) audit.first_failure = audit.waves.back().status;
+  }
+  std::map<proto::Bytes, const SessionAudit*> by_id;
+  for (const SessionAudit& s : audit.sessions) by_id[s.session_id] = &s;
+  for (SessionAudit& s : audit.sessions) {
+    if (!s.status.ok() || !s.claims_wave_complete) continue;
+    Status held = CheckWaveCompleteClaim(s, audit.waves, by_id, !options.session_id.has_value());
+    if (held.ok()) continue;
+    s.status = held.WithContext("session " + HexEncode(s.session_id));
+    if (audit.first_failure.ok()) audit.first_failure = s.status;
   }
   return audit;
 }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "challenger/audit/verdict_recheck.h"
+#include "challenger/session/assumptions.h"
 #include "challenger/ledger/ledger_records.h"
 #include "common/hex.h"
 #include "kernels/chunk_verifier.h"
@@ -87,6 +88,11 @@ class Auditor {
     WP_RETURN_IF_ERROR(final_verdict().getPass() ? CheckPass() : ConfirmFailure());
     WP_RETURN_IF_ERROR(CheckRoundSendTimes());
     WP_RETURN_IF_ERROR(CheckBound());
+    out_->first_verdict_pass = verdicts_.front().message.root().getPass();
+    for (auto a : final_verdict().getAssumptions()) {
+      if (a.getName() == kWaveComplete) out_->claims_wave_complete = a.getHeld();
+    }
+    if (declared_.has_value()) out_->declared_wave_members = declared_->wave.members;
     return CheckReceipt();
   }
 

@@ -85,6 +85,11 @@ struct SessionAudit {
   uint64_t labels_recomputed = 0;    // answered labels recomputed from the seed and compared
   bool transcript_checked = false;   // the node-signed transcript digest was recomputed and matched
   std::string failure_confirmation;  // failed verdicts: how the records bear the reason out
+  // For the ledger audit's wave check (ledger_audit.h): the final verdict says wave-complete held,
+  // the members the signed inventory declares for the node's wave, whether the first verdict passed.
+  bool claims_wave_complete = false;
+  std::vector<std::string> declared_wave_members;
+  bool first_verdict_pass = false;
   Status status;                     // OK: every check held; else the first that did not
 };
 

@@ -145,8 +145,13 @@ Status CheckDelegatedInventory(const SessionKeys& keys, const Inventory& invento
   WP_ASSIGN_OR_RETURN(auto delegation, proto::VerifyDelegation(proto::AsView(keys.delegation), keys.authority.public_key));
   const std::optional<proto::Digest> named = proto::NamedInventory(delegation.root());
   if (!named || (inventory.digest && *named == *inventory.digest)) return Status::Ok();
-  const std::string have = inventory.digest ? HexEncode(inventory.digest->data(), inventory.digest->size())
-                                           : "none: it names node keys by file";
+  if (!inventory.digest) {
+    return FailedPreconditionError("--inventory=" + FLAGS_inventory + " names node keys by file (public_key_file), and the " +
+                                   proto::DescribeDelegation(delegation.root()) +
+                                   " names an inventory by a digest that must cover every key: use the file the "
+                                   "authority signed, each key inline (\"public_key\")");
+  }
+  const std::string have = HexEncode(inventory.digest->data(), inventory.digest->size());
   return FailedPreconditionError("--inventory=" + FLAGS_inventory + " (digest " + have + ") is not the inventory the " +
                                  proto::DescribeDelegation(delegation.root()) + " names (" +
                                  HexEncode(named->data(), named->size()) +
@@ -232,7 +237,7 @@ StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenge
   }
   auto ledger = Ledger::Open(FLAGS_ledger, challenger_key, SystemClock());
   if (!ledger.ok()) return ledger.status().WithContext("--ledger=" + FLAGS_ledger);
-  if (!inventory.text.empty()) {
+  if (inventory.digest) {  // a document a delegation can name (every key inline)
     Status recorded = (*ledger)->RecordDocument("inventory", inventory.text);
     if (!recorded.ok()) return recorded.WithContext("--ledger=" + FLAGS_ledger + ": recording the inventory");
   }

@@ -65,7 +65,7 @@ Status CheckDelegationCovers(const SessionKeys& keys, const Profile& profile, in
 // naming both digests otherwise: the challenger plans only from the inventory the authority signed.
 Status CheckDelegatedInventory(const SessionKeys& keys, const Inventory& inventory);
 // --ledger (required): opened for appending with the challenger key, with `inventory`'s text
-// recorded once by digest (Ledger::RecordDocument; nothing for an inventory without text).
+// recorded once by digest (Ledger::RecordDocument) when a delegation can name it (every key inline).
 StatusOr<std::unique_ptr<Ledger>> LedgerFromFlag(const proto::KeyPair& challenger_key, const Inventory& inventory);
 // What a wipe needs before its first order, for `wipe` and `serve`: --inventory, the keys
 // (KeysFromFlags), --classes and --profile (verified under the authority key; the delegation must

@@ -499,7 +499,7 @@ StatusOr<NodeDeclarations> DeclarationsOf(const Inventory& inventory, const std:
     WP_ASSIGN_OR_RETURN(uint64_t reserve, inventory.ReserveFor(d.model));
     out.devices.push_back({d.selector, d.model, d.capacity_bytes, reserve, d.partition_of, d.partitions});
   }
-  if (const Wave* w = inventory.WaveOf(node)) out.wave = {w->name, w->complete, w->nodes.size()};
+  if (const Wave* w = inventory.WaveOf(node)) out.wave = {w->name, w->complete, w->nodes.size(), w->nodes};
   return out;
 }
 

@@ -35,6 +35,7 @@ struct DeclaredWave {
   std::string name;  // "" when the node is in no wave
   bool complete = false;
   size_t nodes = 0;
+  std::vector<std::string> members;  // its nodes, as the inventory lists them
 };
 
 struct NodeDeclarations {
@@ -55,7 +56,8 @@ struct SignedInventory {
 
 // OK when the order restates `node`'s declarations: its nodeKeyId is the key's id, its devices are
 // the declared ones in the declared order with the declared model, capacityBytes and
-// allowedReserveBytes, hostMemoryInPlan says whether a "host" device is among them, waveName is
+// allowedReserveBytes, each planning exactly the whole chunks its capacity less its reserve holds
+// (labelCount = floor((capacity - reserve) / (32 m)) * m: labels never planned into the reserve), hostMemoryInPlan says whether a "host" device is among them, waveName is
 // the declared wave's (or empty), and waveComplete is set only for a wave declared complete.
 // Errors: DATA_LOSS naming the first field that differs.
 Status CheckOrderDeclarations(proto::WipeOrder::Reader order, const NodeDeclarations& node);

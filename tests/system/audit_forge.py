@@ -392,6 +392,22 @@ def wave_set(schema, document, challenger, fields):
     rewrite_records(schema, document, {at: new}, challenger)
 
 
+def wave_first_member(schema, document, challenger):
+    """The last wave verdict re-signed listing its first member alone (a wave of one, whose member still says
+    wave-complete held)."""
+    records = entry_records(schema, document)
+    at = max(i for i, (kind, _, _) in enumerate(records) if kind == "waveVerdict")
+    wave = schema.decode(envelope_parts(schema, records[at][2])[0], "WaveVerdict")
+    for field in ("sessionIds", "nodeNames", "verdictDigests", "orderSentAfterWaveUs"):
+        if field in wave:
+            wave[field] = wave[field][:1]
+    new = sign_message(schema, wave, "WaveVerdict", challenger, "waveVerdict", records[at][2])
+    rewrite_records(schema, document, {at: new}, challenger)
+    summary = document["entries"][at]["summary"]  # what the export's summary repeats of the wave verdict
+    if "members" in summary:
+        summary["members"] = 1
+
+
 def wave_mix(schema, document, challenger, node, other):
     """The last wave verdict re-signed to name `node`'s session of the first wave verdict and `other`'s of the
     last (runs seconds apart), with orderSentAfterWaveUs placing both members' proof rounds after both fills."""
@@ -534,6 +550,8 @@ def main():
                    sys.argv[6], delta, *sys.argv[9:10])
     elif mode == "wave-set":
         wave_set(schema, document, SigningKey(read_seed(sys.argv[4])), assignments(sys.argv[5:]))
+    elif mode == "wave-first-member":
+        wave_first_member(schema, document, SigningKey(read_seed(sys.argv[4])))
     elif mode == "wave-mix":
         wave_mix(schema, document, SigningKey(read_seed(sys.argv[4])), sys.argv[5], sys.argv[6])
     elif mode == "wave-replay":

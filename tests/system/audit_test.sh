@@ -69,7 +69,7 @@ expect_pass "the recipe's label code on label-spec.md's known answers" \
 
 forge() {  # MODE [EXPORT] ARGS...: the newer modes name the export, the others forge the session's
   case $1 in
-    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8 | second-pass | verdict-set | order-set | inventory-edit)
+    wave-set | wave-mix | wave-replay | receipt-set | receipt-bad-utf8 | second-pass | verdict-set | order-set | inventory-edit | wave-first-member)
       "$python" "$root/tests/system/audit_forge.py" "$1" "$2" "$root/proto/wipe.capnp" "${@:3}" ;;
     *) "$python" "$root/tests/system/audit_forge.py" "$1" "$dir/export.json" "$root/proto/wipe.capnp" "${@:2}" ;;
   esac
@@ -146,6 +146,10 @@ JSON
   --authority_key="$e2e/inspect-authority.key" --challenger_key="$e2e/inspect-challenger.key" \
   --ledger="$wave/ledger.db" --threads=2 >"$wave/serve.out" 2>"$wave/serve.log" ||
   { echo "FAIL: the wave did not pass:"; cat "$wave/serve.log"; exit 1; }
+# Under the inventory the (lab) delegation names, both members' verdicts say wave-complete held, which
+# both audits take only from the wave verdict that lists every node the inventory puts in the wave.
+[[ $(grep -c '^  held      wave-complete' "$wave/serve.out") -eq 2 ]] ||
+  { echo "FAIL: the wave's members do not both say wave-complete held:"; cat "$wave/serve.out"; exit 1; }
 "$challenger" ledger export --ledger="$wave/ledger.db" --challenger_key="$e2e/inspect-challenger.pub" \
   --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/inventory.json" --out="$dir/wave.json"
 # Both also report, per member, the challenger's stated fill end minus the node-signed one
@@ -304,6 +308,7 @@ forged order-undelegated-deadline order-set "$dir/bound.json" "$key" 'roundDeadl
 # verdict, the inventory the export carries replaced by one of its own (a larger host reserve).
 forged order-capacity-restated order-set "$dir/bound.json" "$key" 'devices.0.capacityBytes="1048576"'
 forged verdict-assumption-held verdict-set "$dir/bound.json" "$key" "$wave/node-a.key" 'assumptions.2.held=true'
+forged wave-of-one-claimed wave-first-member "$dir/wave.json" "$key"
 forged inventory-replaced inventory-edit "$dir/bound.json" '"host-dram": 0' '"host-dram": 4096'
 # A wave name with terminal controls (BEL, the C1 control NEL, a bidi isolate) reaches the output
 # escaped, never raw. (Only decimal-digit escapes: Debian's capnp tool misreads \u escapes with a-f.)
@@ -355,7 +360,8 @@ but is not one its delegation lists" \
 =the order's device 0 (selector, model, capacity, reserve) is ('host', 'host-dram', 1048576, 0)" \
   "verdict-assumption-held=assumption no-nvme-in-reach reads held, and recomputed from the authority's signed \
 declarations it does not=assumption no-nvme-in-reach reads held, which the authority's signed declarations do not" \
-  "inventory-replaced=, which the export does not carry=, which the export does not carry"
+  "inventory-replaced=, which the export does not carry=, which the export does not carry" \
+  "wave-of-one-claimed=its verdict says wave-complete held, and=its verdict says wave-complete held, and"
 for tool in audit recipe; do
   if LC_ALL=C grep -qP '\x07|\xc2\x85|\xe2\x81\xa6' "$dir/wave-name-controls.$tool"; then
     echo "FAIL: $tool printed a raw terminal control:"; cat -v "$dir/wave-name-controls.$tool"; failures=$((failures + 1))

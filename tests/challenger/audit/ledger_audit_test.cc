@@ -578,6 +578,22 @@ TEST_F(LedgerAuditTest, DeclarationsComeFromTheSignedInventory) {
   EXPECT_THAT(status.message(), HasSubstr("assumption no-nvme-in-reach reads held, and recomputed from the "
                                           "authority's signed declarations it does not"));
 
+  // ... or labels planned into the reserve (it would count twice toward host-memory-in-plan).
+  status = AuditForged([](Forgery& f) {
+    auto gpu = f.Order().getDevices()[1];
+    gpu.setLabelCount(gpu.getLabelCount() + testing::kTestChunkLabels);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("the order's device 1 GPU-test-0 labelCount is " +
+                                          std::to_string(97 * testing::kTestChunkLabels) +
+                                          ", the signed inventory declares a plan of " +
+                                          std::to_string(96 * testing::kTestChunkLabels)));
+  // ... or wave-complete held for a lone session of a two-node wave (wave-1: node-a, node-b).
+  status = AuditForged([](Forgery& f) {
+    f.Order().setWaveComplete(true);
+    f.Verdict().getAssumptions()[1].setHeld(true);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("its verdict says wave-complete held, and no wave verdict lists the session"));
+
   // The document altered, dropped, or re-digested after its text was changed.
   Json altered = Export(*ledger_, false);
   std::string text = altered["documents"][0]["text"];

@@ -87,6 +87,8 @@ TEST(InventoryTest, ParsesReachDeclarations) {
   EXPECT_EQ(a.other_memory[0].bytes, 34359738368u);
   const NodeReach& b = inv->FindNode("gpu-02")->reach;
   EXPECT_TRUE(b.network_isolated);
+  EXPECT_EQ(b.egress_bytes_per_s, 0u);  // `b` refers into this parse: checked before the next one
+  EXPECT_TRUE(b.other_memory.empty());
   EXPECT_EQ(inv->FindNode("gpu-01")->host_physical_memory_bytes, 0u);  // not declared
   doc["nodes"][1]["host_physical_memory_bytes"] = 2199023255552ull;    // 2 TiB, the authority's finding
   inv = ParseInventoryJson(doc.dump(), "");
@@ -105,8 +107,6 @@ TEST(InventoryTest, ParsesReachDeclarations) {
   EXPECT_EQ(slice.partition_of, "GPU-p");
   EXPECT_EQ(slice.partitions, 7u);
   EXPECT_EQ(inv->FindNode("gpu-02")->devices[0].partitions, 0u);
-  EXPECT_EQ(b.egress_bytes_per_s, 0u);
-  EXPECT_TRUE(b.other_memory.empty());
 }
 
 TEST(InventoryTest, ReadsKeyFilesRelativeToTheInventory) {
