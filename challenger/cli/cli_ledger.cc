@@ -463,7 +463,12 @@ int RunVerify(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
   }
   auto head = ledger.Verify(pub, expected ? &*expected : nullptr);
   if (!head.ok()) return Fail(err, args.sub, head.status());
+  // The documents sit outside the chain: each must be its digest's (an altered one would fail every
+  // audit of the sessions whose delegation names it).
+  auto documents = ledger.Documents();
+  if (!documents.ok()) return Fail(err, args.sub, documents.status());
   PrintHead(out, "ledger " + ledger.path(), *head);
+  if (!documents->empty()) out << "documents: " << documents->size() << ", each its digest's\n";
   if (expected && expected->entry_count > 0) {
     out << "extends the exported head: entry " << expected->sequence << ", digest " << Hex(expected->digest) << "\n";
   }

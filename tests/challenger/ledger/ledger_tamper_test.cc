@@ -362,5 +362,36 @@ TEST_F(LedgerTamperTest, ExportWithoutEnvelopesLeavesEverySummaryUnverified) {
   EXPECT_THAT(status.message(), HasSubstr("export entries[9] (ledger entry 9): field 'record_digest'"));
 }
 
+// The authority-signed documents sit outside the chain, each under its own digest: recorded once, read
+// back with the digest recomputed, and a body altered in place (its stored digest kept) is refused.
+TEST_F(LedgerTamperTest, DocumentsAreKeptOnceUnderTheirOwnDigest) {
+  const std::string inventory = R"({"nodes": [], "reserves": {}})";
+  {
+    auto ledger = ledger_test::Must(Ledger::Open(path_, keys_.challenger, clock_), "Open");
+    ASSERT_TRUE(ledger->RecordDocument("inventory", inventory).ok());
+    ASSERT_TRUE(ledger->RecordDocument("inventory", inventory).ok());  // a restart records it again: kept once
+    EXPECT_EQ(ledger->RecordDocument("inventory", "").code(), StatusCode::kInvalidArgument);
+  }
+  auto reader = ledger_test::Must(Ledger::OpenReadOnly(path_), "OpenReadOnly");
+  auto documents = reader->Documents();
+  ASSERT_TRUE(documents.ok()) << documents.status().ToString();
+  ASSERT_EQ(documents->size(), 1u);
+  EXPECT_EQ((*documents)[0].kind, "inventory");
+  EXPECT_EQ((*documents)[0].body, inventory);
+  const proto::Digest digest =
+      proto::Blake2b256(proto::ByteView(reinterpret_cast<const uint8_t*>(inventory.data()), inventory.size()));
+  EXPECT_EQ((*documents)[0].digest, digest);
+  EXPECT_EQ(reader->RecordDocument("inventory", inventory).code(), StatusCode::kFailedPrecondition);  // read-only
+  ExecSql(path_, "UPDATE documents SET body = CAST('{\"nodes\": [1]}' AS BLOB)");
+  auto altered = Ledger::OpenReadOnly(path_).value()->Documents();
+  EXPECT_EQ(altered.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(altered.status().message(), HasSubstr("is stored under a digest that is not its body's (altered)"));
+  // A ledger made before documents were recorded has no such table: none, no error.
+  ExecSql(path_, "DROP TABLE documents");
+  auto none = Ledger::OpenReadOnly(path_).value()->Documents();
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+}
+
 }  // namespace
 }  // namespace wipeproof
