@@ -1,6 +1,7 @@
 // The challenger's JSON configuration files, as an operator (or whoever can write them) hands
 // them over: one target per document, selected at build time by WP_FUZZ_DOCUMENT:
-//   1 inventory (challenger/fleet/inventory.h ParseInventoryJson; public_key_file paths resolve under a
+//   1 inventory (challenger/fleet/inventory.h ParseInventoryJson, and ReadSignedInventory as the audits
+//     read a ledger's copy; public_key_file paths resolve under a
 //     folder that does not exist, so the fuzzer reads no files)
 //   2 profile (challenger/parameters/parameter_profile.h ParseProfileJson, which validates too)
 //   3 adversary classes (challenger/parameters/adversary_classes.h ParseAdversaryClassesJson)
@@ -15,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace wipeproof;
   const std::string text = fuzz::TextOf(data, size);
 #if WP_FUZZ_DOCUMENT == 1
+  (void)ReadSignedInventory(text, "a signed inventory");  // as the audits read a ledger's copy
   auto inventory = ParseInventoryJson(text, "/nonexistent/wipeproof-fuzz", "inventory.json");
   if (inventory.ok()) {
     for (const InventoryNode& node : inventory->nodes) (void)CheckAddress(node.address);
