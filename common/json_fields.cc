@@ -204,7 +204,9 @@ StatusOr<std::string> ReadTextFile(const std::string& path, uint64_t max_bytes, 
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + ": not a regular file");
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     return InvalidArgumentError(path + ": " + std::to_string(st.st_size) + " bytes, over the limit of " +
-                                std::to_string(max_bytes >> 20) + " MiB" + (why.empty() ? "" : " (" + why + ")"));
+                                (max_bytes >= (uint64_t{1} << 20) ? std::to_string(max_bytes >> 20) + " MiB"
+                                                                   : std::to_string(max_bytes) + " bytes") +
+                                (why.empty() ? "" : " (" + why + ")"));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return PermissionDeniedError(path + ": cannot open: " + std::strerror(errno));

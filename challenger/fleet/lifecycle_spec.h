@@ -19,7 +19,9 @@
 //                                       AuthAltTypes=auth/jwt and no munge socket of the cluster
 //    "token_file": "/etc/wipeproof/slurm.jwt",    slurm: a Slurm JWT (`scontrol token username=U` on
 //                                       the controller), passed as SLURM_JWT and read again for every
-//                                       command (a refreshed token is picked up); mode 0600 or 0400.
+//                                       command (a refreshed token is picked up): the file itself, not a
+//                                       link, owned by the challenger's user, mode 0600 or 0400
+//                                       (common/credential_file.h).
 //                                       The least-privilege path: no munge key on the challenger,
 //                                       whose Slurm identity is then U (docs/deploy.md section 5)
 //    "kubeconfig": "/etc/wipeproof/kubeconfig",   kubernetes: passed as --kubeconfig

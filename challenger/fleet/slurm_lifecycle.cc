@@ -2,16 +2,12 @@
 
 #include <glog/logging.h>
 
-#include <sys/stat.h>
-
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <chrono>
 #include <sstream>
 #include <thread>
 
-#include "common/json_fields.h"
+#include "common/credential_file.h"
 #include "common/subprocess.h"
 
 namespace wipeproof {
@@ -81,17 +77,9 @@ StatusOr<std::vector<std::string>> SlurmLifecycle::Environment() const {
   std::vector<std::string> env;
   if (!spec_.slurm_conf.empty()) env.push_back("SLURM_CONF=" + spec_.slurm_conf);
   if (spec_.token_file.empty()) return env;
-  struct stat st;
-  if (::stat(spec_.token_file.c_str(), &st) != 0) {
-    return UnavailableError("slurm token_file " + spec_.token_file + ": " + std::strerror(errno));
-  }
-  if ((st.st_mode & 077) != 0) {
-    return PermissionDeniedError("slurm token_file " + spec_.token_file +
-                                 " can be read by group or others: it is a bearer credential (chmod 600)");
-  }
-  // A token read fresh for every command: the controller's refresh job may replace it any time.
-  auto text = ReadTextFile(spec_.token_file, 64 * 1024, "a Slurm token");
-  if (!text.ok()) return text.status().WithContext("slurm token_file");
+  // A token read fresh for every command: the refresh may replace it any time.
+  auto text = ReadCredentialFile(spec_.token_file, 64 * 1024);
+  if (!text.ok()) return Status(text.status().code(), "slurm token_file: " + text.status().message());
   std::string token = *text;
   if (token.rfind("SLURM_JWT=", 0) == 0) token = token.substr(10);  // as `scontrol token` prints it
   while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();

@@ -48,8 +48,8 @@ class SlurmLifecycle : public NodeLifecycle {
  private:
   std::string Tool(const char* name) const;
   // SLURM_CONF and SLURM_JWT (the token file read now) for the tools, as the spec names them.
-  // Errors: UNAVAILABLE (token file missing, unreadable or not one token), PERMISSION_DENIED (a
-  // token file group or others can read).
+  // Errors: ReadCredentialFile's (NOT_FOUND, PERMISSION_DENIED: a link, another owner, group or
+  // other bits; INVALID_ARGUMENT: not a regular file, over 64 KiB), UNAVAILABLE (not one token).
   StatusOr<std::vector<std::string>> Environment() const;
   // `argv` run with Environment(), within the command timeout (RunProcessChecked).
   StatusOr<std::string> Run(const std::vector<std::string>& argv) const;

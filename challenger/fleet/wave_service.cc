@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/cli_exit_codes.h"
 #include "common/numbers.h"
+#include "common/peer_text.h"
 #include "common/terminal_text.h"
 #include "proto/codec.h"
 
@@ -103,7 +104,8 @@ WaveService::RunCounts WaveService::ReportRun(const Wave& wave, const std::vecto
       ++totals_.failures;
       ++counts.error;
       err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " node " << TerminalSafe(r.node)
-           << ": no session: " << CliErrorText(r.outcome.status()) << "\n";
+           << ": no session: " << PeerText(CliErrorText(r.outcome.status()))  // a scheduler's text: cut
+           << "\n";
       continue;
     }
     const SessionOutcome& o = *r.outcome;

@@ -756,10 +756,21 @@ TEST_F(SlurmLifecycleTest, ATokenAndClientConfigurationReachEveryTool) {
   ASSERT_EQ(::chmod(token.c_str(), 0644), 0);
   Status readable = slurm.Resume("c1");
   EXPECT_EQ(readable.code(), StatusCode::kPermissionDenied);
-  EXPECT_NE(readable.message().find("can be read by group or others: it is a bearer credential"), std::string::npos)
+  EXPECT_NE(readable.message().find("group or others can read or write it: it is a credential"), std::string::npos)
       << readable.ToString();
+  // A symbolic link in its place (to a file the service's user may read) is refused, not followed.
+  ASSERT_EQ(::chmod(token.c_str(), 0600), 0);
+  ASSERT_EQ(::rename(token.c_str(), (token + ".real").c_str()), 0);
+  ASSERT_EQ(::symlink((token + ".real").c_str(), token.c_str()), 0);
+  Status linked = slurm.Resume("c1");
+  EXPECT_EQ(linked.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(linked.message().find("a symbolic link"), std::string::npos) << linked.ToString();
+  // A FIFO in its place fails at once instead of blocking the wave.
   ASSERT_EQ(::unlink(token.c_str()), 0);
-  EXPECT_EQ(slurm.Resume("c1").code(), StatusCode::kUnavailable);
+  ASSERT_EQ(::mkfifo(token.c_str(), 0600), 0);
+  EXPECT_EQ(slurm.Resume("c1").code(), StatusCode::kInvalidArgument);
+  ASSERT_EQ(::unlink(token.c_str()), 0);
+  EXPECT_EQ(slurm.Resume("c1").code(), StatusCode::kNotFound);
   EXPECT_EQ(Read("calls").find("state=resume"), std::string::npos);  // no tool ran without its token
 }
 
