@@ -270,6 +270,12 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
     }
     verdicts.push_back(std::move(v));
   }
+  if (std::none_of(verdicts.begin(), verdicts.end(), [](const WaveMemberVerdict& v) { return v.has_verdict; })) {
+    // No member ran a session (each out of service, not drained, or unreachable): a wave verdict names
+    // its members' verdicts, so there is none to sign; each member's result says why it was skipped.
+    LOG(WARNING) << "wave " << wave.name << ": no member was wiped in this run: no wave verdict";
+    return results;
+  }
   auto signed_wave =
       SignWaveVerdict(wave.name, wave.complete && whole, verdicts, keys.challenger, options.clock->UnixMicros());
   if (!signed_wave.ok()) {

@@ -264,8 +264,17 @@ TEST(WaveLifecycleTest, ANodeOutOfServiceAlreadyIsLeftAsItIs) {
             "not wiped: out of service already (fake node node-b: state IDLE+DRAIN, reason 'fan failure'); not "
             "drained or resumed by this wave");
   EXPECT_EQ(Count(sink.records(), proto::LedgerRecordKind::ORDER), 1u);
+  EXPECT_EQ(Count(sink.records(), proto::LedgerRecordKind::WAVE_VERDICT), 1u);  // naming node-b's missing verdict
   EXPECT_EQ(log.Calls(),
             (std::vector<std::string>{"drain node-a wipeproof wave wave-1: wipe in progress", "resume node-a"}));
+  // A run in which no member is wiped signs no wave verdict (it would name no member's verdict).
+  inventory.waves[0].nodes = {"node-b"};
+  testing::MemoryRecordSink empty_run;
+  auto skipped = RunWave(inventory, inventory.waves[0], TcpProfile(),
+                         SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)}, empty_run, options);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].outcome.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(empty_run.records().empty());
 }
 
 // threat-model: T-RESUME-UNBOUNDED
