@@ -18,27 +18,23 @@ WaveContext LoneSessionWaveContext(const Inventory& inventory, const std::string
   return c;
 }
 
-uint64_t PlannedLabelCount(uint64_t capacity_bytes, uint64_t reserve_bytes, uint32_t chunk_labels) {
-  if (reserve_bytes >= capacity_bytes || chunk_labels == 0) return 0;
-  const uint64_t labels = (capacity_bytes - reserve_bytes) / proto::kLabelBytes;
-  return labels / chunk_labels * chunk_labels;
-}
-
 StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& node, const Profile& profile,
                                 const WaveContext& wave, const Clock& clock) {
   WP_RETURN_IF_ERROR(ValidateProfile(profile).WithContext("profile " + profile.name));
+  // What the authority declares of the node, read as an audit reads it (declared_node.h); the
+  // address and pinned certificate are how to reach it, not declarations.
+  WP_ASSIGN_OR_RETURN(const NodeDeclarations declared, DeclarationsOf(inventory, node));
   const InventoryNode* n = inventory.FindNode(node);
-  if (n == nullptr) return NotFoundError("no node named '" + node + "' in the inventory");
 
   SessionPlan plan;
-  plan.node_name = n->name;
+  plan.node_name = declared.name;
   plan.address = n->address;
-  plan.node_key = n->public_key;
-  plan.node_key_id = proto::KeyIdOf(n->public_key);
+  plan.node_key = declared.public_key;
+  plan.node_key_id = proto::KeyIdOf(declared.public_key);
   plan.node_certificate = n->certificate;
-  plan.no_nvme_in_reach = n->no_nvme_in_reach;
-  plan.reach = n->reach;
-  plan.host_physical_memory_bytes = n->host_physical_memory_bytes;
+  plan.no_nvme_in_reach = declared.no_nvme_in_reach;
+  plan.reach = declared.reach;
+  plan.host_physical_memory_bytes = declared.host_physical_memory_bytes;
   plan.inventory_digest = inventory.digest;
   plan.profile = profile;
   plan.wave = wave;
@@ -47,8 +43,8 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
   const uint32_t m = profile.chunk_labels;
   uint64_t next_label = 0;
   uint64_t largest_bytes = 0;
-  for (const InventoryDevice& d : n->devices) {
-    WP_ASSIGN_OR_RETURN(uint64_t reserve, inventory.ReserveFor(d.model));
+  for (const DeclaredDevice& d : declared.devices) {
+    const uint64_t reserve = d.allowed_reserve_bytes;
     PlannedDevice p;
     p.selector = d.selector;
     p.model = d.model;

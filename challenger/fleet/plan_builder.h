@@ -27,9 +27,6 @@ namespace wipeproof {
 // The context of a lone `wipe --node=NAME` session: the wave is whole only if it is this node alone.
 WaveContext LoneSessionWaveContext(const Inventory& inventory, const std::string& node);
 
-// Label count for a device: floor((capacity - reserve)/32) rounded down to a multiple of m; 0 when
-// that is less than one chunk.
-uint64_t PlannedLabelCount(uint64_t capacity_bytes, uint64_t reserve_bytes, uint32_t chunk_labels);
 
 // Builds the plan for `node` with fresh session id and seed; issued now by `clock`'s wall clock.
 // Errors: NOT_FOUND (unknown node, model without reserve), INVALID_ARGUMENT (profile invalid, a

@@ -39,13 +39,10 @@ Status CheckOrderDeclarations(proto::WipeOrder::Reader order, const NodeDeclarat
       return Differs(at + want.selector + " allowedReserveBytes", std::to_string(d.getAllowedReserveBytes()),
                      std::to_string(want.allowed_reserve_bytes) + " (the reserve of model " + want.model + ")");
     }
-    // The plan fills whole chunks, as many as the capacity less the reserve holds (plan_builder.h
-    // PlannedLabelCount): labels planned into the reserve would count the reserve twice.
-    const uint64_t m = order.getChunkLabels();
-    const uint64_t room = want.capacity_bytes >= want.allowed_reserve_bytes
-                              ? (want.capacity_bytes - want.allowed_reserve_bytes) / proto::kLabelBytes
-                              : 0;
-    const uint64_t fits = m == 0 ? 0 : room / m * m;
+    // The plan fills whole chunks, as many as the capacity less the reserve holds: labels planned
+    // into the reserve would count the reserve twice.
+    const uint32_t m = order.getChunkLabels();
+    const uint64_t fits = PlannedLabelCount(want.capacity_bytes, want.allowed_reserve_bytes, m);
     if (d.getLabelCount() != fits) {
       return Differs(at + want.selector + " labelCount", std::to_string(d.getLabelCount()),
                      "a plan of " + std::to_string(fits) + " (the whole chunks of m = " + std::to_string(m) +

@@ -99,6 +99,12 @@ void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::
   out.setChallengerKeyId(proto::AsView(challenger.data(), challenger.size()));
 }
 
+uint64_t PlannedLabelCount(uint64_t capacity_bytes, uint64_t reserve_bytes, uint32_t chunk_labels) {
+  if (reserve_bytes >= capacity_bytes || chunk_labels == 0) return 0;
+  const uint64_t labels = (capacity_bytes - reserve_bytes) / proto::kLabelBytes;
+  return labels / chunk_labels * chunk_labels;
+}
+
 SessionPlan PlanFromOrder(proto::WipeOrder::Reader order) {
   SessionPlan plan;
   plan.node_name = order.getNodeName().cStr();

@@ -112,6 +112,10 @@ struct SessionPlan {
   RegionSpec LabelSession() const;
 };
 
+// Label count for a device: floor((capacity - reserve)/32) rounded down to a multiple of m; 0 when
+// that is less than one chunk. The plan's (plan_builder.h) and the audits' (declared_node.h) rule.
+uint64_t PlannedLabelCount(uint64_t capacity_bytes, uint64_t reserve_bytes, uint32_t chunk_labels);
+
 // Most labels one session challenges over all rounds and devices: the challenger holds every
 // expected label (32 bytes each) during the session, 512 MiB at this limit.
 inline constexpr uint64_t kMaxLabelsPerSession = uint64_t{1} << 24;

@@ -95,3 +95,20 @@ slurm_least_privilege_accounts() {
     "$@" sacctmgr -i add user root account=wipeproof >/dev/null &&
     "$@" sacctmgr -i add user "$user" account=wipeproof adminlevel=Administrator MaxSubmitJobs=0 >/dev/null
 }
+
+# Field FIELD of node HOST as `scontrol show node` prints it ("" when absent).
+slurm_node_field() {  # HOST FIELD
+  scontrol show node "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+# Starts slurmctld and slurmd for node HOST in the background (their output in DIR, their PIDs added
+# to the caller's `pids` array, SLURM_CONF as exported) and waits up to 60 s for the node to be IDLE.
+# Returns 1 when it is not.
+slurm_start_node() {  # HOST DIR
+  slurmctld -D -i >"$2/slurmctld.out" 2>&1 &
+  pids+=($!)
+  slurmd -D -N "$1" >"$2/slurmd.out" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 240); do [[ "$(slurm_node_field "$1" State)" == IDLE ]] && return 0; sleep 0.25; done
+  return 1
+}

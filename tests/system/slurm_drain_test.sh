@@ -54,15 +54,10 @@ source "$(dirname "$0")/slurm_conf.sh"
 slurm_one_node_conf "$host" "$ctld_port" "$slurmd_port" root "$w/state" "$w/spool" "$w" "$w" \
   "socket=$w/munge/munge.sock" >"$w/slurm.conf"
 export SLURM_CONF=$w/slurm.conf
-slurmctld -D -i >"$w/slurmctld.out" 2>&1 &
-pids+=($!)
-slurmd -D -N "$host" >"$w/slurmd.out" 2>&1 &
-pids+=($!)
-node_field() { scontrol show node "$host" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
+node_field() { slurm_node_field "$host" "$1"; }
 # The reason runs to the end of its line (it has spaces).
 node_reason() { scontrol show node "$host" 2>/dev/null | sed -n 's/^ *Reason=\(.*\) \[.*$/\1/p'; }
-for _ in $(seq 1 60); do [[ "$(node_field State)" == IDLE ]] && break; sleep 0.5; done
-[[ "$(node_field State)" == IDLE ]] || fail "the Slurm node did not come up: $(scontrol show node "$host" 2>&1)"
+slurm_start_node "$host" "$w" || fail "the Slurm node did not come up: $(scontrol show node "$host" 2>&1)"
 step "one-node Slurm cluster up (node $host)"
 [[ "$(timeout 60 srun -N1 -t 1 hostname)" == "$host" ]] || fail "a first job did not run"
 step "job 1 (srun hostname) ran on $host"

@@ -86,14 +86,9 @@ slurmdbd -D >"$w/slurmdbd.out" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 120); do timeout 5 sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.5; done
 slurm_least_privilege_accounts "$challenger_user" || fail "slurmdbd did not take the accounts: $(tail -5 "$w/slurmdbd.log")"
-slurmctld -D -i >"$w/slurmctld.out" 2>&1 &
-pids+=($!)
-slurmd -D -N "$host" >"$w/slurmd.out" 2>&1 &
-pids+=($!)
-node_field() { scontrol show node "$host" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
+node_field() { slurm_node_field "$host" "$1"; }
 node_reason() { scontrol show node "$host" 2>/dev/null | sed -n 's/^ *Reason=\(.*\)$/\1/p'; }
-for _ in $(seq 1 120); do [[ "$(node_field State)" == IDLE ]] && break; sleep 0.25; done
-[[ "$(node_field State)" == IDLE ]] || fail "the Slurm node did not come up: $(scontrol show node "$host" 2>&1)"
+slurm_start_node "$host" "$w" || fail "the Slurm node did not come up: $(scontrol show node "$host" 2>&1)"
 step "one-node cluster with slurmdbd and auth/jwt up; $challenger_user is Administrator and may submit no job"
 
 # ---- the challenger's side: a client configuration naming no munge socket of the cluster, a token
