@@ -1,9 +1,11 @@
 #include "challenger/cli/cli_calibration_flags.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
+#include "challenger/calibration/plan_economics.h"
 #include "common/numbers.h"
 #include "kernels/label_spec.h"
 
@@ -64,6 +66,13 @@ DEFINE_uint32(fill_rate_chunk_labels, 16384, "plan: m the fill rates were measur
 DEFINE_uint64(round_p999_us, 200,
               "plan: honest round time p99.9 on the challenger's clock (network RTT + lookup), microseconds, "
               "in [1, 1e9]; default 200 (challenger in the rack)");
+DEFINE_string(economics_p999_us, "",
+              "plan: also print what a faster network buys: for each honest round p99.9 of this comma-separated "
+              "list (microseconds, each in [1, 1e9], at most 64 values, e.g. 25,50,100,200,400,800,1600), per class "
+              "the m it allows, the fill time of one GPU of each named shape (H200, H100, MI300X: MODELLED by the "
+              "device model, not measured) and the challenger's CPU-seconds per node-wipe of the planned node; with "
+              "--node_profile each value is the network's part (the node's slowest lookup is added, as to "
+              "--round_p999_us); not with --profile; default empty (not printed)");
 DEFINE_uint32(nodes_per_wave, 1, "plan: nodes wiped at once by one challenger; default 1");
 DEFINE_int32(challenger_cores, 0, "plan: challenger cores computing expected labels; 0 = this machine's");
 DEFINE_double(verify_rate, 0,
@@ -184,6 +193,35 @@ Status CheckPlanFlags() {
     return InvalidArgumentError("--node_pub is only used with --node_profile (the key the node profile is signed with)");
   }
   return Status::Ok();
+}
+
+StatusOr<std::vector<uint64_t>> EconomicsRoundTimesFromFlag() {
+  std::vector<uint64_t> out;
+  const std::string& text = FLAGS_economics_p999_us;
+  if (text.empty()) return out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, comma - start);
+    uint64_t v = 0;
+    bool digits = !part.empty() && part.size() <= 10;
+    for (char c : part) {
+      if (c < '0' || c > '9') digits = false;
+    }
+    if (digits) v = std::stoull(part);
+    if (!digits || v < 1 || v > kMaxHonestRoundP999Us) {
+      return InvalidArgumentError(
+          "--economics_p999_us must be a comma-separated list of whole microseconds, each in [1, " +
+          std::to_string(kMaxHonestRoundP999Us) + "], got '" + part + "' in '" + text + "'");
+    }
+    out.push_back(v);
+    start = comma + 1;
+  }
+  if (out.size() > kMaxEconomicsRoundTimes) {
+    return InvalidArgumentError("--economics_p999_us has " + std::to_string(out.size()) + " values, at most " +
+                                std::to_string(kMaxEconomicsRoundTimes));
+  }
+  return out;
 }
 
 }  // namespace wipeproof

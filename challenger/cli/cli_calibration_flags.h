@@ -6,6 +6,9 @@
 
 #include <gflags/gflags.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "challenger/calibration/calibration_rule.h"
 #include "challenger/calibration/calibration_session.h"
 #include "challenger/parameters/adversary_classes.h"
@@ -40,6 +43,7 @@ DECLARE_uint64(host_reserve_bytes);
 DECLARE_double(host_fill_gib_per_s);
 DECLARE_uint32(fill_rate_chunk_labels);
 DECLARE_uint64(round_p999_us);
+DECLARE_string(economics_p999_us);
 DECLARE_uint32(nodes_per_wave);
 DECLARE_int32(challenger_cores);
 DECLARE_double(verify_rate);
@@ -74,5 +78,9 @@ StatusOr<ProbeOptions> ProbeOptionsFromFlags();
 // --verify_rate in their documented ranges (finite; NaN and inf refused), and --node_pub only with
 // --node_profile. Errors: INVALID_ARGUMENT naming the flag and its range.
 Status CheckPlanFlags();
+// --economics_p999_us as whole microseconds in the order given; empty when the flag is. Errors:
+// INVALID_ARGUMENT naming the flag for an empty or non-numeric value, one out of [1,
+// kMaxHonestRoundP999Us], or more than kMaxEconomicsRoundTimes values (plan_economics.h).
+StatusOr<std::vector<uint64_t>> EconomicsRoundTimesFromFlag();
 
 }  // namespace wipeproof

@@ -3,7 +3,8 @@
 // signed profile (--node_profile, verified under --node_pub before it is read: its devices, fill rates and slowest
 // lookup), or from a parameter profile (--profile: its m, R, q, deadlines and class), a table per adversary class of m,
 // R, labels per round, deadlines, wipe time per node and per wave, and the challenger's CPU time for expected labels;
-// --json for one JSON object; --plot=FILE.svg for the charts.
+// --json for one JSON object; --plot=FILE.svg for the charts; --economics_p999_us for the same node planned at each
+// listed honest p99.9 (challenger/calibration/plan_economics.h, printed by plan_economics_view.h).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,10 +16,12 @@
 
 #include "challenger/calibration/node_profile_claims.h"
 #include "challenger/calibration/parameter_planner.h"
+#include "challenger/calibration/plan_economics.h"
 #include "challenger/calibration/svg_plot.h"
 #include "challenger/cli/cli.h"
 #include "challenger/cli/cli_calibration_flags.h"
 #include "challenger/cli/cli_flags.h"
+#include "challenger/cli/plan_economics_view.h"
 #include "challenger/fleet/plan_builder.h"
 #include "common/file_write.h"
 #include "common/numbers.h"
@@ -364,6 +367,11 @@ std::string PlanSvg(const PlanInputs& in, const PlanResult& r) {
 
 int RunPlan() {
   if (Status flags = CheckPlanFlags(); !flags.ok()) return ConfigError(kSub, flags);
+  auto economics_p999 = EconomicsRoundTimesFromFlag();
+  if (!economics_p999.ok()) return ConfigError(kSub, economics_p999.status());
+  if (!economics_p999->empty() && !FLAGS_profile.empty()) {
+    return ConfigError(kSub, "--economics_p999_us compares round times; --profile fixes m and the deadline: give one");
+  }
   std::optional<AuthorityKey> authority;
   if (!FLAGS_authority_pub.empty()) {
     auto key = proto::ReadPublicKeyFile(FLAGS_authority_pub);
@@ -515,16 +523,39 @@ int RunPlan() {
       }
     }
   }
+  // The economics: the same node planned at each listed p99.9 (with --node_profile, each the network's
+  // part, the node's slowest lookup added as to --round_p999_us).
+  std::optional<PlanEconomics> economics;
+  uint64_t lookup_added_us = 0;
+  if (!economics_p999->empty()) {
+    if (source) lookup_added_us = in.honest_round_p999_us - FLAGS_round_p999_us;
+    std::vector<uint64_t> honest;
+    for (uint64_t p : *economics_p999) {
+      if (p + lookup_added_us > kMaxHonestRoundP999Us) {
+        return ConfigError(kSub, "--economics_p999_us " + std::to_string(p) +
+                                     " us + the node profile's slowest lookup " + std::to_string(lookup_added_us) +
+                                     " us is above " + std::to_string(kMaxHonestRoundP999Us) +
+                                     " us (1000 s): not a round time");
+      }
+      honest.push_back(p + lookup_added_us);
+    }
+    auto computed = ComputePlanEconomics(in, honest, FLAGS_gpu_reserve_bytes);
+    if (!computed.ok()) return ConfigError(kSub, computed.status().WithContext("--economics_p999_us"));
+    economics = std::move(*computed);
+  }
   const NodeProfileSource* src = source ? &*source : nullptr;
   if (!FLAGS_plot.empty()) {
     Status written = WriteFileReplacing(FLAGS_plot, PlanSvg(in, *result));
     if (!written.ok()) return ConfigError(kSub, written.WithContext("--plot"));
   }
   if (FLAGS_json) {
-    std::cout << PlanJson(in, *result, src).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+    nlohmann::ordered_json j = PlanJson(in, *result, src);
+    if (economics) j["economics"] = PlanEconomicsJson(in, *economics, lookup_added_us);
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
     std::cout << PlanTable(in, *result, src);
     if (!FLAGS_plot.empty()) std::cout << "plot: " << FLAGS_plot << "\n";
+    if (economics) std::cout << "\n" << PlanEconomicsTable(in, *economics, lookup_added_us);
   }
   bool any = false;
   for (const auto& c : result->classes) any = any || c.feasible;
@@ -544,7 +575,10 @@ const CliSubcommand& PlanSubcommand() {
    "or --json; --plot=FILE.svg draws detection probability against hidden fraction and wipe time\n"
    "against m per class. Fill rates scale with m by the graph's nodes per label. --fleet_nodes=F with\n"
    "--period_s=P adds the challenger cores a fleet of F nodes, each wiped every P s, needs (rounded up,\n"
-   "with their utilisation). --authority_pub checks\n"
+   "with their utilisation). --economics_p999_us=25,50,...,1600 adds what a faster network buys: per\n"
+   "listed honest p99.9 and class, the m it allows, the fill of one GPU of each named shape (modelled\n"
+   "by the device model, not measured) and the challenger's CPU-seconds per node-wipe (also in --json\n"
+   "as \"economics\"). --authority_pub checks\n"
    "the signatures of --profile and --classes (verdicts state a bound only under signed ones). Exit 0,\n"
    "or 1 when no class is feasible.",
    {"profile",
@@ -568,6 +602,7 @@ const CliSubcommand& PlanSubcommand() {
     "host_fill_gib_per_s",
     "fill_rate_chunk_labels",
     "round_p999_us",
+    "economics_p999_us",
     "nodes_per_wave",
     "challenger_cores",
     "verify_rate",

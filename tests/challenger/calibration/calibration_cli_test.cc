@@ -146,6 +146,68 @@ TEST_F(CalibrationCliTest, PlanRefusesAClassNoMCanCoverAndReadsProfiles) {
   EXPECT_EQ(Challenger("plan --gpus=1 --node=x").exit_code, 2);  // a flag plan does not take
 }
 
+// `plan --economics_p999_us`: per listed p99.9 and class the m the single plan computes, the
+// modelled fills of the named shapes and the challenger's CPU per node-wipe, as a table and in
+// --json; nothing new without the flag; refused with --profile or a malformed list.
+TEST_F(CalibrationCliTest, PlanEconomicsPrintsMFillAndChallengerCostPerRoundTime) {
+  const std::string common = "plan --gpus=8 --margin=0.2 --verify_rate=8e7 ";
+  CliRun single = Challenger(common + "--round_p999_us=100 --json");
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  auto plain = nlohmann::json::parse(single.out);
+  EXPECT_FALSE(plain.contains("economics"));
+  CliRun r = Challenger(common + "--round_p999_us=270 --economics_p999_us=100,1600 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["inputs"]["honest_round_p999_us"], 270);  // the main plan is unchanged
+  const auto& e = j["economics"];
+  EXPECT_EQ(e["fill_model"]["kind"], "modelled");
+  EXPECT_EQ(e["fill_model"]["figures"].size(), 9u);
+  ASSERT_EQ(e["rows"].size(), 2u);
+  EXPECT_EQ(e["rows"][0]["honest_round_p999_us"], 100);
+  for (size_t c = 0; c < 2; ++c) {
+    const auto& got = e["rows"][0]["classes"][c];
+    const auto& want = plain["classes"][c];
+    EXPECT_EQ(got["chunk_labels"], want["chunk_labels"]);
+    EXPECT_EQ(got["round_deadline_us"], want["round_deadline_us"]);
+    EXPECT_DOUBLE_EQ(got["challenger_cpu_s_per_node_wipe"].get<double>(), want["expected_labels_cpu_s"].get<double>());
+    ASSERT_EQ(got["fills"].size(), 3u);
+    EXPECT_EQ(got["fills"][0]["shape"], "H200");
+    EXPECT_EQ(got["fills"][0]["kind"], "modelled");
+  }
+  // fpga-asic at 100 us: m = 2^15, 117.8 s of challenger CPU per node-wipe (8 x H200 at 80 M/s);
+  // at 1600 us: 2^19, and every shape fills slower.
+  EXPECT_EQ(e["rows"][0]["classes"][1]["chunk_labels"], 32768);
+  EXPECT_NEAR(e["rows"][0]["classes"][1]["challenger_cpu_s_per_node_wipe"].get<double>(), 117.8, 0.05);
+  EXPECT_EQ(e["rows"][1]["classes"][1]["chunk_labels"], 524288);
+  for (size_t s = 0; s < 3; ++s) {
+    EXPECT_GT(e["rows"][1]["classes"][1]["fills"][s]["fill_s"].get<double>(),
+              e["rows"][0]["classes"][1]["fills"][s]["fill_s"].get<double>());
+  }
+
+  CliRun table = Challenger(common + "--economics_p999_us=100,5000");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("economics: what a faster network buys"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("MODELLED"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("fill MI300X"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("100 us   fpga-asic      2^15"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("at 5000 us, fpga-asic: refused: no m up to 2^20"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("fills: modelled, not measured"), std::string::npos) << table.out;
+  CliRun without = Challenger(common + "--round_p999_us=270");
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_EQ(without.out.find("economics"), std::string::npos) << without.out;
+
+  EXPECT_EQ(Challenger(common + "--economics_p999_us=100,x").exit_code, 2);
+  EXPECT_EQ(Challenger(common + "--economics_p999_us=0").exit_code, 2);
+  std::ofstream(dir_ + "/profile.json") << R"({
+      "name": "rack", "chunk_labels": 16384, "rounds": 11, "labels_per_round": 63,
+      "round_deadline_us": 400, "fill_deadline_ms": 60000,
+      "adversary": {"class": "commodity-cpu", "t_min_ps": 40000, "safety_factor": 2},
+      "confidence": 0.999, "calibrated": true, "honest_round_p999_us": 200})";
+  CliRun fixed = Challenger("plan --profile=profile.json --gpus=8 --verify_rate=8e7 --economics_p999_us=100");
+  EXPECT_EQ(fixed.exit_code, 2);
+  EXPECT_NE(fixed.err.find("--profile fixes m"), std::string::npos) << fixed.err;
+}
+
 // A signed node profile as `plan` input: two H200s (fill 3.5 GiB/s at m = 2^14, lookup p99.9
 // 50 us) and the host, verified under --node_pub; a tampered one, or one under another key, is
 // refused with the reason.
@@ -231,6 +293,18 @@ TEST_F(CalibrationCliTest, PlanReadsASignedNodeProfileAndRejectsATamperedOne) {
   for (const auto& w : cpu["warnings"]) warned = warned || w.get<std::string>().find("20000 ps") != std::string::npos;
   EXPECT_TRUE(warned) << cpu["warnings"].dump();
   EXPECT_TRUE(j["classes"][1]["warnings"].empty()) << j["classes"][1]["warnings"].dump();
+
+  // The economics take each listed value as the network's part too: 150 + 50 us, the plan's own m.
+  CliRun econ = Challenger(common + "--node_profile=np.json --node_pub=node.pub --economics_p999_us=150,50 --json");
+  ASSERT_EQ(econ.exit_code, 0) << econ.err;
+  auto e = nlohmann::json::parse(econ.out)["economics"];
+  EXPECT_EQ(e["node_lookup_p999_us_added"], 50);
+  EXPECT_EQ(e["rows"][0]["honest_round_p999_us"], 200);
+  EXPECT_EQ(e["rows"][0]["classes"][0]["chunk_labels"], 32768);
+  EXPECT_EQ(e["rows"][0]["classes"][1]["chunk_labels"], 131072);
+  EXPECT_EQ(e["rows"][1]["honest_round_p999_us"], 100);  // deadline 200 us (margin 1): m = 2^14, 2^16
+  EXPECT_EQ(e["rows"][1]["classes"][0]["chunk_labels"], 16384);
+  EXPECT_EQ(e["rows"][1]["classes"][1]["chunk_labels"], 65536);
 
   CliRun table = Challenger(common + "--node_profile=np.json --node_pub=node.pub");
   ASSERT_EQ(table.exit_code, 0) << table.err;
