@@ -50,8 +50,13 @@ Status TranscriptHasher::AddRound(ChallengeRound::Reader round, RoundAnswer::Rea
   if (!have_order_ || done_) return FailedPreconditionError("transcript: rounds must follow the order");
   WP_ASSIGN_OR_RETURN(Bytes round_bytes, EncodeCanonical(round));
   WP_ASSIGN_OR_RETURN(Bytes answer_bytes, EncodeCanonical(answer));
-  AddItem(&rounds_, 3, AsView(round_bytes));
-  AddItem(&rounds_, 4, AsView(answer_bytes));
+  return AddRoundBytes(AsView(round_bytes), AsView(answer_bytes));
+}
+
+Status TranscriptHasher::AddRoundBytes(ByteView round_canonical, ByteView answer_canonical) {
+  if (!have_order_ || done_) return FailedPreconditionError("transcript: rounds must follow the order");
+  AddItem(&rounds_, 3, round_canonical);
+  AddItem(&rounds_, 4, answer_canonical);
   ++round_count_;
   return Status::Ok();
 }

@@ -47,6 +47,11 @@ class TranscriptHasher {
   Status AddReport(ByteView report_payload);
   // Errors: INVALID_ARGUMENT if either reader is malformed (unvalidated RPC input).
   Status AddRound(ChallengeRound::Reader round, RoundAnswer::Reader answer);
+  // The same from both messages' canonical encodings (proto/codec.h EncodeCanonical), for a caller
+  // that already holds them (the agent hashes a round after its answer went out). The bytes are
+  // hashed as given: passing anything but the canonical encodings yields a transcript no one else
+  // reproduces.
+  Status AddRoundBytes(ByteView round_canonical, ByteView answer_canonical);
   // Errors: FAILED_PRECONDITION without an order and a report, or after Finish.
   StatusOr<Digest> Finish();
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/gpu/team_executor.h"
@@ -285,10 +286,59 @@ Status EmulatedRuntime::RunBuildCv0(int ordinal, const Cv0BuildArgs& args) {
   return Status::Ok();
 }
 
-Status EmulatedRuntime::RunLookup(int ordinal, const LookupArgs& args) {
+Status EmulatedRuntime::CreateLookupQueue(int ordinal, void** queue) {
+  *queue = nullptr;
   WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
+  auto* q = new LookupQueue;
+  q->ordinal = ordinal;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++live_lookup_queues_;
+  *queue = q;
+  return Status::Ok();
+}
+
+void EmulatedRuntime::DestroyLookupQueue(int ordinal, void* queue) {
+  (void)ordinal;
+  if (queue == nullptr) return;
+  auto* q = static_cast<LookupQueue*>(queue);
+  const bool in_flight = q->launched;
+  delete q;
+  std::lock_guard<std::mutex> lock(mu_);
+  --live_lookup_queues_;
+  if (in_flight) --lookups_in_flight_;
+}
+
+int EmulatedRuntime::live_lookup_queues() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return live_lookup_queues_;
+}
+
+int EmulatedRuntime::max_lookups_in_flight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return max_lookups_in_flight_;
+}
+
+Status EmulatedRuntime::LaunchLookup(int ordinal, const LookupArgs& args, void* queue) {
+  WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
+  auto* q = static_cast<LookupQueue*>(queue);
+  if (q == nullptr || q->ordinal != ordinal) return InvalidArgumentError("lookup queue of another device");
   if (config_.dry_run) return Status::Ok();
   for (uint32_t k = 0; k < args.n; ++k) LookupOne(args, k);
+  q->launched = true;
+  q->done_at = std::chrono::steady_clock::now() + std::chrono::microseconds(config_.lookup_latency_us);
+  std::lock_guard<std::mutex> lock(mu_);
+  max_lookups_in_flight_ = std::max(max_lookups_in_flight_, ++lookups_in_flight_);
+  return Status::Ok();
+}
+
+Status EmulatedRuntime::WaitLookup(int ordinal, void* queue) {
+  WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
+  auto* q = static_cast<LookupQueue*>(queue);
+  if (q == nullptr || !q->launched) return Status::Ok();
+  q->launched = false;
+  if (config_.lookup_latency_us > 0) std::this_thread::sleep_until(q->done_at);
+  std::lock_guard<std::mutex> lock(mu_);
+  --lookups_in_flight_;
   return Status::Ok();
 }
 

@@ -8,6 +8,7 @@
 // Thread-safety: thread-safe (one mutex around the allocation table).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -44,6 +45,10 @@ struct EmulatedGpuConfig {
   // that did not land whole).
   uint64_t corrupt_copy_bytes = 0;
   bool kernel_time_limited = false;  // reported in Properties (a GPU driving a display)
+  // > 0: a launched lookup completes this many microseconds after its launch (WaitLookup sleeps
+  // until then): the time a real device's lookup takes, so that tests can tell lookups waited for
+  // together (about one latency) from lookups run one after another (one latency per device).
+  uint64_t lookup_latency_us = 0;
   // > 0: MeasureCompressionChain reports this rate instead of timing one CPU thread (tests that
   // size launches by time need a rate that does not depend on the machine).
   double compressions_per_s = 0;
@@ -88,7 +93,14 @@ class EmulatedRuntime final : public GpuRuntime {
                                     int* teams) override;
   Status RunFill(int ordinal, const FillLaunch& launch) override;
   Status RunBuildCv0(int ordinal, const Cv0BuildArgs& args) override;
-  Status RunLookup(int ordinal, const LookupArgs& args) override;
+  Status CreateLookupQueue(int ordinal, void** queue) override;
+  void DestroyLookupQueue(int ordinal, void* queue) override;
+  Status LaunchLookup(int ordinal, const LookupArgs& args, void* queue) override;
+  Status WaitLookup(int ordinal, void* queue) override;
+  int live_lookup_queues() const;
+  // The most lookups launched and not yet waited for at one time, over all queues (tests: a round's
+  // devices looked up together reach their number; one after another, 1).
+  int max_lookups_in_flight() const;
   Status MeasureCompressionRate(int ordinal, double seconds, double* per_second) override;
   Status MeasureCompressionChain(int ordinal, const ChainRun& run, ChainResult* result) override;
 
@@ -113,6 +125,15 @@ class EmulatedRuntime final : public GpuRuntime {
   uint64_t peak_allocated_ = 0;
   int allocation_calls_ = 0;
   uint64_t fill_launches_ = 0;
+  // A lookup queue: when its launched lookup completes (lookup_latency_us after the launch).
+  struct LookupQueue {
+    int ordinal = 0;
+    bool launched = false;
+    std::chrono::steady_clock::time_point done_at;
+  };
+  int live_lookup_queues_ = 0;
+  int lookups_in_flight_ = 0;      // guarded by mu_
+  int max_lookups_in_flight_ = 0;  // guarded by mu_
   uint64_t next_fake_ = 1ull << 44;  // dry run: fake device addresses
   std::map<const void*, std::vector<uint8_t>> dry_copies_;  // dry run: what was copied to each address
 };

@@ -43,6 +43,7 @@ constexpr int kFillMinBlocks[2] = {5, 4};
 
 using cudaError_t = hipError_t;
 using cudaEvent_t = hipEvent_t;
+using cudaStream_t = hipStream_t;
 using cudaDeviceProp = hipDeviceProp_t;
 using cudaMemcpyKind = hipMemcpyKind;
 using cudaDeviceAttr = hipDeviceAttribute_t;
@@ -60,6 +61,7 @@ constexpr hipDeviceAttribute_t cudaDevAttrMaxSharedMemoryPerBlockOptin = hipDevi
 constexpr hipDeviceAttribute_t cudaDevAttrKernelExecTimeout = hipDeviceAttributeKernelExecTimeout;
 constexpr unsigned cudaEventBlockingSync = hipEventBlockingSync;
 constexpr unsigned cudaEventDisableTiming = hipEventDisableTiming;
+constexpr unsigned cudaStreamNonBlocking = hipStreamNonBlocking;
 constexpr hipError_t cudaErrorNotReady = hipErrorNotReady;
 // CUDA's cudaMemoryType values, and the two fields of cudaPointerAttributes the source reads.
 constexpr int cudaMemoryTypeHost = 1;
@@ -106,6 +108,11 @@ inline hipError_t cudaEventCreateWithFlags(hipEvent_t* event, unsigned flags) {
 }
 inline hipError_t cudaEventQuery(hipEvent_t event) { return hipEventQuery(event); }
 inline hipError_t cudaEventRecord(hipEvent_t event) { return hipEventRecord(event, nullptr); }
+inline hipError_t cudaEventRecord(hipEvent_t event, hipStream_t stream) { return hipEventRecord(event, stream); }
+inline hipError_t cudaStreamCreateWithFlags(hipStream_t* stream, unsigned flags) {
+  return hipStreamCreateWithFlags(stream, flags);
+}
+inline hipError_t cudaStreamDestroy(hipStream_t stream) { return hipStreamDestroy(stream); }
 inline hipError_t cudaEventSynchronize(hipEvent_t event) { return hipEventSynchronize(event); }
 inline hipError_t cudaEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
   return hipEventElapsedTime(ms, start, stop);

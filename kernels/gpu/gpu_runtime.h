@@ -129,8 +129,25 @@ class GpuRuntime {
   // Runs one fill launch to completion.
   virtual Status RunFill(int ordinal, const FillLaunch& launch) = 0;
   virtual Status RunBuildCv0(int ordinal, const Cv0BuildArgs& args) = 0;
-  // Runs the lookup kernel (one thread per index) to completion.
-  virtual Status RunLookup(int ordinal, const LookupArgs& args) = 0;
+  // Lookups go through a queue (a CUDA/HIP stream with its completion event, or the emulation's
+  // record): lookups launched on different queues run at the same time, whether the queues are on
+  // one device or on several (how one round's devices are answered together: prover/agent
+  // AnswerRound). A queue is made per device region and destroyed with it; it must be destroyed
+  // before its device's runtime. Errors: RESOURCE_EXHAUSTED or INTERNAL from the runtime.
+  virtual Status CreateLookupQueue(int ordinal, void** queue) = 0;
+  virtual void DestroyLookupQueue(int ordinal, void* queue) = 0;
+  // Launches the lookup kernel (one thread per index) on `queue` without waiting for it: its
+  // labels are in args.out once WaitLookup(ordinal, queue) returns OK. At most one lookup per queue
+  // is launched and not yet waited for (the caller serialises them).
+  virtual Status LaunchLookup(int ordinal, const LookupArgs& args, void* queue) = 0;
+  // Waits for `queue`'s launched lookup (OK at once when none was launched).
+  virtual Status WaitLookup(int ordinal, void* queue) = 0;
+  // LaunchLookup then WaitLookup.
+  Status RunLookup(int ordinal, const LookupArgs& args, void* queue) {
+    Status launched = LaunchLookup(ordinal, args, queue);
+    Status waited = WaitLookup(ordinal, queue);
+    return launched.ok() ? waited : launched;
+  }
   // The raw compression rate of the fill kernel's own compression code (fast_compress.h): every
   // thread of a full grid runs a dependent chain of c1 node hashes for about `seconds`.
   // Returns compressions per second.

@@ -371,13 +371,64 @@ class RuntimeImpl final : public GpuRuntime {
     return Status::Ok();
   }
 
-  Status RunLookup(int ordinal, const LookupArgs& args) override {
+  // A lookup queue: a non-blocking stream of its own (so lookups of several regions, or of a region
+  // while another device's work runs, do not wait for each other) and the event recorded after each
+  // lookup; WaitLookup waits for that event (spinning: a lookup takes microseconds, a sleeping wait
+  // would add the wake-up to every round).
+  struct LookupQueue {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+    bool launched = false;
+  };
+
+  Status CreateLookupQueue(int ordinal, void** queue) override {
+    *queue = nullptr;
+    WP_RETURN_IF_ERROR(Health());
+    WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
+    auto q = std::make_unique<LookupQueue>();
+    WP_GPU_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&q->stream, cudaStreamNonBlocking));
+    const cudaError_t e = cudaEventCreateWithFlags(&q->done, cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      (void)cudaStreamDestroy(q->stream);
+      return RuntimeError(e, "cudaEventCreateWithFlags(&q->done, cudaEventDisableTiming)", __FILE__, __LINE__);
+    }
+    *queue = q.release();
+    return Status::Ok();
+  }
+
+  void DestroyLookupQueue(int ordinal, void* queue) override {
+    auto* q = static_cast<LookupQueue*>(queue);
+    if (q == nullptr) return;
+    if (cudaSetDevice(ordinal) == cudaSuccess) {
+      if (q->launched) (void)cudaEventSynchronize(q->done);
+      (void)cudaEventDestroy(q->done);
+      (void)cudaStreamDestroy(q->stream);
+    }
+    (void)cudaGetLastError();
+    delete q;
+  }
+
+  Status LaunchLookup(int ordinal, const LookupArgs& args, void* queue) override {
+    auto* q = static_cast<LookupQueue*>(queue);
     if (args.n == 0) return Status::Ok();
     WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
-    LookupKernel<<<(args.n + kLookupThreads - 1) / kLookupThreads, kLookupThreads>>>(args);
+    LookupKernel<<<(args.n + kLookupThreads - 1) / kLookupThreads, kLookupThreads, 0, q->stream>>>(args);
     WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
-    WP_GPU_RETURN_IF_ERROR(cudaDeviceSynchronize());
+    WP_GPU_RETURN_IF_ERROR(cudaEventRecord(q->done, q->stream));
+    q->launched = true;
+    return Status::Ok();
+  }
+
+  Status WaitLookup(int ordinal, void* queue) override {
+    auto* q = static_cast<LookupQueue*>(queue);
+    if (!q->launched) return Status::Ok();
+    q->launched = false;
+    WP_RETURN_IF_ERROR(Health());
+    WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
+    WP_GPU_RETURN_IF_ERROR(cudaEventSynchronize(q->done));
+    WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
     return Status::Ok();
   }
 

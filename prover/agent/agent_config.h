@@ -11,6 +11,7 @@
 
 #include "common/progress_line.h"
 #include "proto/crypto.h"
+#include "prover/agent/round_stages.h"
 
 // The project version (CMake PROJECT_VERSION), set by prover/agent/CMakeLists.txt.
 #ifndef WIPEPROOF_VERSION_STRING
@@ -60,6 +61,10 @@ struct AgentConfig {
   // Where the core reports refusals, session ends and rounds (--metrics_listen); null: nowhere.
   // Not owned; must outlive the core.
   AgentMetrics* metrics = nullptr;
+  // Where the core reports each answered round's stages (round_stages.h; the round benchmark);
+  // empty: not measured. Called under the core's lock, after the answer went out: must be quick
+  // and must not call the core.
+  RoundStagesSink round_stages;
 };
 
 }  // namespace wipeproof

@@ -46,6 +46,20 @@ struct AgentCore::Session {
   std::vector<std::vector<NoticeCallback>> waiters;
   proto::TranscriptHasher hasher;
   uint32_t rounds_answered = 0;
+  // The last answered round, until HashAnsweredRound adds it to the transcript (after its answer
+  // went out): the round's canonical bytes and the answer's fields.
+  struct AnsweredRound {
+    bool pending = false;
+    proto::Bytes round_canonical;
+    std::vector<uint8_t> labels;
+    uint32_t round_index = 0;
+    uint32_t agent_micros = 0;
+    RoundStages stages;  // filled only when config.round_stages is set
+  } answered;
+  // Reused by every round (no allocation per round once the first has sized them).
+  std::vector<proto::ChallengedLabel> asked;
+  std::vector<uint64_t> indices;
+  std::vector<uint32_t> lookup_order;  // entries of the round's device list: GPUs first, host memory last
   int64_t arrived_us = 0;   // monotonic
   uint64_t timeout_us = 0;  // microseconds after arrived_us
 };
@@ -353,7 +367,8 @@ Status AgentCore::AnswerRound(ConnectionId from, proto::ChallengeRound::Reader r
   }
   Session& s = *session_;
   if (from != s.owner) return PermissionDeniedError(s.name + " belongs to another connection");
-  Status status = AnswerRoundLocked(s, round, answer, started_us);
+  Status status = HashAnsweredRoundLocked(s);
+  if (status.ok()) status = AnswerRoundLocked(s, round, answer, started_us);
   if (!status.ok()) {
     status = status.WithContext("round refused (protocol error; session ended)");
     EndSessionLocked(status);
@@ -361,11 +376,23 @@ Status AgentCore::AnswerRound(ConnectionId from, proto::ChallengeRound::Reader r
   return status;
 }
 
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer,
                                     int64_t started_us) {
+  const bool staged = static_cast<bool>(config_.round_stages);
+  const int64_t t_start = staged ? NowNs() : 0;
   if (!s.end_status.ok()) return FailedPreconditionError("session is ending: " + s.end_status.ToString());
   // A canonical copy, parsed with the same bounds as any received message (proto/codec.h): the
-  // RPC reader is untrusted, the copy is validated and cheap (q = 256: 2 KiB).
+  // RPC reader is untrusted, the copy is validated and cheap (q = 256: 2 KiB). The same bytes go
+  // into the transcript.
   WP_ASSIGN_OR_RETURN(proto::Bytes bytes, proto::EncodeCanonical(round));
   WP_ASSIGN_OR_RETURN(auto parsed, proto::ParseMessage<proto::ChallengeRound>(proto::AsView(bytes)));
   proto::ChallengeRound::Reader r = parsed.root();
@@ -376,43 +403,127 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
     return InvalidArgumentError("round index " + std::to_string(r.getRoundIndex()) + ", expected " +
                                 std::to_string(s.rounds_answered));
   }
-  std::vector<proto::ChallengedLabel> asked;
-  WP_RETURN_IF_ERROR(proto::CheckRoundFitsOrder(s.order.root(), r, &asked));
+  s.asked.clear();
+  WP_RETURN_IF_ERROR(proto::CheckRoundFitsOrder(s.order.root(), r, &s.asked));
   auto devices = r.getDevices();
-  std::vector<size_t> device_of;  // slot per entry of `devices`
   for (uint32_t i = 0; i < devices.size(); ++i) {
     const uint32_t d = devices[i].getDeviceIndex();
     if (!s.notices[d]) {
       return InvalidArgumentError("device '" + s.slots[d]->plan.selector + "' is challenged before its fill notice");
     }
-    device_of.push_back(d);
   }
-  std::vector<uint64_t> indices;
-  indices.reserve(asked.size());
-  for (const proto::ChallengedLabel& label : asked) indices.push_back(label.label);
-  if (indices.size() > (proto::kMaxRoundAnswerBytes - 1024) / proto::kLabelBytes) {
-    return InvalidArgumentError(std::to_string(indices.size()) + " labels asked, more than one answer may carry");
+  if (s.asked.size() > (proto::kMaxRoundAnswerBytes - 1024) / proto::kLabelBytes) {
+    return InvalidArgumentError(std::to_string(s.asked.size()) + " labels asked, more than one answer may carry");
   }
+  s.indices.clear();
+  for (const proto::ChallengedLabel& label : s.asked) s.indices.push_back(label.label);
+  const int64_t t_checked = staged ? NowNs() : 0;
 
   answer.setSessionId(r.getSessionId());
   answer.setRoundIndex(r.getRoundIndex());
-  auto labels = answer.initLabels(static_cast<unsigned>(indices.size() * proto::kLabelBytes));
-  size_t at = 0;
-  for (uint32_t i = 0; i < devices.size(); ++i) {
-    const size_t n = devices[i].getLabelIndices().size();
-    const DeviceSlot& slot = *s.slots[device_of[i]];
-    Status looked = slot.memory->Lookup(indices.data() + at, n, labels.begin() + at * proto::kLabelBytes);
-    if (!looked.ok()) return looked.WithContext("device '" + slot.plan.selector + "'");
-    at += n;
-  }
+  WP_RETURN_IF_ERROR(LookUpRoundLocked(s, r, answer));
+  const int64_t t_looked = staged ? NowNs() : 0;
   const int64_t elapsed = clock_.MonotonicMicros() - started_us;
-  answer.setAgentMicros(static_cast<uint32_t>(std::clamp<int64_t>(elapsed, 0, UINT32_MAX)));
-  WP_RETURN_IF_ERROR(s.hasher.AddRound(r, answer.asReader()));
+  const uint32_t agent_micros = static_cast<uint32_t>(std::clamp<int64_t>(elapsed, 0, UINT32_MAX));
+  answer.setAgentMicros(agent_micros);
+
+  // What HashAnsweredRound needs once the answer went out (the answer's memory is the RPC
+  // layer's then): the round's bytes and a copy of the labels (q = 256: 8 KiB).
+  Session::AnsweredRound& a = s.answered;
+  a.round_canonical = std::move(bytes);
+  auto labels = answer.getLabels();
+  a.labels.assign(labels.begin(), labels.end());
+  a.round_index = r.getRoundIndex();
+  a.agent_micros = agent_micros;
+  a.pending = true;
   ++s.rounds_answered;
-  if (config_.metrics != nullptr) config_.metrics->OnRoundAnswered(elapsed);
-  last_round_micros_ = static_cast<uint32_t>(std::clamp<int64_t>(elapsed, 0, UINT32_MAX));
-  VLOG(1) << s.name << ": round " << r.getRoundIndex() << " answered, " << indices.size() << " labels in " << elapsed
-          << " us";
+  last_round_micros_ = agent_micros;
+  if (staged) {
+    a.stages.round_index = a.round_index;
+    a.stages.labels = static_cast<uint32_t>(s.indices.size());
+    a.stages.checks_ns = t_checked - t_start;
+    a.stages.lookups_ns = t_looked - t_checked;
+    a.stages.answer_ns = NowNs() - t_start;
+  }
+  return Status::Ok();
+}
+
+Status AgentCore::LookUpRoundLocked(Session& s, proto::ChallengeRound::Reader r, proto::RoundAnswer::Builder answer) {
+  auto devices = r.getDevices();
+  auto labels = answer.initLabels(static_cast<unsigned>(s.indices.size() * proto::kLabelBytes));
+  // Where each entry's indices start in s.indices (and its labels in the answer).
+  auto first_of = [&devices](uint32_t entry) {
+    size_t at = 0;
+    for (uint32_t i = 0; i < entry; ++i) at += devices[i].getLabelIndices().size();
+    return at;
+  };
+  // Devices whose lookup runs on its own (GPUs) are started first, so that host memory's lookup,
+  // which is the copying itself, overlaps them.
+  s.lookup_order.clear();
+  for (int pass = 0; pass < 2; ++pass) {
+    for (uint32_t i = 0; i < devices.size(); ++i) {
+      const bool host = s.slots[devices[i].getDeviceIndex()]->memory->device().kind == DeviceKind::kHost;
+      if (host == (pass == 1)) s.lookup_order.push_back(i);
+    }
+  }
+  const bool staged = static_cast<bool>(config_.round_stages);
+  std::vector<int64_t>& device_ns = s.answered.stages.device_lookup_ns;
+  if (staged) device_ns.assign(devices.size(), 0);
+  Status failed;
+  size_t started = 0;
+  for (; started < s.lookup_order.size(); ++started) {
+    const uint32_t entry = s.lookup_order[started];
+    const DeviceSlot& slot = *s.slots[devices[entry].getDeviceIndex()];
+    const size_t at = first_of(entry);
+    if (staged) device_ns[entry] = -NowNs();
+    failed = slot.memory->StartLookup(s.indices.data() + at, devices[entry].getLabelIndices().size(),
+                                      labels.begin() + at * proto::kLabelBytes);
+    if (!failed.ok()) {
+      failed = failed.WithContext("device '" + slot.plan.selector + "'");
+      break;
+    }
+  }
+  // Every started lookup is waited for, also after a failure: its kernel writes into the answer.
+  for (size_t k = 0; k < started; ++k) {
+    const uint32_t entry = s.lookup_order[k];
+    const DeviceSlot& slot = *s.slots[devices[entry].getDeviceIndex()];
+    Status finished = slot.memory->FinishLookup();
+    if (staged) device_ns[entry] += NowNs();
+    if (!finished.ok() && failed.ok()) failed = finished.WithContext("device '" + slot.plan.selector + "'");
+  }
+  return failed;
+}
+
+void AgentCore::HashAnsweredRound() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session_ || !session_->answered.pending) return;
+  Status hashed = HashAnsweredRoundLocked(*session_);
+  if (!hashed.ok()) EndSessionLocked(hashed.WithContext("adding a round to the transcript"));
+}
+
+Status AgentCore::HashAnsweredRoundLocked(Session& s) {
+  Session::AnsweredRound& a = s.answered;
+  if (!a.pending) return Status::Ok();
+  a.pending = false;
+  const bool staged = static_cast<bool>(config_.round_stages);
+  const int64_t t0 = staged ? NowNs() : 0;
+  // The answer as AnswerRound wrote it, rebuilt: its canonical encoding is the one the challenger
+  // hashes from the answer it received.
+  capnp::MallocMessageBuilder message(static_cast<unsigned>(a.labels.size() / 8 + 64));
+  auto answer = message.initRoot<proto::RoundAnswer>();
+  answer.setSessionId(proto::AsView(s.id));
+  answer.setRoundIndex(a.round_index);
+  answer.setLabels(kj::arrayPtr(a.labels.data(), a.labels.size()));
+  answer.setAgentMicros(a.agent_micros);
+  WP_ASSIGN_OR_RETURN(proto::Bytes answer_bytes, proto::EncodeCanonical(answer.asReader()));
+  WP_RETURN_IF_ERROR(s.hasher.AddRoundBytes(proto::AsView(a.round_canonical), proto::AsView(answer_bytes)));
+  if (config_.metrics != nullptr) config_.metrics->OnRoundAnswered(a.agent_micros);
+  VLOG(1) << s.name << ": round " << a.round_index << " answered, " << a.labels.size() / proto::kLabelBytes
+          << " labels in " << a.agent_micros << " us";
+  if (staged) {
+    a.stages.transcript_ns = NowNs() - t0;
+    config_.round_stages(a.stages);
+  }
   return Status::Ok();
 }
 
@@ -456,6 +567,7 @@ StatusOr<proto::SignedEnvelope> AgentCore::FinishLocked(Session& s, const proto:
   if (verdict.root().getOrderDigest() != proto::AsView(order_digest)) {
     return InvalidArgumentError("verdict names a different order (orderDigest differs)");
   }
+  WP_RETURN_IF_ERROR(HashAnsweredRoundLocked(s));
   WP_ASSIGN_OR_RETURN(proto::Digest digest, s.hasher.Finish());
   WP_ASSIGN_OR_RETURN(proto::SignedEnvelope transcript,
                       proto::SignTranscriptDigest(proto::AsView(s.id), digest, s.hasher.round_count(), verdict.bytes(),
@@ -497,6 +609,20 @@ Status AgentCore::Abort(ConnectionId from, proto::ByteView session_id, const std
 bool AgentCore::OwnsSession(ConnectionId connection) const {
   std::lock_guard<std::mutex> lock(mu_);
   return session_ != nullptr && session_->owner == connection;
+}
+
+bool AgentCore::HasSession() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return session_ != nullptr;
+}
+
+std::string AgentCore::AnsweringRounds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session_ || !session_->end_status.ok()) return "";
+  for (const auto& notice : session_->notices) {
+    if (notice) return session_->name;
+  }
+  return "";
 }
 
 void AgentCore::OnDisconnect(ConnectionId connection) {

@@ -148,7 +148,18 @@ class AgentCore {
   // the owner). Errors that end the session (protocol-error policy): FAILED_PRECONDITION (before
   // the report), INVALID_ARGUMENT (malformed or oversized round, wrong session id or round index,
   // device or label index out of range, naming the device and index), a device's lookup error.
+  //
+  // The cheap path (issue "Fast rounds"): the round is copied, parsed and checked once; every
+  // device's lookup is started before any is waited for (DeviceMemory::StartLookup), so a round
+  // over d devices takes about the slowest device's lookup, not the sum; the round and its answer
+  // are added to the transcript (and the round counted in the metrics) only by HashAnsweredRound,
+  // after the answer went out.
   Status AnswerRound(ConnectionId from, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer);
+  // Adds the last answered round and its answer to the transcript, once (a no-op when there is
+  // none pending). The RPC layer calls it after the answer is on its way; AnswerRound and Finish
+  // call it first themselves, so no round is ever missing from a transcript. A hashing error ends
+  // the session.
+  void HashAnsweredRound();
 
   // Verifies the challenger-signed verdict (its sessionId and orderDigest must be this session's),
   // signs the TranscriptDigest (with the verdict's digest), frees all memory and returns to idle.
@@ -169,6 +180,11 @@ class AgentCore {
 
   // Whether `connection` owns the running session (admitted, filling, ready or releasing).
   bool OwnsSession(ConnectionId connection) const;
+  // Whether a session runs (any phase).
+  bool HasSession() const;
+  // The running session's name ("session <hex id>") while it answers rounds (a device has its fill
+  // notice and the session is not ending), else empty (round_polling.h polls while it is not).
+  std::string AnsweringRounds() const;
 
   // Ends any session with `reason` and waits until idle (fill threads stopped, memory freed).
   void Shutdown(const std::string& reason);
@@ -197,6 +213,10 @@ class AgentCore {
   void AbandonAdmitted();
   Status AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer,
                            int64_t started_us);
+  // REQUIRES: mu_ held. Starts every device's lookup of the round, then waits for each.
+  Status LookUpRoundLocked(Session& s, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer);
+  // REQUIRES: mu_ held. HashAnsweredRound's work; returns the hashing error (the caller ends the session).
+  Status HashAnsweredRoundLocked(Session& s);
   StatusOr<proto::SignedEnvelope> FinishDecoded(ConnectionId from, const StatusOr<proto::SignedEnvelope>& verdict);
   StatusOr<proto::SignedEnvelope> FinishLocked(Session& s, const proto::SignedEnvelope& verdict);
   proto::AgentPhase PhaseLocked() const;

@@ -77,6 +77,11 @@ kj::Promise<void> AgentService::round(RoundContext context) {
   auto call = BeginCall();
   Status status = core_.AnswerRound(connection_, context.getParams().getRound(), context.getResults().initAnswer());
   if (!status.ok()) return proto::StatusToException(status);
+  // The transcript hash waits until the event loop has nothing else to do: by then the answer has
+  // been written to the connection (agent_core.h AnswerRound). The core outlives every connection.
+  kj::evalLast([&core = core_] { core.HashAnsweredRound(); }).detach([](kj::Exception&& e) {
+    LOG(ERROR) << "hashing an answered round: " << e.getDescription().cStr();
+  });
   return kj::READY_NOW;
 }
 

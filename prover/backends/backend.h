@@ -6,7 +6,8 @@
 //
 // Units: bytes for memory, labels (32 bytes each) for label ranges and capacities.
 // Thread-safety: Backend methods are thread-safe. A DeviceMemory is used by one thread at a time,
-// except that Lookup() may run concurrently with other Lookup() calls after Fill() returned.
+// except that Lookup() may run concurrently with other Lookup() calls after Fill() returned (not
+// while a StartLookup() is unfinished).
 #pragma once
 
 #include <atomic>
@@ -70,6 +71,18 @@ class DeviceMemory {
   // Errors: FAILED_PRECONDITION before a successful Fill or after Release; INVALID_ARGUMENT
   // naming the first index outside [first, first + count).
   virtual Status Lookup(const uint64_t* global_indices, size_t n, uint8_t* out) const = 0;
+  // The same in two steps, so that a round's devices are looked up at once (prover/agent): StartLookup
+  // begins the lookup (a GPU: checks the indices and launches the lookup kernel, not waiting for
+  // it), FinishLookup waits for it; the labels are in `out` once FinishLookup returns OK.
+  // `global_indices` may be reused once StartLookup returns; `out` must stay valid until
+  // FinishLookup. At most one started lookup per memory: starting another (or Lookup) before it
+  // finishes is FAILED_PRECONDITION. FinishLookup with none started is OK. Errors: as Lookup's,
+  // from either step. Default (host memory, where a lookup is a few memory copies): StartLookup is
+  // Lookup, FinishLookup does nothing.
+  virtual Status StartLookup(const uint64_t* global_indices, size_t n, uint8_t* out) const {
+    return Lookup(global_indices, n, out);
+  }
+  virtual Status FinishLookup() const { return Status::Ok(); }
   // Frees everything; idempotent. Called by the destructor.
   virtual void Release() = 0;
   // Backend-specific figures of the last Fill as a JSON object (GPU: passes, team shape, scratch

@@ -118,8 +118,14 @@ int RunBench() {
   if (FLAGS_backend == "host" || !DeviceKindFromName(FLAGS_backend == "cpu" ? "host" : FLAGS_backend, &backend_kind)) {
     return UsageError(kName, "--backend must be cpu, cuda or hip, got '" + FLAGS_backend + "'");
   }
-  if (FLAGS_what != "labeler" && FLAGS_what != "verify" && FLAGS_what != "fill" && FLAGS_what != "all") {
-    return UsageError(kName, "--what must be labeler, verify, fill or all, got '" + FLAGS_what + "'");
+  if (FLAGS_what != "labeler" && FLAGS_what != "verify" && FLAGS_what != "fill" && FLAGS_what != "all" &&
+      FLAGS_what != "rounds") {
+    return UsageError(kName, "--what must be labeler, verify, fill, all or rounds, got '" + FLAGS_what + "'");
+  }
+  if (FLAGS_what == "rounds") {
+    // The agent's round path over host memory; no --backend device is involved.
+    if (FLAGS_backend != "cpu") return UsageError(kName, "--what=rounds answers from host memory; use --backend=cpu");
+    return RunBenchRounds(setup);
   }
   // Every device of every backend this node has (cli_bench_all.cc), whatever --backend says.
   if (FLAGS_what == "all") return RunBenchAll(setup);
@@ -166,11 +172,18 @@ const CliSubcommand& BenchSubcommand() {
    "--what=all: the node profile for calibration, on every device of every backend: fill rates at\n"
    "  --fill_chunk_labels, lookup latency percentiles, one-chunk latency, the host core's sequential\n"
    "  compression time, RecomputeChunk per m; JSON on stdout, signed with --node_key into --out.\n"
+   "--what=rounds: --rounds rounds of --lookup_labels labels against the real agent (host memory,\n"
+   "  keys made for the run) on each of --paths (in-process, tcp-loopback-plaintext,\n"
+   "  tcp-loopback-tls13): round time percentiles, where the time goes (agent checks, lookups,\n"
+   "  transport, client build and check, the transcript hash after the answer) and instructions\n"
+   "  per round where the machine counts them; one JSON line per path. The TCP paths' agent runs\n"
+   "  serve's event loop, polling during rounds as --rounds_polling says (auto|on|off).\n"
    "Every run first checks the SHA-256 of a labels-public.json case computed by the same path and\n"
    "prints no rates when it does not match (exit 1). A backend that cannot start exits 3 with\n"
    "\"disabled: <reason>\". docs/benchmarks.md explains the fields.",
    {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
-    "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "node_key", "out"},
+    "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "rounds", "paths",
+    "rounds_polling", "node_key", "out"},
    &RunBench,
    {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576]", "16384"},
     {"out", "--what=all: the file the signed node profile is written to (with --node_key)"},

@@ -41,6 +41,7 @@ int RunBenchLabeler(BenchSetup& setup);  // cli_bench_labeler.cc
 int RunBenchVerify(BenchSetup& setup);   // cli_bench_verify.cc
 int RunBenchFill(BenchSetup& setup);     // cli_bench_fill.cc
 int RunBenchAll(BenchSetup& setup);      // cli_bench_all.cc: the signed node profile for calibration
+int RunBenchRounds(BenchSetup& setup);   // cli_bench_rounds.cc: round latency against the real agent
 
 // Fields every benchmark prints first: bench, backend, device, format, m, and for the host
 // threads, cores and SIMD level/width.

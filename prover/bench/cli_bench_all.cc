@@ -52,7 +52,7 @@ DEFINE_string(fill_chunk_labels, "4096,16384,65536",
 DEFINE_double(fill_gib, 0,
               "bench --what=all: GiB filled per m on each device; 0 = 0.125 on the host, 16 on GPUs (capped at "
               "what the device has free)");
-DEFINE_uint32(lookup_labels, 256, "bench --what=all: labels per timed lookup (a round's q); default 256");
+DEFINE_uint32(lookup_labels, 256, "bench --what=all and rounds: labels per timed lookup (a round's q); default 256");
 DEFINE_uint32(lookup_samples, 2000, "bench --what=all: timed lookups per device; default 2000");
 DECLARE_string(node_key);
 DECLARE_string(out);

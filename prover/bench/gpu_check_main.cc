@@ -799,6 +799,68 @@ int StepLookup(Context& c, Json* out) {
   }
   out->Arr("latency", rounds)
       .Str("measured", "host clock around DeviceRegion::Lookup (copy in, kernel, sync, copy out)");
+
+  // A round over several devices starts every device's lookup, then waits for each (the agent's
+  // round path, AnswerRound). Here up to 8 regions of this one device, each with its own lookup
+  // queue (stream): q = 256 labels on 1 and on 8 regions, started together, then waited for.
+  constexpr int kRegions = 8;
+  constexpr uint32_t kQ = 256;
+  const uint64_t small_count = std::max<uint64_t>(m, (uint64_t{64} << 20) / 32 / m * m);  // 64 MiB each
+  std::vector<std::unique_ptr<DeviceRegion>> extra;
+  std::vector<RegionSpec> extra_specs;
+  for (int k = 1; k < kRegions; ++k) {
+    auto r = DeviceRegion::Acquire(c.runtime, c.device, RegionOptionsFrom(c.flags, small_count * 32));
+    if (!r.ok()) {
+      out->Str("together_error", r.status().ToString());
+      return ok ? 0 : 1;
+    }
+    const RegionSpec s = MakeSpec(LabelFormat::kC1, m, count + (k - 1) * small_count, small_count, 2);
+    Status filled = (*r)->Fill(s, TuningFrom(c.flags), {}, nullptr);
+    if (!filled.ok()) {
+      out->Str("together_error", filled.ToString());
+      return ok ? 0 : 1;
+    }
+    extra.push_back(std::move(r).value());
+    extra_specs.push_back(s);
+  }
+  std::vector<Json> together;
+  for (int regions : {1, kRegions}) {
+    std::vector<std::vector<uint64_t>> idx(regions, std::vector<uint64_t>(kQ));
+    std::vector<std::vector<uint8_t>> labels(regions, std::vector<uint8_t>(kQ * 32ull));
+    std::vector<double> us;
+    for (int i = 0; i < iterations + 10; ++i) {
+      for (int k = 0; k < regions; ++k) {
+        const RegionSpec& s = k == 0 ? spec : extra_specs[k - 1];
+        for (auto& g : idx[k]) g = s.first + rng() % s.count;
+      }
+      const auto t0 = Clock::now();
+      Status ls;
+      for (int k = 0; k < regions && ls.ok(); ++k) {
+        ls = (k == 0 ? **region : *extra[k - 1]).StartLookup(idx[k].data(), kQ, labels[k].data());
+      }
+      for (int k = 0; k < regions; ++k) {
+        Status fs = (k == 0 ? **region : *extra[k - 1]).FinishLookup();
+        if (ls.ok()) ls = fs;
+      }
+      const double t = Since(t0) * 1e6;
+      if (!ls.ok()) {
+        out->Str("together_error", ls.ToString());
+        return 3;
+      }
+      if (i >= 10) us.push_back(t);
+    }
+    std::sort(us.begin(), us.end());
+    auto pct = [&](double p) { return us[std::min(us.size() - 1, static_cast<size_t>(p * us.size()))]; };
+    Json r;
+    r.Int("regions", regions).Int("q_per_region", kQ).Int("rounds", us.size()).Num("p50_us", pct(0.5))
+        .Num("p99_us", pct(0.99)).Num("p999_us", pct(0.999)).Num("max_us", us.back());
+    together.push_back(r);
+    std::fprintf(stderr, "lookup together: %d region(s) x q=%u p50 %.1f us p99 %.1f us\n", regions, kQ, pct(0.5),
+                 pct(0.99));
+  }
+  out->Arr("together", together)
+      .Str("together_measured",
+           "host clock from the first StartLookup to the last FinishLookup, each region on its own lookup stream");
   return ok ? 0 : 1;
 }
 

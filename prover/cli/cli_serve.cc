@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
@@ -37,6 +38,7 @@
 #include "prover/agent/agent_core.h"
 #include "prover/agent/agent_metrics.h"
 #include "prover/agent/agent_rpc_server.h"
+#include "prover/agent/round_polling.h"
 #include "prover/backends/backend_factory.h"
 #include "prover/backends/cpu/host_budget.h"
 #include "prover/cli/cli.h"
@@ -88,6 +90,14 @@ DEFINE_string(metrics_listen, "",
               "empty (default) = no metrics");
 DEFINE_double(handshake_timeout_s, wipeproof::kDefaultHandshakeTimeoutUs / 1e6,
               "serve: seconds a connection may take to complete its TLS handshake before it is closed; default 10");
+DEFINE_string(round_polling, "auto",
+              "serve: while a session answers rounds, poll the network without sleeping (one core at 100% for at "
+              "most --round_polling_max_s per session) so a round is read the moment it arrives: on, off, or auto "
+              "(default: on with at least 8 hardware threads; with fewer, the polling thread and the others "
+              "preempt each other and the slowest rounds get slower: prover/agent/round_polling.h)");
+DEFINE_double(round_polling_max_s, 60,
+              "serve: most seconds of round polling per session, in [0.001, 3600]; then the agent sleeps between "
+              "that session's rounds; default 60");
 
 namespace wipeproof {
 namespace {
@@ -119,6 +129,8 @@ const std::vector<std::string>& ServeFlagNames() {
                                                   "idle_timeout_s",
                                                   "max_handshakes",
                                                   "handshake_timeout_s",
+                                                  "round_polling",
+                                                  "round_polling_max_s",
                                                   "threads",
                                                   "simd",
                                                   "metrics_listen",
@@ -197,6 +209,13 @@ int RunServe() {
     return UsageError(kSub, "--idle_timeout_s must be >= 0 (0: never)");
   }
   if (FLAGS_max_handshakes == 0) return UsageError(kSub, "--max_handshakes must be > 0");
+  RoundPollingMode polling_mode;
+  if (!RoundPollingModeFromName(FLAGS_round_polling, &polling_mode)) {
+    return UsageError(kSub, "--round_polling must be auto, on or off, got '" + FLAGS_round_polling + "'");
+  }
+  if (!(FLAGS_round_polling_max_s >= 0.001) || FLAGS_round_polling_max_s > 3600) {
+    return UsageError(kSub, "--round_polling_max_s must be in [0.001, 3600]");
+  }
   if (!(FLAGS_handshake_timeout_s > 0) || FLAGS_handshake_timeout_s > 3600) {
     return UsageError(kSub, "--handshake_timeout_s must be > 0 and <= 3600");
   }
@@ -320,8 +339,14 @@ int RunServe() {
             << port << " (TLS 1.3 as " << server_options.tls->own_name() << ", accepting only "
             << server_options.tls->peer().name << "); devices: " << device_list;
 
-  siginfo_t signal =
-      io.unixEventPort.onSignal(SIGINT).exclusiveJoin(io.unixEventPort.onSignal(SIGTERM)).wait(io.waitScope);
+  siginfo_t signal{};
+  RoundPollingOptions polling;
+  polling.enabled = RoundPollingEnabled(polling_mode, std::thread::hardware_concurrency());
+  polling.max_poll_us = static_cast<int64_t>(FLAGS_round_polling_max_s * 1e6);
+  RunAgentEventLoop(io.unixEventPort.onSignal(SIGINT)
+                        .exclusiveJoin(io.unixEventPort.onSignal(SIGTERM))
+                        .then([&signal](siginfo_t received) { signal = received; }),
+                    io.waitScope, io.provider->getTimer(), core, polling);
   LOG(INFO) << "signal " << signal.si_signo << ": stopping; ending any session and freeing its memory";
   core.Shutdown("agent stopping (signal " + std::to_string(signal.si_signo) + ")");
   return kExitOk;

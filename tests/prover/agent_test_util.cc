@@ -33,6 +33,10 @@ class CountingMemory final : public DeviceMemory {
   Status Lookup(const uint64_t* indices, size_t n, uint8_t* out) const override {
     return inner_->Lookup(indices, n, out);
   }
+  Status StartLookup(const uint64_t* indices, size_t n, uint8_t* out) const override {
+    return inner_->StartLookup(indices, n, out);
+  }
+  Status FinishLookup() const override { return inner_->FinishLookup(); }
   void Release() override {
     inner_->Release();
     g_live_bytes -= counted_;
@@ -87,6 +91,22 @@ class HeapMemory final : public DeviceMemory {
     return Status::Ok();
   }
   Status Lookup(const uint64_t* indices, size_t n, uint8_t* out) const override {
+    WP_RETURN_IF_ERROR(StartLookup(indices, n, out));
+    return FinishLookup();
+  }
+  Status StartLookup(const uint64_t* indices, size_t n, uint8_t* out) const override {
+    if (options_.on_lookup) options_.on_lookup("start " + device_.id);
+    if (!options_.lookup_error.ok()) return options_.lookup_error;
+    WP_RETURN_IF_ERROR(CopyLabels(indices, n, out));
+    lookup_done_at_ = std::chrono::steady_clock::now() + std::chrono::microseconds(options_.lookup_delay_us);
+    return Status::Ok();
+  }
+  Status FinishLookup() const override {
+    std::this_thread::sleep_until(lookup_done_at_);
+    if (options_.on_lookup) options_.on_lookup("finish " + device_.id);
+    return Status::Ok();
+  }
+  Status CopyLabels(const uint64_t* indices, size_t n, uint8_t* out) const {
     if (!filled_) return FailedPreconditionError("not filled");
     for (size_t i = 0; i < n; ++i) {
       if (indices[i] < plan_.first || indices[i] >= plan_.first + plan_.count) {
@@ -107,6 +127,7 @@ class HeapMemory final : public DeviceMemory {
   FakeDeviceOptions options_;
   RegionSpec plan_;
   bool filled_ = false;
+  mutable std::chrono::steady_clock::time_point lookup_done_at_;
 };
 
 class FakeDeviceBackend final : public Backend {

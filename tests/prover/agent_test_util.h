@@ -63,6 +63,12 @@ struct FakeDeviceOptions {
   uint64_t acquire_limit_bytes = UINT64_MAX;  // Acquire() refuses more than this (a racing process)
   Status fill_error;                          // returned by Fill() when not OK
   const FillGate* gate = nullptr;             // when set, Fill() waits for it first
+  // > 0: StartLookup copies the labels at once and FinishLookup returns this many microseconds
+  // after the start (a GPU's lookup kernel running on its own); Lookup takes as long.
+  uint64_t lookup_delay_us = 0;
+  Status lookup_error;  // returned by StartLookup (and Lookup) when not OK: a device that fails
+  // Called with "start <id>" and "finish <id>" as StartLookup and FinishLookup run.
+  std::function<void(const std::string&)> on_lookup;
 };
 
 // A device whose memory is a heap buffer, filled with the region labeler (same bytes as the host).

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstring>
 #include <random>
 
 #include "kernels/chunk_verifier.h"
@@ -94,6 +96,57 @@ TEST_P(RegionParity, FillThenLookupEqualsTheCpuEngine) {
   (*region)->Release();
   EXPECT_EQ(runtime.live_allocations(), 0);
   EXPECT_EQ(runtime.live_mapped_host(), 0);
+  EXPECT_EQ(runtime.live_lookup_queues(), 0);
+}
+
+// StartLookup/FinishLookup (the agent's round path): the labels land at FinishLookup; one lookup
+// at a time per region; two regions' lookups, started together, overlap on the device (each its
+// own queue); a region released with a lookup started waits for it and frees its queue.
+TEST(RegionLookup, StartedLookupsOfTwoRegionsOverlapAndOneAtATimePerRegion) {
+  EmulatedGpuConfig config = SmallGpu();
+  config.lookup_latency_us = 100'000;
+  EmulatedRuntime runtime(config);
+  const RegionSpec first = Spec(LabelFormat::kC1, 64, 0, 4096);
+  const RegionSpec second = Spec(LabelFormat::kC1, 64, 4096, 4096);
+  auto a = DeviceRegion::Acquire(&runtime, 0, Pieces(4096 * 32, 1 << 20));
+  auto b = DeviceRegion::Acquire(&runtime, 0, Pieces(4096 * 32, 1 << 20));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(runtime.live_lookup_queues(), 2);
+  ASSERT_TRUE((*a)->Fill(first, SmallTuning(), {}, nullptr).ok());
+  ASSERT_TRUE((*b)->Fill(second, SmallTuning(), {}, nullptr).ok());
+
+  const uint64_t ia[2] = {5, 4095}, ib[2] = {4096, 8000};
+  std::vector<uint8_t> out_a(64, 0), out_b(64, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*a)->StartLookup(ia, 2, out_a.data()).ok());
+  ASSERT_TRUE((*b)->StartLookup(ib, 2, out_b.data()).ok());
+  // One lookup at a time per region.
+  std::vector<uint8_t> more(32);
+  EXPECT_EQ((*a)->StartLookup(ia, 1, more.data()).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*a)->Lookup(ia, 1, more.data()).code(), StatusCode::kFailedPrecondition);
+  // Both were in flight at once (StartLookup did not wait for its lookup).
+  EXPECT_EQ(runtime.max_lookups_in_flight(), 2) << "the two lookups did not overlap";
+  ASSERT_TRUE((*a)->FinishLookup().ok());
+  ASSERT_TRUE((*b)->FinishLookup().ok());
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::microseconds(config.lookup_latency_us));
+  const std::vector<uint8_t> want_a = Reference(first), want_b = Reference(second);
+  EXPECT_EQ(0, std::memcmp(out_a.data(), want_a.data() + 5 * 32, 32));
+  EXPECT_EQ(0, std::memcmp(out_a.data() + 32, want_a.data() + 4095 * 32, 32));
+  EXPECT_EQ(0, std::memcmp(out_b.data(), want_b.data(), 32));
+  EXPECT_EQ(0, std::memcmp(out_b.data() + 32, want_b.data() + (8000 - 4096) * 32, 32));
+  // Finishing again is a no-op; an index outside the region is refused at the start.
+  EXPECT_TRUE((*a)->FinishLookup().ok());
+  const uint64_t outside = 4096;
+  EXPECT_EQ((*a)->StartLookup(&outside, 1, more.data()).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*a)->FinishLookup().ok());
+
+  // Released with a lookup started: it is waited for, then everything is freed.
+  ASSERT_TRUE((*b)->StartLookup(ib, 2, out_b.data()).ok());
+  (*b)->Release();
+  (*a)->Release();
+  EXPECT_EQ(runtime.live_lookup_queues(), 0);
+  EXPECT_EQ(runtime.live_mapped_host(), 0);
+  EXPECT_EQ(runtime.live_allocations(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, RegionParity,
@@ -236,6 +289,7 @@ TEST(DeviceRegion, RefusesManagedAndCompressibleMemory) {
         << region.status().ToString();
     EXPECT_EQ(runtime.live_allocations(), 0);
     EXPECT_EQ(runtime.live_mapped_host(), 0);
+    EXPECT_EQ(runtime.live_lookup_queues(), 0);
   }
   EmulatedGpuConfig config = SmallGpu();
   config.memory_kind = EmulatedMemoryKind::kUnknownCompression;
@@ -310,6 +364,7 @@ TEST(DeviceRegion, ErrorsAreStatusesAndNothingLeaks) {
     EXPECT_EQ(broken.status().code(), StatusCode::kInternal);
     EXPECT_EQ(failing.live_allocations(), 0);
     EXPECT_EQ(failing.live_mapped_host(), 0);
+    EXPECT_EQ(failing.live_lookup_queues(), 0);
   }
   auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(1 << 20, 1 << 18));
   ASSERT_TRUE(region.ok());
@@ -341,6 +396,7 @@ TEST(DeviceRegion, ErrorsAreStatusesAndNothingLeaks) {
   EXPECT_EQ((*region)->Fill(Spec(LabelFormat::kC1, 16, 0, 10)).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(runtime.live_allocations(), 0);
   EXPECT_EQ(runtime.live_mapped_host(), 0);
+  EXPECT_EQ(runtime.live_lookup_queues(), 0);
 }
 
 // threat-model: T-SCRATCH
@@ -435,6 +491,7 @@ TEST(DeviceRegion, ADeviceFaultIsADeviceLostAndTheRuntimeRefusesWhatFollows) {
   (*region)->Release();
   EXPECT_EQ(runtime.live_allocations(), 0);
   EXPECT_EQ(runtime.live_mapped_host(), 0);
+  EXPECT_EQ(runtime.live_lookup_queues(), 0);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #   prover/agent/             ... proto/ prover/backends/ prover/agent/
 #   prover/doctor/            ... proto/ prover/backends/ prover/doctor/
 #   prover/cli/               ... proto/ prover/backends/ prover/agent/ prover/doctor/ prover/cli/
-#   prover/bench/             ... proto/ prover/backends/ prover/cli/ prover/bench/
+#   prover/bench/             ... proto/ prover/backends/ prover/agent/ prover/cli/ prover/bench/
 #   prover/main.cc            prover/
 #   adversary/                common/ kernels/ proto/ adversary/
 #   challenger/parameters/    common/ kernels/ proto/ challenger/parameters/
@@ -64,7 +64,7 @@ allowed() {  # the include prefixes a file may use
     prover/agent/*) echo "$low prover/backends/ prover/agent/" ;;
     prover/doctor/*) echo "$low prover/backends/ prover/doctor/" ;;
     prover/cli/*) echo "$low prover/backends/ prover/agent/ prover/doctor/ prover/cli/" ;;
-    prover/bench/*) echo "$low prover/backends/ prover/cli/ prover/bench/" ;;
+    prover/bench/*) echo "$low prover/backends/ prover/agent/ prover/cli/ prover/bench/" ;;
     prover/*) echo "$low prover/" ;;
     adversary/*) echo "$low adversary/" ;;
     challenger/parameters/*) echo "$low challenger/parameters/" ;;

@@ -108,6 +108,7 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::Acquire(GpuRuntime* runtim
   }
   WP_RETURN_IF_ERROR(runtime->AllocateMappedHost(ordinal, static_cast<uint64_t>(kLookupBatch) * kLookupBytesPerLabel,
                                                  &r->lookup_host_, &r->lookup_device_));
+  WP_RETURN_IF_ERROR(runtime->CreateLookupQueue(ordinal, &r->lookup_queue_));
   RuntimeAllocator allocator(runtime, ordinal, &a);
   auto pieces = AcquireInPieces(allocator, target, options.policy);
   if (!pieces.ok()) return pieces.status().WithContext("acquiring memory on " + r->props_.id);
@@ -142,6 +143,7 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::AdoptHostMemory(GpuRuntime
   WP_RETURN_IF_ERROR(r->MeasureRateIfTimeLimited());
   WP_RETURN_IF_ERROR(runtime->AllocateMappedHost(ordinal, static_cast<uint64_t>(kLookupBatch) * kLookupBytesPerLabel,
                                                  &r->lookup_host_, &r->lookup_device_));
+  WP_RETURN_IF_ERROR(runtime->CreateLookupQueue(ordinal, &r->lookup_queue_));
   void* device = nullptr;
   WP_RETURN_IF_ERROR(runtime->RegisterHost(ordinal, host, bytes, &device).WithContext("registering host memory"));
   r->adopted_host_ = host;
@@ -161,6 +163,12 @@ Status DeviceRegion::MeasureRateIfTimeLimited() {
 
 void DeviceRegion::Release() {
   if (released_) return;
+  {
+    // A started lookup's kernel writes into the pinned buffer freed below: wait for it first.
+    std::lock_guard<std::mutex> lock(lookup_mu_);
+    if (started_out_ != nullptr) (void)runtime_->WaitLookup(ordinal_, lookup_queue_);
+    started_out_ = nullptr;
+  }
   if (adopted_host_ != nullptr) {
     runtime_->UnregisterHost(ordinal_, adopted_host_);  // the memory is its owner's
     adopted_host_ = nullptr;
@@ -168,6 +176,8 @@ void DeviceRegion::Release() {
   }
   RuntimeAllocator allocator(runtime_, ordinal_);
   ReleasePieces(allocator, &pieces_);
+  if (lookup_queue_ != nullptr) runtime_->DestroyLookupQueue(ordinal_, lookup_queue_);
+  lookup_queue_ = nullptr;
   if (lookup_host_ != nullptr) runtime_->FreeMappedHost(ordinal_, lookup_host_);
   lookup_host_ = lookup_device_ = nullptr;
   map_ = SlotMap();
@@ -322,8 +332,7 @@ Status DeviceRegion::RunLaunch(const FillPlan& plan, size_t w, LaunchStats* ls) 
   return Status::Ok();
 }
 
-Status DeviceRegion::Lookup(const uint64_t* global_indices, size_t n, uint8_t* out) const {
-  std::lock_guard<std::mutex> lock(lookup_mu_);
+Status DeviceRegion::StageLookupLocked(const uint64_t* global_indices, size_t n) const {
   if (released_) return FailedPreconditionError("device memory was released");
   if (!filled_) return FailedPreconditionError("no completed fill on " + props_.id);
   for (size_t i = 0; i < n; ++i) {
@@ -335,26 +344,63 @@ Status DeviceRegion::Lookup(const uint64_t* global_indices, size_t n, uint8_t* o
     }
   }
   auto* host_addresses = static_cast<uint64_t*>(lookup_host_);
-  auto* host_labels = reinterpret_cast<uint32_t*>(host_addresses + 2 * kLookupBatch);
-  auto* device_addresses = static_cast<const uint64_t*>(lookup_device_);
-  auto* device_labels = reinterpret_cast<uint32_t*>(static_cast<uint64_t*>(lookup_device_) + 2 * kLookupBatch);
-  for (size_t off = 0; off < n; off += kLookupBatch) {
-    const uint32_t batch = static_cast<uint32_t>(std::min<size_t>(kLookupBatch, n - off));
-    for (uint32_t i = 0; i < batch; ++i) {
-      LabelLayout::Half halves[2];
-      layout_.Locate(global_indices[off + i], halves);
-      for (int h = 0; h < 2; ++h) {
-        const SlotMap::Place place = map_.Locate(halves[h].slot);
-        host_addresses[2 * i + h] = map_.bases()[place.piece] + place.offset_bytes + halves[h].byte_offset;
-      }
+  for (size_t i = 0; i < n; ++i) {
+    LabelLayout::Half halves[2];
+    layout_.Locate(global_indices[i], halves);
+    for (int h = 0; h < 2; ++h) {
+      const SlotMap::Place place = map_.Locate(halves[h].slot);
+      host_addresses[2 * i + h] = map_.bases()[place.piece] + place.offset_bytes + halves[h].byte_offset;
     }
-    LookupArgs args;
-    args.addresses = device_addresses;
-    args.out = device_labels;
-    args.n = batch;
-    WP_RETURN_IF_ERROR(runtime_->RunLookup(ordinal_, args).WithContext("lookup on " + props_.id));
+  }
+  return Status::Ok();
+}
+
+LookupArgs DeviceRegion::LookupArgsFor(size_t n) const {
+  LookupArgs args;
+  args.addresses = static_cast<const uint64_t*>(lookup_device_);
+  args.out = reinterpret_cast<uint32_t*>(static_cast<uint64_t*>(lookup_device_) + 2 * kLookupBatch);
+  args.n = static_cast<uint32_t>(n);
+  return args;
+}
+
+Status DeviceRegion::LookupLocked(const uint64_t* global_indices, size_t n, uint8_t* out) const {
+  const auto* host_labels = reinterpret_cast<const uint8_t*>(static_cast<uint64_t*>(lookup_host_) + 2 * kLookupBatch);
+  for (size_t off = 0; off < n || (n == 0 && off == 0); off += kLookupBatch) {
+    const size_t batch = std::min<size_t>(kLookupBatch, n - off);
+    WP_RETURN_IF_ERROR(StageLookupLocked(global_indices + off, batch));
+    if (batch == 0) break;
+    WP_RETURN_IF_ERROR(runtime_->RunLookup(ordinal_, LookupArgsFor(batch), lookup_queue_).WithContext("lookup on " + props_.id));
     std::memcpy(out + off * 32, host_labels, batch * 32ull);
   }
+  return Status::Ok();
+}
+
+Status DeviceRegion::Lookup(const uint64_t* global_indices, size_t n, uint8_t* out) const {
+  std::lock_guard<std::mutex> lock(lookup_mu_);
+  if (started_out_ != nullptr) return FailedPreconditionError("a lookup is in flight on " + props_.id);
+  return LookupLocked(global_indices, n, out);
+}
+
+Status DeviceRegion::StartLookup(const uint64_t* global_indices, size_t n, uint8_t* out) const {
+  std::lock_guard<std::mutex> lock(lookup_mu_);
+  if (started_out_ != nullptr) return FailedPreconditionError("a lookup is in flight on " + props_.id);
+  if (n == 0 || n > kLookupBatch) return LookupLocked(global_indices, n, out);
+  WP_RETURN_IF_ERROR(StageLookupLocked(global_indices, n));
+  WP_RETURN_IF_ERROR(runtime_->LaunchLookup(ordinal_, LookupArgsFor(n), lookup_queue_).WithContext("lookup on " + props_.id));
+  started_out_ = out;
+  started_n_ = n;
+  return Status::Ok();
+}
+
+Status DeviceRegion::FinishLookup() const {
+  std::lock_guard<std::mutex> lock(lookup_mu_);
+  if (started_out_ == nullptr) return Status::Ok();
+  uint8_t* out = started_out_;
+  started_out_ = nullptr;
+  WP_RETURN_IF_ERROR(runtime_->WaitLookup(ordinal_, lookup_queue_).WithContext("lookup on " + props_.id));
+  if (released_) return FailedPreconditionError("device memory was released during a lookup");
+  const auto* host_labels = reinterpret_cast<const uint8_t*>(static_cast<uint64_t*>(lookup_host_) + 2 * kLookupBatch);
+  std::memcpy(out, host_labels, started_n_ * 32ull);
   return Status::Ok();
 }
 

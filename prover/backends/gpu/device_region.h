@@ -123,6 +123,13 @@ class DeviceRegion {
   // Errors: FAILED_PRECONDITION before a successful Fill or after Release; INVALID_ARGUMENT naming
   // the first index outside the filled range.
   Status Lookup(const uint64_t* global_indices, size_t n, uint8_t* out) const;
+  // The same in two steps, so that several devices' lookups run at once: StartLookup checks the
+  // indices and launches the lookup kernel (n <= kLookupBatch; a larger n is looked up at once);
+  // FinishLookup waits for it and copies the labels to `out`, which must stay valid until then.
+  // One lookup at a time: StartLookup or Lookup while one is started and not finished is
+  // FAILED_PRECONDITION. FinishLookup with none started is OK.
+  Status StartLookup(const uint64_t* global_indices, size_t n, uint8_t* out) const;
+  Status FinishLookup() const;
 
   // Frees everything; idempotent.
   void Release();
@@ -136,6 +143,11 @@ class DeviceRegion {
   Status RunLaunch(const FillPlan& plan, size_t w, LaunchStats* stats);
   // Devices whose driver kills long kernels: the raw compression rate, to size launches.
   Status MeasureRateIfTimeLimited();
+  // REQUIRES: lookup_mu_ held. Checks the indices against the filled range and writes their half
+  // addresses into the pinned lookup buffer (n <= kLookupBatch); then runs or launches the kernel.
+  Status StageLookupLocked(const uint64_t* global_indices, size_t n) const;
+  Status LookupLocked(const uint64_t* global_indices, size_t n, uint8_t* out) const;
+  LookupArgs LookupArgsFor(size_t n) const;
 
   GpuRuntime* runtime_;
   int ordinal_;
@@ -144,6 +156,7 @@ class DeviceRegion {
   SlotMap map_;
   void* lookup_host_ = nullptr;    // pinned: 2 * kLookupBatch half addresses, then kLookupBatch labels
   void* lookup_device_ = nullptr;  // the same memory, as the device sees it
+  void* lookup_queue_ = nullptr;   // GpuRuntime::CreateLookupQueue: this region's lookups
   MemoryAccount account_;
   double raw_rate_ = 0;  // compressions per second; measured only where kernels are time-limited
   LabelLayout layout_;
@@ -153,6 +166,8 @@ class DeviceRegion {
   bool filled_ = false;
   uint64_t filled_first_ = 0, filled_count_ = 0;
   mutable std::mutex lookup_mu_;
+  mutable uint8_t* started_out_ = nullptr;  // guarded by lookup_mu_: the started lookup's destination
+  mutable size_t started_n_ = 0;            // guarded by lookup_mu_
 };
 
 }  // namespace gpu

@@ -71,6 +71,10 @@ class GpuMemory final : public DeviceMemory {
   Status Lookup(const uint64_t* global_indices, size_t n, uint8_t* out) const override {
     return region_->Lookup(global_indices, n, out);
   }
+  Status StartLookup(const uint64_t* global_indices, size_t n, uint8_t* out) const override {
+    return region_->StartLookup(global_indices, n, out);
+  }
+  Status FinishLookup() const override { return region_->FinishLookup(); }
 
   void Release() override {
     region_->Release();

@@ -1,0 +1,61 @@
+// The agent's event loop, run so that rounds are answered the moment they arrive: while a session
+// answers rounds (AgentCore::AnsweringRounds: a device of it has its fill notice and it is not
+// ending), the loop polls for I/O without sleeping (kj::WaitScope::poll, a non-blocking epoll), so
+// a round's bytes are read without the kernel first waking a sleeping thread (tens of microseconds
+// on a loaded or power-saving machine, more in a virtual machine). Otherwise it sleeps in epoll as
+// usual, looking at the session's state every `session_tick_us` while a session exists and every
+// `idle_tick_us` while none does.
+//
+// Bounds (the busy-wait never outlives its session): polling stops as soon as the session ends
+// (finish, abort, disconnect, timeout, protocol error: AnsweringRounds turns false) and after
+// `max_poll_us` of one session in any case (then the loop sleeps until that session ends). Its CPU
+// cost: one core at 100% while it polls, i.e. at most max_poll_us of one core per session (60 s by
+// default; a session's proof rounds take milliseconds, a wave's holding rounds up to the wave's run).
+//
+// Thread-safety: RunAgentEventLoop runs on the event loop's thread; `stats` may be read from others.
+#pragma once
+
+#include <kj/async.h>
+#include <kj/timer.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "prover/agent/agent_core.h"
+
+namespace wipeproof {
+
+// Polling needs a core nothing else wants: on a machine with few hardware threads the polling
+// thread and the others preempt each other, and a round then waits a scheduler tick (4 ms at
+// HZ = 250) instead of a wake-up (docs/benchmarks.md "Rounds": on the 2-core reference VM it raised
+// the honest p99.9 to about 4 ms in every calibrate run while lowering the median by 76 us).
+// `auto` polls only with at least this many hardware threads.
+inline constexpr unsigned kRoundPollingAutoMinThreads = 8;
+
+// on, off, or auto (on with at least kRoundPollingAutoMinThreads hardware threads).
+enum class RoundPollingMode { kAuto, kOn, kOff };
+// "auto", "on", "off"; false for any other text.
+bool RoundPollingModeFromName(const std::string& name, RoundPollingMode* mode);
+// Whether `mode` polls on a machine with `hardware_threads` (std::thread::hardware_concurrency()).
+bool RoundPollingEnabled(RoundPollingMode mode, unsigned hardware_threads);
+
+struct RoundPollingOptions {
+  bool enabled = true;                   // false: always sleep in epoll (the loop before polling)
+  int64_t max_poll_us = 60'000'000;      // most polling per session
+  int64_t session_tick_us = 1'000;       // state checks while a session fills or rounds are not polled
+  int64_t idle_tick_us = 50'000;         // state checks while no session runs
+};
+
+struct RoundPollingStats {
+  std::atomic<bool> polling{false};        // polling now
+  std::atomic<uint64_t> poll_periods{0};   // times polling started
+  std::atomic<uint64_t> polled_us{0};      // microseconds spent polling, all periods
+  std::atomic<uint64_t> capped{0};         // periods stopped by max_poll_us rather than the session's end
+};
+
+// Runs the event loop until `done` resolves (a signal, a test's promise), polling as above.
+void RunAgentEventLoop(kj::Promise<void> done, kj::WaitScope& wait_scope, kj::Timer& timer, const AgentCore& core,
+                       const RoundPollingOptions& options, RoundPollingStats* stats = nullptr);
+
+}  // namespace wipeproof

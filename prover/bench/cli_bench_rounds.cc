@@ -1,0 +1,108 @@
+// `wipeproof-prover bench --what=rounds`: the round benchmark (round_bench.h), one JSON line per
+// path on stdout (docs/benchmarks.md "Rounds" explains the fields), progress on stderr.
+#include <gflags/gflags.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include "prover/bench/cli_bench.h"
+#include "prover/bench/round_bench.h"
+#include "prover/cli/cli.h"
+
+DEFINE_uint32(rounds, 2000, "bench --what=rounds: timed rounds per path; default 2000");
+DEFINE_string(paths, "in-process,tcp-loopback-plaintext,tcp-loopback-tls13",
+              "bench --what=rounds: the paths to measure, comma-separated, in order");
+DECLARE_uint32(lookup_labels);
+DEFINE_string(rounds_polling, "auto",
+              "bench --what=rounds: whether the TCP paths' agent polls the network during rounds instead of "
+              "sleeping: on, off or auto (default: on with at least 8 hardware threads, as the agent does by "
+              "default)");
+
+namespace wipeproof {
+namespace {
+
+constexpr char kName[] = "bench";
+
+nlohmann::ordered_json Json(const Percentiles& p, bool all) {
+  nlohmann::ordered_json j;
+  j["p50_us"] = Sig(p.p50_us, 3);
+  j["p99_us"] = Sig(p.p99_us, 3);
+  if (all) {
+    j["p999_us"] = Sig(p.p999_us, 3);
+    j["max_us"] = Sig(p.max_us, 3);
+  }
+  return j;
+}
+
+}  // namespace
+
+int RunBenchRounds(BenchSetup& setup) {
+  RoundBenchOptions options;
+  options.rounds = FLAGS_rounds;
+  options.labels_per_round = FLAGS_lookup_labels;
+  RoundPollingMode polling_mode;
+  if (!RoundPollingModeFromName(FLAGS_rounds_polling, &polling_mode)) {
+    return UsageError(kName, "--rounds_polling must be auto, on or off, got '" + FLAGS_rounds_polling + "'");
+  }
+  options.polling.enabled = RoundPollingEnabled(polling_mode, std::thread::hardware_concurrency());
+  options.paths.clear();
+  std::stringstream paths(FLAGS_paths);
+  for (std::string path; std::getline(paths, path, ',');) {
+    if (!path.empty()) options.paths.push_back(path);
+  }
+  if (options.paths.empty()) return UsageError(kName, "--paths names no path");
+  std::fprintf(stderr, "bench rounds: %u rounds of %u labels per path (%s), host memory of %llu labels\n",
+               options.rounds, options.labels_per_round, FLAGS_paths.c_str(),
+               static_cast<unsigned long long>(options.session_labels));
+  const double cpu_before = ProcessCpuSeconds();
+  auto results = RunRoundBench(options);
+  if (!results.ok()) {
+    if (results.status().code() == StatusCode::kInvalidArgument) return UsageError(kName, results.status().message());
+    return Failure(kName, results.status());
+  }
+  double load[3] = {-1, -1, -1};
+  if (getloadavg(load, 3) != 3) load[0] = load[1] = load[2] = -1;
+  setup.chunk_labels = options.chunk_labels;
+  for (const RoundPathResult& r : *results) {
+    nlohmann::ordered_json j = BenchHeader("rounds", setup);
+    j["path"] = r.path;
+    if (r.path != "in-process") j["round_polling"] = options.polling.enabled;
+    j["labels_per_round"] = r.labels_per_round;
+    j["rounds"] = r.rounds;
+    j["p50_us"] = Sig(r.round.p50_us, 3);
+    j["p99_us"] = Sig(r.round.p99_us, 3);
+    j["p999_us"] = Sig(r.round.p999_us, 3);
+    j["max_us"] = Sig(r.round.max_us, 3);
+    j["load_average"] = {Sig(load[0], 3), Sig(load[1], 3), Sig(load[2], 3)};
+    nlohmann::ordered_json stages;
+    stages["client_build"] = Json(r.client_build, false);
+    stages["agent_checks"] = Json(r.agent_checks, false);
+    stages["agent_lookups"] = Json(r.agent_lookups, false);
+    stages["agent_answer"] = Json(r.agent_answer, true);
+    stages["transport"] = Json(r.transport, true);
+    stages["client_check"] = Json(r.client_check, false);
+    stages["agent_transcript_after_answer"] = Json(r.agent_transcript, false);
+    j["stages"] = stages;
+    nlohmann::ordered_json cpu;
+    cpu[r.path == "in-process" ? "one_thread_both_sides" : "client_thread"] = Sig(r.client_cpu_us, 3);
+    if (r.agent_cpu_us >= 0) cpu["agent_thread"] = Sig(r.agent_cpu_us, 3);
+    j["cpu_us_per_round"] = cpu;
+    if (r.client_instructions >= 0) {
+      nlohmann::ordered_json counts;
+      counts[r.path == "in-process" ? "one_thread_both_sides" : "client_thread"] = Sig(r.client_instructions, 4);
+      if (r.agent_instructions >= 0) counts["agent_thread"] = Sig(r.agent_instructions, 4);
+      j["instructions_per_round"] = counts;
+    } else {
+      j["instructions_per_round"] = nullptr;
+      j["instructions_unavailable"] = r.instructions_unavailable;
+    }
+    if (r.tls_handshake_p50_us >= 0) j["tls_handshake_p50_us"] = Sig(r.tls_handshake_p50_us, 3);
+    std::printf("%s\n", j.dump().c_str());
+  }
+  std::fprintf(stderr, "bench rounds: done, %.1f CPU-seconds in all\n", ProcessCpuSeconds() - cpu_before);
+  return 0;
+}
+
+}  // namespace wipeproof
