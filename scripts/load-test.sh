@@ -5,7 +5,11 @@
 # Then checks the ledger: exactly one session per node, each with exactly
 # one order, fill report, round log, verdict, transcript and receipt (nothing lost, nothing
 # duplicated), every verdict a pass, `ledger verify` clean, every agent still running. Reports wall
-# time, the challenger's CPU time and peak RSS, and agents passed/failed, as JSON and as a summary.
+# time, the challenger's CPU time and peak RSS, and agents passed/failed, as JSON and as a summary,
+# and the challenger's own share of each round while the whole wave proves at once (serve
+# --round_costs, challenger/session/round_costs.h): its added time per round (building the round
+# before send, checking the answer after receipt) p50/p99/p99.9, the same in thread CPU time, and
+# its CPU per round (the process's CPU over the run / rounds, and the session threads' own).
 # Builds nothing: run it after building wipeproof-prover and wipeproof-challenger.
 #
 # Usage: scripts/load-test.sh [--agents=N] [--dir=D] [--json=FILE] [--bin-dir=B] [flags]
@@ -319,6 +323,7 @@ bash -c '[[ -z "$NOFILE" ]] || ulimit -n "$NOFILE" || exit 2; "$@" & echo $! >"$
   "$challenger" serve --inventory="$dir/inventory.json" --profile="$dir/profile.json" \
   --authority_key="$dir/inspect-authority.key" --challenger_key="$dir/inspect-challenger.key" \
   --ledger="$dir/ledger.db" --threads="$challenger_threads" --max_sessions="$agents" --json \
+  --round_costs="$dir/round-costs.json" \
   >"$dir/serve.jsonl" 2>"$dir/serve.log" &
 wrapper_pid=$!
 for _ in $(seq 1 50); do [[ -s "$dir/challenger.pid" ]] && break; sleep 0.02; done
@@ -414,6 +419,35 @@ done
 agents_cpu_s=$(calc "$agents_cpu_ticks / $(getconf CLK_TCK)")
 [[ $agents_alive -eq $agents ]] || problem "$((agents - agents_alive)) agent(s) exited during the test"
 
+# The challenger's own share of each round (serve --round_costs: one JSON object on one line).
+round_costs=null
+[[ -s "$dir/round-costs.json" ]] && round_costs=$(head -n 1 "$dir/round-costs.json")
+[[ "$round_costs" == "{"* ]] || { round_costs=null; problem "the challenger wrote no round costs ($dir/round-costs.json)"; }
+# cost FIGURE KEY: a number of the round costs ("added" "p99_us"; "" "rounds" for a top-level one); null if absent.
+cost() {
+  local v
+  if [[ -z "$1" ]]; then
+    v=$(sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" <<<"$round_costs")
+  else
+    v=$(sed -n "s/.*\"$1\": {[^}]*\"$2\": \([0-9.]*\).*/\1/p" <<<"$round_costs")
+  fi
+  echo "${v:-null}"
+}
+rounds_total=$(cost "" rounds)
+added_p50=$(cost added p50_us)
+added_p99=$(cost added p99_us)
+added_p999=$(cost added p999_us)
+added_cpu_p50=$(cost added_cpu p50_us)
+added_cpu_p99=$(cost added_cpu p99_us)
+build_p99=$(cost build p99_us)
+check_p99=$(cost check p99_us)
+send_p99=$(cost send p99_us)
+transcript_p99=$(cost transcript p99_us)
+wave_report_max=$(cost wave_report max_us)
+session_cpu_per_round=$(cost "" session_thread_cpu_us_per_round)
+cpu_per_round=null
+[[ "$rounds_total" =~ ^[1-9][0-9]*$ ]] && cpu_per_round=$(calc "($cpu_user_s + $cpu_sys_s) * 1e6 / $rounds_total")
+
 passed=$pass_lines
 failed=$((agents - pass_lines))
 result=$(cat <<JSON
@@ -424,6 +458,13 @@ result=$(cat <<JSON
  "challenger_cpu_user_s": $cpu_user_s, "challenger_cpu_sys_s": $cpu_sys_s, "challenger_peak_rss_kib": $peak_rss_kib, "challenger_peak_fds": $peak_fds,
  "challenger_threads": $challenger_threads, "agents_cpu_s": $agents_cpu_s,
  "max_fill_us": $max_fill_us, "max_round_us": $max_round_us, "cores": $(nproc),
+ "challenger_rounds": $rounds_total, "challenger_round_added_p50_us": $added_p50, "challenger_round_added_p99_us": $added_p99,
+ "challenger_round_added_p999_us": $added_p999, "challenger_round_added_cpu_p50_us": $added_cpu_p50,
+ "challenger_round_added_cpu_p99_us": $added_cpu_p99, "challenger_round_build_p99_us": $build_p99,
+ "challenger_round_check_p99_us": $check_p99, "challenger_round_send_p99_us": $send_p99,
+ "challenger_round_transcript_p99_us": $transcript_p99, "challenger_wave_report_max_us": $wave_report_max,
+ "challenger_cpu_us_per_round": $cpu_per_round, "challenger_session_cpu_us_per_round": $session_cpu_per_round,
+ "challenger_round_costs": $round_costs,
  "load_at_start": "$load_at_start", "ok": $([[ ${#problems[@]} -eq 0 ]] && echo true || echo false)}
 JSON
 )
@@ -438,6 +479,10 @@ load test: $agents agents (${agent_kib} KiB host memory each) in one scheduled w
   agents started in ${agents_start_s} s; load average at start $load_at_start on $(nproc) cores
   challenger CPU: user ${cpu_user_s} s, sys ${cpu_sys_s} s; peak RSS $((peak_rss_kib / 1024)) MiB, $peak_fds open files; agents' CPU ${agents_cpu_s} s
   slowest fill: $((max_fill_us / 1000)) ms; slowest round: $((max_round_us / 1000)) ms
+  challenger's share of a round ($rounds_total rounds): added (build + check) p50 $added_p50 us, p99 $added_p99 us, p99.9 $added_p999 us;
+    its thread CPU p50 $added_cpu_p50 us, p99 $added_cpu_p99 us (build p99 $build_p99 us, check p99 $check_p99 us; RPC send call p99 $send_p99 us)
+    off the critical path: transcript hash p99 $transcript_p99 us; wave report (once per session) max $wave_report_max us
+  challenger CPU per round: $cpu_per_round us (the process's whole CPU / rounds), session threads $session_cpu_per_round us
 TEXT
 echo "$result"
 if [[ ${#problems[@]} -ne 0 ]]; then

@@ -56,6 +56,10 @@ DEFINE_string(progress, "auto",
 DEFINE_string(wave, "", "serve: run only this wave; default every wave of the inventory");
 DEFINE_uint64(max_sessions, 0, "serve: stop after the wave run that brings the sessions to at least N; 0 = no limit");
 DEFINE_bool(once, false, "serve: run every wave once, now, then exit");
+DEFINE_string(round_costs, "",
+              "serve: when it ends, write the challenger's own share of each round to this file as one JSON "
+              "object (build and check time, p50/p99/p99.9 and CPU per round: session/round_costs.h); a benchmark "
+              "figure, never recorded in the ledger; default none");
 DEFINE_string(shard, "",
               "serve: I/N: run only the inventory's waves k with k mod N = I (one of N challengers, each with its "
               "own ledger; the Kubernetes StatefulSet passes its replica ordinal); default every wave");

@@ -33,6 +33,7 @@ DECLARE_string(progress);
 DECLARE_string(wave);
 DECLARE_uint64(max_sessions);
 DECLARE_bool(once);
+DECLARE_string(round_costs);
 DECLARE_string(shard);
 DECLARE_double(prepare_ahead_gib);
 DECLARE_string(metrics_listen);

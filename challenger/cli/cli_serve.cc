@@ -24,8 +24,10 @@
 #include "challenger/fleet/wave_service.h"
 #include "challenger/fleet/wave_shard.h"
 #include "challenger/ledger/ledger_records.h"
+#include "challenger/session/round_costs.h"
 #include "challenger/session/session_plan.h"
 #include "common/clock.h"
+#include "common/file_write.h"
 #include "common/metrics_http_server.h"
 #include "common/metrics_registry.h"
 #include "common/terminal_text.h"
@@ -135,6 +137,9 @@ int RunServe() {
     metrics->OnLedgerVerified(fleet.ok(), SystemClock().UnixMicros());
   }
 
+  // The challenger's own share of each round, for the load test (never in the ledger).
+  RoundCostStats round_costs;
+  if (!FLAGS_round_costs.empty()) setup->tcp.round_costs = &round_costs;
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   WaveServiceOptions service_options;
@@ -160,6 +165,12 @@ int RunServe() {
   const WaveServiceTotals totals = service.Run(g_stop, g_signal);
   std::cerr << "wipeproof-challenger serve: " << totals.sessions << " session(s), " << totals.failures << " failed, "
             << totals.busy << " of them busy\n";
+  if (!FLAGS_round_costs.empty()) {
+    Status written = WriteFileReplacing(FLAGS_round_costs, round_costs.Json(ProcessRusageCpuNs()) + "\n");
+    if (!written.ok()) {
+      std::cerr << "wipeproof-challenger serve: --round_costs: " << CliErrorText(written) << "\n";
+    }
+  }
   return totals.failures == 0 ? kExitOk : kExitFailed;
 }
 
@@ -174,7 +185,7 @@ const CliSubcommand& ServeSubcommand() {
    "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.\n"
    "--metrics_listen=HOST:PORT serves Prometheus metrics on /metrics and /healthz (docs/metrics.md).",
    {"inventory", "delegation", "authority_pub", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-    "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard", "progress"},
+    "connect_timeout_s", "wave", "max_sessions", "once", "metrics_listen", "shard", "progress", "round_costs"},
    &RunServe,
    {{"delegation", kDelegationHelp},
     {"authority_pub", kAuthorityPubForDelegationHelp},

@@ -40,6 +40,7 @@ SessionEnv EnvOn(kj::AsyncIoContext& io, RecordSink& records, WaveSync* wave, co
   SessionEnv env = SessionEnvOn(io, *options.clock, records, options.threads, wave);
   env.expected_labels_test_delay_us = options.prepare_test_delay_us;
   env.expected_labels_progress = ProgressOf(node, options);
+  env.round_costs = options.round_costs;
   if (options.session_progress) {
     env.progress = [report = options.session_progress, node](const SessionProgress& p) { report(node, p); };
   }

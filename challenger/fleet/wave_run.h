@@ -43,6 +43,8 @@ struct TcpSessionOptions {
   std::function<void(const std::string& node, uint64_t done, uint64_t total)> prepare_progress;
   // Each session's progress while it runs (SessionEnv::progress); empty = none.
   std::function<void(const std::string& node, const SessionProgress&)> session_progress;
+  // Gathers every session's own share of its rounds (SessionEnv::round_costs); null = none. Not owned.
+  RoundCostStats* round_costs = nullptr;
 };
 
 // One session of `plan` against the agent at plan.address. `wave` is null outside wave runs.

@@ -12,14 +12,18 @@
 #include "proto/codec.h"
 #include "proto/label_wire.h"
 #include "proto/session_rules.h"
+#include "proto/validate.h"
 
 namespace wipeproof {
 namespace {
 
 using proto::FailureReason;
 
-// How often (real time) a session waiting for its wave looks at the wave's state again.
-constexpr uint64_t kWavePollUs = 1'000;
+// The longest (real time) the loop sleeps with nothing due: the wave's changes wake it (WaveSync
+// listeners, LoopWake), answers and notices are events, and the fill's, the round's and the next
+// holding round's times are waited for as such; this only paces the progress callback. (A 1 ms poll
+// of the wave here cost a 200-member wave about half the challenger's CPU: docs/benchmarks.md.)
+constexpr uint64_t kIdleWakeUs = 100'000;
 
 
 }  // namespace
@@ -34,7 +38,8 @@ SessionRun::SessionRun(const SessionPlan& plan, const SessionKeys& keys, const S
       challenges_(challenges),
       expected_(expected),
       tasks_(errors_),
-      devices_(plan.devices.size()) {
+      devices_(plan.devices.size()),
+      measure_cpu_(env.round_costs != nullptr) {
   for (size_t d = 0; d < devices_.size(); ++d) devices_[d].sent.has_holding = plan.devices[d].hold_labels > 0;
 }
 
@@ -57,6 +62,7 @@ StatusOr<SessionOutcome> SessionRun::Run(AgentConnector& connector) {
   } catch (const std::exception& e) {
     Fail(FailureFromUnexpected("during the fill or the rounds", e.what()));
   }
+  HashPendingRound();  // the transcript holds every round before the close reads it
   if (s_.failure.failed()) s_.wave.Failed();
   s_.wave_not_held = s_.wave.Releasing(!s_.failure.failed());
   SessionClose close(s_, agent.ok() ? &*agent : nullptr);
@@ -69,6 +75,7 @@ StatusOr<SessionOutcome> SessionRun::Run(AgentConnector& connector) {
     s_.Fail(FailureFromUnexpected("in finish or abort", e.what()));
     close.SupersedeWithFailure();
   }
+  if (s_.env.round_costs != nullptr) s_.env.round_costs->Add(s_.out.costs);
   if (s_.out.verdict.payload.empty()) {
     // Not even the minimal verdict could be signed (SessionClose); nothing to record.
     return InternalError(s_.name + ": no verdict could be signed; the order is in the ledger without one");
@@ -118,6 +125,19 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent) {
   s_.out.order_sent_unix_us = s_.sent.unix_us;
   s_.out.order_sent_monotonic_us = s_.sent.monotonic_us;
   next_round_at_ = s_.sent.real;
+  // The session thread's CPU from here to the last round (round_costs.h), and every round's cost
+  // without a reallocation: at most one round per batch of each device.
+  const uint64_t cpu_start_ns = ThreadRusageCpuNs();
+  const size_t most_rounds = size_t{challenges_.batches()} * devices_.size();
+  s_.out.costs.rounds.reserve(most_rounds);
+  s_.out.rounds.reserve(most_rounds);
+  s_.out.exchanges.reserve(most_rounds);
+  // The wave's fill and end wake this loop from the member that completes them.
+  struct Listening {
+    WaveGuard& wave;
+    uint64_t id;
+    ~Listening() { wave.RemoveListener(id); }
+  } listening{s_.wave, s_.wave.AddListener([wake = wave_wake_] { wake->Fire(); })};
   SendRequests(agent);
   for (;;) {
     CheckRealTimeLimits();
@@ -126,8 +146,10 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent) {
     if (s_.failure.failed()) break;
     if (!in_flight_ && s_.fills.report_verified() && s_.fills.AllNoticed() && ProofDone() && s_.wave.WaveDone()) break;
     ReportProgress();
+    ++s_.out.costs.loop_turns;
     WaitUntil(NextWake());
   }
+  s_.out.costs.thread_cpu_ns = ThreadRusageCpuNs() - cpu_start_ns;
   LOG(INFO) << s_.name << ": " << s_.out.rounds.size() << " rounds (" << s_.plan.profile.rounds
             << " proof rounds per device)";
 }
@@ -158,11 +180,11 @@ void SessionRun::SendRequests(proto::ProverAgent::Client& agent) {
   }
 }
 
-// The next time the loop must look: the wave's poll, the fill's and the round's real-time limits,
+// The next time the loop must look: the idle wake, the fill's and the round's real-time limits,
 // the next holding round's gap.
 kj::TimePoint SessionRun::NextWake() const {
   const kj::TimePoint now = s_.env.timer->now();
-  kj::TimePoint wake = now + kWavePollUs * kj::MICROSECONDS;
+  kj::TimePoint wake = now + kIdleWakeUs * kj::MICROSECONDS;
   if (!report_arrived_) wake = std::min(wake, s_.sent.real + FillWaitLimitUs(s_.plan.fill_deadline_us) * kj::MICROSECONDS);
   if (in_flight_) {
     wake = std::min(wake, in_flight_->sent_real + RoundWaitLimitUs(s_.plan.profile.round_deadline_us) * kj::MICROSECONDS);
@@ -211,14 +233,21 @@ void SessionRun::OnReport(proto::Envelope::Reader wire) {
 
 void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
   if (!in_flight_) return;
-  const InFlight round = std::move(*in_flight_);
+  // The round ends here, as it is received: what follows is the challenger's own check.
+  const int64_t answered_us = s_.env.clock->MonotonicMicros();
+  const uint64_t received_ns = SteadyNowNs();
+  const uint64_t cpu_start_ns = measure_cpu_ ? ThreadCpuNs() : 0;
+  InFlight round = std::move(*in_flight_);
   in_flight_.reset();
   auto received = proto::EncodeCanonical(answer);
-  RoundRecord& record = EndRound(round, received.ok() ? *std::move(received) : proto::Bytes());
+  Status received_status = received.ok() ? Status::Ok() : received.status();
+  RoundRecord& record = EndRound(round, received.ok() ? *std::move(received) : proto::Bytes(), answered_us);
   const uint64_t deadline = s_.plan.profile.round_deadline_us;
   record.deadline_met = record.elapsed_us <= deadline;
   if (!s_.failure.failed()) {
-    const bool correct = CheckAnswer(round, answer);
+    // EndRound moved the round's and the answer's canonical bytes into the round log.
+    const RoundExchange& logged = s_.out.exchanges.back();
+    const bool correct = CheckAnswer(round, answer, logged, received_status);
     record.all_correct = correct;
     size_t labels = 0;
     for (const auto& [d, b] : round.parts) labels += challenges_.Indices(d, b).size();
@@ -235,20 +264,51 @@ void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
     }
   }
   VLOG(1) << s_.name << " round " << round.index << ": " << record.elapsed_us << " us";
+  RoundCost* cost = round.index < s_.out.costs.rounds.size() ? &s_.out.costs.rounds[round.index] : nullptr;
+  if (cost != nullptr) {
+    cost->check_ns = SteadyNowNs() - received_ns;
+    if (measure_cpu_) cost->check_cpu_ns = ThreadCpuNs() - cpu_start_ns;
+    cost->answered = true;
+  }
+  if (!s_.failure.failed() && s_.fills.report_verified() && s_.fills.AllNoticed() && ProofDone()) {
+    // Once per session, before the next round is planned (the last member's report ends the
+    // wave's holding rounds); timed apart: the last one wakes every member's loop.
+    const uint64_t report_start_ns = SteadyNowNs();
+    s_.wave.ProofDone(true);
+    if (cost != nullptr) cost->wave_report_ns = SteadyNowNs() - report_start_ns;
+  }
   if (s_.failure.failed()) return Wake();
-  if (s_.fills.report_verified() && s_.fills.AllNoticed() && ProofDone()) s_.wave.ProofDone(true);
   // The next round: proof rounds follow at once; holding rounds after a random gap.
   const uint64_t gap_us = s_.plan.hold_gap_max_us == 0 ? 0 : UniformBelow(s_.plan.hold_gap_max_us + 1);
   next_round_at_ = s_.env.timer->now() + gap_us * kj::MICROSECONDS;
   MaybeSendRound();
+  // Off the critical path: the next round is on its way (or none is due yet).
+  HashPendingRound();
   Wake();
+}
+
+void SessionRun::HashPendingRound() {
+  if (!transcript_pending_) return;
+  const size_t index = *transcript_pending_;  // of the exchange (and timing row) in the log
+  transcript_pending_.reset();
+  const uint64_t start_ns = SteadyNowNs();
+  const RoundExchange& logged = s_.out.exchanges[index];
+  Status hashed = s_.transcript.AddRoundBytes(proto::AsView(logged.round), proto::AsView(logged.answer));
+  const uint32_t round = s_.out.rounds[index].round;
+  if (round < s_.out.costs.rounds.size()) s_.out.costs.rounds[round].transcript_ns = SteadyNowNs() - start_ns;
+  if (hashed.ok()) return;
+  SessionFailure f =
+      SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "round answer: transcript: " + PeerText(hashed.message()));
+  f.has_round = true;
+  f.round = round;
+  Fail(std::move(f));
 }
 
 void SessionRun::OnRoundError(const kj::Exception& e) {
   if (!in_flight_) return;
-  const InFlight round = std::move(*in_flight_);
+  InFlight round = std::move(*in_flight_);
   in_flight_.reset();
-  EndRound(round, {});
+  EndRound(round, {}, s_.env.clock->MonotonicMicros());
   SessionFailure f = FailureFromException(e, FailureReason::AGENT_ABORTED, "round " + std::to_string(round.index));
   if (f.reason == FailureReason::DISCONNECTED) {
     // Its indices were on the wire: a node that drops the connection when a round asks for labels
@@ -263,7 +323,11 @@ void SessionRun::OnRoundError(const kj::Exception& e) {
   Fail(std::move(f));
 }
 
-bool SessionRun::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader answer) {
+// The round's own message is read where it was built (round.message): no copy, no re-parse. The
+// checks of the round as logged that a re-parse made stay: its canonical bytes exist, fit a
+// ChallengeRound and have its shape (round_log.h parses them again when the log is built).
+bool SessionRun::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader answer, const RoundExchange& logged,
+                             const Status& answer_canonical) {
   auto protocol_error = [this, &round](const std::string& text) {
     SessionFailure f = SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "round answer: " + text);
     f.has_round = true;
@@ -271,20 +335,48 @@ bool SessionRun::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader a
     Fail(std::move(f));
     return false;
   };
-  auto sent = proto::ParseMessage<proto::ChallengeRound>(proto::AsView(round.round));
-  if (!sent.ok()) return protocol_error("round not logged: " + sent.status().ToString());
-  Status fits = proto::CheckAnswerFitsRound(sent->root(), answer);
+  if (!round.not_logged.empty()) return protocol_error("round not logged: " + round.not_logged);
+  if (logged.round.size() > proto::kMaxChallengeRoundBytes) {
+    return protocol_error("round not logged: " + std::to_string(logged.round.size()) + " bytes, over the limit of " +
+                          std::to_string(proto::kMaxChallengeRoundBytes));
+  }
+  const proto::ChallengeRound::Reader sent = round.message->getRoot<proto::ChallengeRound>().asReader();
+  if (Status shape = proto::ValidateShape(sent); !shape.ok()) {
+    return protocol_error("round not logged: " + shape.ToString());
+  }
+  Status fits = proto::CheckAnswerFitsRound(sent, answer);
   if (!fits.ok()) return protocol_error(fits.message());
-  Status hashed = s_.transcript.AddRound(sent->root(), answer);
-  if (!hashed.ok()) return protocol_error("transcript: " + PeerText(hashed.message()));
+  // The transcript hashes both messages in canonical form: the bytes just logged (an answer that
+  // cannot be put in that form fails here, as it did when the hasher encoded it itself). It does so
+  // once the next round went out (HashPendingRound), off the critical path; rounds stay in order,
+  // as one round is in flight at a time and each is hashed before the next answer is read.
+  if (!answer_canonical.ok()) return protocol_error("transcript: " + PeerText(answer_canonical.message()));
+  transcript_pending_ = s_.out.exchanges.size() - 1;  // `logged`
+  // Every label against its expected one: each part's answered labels are contiguous in the answer
+  // and its expected labels contiguous in their batch, in the same order (CheckAnswerFitsRound
+  // passed: the answer holds exactly the round's labels), so one comparison per part covers every
+  // byte. Only on a difference is each label compared alone, to name the first wrong one.
+  const uint8_t* got = answer.getLabels().begin();
+  size_t offset = 0;
+  bool all_same = true;
+  for (const auto& [d, b] : round.parts) {
+    const size_t bytes = challenges_.Indices(d, b).size() * proto::kLabelBytes;
+    if (bytes > 0 && std::memcmp(got + offset, expected_.Batch(d, b), bytes) != 0) {
+      all_same = false;
+      break;
+    }
+    offset += bytes;
+  }
+  if (all_same) return true;
   // The expected labels in the round's order: its parts, each batch's labels in send order.
-  std::vector<const uint8_t*> expected;
+  expected_scratch_.clear();
   for (const auto& [d, b] : round.parts) {
     const uint8_t* batch = expected_.Batch(d, b);
-    for (size_t k = 0; k < challenges_.Indices(d, b).size(); ++k) expected.push_back(batch + k * proto::kLabelBytes);
+    const size_t n = challenges_.Indices(d, b).size();
+    for (size_t k = 0; k < n; ++k) expected_scratch_.push_back(batch + k * proto::kLabelBytes);
   }
   SessionFailure wrong =
-      CompareLabels(s_.facts, sent->root(), answer.getLabels().begin(), [&](size_t k) { return expected[k]; });
+      CompareLabels(s_.facts, sent, answer.getLabels().begin(), [this](size_t k) { return expected_scratch_[k]; });
   if (!wrong.failed()) return true;
   Fail(std::move(wrong));
   return false;
@@ -292,7 +384,10 @@ bool SessionRun::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader a
 
 void SessionRun::MaybeSendRound() {
   if (s_.failure.failed() || in_flight_ || agent_ == nullptr) return;
-  std::vector<DeviceRounds> rounds;
+  const uint64_t cpu_start_ns = measure_cpu_ ? ThreadCpuNs() : 0;
+  const uint64_t decided_ns = SteadyNowNs();
+  std::vector<DeviceRounds>& rounds = rounds_scratch_;
+  rounds.clear();
   for (const DeviceRoundState& d : devices_) rounds.push_back(d.sent);
   RoundPlanInput in;
   in.devices = &rounds;
@@ -310,16 +405,20 @@ void SessionRun::MaybeSendRound() {
                  << ": holding rounds used up while the node or its wave is still filling or proving; waiting "
                     "without probes (the bound counts only the proof rounds, which follow the last fill)";
   }
-  if (!planned.parts.empty()) SendRound(planned);
+  if (!planned.parts.empty()) SendRound(planned, decided_ns, cpu_start_ns);
 }
 
-void SessionRun::SendRound(const PlannedRound& planned) {
+void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uint64_t cpu_start_ns) {
   InFlight round;
   round.index = s_.out.rounds_sent++;
   round.proof = planned.proof;
   round.parts = planned.parts;
-  capnp::MallocMessageBuilder message;
-  auto msg = message.initRoot<proto::ChallengeRound>();
+  // One first segment that holds the whole round (root, session id, one entry and one index list
+  // per part; words, with room to spare): no second segment, no zeroed 8 KiB for a small round.
+  size_t words = 16 + 4 * round.parts.size();
+  for (const auto& [d, b] : round.parts) words += challenges_.Indices(d, b).size() + 2;
+  round.message = std::make_unique<capnp::MallocMessageBuilder>(static_cast<unsigned>(words));
+  auto msg = round.message->initRoot<proto::ChallengeRound>();
   msg.setSessionId(proto::AsView(s_.plan.session_id.data(), s_.plan.session_id.size()));
   msg.setRoundIndex(round.index);
   auto devices = msg.initDevices(static_cast<unsigned>(round.parts.size()));
@@ -332,14 +431,26 @@ void SessionRun::SendRound(const PlannedRound& planned) {
     for (size_t k = 0; k < idx.size(); ++k) list.set(static_cast<unsigned>(k), idx[k]);
   }
   auto sent = proto::EncodeCanonical(msg.asReader());
-  if (sent.ok()) round.round = *std::move(sent);
+  if (sent.ok()) {
+    round.round = *std::move(sent);
+  } else {
+    round.not_logged = sent.status().ToString();
+  }
   auto request = agent_->roundRequest();
   request.setRound(msg.asReader());
+  RoundCost cost;
+  cost.build_ns = SteadyNowNs() - decided_ns;
+  if (measure_cpu_) cost.build_cpu_ns = ThreadCpuNs() - cpu_start_ns;
+  const size_t index = round.index;
+  s_.out.costs.rounds.resize(std::max(s_.out.costs.rounds.size(), index + 1));
+  s_.out.costs.rounds[index] = cost;
   round.sent_us = s_.env.clock->MonotonicMicros();
   round.sent_real = s_.env.timer->now();
   in_flight_ = std::move(round);
+  const uint64_t send_start_ns = SteadyNowNs();
   tasks_.add(request.send().then([this](auto&& response) { OnAnswer(response.getAnswer()); },
                                  [this](kj::Exception&& e) { OnRoundError(e); }));
+  s_.out.costs.rounds[index].send_ns = SteadyNowNs() - send_start_ns;
 }
 
 void SessionRun::CheckRealTimeLimits() {
@@ -368,9 +479,9 @@ void SessionRun::CheckRealTimeLimits() {
   }
   const uint64_t round_limit = RoundWaitLimitUs(s_.plan.profile.round_deadline_us);
   if (in_flight_ && now - in_flight_->sent_real > round_limit * kj::MICROSECONDS) {
-    const InFlight round = std::move(*in_flight_);
+    InFlight round = std::move(*in_flight_);
     in_flight_.reset();
-    EndRound(round, {});
+    EndRound(round, {}, s_.env.clock->MonotonicMicros());
     SessionFailure f = SessionFailure::Of(FailureReason::LATE_ROUND,
                                           "no answer within " + std::to_string(round_limit) + " us (deadline " +
                                               std::to_string(s_.plan.profile.round_deadline_us) + " us)");
@@ -380,14 +491,14 @@ void SessionRun::CheckRealTimeLimits() {
   }
 }
 
-RoundRecord& SessionRun::EndRound(const InFlight& round, proto::Bytes answer) {
+RoundRecord& SessionRun::EndRound(InFlight& round, proto::Bytes answer, int64_t ended_us) {
   RoundRecord record;
   record.round = round.index;
   record.sent_after_order_us = static_cast<uint64_t>(round.sent_us - s_.sent.monotonic_us);
   record.proof = round.proof;
-  record.elapsed_us = static_cast<uint64_t>(s_.env.clock->MonotonicMicros() - round.sent_us);
+  record.elapsed_us = static_cast<uint64_t>(ended_us - round.sent_us);
   s_.out.rounds.push_back(record);
-  s_.out.exchanges.push_back({round.round, std::move(answer)});
+  s_.out.exchanges.push_back({std::move(round.round), std::move(answer)});
   return s_.out.rounds.back();
 }
 
@@ -403,11 +514,16 @@ void SessionRun::Wake() {
   }
 }
 
-// Runs the event loop until `when` (real time) or until a handler calls Wake().
+// Runs the event loop until `when` (real time), until a handler calls Wake(), or, while the wave
+// is not done, until the wave's state changes (another member's thread fires wave_wake_).
 void SessionRun::WaitUntil(kj::TimePoint when) {
   auto paf = kj::newPromiseAndFulfiller<void>();
   wake_ = kj::mv(paf.fulfiller);
-  paf.promise.exclusiveJoin(s_.env.timer->atTime(when)).wait(*s_.env.wait_scope);
+  kj::Promise<void> waiting = paf.promise.exclusiveJoin(s_.env.timer->atTime(when));
+  const bool wave_pending = s_.wave.active() && !s_.wave.WaveDone();
+  if (wave_pending) waiting = waiting.exclusiveJoin(wave_wake_->Arm());
+  KJ_DEFER(if (wave_pending) wave_wake_->Disarm());
+  waiting.wait(*s_.env.wait_scope);
   wake_ = nullptr;
 }
 

@@ -8,19 +8,30 @@
 // its wave are done. Then session_close.h ends it. The order's departure is read from the clock
 // once (monotonic, wall and real time together) and is the origin of every offset recorded.
 //
+// The loop sleeps until something is due: an event, a deadline, the next holding round, or a change
+// of its wave (the member that completes the wave's fill or end wakes it: wave_sync.h listeners,
+// loop_wake.h), at most 100 ms. Between an answer's receipt and the next round's send it does only
+// what decides that round: the answer's canonical copy for the log, its fit to the round and every
+// label compared; the transcript hash of the round follows the next send. What each round costs the
+// challenger is kept in the outcome (round_costs.h), never in the ledger.
+//
 // Thread-safety: one Run() on the thread that owns the event loop.
 #pragma once
 
+#include <capnp/message.h>
 #include <kj/async.h>
 #include <kj/timer.h>
 
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "challenger/session/agent_connector.h"
 #include "challenger/session/challenges.h"
 #include "challenger/session/expected_labels.h"
+#include "challenger/session/loop_wake.h"
 #include "challenger/session/round_planner.h"
 #include "challenger/session/session_state.h"
 
@@ -49,7 +60,9 @@ class SessionRun {
     uint32_t index = 0;
     std::vector<std::pair<size_t, uint32_t>> parts;  // (device, batch), in the round's order
     bool proof = false;
-    proto::Bytes round;  // canonical, as sent
+    std::unique_ptr<capnp::MallocMessageBuilder> message;  // the round as built and sent: read by the check
+    proto::Bytes round;      // canonical, as sent (moved into the round log when the round ends)
+    std::string not_logged;  // why `round` is empty (its canonical encoding failed), or empty
     int64_t sent_us = 0;
     kj::TimePoint sent_real = kj::origin<kj::TimePoint>();
   };
@@ -62,12 +75,19 @@ class SessionRun {
   void OnReport(proto::Envelope::Reader wire);
   void OnAnswer(proto::RoundAnswer::Reader answer);
   void OnRoundError(const kj::Exception& e);
-  bool CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader answer);
+  // `logged`: the round's exchange as EndRound logged it (canonical round and answer bytes);
+  // `answer_canonical`: whether the answer could be put in canonical form.
+  bool CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader answer, const RoundExchange& logged,
+                   const Status& answer_canonical);
   void MaybeSendRound();
-  void SendRound(const PlannedRound& planned);
+  // Adds the round whose answer was last checked to the transcript, if not yet done.
+  void HashPendingRound();
+  // `decided_ns` and `cpu_start_ns` (round_costs.h): when MaybeSendRound decided to send, for RoundCost.
+  void SendRound(const PlannedRound& planned, uint64_t decided_ns, uint64_t cpu_start_ns);
   void CheckRealTimeLimits();
-  // Logs `round` as ended (timing row and exchange, `answer` empty when none) and returns its row.
-  RoundRecord& EndRound(const InFlight& round, proto::Bytes answer);
+  // Logs `round` as ended at `ended_us` on the session's clock (timing row and exchange, `answer`
+  // empty when none; round.round is moved into the exchange) and returns its row.
+  RoundRecord& EndRound(InFlight& round, proto::Bytes answer, int64_t ended_us);
   // SessionState::Fail, and the loop looks again at once.
   void Fail(SessionFailure failure);
   void Wake();
@@ -83,10 +103,19 @@ class SessionRun {
   TaskErrors errors_;
   kj::TaskSet tasks_;
   kj::Own<kj::PromiseFulfiller<void>> wake_;
+  // Fired by the wave (a WaveSync listener) from another member's thread; shared with the listener,
+  // which may run once more just after it was removed.
+  std::shared_ptr<LoopWake> wave_wake_ = std::make_shared<LoopWake>();
   std::vector<DeviceRoundState> devices_;
   std::optional<InFlight> in_flight_;
   kj::TimePoint next_round_at_ = kj::origin<kj::TimePoint>();  // no holding round before
   bool holding_used_up_logged_ = false;
+  // Each round's thread CPU too (RoundCost::*_cpu_ns: two clock reads of ~0.5 us each per span), only
+  // when a RoundCostStats gathers them.
+  const bool measure_cpu_;
+  std::vector<DeviceRounds> rounds_scratch_;      // MaybeSendRound's plan input, reused
+  std::vector<const uint8_t*> expected_scratch_;  // CheckAnswer's expected labels, reused
+  std::optional<size_t> transcript_pending_;      // exchange of the round checked, not yet hashed
   bool report_arrived_ = false;  // any answer to startSession, even a refusal
 };
 

@@ -71,6 +71,7 @@
 #include "challenger/ledger/record_sink.h"
 #include "challenger/session/agent_connector.h"
 #include "challenger/session/failure.h"
+#include "challenger/session/round_costs.h"
 #include "challenger/session/round_log.h"
 #include "challenger/session/session_plan.h"
 #include "challenger/session/verdict.h"
@@ -102,9 +103,12 @@ struct SessionEnv {
   std::function<void(uint64_t done_labels, uint64_t total_labels)> expected_labels_progress;
   uint64_t finish_timeout_us = 30'000'000;     // real-time bound on `finish`
   uint64_t abort_timeout_us = 5'000'000;       // real-time bound on `abort`
-  // Called on the session's thread at every turn of its wait loop (about every millisecond) while
+  // Called on the session's thread at every turn of its wait loop (at least every 100 ms) while
   // the order runs; may be empty. The callee throttles (common/progress_line.h).
   std::function<void(const SessionProgress&)> progress;
+  // Gathers each session's own share of its rounds (round_costs.h) when it ends; may be null. Never
+  // recorded in the ledger.
+  RoundCostStats* round_costs = nullptr;
 };
 
 // An environment on `io`'s event loop and timer: everything timed by `clock`, records to `records`,
@@ -137,6 +141,8 @@ struct SessionOutcome {
   uint32_t rounds_sent = 0;  // rounds put on the wire (proof and holding)
   std::vector<RoundRecord> rounds;
   std::vector<RoundExchange> exchanges;  // rounds as sent and answers as received, same order
+  // The challenger's own share of each round (round_costs.h): for benchmarks, never in the ledger.
+  SessionCosts costs;
 
   Status ledger;                             // OK when every record reached the ledger
   std::vector<uint64_t> ledger_sequences;    // of the records appended, in order

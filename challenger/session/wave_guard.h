@@ -6,6 +6,8 @@
 // Thread-safety: one per session, used on the session's thread.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +50,13 @@ class WaveGuard {
   }
   bool WaveDone() const { return sync_ == nullptr || sync_->WaveDone(); }
   bool AllFilled() const { return sync_ == nullptr || sync_->AllFilled(); }
+  // WaveSync::AddListener / RemoveListener; outside wave runs nothing changes: 0, and a no-op.
+  uint64_t AddListener(std::function<void()> on_change) {
+    return sync_ == nullptr ? 0 : sync_->AddListener(std::move(on_change));
+  }
+  void RemoveListener(uint64_t id) {
+    if (sync_ != nullptr && id != 0) sync_->RemoveListener(id);
+  }
   // Returns the members that did not hold labels throughout.
   std::vector<std::string> Releasing(bool held) {
     if (sync_ == nullptr || released_) return {};

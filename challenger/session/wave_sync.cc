@@ -4,6 +4,38 @@ namespace wipeproof {
 
 WaveSync::WaveSync(std::vector<std::string> members) : members_(std::move(members)) {
   for (const std::string& m : members_) ok_[m] = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  UpdateLocked();
+}
+
+std::vector<std::function<void()>> WaveSync::UpdateLocked() {
+  const bool filled = filled_.size() >= members_.size();
+  const bool done = filled && proof_done_.size() >= members_.size();
+  const bool turned =
+      (filled && !all_filled_.load(std::memory_order_relaxed)) || (done && !wave_done_.load(std::memory_order_relaxed));
+  if (filled) all_filled_.store(true, std::memory_order_release);
+  if (done) wave_done_.store(true, std::memory_order_release);
+  std::vector<std::function<void()>> to_call;
+  if (!turned) return to_call;
+  to_call.reserve(listeners_.size());
+  for (const auto& [id, on_change] : listeners_) to_call.push_back(on_change);
+  return to_call;
+}
+
+void WaveSync::Notify(const std::vector<std::function<void()>>& listeners) {
+  for (const auto& on_change : listeners) on_change();
+}
+
+uint64_t WaveSync::AddListener(std::function<void()> on_change) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t id = next_listener_++;
+  listeners_.emplace(id, std::move(on_change));
+  return id;
+}
+
+void WaveSync::RemoveListener(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  listeners_.erase(id);
 }
 
 void WaveSync::MarkFailedLocked(const std::string& member) {
@@ -18,32 +50,41 @@ void WaveSync::ArriveReady(const std::string& member, bool ok) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!ok) MarkFailedLocked(member);
   ready_.insert(member);
+  const auto turned = UpdateLocked();
   cv_.notify_all();
+  if (!turned.empty()) {
+    lock.unlock();
+    Notify(turned);
+    lock.lock();
+  }
   cv_.wait(lock, [this] { return ready_.size() >= members_.size(); });
 }
 
 void WaveSync::ReportFilled(const std::string& member, bool ok) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!ok) MarkFailedLocked(member);
-  filled_.insert(member);
-  cv_.notify_all();
+  std::vector<std::function<void()>> turned;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ok) MarkFailedLocked(member);
+    filled_.insert(member);
+    turned = UpdateLocked();
+    // The barriers wait on ready_ and released_ only, which a failed member's report changes
+    // (MarkFailedLocked); waking every member waiting there for any other report would only make
+    // them contend for the lock with the members still in their rounds.
+    if (!ok) cv_.notify_all();
+  }
+  Notify(turned);
 }
 
 void WaveSync::ReportProofDone(const std::string& member, bool ok) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!ok) MarkFailedLocked(member);
-  proof_done_.insert(member);
-  cv_.notify_all();
-}
-
-bool WaveSync::WaveDone() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return filled_.size() >= members_.size() && proof_done_.size() >= members_.size();
-}
-
-bool WaveSync::AllFilled() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return filled_.size() >= members_.size();
+  std::vector<std::function<void()>> turned;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ok) MarkFailedLocked(member);
+    proof_done_.insert(member);
+    turned = UpdateLocked();
+    if (!ok) cv_.notify_all();  // as in ReportFilled
+  }
+  Notify(turned);
 }
 
 std::vector<std::string> WaveSync::ArriveReleasing(const std::string& member, bool held) {
@@ -53,7 +94,13 @@ std::vector<std::string> WaveSync::ArriveReleasing(const std::string& member, bo
   filled_.insert(member);
   proof_done_.insert(member);
   released_.insert(member);
+  const auto turned = UpdateLocked();
   cv_.notify_all();
+  if (!turned.empty()) {
+    lock.unlock();
+    Notify(turned);
+    lock.lock();
+  }
   cv_.wait(lock, [this] { return released_.size() >= members_.size(); });
   std::vector<std::string> not_held;
   for (const std::string& m : members_) {

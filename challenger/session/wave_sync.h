@@ -20,11 +20,20 @@
 // runner guarantees it on every path; Leave covers a member that never ran). Barrier waits are
 // bounded by the slowest member's own deadlines.
 //
+// A member's rounds read AllFilled and WaveDone at every turn of its event loop: both are read
+// without the lock (each only ever turns true, under it), so a wave's members never wait on one
+// another there. A member waiting for either to turn true need not poll: a listener (AddListener)
+// is called once each turns true, from the thread that made it so, after the lock is released (so
+// waking 200 members' loops never holds up a member reporting its own state; session_run.cc wakes
+// its member's event loop with it).
+//
 // Thread-safety: thread-safe; one object per wave run.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -43,10 +52,16 @@ class WaveSync {
   void ReportFilled(const std::string& member, bool ok);
   // This member's proof rounds are over (ok: all passed).
   void ReportProofDone(const std::string& member, bool ok);
-  // Every member reported its fill and its proof rounds (or failed).
-  bool WaveDone() const;
-  // Every member reported its fill (or failed).
-  bool AllFilled() const;
+  // Every member reported its fill and its proof rounds (or failed). Lock-free.
+  bool WaveDone() const { return wave_done_.load(std::memory_order_acquire); }
+  // Every member reported its fill (or failed). Lock-free.
+  bool AllFilled() const { return all_filled_.load(std::memory_order_acquire); }
+  // `on_change` is called each time AllFilled() or WaveDone() turns true (at most twice), until
+  // removed; returns the id RemoveListener takes. It runs on the reporting member's thread, outside
+  // the wave's lock, from a copy taken under it: it may still run once just after RemoveListener
+  // returned, so whatever it touches must be kept alive by the function itself (shared ownership).
+  uint64_t AddListener(std::function<void()> on_change);
+  void RemoveListener(uint64_t id);
   // Barrier 3. `held`: this member filled and passed every round. Returns the members (others than
   // `member`) that did not hold labels throughout, in member order.
   std::vector<std::string> ArriveReleasing(const std::string& member, bool held);
@@ -59,12 +74,20 @@ class WaveSync {
 
  private:
   void MarkFailedLocked(const std::string& member);
+  // Publishes AllFilled and WaveDone after a change of the sets; on a turn, returns the listeners
+  // to call once the lock is released (Notify).
+  std::vector<std::function<void()>> UpdateLocked();
+  static void Notify(const std::vector<std::function<void()>>& listeners);
 
   const std::vector<std::string> members_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, bool> ok_;  // member -> held labels throughout (so far)
   std::set<std::string> ready_, filled_, proof_done_, released_;
+  std::atomic<bool> all_filled_{false};
+  std::atomic<bool> wave_done_{false};
+  std::map<uint64_t, std::function<void()>> listeners_;
+  uint64_t next_listener_ = 1;
 };
 
 }  // namespace wipeproof

@@ -59,6 +59,7 @@ class SessionTest : public ::testing::Test {
     env.records = records != nullptr ? records : &sink_;
     env.threads = 2;
     env.expected_labels_test_delay_us = expected_labels_delay_us_;
+    env.round_costs = round_costs_;
     SessionRunner runner(*plan, SessionKeys{authority_, challenger_}, env);
     auto outcome = runner.Run(*holder.pipe);
     EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
@@ -90,6 +91,7 @@ class SessionTest : public ::testing::Test {
   AgentLog log_;
   SessionPlan plan_;
   uint64_t expected_labels_delay_us_ = 0;
+  RoundCostStats* round_costs_ = nullptr;
 };
 
 // The challenger draws every challenge and computes its expected labels before it sends the order
@@ -104,6 +106,35 @@ TEST_F(SessionTest, OrderGoesOutOnlyOnceExpectedLabelsAreReady) {
   ASSERT_EQ(log_.orders, 1);
   EXPECT_GE(log_.first_order_at - started, std::chrono::microseconds(expected_labels_delay_us_));
   EXPECT_GE(outcome.rounds.size(), 17u);
+}
+
+// The challenger's own share of each round (round_costs.h) is kept beside the outcome for every
+// round sent, gathered into the stats when a RoundCostStats is given, and never recorded: the
+// ledger holds the same records as without it. (Its values are timings: benchmarks show them.)
+TEST_F(SessionTest, RoundCostsCoverEveryRoundAndStayOutOfTheLedger) {
+  SessionOutcome plain = Run({}, testing::TestProfile());
+  ASSERT_TRUE(plain.pass) << plain.failure.Describe();
+  EXPECT_EQ(plain.costs.rounds.size(), plain.rounds.size());
+  const std::vector<LedgerRecordKind> kinds = RecordKinds();
+
+  RoundCostStats stats;
+  round_costs_ = &stats;
+  SessionOutcome outcome = Run({}, testing::TestProfile());
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  EXPECT_EQ(outcome.rounds_sent, outcome.rounds.size());
+  ASSERT_EQ(outcome.costs.rounds.size(), outcome.rounds.size());
+  for (const RoundCost& cost : outcome.costs.rounds) EXPECT_TRUE(cost.answered);
+  EXPECT_GT(outcome.costs.loop_turns, 0u);
+  const RoundCostStats::Summary s = stats.Snapshot();
+  EXPECT_EQ(s.sessions, 1u);
+  EXPECT_EQ(s.rounds, outcome.rounds.size());
+  EXPECT_EQ(s.answered, outcome.rounds.size());
+  EXPECT_EQ(s.added.count(), outcome.rounds.size());
+  EXPECT_EQ(s.loop_turns, outcome.costs.loop_turns);
+  // The second session appended exactly the records of the first, kind for kind.
+  const std::vector<LedgerRecordKind> all = RecordKinds();
+  ASSERT_EQ(all.size(), 2 * kinds.size());
+  EXPECT_EQ(std::vector<LedgerRecordKind>(all.begin() + static_cast<ptrdiff_t>(kinds.size()), all.end()), kinds);
 }
 
 // threat-model: T-HONEST
