@@ -520,7 +520,10 @@ void SessionRun::WaitUntil(kj::TimePoint when) {
   auto paf = kj::newPromiseAndFulfiller<void>();
   wake_ = kj::mv(paf.fulfiller);
   kj::Promise<void> waiting = paf.promise.exclusiveJoin(s_.env.timer->atTime(when));
-  const bool wave_pending = s_.wave.active() && !s_.wave.WaveDone();
+  // Armed whenever the session is in a wave, also when the wave looks done: a change that fired
+  // between the loop's last look and here left the wake pending, and Arm() returns at once for it
+  // (not arming then would sleep until NextWake, up to kIdleWakeUs).
+  const bool wave_pending = s_.wave.active();
   if (wave_pending) waiting = waiting.exclusiveJoin(wave_wake_->Arm());
   KJ_DEFER(if (wave_pending) wave_wake_->Disarm());
   waiting.wait(*s_.env.wait_scope);

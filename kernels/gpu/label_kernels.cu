@@ -424,10 +424,12 @@ class RuntimeImpl final : public GpuRuntime {
   Status WaitLookup(int ordinal, void* queue) override {
     auto* q = static_cast<LookupQueue*>(queue);
     if (!q->launched) return Status::Ok();
-    q->launched = false;
+    // `launched` stays set until the event completed: after any error here (another device lost,
+    // a failed wait) DestroyLookupQueue still waits for the kernel before its buffers are freed.
     WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     WP_GPU_RETURN_IF_ERROR(cudaEventSynchronize(q->done));
+    q->launched = false;
     WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
     return Status::Ok();
   }

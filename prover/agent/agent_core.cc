@@ -60,6 +60,7 @@ struct AgentCore::Session {
   std::vector<proto::ChallengedLabel> asked;
   std::vector<uint64_t> indices;
   std::vector<uint32_t> lookup_order;  // entries of the round's device list: GPUs first, host memory last
+  bool proof_rounds_begun = false;     // a proof-shaped round (every device, its full q) was answered
   int64_t arrived_us = 0;   // monotonic
   uint64_t timeout_us = 0;  // microseconds after arrived_us
 };
@@ -405,6 +406,7 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
   }
   s.asked.clear();
   WP_RETURN_IF_ERROR(proto::CheckRoundFitsOrder(s.order.root(), r, &s.asked));
+  if (!s.proof_rounds_begun && proto::IsProofRound(s.order.root(), r)) s.proof_rounds_begun = true;
   auto devices = r.getDevices();
   for (uint32_t i = 0; i < devices.size(); ++i) {
     const uint32_t d = devices[i].getDeviceIndex();
@@ -620,7 +622,7 @@ std::string AgentCore::AnsweringRounds() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!session_ || !session_->end_status.ok()) return "";
   for (const auto& notice : session_->notices) {
-    if (notice) return session_->name;
+    if (notice) return session_->name + (session_->proof_rounds_begun ? " (proof rounds)" : " (holding rounds)");
   }
   return "";
 }

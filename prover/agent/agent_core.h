@@ -182,8 +182,10 @@ class AgentCore {
   bool OwnsSession(ConnectionId connection) const;
   // Whether a session runs (any phase).
   bool HasSession() const;
-  // The running session's name ("session <hex id>") while it answers rounds (a device has its fill
-  // notice and the session is not ending), else empty (round_polling.h polls while it is not).
+  // While the running session answers rounds (a device has its fill notice and the session is not
+  // ending): its name and phase, "session <hex id> (holding rounds)" until its first proof-shaped
+  // round (proto/session_rules.h IsProofRound) was answered, "... (proof rounds)" from then on;
+  // else empty. round_polling.h polls while it is not empty, with a budget per value.
   std::string AnsweringRounds() const;
 
   // Ends any session with `reason` and waits until idle (fill threads stopped, memory freed).

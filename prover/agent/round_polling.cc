@@ -38,7 +38,7 @@ void RunAgentEventLoop(kj::Promise<void> done, kj::WaitScope& wait_scope, kj::Ti
   RoundPollingStats& s = stats != nullptr ? *stats : local;
   bool finished = false;
   kj::Promise<void> watched = done.then([&finished]() { finished = true; }).eagerlyEvaluate(nullptr);
-  // The session whose polling ran out (max_poll_us): not polled again until it ends.
+  // The session phase whose polling ran out (max_poll_us): not polled again until it changes.
   std::string capped_session;
   while (!finished) {
     const std::string answering = options.enabled ? core.AnsweringRounds() : std::string();

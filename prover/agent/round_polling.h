@@ -7,10 +7,13 @@
 // `idle_tick_us` while none does.
 //
 // Bounds (the busy-wait never outlives its session): polling stops as soon as the session ends
-// (finish, abort, disconnect, timeout, protocol error: AnsweringRounds turns false) and after
-// `max_poll_us` of one session in any case (then the loop sleeps until that session ends). Its CPU
-// cost: one core at 100% while it polls, i.e. at most max_poll_us of one core per session (60 s by
-// default; a session's proof rounds take milliseconds, a wave's holding rounds up to the wave's run).
+// (finish, abort, disconnect, timeout, protocol error: AnsweringRounds turns empty) and after
+// `max_poll_us` of one phase of a session: its holding rounds (from its first fill notice; a wave's
+// members hold until the wave's last fill, which may be minutes) and its proof rounds (from the
+// first proof-shaped round on, with a budget of their own, so that a long holding phase never
+// leaves the proof rounds, the ones the verdict counts, unpolled beyond the first). Its CPU cost:
+// one core at 100% while it polls, at most 2 x max_poll_us per session (60 s by default; the proof
+// rounds themselves take milliseconds).
 //
 // Thread-safety: RunAgentEventLoop runs on the event loop's thread; `stats` may be read from others.
 #pragma once

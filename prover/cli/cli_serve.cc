@@ -92,12 +92,12 @@ DEFINE_double(handshake_timeout_s, wipeproof::kDefaultHandshakeTimeoutUs / 1e6,
               "serve: seconds a connection may take to complete its TLS handshake before it is closed; default 10");
 DEFINE_string(round_polling, "auto",
               "serve: while a session answers rounds, poll the network without sleeping (one core at 100% for at "
-              "most --round_polling_max_s per session) so a round is read the moment it arrives: on, off, or auto "
+              "most --round_polling_max_s per session phase) so a round is read the moment it arrives: on, off, or auto "
               "(default: on with at least 8 hardware threads; with fewer, the polling thread and the others "
               "preempt each other and the slowest rounds get slower: prover/agent/round_polling.h)");
 DEFINE_double(round_polling_max_s, 60,
-              "serve: most seconds of round polling per session, in [0.001, 3600]; then the agent sleeps between "
-              "that session's rounds; default 60");
+              "serve: most seconds of round polling per session phase (its holding rounds, then its proof rounds), "
+              "in [0.001, 3600]; then the agent sleeps between that phase's rounds; default 60");
 
 namespace wipeproof {
 namespace {

@@ -149,6 +149,24 @@ TEST(RegionLookup, StartedLookupsOfTwoRegionsOverlapAndOneAtATimePerRegion) {
   EXPECT_EQ(runtime.live_allocations(), 0);
 }
 
+// A lookup started and then overtaken by Release: FinishLookup must not report labels it never
+// copied (device_region.h: FAILED_PRECONDITION, as Lookup after Release).
+TEST(RegionLookup, FinishLookupAfterReleaseIsNotOk) {
+  EmulatedRuntime runtime(SmallGpu());
+  const RegionSpec spec = Spec(LabelFormat::kC1, 64, 0, 4096);
+  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(4096 * 32, 1 << 20));
+  ASSERT_TRUE(region.ok());
+  ASSERT_TRUE((*region)->Fill(spec, SmallTuning(), {}, nullptr).ok());
+  const uint64_t indices[2] = {5, 4095};
+  std::vector<uint8_t> out(64, 0);
+  ASSERT_TRUE((*region)->StartLookup(indices, 2, out.data()).ok());
+  (*region)->Release();
+  const Status finished = (*region)->FinishLookup();
+  EXPECT_FALSE(finished.ok()) << "FinishLookup reported OK, yet no label was copied: out is still "
+                              << (std::all_of(out.begin(), out.end(), [](uint8_t b) { return b == 0; }) ? "all zero"
+                                                                                                      : "something");
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, RegionParity,
                          ::testing::Values(RegionCase{LabelFormat::kC1, 1, 3, 50, 4096},
                                            RegionCase{LabelFormat::k192, 1, 3, 50, 4096},

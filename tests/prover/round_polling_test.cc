@@ -3,6 +3,7 @@
 // max_poll_us of one session, and never polls when disabled.
 #include "prover/agent/round_polling.h"
 
+#include <capnp/message.h>
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 
@@ -126,6 +127,39 @@ TEST(RoundPollingTest, StopsAfterMaxPollUsOfOneSessionAndNotAgainForIt) {
   ASSERT_TRUE(core.StartSession(agent_test::SignedOrder(next, SystemClock()), kOwner, kAsChallenger).ok());
   ASSERT_TRUE(Eventually([&] { return loop.stats().poll_periods.load() == 2; }));
   ASSERT_TRUE(core.Abort(kOwner, proto::AsView(next.session_id), "test").ok());
+}
+
+// A session whose holding rounds used up the budget is polled again, with a budget of its own,
+// once its proof rounds begin (its first proof-shaped round: every device with its full q).
+TEST(RoundPollingTest, ProofRoundsGetABudgetOfTheirOwn) {
+  AgentCore core(agent_test::TestConfig(), agent_test::HostBackends(), SystemClock());
+  RoundPollingOptions options;
+  options.max_poll_us = 100'000;
+  options.session_tick_us = 1000;
+  LoopThread loop(core, options);
+  agent_test::OrderSpec spec = OrderNumber(1);  // one host device, q = 8
+  ASSERT_TRUE(core.StartSession(agent_test::SignedOrder(spec, SystemClock()), kOwner, kAsChallenger).ok());
+  auto answer = [&](uint32_t index, unsigned labels) {
+    capnp::MallocMessageBuilder request, response;
+    auto round = request.initRoot<proto::ChallengeRound>();
+    round.setSessionId(proto::AsView(spec.session_id));
+    round.setRoundIndex(index);
+    auto list = round.initDevices(1)[0].initLabelIndices(labels);
+    for (unsigned k = 0; k < labels; ++k) list.set(k, k * 256 + index);
+    return core.AnswerRound(kOwner, round.asReader(), response.initRoot<proto::RoundAnswer>());
+  };
+  ASSERT_TRUE(answer(0, 1).ok());  // a holding round (fewer than q labels)
+  ASSERT_TRUE(Eventually([&] { return loop.stats().capped.load() == 1; })) << "holding-round polling never stopped";
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(loop.stats().poll_periods.load(), 1u);
+  EXPECT_NE(core.AnsweringRounds().find("(holding rounds)"), std::string::npos) << core.AnsweringRounds();
+  ASSERT_TRUE(answer(1, 8).ok());  // the first proof round
+  EXPECT_NE(core.AnsweringRounds().find("(proof rounds)"), std::string::npos) << core.AnsweringRounds();
+  ASSERT_TRUE(Eventually([&] { return loop.stats().poll_periods.load() == 2; })) << "proof rounds not polled";
+  ASSERT_TRUE(Eventually([&] { return loop.stats().capped.load() == 2; })) << "proof-round polling never stopped";
+  ASSERT_TRUE(core.Abort(kOwner, proto::AsView(spec.session_id), "test").ok());
+  EXPECT_TRUE(Eventually([&] { return !loop.stats().polling.load(); }));
+  EXPECT_EQ(loop.stats().poll_periods.load(), 2u);
 }
 
 TEST(RoundPollingTest, NeverPollsWhenDisabledAndReturnsWhenDone) {

@@ -166,7 +166,10 @@ void DeviceRegion::Release() {
   {
     // A started lookup's kernel writes into the pinned buffer freed below: wait for it first.
     std::lock_guard<std::mutex> lock(lookup_mu_);
-    if (started_out_ != nullptr) (void)runtime_->WaitLookup(ordinal_, lookup_queue_);
+    if (started_out_ != nullptr) {
+      (void)runtime_->WaitLookup(ordinal_, lookup_queue_);
+      abandoned_lookup_ = true;  // its FinishLookup must not report labels it never copied
+    }
     started_out_ = nullptr;
   }
   if (adopted_host_ != nullptr) {
@@ -394,11 +397,14 @@ Status DeviceRegion::StartLookup(const uint64_t* global_indices, size_t n, uint8
 
 Status DeviceRegion::FinishLookup() const {
   std::lock_guard<std::mutex> lock(lookup_mu_);
+  if (abandoned_lookup_) {
+    abandoned_lookup_ = false;
+    return FailedPreconditionError("device memory on " + props_.id + " was released during a lookup");
+  }
   if (started_out_ == nullptr) return Status::Ok();
   uint8_t* out = started_out_;
   started_out_ = nullptr;
   WP_RETURN_IF_ERROR(runtime_->WaitLookup(ordinal_, lookup_queue_).WithContext("lookup on " + props_.id));
-  if (released_) return FailedPreconditionError("device memory was released during a lookup");
   const auto* host_labels = reinterpret_cast<const uint8_t*>(static_cast<uint64_t*>(lookup_host_) + 2 * kLookupBatch);
   std::memcpy(out, host_labels, started_n_ * 32ull);
   return Status::Ok();

@@ -127,7 +127,8 @@ class DeviceRegion {
   // indices and launches the lookup kernel (n <= kLookupBatch; a larger n is looked up at once);
   // FinishLookup waits for it and copies the labels to `out`, which must stay valid until then.
   // One lookup at a time: StartLookup or Lookup while one is started and not finished is
-  // FAILED_PRECONDITION. FinishLookup with none started is OK.
+  // FAILED_PRECONDITION. FinishLookup with none started is OK; after Release() ended a started
+  // lookup it is FAILED_PRECONDITION (`out` was not written).
   Status StartLookup(const uint64_t* global_indices, size_t n, uint8_t* out) const;
   Status FinishLookup() const;
 
@@ -168,6 +169,7 @@ class DeviceRegion {
   mutable std::mutex lookup_mu_;
   mutable uint8_t* started_out_ = nullptr;  // guarded by lookup_mu_: the started lookup's destination
   mutable size_t started_n_ = 0;            // guarded by lookup_mu_
+  mutable bool abandoned_lookup_ = false;   // guarded by lookup_mu_: Release() ended a started lookup
 };
 
 }  // namespace gpu

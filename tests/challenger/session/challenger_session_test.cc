@@ -5,6 +5,7 @@
 #include <kj/async-io.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -695,6 +696,53 @@ TEST(WaveSessionTest, WholeHonestWaveHoldsTheAssumption) {
       if (a.name == kWaveComplete) EXPECT_TRUE(a.held) << a.detail;
     }
   }
+}
+
+// The wave's end wakes a member at once, even when it comes just after the member last looked at
+// the wave and before it sleeps (session_run.cc Drive: the WaveDone check, ReportProgress, then
+// WaitUntil, which arms the wave's wake whenever the session is in a wave, so a wake that fired in
+// between is pending and returns at once). Here the other member ("node-x", played by the test)
+// reports its proof rounds from node-a's progress callback, i.e. in exactly that window, once
+// node-a's own proof rounds are done. node-a's session must then end at once, not after its idle
+// wake (kIdleWakeUs, 100 ms, which a missed wake always waits: the bound below leaves 80 ms for a
+// loaded machine) or its next holding round's gap (up to 7.5 s here).
+TEST(WaveSessionTest, AWaveEndingJustBeforeTheWaitWakesTheMemberAtOnce) {
+  const Inventory inventory = testing::TestInventory();
+  const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
+  testing::MemoryRecordSink sink;
+  WaveSync wave({"node-a", "node-x"});
+  FakeClock clock;
+  WaveContext context{"wave-1", true, 2, true, 0};
+  std::atomic<bool> x_done{false};
+  std::chrono::steady_clock::time_point wave_done_at;
+  std::thread x([&] {
+    wave.ArriveReady("node-x", true);
+    wave.ReportFilled("node-x", true);
+    while (!x_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    wave.ArriveReleasing("node-x", true);
+  });
+  kj::AsyncIoContext io = kj::setupAsyncIo();
+  auto agent =
+      testing::TestAgent({}, nullptr, nullptr, testing::TestKey(0x33), authority.public_key, challenger.public_key);
+  testing::PipeConnector pipe(io, kj::mv(agent));
+  auto plan = BuildPlan(inventory, "node-a", testing::TestProfile(), context, clock);
+  ASSERT_TRUE(plan.ok());
+  SessionEnv env{&clock, &io.provider->getTimer(), &io.waitScope, &sink, &wave, 1};
+  env.progress = [&](const SessionProgress& p) {
+    if (x_done.load() || p.proof_rounds_done < p.proof_rounds_total) return;
+    wave_done_at = std::chrono::steady_clock::now();
+    wave.ReportProofDone("node-x", true);  // the wave is done now
+    x_done.store(true);
+  };
+  SessionRunner runner(*plan, SessionKeys{authority, challenger}, env);
+  auto outcome = runner.Run(pipe);
+  const auto ended = std::chrono::steady_clock::now();
+  x.join();
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_TRUE(outcome->pass) << outcome->failure.Describe();
+  ASSERT_TRUE(x_done.load());
+  const auto waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(ended - wave_done_at).count();
+  EXPECT_LT(waited_ms, 80) << "node-a slept " << waited_ms << " ms after its wave was done";
 }
 
 }  // namespace
