@@ -81,8 +81,8 @@ int Main(int argc, char** argv) {
   if (std::string(sub->name) == "doctor") FLAGS_minloglevel = google::GLOG_ERROR;
   const std::string bad = ParseCliSubcommandFlags(kProgram, *sub, argc, argv,
                                                   {"prover/cli/cli_flags.cc", "prover/bench/cli_bench_all.cc",
-                                                   "prover/cli/cli_keygen.cc", "prover/cli/cli_serve.cc",
-                                                   "prover/cli/cli_doctor.cc"});
+                                                   "prover/bench/cli_bench_rounds.cc", "prover/cli/cli_keygen.cc",
+                                                   "prover/cli/cli_serve.cc", "prover/cli/cli_doctor.cc"});
   if (!bad.empty()) return UsageError(sub->name, bad);
   google::InitGoogleLogging(argv[0]);
   if (sodium_init() < 0) return Failure(sub->name, InternalError("libsodium failed to initialise"));

@@ -163,7 +163,7 @@ int RunBench() {
 
 const CliSubcommand& BenchSubcommand() {
   static const CliSubcommand kSubcommand = {"bench",
-   "measure labeler, verifier or fill rates, or the signed node profile (JSON on stdout)",
+   "measure labeler, verifier or fill rates, the signed node profile, or round latency (JSON on stdout)",
    "--what=labeler: repeated fills of whole chunks through the backend for --seconds; labels/s,\n"
    "  bytes/s, node hashes/s and compressions/s in total and per core.\n"
    "--what=verify: RecomputeChunk (the challenger's check) on one core; ms per chunk.\n"
@@ -177,13 +177,14 @@ const CliSubcommand& BenchSubcommand() {
    "  tcp-loopback-tls13): round time percentiles, where the time goes (agent checks, lookups,\n"
    "  transport, client build and check, the transcript hash after the answer) and instructions\n"
    "  per round where the machine counts them; one JSON line per path. The TCP paths' agent runs\n"
-   "  serve's event loop, polling during rounds as --rounds_polling says (auto|on|off).\n"
+   "  serve's event loop, polling during rounds as --round_polling says (auto|on|off). m is 256\n"
+   "  (the round time does not depend on it; --chunk_labels is not used).\n"
    "Every run first checks the SHA-256 of a labels-public.json case computed by the same path and\n"
    "prints no rates when it does not match (exit 1). A backend that cannot start exits 3 with\n"
    "\"disabled: <reason>\". docs/benchmarks.md explains the fields.",
    {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
     "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "rounds", "paths",
-    "rounds_polling", "node_key", "out"},
+    "round_polling", "node_key", "out"},
    &RunBench,
    {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576]", "16384"},
     {"out", "--what=all: the file the signed node profile is written to (with --node_key)"},

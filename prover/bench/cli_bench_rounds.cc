@@ -11,14 +11,11 @@
 #include "prover/bench/round_bench.h"
 #include "prover/cli/cli.h"
 
-DEFINE_uint32(rounds, 2000, "bench --what=rounds: timed rounds per path; default 2000");
+DEFINE_uint32(rounds, 2000, "bench --what=rounds: timed rounds per path, in [1, 1000000]; default 2000");
 DEFINE_string(paths, "in-process,tcp-loopback-plaintext,tcp-loopback-tls13",
               "bench --what=rounds: the paths to measure, comma-separated, in order");
 DECLARE_uint32(lookup_labels);
-DEFINE_string(rounds_polling, "auto",
-              "bench --what=rounds: whether the TCP paths' agent polls the network during rounds instead of "
-              "sleeping: on, off or auto (default: on with at least 8 hardware threads, as the agent does by "
-              "default)");
+DECLARE_string(round_polling);  // serve's (prover/cli/cli_serve.cc): the TCP paths' agent runs as serve
 
 namespace wipeproof {
 namespace {
@@ -43,14 +40,27 @@ int RunBenchRounds(BenchSetup& setup) {
   options.rounds = FLAGS_rounds;
   options.labels_per_round = FLAGS_lookup_labels;
   RoundPollingMode polling_mode;
-  if (!RoundPollingModeFromName(FLAGS_rounds_polling, &polling_mode)) {
-    return UsageError(kName, "--rounds_polling must be auto, on or off, got '" + FLAGS_rounds_polling + "'");
+  if (!RoundPollingModeFromName(FLAGS_round_polling, &polling_mode)) {
+    return UsageError(kName, "--round_polling must be auto, on or off, got '" + FLAGS_round_polling + "'");
+  }
+  // The flags' own words before anything runs (RunRoundBench checks the same, in its terms).
+  if (FLAGS_rounds < 1 || FLAGS_rounds > 1'000'000) {
+    return UsageError(kName, "--rounds must be in [1, 1000000], got " + std::to_string(FLAGS_rounds));
+  }
+  if (FLAGS_lookup_labels < 1 || FLAGS_lookup_labels > 4096) {
+    return UsageError(kName, "--what=rounds: --lookup_labels must be in [1, 4096], got " +
+                                 std::to_string(FLAGS_lookup_labels));
   }
   options.polling.enabled = RoundPollingEnabled(polling_mode, std::thread::hardware_concurrency());
   options.paths.clear();
   std::stringstream paths(FLAGS_paths);
   for (std::string path; std::getline(paths, path, ',');) {
-    if (!path.empty()) options.paths.push_back(path);
+    if (path.empty()) continue;
+    if (path != "in-process" && path != "tcp-loopback-plaintext" && path != "tcp-loopback-tls13") {
+      return UsageError(kName, "--paths: unknown path '" + path +
+                                   "': in-process, tcp-loopback-plaintext or tcp-loopback-tls13");
+    }
+    options.paths.push_back(path);
   }
   if (options.paths.empty()) return UsageError(kName, "--paths names no path");
   std::fprintf(stderr, "bench rounds: %u rounds of %u labels per path (%s), host memory of %llu labels\n",

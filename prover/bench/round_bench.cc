@@ -116,6 +116,21 @@ StatusOr<proto::SignedEnvelope> Order(const BenchKeys& keys, const RoundBenchOpt
   return proto::SignMessage(order.asReader(), keys.challenger);
 }
 
+// A passing verdict on `order`, signed by the run's challenger key (the bench's session ends with
+// its finish, as a real one does).
+StatusOr<proto::SignedEnvelope> Verdict(const BenchKeys& keys, const proto::SignedEnvelope& order,
+                                        const proto::Bytes& session_id) {
+  capnp::MallocMessageBuilder m;
+  auto verdict = m.initRoot<proto::Verdict>();
+  verdict.setSessionId(proto::AsView(session_id));
+  const proto::Digest order_digest = proto::Blake2b256(proto::AsView(order.payload));
+  verdict.setOrderDigest(proto::AsView(order_digest));
+  verdict.setNodeName(kNodeName);
+  verdict.setPass(true);
+  verdict.initFailure().setReason(proto::FailureReason::NONE);
+  return proto::SignMessage(verdict.asReader(), keys.challenger);
+}
+
 // A challenger-side RPC client over `stream`.
 struct RpcClient {
   explicit RpcClient(kj::AsyncIoStream& stream)
@@ -241,13 +256,22 @@ class RoundBench {
     const uint64_t agent_after = agent_counter != nullptr ? agent_counter->Read() : 0;
     const int64_t client_cpu_ns = CpuNs(CLOCK_THREAD_CPUTIME_ID) - client_cpu_before;
     const int64_t agent_cpu_ns = agent_cpu_clock != nullptr ? CpuNs(*agent_cpu_clock) - agent_cpu_before : -1000;
-    auto abort = agent.abortRequest();
-    abort.setSessionId(proto::AsView(session_id));
-    abort.setReason("rounds measured");
+    // A measured session ends as any session does: a signed verdict, then the agent's transcript.
+    // After a failed measurement it is aborted (the connection's end would end it too).
     try {
-      abort.send().wait(io.waitScope);
-    } catch (const kj::Exception&) {
-      // The session ends with the connection anyway.
+      if (failed.ok()) {
+        WP_ASSIGN_OR_RETURN(proto::SignedEnvelope verdict, Verdict(keys_, order, session_id));
+        auto finish = agent.finishRequest();
+        proto::WriteEnvelope(verdict, finish.initVerdict());
+        finish.send().wait(io.waitScope);
+      } else {
+        auto abort = agent.abortRequest();
+        abort.setSessionId(proto::AsView(session_id));
+        abort.setReason("round benchmark failed");
+        abort.send().wait(io.waitScope);
+      }
+    } catch (const kj::Exception& e) {
+      if (failed.ok()) failed = UnavailableError(std::string("finishing the session: ") + e.getDescription().cStr());
     }
     WP_RETURN_IF_ERROR(failed);
 

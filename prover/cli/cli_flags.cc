@@ -22,7 +22,8 @@ DEFINE_string(progress, "auto",
               "terminal), always, never");
 DEFINE_string(what, "labeler",
               "benchmark: labeler (fill rate of the backend), verify (one chunk recomputed on one core), "
-              "fill (acquire, fill and spot-check --gib of device memory), all (the node profile for calibration)");
+              "fill (acquire, fill and spot-check --gib of device memory), all (the node profile for calibration), "
+              "rounds (round latency against the real agent, in process and over TCP/TLS)");
 DEFINE_string(backend, "cpu", "device backend: cpu (host memory), cuda or hip");
 DEFINE_string(device, "", "device id (e.g. host, GPU-<uuid>); default the backend's first device");
 DEFINE_double(seconds, 3, "seconds to run the labeler and verify benchmarks; default 3");

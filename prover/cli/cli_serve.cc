@@ -91,10 +91,10 @@ DEFINE_string(metrics_listen, "",
 DEFINE_double(handshake_timeout_s, wipeproof::kDefaultHandshakeTimeoutUs / 1e6,
               "serve: seconds a connection may take to complete its TLS handshake before it is closed; default 10");
 DEFINE_string(round_polling, "auto",
-              "serve: while a session answers rounds, poll the network without sleeping (one core at 100% for at "
-              "most --round_polling_max_s per session phase) so a round is read the moment it arrives: on, off, or auto "
-              "(default: on with at least 8 hardware threads; with fewer, the polling thread and the others "
-              "preempt each other and the slowest rounds get slower: prover/agent/round_polling.h)");
+              "while a session answers rounds, the agent polls the network without sleeping (one core at 100%, "
+              "bounded per session) so a round is read the moment it arrives: on, off, or auto (default: on with "
+              "at least 8 hardware threads; with fewer, the polling thread and the others preempt each other and "
+              "the slowest rounds get slower: prover/agent/round_polling.h); the round benchmark's agent too");
 DEFINE_double(round_polling_max_s, 60,
               "serve: most seconds of round polling per session phase (its holding rounds, then its proof rounds), "
               "in [0.001, 3600]; then the agent sleeps between that phase's rounds; default 60");
@@ -337,7 +337,9 @@ int RunServe() {
   LOG(INFO) << "agent for node '" << config.node_name << "' (key id "
             << proto::KeyIdHex(proto::KeyIdOf(config.node_key.public_key)) << ") listening on " << listen_host << ":"
             << port << " (TLS 1.3 as " << server_options.tls->own_name() << ", accepting only "
-            << server_options.tls->peer().name << "); devices: " << device_list;
+            << server_options.tls->peer().name << "); devices: " << device_list << "; round polling "
+            << (RoundPollingEnabled(polling_mode, std::thread::hardware_concurrency()) ? "on" : "off") << " ("
+            << FLAGS_round_polling << ", " << std::thread::hardware_concurrency() << " hardware threads)";
 
   siginfo_t signal{};
   RoundPollingOptions polling;
