@@ -68,7 +68,7 @@ DEFINE_uint64(round_p999_us, 200,
               "in [1, 1e9]; default 200 (challenger in the rack)");
 DEFINE_string(economics_p999_us, "",
               "plan: also print what a faster network buys: for each honest round p99.9 of this comma-separated "
-              "list (microseconds, each in [1, 1e9], at most 64 values, e.g. 25,50,100,200,400,800,1600), per class "
+              "list (microseconds, whole numbers, each in [1, 1000000000], at most 64 values, e.g. 25,50,100,200,400,800,1600), per class "
               "the m it allows, the fill time of one GPU of each named shape (H200, H100, MI300X: MODELLED by the "
               "device model, not measured) and the challenger's CPU-seconds per node-wipe of the planned node; with "
               "--node_profile each value is the network's part (the node's slowest lookup is added, as to "
