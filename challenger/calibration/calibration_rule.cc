@@ -51,13 +51,6 @@ std::string FormatPicoseconds(double ps) {
   return s;
 }
 
-uint64_t NearestRankPercentile(const std::vector<uint64_t>& sorted, double p) {
-  const double n = static_cast<double>(sorted.size());
-  size_t rank = static_cast<size_t>(std::ceil(p * n - 1e-9));
-  rank = std::clamp<size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
-}
-
 RoundTimeStats SummarizeRoundTimes(std::vector<uint64_t> elapsed_us) {
   RoundTimeStats s;
   if (elapsed_us.empty()) return s;

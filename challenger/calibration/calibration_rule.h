@@ -82,8 +82,6 @@ struct RoundTimeStats {
 };
 // REQUIRES: !elapsed_us.empty().
 RoundTimeStats SummarizeRoundTimes(std::vector<uint64_t> elapsed_us);
-// Nearest-rank percentile of sorted samples. REQUIRES: !sorted.empty(), 0 < p <= 1.
-uint64_t NearestRankPercentile(const std::vector<uint64_t>& sorted, double p);
 
 // The authority's choices for one calibration.
 struct CalibrationPolicy {

@@ -442,7 +442,6 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
   last_round_micros_ = agent_micros;
   if (staged) {
     a.stages.round_index = a.round_index;
-    a.stages.labels = static_cast<uint32_t>(s.indices.size());
     a.stages.checks_ns = t_checked - t_start;
     a.stages.lookups_ns = t_looked - t_checked;
     a.stages.answer_ns = NowNs() - t_start;
@@ -468,16 +467,12 @@ Status AgentCore::LookUpRoundLocked(Session& s, proto::ChallengeRound::Reader r,
       if (host == (pass == 1)) s.lookup_order.push_back(i);
     }
   }
-  const bool staged = static_cast<bool>(config_.round_stages);
-  std::vector<int64_t>& device_ns = s.answered.stages.device_lookup_ns;
-  if (staged) device_ns.assign(devices.size(), 0);
   Status failed;
   size_t started = 0;
   for (; started < s.lookup_order.size(); ++started) {
     const uint32_t entry = s.lookup_order[started];
     const DeviceSlot& slot = *s.slots[devices[entry].getDeviceIndex()];
     const size_t at = first_of(entry);
-    if (staged) device_ns[entry] = -NowNs();
     failed = slot.memory->StartLookup(s.indices.data() + at, devices[entry].getLabelIndices().size(),
                                       labels.begin() + at * proto::kLabelBytes);
     if (!failed.ok()) {
@@ -485,12 +480,12 @@ Status AgentCore::LookUpRoundLocked(Session& s, proto::ChallengeRound::Reader r,
       break;
     }
   }
-  // Every started lookup is waited for, also after a failure: its kernel writes into the answer.
+  // Every started lookup is finished, also after a failure: a device takes one lookup at a time,
+  // and its kernel may still be writing into the device's lookup buffer.
   for (size_t k = 0; k < started; ++k) {
     const uint32_t entry = s.lookup_order[k];
     const DeviceSlot& slot = *s.slots[devices[entry].getDeviceIndex()];
     Status finished = slot.memory->FinishLookup();
-    if (staged) device_ns[entry] += NowNs();
     if (!finished.ok() && failed.ok()) failed = finished.WithContext("device '" + slot.plan.selector + "'");
   }
   return failed;

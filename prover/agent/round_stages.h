@@ -6,16 +6,13 @@
 
 #include <cstdint>
 #include <functional>
-#include <vector>
 
 namespace wipeproof {
 
 struct RoundStages {
   uint32_t round_index = 0;
-  uint32_t labels = 0;         // labels answered, all devices
   int64_t checks_ns = 0;       // the round's canonical copy, its parse and every check of it
   int64_t lookups_ns = 0;      // the first device's StartLookup to the last device's FinishLookup
-  std::vector<int64_t> device_lookup_ns;  // per device of the round, in its order: StartLookup to its FinishLookup
   int64_t answer_ns = 0;       // AnswerRound entered to the answer written (agentMicros, finer)
   int64_t transcript_ns = 0;   // the transcript hash of round and answer, done after the answer went out
 };

@@ -214,10 +214,7 @@ nlohmann::ordered_json LookupLatency(const DeviceMemory& memory, const RegionSpe
     us.push_back(t);
   }
   std::sort(us.begin(), us.end());
-  auto pct = [&](double p) {
-    size_t rank = static_cast<size_t>(std::ceil(p * us.size() - 1e-9));
-    return us[std::clamp<size_t>(rank, 1, us.size()) - 1];
-  };
+  auto pct = [&us](double p) { return NearestRankPercentile(us, p); };
   return {{"labels_per_lookup", q},  {"samples", samples},       {"p50_us", Sig(pct(0.5))},
           {"p90_us", Sig(pct(0.9))}, {"p99_us", Sig(pct(0.99))}, {"p999_us", Sig(pct(0.999))},
           {"max_us", Sig(us.back())}};

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <utility>
 
+#include "common/numbers.h"
 #include "kernels/region_labeler.h"
 #include "proto/codec.h"
 #include "proto/crypto.h"
@@ -54,10 +55,7 @@ Percentiles PercentilesOf(std::vector<int64_t> ns) {
   Percentiles p;
   if (ns.empty()) return p;
   std::sort(ns.begin(), ns.end());
-  auto at = [&ns](double q) {
-    size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(ns.size()) - 1e-9));
-    return static_cast<double>(ns[std::clamp<size_t>(rank, 1, ns.size()) - 1]) / 1000.0;
-  };
+  auto at = [&ns](double q) { return static_cast<double>(NearestRankPercentile(ns, q)) / 1000.0; };
   p.p50_us = at(0.5);
   p.p99_us = at(0.99);
   p.p999_us = at(0.999);

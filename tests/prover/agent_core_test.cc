@@ -44,25 +44,7 @@ constexpr int64_t kWaitUs = 20'000'000;
                                        << " containing \"" << text << "\"";
 }
 
-// A round over the given (device index, label indices), and the agent's answer to it.
-struct Round {
-  capnp::MallocMessageBuilder request;
-  capnp::MallocMessageBuilder response;
-  proto::ChallengeRound::Builder Build(const proto::Bytes& session_id, uint32_t index,
-                                       const std::vector<std::pair<uint16_t, std::vector<uint64_t>>>& devices) {
-    auto round = request.initRoot<proto::ChallengeRound>();
-    round.setSessionId(proto::AsView(session_id));
-    round.setRoundIndex(index);
-    auto list = round.initDevices(static_cast<unsigned>(devices.size()));
-    for (size_t i = 0; i < devices.size(); ++i) {
-      list[i].setDeviceIndex(devices[i].first);
-      auto indices = list[i].initLabelIndices(static_cast<unsigned>(devices[i].second.size()));
-      for (size_t j = 0; j < devices[i].second.size(); ++j) indices.set(j, devices[i].second[j]);
-    }
-    return round;
-  }
-  proto::RoundAnswer::Builder answer() { return response.getRoot<proto::RoundAnswer>(); }
-};
+using agent_test::Round;
 
 class AgentCoreTest : public ::testing::Test {
  protected:

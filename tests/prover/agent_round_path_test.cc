@@ -35,26 +35,14 @@ constexpr int kGpus = 8;
 constexpr uint64_t kLatencyUs = 100'000;
 constexpr uint64_t kOneByOneUs = kGpus * kLatencyUs;
 
-using Devices = std::vector<std::pair<uint16_t, std::vector<uint64_t>>>;
+using Devices = agent_test::RoundDevices;
 
-// Builds round `index` over `devices` (device index, label indices) and answers it on `core`.
-struct Round {
-  capnp::MallocMessageBuilder request;
-  capnp::MallocMessageBuilder response;
-  Status Answer(AgentCore& core, const proto::Bytes& session_id, uint32_t index, const Devices& devices) {
-    auto round = request.initRoot<proto::ChallengeRound>();
-    round.setSessionId(proto::AsView(session_id));
-    round.setRoundIndex(index);
-    auto list = round.initDevices(static_cast<unsigned>(devices.size()));
-    for (size_t i = 0; i < devices.size(); ++i) {
-      list[i].setDeviceIndex(devices[i].first);
-      auto indices = list[i].initLabelIndices(static_cast<unsigned>(devices[i].second.size()));
-      for (size_t j = 0; j < devices[i].second.size(); ++j) indices.set(j, devices[i].second[j]);
-    }
-    return core.AnswerRound(kOwner, round.asReader(), response.initRoot<proto::RoundAnswer>());
-  }
-  proto::RoundAnswer::Reader answer() { return response.getRoot<proto::RoundAnswer>().asReader(); }
-};
+// Builds round `index` over `devices` and answers it on `core` into `round`.
+Status Answer(AgentCore& core, agent_test::Round& round, const proto::Bytes& session_id, uint32_t index,
+              const Devices& devices) {
+  auto request = round.Build(session_id, index, devices);
+  return core.AnswerRound(kOwner, request.asReader(), round.response.initRoot<proto::RoundAnswer>());
+}
 
 // An order over `selectors` in that order, kLabelsPerDevice labels each, consecutive ranges.
 agent_test::OrderSpec NineDeviceOrder(const std::vector<std::string>& selectors) {
@@ -123,12 +111,12 @@ TEST(AgentRoundPathTest, NineDevicesAreLookedUpTogether) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
 
   const Devices asked = TwoLabelsOfEach(selectors.size());
-  Round round;
+  agent_test::Round round;
   const auto t0 = std::chrono::steady_clock::now();
-  Status answered = round.Answer(core, spec.session_id, 0, asked);
+  Status answered = Answer(core, round, spec.session_id, 0, asked);
   const int64_t elapsed_us = ElapsedUs(t0);
   ASSERT_TRUE(answered.ok()) << answered.ToString();
-  ExpectRightLabels(round.answer(), asked);
+  ExpectRightLabels(round.answer().asReader(), asked);
 
   // Every GPU's lookup started before any was waited for.
   ASSERT_EQ(log.size(), 2u * kGpus);
@@ -137,8 +125,8 @@ TEST(AgentRoundPathTest, NineDevicesAreLookedUpTogether) {
   // About one latency: never less (each lookup takes it), far less than one per device.
   EXPECT_GE(elapsed_us, static_cast<int64_t>(kLatencyUs));
   EXPECT_LT(elapsed_us, static_cast<int64_t>(kOneByOneUs)) << "the devices were looked up one after another";
-  EXPECT_GE(round.answer().getAgentMicros(), kLatencyUs);
-  EXPECT_LT(round.answer().getAgentMicros(), kOneByOneUs);
+  EXPECT_GE(round.answer().asReader().getAgentMicros(), kLatencyUs);
+  EXPECT_LT(round.answer().asReader().getAgentMicros(), kOneByOneUs);
   ASSERT_TRUE(core.Finish(kOwner, agent_test::SignedVerdict(order, true)).ok());
 }
 
@@ -172,12 +160,12 @@ TEST(AgentRoundPathTest, EightEmulatedGpusAndHostAnswerInAboutOneLookupLatency) 
 
   const Devices asked = TwoLabelsOfEach(selectors.size());
   for (uint32_t r = 0; r < 2; ++r) {
-    Round round;
+    agent_test::Round round;
     const auto t0 = std::chrono::steady_clock::now();
-    Status answered = round.Answer(core, spec.session_id, r, asked);
+    Status answered = Answer(core, round, spec.session_id, r, asked);
     const int64_t elapsed_us = ElapsedUs(t0);
     ASSERT_TRUE(answered.ok()) << answered.ToString();
-    ExpectRightLabels(round.answer(), asked);
+    ExpectRightLabels(round.answer().asReader(), asked);
     EXPECT_GE(elapsed_us, static_cast<int64_t>(kLatencyUs)) << "round " << r;
     EXPECT_LT(elapsed_us, static_cast<int64_t>(kOneByOneUs)) << "round " << r << ": looked up one after another";
   }
@@ -208,8 +196,8 @@ TEST(AgentRoundPathTest, ADeviceWhoseLookupFailsEndsTheSessionAfterTheOthersFini
   AgentCore core(agent_test::TestConfig(), std::move(backends), SystemClock());
   const agent_test::OrderSpec spec = NineDeviceOrder(selectors);
   ASSERT_TRUE(core.StartSession(agent_test::SignedOrder(spec, SystemClock()), kOwner, kAsChallenger).ok());
-  Round round;
-  Status answered = round.Answer(core, spec.session_id, 0, TwoLabelsOfEach(2));
+  agent_test::Round round;
+  Status answered = Answer(core, round, spec.session_id, 0, TwoLabelsOfEach(2));
   EXPECT_EQ(answered.code(), StatusCode::kInternal) << answered.ToString();
   EXPECT_NE(answered.message().find("device 'GPU-fake-1'"), std::string::npos) << answered.ToString();
   EXPECT_NE(answered.message().find("session ended"), std::string::npos) << answered.ToString();
@@ -240,10 +228,10 @@ TEST(AgentRoundPathTest, TheTranscriptCoversEveryRoundWhenItsHashIsDeferred) {
     ASSERT_TRUE(notice.ok()) << notice.status().ToString();
     ASSERT_TRUE(challenger.AddNotice(0, proto::AsView(notice->payload)).ok());
     for (uint32_t r = 0; r < 3; ++r) {
-      Round round;
-      ASSERT_TRUE(round.Answer(core, spec.session_id, r, {{0, {r, 1000 + r}}}).ok());
+      agent_test::Round round;
+      ASSERT_TRUE(Answer(core, round, spec.session_id, r, {{0, {r, 1000 + r}}}).ok());
       if (hash_after_each) core.HashAnsweredRound();
-      ASSERT_TRUE(challenger.AddRound(round.request.getRoot<proto::ChallengeRound>().asReader(), round.answer()).ok());
+      ASSERT_TRUE(challenger.AddRound(round.request.getRoot<proto::ChallengeRound>().asReader(), round.answer().asReader()).ok());
     }
     ASSERT_EQ(core.GetStatus().rounds_answered, 3u);
     auto transcript = core.Finish(kOwner, agent_test::SignedVerdict(order, true));

@@ -308,6 +308,19 @@ proto::SignedEnvelope SignedOrder(const OrderSpec& spec, const Clock& clock, con
   return *signed_order;
 }
 
+proto::ChallengeRound::Builder Round::Build(const proto::Bytes& session_id, uint32_t index, const RoundDevices& devices) {
+  auto round = request.initRoot<proto::ChallengeRound>();
+  round.setSessionId(proto::AsView(session_id));
+  round.setRoundIndex(index);
+  auto list = round.initDevices(static_cast<unsigned>(devices.size()));
+  for (size_t i = 0; i < devices.size(); ++i) {
+    list[i].setDeviceIndex(devices[i].first);
+    auto indices = list[i].initLabelIndices(static_cast<unsigned>(devices[i].second.size()));
+    for (size_t j = 0; j < devices[i].second.size(); ++j) indices.set(j, devices[i].second[j]);
+  }
+  return round;
+}
+
 std::vector<uint8_t> ExpectedLabels(uint32_t chunk_labels, uint64_t first, uint64_t count) {
   RegionSpec region;
   region.format = LabelFormat::kC1;

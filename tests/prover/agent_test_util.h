@@ -3,12 +3,15 @@
 // test lets it go, signed orders and verdicts, and the labels a challenger expects.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -117,6 +120,17 @@ proto::Bytes TestDelegation();
 // `signer` (the challenger unless told otherwise).
 proto::SignedEnvelope SignedOrder(const OrderSpec& spec, const Clock& clock);
 proto::SignedEnvelope SignedOrder(const OrderSpec& spec, const Clock& clock, const proto::KeyPair& signer);
+
+// Label indices per device of a round: (device index in the order, label indices).
+using RoundDevices = std::vector<std::pair<uint16_t, std::vector<uint64_t>>>;
+
+// A round over `devices` and the agent's answer to it (AgentCore::AnswerRound's two messages).
+struct Round {
+  capnp::MallocMessageBuilder request;
+  capnp::MallocMessageBuilder response;
+  proto::ChallengeRound::Builder Build(const proto::Bytes& session_id, uint32_t index, const RoundDevices& devices);
+  proto::RoundAnswer::Builder answer() { return response.getRoot<proto::RoundAnswer>(); }
+};
 
 // The session seed every test order carries.
 const uint8_t* TestSeed();

@@ -3,7 +3,6 @@
 // max_poll_us of one session, and never polls when disabled.
 #include "prover/agent/round_polling.h"
 
-#include <capnp/message.h>
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 
@@ -140,13 +139,11 @@ TEST(RoundPollingTest, ProofRoundsGetABudgetOfTheirOwn) {
   agent_test::OrderSpec spec = OrderNumber(1);  // one host device, q = 8
   ASSERT_TRUE(core.StartSession(agent_test::SignedOrder(spec, SystemClock()), kOwner, kAsChallenger).ok());
   auto answer = [&](uint32_t index, unsigned labels) {
-    capnp::MallocMessageBuilder request, response;
-    auto round = request.initRoot<proto::ChallengeRound>();
-    round.setSessionId(proto::AsView(spec.session_id));
-    round.setRoundIndex(index);
-    auto list = round.initDevices(1)[0].initLabelIndices(labels);
-    for (unsigned k = 0; k < labels; ++k) list.set(k, k * 256 + index);
-    return core.AnswerRound(kOwner, round.asReader(), response.initRoot<proto::RoundAnswer>());
+    std::vector<uint64_t> indices;
+    for (unsigned k = 0; k < labels; ++k) indices.push_back(k * 256 + index);
+    agent_test::Round round;
+    auto request = round.Build(spec.session_id, index, {{0, indices}});
+    return core.AnswerRound(kOwner, request.asReader(), round.response.initRoot<proto::RoundAnswer>());
   };
   ASSERT_TRUE(answer(0, 1).ok());  // a holding round (fewer than q labels)
   ASSERT_TRUE(Eventually([&] { return loop.stats().capped.load() == 1; })) << "holding-round polling never stopped";
