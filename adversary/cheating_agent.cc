@@ -74,6 +74,7 @@ Status CheatingAgent::FillDevices(proto::WipeOrder::Reader order, const RegionSp
     d.capacity_bytes = plan.getCapacityBytes();
     d.allowed_reserve_bytes = plan.getAllowedReserveBytes();
     d.labels_per_round = plan.getLabelsPerRound();
+    d.occupancy_labels = plan.getOccupancyLabels();
     if (d.count % m != 0 || d.first % m != 0) ++log_->partial_chunk_ranges;
     d.labels.resize(d.count * kLabelBytes);
     d.chunks.assign((d.count + m - 1) / m, ChunkState::kStored);

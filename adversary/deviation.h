@@ -51,6 +51,11 @@ enum class DeviationKind {
   //    disclosed), drops hidden_fraction of every device's chunks (they answer zeros) to make room
   //    for a neighbour's checkpoint, and calls `on_drop` (the neighbour then relabels).
   kDropAfterRounds,
+  // 11. The borrower (occupancy windows): from its first occupancy round on (a round with every
+  //    device at the order's occupancyLabels), drops hidden_fraction of every device's chunks (at
+  //    random; they answer zeros) right after each occupancy answer and stays short for `borrow_us`
+  //    of its clock, relabelling (really) before the first round that comes later; 0: for good.
+  kBorrowBetweenRounds,
   kWithholdNotice,      // reports the fill but never answers deviceFilled for its last device
   kLateNoticeDiffers,   // answers deviceFilled for its last device 200 ms after the report, with a
                         // notice claiming 32 bytes more than the report says of that device
@@ -113,6 +118,7 @@ struct Deviation {
   size_t huge_text_bytes = size_t{5} << 20;  // kHuge*
   std::function<void()> disconnect;          // kDisconnectMidFill, kDisconnectOnHidden: cuts the connection
   std::function<void()> on_drop;             // kDropAfterRounds: called once, right after the drop
+  int64_t borrow_us = 0;                     // kBorrowBetweenRounds: how long each borrow lasts (0: for good)
 };
 
 // The hostile text of the kHuge* deviations: "agent text\n\x01\xff" then 'x' up to `bytes`.

@@ -34,6 +34,7 @@ struct HeldDevice {
   uint64_t capacity_bytes = 0;
   uint64_t allowed_reserve_bytes = 0;
   uint32_t labels_per_round = 0;     // q_d of the order
+  uint32_t occupancy_labels = 0;     // o_d of the order (0: no occupancy window)
   std::vector<uint8_t> labels;       // count * 32 bytes; the labels of chunks not kStored are zero (or,
                                      // kPending, not yet readable)
   std::vector<ChunkState> chunks;    // per chunk of m, the last one partial when count is not whole chunks

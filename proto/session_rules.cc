@@ -88,6 +88,18 @@ bool IsProofRound(WipeOrder::Reader order, ChallengeRound::Reader round) {
   return true;  // as many devices as planned, each planned and named once (CheckRoundFitsOrder)
 }
 
+bool IsOccupancyRound(WipeOrder::Reader order, ChallengeRound::Reader round) {
+  if (order.getOccupancyWindowUs() == 0) return false;
+  auto plans = order.getDevices();
+  auto devices = round.getDevices();
+  if (devices.size() != plans.size()) return false;
+  for (auto device : devices) {
+    const uint16_t d = device.getDeviceIndex();
+    if (d >= plans.size() || device.getLabelIndices().size() != plans[d].getOccupancyLabels()) return false;
+  }
+  return true;
+}
+
 Status CheckAnswerFitsRound(ChallengeRound::Reader round, RoundAnswer::Reader answer) {
   Status shape = WalkMessage(answer);
   if (shape.ok()) shape = ValidateShape(answer);

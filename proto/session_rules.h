@@ -39,6 +39,11 @@ Status CheckRoundFitsOrder(WipeOrder::Reader order, ChallengeRound::Reader round
 // counts proof rounds only. REQUIRES: CheckRoundFitsOrder(order, round) is OK.
 bool IsProofRound(WipeOrder::Reader order, ChallengeRound::Reader round);
 
+// An occupancy round: every planned device, each with exactly its occupancyLabels indices (the
+// order asks a window; validate.h keeps that shape apart from a proof round's).
+// REQUIRES: CheckRoundFitsOrder(order, round) is OK.
+bool IsOccupancyRound(WipeOrder::Reader order, ChallengeRound::Reader round);
+
 // An answer fits its round: a well-formed message (proto/validate.h), the round's session and
 // round index, and 32 bytes per label the round asks.
 // Errors: INVALID_ARGUMENT naming the first that does not hold ("session id differs from the

@@ -102,6 +102,19 @@ Status ValidateShape(WipeOrder::Reader order) {
   }
   if (order.getRoundDeadlineUs() == 0) return InvalidArgumentError("roundDeadlineUs must be > 0");
   if (order.getFillDeadlineUs() == 0) return InvalidArgumentError("fillDeadlineUs must be > 0");
+  if (order.getOccupancyWindowUs() == 0 && (order.getOccupancyMeanGapUs() != 0 || order.getOccupancyShortfallBytes() != 0)) {
+    return InvalidArgumentError("occupancyMeanGapUs or occupancyShortfallBytes without an occupancyWindowUs");
+  }
+  if (order.getOccupancyWindowUs() > kMaxOccupancyWindowUs) {
+    return InvalidArgumentError("occupancyWindowUs " + std::to_string(order.getOccupancyWindowUs()) +
+                                " is above the most one order may ask, " + std::to_string(kMaxOccupancyWindowUs) +
+                                " (31 days)");
+  }
+  if (order.getOccupancyWindowUs() != 0 &&
+      (order.getOccupancyMeanGapUs() == 0 || order.getOccupancyMeanGapUs() > order.getOccupancyWindowUs())) {
+    return InvalidArgumentError("occupancyMeanGapUs " + std::to_string(order.getOccupancyMeanGapUs()) +
+                                " is not in [1, occupancyWindowUs]");
+  }
   auto devices = order.getDevices();
   if (devices.size() == 0) return InvalidArgumentError("devices: empty plan");
   if (devices.size() > kMaxDevices) return InvalidArgumentError("devices: more than 65536 (deviceIndex is UInt16)");
@@ -130,7 +143,31 @@ Status ValidateShape(WipeOrder::Reader order) {
     if (whole_chunks && (d.getFirstLabel() % m != 0 || d.getLabelCount() % m != 0)) {
       return InvalidArgumentError(where + ": posedbBlake3N192 plans must cover whole chunks");
     }
+    // An occupancy round asks occupancyLabels distinct chunks of every device, a shape no proof
+    // round has (the audits tell the rounds apart by it).
+    const uint32_t occupancy = d.getOccupancyLabels();
+    if (order.getOccupancyWindowUs() == 0 && occupancy != 0) {
+      return InvalidArgumentError(where + ": occupancyLabels " + std::to_string(occupancy) +
+                                  " without an occupancyWindowUs");
+    }
+    if (order.getOccupancyWindowUs() != 0 &&
+        (occupancy == 0 || occupancy > chunks || occupancy == d.getLabelsPerRound())) {
+      return InvalidArgumentError(where + ": occupancyLabels " + std::to_string(occupancy) + " is not in [1, the " +
+                                  std::to_string(chunks) + " chunks of its range] or equals labelsPerRound");
+    }
     ranges.emplace_back(d.getFirstLabel(), d.getFirstLabel() + d.getLabelCount() - 1);
+  }
+  if (order.getOccupancyWindowUs() != 0) {
+    // b below the planned bytes: a shortfall of everything is not a statement.
+    uint64_t planned_labels = 0;
+    for (const auto& [first, last] : ranges) {
+      const uint64_t count = last - first + 1;
+      planned_labels = planned_labels > UINT64_MAX - count ? UINT64_MAX : planned_labels + count;
+    }
+    if (order.getOccupancyShortfallBytes() / kLabelBytes >= planned_labels) {
+      return InvalidArgumentError("occupancyShortfallBytes " + std::to_string(order.getOccupancyShortfallBytes()) +
+                                  " is not below the planned bytes");
+    }
   }
   // Ranges are disjoint and no two devices share a chunk (label-spec.md §2).
   std::sort(ranges.begin(), ranges.end());

@@ -17,10 +17,18 @@
 
 namespace wipeproof::proto {
 
+// The longest occupancy window one order may ask for: 31 days, microseconds.
+inline constexpr uint64_t kMaxOccupancyWindowUs = uint64_t{31} * 86'400 * 1'000'000;
+
 Status ValidateShape(WipeOrder::Reader order);  // version 2, 16/8/32-byte ids, challengerKeyId,
                                                 // m in [1, 2^20], >= 1 device, labelCount > 0,
                                                 // rounds 0 (undisclosed), each device's fill
-                                                // deadline in [1, the order's]
+                                                // deadline in [1, the order's]; an occupancy
+                                                // window of at most kMaxOccupancyWindowUs with a
+                                                // mean gap in [1, window], b below the planned
+                                                // bytes, every device's occupancyLabels in [1,
+                                                // its chunks] and != labelsPerRound (all 0
+                                                // without a window)
 Status ValidateShape(FillReport::Reader report);
 Status ValidateShape(DeviceFillNotice::Reader notice);  // 16/32/8-byte ids
 Status ValidateShape(Delegation::Reader delegation);  // 32-byte key, notAfter > notBefore, signed profiles

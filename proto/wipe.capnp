@@ -118,6 +118,9 @@ struct DevicePlan {
   model @6 :Text;                 # device model from the inventory (informational)
   fillDeadlineUs @7 :UInt64;      # microseconds: from sending the order to receiving this
                                   # device's DeviceFillNotice, on the challenger's clock
+  occupancyLabels @8 :UInt32;     # labels: o_d, indices asked of this device in every occupancy
+                                  # round (WipeOrder.occupancyWindowUs), each in a distinct chunk;
+                                  # 0 without a window, else >= 1 and != labelsPerRound
 }
 
 struct Delegation {
@@ -180,6 +183,13 @@ struct WipeOrder {
                                   # connection authenticated as that key
   delegation @19 :Data;           # the authority-signed Delegation envelope (Envelope canonical
                                   # bytes, kind delegation) under which the challenger signed this
+  occupancyWindowUs @20 :UInt64;  # microseconds: after its proof rounds the node keeps its labels
+                                  # this long and answers occupancy rounds (every device at its
+                                  # occupancyLabels, gaps exponential from each answer, never
+                                  # disclosed); 0: no window (challenger/session/occupancy_bound.h)
+  occupancyMeanGapUs @21 :UInt64; # microseconds: the mean of those gaps (>= 1 with a window)
+  occupancyShortfallBytes @22 :UInt64;
+                                  # bytes: b of the occupancy statement (< the planned bytes)
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -325,6 +335,27 @@ struct DeviceBound {
                                     # received (its own fill deadline applies); 0 without a notice
 }
 
+struct OccupancyStatement {
+  # What an occupancy window states (challenger/session/occupancy_bound.h), in the Verdict of a
+  # session whose order asked for one.
+  windowStartAfterOrderUs @0 :UInt64;  # microseconds: the answer of the last proof round, after
+                                       # the order (the challenger's monotonic clock)
+  windowEndAfterOrderUs @1 :UInt64;    # microseconds: when the window ended (its length after the
+                                       # start, or earlier on a failure); the rounds after the
+                                       # last proof round sent before it are the occupancy rounds
+  rounds @2 :UInt32;                   # K: occupancy rounds answered correctly and in time
+  detection @3 :Float64;               # d(b): least chance one round detects a shortfall > b
+  shortUs @4 :UInt64;                  # microseconds: T* + unprotectedUs, the statement's figure;
+                                       # UINT64_MAX when d(b) = 0
+  stated @5 :Bool;                     # boundStated && the window ran its full length &&
+                                       # shortUs < the window's length
+  statement @6 :Text;                  # "at 99% confidence node n's planned memory lacked labels
+                                       # in more than X bytes for at most T s of its W s window"
+  unprotectedUs @7 :UInt64;            # microseconds: U, the window less the time its drawn gaps
+                                       # ran (rounds in flight, the challenger's checks and wake-up
+                                       # delays); at least the occupancy rounds' elapsedUs summed
+}
+
 struct Assumption {
   # A condition outside the protocol that a pass relies on (design-brief "What a pass proves").
   name @0 :Text;    # e.g. "host-memory-in-plan", "wave-complete", "no-nvme-in-reach"
@@ -366,6 +397,8 @@ struct Verdict {
   orderSentAtUnixUs @19 :Int64;   # Unix us: challenger's wall clock when the order was sent; the
                                   # origin of fillMicros, filledAfterUs and each round's
                                   # sentAfterOrderUs, so an audit can line up a wave's members
+  occupancy @20 :OccupancyStatement;  # set iff the order has an occupancyWindowUs and the proof
+                                      # rounds passed
 }
 
 struct WaveVerdict {

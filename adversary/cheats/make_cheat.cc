@@ -1,6 +1,7 @@
 #include "adversary/cheats/make_cheat.h"
 
 #include "adversary/cheats/answer_cheats.h"
+#include "adversary/cheats/borrower.h"
 #include "adversary/cheats/connection_faults.h"
 #include "adversary/cheats/dedup.h"
 #include "adversary/cheats/disconnect_on_hidden.h"
@@ -62,6 +63,8 @@ std::unique_ptr<Cheat> MakeCheat(const Deviation& deviation, CheatTools tools) {
       return std::make_unique<DisconnectOnHidden>(deviation, tools);
     case DeviationKind::kDropAfterRounds:
       return std::make_unique<WaveShellGame>(deviation, tools);
+    case DeviationKind::kBorrowBetweenRounds:
+      return std::make_unique<Borrower>(deviation, tools);
     case DeviationKind::kWithholdNotice:
       return std::make_unique<WithholdLastNotice>();
     case DeviationKind::kLateNoticeDiffers:

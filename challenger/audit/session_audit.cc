@@ -780,6 +780,7 @@ class Auditor {
     facts.authority_key_id = proto::KeyIdOf(keys_.authority);
     facts.verdict = final_verdict();
     facts.chunks_checked = chunks_checked_;
+    WP_RETURN_IF_ERROR(RecomputeOccupancy(&facts.occupancy));
     if (declared_.has_value()) facts.declared = &*declared_;
     facts.have_report = report_.has_value();
     if (report_.has_value()) {
@@ -787,6 +788,70 @@ class Auditor {
     }
     Status rechecked = RecheckVerdictBound(facts);
     if (!rechecked.ok()) return Wrong(verdict_entries_.back(), "verdict", rechecked.message());
+    return Status::Ok();
+  }
+
+  // The occupancy window as the records show it (verdict_recheck.h): its bounds are the verdict's,
+  // which must open at the last proof round's answer; every round after that one sent before the
+  // window's end must have the occupancy shape, and K counts those answered right and in time. A passing session whose order
+  // asked a window must state it; an order that asked none has no window.
+  Status RecomputeOccupancy(OccupancyFacts* out) {
+    proto::Verdict::Reader v = final_verdict();
+    proto::WipeOrder::Reader o = order_->message.root();
+    const VerifiedEntry* entry = verdict_entries_.back();
+    if (!v.hasOccupancy()) {
+      if (o.getOccupancyWindowUs() != 0 && v.getPass()) {
+        return Wrong(entry, "verdict", "passed without the occupancy statement its order's window asks for");
+      }
+      return Status::Ok();
+    }
+    if (o.getOccupancyWindowUs() == 0) {
+      return Wrong(entry, "verdict", "states an occupancy window its order did not ask for");
+    }
+    auto w = v.getOccupancy();
+    out->ran = true;
+    out->start_after_order_us = w.getWindowStartAfterOrderUs();
+    out->end_after_order_us = w.getWindowEndAfterOrderUs();
+    if (out->end_after_order_us < out->start_after_order_us) {
+      return Wrong(entry, "verdict", "its occupancy window ends before it starts");
+    }
+    size_t last_proof = rounds_.size();
+    for (size_t i = 0; i < rounds_.size(); ++i) {
+      if (IsProofRound(rounds_[i])) last_proof = i;
+    }
+    if (last_proof == rounds_.size() || rounds_[last_proof].timing.getSentAfterOrderUs() +
+                                                rounds_[last_proof].timing.getElapsedUs() !=
+                                            out->start_after_order_us) {
+      return Wrong(entry, "verdict", "its occupancy window does not open at the last proof round's answer");
+    }
+    // The rounds after the last proof round and sent before the window's end.
+    uint64_t in_flight = 0;
+    for (size_t i = last_proof + 1; i < rounds_.size(); ++i) {
+      const Round& round = rounds_[i];
+      const uint64_t sent = round.timing.getSentAfterOrderUs();
+      if (sent >= out->end_after_order_us) break;
+      if (!proto::IsOccupancyRound(o, round.round)) {
+        return Wrong(entry, "verdict",
+                     "round " + std::to_string(round.round.getRoundIndex()) +
+                         ", sent inside the occupancy window, is not an occupancy round (every device at its "
+                         "occupancyLabels)");
+      }
+      out->rounds += round.all_correct && round.in_time;
+      in_flight += round.timing.getElapsedUs();
+    }
+    // U is the challenger's measurement: at least the rounds' time in flight, at most the window.
+    out->unprotected_us = w.getUnprotectedUs();
+    if (out->unprotected_us < in_flight || out->unprotected_us > out->end_after_order_us - out->start_after_order_us) {
+      return Wrong(entry, "verdict",
+                   "occupancy unprotectedUs " + std::to_string(out->unprotected_us) +
+                       " is not in [the occupancy rounds' time in flight " + std::to_string(in_flight) +
+                       " us, the window's length]");
+    }
+    if (w.getRounds() != out->rounds) {
+      return Wrong(entry, "verdict",
+                   "occupancy rounds " + std::to_string(w.getRounds()) + ", the round log shows " +
+                       std::to_string(out->rounds) + " answered right and in time inside the window");
+    }
     return Status::Ok();
   }
 

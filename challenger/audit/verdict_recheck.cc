@@ -16,6 +16,35 @@ namespace {
 
 Status RecheckAssumptions(const RecomputedFacts& facts, const SessionPlan& plan);
 
+// The verdict's occupancy statement against `want`'s. `reason_unknown`: why no bound is stated is
+// the challenger's knowledge (see RecheckVerdictBound); the occupancy statement's text then stands too.
+Status RecheckOccupancy(proto::Verdict::Reader v, const VerdictSummary& want, bool reason_unknown) {
+  auto differs = [](const std::string& field, const std::string& stated, const std::string& recomputed) {
+    return DataLossError("occupancy: " + field + " is " + stated +
+                         ", recomputed from the order, the verdict's window and the round log: " + recomputed);
+  };
+  if (v.hasOccupancy() != want.occupancy_present) {
+    return differs("the statement's presence", v.hasOccupancy() ? "present" : "absent",
+                   want.occupancy_present ? "present" : "absent");
+  }
+  if (!want.occupancy_present) return Status::Ok();
+  auto o = v.getOccupancy();
+  if (o.getDetection() != want.occupancy.detection) {
+    return differs("detection", std::to_string(o.getDetection()), std::to_string(want.occupancy.detection));
+  }
+  if (o.getShortUs() != want.occupancy.stated_short_us) {
+    return differs("shortUs", std::to_string(o.getShortUs()), std::to_string(want.occupancy.stated_short_us));
+  }
+  if (o.getStated() != want.occupancy_stated) {
+    return differs("stated", o.getStated() ? "true" : "false", want.occupancy_stated ? "true" : "false");
+  }
+  if (o.getStatement() != want.occupancy_statement && !(reason_unknown && !want.occupancy_stated)) {
+    return differs("the statement", "\"" + std::string(o.getStatement().cStr()) + "\"",
+                   "\"" + want.occupancy_statement + "\"");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RecheckVerdictBound(const RecomputedFacts& facts) {
@@ -45,6 +74,7 @@ Status RecheckVerdictBound(const RecomputedFacts& facts) {
   in.assumptions.inventory_signed = facts.declared != nullptr;
   in.failure.reason = v.getFailure().getReason();
   in.chunks_checked = facts.chunks_checked;
+  in.occupancy = facts.occupancy;
   // A stated bound divides by N_d: with a device never challenged there is nothing to state.
   const bool every_device_checked =
       std::all_of(facts.chunks_checked.begin(), facts.chunks_checked.end(), [](uint64_t n) { return n > 0; });
@@ -88,6 +118,7 @@ Status RecheckVerdictBound(const RecomputedFacts& facts) {
   if (v.getStatement() != want.statement && !reason_unknown) {
     return differs("the statement", "\"" + std::string(v.getStatement().cStr()) + "\"", "\"" + want.statement + "\"");
   }
+  WP_RETURN_IF_ERROR(RecheckOccupancy(v, want, reason_unknown));
   return RecheckAssumptions(facts, plan);
 }
 

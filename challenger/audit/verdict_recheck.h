@@ -6,6 +6,9 @@
 // confidence, totalUnwipedBoundBytes and the statement. Nothing of the arithmetic is repeated here,
 // so a change to the bound (bound.h, verdict.h) is audited as it is stated.
 //
+// The occupancy statement (Verdict.occupancy) likewise: present exactly when SummarizeVerdict
+// computes one from `occupancy`, with its rounds, detection, shortUs, stated flag and statement.
+//
 // The order's profile endorsement (authorityKeyId, documentDigest) counts only when it names the
 // audited authority's key (RecomputedFacts::authority_key_id); otherwise no bound may be stated.
 // The plan's declarations come from the signed inventory the delegation names (RecomputedFacts::
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "challenger/session/declared_node.h"
+#include "challenger/session/verdict.h"
 #include "common/status.h"
 #include "proto/crypto.h"
 #include "proto/wipe.capnp.h"
@@ -40,6 +44,9 @@ struct RecomputedFacts {
   const NodeDeclarations* declared = nullptr;  // the signed inventory's, which the order restates; null: none named
   bool have_report = false;                    // the fill report verified and fits the order
   std::vector<uint64_t> device_total_bytes;    // per order device, the report's totalBytes
+  // The occupancy window: its bounds are the verdict's (the challenger's clock), its rounds (K) the
+  // round log's occupancy rounds sent inside it, answered right and in time (session_audit.h).
+  OccupancyFacts occupancy;
 };
 
 // OK when the verdict states what SummarizeVerdict computes from `facts`; DATA_LOSS naming the

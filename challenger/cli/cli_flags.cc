@@ -21,6 +21,7 @@
 #include "common/progress_line.h"
 #include "proto/delegation.h"
 #include "proto/key_files.h"
+#include "proto/validate.h"
 
 DEFINE_string(out, "",
               "keygen: path prefix; writes PREFIX-authority.{key,pub} and PREFIX-challenger.{key,pub}; "
@@ -53,6 +54,16 @@ DEFINE_string(progress, "auto",
               "progress on stderr, per node, of each step that takes more than a second: the expected-label "
               "precompute, the wait for the node's fill and the proof rounds: auto (only when stderr is a "
               "terminal), always, never");
+DEFINE_double(occupancy_window_s, 0,
+              "wipe: after the proof rounds the node holds its labels this many seconds and answers occupancy "
+              "rounds at exponential gaps; the verdict then states for how long at most its planned memory lacked "
+              "labels in more than --occupancy_shortfall of it (challenger/session/occupancy_bound.h); 0 = none");
+DEFINE_double(occupancy_mean_gap_s, 1, "wipe: mean gap between occupancy rounds, seconds (secret draws; default 1)");
+DEFINE_double(occupancy_shortfall, 0.01,
+              "wipe: b of the occupancy statement, as a fraction of the node's planned bytes, in (0, 1); default 0.01");
+DEFINE_uint32(occupancy_labels, 8,
+              "wipe: labels one occupancy round asks over the node's devices (by planned bytes, at least one each); "
+              "each is one chunk the challenger recomputes; default 8");
 DEFINE_string(wave, "", "serve: run only this wave; default every wave of the inventory");
 DEFINE_uint64(max_sessions, 0, "serve: stop after the wave run that brings the sessions to at least N; 0 = no limit");
 DEFINE_bool(once, false, "serve: run every wave once, now, then exit");
@@ -270,6 +281,29 @@ StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
   options.threads = static_cast<int>(FLAGS_threads);
   options.connect_timeout_us = static_cast<uint64_t>(FLAGS_connect_timeout_s * 1e6);
   return options;
+}
+
+Status ApplyOccupancyFlags(SessionPlan* plan) {
+  if (FLAGS_occupancy_window_s == 0) return Status::Ok();
+  constexpr double kMaxSeconds = static_cast<double>(proto::kMaxOccupancyWindowUs) / 1e6;
+  if (!(FLAGS_occupancy_window_s > 0 && FLAGS_occupancy_window_s <= kMaxSeconds)) {
+    return InvalidArgumentError("--occupancy_window_s must be in (0, " + std::to_string(kMaxSeconds) + "] (31 days)");
+  }
+  if (!(FLAGS_occupancy_mean_gap_s >= 1e-6 && FLAGS_occupancy_mean_gap_s <= FLAGS_occupancy_window_s)) {
+    return InvalidArgumentError("--occupancy_mean_gap_s must be in [0.000001, --occupancy_window_s]");
+  }
+  if (!(FLAGS_occupancy_shortfall > 0 && FLAGS_occupancy_shortfall < 1)) {
+    return InvalidArgumentError("--occupancy_shortfall must be a fraction in (0, 1) of the planned bytes");
+  }
+  if (FLAGS_occupancy_labels == 0) return InvalidArgumentError("--occupancy_labels must be >= 1");
+  uint64_t planned = 0;
+  for (const PlannedDevice& d : plan->devices) planned += d.planned_bytes();
+  OccupancyRequest request;
+  request.window_us = static_cast<uint64_t>(std::llround(FLAGS_occupancy_window_s * 1e6));
+  request.mean_gap_us = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(FLAGS_occupancy_mean_gap_s * 1e6)));
+  request.shortfall_bytes = static_cast<uint64_t>(FLAGS_occupancy_shortfall * static_cast<double>(planned));
+  request.labels_per_round = FLAGS_occupancy_labels;
+  return SetOccupancySchedule(plan, request);
 }
 
 StatusOr<WipeSetup> WipeSetupFromFlags() {

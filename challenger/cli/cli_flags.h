@@ -20,6 +20,10 @@
 DECLARE_string(out);
 DECLARE_bool(overwrite);
 DECLARE_string(node);
+DECLARE_double(occupancy_window_s);
+DECLARE_double(occupancy_mean_gap_s);
+DECLARE_double(occupancy_shortfall);
+DECLARE_uint32(occupancy_labels);
 DECLARE_string(inventory);
 DECLARE_string(authority_key);
 DECLARE_string(delegation);
@@ -80,6 +84,10 @@ struct WipeSetup {
   SessionKeys keys;
 };
 StatusOr<WipeSetup> WipeSetupFromFlags();
+
+// The occupancy window --occupancy_window_s and its flags ask of `plan` (session_plan.h
+// SetOccupancySchedule); no change without a window. Errors: INVALID_ARGUMENT naming the flag.
+Status ApplyOccupancyFlags(SessionPlan* plan);
 // One line on stderr when a wipe's profile cannot state a bound for lack of the authority's
 // signature or class ("wipeproof-challenger <sub>: warning: verdicts state no bound: ..."); nothing
 // otherwise. Uncalibrated profiles are not warned about (their verdicts say so).

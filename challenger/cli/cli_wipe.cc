@@ -27,6 +27,7 @@ int RunWipe() {
   const SessionKeys& keys = setup->keys;
   auto plan = BuildPlan(inventory, FLAGS_node, profile, LoneSessionWaveContext(inventory, FLAGS_node), SystemClock());
   if (!plan.ok()) return ConfigError(kSub, plan.status());
+  if (Status occupancy = ApplyOccupancyFlags(&*plan); !occupancy.ok()) return ConfigError(kSub, occupancy);
   auto ledger = LedgerFromFlag(keys.challenger, inventory);
   if (!ledger.ok()) return ConfigError(kSub, ledger.status());
   Status room = (*ledger)->CheckRoomForSession();
@@ -63,9 +64,12 @@ const CliSubcommand& WipeSubcommand() {
    "with another session is a failed wipe: exit 1, shown BUSY) (the table: wipeproof-challenger --help). A lone node of a larger wave is wiped without its "
    "neighbours: its verdict says\n"
    "the wave-complete assumption did not hold (use serve, or a wave of one node). A bound is stated only\n"
-   "under a calibrated profile signed by the authority key whose class is that of --classes, also signed.",
+   "under a calibrated profile signed by the authority key whose class is that of --classes, also signed.\n"
+   "With --occupancy_window_s the node then holds its labels for that window and answers occupancy rounds\n"
+   "at secret exponential gaps; the verdict adds for how long at most its planned memory lacked labels.",
    {"node", "inventory", "delegation", "authority_pub", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-    "connect_timeout_s", "progress"},
+    "connect_timeout_s", "progress", "occupancy_window_s", "occupancy_mean_gap_s", "occupancy_shortfall",
+    "occupancy_labels"},
    &RunWipe,
    {{"node", "inventory name of the node to wipe (required)"},
     {"delegation", kDelegationHelp},

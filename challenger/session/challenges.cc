@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "proto/crypto.h"
 
@@ -19,8 +20,15 @@ uint64_t UniformBelow(uint64_t bound) {
   }
 }
 
+uint64_t ExponentialGapUs(uint64_t mean_us) {
+  const double u = (static_cast<double>(UniformBelow(uint64_t{1} << 53)) + 0.5) * 0x1.0p-53;
+  const double gap = -static_cast<double>(mean_us) * std::log(u);
+  return gap >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(std::llround(gap));
+}
+
 StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t proof_batches,
-                                          uint32_t holding_batches, uint32_t chunk_labels) {
+                                          uint32_t holding_batches, uint32_t chunk_labels,
+                                          uint32_t occupancy_batches) {
   if (chunk_labels == 0) return InvalidArgumentError("chunk_labels must be >= 1");
   if (ranges.empty()) return InvalidArgumentError("no devices to challenge");
   if (proto::InitSodium().ok() == false) return InternalError("libsodium failed to initialise");
@@ -42,15 +50,25 @@ StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ran
       return InvalidArgumentError("device " + std::to_string(d) + ": hold_labels " + std::to_string(r.hold_labels) +
                                   " not in [0, labels_per_round " + std::to_string(r.labels_per_round) + ")");
     }
+    // Another shape than a proof batch's, for the same reason.
+    if (occupancy_batches != 0 &&
+        (r.occupancy_labels == 0 || r.occupancy_labels > chunks || r.occupancy_labels == r.labels_per_round)) {
+      return InvalidArgumentError("device " + std::to_string(d) + ": occupancy_labels " +
+                                  std::to_string(r.occupancy_labels) + " not in [1, " + std::to_string(chunks) +
+                                  "] or equal to labels_per_round");
+    }
   }
   ChallengeSet set;
   set.proof_batches_ = proof_batches;
-  const uint32_t total = proof_batches + holding_batches;
+  set.occupancy_batches_ = occupancy_batches;
+  const uint32_t total = proof_batches + holding_batches + occupancy_batches;
   size_t count = 0, largest = 1;
   set.starts_.assign(ranges.size(), std::vector<size_t>(size_t{total} + 1));
   for (size_t d = 0; d < ranges.size(); ++d) {
     for (uint32_t batch = 0; batch < total; ++batch) {
-      const uint32_t q = batch < proof_batches ? ranges[d].labels_per_round : ranges[d].hold_labels;
+      const uint32_t q = batch < proof_batches                     ? ranges[d].labels_per_round
+                         : batch < proof_batches + holding_batches ? ranges[d].hold_labels
+                                                                   : ranges[d].occupancy_labels;
       set.starts_[d][batch] = count;
       count += q;
       largest = std::max<size_t>(largest, q);

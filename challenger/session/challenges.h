@@ -34,11 +34,17 @@ namespace wipeproof {
 // REQUIRES: bound >= 1.
 uint64_t UniformBelow(uint64_t bound);
 
+// A gap with the exponential distribution of mean `mean_us` microseconds, from libsodium's CSPRNG:
+// -mean * ln(U) for U uniform on (0, 1) at 2^-53 resolution (so at most ~37 means), rounded to the
+// nearest microsecond. The occupancy rounds' gaps (occupancy_bound.h).
+uint64_t ExponentialGapUs(uint64_t mean_us);
+
 struct ChallengeRange {
   uint64_t first_label = 0;       // global index of the device's first label
   uint64_t label_count = 0;       // labels in the range
   uint32_t labels_per_round = 0;  // q_d of a proof batch; <= chunks the range touches
   uint32_t hold_labels = 0;       // q of a holding batch; < labels_per_round (0 when there are none)
+  uint32_t occupancy_labels = 0;  // o_d of an occupancy batch; != labels_per_round (0: no window)
 };
 
 class ChallengeSet {
@@ -59,8 +65,12 @@ class ChallengeSet {
   };
 
   size_t devices() const { return starts_.size(); }
-  // Proof batches per device (R) and all batches per device (R + holding).
+  // Proof batches per device (R), holding and occupancy batches per device, and all of them.
   uint32_t proof_batches() const { return proof_batches_; }
+  uint32_t holding_batches() const { return batches() - proof_batches_ - occupancy_batches_; }
+  uint32_t occupancy_batches() const { return occupancy_batches_; }
+  // Index of the first occupancy batch.
+  uint32_t first_occupancy_batch() const { return batches() - occupancy_batches_; }
   uint32_t batches() const { return starts_.empty() ? 0 : static_cast<uint32_t>(starts_[0].size() - 1); }
   // Batch `batch` of device `device`, in send order.
   Batch Indices(size_t device, uint32_t batch) const {
@@ -70,17 +80,23 @@ class ChallengeSet {
 
  private:
   friend StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t proof_batches,
-                                                   uint32_t holding_batches, uint32_t chunk_labels);
+                                                   uint32_t holding_batches, uint32_t chunk_labels,
+                                                   uint32_t occupancy_batches);
   SecretBuffer indices_;                     // every index: device by device, batch by batch
   std::vector<std::vector<size_t>> starts_;  // [device][batch]: first index of the batch; one past the last at the end
   uint32_t proof_batches_ = 0;
+  uint32_t occupancy_batches_ = 0;
 };
 
-// Draws `proof_batches` batches of labels_per_round and `holding_batches` of hold_labels for every
-// range (one per device, in plan order).
+// Draws `proof_batches` batches of labels_per_round, `holding_batches` of hold_labels and
+// `occupancy_batches` of occupancy_labels for every range (one per device, in plan order), in that
+// order. Occupancy batches are drawn like the others, each afresh: a chunk asked in one may be asked
+// again in a later one, as uniform draws over the window require (occupancy_bound.h).
 // Errors: INVALID_ARGUMENT for m == 0, no ranges, an empty range, q_d == 0 or q_d above the range's
-// chunks, hold_labels above q_d, or holding batches with hold_labels == 0.
+// chunks, hold_labels above q_d, occupancy_labels 0, equal to q_d or above the chunks with
+// occupancy batches.
 StatusOr<ChallengeSet> GenerateChallenges(const std::vector<ChallengeRange>& ranges, uint32_t proof_batches,
-                                          uint32_t holding_batches, uint32_t chunk_labels);
+                                          uint32_t holding_batches, uint32_t chunk_labels,
+                                          uint32_t occupancy_batches = 0);
 
 }  // namespace wipeproof

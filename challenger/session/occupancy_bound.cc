@@ -10,8 +10,6 @@ namespace {
 
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-uint64_t SaturatingMul(uint64_t a, uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
-
 // L(b) of occupancy_bound.h, lowered by a relative 1e-12; 0 when the unasked devices cover b.
 double DetectionExponent(const std::vector<OccupancyDevice>& devices, uint64_t shortfall_bytes) {
   double remaining = static_cast<double>(shortfall_bytes);
@@ -53,12 +51,11 @@ double OccupancyDetection(const std::vector<OccupancyDevice>& devices, uint64_t 
 }
 
 OccupancyStatement ComputeOccupancyStatement(const std::vector<OccupancyDevice>& devices, uint64_t shortfall_bytes,
-                                             double confidence, uint64_t mean_gap_us, uint64_t rounds,
-                                             uint64_t round_deadline_us, uint64_t window_us) {
+                                             double confidence, uint64_t mean_gap_us, uint64_t unprotected_us,
+                                             uint64_t window_us) {
   assert(confidence > 0 && confidence < 1 && mean_gap_us >= 1);
   OccupancyStatement out;
   out.detection = OccupancyDetection(devices, shortfall_bytes);
-  out.in_rounds_us = SaturatingMul(rounds, round_deadline_us);
   if (out.detection > 0) {
     const double t = static_cast<double>(mean_gap_us) * -std::log1p(-confidence) / out.detection;
     const double padded = std::ceil(t + t * 1e-12);
@@ -66,7 +63,7 @@ OccupancyStatement ComputeOccupancyStatement(const std::vector<OccupancyDevice>&
   } else {
     out.short_time_us = UINT64_MAX;
   }
-  out.stated_short_us = SaturatingAdd(out.short_time_us, out.in_rounds_us);
+  out.stated_short_us = SaturatingAdd(out.short_time_us, unprotected_us);
   out.says_something = out.stated_short_us < window_us;
   return out;
 }

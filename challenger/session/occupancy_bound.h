@@ -34,12 +34,18 @@
 // times the indicator "nothing detected by t" is then a martingale of mean 1 (between detections
 // it grows as exp(A); a detection, of intensity dA, sets it to 0), so Markov's inequality gives
 //   P(every round passes and |B| > T) <= P(every round passes and A(W) >= d(b) T / g) <= exp(-d(b) T / g).
-// Setting exp(-d(b) T / g) = 1 - c: at confidence c, |B| <= T* = g ln(1 / (1 - c)) / d(b). The time
-// rounds were in flight is not covered by that argument (the prover knows a round is in flight);
-// the statement adds all of it, K rounds each at most the round deadline. So, at confidence c,
+// Setting exp(-d(b) T / g) = 1 - c: at confidence c, |B| <= T* = g ln(1 / (1 - c)) / d(b).
+// Protected time. The argument covers only the time during which a send comes at rate 1/g: each
+// drawn gap while it runs (the whole gap when the round went out after it, the part that ran when
+// the window ended inside it). The rest of the window is unprotected, U: every round in flight (the
+// prover knows one is), the challenger's checks between an answer and the next draw, and any delay
+// of a send past its gap's end (the event loop's wake-up). The statement adds all of it. So, at
+// confidence c,
 //   the planned memory lacked labels in more than (sum_d (C_d - P_d) + b) bytes
-//   for at most T* + K * deadline seconds of the window in total.
-// The statement holds whatever K is, including 0; it says something only when that total is below W.
+//   for at most T* + U seconds of the window in total.
+// It holds whatever the number K of rounds, including 0; it says something only when T* + U is below
+// the window's length. U is the challenger's measurement (its word, like the gaps' secrecy); an
+// audit checks that it is at least the occupancy rounds' time in flight and at most the window.
 // tests/challenger/session/occupancy_bound_test.cc checks d(b) by exhaustion on small nodes and the
 // window statement by simulating borrowing provers.
 //
@@ -64,22 +70,21 @@ struct OccupancyDevice {
 double OccupancyDetection(const std::vector<OccupancyDevice>& devices, uint64_t shortfall_bytes);
 
 struct OccupancyStatement {
-  double detection = 0;              // d(b)
-  uint64_t short_time_us = 0;        // T*: time outside rounds; UINT64_MAX when d(b) = 0 (no statement)
-  uint64_t in_rounds_us = 0;         // K * round deadline, saturating
-  uint64_t stated_short_us = 0;      // T* + K * deadline, saturating: the statement's figure
-  bool says_something = false;       // stated_short_us < window_us
+  double detection = 0;          // d(b)
+  uint64_t short_time_us = 0;    // T*: within the protected time; UINT64_MAX when d(b) = 0 (no statement)
+  uint64_t stated_short_us = 0;  // T* + U, saturating: the statement's figure
+  bool says_something = false;   // stated_short_us < window_us
 };
 
-// The statement for a window of `window_us` with mean gap `mean_gap_us`, `rounds` occupancy rounds
-// all passed, each limited by `round_deadline_us`, at confidence c.
+// The statement for a window of `window_us` with mean gap `mean_gap_us` and `unprotected_us` of it
+// unprotected (U above), every occupancy round passed, at confidence c.
 // REQUIRES: 0 < confidence < 1, mean_gap_us >= 1, shortfall_bytes < sum P_d.
 OccupancyStatement ComputeOccupancyStatement(const std::vector<OccupancyDevice>& devices, uint64_t shortfall_bytes,
-                                             double confidence, uint64_t mean_gap_us, uint64_t rounds,
-                                             uint64_t round_deadline_us, uint64_t window_us);
+                                             double confidence, uint64_t mean_gap_us, uint64_t unprotected_us,
+                                             uint64_t window_us);
 
 // The mean gap (microseconds, rounded down so the statement is no weaker) that makes T* equal
-// `short_time_us` at confidence c: T* d(b) / ln(1/(1-c)); 0 when d(b) = 0 (no gap is short enough).
+// `short_time_us` at confidence c: T* d(b) / ln(1/(1-c)); 0 when d(b) = 0 or that is below 1 us.
 uint64_t OccupancyMeanGapFor(const std::vector<OccupancyDevice>& devices, uint64_t shortfall_bytes, double confidence,
                              uint64_t short_time_us);
 

@@ -13,6 +13,19 @@ PlannedRound PlanNextRound(const RoundPlanInput& in) {
   }
   PlannedRound round;
   if (!any_noticed) return round;
+  if (in.occupancy_open) {
+    if (!in.gap_elapsed) return round;
+    round.occupancy = true;
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (devices[d].occupancy_sent >= in.occupancy_batches) {
+        round.parts.clear();
+        round.occupancy_used_up = true;
+        return round;
+      }
+      round.parts.emplace_back(d, in.proof_batches + in.holding_batches + devices[d].occupancy_sent);
+    }
+    return round;
+  }
   round.proof = in.closing && proof_left;
   if (!round.proof) {
     if (in.closing && in.wave_done) return round;          // nothing left to do
@@ -37,7 +50,8 @@ PlannedRound PlanNextRound(const RoundPlanInput& in) {
   return round;
 }
 
-void ApplyPlannedRound(const PlannedRound& round, uint32_t proof_batches, std::vector<DeviceRounds>* devices) {
+void ApplyPlannedRound(const PlannedRound& round, uint32_t proof_batches, uint32_t holding_batches,
+                       std::vector<DeviceRounds>* devices) {
   if (round.mark_probed) {
     for (DeviceRounds& d : *devices) d.probed = d.probed || d.noticed;
   }
@@ -45,6 +59,8 @@ void ApplyPlannedRound(const PlannedRound& round, uint32_t proof_batches, std::v
     DeviceRounds& device = (*devices)[d];
     if (batch < proof_batches) {
       device.proof_sent = batch + 1;
+    } else if (batch >= proof_batches + holding_batches) {
+      device.occupancy_sent = batch - proof_batches - holding_batches + 1;
     } else {
       device.holding_sent = batch - proof_batches + 1;
     }

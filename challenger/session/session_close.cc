@@ -101,6 +101,7 @@ StatusOr<proto::SignedEnvelope> SessionClose::BuildVerdict(const SessionFailure&
   facts.report_digest = s_.fills.report().digest;
   facts.issued_at_unix_us = s_.env.clock->UnixMicros();
   facts.order_sent_unix_us = s_.sent.unix_us;
+  facts.occupancy = s_.occupancy;
   *summary = SummarizeVerdict(facts);
   return SignVerdict(facts, *summary, s_.keys.challenger);
 }

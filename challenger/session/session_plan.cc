@@ -1,6 +1,7 @@
 #include "challenger/session/session_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -52,7 +53,67 @@ uint64_t SessionTimeoutUs(const SessionPlan& plan, uint32_t timeout_rounds) {
   const uint64_t round = RoundWaitLimitUs(plan.profile.round_deadline_us);
   // Proof rounds twice: this node's, and waiting for the slowest member's, which start together.
   return FillWaitLimitUs(fill) + 2 * uint64_t{timeout_rounds} * round +
-         uint64_t{plan.holding_batches} * (plan.hold_gap_max_us + round) + kSessionTimeoutSlackUs;
+         uint64_t{plan.holding_batches} * (plan.hold_gap_max_us + round) + plan.occupancy_window_us +
+         uint64_t{plan.occupancy_batches} * round + kSessionTimeoutSlackUs;
+}
+
+uint32_t OccupancyPoolRounds(uint64_t window_us, uint64_t mean_gap_us) {
+  if (window_us == 0 || mean_gap_us == 0) return 0;
+  const double n = static_cast<double>(window_us) / static_cast<double>(mean_gap_us);
+  const double rounds = std::ceil(n + 8 * std::sqrt(n) + 16);
+  return rounds >= kMaxOccupancyRounds ? kMaxOccupancyRounds + 1 : static_cast<uint32_t>(rounds);
+}
+
+Status SetOccupancySchedule(SessionPlan* plan, const OccupancyRequest& request) {
+  if (request.window_us == 0) return Status::Ok();
+  if (request.mean_gap_us == 0 || request.mean_gap_us > request.window_us) {
+    return InvalidArgumentError("occupancy: the mean gap " + std::to_string(request.mean_gap_us) +
+                                " us must be in [1 us, the window " + std::to_string(request.window_us) + " us]");
+  }
+  if (request.labels_per_round == 0) return InvalidArgumentError("occupancy: labels per round must be >= 1");
+  uint64_t planned = 0;
+  for (const PlannedDevice& d : plan->devices) planned += d.planned_bytes();
+  if (request.shortfall_bytes >= planned) {
+    return InvalidArgumentError("occupancy: the shortfall " + std::to_string(request.shortfall_bytes) +
+                                " bytes is not below the node's " + std::to_string(planned) + " planned bytes");
+  }
+  const uint32_t pool = OccupancyPoolRounds(request.window_us, request.mean_gap_us);
+  if (pool > kMaxOccupancyRounds) {
+    return InvalidArgumentError("occupancy: a window of " + std::to_string(request.window_us) + " us at a mean gap of " +
+                                std::to_string(request.mean_gap_us) + " us needs a pool of more than " +
+                                std::to_string(kMaxOccupancyRounds) + " rounds: lengthen the gap or shorten the window");
+  }
+  const uint32_t m = plan->profile.chunk_labels;
+  uint64_t labels_per_round = 0, session_labels = 0;
+  for (PlannedDevice& d : plan->devices) {
+    const double share = static_cast<double>(request.labels_per_round) * static_cast<double>(d.planned_bytes()) /
+                         static_cast<double>(planned);
+    const uint64_t chunks = m == 0 ? 0 : d.label_count / m;
+    uint64_t o = std::clamp<uint64_t>(static_cast<uint64_t>(std::llround(share)), 1, std::max<uint64_t>(1, chunks));
+    if (o == d.labels_per_round) o = o > 1 ? o - 1 : o + 1;
+    if (o > chunks) {
+      return InvalidArgumentError("occupancy: device " + d.selector + " has one chunk, which its proof rounds ask: an "
+                                  "occupancy round cannot have another shape");
+    }
+    d.occupancy_labels = static_cast<uint32_t>(o);
+    labels_per_round += o;
+    session_labels += uint64_t{d.labels_per_round} * plan->profile.rounds + uint64_t{d.hold_labels} * plan->holding_batches;
+  }
+  session_labels += labels_per_round * pool;
+  if (session_labels > kMaxLabelsPerSession) {
+    return InvalidArgumentError("occupancy: " + std::to_string(pool) + " pooled rounds of " +
+                                std::to_string(labels_per_round) + " labels take the session to " +
+                                std::to_string(session_labels) + " challenged labels, above the " +
+                                std::to_string(kMaxLabelsPerSession) +
+                                " the challenger holds (32 bytes each): ask fewer labels per round, lengthen the gap "
+                                "or shorten the window");
+  }
+  plan->occupancy_window_us = request.window_us;
+  plan->occupancy_mean_gap_us = request.mean_gap_us;
+  plan->occupancy_shortfall_bytes = request.shortfall_bytes;
+  plan->occupancy_batches = pool;
+  plan->session_timeout_us = SessionTimeoutUs(*plan, DrawTimeoutRounds(plan->profile.rounds));
+  return Status::Ok();
 }
 
 void SetHoldingSchedule(SessionPlan* plan, uint64_t window_us) {
@@ -87,6 +148,7 @@ void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::
     w.setCapacityBytes(d.capacity_bytes);
     w.setModel(d.model);
     w.setFillDeadlineUs(d.fill_deadline_us);
+    w.setOccupancyLabels(d.occupancy_labels);
   }
   out.setFillDeadlineUs(plan.fill_deadline_us);
   out.setRounds(0);  // never disclosed: the agent answers until `finish`
@@ -97,6 +159,9 @@ void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::
   out.setWaveName(plan.wave.name);
   out.setSessionTimeoutUs(plan.session_timeout_us);
   out.setChallengerKeyId(proto::AsView(challenger.data(), challenger.size()));
+  out.setOccupancyWindowUs(plan.occupancy_window_us);
+  out.setOccupancyMeanGapUs(plan.occupancy_mean_gap_us);
+  out.setOccupancyShortfallBytes(plan.occupancy_shortfall_bytes);
 }
 
 uint64_t PlannedLabelCount(uint64_t capacity_bytes, uint64_t reserve_bytes, uint32_t chunk_labels) {
@@ -160,8 +225,12 @@ SessionPlan PlanFromOrder(proto::WipeOrder::Reader order) {
     device.label_count = d.getLabelCount();
     device.labels_per_round = d.getLabelsPerRound();
     device.fill_deadline_us = d.getFillDeadlineUs();
+    device.occupancy_labels = d.getOccupancyLabels();
     plan.devices.push_back(std::move(device));
   }
+  plan.occupancy_window_us = order.getOccupancyWindowUs();
+  plan.occupancy_mean_gap_us = order.getOccupancyMeanGapUs();
+  plan.occupancy_shortfall_bytes = order.getOccupancyShortfallBytes();
   return plan;
 }
 

@@ -58,6 +58,7 @@ struct PlannedDevice {
   uint64_t label_count = 0;            // a multiple of m, >= m
   uint32_t labels_per_round = 0;       // q_d of a proof round
   uint32_t hold_labels = 0;            // labels of a holding round on this device (challenges.h)
+  uint32_t occupancy_labels = 0;       // o_d of an occupancy round (0: no window; SetOccupancySchedule)
   uint64_t fill_deadline_us = 0;       // from the order to this device's fill notice
   // A slice of a partitioned GPU (MIG, MI300 partition): its physical device and that device's slice
   // count, from the inventory; "" and 0 for a whole device. Not in the order.
@@ -107,6 +108,15 @@ struct SessionPlan {
   // most holding_batches rounds.
   uint32_t holding_batches = 0;
   uint64_t hold_gap_max_us = 0;
+  // Occupancy window (occupancy_bound.h; in the order): after its last proof round the node holds its
+  // labels for occupancy_window_us and answers occupancy rounds (every device at occupancy_labels),
+  // each gap from an answer to the next send exponential with mean occupancy_mean_gap_us, drawn when
+  // the answer arrives and never disclosed; the pool holds occupancy_batches rounds, drawn before the
+  // order. 0: no window.
+  uint64_t occupancy_window_us = 0;
+  uint64_t occupancy_mean_gap_us = 0;
+  uint64_t occupancy_shortfall_bytes = 0;  // b of the statement
+  uint32_t occupancy_batches = 0;
 
   // The session's key material as the label engine takes it: format, seed, m (first, count 0).
   RegionSpec LabelSession() const;
@@ -143,6 +153,32 @@ inline constexpr uint32_t kHoldingBatches = 16;
 // run, or its own) for the devices and nodes that fill last: the holding pool then lasts the window
 // on average (mean gap window / kHoldingBatches), gaps between 1 ms and 10 s.
 void SetHoldingSchedule(SessionPlan* plan, uint64_t window_us);
+
+// What an occupancy window asks (occupancy_bound.h): its length, the mean gap between rounds, the
+// shortfall b its statement is about, and about how many labels each round asks over all devices
+// (spread in proportion to the planned bytes, at least one per device).
+struct OccupancyRequest {
+  uint64_t window_us = 0;
+  uint64_t mean_gap_us = 0;
+  uint64_t shortfall_bytes = 0;
+  uint32_t labels_per_round = 0;
+};
+// Most occupancy rounds one window may plan (the pool is drawn before the order).
+inline constexpr uint32_t kMaxOccupancyRounds = 1u << 20;
+
+// Rounds the pool holds for a window of `window_us` at mean gap `mean_gap_us`: the mean count
+// n = window / gap plus 8 sqrt(n) + 16, so that a window runs out of rounds with a chance below
+// 1e-12 (a Poisson tail); when it does, the window ends early and the verdict says so.
+uint32_t OccupancyPoolRounds(uint64_t window_us, uint64_t mean_gap_us);
+
+// Sets the plan's occupancy window from `request` (each device's occupancy_labels: its share of
+// labels_per_round by planned bytes, at least 1, at most its chunks, and moved off q_d by one when
+// equal, so an occupancy round never has a proof round's shape), and its session timeout again
+// (it grows by the window and the pool's rounds). Call after SetHoldingSchedule.
+// Errors: INVALID_ARGUMENT for a window without a gap or labels, a gap above the window, b not below
+// the planned bytes, a pool above kMaxOccupancyRounds or one that takes the session's challenged
+// labels above kMaxLabelsPerSession (naming the figures and what to change).
+Status SetOccupancySchedule(SessionPlan* plan, const OccupancyRequest& request);
 
 // Writes the order for `plan` (protocol version 2), delivered by challenger key `challenger`, into
 // `out`.

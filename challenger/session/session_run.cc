@@ -128,7 +128,8 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent) {
   // The session thread's CPU from here to the last round (round_costs.h), and every round's cost
   // without a reallocation: at most one round per batch of each device.
   const uint64_t cpu_start_ns = ThreadRusageCpuNs();
-  const size_t most_rounds = size_t{challenges_.batches()} * devices_.size();
+  const size_t most_rounds = size_t{challenges_.batches() - challenges_.occupancy_batches()} * devices_.size() +
+                            challenges_.occupancy_batches();
   s_.out.costs.rounds.reserve(most_rounds);
   s_.out.rounds.reserve(most_rounds);
   s_.out.exchanges.reserve(most_rounds);
@@ -142,13 +143,19 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent) {
   for (;;) {
     CheckRealTimeLimits();
     if (s_.failure.failed()) break;
+    if (OccupancyOpen() && OccupancyWindowOver()) CloseOccupancyWindow();
     MaybeSendRound();
     if (s_.failure.failed()) break;
-    if (!in_flight_ && s_.fills.report_verified() && s_.fills.AllNoticed() && ProofDone() && s_.wave.WaveDone()) break;
+    if (!in_flight_ && s_.fills.report_verified() && s_.fills.AllNoticed() && ProofDone() && OccupancyDone() &&
+        s_.wave.WaveDone()) {
+      break;
+    }
     ReportProgress();
     ++s_.out.costs.loop_turns;
     WaitUntil(NextWake());
   }
+  if (OccupancyOpen()) CloseOccupancyWindow();  // a failure ended it early
+  s_.occupancy = occupancy_;
   s_.out.costs.thread_cpu_ns = ThreadRusageCpuNs() - cpu_start_ns;
   LOG(INFO) << s_.name << ": " << s_.out.rounds.size() << " rounds (" << s_.plan.profile.rounds
             << " proof rounds per device)";
@@ -191,6 +198,7 @@ kj::TimePoint SessionRun::NextWake() const {
   } else if (next_round_at_ > now) {
     wake = std::min(wake, next_round_at_);
   }
+  if (OccupancyOpen()) wake = std::min(wake, std::max(now, occupancy_end_real_));
   return wake;
 }
 
@@ -261,6 +269,7 @@ void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
       Fail(std::move(f));
     } else if (correct) {
       for (const auto& [d, b] : round.parts) devices_[d].proof_correct += b < challenges_.proof_batches();
+      occupancy_.rounds += round.occupancy;
     }
   }
   VLOG(1) << s_.name << " round " << round.index << ": " << record.elapsed_us << " us";
@@ -278,9 +287,21 @@ void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
     if (cost != nullptr) cost->wave_report_ns = SteadyNowNs() - report_start_ns;
   }
   if (s_.failure.failed()) return Wake();
-  // The next round: proof rounds follow at once; holding rounds after a random gap.
-  const uint64_t gap_us = s_.plan.hold_gap_max_us == 0 ? 0 : UniformBelow(s_.plan.hold_gap_max_us + 1);
+  if (!occupancy_.ran && s_.plan.occupancy_window_us > 0 && round.proof && ProofDone()) {
+    OpenOccupancyWindow(answered_us);
+  }
+  // The next round: proof rounds follow at once; holding rounds after a uniform gap, occupancy
+  // rounds after an exponential one (occupancy_bound.h), drawn now and never disclosed.
+  const uint64_t gap_us = OccupancyOpen()                 ? std::min(ExponentialGapUs(s_.plan.occupancy_mean_gap_us),
+                                                                      s_.plan.occupancy_window_us + 1'000'000)
+                          : s_.plan.hold_gap_max_us == 0 ? 0
+                                                         : UniformBelow(s_.plan.hold_gap_max_us + 1);
   next_round_at_ = s_.env.timer->now() + gap_us * kj::MICROSECONDS;
+  if (OccupancyOpen()) {
+    occupancy_gap_us_ = gap_us;
+    occupancy_gap_from_us_ = s_.SinceOrderUs();
+    occupancy_gap_running_ = true;
+  }
   MaybeSendRound();
   // Off the critical path: the next round is on its way (or none is due yet).
   HashPendingRound();
@@ -392,18 +413,25 @@ void SessionRun::MaybeSendRound() {
   RoundPlanInput in;
   in.devices = &rounds;
   in.proof_batches = challenges_.proof_batches();
-  in.holding_batches = challenges_.batches() - in.proof_batches;
   in.closing = Closing();
   in.wave_done = s_.wave.WaveDone();
   in.gap_elapsed = s_.env.timer->now() >= next_round_at_;
+  in.holding_batches = challenges_.holding_batches();
+  in.occupancy_batches = challenges_.occupancy_batches();
+  in.occupancy_open = OccupancyOpen();
   const PlannedRound planned = PlanNextRound(in);
-  ApplyPlannedRound(planned, in.proof_batches, &rounds);
+  ApplyPlannedRound(planned, in.proof_batches, in.holding_batches, &rounds);
   for (size_t d = 0; d < devices_.size(); ++d) devices_[d].sent = rounds[d];
   if (planned.holding_used_up && !holding_used_up_logged_) {
     holding_used_up_logged_ = true;
     LOG(WARNING) << s_.name
                  << ": holding rounds used up while the node or its wave is still filling or proving; waiting "
                     "without probes (the bound counts only the proof rounds, which follow the last fill)";
+  }
+  if (planned.occupancy_used_up) {
+    LOG(WARNING) << s_.name << ": occupancy rounds used up before the window's end; the window ends now and states "
+                               "nothing (a pool of OccupancyPoolRounds runs out with a chance below 1e-12)";
+    CloseOccupancyWindow();
   }
   if (!planned.parts.empty()) SendRound(planned, decided_ns, cpu_start_ns);
 }
@@ -412,6 +440,7 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
   InFlight round;
   round.index = s_.out.rounds_sent++;
   round.proof = planned.proof;
+  round.occupancy = planned.occupancy;
   round.parts = planned.parts;
   // One first segment that holds the whole round (root, session id, one entry and one index list
   // per part; words, with room to spare): no second segment, no zeroed 8 KiB for a small round.
@@ -445,6 +474,16 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
   s_.out.costs.rounds.resize(std::max(s_.out.costs.rounds.size(), index + 1));
   s_.out.costs.rounds[index] = cost;
   round.sent_us = s_.env.clock->MonotonicMicros();
+  if (round.occupancy) {
+    const uint64_t sent_after_order = static_cast<uint64_t>(round.sent_us - s_.sent.monotonic_us);
+    occupancy_sent_before_us_ = sent_after_order + 1;
+    // The gap ran whole (the send came at its end or after); never more than the clock saw.
+    if (occupancy_gap_running_) {
+      occupancy_protected_us_ +=
+          std::min(occupancy_gap_us_, sent_after_order > occupancy_gap_from_us_ ? sent_after_order - occupancy_gap_from_us_ : 0);
+      occupancy_gap_running_ = false;
+    }
+  }
   round.sent_real = s_.env.timer->now();
   in_flight_ = std::move(round);
   const uint64_t send_start_ns = SteadyNowNs();
@@ -536,6 +575,40 @@ void SessionRun::WaitUntil(kj::TimePoint when) {
 bool SessionRun::ProofDone() const {
   return std::all_of(devices_.begin(), devices_.end(),
                      [this](const DeviceRoundState& d) { return d.proof_correct >= challenges_.proof_batches(); });
+}
+
+void SessionRun::OpenOccupancyWindow(int64_t answered_us) {
+  occupancy_.ran = true;
+  occupancy_.start_after_order_us = static_cast<uint64_t>(answered_us - s_.sent.monotonic_us);
+  // A millisecond late: the timer's now() may lag the clock, and the clock decides (OccupancyWindowOver).
+  occupancy_end_real_ = s_.env.timer->now() + (s_.plan.occupancy_window_us + 1'000) * kj::MICROSECONDS;
+  LOG(INFO) << s_.name << ": proof rounds passed; occupancy window of " << s_.plan.occupancy_window_us
+            << " us opens (mean gap " << s_.plan.occupancy_mean_gap_us << " us)";
+}
+
+// The window's length is measured on the session's clock, as the statement uses it; the event loop's
+// timer (whose now() is read once per turn) only wakes the loop, and ends a window whose clock does
+// not advance one second late.
+bool SessionRun::OccupancyWindowOver() const {
+  return s_.SinceOrderUs() >= occupancy_.start_after_order_us + s_.plan.occupancy_window_us ||
+         s_.env.timer->now() >= occupancy_end_real_ + 1'000'000 * kj::MICROSECONDS;
+}
+
+void SessionRun::CloseOccupancyWindow() {
+  occupancy_closed_ = true;
+  // The window is [start, end): every occupancy round was sent before its end.
+  occupancy_.end_after_order_us = std::max(s_.SinceOrderUs(), occupancy_sent_before_us_);
+  if (occupancy_gap_running_) {  // the part of the last gap that ran
+    const uint64_t end = occupancy_.end_after_order_us;
+    occupancy_protected_us_ +=
+        std::min(occupancy_gap_us_, end > occupancy_gap_from_us_ ? end - occupancy_gap_from_us_ : 0);
+    occupancy_gap_running_ = false;
+  }
+  const uint64_t length = occupancy_.end_after_order_us - occupancy_.start_after_order_us;
+  occupancy_.unprotected_us = length - std::min(length, occupancy_protected_us_);
+  LOG(INFO) << s_.name << ": occupancy window closed after "
+            << occupancy_.end_after_order_us - occupancy_.start_after_order_us << " us, " << occupancy_.rounds
+            << " occupancy rounds passed";
 }
 
 // Proof rounds start once this node's report and every notice verified and every member of its

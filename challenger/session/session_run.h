@@ -60,6 +60,7 @@ class SessionRun {
     uint32_t index = 0;
     std::vector<std::pair<size_t, uint32_t>> parts;  // (device, batch), in the round's order
     bool proof = false;
+    bool occupancy = false;
     std::unique_ptr<capnp::MallocMessageBuilder> message;  // the round as built and sent: read by the check
     proto::Bytes round;      // canonical, as sent (moved into the round log when the round ends)
     std::string not_logged;  // why `round` is empty (its canonical encoding failed), or empty
@@ -93,6 +94,13 @@ class SessionRun {
   void Wake();
   void WaitUntil(kj::TimePoint when);
   bool ProofDone() const;
+  // The occupancy window (occupancy_bound.h): opened at the last proof round's answer, closed at its
+  // length, when the pool is used up, or (as the session ends) on a failure.
+  void OpenOccupancyWindow(int64_t answered_us);
+  void CloseOccupancyWindow();
+  bool OccupancyWindowOver() const;
+  bool OccupancyOpen() const { return occupancy_.ran && !occupancy_closed_; }
+  bool OccupancyDone() const { return s_.plan.occupancy_window_us == 0 || occupancy_closed_; }
   bool Closing() const;
   void ReportProgress() const;
 
@@ -110,6 +118,16 @@ class SessionRun {
   std::optional<InFlight> in_flight_;
   kj::TimePoint next_round_at_ = kj::origin<kj::TimePoint>();  // no holding round before
   bool holding_used_up_logged_ = false;
+  OccupancyFacts occupancy_;      // into the verdict (SessionState::occupancy) when the run ends
+  bool occupancy_closed_ = false;
+  uint64_t occupancy_sent_before_us_ = 0;  // one past the last occupancy round's send, after the order
+  // The gap drawn last (occupancy_bound.h "Protected time"): its length, when it started (after the
+  // order, session clock), whether it runs now; the gaps' running time so far.
+  uint64_t occupancy_gap_us_ = 0;
+  uint64_t occupancy_gap_from_us_ = 0;
+  bool occupancy_gap_running_ = false;
+  uint64_t occupancy_protected_us_ = 0;
+  kj::TimePoint occupancy_end_real_ = kj::origin<kj::TimePoint>();
   // Each round's thread CPU too (RoundCost::*_cpu_ns: two clock reads of ~0.5 us each per span), only
   // when a RoundCostStats gathers them.
   const bool measure_cpu_;

@@ -34,8 +34,9 @@ PreparedSession PrepareSession(SessionPlan plan, const Clock& clock, int threads
   const int64_t start = clock.MonotonicMicros();
   std::vector<ChallengeRange> ranges;
   for (const PlannedDevice& d : p.devices)
-    ranges.push_back({d.first_label, d.label_count, d.labels_per_round, d.hold_labels});
-  auto challenges = GenerateChallenges(ranges, p.profile.rounds, p.holding_batches, p.profile.chunk_labels);
+    ranges.push_back({d.first_label, d.label_count, d.labels_per_round, d.hold_labels, d.occupancy_labels});
+  auto challenges = GenerateChallenges(ranges, p.profile.rounds, p.holding_batches, p.profile.chunk_labels,
+                                       p.occupancy_batches);
   if (!challenges.ok()) {
     out.status = challenges.status();
     return out;

@@ -51,6 +51,7 @@ struct SessionState {
   std::vector<std::string> wave_not_held;  // members of the wave that did not hold labels throughout
   bool inventory_signed = false;           // the order's delegation names the plan's inventory (RecordOrder)
   bool transcript_recordable = false;
+  OccupancyFacts occupancy;  // the occupancy window as it ran (SessionRun), for the verdict
 };
 
 }  // namespace wipeproof

@@ -1,5 +1,6 @@
 #include "challenger/session/verdict.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "challenger/parameters/parameter_profile.h"
@@ -42,6 +43,56 @@ std::string FormatFactor(double x) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%g", x);
   return buf;
+}
+
+// Microseconds as seconds, "12.5 s".
+std::string FormatSeconds(uint64_t us) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%.6g s", static_cast<double>(us) / 1e6);
+  return buf;
+}
+
+// The occupancy statement of a session whose order asked for a window (verdict.h VerdictSummary).
+void SummarizeOccupancy(const VerdictFacts& facts, VerdictSummary* v) {
+  const SessionPlan& plan = *facts.plan;
+  const OccupancyFacts& o = facts.occupancy;
+  if (plan.occupancy_window_us == 0 || !o.ran) return;
+  v->occupancy_present = true;
+  std::vector<OccupancyDevice> devices;
+  uint64_t outside = 0;
+  for (const PlannedDevice& d : plan.devices) {
+    devices.push_back({d.planned_bytes(), d.occupancy_labels});
+    outside += d.capacity_bytes - d.planned_bytes();
+  }
+  const uint64_t length = o.end_after_order_us > o.start_after_order_us ? o.end_after_order_us - o.start_after_order_us : 0;
+  v->occupancy = ComputeOccupancyStatement(devices, plan.occupancy_shortfall_bytes, plan.profile.confidence,
+                                           std::max<uint64_t>(1, plan.occupancy_mean_gap_us), o.unprotected_us,
+                                           length);
+  const std::string none = "no occupancy statement: ";
+  if (!v->pass) {
+    v->occupancy_statement = none + "session failed (" + FailureReasonName(facts.failure.reason) + ")";
+  } else if (!v->bound_stated) {
+    v->occupancy_statement = none + "no bound is stated (the same conditions hold the occupancy statement)";
+  } else if (length < plan.occupancy_window_us) {
+    v->occupancy_statement = none + "the window ended after " + FormatSeconds(length) + " of its " +
+                             FormatSeconds(plan.occupancy_window_us) + " (its pool of rounds was used up)";
+  } else if (!v->occupancy.says_something) {
+    v->occupancy_statement = none + "T* + U = " + FormatSeconds(v->occupancy.stated_short_us) +
+                             " is not below the window's " + FormatSeconds(length) +
+                             ": shorten the mean gap or ask more labels per round";
+  } else {
+    v->occupancy_stated = true;
+    v->occupancy_statement =
+        "at " + FormatPercent(plan.profile.confidence) + " confidence node " + plan.node_name +
+        "'s planned memory lacked labels in more than " + std::to_string(outside + plan.occupancy_shortfall_bytes) +
+        " bytes (b = " + std::to_string(plan.occupancy_shortfall_bytes) + " of its planned bytes plus all " +
+        std::to_string(outside) + " bytes of allowed reserves and sub-chunk remainders) for at most " +
+        FormatSeconds(v->occupancy.stated_short_us) + " of its " + FormatSeconds(length) + " occupancy window (" +
+        std::to_string(o.rounds) + " occupancy rounds, all answered in time, at a mean gap of " +
+        FormatSeconds(plan.occupancy_mean_gap_us) + ", each detecting such a shortfall with probability at least " +
+        FormatFactor(v->occupancy.detection) + "; " + FormatSeconds(o.unprotected_us) +
+        " of the window unprotected: rounds in flight and the challenger's own delays, counted in full)";
+  }
 }
 
 }  // namespace
@@ -110,6 +161,7 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
   AssumptionInputs inputs = facts.assumptions;
   inputs.plan = &plan;
   v.assumptions = EvaluateAssumptions(inputs);
+  SummarizeOccupancy(facts, &v);
   return v;
 }
 
@@ -157,6 +209,17 @@ void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Ver
   if (facts.report_digest) out.setReportDigest(proto::AsView(facts.report_digest->data(), facts.report_digest->size()));
   out.setIssuedAtUnixUs(facts.issued_at_unix_us);
   out.setOrderSentAtUnixUs(facts.order_sent_unix_us);
+  if (v.occupancy_present) {
+    auto o = out.initOccupancy();
+    o.setWindowStartAfterOrderUs(facts.occupancy.start_after_order_us);
+    o.setWindowEndAfterOrderUs(facts.occupancy.end_after_order_us);
+    o.setRounds(facts.occupancy.rounds);
+    o.setUnprotectedUs(facts.occupancy.unprotected_us);
+    o.setDetection(v.occupancy.detection);
+    o.setShortUs(v.occupancy.stated_short_us);
+    o.setStated(v.occupancy_stated);
+    o.setStatement(v.occupancy_statement);
+  }
 }
 
 StatusOr<proto::SignedEnvelope> SignVerdict(const VerdictFacts& facts, const VerdictSummary& summary,

@@ -49,6 +49,7 @@
 #include "challenger/session/assumptions.h"
 #include "challenger/session/bound.h"
 #include "challenger/session/failure.h"
+#include "challenger/session/occupancy_bound.h"
 #include "challenger/session/session_plan.h"
 #include "proto/crypto.h"
 #include "proto/signing.h"
@@ -69,6 +70,16 @@ struct RoundRecord {
 // Writes `rounds` as wipe.capnp RoundTiming entries (the verdict's rounds and the ledger's round log).
 void WriteRoundTimings(const std::vector<RoundRecord>& rounds, capnp::List<proto::RoundTiming>::Builder out);
 
+// The occupancy window as the session ran it (occupancy_bound.h; Verdict.occupancy): `ran` once the
+// proof rounds passed in a session whose order asked for a window.
+struct OccupancyFacts {
+  bool ran = false;
+  uint64_t start_after_order_us = 0;  // the last proof round's answer, after the order (session clock)
+  uint64_t end_after_order_us = 0;    // when the window ended (its length, or earlier: a failure, a used-up pool)
+  uint32_t rounds = 0;                // occupancy rounds answered correctly and in time
+  uint64_t unprotected_us = 0;        // U of occupancy_bound.h: the window less its gaps' running time
+};
+
 // Everything the verdict is computed from.
 struct VerdictFacts {
   const SessionPlan* plan = nullptr;
@@ -83,6 +94,7 @@ struct VerdictFacts {
   std::optional<proto::Digest> report_digest;
   int64_t issued_at_unix_us = 0;
   int64_t order_sent_unix_us = 0;  // wall clock when the order was sent (0: never sent)
+  OccupancyFacts occupancy;
 };
 
 struct VerdictSummary {
@@ -95,6 +107,13 @@ struct VerdictSummary {
   BoundResult bound;  // meaningful when bound_stated: bound.node is the statement
   std::string statement;
   std::vector<AssumptionResult> assumptions;
+  // The occupancy statement (occupancy_bound.h), when the order asked for a window and the proof
+  // rounds passed (occupancy.ran). Stated only when the bound is, the window ran its full length and
+  // T* + U is below that length.
+  bool occupancy_present = false;
+  OccupancyStatement occupancy;
+  bool occupancy_stated = false;
+  std::string occupancy_statement;
 };
 
 VerdictSummary SummarizeVerdict(const VerdictFacts& facts);

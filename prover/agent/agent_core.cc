@@ -200,6 +200,7 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
     policy.agent_start_unix_us = start_unix_us_;
     policy.max_order_lifetime_us = config_.max_order_lifetime_us;
     checked = CheckOrderTime(order, now, policy);
+    if (checked.ok()) checked = CheckOrderOccupancy(order, config_.session_timeout_us);
   }
   if (checked.ok()) {
     reason = AgentMetrics::kRefusedReplayed;

@@ -85,6 +85,15 @@ Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node
   return Status::Ok();
 }
 
+Status CheckOrderOccupancy(proto::WipeOrder::Reader order, uint64_t max_session_timeout_us) {
+  const uint64_t window = order.getOccupancyWindowUs();
+  if (window == 0 || order.getSessionTimeoutUs() <= max_session_timeout_us) return Status::Ok();
+  return FailedPreconditionError("the order asks to hold labels for an occupancy window of " + std::to_string(window) +
+                                 " us (session timeout " + std::to_string(order.getSessionTimeoutUs()) +
+                                 " us); this agent keeps a session at most " + std::to_string(max_session_timeout_us) +
+                                 " us (serve --session_timeout_us): raise it, or order a shorter window");
+}
+
 Status CheckOrderConnection(proto::WipeOrder::Reader order, const std::optional<proto::KeyId>& authenticated_as) {
   capnp::Data::Reader named = order.getChallengerKeyId();
   const std::string want = "the order names challenger key id " + HexEncode(named.begin(), named.size()) +

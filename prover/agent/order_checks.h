@@ -53,6 +53,11 @@ Status CheckOrderTime(proto::WipeOrder::Reader order, int64_t now_unix_us, const
 Status CheckOrderAddress(proto::WipeOrder::Reader order, const std::string& node_name, const proto::KeyId& node_key_id,
                          const proto::KeyId& challenger_key_id);
 
+// An order with an occupancy window (WipeOrder.occupancyWindowUs) must fit the agent's longest
+// session (`max_session_timeout_us`, serve --session_timeout_us): the agent would otherwise end the
+// session, and free the labels, inside the window it agreed to. FAILED_PRECONDITION naming both.
+Status CheckOrderOccupancy(proto::WipeOrder::Reader order, uint64_t max_session_timeout_us);
+
 // `authenticated_as`: the key the order's connection is authenticated as; nullopt when none.
 Status CheckOrderConnection(proto::WipeOrder::Reader order, const std::optional<proto::KeyId>& authenticated_as);
 

@@ -258,9 +258,13 @@ class LedgerAuditTest : public ::testing::Test {
   }
 
   // Runs one session of node-a against a TestAgent with `deviation`, recorded in the ledger.
-  SessionOutcome RunSession(Deviation deviation = {}, const Profile& profile = testing::TestProfile()) {
+  // With `occupancy` (window_us > 0) the order asks for that occupancy window.
+  SessionOutcome RunSession(Deviation deviation = {}, const Profile& profile = testing::TestProfile(),
+                            const OccupancyRequest& occupancy = {}) {
     auto plan = BuildPlan(inventory_, "node-a", profile, LoneSessionWaveContext(inventory_, "node-a"), clock_);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    Status occupied = SetOccupancySchedule(&*plan, occupancy);
+    EXPECT_TRUE(occupied.ok()) << occupied.ToString();
     auto agent = testing::TestAgent(std::move(deviation), nullptr, &clock_, testing::TestKey(0x33),
                                     authority_.public_key, challenger_.public_key);
     testing::PipeConnector pipe(io_, kj::mv(agent));
@@ -990,6 +994,41 @@ TEST_F(LedgerAuditTest, TheStatedBoundIsRecomputedByTheVerdictsOwnCode) {
   EXPECT_THAT(status.message(), HasSubstr("bound: the statement is \"at 99% confidence nothing was left\""));
   status = AuditForged([](Forgery& f) { f.Verdict().setDeadlineRuleSatisfied(false); });
   EXPECT_THAT(status.message(), HasSubstr("bound: deadlineRuleSatisfied is false"));
+}
+
+// An occupancy window (challenger/session/occupancy_bound.h) is recomputed from the order, the
+// verdict's window and the round log: its rounds are the log's occupancy rounds inside the window,
+// its unprotected time covers their time in flight, and its figures are the verdict's own code's.
+// (The test clock moves only as the agent charges it, so the window ends by real time with little
+// of its length on the session's clock: it states nothing, and says so; the figures still agree.)
+TEST_F(LedgerAuditTest, AnOccupancyWindowIsRecomputedFromTheRoundLog) {
+  const SessionOutcome outcome =
+      RunSession({}, testing::CalibratedTestProfile(), {100'000, 5'000, uint64_t{32} * 64 * 40, 4});
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  auto audit = Audit(Export());
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  EXPECT_TRUE(audit->first_failure.ok()) << audit->first_failure.ToString();
+
+  Status status = AuditForged([](Forgery& f) {
+    auto o = f.Verdict().getOccupancy();
+    o.setRounds(o.getRounds() + 1);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("occupancy rounds"));
+  EXPECT_THAT(status.message(), HasSubstr("answered right and in time inside the window"));
+  status = AuditForged([](Forgery& f) { f.Verdict().getOccupancy().setUnprotectedUs(1'000'000'000); });
+  EXPECT_THAT(status.message(),
+              HasSubstr("occupancy unprotectedUs 1000000000 is not in [the occupancy rounds' time in flight"));
+  status = AuditForged([](Forgery& f) { f.Verdict().getOccupancy().setShortUs(1); });
+  EXPECT_THAT(status.message(), HasSubstr("occupancy: shortUs is 1, recomputed from the order"));
+  status = AuditForged([](Forgery& f) { f.Verdict().getOccupancy().setStated(true); });
+  EXPECT_THAT(status.message(), HasSubstr("occupancy: stated is true"));
+  status = AuditForged([](Forgery& f) {
+    auto o = f.Verdict().getOccupancy();
+    o.setWindowStartAfterOrderUs(o.getWindowStartAfterOrderUs() + 1);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("its occupancy window does not open at the last proof round's answer"));
+  status = AuditForged([](Forgery& f) { f.Verdict().disownOccupancy(); });
+  EXPECT_THAT(status.message(), HasSubstr("passed without the occupancy statement its order's window asks for"));
 }
 
 TEST_F(LedgerAuditTest, AnUncalibratedSessionCannotClaimABound) {

@@ -99,20 +99,19 @@ TEST(OccupancyDetection, NeverAboveTheExactLeastDetectionOfSmallNodes) {
   }
 }
 
-TEST(OccupancyStatement, TimeIsMeanGapTimesLogOverDetectionPlusRounds) {
+TEST(OccupancyStatement, TimeIsMeanGapTimesLogOverDetectionPlusUnprotected) {
   const std::vector<OccupancyDevice> devices = {{uint64_t{1} << 30, 8}};
   const uint64_t b = uint64_t{1} << 26;  // 1/16 of the planned bytes
   const double d = 1 - std::pow(15.0 / 16.0, 8);
-  const OccupancyStatement s = ComputeOccupancyStatement(devices, b, 0.99, 1'000'000, 100, 2'000, 3'600'000'000);
+  const OccupancyStatement s = ComputeOccupancyStatement(devices, b, 0.99, 1'000'000, 200'000, 3'600'000'000);
   EXPECT_NEAR(s.detection, d, 1e-12);
   EXPECT_NEAR(static_cast<double>(s.short_time_us), 1e6 * std::log(100.0) / d, 2.0);
-  EXPECT_EQ(s.in_rounds_us, 200'000u);
   EXPECT_EQ(s.stated_short_us, s.short_time_us + 200'000u);
   EXPECT_TRUE(s.says_something);
-  // A window shorter than the statement says nothing.
-  EXPECT_FALSE(ComputeOccupancyStatement(devices, b, 0.99, 1'000'000, 100, 2'000, s.stated_short_us).says_something);
+  // A window no longer than the statement says nothing.
+  EXPECT_FALSE(ComputeOccupancyStatement(devices, b, 0.99, 1'000'000, 200'000, s.stated_short_us).says_something);
   // Nothing asked: no statement at all.
-  const OccupancyStatement none = ComputeOccupancyStatement({{uint64_t{1} << 30, 0}}, b, 0.99, 1'000'000, 0, 2'000, 60'000'000);
+  const OccupancyStatement none = ComputeOccupancyStatement({{uint64_t{1} << 30, 0}}, b, 0.99, 1'000'000, 0, 60'000'000);
   EXPECT_EQ(none.detection, 0.0);
   EXPECT_EQ(none.short_time_us, UINT64_MAX);
   EXPECT_FALSE(none.says_something);
@@ -124,8 +123,8 @@ TEST(OccupancyStatement, MeanGapForATargetGivesAtMostThatTarget) {
     for (uint64_t b : {uint64_t{1} << 28, uint64_t{1} << 31}) {
       const uint64_t gap = OccupancyMeanGapFor(devices, b, 0.95, target);
       ASSERT_GE(gap, 1u);
-      EXPECT_LE(ComputeOccupancyStatement(devices, b, 0.95, gap, 0, 0, UINT64_MAX).short_time_us, target);
-      EXPECT_GT(ComputeOccupancyStatement(devices, b, 0.95, gap + 2, 0, 0, UINT64_MAX).short_time_us, target);
+      EXPECT_LE(ComputeOccupancyStatement(devices, b, 0.95, gap, 0, UINT64_MAX).short_time_us, target);
+      EXPECT_GT(ComputeOccupancyStatement(devices, b, 0.95, gap + 2, 0, UINT64_MAX).short_time_us, target);
     }
   }
   EXPECT_EQ(OccupancyMeanGapFor({{uint64_t{1} << 30, 0}}, 1, 0.95, 60'000'000), 0u);
@@ -199,7 +198,7 @@ TEST(OccupancyStatement, SimulatedBorrowersPassAndBorrowLongerAtMostOneMinusCOfT
   const uint64_t mean_gap_us = 1'000'000;
   const double gap = 1.0;  // seconds in the simulation
   const OccupancyStatement s =
-      ComputeOccupancyStatement({{labels * kLabel, asked}}, b, confidence, mean_gap_us, 0, 0, UINT64_MAX);
+      ComputeOccupancyStatement({{labels * kLabel, asked}}, b, confidence, mean_gap_us, 0, UINT64_MAX);
   const double t_star = static_cast<double>(s.stated_short_us) / 1e6;
   ASSERT_GT(t_star, 4.0);
   ASSERT_LT(t_star, 7.0);

@@ -31,7 +31,7 @@ struct Planner {
     in.wave_done = wave_done;
     in.gap_elapsed = gap_elapsed;
     PlannedRound round = PlanNextRound(in);
-    ApplyPlannedRound(round, kProof, &devices);
+    ApplyPlannedRound(round, kProof, kHolding, &devices);
     return round;
   }
 };
