@@ -943,6 +943,47 @@ def device_diagnostics(devices, confidence):
     return out
 
 
+def occupancy_detection(devices, shortfall):
+    """d(b) of challenger/session/occupancy_bound.h: devices [(planned bytes, labels per occupancy round)], b in
+    bytes -> the least chance one occupancy round detects a shortfall of more than b (L(b) lowered by 1e-12)."""
+    remaining = float(shortfall)
+    asked = []
+    for planned, labels in devices:
+        if planned == 0:
+            continue
+        if labels == 0:
+            remaining -= float(planned)  # never asked: short at no cost
+            continue
+        asked.append((float(planned), float(labels), float(planned) / float(labels)))
+    if remaining < 0 or not asked:
+        return 0.0
+    asked.sort(key=lambda a: -a[2])
+    sum_p = sum_o = mu = 0.0
+    active = 0
+    for k, (planned, labels, _) in enumerate(asked):
+        sum_p += planned
+        sum_o += labels
+        mu = (sum_p - remaining) / sum_o
+        active = k + 1
+        if k + 1 == len(asked) or mu >= asked[k + 1][2]:
+            break
+    if not mu > 0:
+        return 0.0
+    exponent = sum(labels * math.log(ratio / mu) for _, labels, ratio in asked[:active])
+    return -math.expm1(-max(0.0, exponent * (1 - 1e-12)))
+
+
+def occupancy_short_us(detection, confidence, mean_gap_us, unprotected_us):
+    """T* + U of occupancy_bound.h in microseconds (T* rounded up after adding 1e-12 of itself); UINT64_MAX when
+    d(b) = 0."""
+    if not detection > 0:
+        return UINT64_MAX
+    t = float(mean_gap_us) * -math.log1p(-confidence) / detection
+    padded = math.ceil(t + t * 1e-12)
+    short = UINT64_MAX if not padded < 18446744073709551616.0 else int(padded)
+    return _saturating_add(short, unprotected_us)
+
+
 def bound_slack(bound):
     """How far a stated bound may be from joint_bound's: the padding bound.cc adds, and one byte of ceiling."""
     return math.ceil(1e-12 * bound["unpadded"] + 1e-14 * float(bound["planned"])) + 1
@@ -1292,7 +1333,8 @@ class Recipe:
             outcome = "pass"
         else:
             outcome = f"fail ({verdict.get('failure', {}).get('reason')})"
-        self.check_bound(where, order, verdict, verdicts[-1]["sequence"], declared is not None)
+        bound_stated = self.check_bound(where, order, verdict, verdicts[-1]["sequence"], declared is not None)
+        self.check_occupancy(where, order, verdict, verdicts[-1]["sequence"], rounds, bound_stated)
         self.check_assumptions(where, order, verdict, declared, report)
         self.first_pass[session] = (order["nodeName"], bool(self.schema.decode(verdict_payloads[0], "Verdict")
                                                              .get("pass")))
@@ -1642,7 +1684,7 @@ class Recipe:
             if total or any(int(d.get("unwipedBoundBytes", "0")) for d in stated):
                 fail(f"{what}: it states no bound, yet totalUnwipedBoundBytes is {total} and the devices' "
                      f"unwipedBoundBytes {[int(d.get('unwipedBoundBytes', '0')) for d in stated]}: both must be 0")
-            return
+            return False
         inputs = [(int(plan.get("capacityBytes", "0")), 32 * int(plan["labelCount"]),
                    int(got.get("chunksChecked", "0"))) for plan, got in zip(devices, stated)]
         bound, slack = recomputed_bound(what, "a device", inputs, confidence, "totalUnwipedBoundBytes", total,
@@ -1657,6 +1699,80 @@ class Recipe:
         self.say(f"{where}: bound: the stated {total} bytes recomputed from the order's plan and the "
                  f"{sum(n for _, _, n in inputs)} chunks the rounds checked: {bound['total']} bytes"
                  + ("" if total == bound["total"] else f" (within the {slack} byte(s) of padding bound.h allows)"))
+        return True
+
+    def check_occupancy(self, where, order, verdict, sequence, rounds, bound_stated):
+        """The verdict's occupancy statement (challenger/session/occupancy_bound.h), as `ledger audit` recomputes it:
+        present exactly when the order asks a window and the proof rounds passed; it opens at the last proof round's
+        answer; the rounds after that one sent before its end are occupancy rounds (every device at its
+        occupancyLabels) and their count, answered right and in time, is `rounds`; unprotectedUs (the challenger's
+        measurement) is at least their time in flight and at most the window; detection is d(b) and shortUs is
+        T* + U, both recomputed from the order; it is stated only with the bound, a window of its full length and
+        T* + U below that length."""
+        what = f"{where}: verdict (ledger entry {sequence})"
+        window = int(order.get("occupancyWindowUs", "0"))
+        occupancy = verdict.get("occupancy")
+        if occupancy is None:
+            if window and verdict.get("pass"):
+                fail(f"{what}: passed without the occupancy statement its order's window asks for")
+            return
+        if not window:
+            fail(f"{what}: states an occupancy window its order did not ask for")
+        devices = order["devices"]
+        start = int(occupancy.get("windowStartAfterOrderUs", "0"))
+        end = int(occupancy.get("windowEndAfterOrderUs", "0"))
+        if end < start:
+            fail(f"{what}: its occupancy window ends before it starts")
+
+        def shape(exchange):
+            sizes = [0] * len(devices)
+            for part in exchange["round"].get("devices", []):
+                index = part.get("deviceIndex", 0)
+                if index < len(devices):
+                    sizes[index] += len(part.get("labelIndices", []))
+            return sizes
+
+        proof_shape = [int(d.get("labelsPerRound", 0)) for d in devices]
+        occupancy_shape = [int(d.get("occupancyLabels", 0)) for d in devices]
+        last = max((i for i, (_, exchange, _) in enumerate(rounds) if shape(exchange) == proof_shape), default=None)
+        if last is None or int(rounds[last][0].get("sentAfterOrderUs", "0")) + int(rounds[last][0]["elapsedUs"]) != start:
+            fail(f"{what}: its occupancy window does not open at the last proof round's answer")
+        deadline = int(order.get("roundDeadlineUs", "0"))
+        count = in_flight = 0
+        for timing, exchange, _ in rounds[last + 1:]:
+            if int(timing.get("sentAfterOrderUs", "0")) >= end:
+                break
+            if shape(exchange) != occupancy_shape or len(exchange["round"].get("devices", [])) != len(devices):
+                fail(f"{what}: round {timing.get('roundIndex', 0)}, sent inside the occupancy window, is not an "
+                     f"occupancy round (every device at its occupancyLabels)")
+            count += bool(timing.get("allCorrect")) and "answer" in exchange and int(timing["elapsedUs"]) <= deadline
+            in_flight += int(timing["elapsedUs"])
+        if int(occupancy.get("rounds", 0)) != count:
+            fail(f"{what}: occupancy rounds {occupancy.get('rounds', 0)}, the round log shows {count} answered right "
+                 f"and in time inside the window")
+        unprotected = int(occupancy.get("unprotectedUs", "0"))
+        if not in_flight <= unprotected <= end - start:
+            fail(f"{what}: occupancy unprotectedUs {unprotected} is not in [the occupancy rounds' time in flight "
+                 f"{in_flight} us, the window's length]")
+        confidence = float(order.get("profile", {}).get("confidence", 0))
+        detection = occupancy_detection([(32 * int(d["labelCount"]), int(d.get("occupancyLabels", 0))) for d in devices],
+                                        int(order.get("occupancyShortfallBytes", "0")))
+        stated_detection = float(occupancy.get("detection", 0))
+        if abs(stated_detection - detection) > 1e-12 * max(1.0, detection):
+            fail(f"{what}: occupancy detection {stated_detection}, d(b) recomputed from the order: {detection}")
+        short = occupancy_short_us(detection, confidence, int(order.get("occupancyMeanGapUs", "0")), unprotected)
+        stated_short = int(occupancy.get("shortUs", "0"))
+        if abs(stated_short - short) > 1 + short * 1e-9:
+            fail(f"{what}: occupancy shortUs {stated_short}, T* + U recomputed: {short}")
+        length = end - start
+        stated = bool(verdict.get("pass")) and bound_stated and length >= window and short < length
+        if bool(occupancy.get("stated")) != stated:
+            fail(f"{what}: occupancy stated is {str(bool(occupancy.get('stated'))).lower()}, recomputed: "
+                 f"{str(stated).lower()}")
+        if stated and f"for at most " not in occupancy.get("statement", ""):
+            fail(f"{what}: its occupancy statement does not say for how long: {occupancy.get('statement', '')}")
+        self.say(f"{where}: occupancy: {count} rounds in a window of {length} us, d(b) {detection:.6g}, "
+                 f"T* + U {short} us: " + ("stated" if stated else "nothing stated"))
 
     def check_wave_bound(self, where, wave, members):
         """A wave verdict's bound: with one stated, a complete wave whose members all passed stating bounds at the

@@ -81,6 +81,16 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
   j["times"] = SessionTimes(outcome, order.ok() ? order->root().getIssuedAtUnixUs() : 0,
                             parsed.ok() ? parsed->root().getIssuedAtUnixUs() : 0);
   if (parsed.ok()) j["statement"] = parsed->root().getStatement().cStr();
+  if (parsed.ok() && parsed->root().hasOccupancy()) {
+    auto o = parsed->root().getOccupancy();
+    j["occupancy"] = {{"stated", o.getStated()},
+                      {"statement", o.getStatement().cStr()},
+                      {"window_us", o.getWindowEndAfterOrderUs() - o.getWindowStartAfterOrderUs()},
+                      {"rounds", o.getRounds()},
+                      {"detection", o.getDetection()},
+                      {"short_us", o.getShortUs()},
+                      {"unprotected_us", o.getUnprotectedUs()}};
+  }
   json failure = {{"reason", FailureReasonName(outcome.failure.reason)}, {"text", outcome.failure.text}};
   if (!outcome.failure.device.empty()) failure["device"] = outcome.failure.device;
   if (outcome.failure.has_round) failure["round"] = outcome.failure.round;
@@ -213,6 +223,7 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
     s << "\n";
   }
   s << "statement: " << TerminalSafe(v.getStatement().cStr()) << "\n";
+  if (v.hasOccupancy()) s << "occupancy: " << TerminalSafe(v.getOccupancy().getStatement().cStr()) << "\n";
   s << "assumptions:\n";
   for (auto a : v.getAssumptions()) {
     s << "  " << (a.getHeld() ? "held      " : "NOT HELD  ") << TerminalSafe(a.getName().cStr()) << ": "

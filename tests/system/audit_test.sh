@@ -230,6 +230,21 @@ expect_pass "ledger audit of a session stating a bound" audit "$dir/bound.json"
 expect_said "statement: at 99% confidence at most"
 expect_pass "the recipe on a session stating a bound" recipe_with "$dir/bound.json" --labels=all
 expect_said "bound: the stated [0-9]+ bytes recomputed from the order's plan and the [0-9]+ chunks the rounds checked" -E
+# The same node held through an occupancy window of 1.5 s at a mean gap of 50 ms
+# (challenger/session/occupancy_bound.h): both tools recompute its rounds and its statement.
+"$challenger" wipe --node=node-a --inventory="$wave/bound-inventory.json" --profile="$wave/bound-profile.signed.json" \
+  --classes="$wave/classes.signed.json" --authority_key="$e2e/inspect-authority.key" \
+  --challenger_key="$e2e/inspect-challenger.key" --ledger="$wave/occupancy.db" --threads=2 \
+  --occupancy_window_s=1.5 --occupancy_mean_gap_s=0.05 --occupancy_shortfall=0.25 --occupancy_labels=8 \
+  >"$wave/occupancy.out" 2>&1 ||
+  { echo "FAIL: the session with an occupancy window did not pass:"; cat "$wave/occupancy.out"; exit 1; }
+grep -q "^occupancy: at 99% confidence node node-a's planned memory lacked labels in more than " "$wave/occupancy.out" ||
+  { echo "FAIL: wipe does not print the occupancy statement:"; cat "$wave/occupancy.out"; failures=$((failures + 1)); }
+"$challenger" ledger export --ledger="$wave/occupancy.db" --challenger_key="$e2e/inspect-challenger.pub" \
+  --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/bound-inventory.json" --out="$dir/occupancy.json"
+expect_pass "ledger audit of a session with an occupancy window" audit "$dir/occupancy.json"
+expect_pass "the recipe on a session with an occupancy window" recipe "$dir/occupancy.json"
+expect_said "occupancy: [0-9]+ rounds in a window of [0-9]+ us, d\(b\) [0-9.e-]+, T\* \+ U [0-9]+ us: stated" -E
 
 # Forgeries with the challenger's key alone, each failing both tools: a wave verdict naming its
 # members' nodes swapped, listing three sessions and nodes but two digests, an empty or out-of-range
@@ -293,6 +308,9 @@ forged bound-lowered verdict-set "$dir/bound.json" "$key" "$wave/node-a.key" 'to
 forged bound-uncalibrated verdict-set "$dir/export.json" "$key" "$e2e/node.key" 'boundStated=true' \
   'totalUnwipedBoundBytes="1000"'
 forged wave-bytes-without-bound wave-set "$dir/wave.json" "$key" 'unwipedBoundBytes="12345"'
+# threat-model: T-OCCUPANCY-FORGED
+# An occupancy statement made stronger than its rounds allow (the challenger's and the node's keys).
+forged occupancy-shortened verdict-set "$dir/occupancy.json" "$key" "$wave/node-a.key" 'occupancy.shortUs="1"'
 # threat-model: T-DELEGATION
 # A challenger-key holder orders outside the authority's delegation: under a class the authority did
 # not sign (the signed, calibrated session's t_min raised, still naming the signed document), and
@@ -352,6 +370,7 @@ from the order's plan and the chunks the rounds checked" \
   "bound-uncalibrated=bound: boundStated is true, recomputed=boundStated is true, recomputed from the order: false \
 (it needs a calibrated profile)" \
   "wave-bytes-without-bound=unwipedBoundBytes is 12345=it states no bound, yet unwipedBoundBytes is 12345" \
+  "occupancy-shortened=occupancy: shortUs is 1, recomputed=occupancy shortUs 1, T* + U recomputed" \
   "order-undelegated-class=does not stand under the authority's delegation: the order's profile=names a signature \
 but is not one its delegation lists" \
   "order-self-delegated=the order's delegation does not verify under the authority key=its delegation: signed by key" \

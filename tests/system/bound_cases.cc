@@ -7,6 +7,8 @@
 //     -> bound OUTSIDE PLANNED MISSING TOTAL DEVICE_1 ... DEVICE_D     (ComputeBound, bytes)
 //   rule CHUNK_LABELS c1|192 T_MIN_PS SAFETY ROUND_DEADLINE_US HONEST_P999_US
 //     -> rule SATISFIED HONEST_MARGIN_MET                               (0 or 1 each)
+//   occupancy CONFIDENCE MEAN_GAP_US UNPROTECTED_US SHORTFALL D  PLANNED_1 LABELS_1 ... PLANNED_D LABELS_D
+//     -> occupancy DETECTION SHORT_US             (occupancy_bound.h: d(b) as a hex float, T* + U)
 //
 // REQUIRES (bound.h): 0 < CONFIDENCE < 1 and PLANNED_d <= CAPACITY_d. Exit status 2 on a line it
 // cannot read.
@@ -20,6 +22,7 @@
 
 #include "challenger/parameters/deadline_rule.h"
 #include "challenger/session/bound.h"
+#include "challenger/session/occupancy_bound.h"
 
 namespace {
 
@@ -71,6 +74,22 @@ int main() {
           deadline_us, "test");
       std::cout << "rule " << (rule.satisfied ? 1 : 0) << ' '
                 << (wipeproof::HonestMarginMet(deadline_us, honest_us, wipeproof::kHonestRoundMargin) ? 1 : 0) << '\n';
+    } else if (kind == "occupancy") {
+      double confidence = 0;
+      uint64_t mean_gap_us = 0, unprotected_us = 0, shortfall = 0;
+      size_t count = 0;
+      if (!ReadDouble(in, &confidence) || !(in >> mean_gap_us >> unprotected_us >> shortfall >> count)) {
+        return Unreadable(line);
+      }
+      std::vector<wipeproof::OccupancyDevice> devices(count);
+      for (wipeproof::OccupancyDevice& d : devices) {
+        if (!(in >> d.planned_bytes >> d.round_labels)) return Unreadable(line);
+      }
+      const wipeproof::OccupancyStatement o = wipeproof::ComputeOccupancyStatement(
+          devices, shortfall, confidence, mean_gap_us, unprotected_us, UINT64_MAX);
+      char detection[64];
+      std::snprintf(detection, sizeof(detection), "%a", o.detection);
+      std::cout << "occupancy " << detection << ' ' << o.stated_short_us << '\n';
     } else {
       return Unreadable(line);
     }

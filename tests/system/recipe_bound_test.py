@@ -4,7 +4,8 @@ device_diagnostics and deadline_rule (with the honest round margin) against chal
 and challenger/parameters/deadline_rule.cc, as bound_cases prints them, on the edges (one device, a
 device never checked, nothing planned, equal ratios P/N, 64-bit saturation, confidences near 0 and 1,
 a deadline exactly at its floor) and on seeded random cases (400 bounds, 40 more with equal ratios,
-300 rules; seed 22).
+300 rules; seed 22); and its port of the occupancy statement (d(b), T* + U) against occupancy_bound.cc
+on 5 edges and 300 seeded cases.
 
 A stated bound passes the recipe when it is within bound_slack of the port's (bound.cc's padding and one
 byte of ceiling), so that is what each case must meet; the totals, reserves and planned sums must be
@@ -112,6 +113,28 @@ def rule_cases(rng, count):
     return cases
 
 
+def occupancy_line(confidence, gap, unprotected, shortfall, devices):
+    return (f"occupancy {confidence.hex()} {gap} {unprotected} {shortfall} {len(devices)} "
+            + " ".join(f"{p} {o}" for p, o in devices))
+
+
+def occupancy_cases(rng, count):
+    """(confidence, mean gap us, U us, b, [(planned bytes, labels per round)]): one device, unasked devices, equal
+    ratios, b near nothing and near everything."""
+    cases = [(0.99, 1_000_000, 0, 1 << 26, [(1 << 30, 8)]),
+             (0.99, 1_000_000, 5, (1 << 20) - 1, [(1 << 20, 4), (1 << 20, 0)]),
+             (0.99, 1_000_000, 5, (1 << 20) + 7, [(1 << 20, 4), (1 << 20, 0)]),
+             (0.5, 1, 0, 0, [(1 << 40, 1)]),
+             (0.999999, 3_600_000_000, 1 << 40, (1 << 40) - 1, [(1 << 40, 64), (1 << 36, 3)])]
+    for _ in range(count):
+        devices = [(rng.randrange(1, 1 << 40) * 32, rng.choice([0, 1, 2, 3, 8, 64, 1000]))
+                   for _ in range(rng.randrange(1, 9))]
+        planned = sum(p for p, _ in devices)
+        shortfall = min(planned - 1, int(planned * rng.choice([1e-6, 1e-3, 0.01, 0.1, 0.5, 0.99])))
+        cases.append((random_confidence(rng), rng.randrange(1, 10**10), rng.randrange(0, 10**9), shortfall, devices))
+    return cases
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     options = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
@@ -130,8 +153,10 @@ def main():
         bounds.append((random_confidence(rng), [(ratio * n + rng.randrange(0, GIB), ratio * n, n)
                                                 for n in (rng.randrange(1, 5000) for _ in range(rng.randrange(2, 6)))]))
     rules = rule_cases(rng, 300)
+    occupancies = occupancy_cases(rng, 300)
     lines = [bound_line(c, d) for c, d in bounds] + [
-        f"rule {m} {f} {t} {s.hex()} {dl} {h}" for m, f, t, s, dl, h in rules]
+        f"rule {m} {f} {t} {s.hex()} {dl} {h}" for m, f, t, s, dl, h in rules] + [
+        occupancy_line(*case) for case in occupancies]
     run = subprocess.run([binary], input="\n".join(lines) + "\n", capture_output=True, text=True, check=False)
     if run.returncode != 0:
         print(f"FAIL: bound_cases exited {run.returncode}: {run.stderr}")
@@ -172,8 +197,20 @@ def main():
             print(f"FAIL: rule m={m} {label_format} t_min={t_min} safety={safety!r} deadline={deadline} "
                   f"honest={honest}: deadline_rule.cc says {satisfied}/{margin}, the port "
                   f"{port_satisfied}/{port_margin}")
-    print(f"{len(bounds)} bounds ({exact} equal to the byte, the rest within bound.cc's padding) and {len(rules)} "
-          f"deadline rules: {'all agree' if not failures else f'{failures} disagree'}")
+    for case, answer in zip(occupancies, answers[len(bounds) + len(rules):]):
+        confidence, gap, unprotected, shortfall, devices = case
+        detection, short = float.fromhex(answer.split()[1]), int(answer.split()[2])
+        port_detection = recipe.occupancy_detection(devices, shortfall)
+        port_short = recipe.occupancy_short_us(port_detection, confidence, gap, unprotected)
+        # The recipe's own tolerance (check_occupancy): d(b) to 1e-12, T* + U to one microsecond and 1e-9.
+        if abs(detection - port_detection) > 1e-12 * max(1.0, port_detection) or \
+                abs(short - port_short) > 1 + port_short * 1e-9:
+            failures += 1
+            print(f"FAIL: {occupancy_line(*case)}: occupancy_bound.cc says {detection!r} {short}, the port "
+                  f"{port_detection!r} {port_short}")
+    print(f"{len(bounds)} bounds ({exact} equal to the byte, the rest within bound.cc's padding), {len(rules)} "
+          f"deadline rules and {len(occupancies)} occupancy statements: "
+          f"{'all agree' if not failures else f'{failures} disagree'}")
     return 1 if failures else 0
 
 

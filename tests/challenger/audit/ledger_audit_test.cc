@@ -1001,6 +1001,7 @@ TEST_F(LedgerAuditTest, TheStatedBoundIsRecomputedByTheVerdictsOwnCode) {
 // its unprotected time covers their time in flight, and its figures are the verdict's own code's.
 // (The test clock moves only as the agent charges it, so the window ends by real time with little
 // of its length on the session's clock: it states nothing, and says so; the figures still agree.)
+// threat-model: T-OCCUPANCY-FORGED
 TEST_F(LedgerAuditTest, AnOccupancyWindowIsRecomputedFromTheRoundLog) {
   const SessionOutcome outcome =
       RunSession({}, testing::CalibratedTestProfile(), {100'000, 5'000, uint64_t{32} * 64 * 40, 4});

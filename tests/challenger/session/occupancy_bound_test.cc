@@ -189,6 +189,7 @@ Trials Simulate(const Borrower& borrower, uint64_t labels, uint64_t missing, uin
   return out;
 }
 
+// threat-model: T-OCCUPANCY-BORROW
 TEST(OccupancyStatement, SimulatedBorrowersPassAndBorrowLongerAtMostOneMinusCOfTheTime) {
   const uint64_t labels = 64;
   const uint64_t missing = 16;          // short by 16 labels, more than b

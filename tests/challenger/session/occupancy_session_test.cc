@@ -196,6 +196,7 @@ TEST_F(OccupancySessionTest, TooFewRoundsForTheWindowStateNothingAndSayWhy) {
   EXPECT_NE(statement.find("shorten the mean gap or ask more labels per round"), std::string::npos) << statement;
 }
 
+// threat-model: T-OCCUPANCY-BORROW
 TEST_F(OccupancySessionTest, NodeThatFreesMemoryAfterItsProofRoundsIsCaught) {
   // Drops half of every device's chunks right after its first occupancy round, for good: each later
   // round finds 8 labels missing with chance 1 - 2^-8 each, over about 40 rounds.
