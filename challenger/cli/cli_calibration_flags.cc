@@ -6,8 +6,10 @@
 #include <string>
 
 #include "challenger/calibration/plan_economics.h"
+#include "challenger/cli/cli_flags.h"
 #include "common/numbers.h"
 #include "kernels/label_spec.h"
+#include "proto/validate.h"
 
 DEFINE_string(class, "commodity-cpu",
               "calibrate: adversary class to rule out (a name from --classes); plan: one class, default all");
@@ -66,6 +68,11 @@ DEFINE_uint32(fill_rate_chunk_labels, 16384, "plan: m the fill rates were measur
 DEFINE_uint64(round_p999_us, 200,
               "plan: honest round time p99.9 on the challenger's clock (network RTT + lookup), microseconds, "
               "in [1, 1e9]; default 200 (challenger in the rack)");
+DEFINE_double(occupancy_short_s, 0,
+              "plan: also print how to run occupancy windows (see --occupancy_window_s): per class and labels per "
+              "round, the mean gap that keeps the node short by more than --occupancy_shortfall of its planned bytes "
+              "for at most this many seconds (T*) at --confidence, and the challenger's CPU per node-hour; "
+              "--occupancy_window_s sizes the pool (default 3600 s); 0 = none");
 DEFINE_string(economics_p999_us, "",
               "plan: also print what a faster network buys: for each honest round p99.9 of this comma-separated "
               "list (microseconds, whole numbers, each in [1, 1000000000], at most 64 values, e.g. 25,50,100,200,400,800,1600), per class "
@@ -191,6 +198,14 @@ Status CheckPlanFlags() {
   }
   if (!FLAGS_node_pub.empty() && FLAGS_node_profile.empty()) {
     return InvalidArgumentError("--node_pub is only used with --node_profile (the key the node profile is signed with)");
+  }
+  if (FLAGS_occupancy_short_s != 0) {
+    constexpr double kMaxSeconds = static_cast<double>(proto::kMaxOccupancyWindowUs) / 1e6;
+    WP_RETURN_IF_ERROR(InRange("--occupancy_short_s", FLAGS_occupancy_short_s, 1e-6, kMaxSeconds));
+    WP_RETURN_IF_ERROR(InRange("--occupancy_window_s (0 = 3600)", FLAGS_occupancy_window_s, 0, kMaxSeconds));
+    if (!(FLAGS_occupancy_shortfall > 0 && FLAGS_occupancy_shortfall < 1)) {
+      return InvalidArgumentError("--occupancy_shortfall must be a fraction in (0, 1) of the planned bytes");
+    }
   }
   return Status::Ok();
 }

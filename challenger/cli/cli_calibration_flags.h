@@ -44,6 +44,7 @@ DECLARE_double(host_fill_gib_per_s);
 DECLARE_uint32(fill_rate_chunk_labels);
 DECLARE_uint64(round_p999_us);
 DECLARE_string(economics_p999_us);
+DECLARE_double(occupancy_short_s);
 DECLARE_uint32(nodes_per_wave);
 DECLARE_int32(challenger_cores);
 DECLARE_double(verify_rate);

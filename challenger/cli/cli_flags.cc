@@ -56,11 +56,13 @@ DEFINE_string(progress, "auto",
               "terminal), always, never");
 DEFINE_double(occupancy_window_s, 0,
               "wipe: after the proof rounds the node holds its labels this many seconds and answers occupancy "
-              "rounds at exponential gaps; the verdict then states for how long at most its planned memory lacked "
-              "labels in more than --occupancy_shortfall of it (challenger/session/occupancy_bound.h); 0 = none");
+              "rounds at secret exponential gaps; the verdict then states for how long at most its planned memory "
+              "lacked labels in more than --occupancy_shortfall of it (docs/protocol.md \"Occupancy rounds\"); "
+              "0 = none");
 DEFINE_double(occupancy_mean_gap_s, 1, "wipe: mean gap between occupancy rounds, seconds (secret draws; default 1)");
 DEFINE_double(occupancy_shortfall, 0.01,
-              "wipe: b of the occupancy statement, as a fraction of the node's planned bytes, in (0, 1); default 0.01");
+              "wipe: b of the occupancy statement, the shortfall it rules out for longer than T*, as a fraction "
+              "of the node's planned bytes, in (0, 1); default 0.01");
 DEFINE_uint32(occupancy_labels, 8,
               "wipe: labels one occupancy round asks over the node's devices (by planned bytes, at least one each); "
               "each is one chunk the challenger recomputes; default 8");

@@ -22,6 +22,7 @@
 #include "challenger/cli/cli_calibration_flags.h"
 #include "challenger/cli/cli_flags.h"
 #include "challenger/cli/plan_economics_view.h"
+#include "challenger/cli/plan_occupancy_view.h"
 #include "challenger/fleet/plan_builder.h"
 #include "common/file_write.h"
 #include "common/numbers.h"
@@ -543,6 +544,17 @@ int RunPlan() {
     if (!computed.ok()) return ConfigError(kSub, computed.status().WithContext("--economics_p999_us"));
     economics = std::move(*computed);
   }
+  // Occupancy windows: how to run them at each feasible class's m.
+  std::optional<std::vector<OccupancyClassPlan>> occupancy;
+  const uint64_t occupancy_window_us =
+      static_cast<uint64_t>(std::llround((FLAGS_occupancy_window_s > 0 ? FLAGS_occupancy_window_s : 3600) * 1e6));
+  const uint64_t occupancy_short_us = static_cast<uint64_t>(std::llround(FLAGS_occupancy_short_s * 1e6));
+  if (FLAGS_occupancy_short_s > 0) {
+    auto planned = PlanOccupancyPerClass(in, *result, FLAGS_occupancy_shortfall, std::max<uint64_t>(1, occupancy_short_us),
+                                         occupancy_window_us);
+    if (!planned.ok()) return ConfigError(kSub, planned.status().WithContext("--occupancy_short_s"));
+    occupancy = std::move(*planned);
+  }
   const NodeProfileSource* src = source ? &*source : nullptr;
   if (!FLAGS_plot.empty()) {
     Status written = WriteFileReplacing(FLAGS_plot, PlanSvg(in, *result));
@@ -551,11 +563,17 @@ int RunPlan() {
   if (FLAGS_json) {
     nlohmann::ordered_json j = PlanJson(in, *result, src);
     if (economics) j["economics"] = PlanEconomicsJson(in, *economics, lookup_added_us);
+    if (occupancy) {
+      j["occupancy"] = PlanOccupancyJson(*occupancy, in.policy.confidence, occupancy_short_us, occupancy_window_us);
+    }
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
     std::cout << PlanTable(in, *result, src);
     if (!FLAGS_plot.empty()) std::cout << "plot: " << FLAGS_plot << "\n";
     if (economics) std::cout << "\n" << PlanEconomicsTable(in, *economics, lookup_added_us);
+    if (occupancy) {
+      std::cout << "\n" << PlanOccupancyTable(*occupancy, in.policy.confidence, occupancy_short_us, occupancy_window_us);
+    }
   }
   bool any = false;
   for (const auto& c : result->classes) any = any || c.feasible;
@@ -578,7 +596,9 @@ const CliSubcommand& PlanSubcommand() {
    "with their utilisation). --economics_p999_us=25,50,...,1600 adds what a faster network buys: per\n"
    "listed honest p99.9 and class, the m it allows, the fill of one GPU of each named shape (modelled\n"
    "by the device model, not measured) and the challenger's CPU-seconds per node-wipe (also in --json\n"
-   "as \"economics\"). --authority_pub checks\n"
+   "as \"economics\"). --occupancy_short_s=T adds how to run occupancy windows: per class and labels per\n"
+   "round, d(b), the mean gap that keeps the node short by more than --occupancy_shortfall for at most T s,\n"
+   "and the challenger's CPU per node-hour (--json: \"occupancy\"). --authority_pub checks\n"
    "the signatures of --profile and --classes (verdicts state a bound only under signed ones). Exit 0,\n"
    "or 1 when no class is feasible.",
    {"profile",
@@ -603,6 +623,9 @@ const CliSubcommand& PlanSubcommand() {
     "fill_rate_chunk_labels",
     "round_p999_us",
     "economics_p999_us",
+    "occupancy_short_s",
+    "occupancy_shortfall",
+    "occupancy_window_s",
     "nodes_per_wave",
     "challenger_cores",
     "verify_rate",
@@ -614,6 +637,11 @@ const CliSubcommand& PlanSubcommand() {
     "node_pub"},
    &RunPlan,
    {{"class", "plan only this class (a name from --classes)", "every class of --classes"},
+    {"occupancy_window_s", "with --occupancy_short_s: the window the pool of occupancy rounds is sized for, seconds",
+     "3600"},
+    {"occupancy_shortfall",
+     "with --occupancy_short_s: b, the shortfall ruled out for longer than T*, as a fraction in (0, 1) of the node's "
+     "planned bytes", "0.01"},
     {"profile",
      "plan under this parameter profile (plain or signed by the authority): its m, R, q, deadlines, class and "
      "confidence replace what plan would compute from the flags",

@@ -64,6 +64,23 @@ uint32_t OccupancyPoolRounds(uint64_t window_us, uint64_t mean_gap_us) {
   return rounds >= kMaxOccupancyRounds ? kMaxOccupancyRounds + 1 : static_cast<uint32_t>(rounds);
 }
 
+std::vector<uint32_t> OccupancyLabelsByBytes(const std::vector<PlannedDevice>& devices, uint32_t chunk_labels,
+                                             uint32_t labels_per_round) {
+  uint64_t planned = 0;
+  for (const PlannedDevice& d : devices) planned += d.planned_bytes();
+  std::vector<uint32_t> out;
+  for (const PlannedDevice& d : devices) {
+    const double share = planned == 0 ? 0
+                                      : static_cast<double>(labels_per_round) * static_cast<double>(d.planned_bytes()) /
+                                            static_cast<double>(planned);
+    const uint64_t chunks = chunk_labels == 0 ? 0 : d.label_count / chunk_labels;
+    uint64_t o = std::clamp<uint64_t>(static_cast<uint64_t>(std::llround(share)), 1, std::max<uint64_t>(1, chunks));
+    if (o == d.labels_per_round) o = o > 1 ? o - 1 : o + 1;
+    out.push_back(o > chunks || o > UINT32_MAX ? 0 : static_cast<uint32_t>(o));
+  }
+  return out;
+}
+
 Status SetOccupancySchedule(SessionPlan* plan, const OccupancyRequest& request) {
   if (request.window_us == 0) return Status::Ok();
   if (request.mean_gap_us == 0 || request.mean_gap_us > request.window_us) {
@@ -83,20 +100,17 @@ Status SetOccupancySchedule(SessionPlan* plan, const OccupancyRequest& request) 
                                 std::to_string(request.mean_gap_us) + " us needs a pool of more than " +
                                 std::to_string(kMaxOccupancyRounds) + " rounds: lengthen the gap or shorten the window");
   }
-  const uint32_t m = plan->profile.chunk_labels;
+  const std::vector<uint32_t> labels =
+      OccupancyLabelsByBytes(plan->devices, plan->profile.chunk_labels, request.labels_per_round);
   uint64_t labels_per_round = 0, session_labels = 0;
-  for (PlannedDevice& d : plan->devices) {
-    const double share = static_cast<double>(request.labels_per_round) * static_cast<double>(d.planned_bytes()) /
-                         static_cast<double>(planned);
-    const uint64_t chunks = m == 0 ? 0 : d.label_count / m;
-    uint64_t o = std::clamp<uint64_t>(static_cast<uint64_t>(std::llround(share)), 1, std::max<uint64_t>(1, chunks));
-    if (o == d.labels_per_round) o = o > 1 ? o - 1 : o + 1;
-    if (o > chunks) {
+  for (size_t i = 0; i < plan->devices.size(); ++i) {
+    PlannedDevice& d = plan->devices[i];
+    if (labels[i] == 0) {
       return InvalidArgumentError("occupancy: device " + d.selector + " has one chunk, which its proof rounds ask: an "
                                   "occupancy round cannot have another shape");
     }
-    d.occupancy_labels = static_cast<uint32_t>(o);
-    labels_per_round += o;
+    d.occupancy_labels = labels[i];
+    labels_per_round += labels[i];
     session_labels += uint64_t{d.labels_per_round} * plan->profile.rounds + uint64_t{d.hold_labels} * plan->holding_batches;
   }
   session_labels += labels_per_round * pool;

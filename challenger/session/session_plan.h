@@ -171,6 +171,13 @@ inline constexpr uint32_t kMaxOccupancyRounds = 1u << 20;
 // 1e-12 (a Poisson tail); when it does, the window ends early and the verdict says so.
 uint32_t OccupancyPoolRounds(uint64_t window_us, uint64_t mean_gap_us);
 
+// Each device's o_d for about `labels_per_round` labels per occupancy round over all of `devices`:
+// its share by planned bytes (rounded), at least 1, at most its chunks of m, moved off its q_d by
+// one when equal (an occupancy round never has a proof round's shape); 0 for a device of one chunk
+// its proof rounds already ask (no other shape is possible).
+std::vector<uint32_t> OccupancyLabelsByBytes(const std::vector<PlannedDevice>& devices, uint32_t chunk_labels,
+                                             uint32_t labels_per_round);
+
 // Sets the plan's occupancy window from `request` (each device's occupancy_labels: its share of
 // labels_per_round by planned bytes, at least 1, at most its chunks, and moved off q_d by one when
 // equal, so an occupancy round never has a proof round's shape), and its session timeout again
