@@ -447,6 +447,46 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
     Never(&o, "the copied order starts nothing; the challenger's session then passes");
     add(o);
   }
+  // 11. Occupancy windows: a node that borrows memory after its proof rounds.
+  {
+    constexpr uint64_t kBorrowed = 8;
+    constexpr uint32_t kLabels = 2, kRounds = 6;
+    for (int cheat = 0; cheat < 2; ++cheat) {
+      ScenarioSpec s;
+      s.adversary = 11;
+      s.occupancy_window_us = 1'000'000;
+      s.occupancy_mean_gap_us = 1'000;
+      s.occupancy_labels = kLabels;
+      s.occupancy_rounds = kRounds;
+      s.deviation.kind = DeviationKind::kBorrowBetweenRounds;
+      if (cheat == 0) {
+        s.id = "11a-honest-occupancy";
+        s.title = "honest node through an occupancy window";
+        s.description = "The order asks the node to hold its labels after its proof rounds; " +
+                        std::to_string(kRounds) + " occupancy rounds of " + std::to_string(kLabels) +
+                        " labels at secret exponential gaps follow. It borrows nothing.";
+        Never(&s, "nothing borrowed: every occupancy round passes");
+      } else {
+        s.id = "11b-borrow-after-first-occupancy-round";
+        s.title = "borrower";
+        s.description = "Holds its labels through the proof rounds and its first occupancy round, then frees " +
+                        std::to_string(kBorrowed) + " of " + std::to_string(c) +
+                        " chunks (at random) for other work and keeps them free: each later occupancy round asks " +
+                        std::to_string(kLabels) + " labels in distinct chunks, drawn afresh.";
+        s.deviation.hidden_fraction = static_cast<double>(kBorrowed) / static_cast<double>(c);
+        s.expected = FailureReason::WRONG_LABEL;
+        s.chunks = c;
+        s.hidden = kBorrowed;
+        s.f = s.deviation.hidden_fraction;
+        s.n = uint64_t{kLabels} * (kRounds - 1);
+        s.n_meaning = "o*(K-1) = " + std::to_string(kLabels) + "*" + std::to_string(kRounds - 1) +
+                      " labels asked after the borrow (the occupancy rounds after the first)";
+        s.theory = 1 - std::pow(1 - s.f, static_cast<double>(s.n));
+        s.exact = 1 - std::pow(MissOneRound(c, kBorrowed, kLabels), kRounds - 1);
+      }
+      add(s);
+    }
+  }
   return all;
 }
 

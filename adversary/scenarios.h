@@ -1,4 +1,4 @@
-// The selftest's scenarios: the honest agent and adversaries 1-7, 9 and 10 of docs/results/security-results.md, each
+// The selftest's scenarios: the honest agent and adversaries 1-7 and 9-11 of docs/results/security-results.md, each
 // a Deviation of the cheating agent (cheating_agent.h) on a small node, with the outcome the
 // challenger must reach and the detection rate theory predicts. challenger/selftest runs them
 // through the real SessionRunner and judges the measured rates against these.
@@ -107,7 +107,7 @@ enum class ScenarioCheck {
 
 struct ScenarioSpec {
   std::string id;     // "1a-recompute-contiguous"
-  int adversary = 0;  // 0 honest, 1-7, 9 and 10 as in docs/results/security-results.md
+  int adversary = 0;  // 0 honest, 1-7 and 9-11 as in docs/results/security-results.md
   std::string title;
   std::string description;
   NodeKind node = NodeKind::kOneGpu;
@@ -115,6 +115,14 @@ struct ScenarioSpec {
   LabelFormat format = LabelFormat::kC1;
   Deviation deviation;
   int64_t relay_link_us = -1;  // >= 0: a RelayAgent (relay_agent.h) with this added round latency in front
+  // > 0: the order asks an occupancy window (challenger/session/occupancy_bound.h) of this length on
+  // the session's clock, mean gap occupancy_mean_gap_us of real time, b = a quarter of the planned
+  // bytes, occupancy_labels labels per round, and a pool of exactly occupancy_rounds rounds (the
+  // window ends when they are used up, before its length on the simulated clock).
+  uint64_t occupancy_window_us = 0;
+  uint64_t occupancy_mean_gap_us = 0;
+  uint32_t occupancy_labels = 0;
+  uint32_t occupancy_rounds = 0;
   bool prime = false;          // one uncounted honest session first (AdversaryMemory)
   proto::FailureReason expected = proto::FailureReason::NONE;
   ScenarioCheck check = ScenarioCheck::kNone;

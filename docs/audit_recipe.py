@@ -973,6 +973,25 @@ def occupancy_detection(devices, shortfall):
     return -math.expm1(-max(0.0, exponent * (1 - 1e-12)))
 
 
+def occupancy_rounds_log_lower_tail(rounds, expected):
+    """ln P[X <= rounds] for X Poisson with mean `expected` (occupancy_bound.cc OccupancyRoundsLogLowerTail); 0 when
+    rounds >= expected."""
+    if not expected > rounds:
+        return 0.0
+    log_top = -expected + rounds * math.log(expected) - math.lgamma(rounds + 1)
+    total, term, i = 0.0, 1.0, rounds
+    while True:
+        total += term
+        if i == 0 or term < 1e-17 * total:
+            break
+        term *= i / expected
+        i -= 1
+    return log_top + math.log(total)
+
+
+OCCUPANCY_ROUNDS_IMPLAUSIBLE = 1e-9  # occupancy_bound.h kOccupancyRoundsImplausible
+
+
 def occupancy_short_us(detection, confidence, mean_gap_us, unprotected_us):
     """T* + U of occupancy_bound.h in microseconds (T* rounded up after adding 1e-12 of itself); UINT64_MAX when
     d(b) = 0."""
@@ -1746,7 +1765,7 @@ class Recipe:
                 fail(f"{what}: round {timing.get('roundIndex', 0)}, sent inside the occupancy window, is not an "
                      f"occupancy round (every device at its occupancyLabels)")
             count += bool(timing.get("allCorrect")) and "answer" in exchange and int(timing["elapsedUs"]) <= deadline
-            in_flight += int(timing["elapsedUs"])
+            in_flight += min(int(timing["elapsedUs"]), end - int(timing.get("sentAfterOrderUs", "0")))
         if int(occupancy.get("rounds", 0)) != count:
             fail(f"{what}: occupancy rounds {occupancy.get('rounds', 0)}, the round log shows {count} answered right "
                  f"and in time inside the window")
@@ -1754,6 +1773,11 @@ class Recipe:
         if not in_flight <= unprotected <= end - start:
             fail(f"{what}: occupancy unprotectedUs {unprotected} is not in [the occupancy rounds' time in flight "
                  f"{in_flight} us, the window's length]")
+        mean_gap = int(order.get("occupancyMeanGapUs", "0"))
+        expected = float(end - start - unprotected) / float(max(1, mean_gap))
+        if occupancy_rounds_log_lower_tail(count, expected) < math.log(OCCUPANCY_ROUNDS_IMPLAUSIBLE):
+            fail(f"{what}: its occupancy window shows {count} rounds where its gaps' running time asks about "
+                 f"{int(expected)}: fewer has a chance below 1e-9 (a window stretched, or rounds left out)")
         confidence = float(order.get("profile", {}).get("confidence", 0))
         detection = occupancy_detection([(32 * int(d["labelCount"]), int(d.get("occupancyLabels", 0))) for d in devices],
                                         int(order.get("occupancyShortfallBytes", "0")))
@@ -1769,8 +1793,24 @@ class Recipe:
         if bool(occupancy.get("stated")) != stated:
             fail(f"{what}: occupancy stated is {str(bool(occupancy.get('stated'))).lower()}, recomputed: "
                  f"{str(stated).lower()}")
-        if stated and f"for at most " not in occupancy.get("statement", ""):
-            fail(f"{what}: its occupancy statement does not say for how long: {occupancy.get('statement', '')}")
+        if stated:
+            # The statement's words, from the order and the verdict's own (checked) figures, as verdict.cc writes them.
+            outside = sum(int(d.get("capacityBytes", "0")) - 32 * int(d["labelCount"]) for d in devices)
+            shortfall = int(order.get("occupancyShortfallBytes", "0"))
+
+            def seconds(us):
+                return "%.6g s" % (us / 1e6)
+
+            want = (f"at {'%.6g' % (confidence * 100)}% confidence node {order['nodeName']}'s planned memory lacked "
+                    f"labels in more than {outside + shortfall} bytes (b = {shortfall} of its planned bytes plus all "
+                    f"{outside} bytes of allowed reserves and sub-chunk remainders) for at most {seconds(stated_short)} "
+                    f"of its {seconds(length)} occupancy window ({count} occupancy rounds, all answered in time, at a "
+                    f"mean gap of {seconds(mean_gap)}, each detecting such a shortfall with probability at least "
+                    f"{'%g' % stated_detection}; {seconds(unprotected)} of the window unprotected: rounds in flight "
+                    f"and the challenger's own delays, counted in full)")
+            if occupancy.get("statement", "") != want:
+                fail(f"{what}: its occupancy statement is not the one its figures make: "
+                     f"{occupancy.get('statement', '')!r}, want {want!r}")
         self.say(f"{where}: occupancy: {count} rounds in a window of {length} us, d(b) {detection:.6g}, "
                  f"T* + U {short} us: " + ("stated" if stated else "nothing stated"))
 

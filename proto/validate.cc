@@ -16,6 +16,7 @@ namespace wipeproof::proto {
 namespace {
 
 constexpr uint32_t kMaxDevices = 65536;  // DeviceChallenge.deviceIndex is UInt16
+constexpr uint64_t kMaxOccupancyRoundLabels = uint64_t{1} << 17;  // = challenger kMaxLabelsPerRound
 
 Status CheckSize(const char* field, capnp::Data::Reader data, size_t want) {
   if (data.size() == want) return Status::Ok();
@@ -158,6 +159,13 @@ Status ValidateShape(WipeOrder::Reader order) {
     ranges.emplace_back(d.getFirstLabel(), d.getFirstLabel() + d.getLabelCount() - 1);
   }
   if (order.getOccupancyWindowUs() != 0) {
+    // An occupancy round within the labels one round may ask (2^17, as a proof round).
+    uint64_t occupancy_labels = 0;
+    for (auto d : devices) occupancy_labels += d.getOccupancyLabels();
+    if (occupancy_labels > kMaxOccupancyRoundLabels) {
+      return InvalidArgumentError("occupancyLabels: " + std::to_string(occupancy_labels) + " per round, above " +
+                                  std::to_string(kMaxOccupancyRoundLabels));
+    }
     // b below the planned bytes: a shortfall of everything is not a statement.
     uint64_t planned_labels = 0;
     for (const auto& [first, last] : ranges) {

@@ -353,7 +353,8 @@ struct OccupancyStatement {
                                        # in more than X bytes for at most T s of its W s window"
   unprotectedUs @7 :UInt64;            # microseconds: U, the window less the time its drawn gaps
                                        # ran (rounds in flight, the challenger's checks and wake-up
-                                       # delays); at least the occupancy rounds' elapsedUs summed
+                                       # delays); at least the occupancy rounds' time in flight
+                                       # inside the window, min(elapsedUs, end - sent) summed
 }
 
 struct Assumption {

@@ -3,6 +3,7 @@
 #include <capnp/schema.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "challenger/audit/verdict_recheck.h"
 #include "challenger/session/assumptions.h"
+#include "challenger/session/occupancy_bound.h"
 #include "challenger/ledger/ledger_records.h"
 #include "common/hex.h"
 #include "kernels/chunk_verifier.h"
@@ -315,13 +317,18 @@ class Auditor {
                      std::to_string(l.getRounds().size()) + " timing rows but " +
                          std::to_string(l.getExchanges().size()) + " exchanges");
       }
-      for (unsigned i = 0; i < l.getRounds().size(); ++i) {
+      // Each list read once: every get of a list counts its whole size against the reader's
+      // traversal limit, so a read per row would grow with the square of the rounds.
+      const auto timings = l.getRounds();
+      const auto exchanges = l.getExchanges();
+      for (unsigned i = 0; i < timings.size(); ++i) {
         Round round;
         round.entry = entry;
-        round.timing = l.getRounds()[i];
-        round.round = l.getExchanges()[i].getRound();
-        round.has_answer = l.getExchanges()[i].hasAnswer();
-        if (round.has_answer) round.answer = l.getExchanges()[i].getAnswer();
+        round.timing = timings[i];
+        const auto exchange = exchanges[i];
+        round.round = exchange.getRound();
+        round.has_answer = exchange.hasAnswer();
+        if (round.has_answer) round.answer = exchange.getAnswer();
         WP_RETURN_IF_ERROR(CheckRoundShape(static_cast<uint32_t>(rounds_.size()), &round));
         rounds_.push_back(std::move(round));
       }
@@ -468,8 +475,9 @@ class Auditor {
           entry, "verdict",
           "lists " + std::to_string(v.getRounds().size()) + " rounds, the round log " + std::to_string(rounds_.size()));
     }
+    const auto timings = v.getRounds();  // read once (see CheckRounds)
     for (unsigned r = 0; r < rounds_.size(); ++r) {
-      auto a = v.getRounds()[r];
+      auto a = timings[r];
       auto b = rounds_[r].timing;
       if (a.getRoundIndex() != b.getRoundIndex() || a.getElapsedUs() != b.getElapsedUs() ||
           a.getSentAfterOrderUs() != b.getSentAfterOrderUs() ||
@@ -837,7 +845,8 @@ class Auditor {
                          "occupancyLabels)");
       }
       out->rounds += round.all_correct && round.in_time;
-      in_flight += round.timing.getElapsedUs();
+      // Its time in flight inside the window (the window may end while it is on the wire).
+      in_flight += std::min(round.timing.getElapsedUs(), out->end_after_order_us - sent);
     }
     // U is the challenger's measurement: at least the rounds' time in flight, at most the window.
     out->unprotected_us = w.getUnprotectedUs();
@@ -846,6 +855,16 @@ class Auditor {
                    "occupancy unprotectedUs " + std::to_string(out->unprotected_us) +
                        " is not in [the occupancy rounds' time in flight " + std::to_string(in_flight) +
                        " us, the window's length]");
+    }
+    // Too few rounds for the gaps' running time: a window stretched, or rounds left out.
+    const double expected = static_cast<double>(out->end_after_order_us - out->start_after_order_us -
+                                                out->unprotected_us) /
+                            static_cast<double>(std::max<uint64_t>(1, o.getOccupancyMeanGapUs()));
+    if (OccupancyRoundsLogLowerTail(out->rounds, expected) < std::log(kOccupancyRoundsImplausible)) {
+      return Wrong(entry, "verdict",
+                   "its occupancy window shows " + std::to_string(out->rounds) + " rounds where its gaps' running time " +
+                       "asks about " + std::to_string(static_cast<uint64_t>(expected)) +
+                       ": fewer has a chance below 1e-9 (a window stretched, or rounds left out)");
     }
     if (w.getRounds() != out->rounds) {
       return Wrong(entry, "verdict",

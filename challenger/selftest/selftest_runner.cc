@@ -380,6 +380,13 @@ StatusOr<SelftestResult> RunSelftest(const SelftestOptions& options) {
         const Inventory inventory = SelftestInventory(result.setup, spec.node, node.public_key, odd);
         WP_ASSIGN_OR_RETURN(SessionPlan plan, BuildPlan(inventory, kNodeName, profile,
                                                         LoneSessionWaveContext(inventory, kNodeName), clock));
+        if (spec.occupancy_window_us > 0) {
+          uint64_t planned = 0;
+          for (const PlannedDevice& d : plan.devices) planned += d.planned_bytes();
+          WP_RETURN_IF_ERROR(SetOccupancySchedule(
+              &plan, {spec.occupancy_window_us, spec.occupancy_mean_gap_us, planned / 4, spec.occupancy_labels}));
+          plan.occupancy_batches = spec.occupancy_rounds;  // a pool of exactly K rounds
+        }
         if (spec.setting == adversary::ScenarioSetting::kCopiedOrderFirst && run >= 0) {
           // The order the challenger is about to send (Ed25519 is deterministic: the same bytes).
           WP_ASSIGN_OR_RETURN(const proto::SignedEnvelope order, SignOrder(plan, keys));

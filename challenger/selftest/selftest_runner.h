@@ -1,4 +1,4 @@
-// `wipeproof-challenger selftest --adversaries`: runs the honest agent and adversaries 1-7, 9 and 10 (the
+// `wipeproof-challenger selftest --adversaries`: runs the honest agent and adversaries 1-7 and 9-11 (the
 // scenarios of adversary/scenarios.h, each a deviation of adversary/cheating_agent.h) through the
 // real SessionRunner many times each, counts outcomes (pass or the verdict's FailureReason: the
 // check that caught it), and compares the measured detection rate with the theoretical one

@@ -68,6 +68,20 @@ OccupancyStatement ComputeOccupancyStatement(const std::vector<OccupancyDevice>&
   return out;
 }
 
+double OccupancyRoundsLogLowerTail(uint64_t rounds, double expected_rounds) {
+  const double k = static_cast<double>(rounds);
+  if (!(expected_rounds > k)) return 0;
+  // The terms grow up to i = K < mean: from the largest, each earlier one is i / mean of the next.
+  const double log_top = -expected_rounds + k * std::log(expected_rounds) - std::lgamma(k + 1);
+  double sum = 0, term = 1;
+  for (uint64_t i = rounds;; --i) {
+    sum += term;
+    if (i == 0 || term < 1e-17 * sum) break;
+    term *= static_cast<double>(i) / expected_rounds;
+  }
+  return log_top + std::log(sum);
+}
+
 uint64_t OccupancyMeanGapFor(const std::vector<OccupancyDevice>& devices, uint64_t shortfall_bytes, double confidence,
                              uint64_t short_time_us) {
   assert(confidence > 0 && confidence < 1);

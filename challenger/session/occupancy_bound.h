@@ -83,6 +83,14 @@ OccupancyStatement ComputeOccupancyStatement(const std::vector<OccupancyDevice>&
                                              double confidence, uint64_t mean_gap_us, uint64_t unprotected_us,
                                              uint64_t window_us);
 
+// ln P[X <= rounds] for X Poisson with mean `expected_rounds`: how unlikely it is that gaps that ran
+// expected_rounds mean gaps in all ended in no more than `rounds` sends. The audits refuse a window
+// whose rounds fall below kOccupancyRoundsImplausible of that tail (a window stretched, or rounds left
+// out, by whoever signed it); an honest window fails it with about that chance. 0 when rounds >=
+// expected_rounds (nothing unlikely).
+double OccupancyRoundsLogLowerTail(uint64_t rounds, double expected_rounds);
+inline constexpr double kOccupancyRoundsImplausible = 1e-9;
+
 // The mean gap (microseconds, rounded down so the statement is no weaker) that makes T* equal
 // `short_time_us` at confidence c: T* d(b) / ln(1/(1-c)); 0 when d(b) = 0 or that is below 1 us.
 uint64_t OccupancyMeanGapFor(const std::vector<OccupancyDevice>& devices, uint64_t shortfall_bytes, double confidence,

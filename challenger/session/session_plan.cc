@@ -53,8 +53,8 @@ uint64_t SessionTimeoutUs(const SessionPlan& plan, uint32_t timeout_rounds) {
   const uint64_t round = RoundWaitLimitUs(plan.profile.round_deadline_us);
   // Proof rounds twice: this node's, and waiting for the slowest member's, which start together.
   return FillWaitLimitUs(fill) + 2 * uint64_t{timeout_rounds} * round +
-         uint64_t{plan.holding_batches} * (plan.hold_gap_max_us + round) + plan.occupancy_window_us +
-         uint64_t{plan.occupancy_batches} * round + kSessionTimeoutSlackUs;
+         uint64_t{plan.holding_batches} * (plan.hold_gap_max_us + round) +
+         (plan.occupancy_window_us > 0 ? plan.occupancy_window_us + round : 0) + kSessionTimeoutSlackUs;
 }
 
 uint32_t OccupancyPoolRounds(uint64_t window_us, uint64_t mean_gap_us) {
@@ -112,6 +112,10 @@ Status SetOccupancySchedule(SessionPlan* plan, const OccupancyRequest& request) 
     d.occupancy_labels = labels[i];
     labels_per_round += labels[i];
     session_labels += uint64_t{d.labels_per_round} * plan->profile.rounds + uint64_t{d.hold_labels} * plan->holding_batches;
+  }
+  if (labels_per_round > kMaxLabelsPerRound) {
+    return InvalidArgumentError("occupancy: " + std::to_string(labels_per_round) + " labels per round, above the " +
+                                std::to_string(kMaxLabelsPerRound) + " one round may ask: ask fewer");
   }
   session_labels += labels_per_round * pool;
   if (session_labels > kMaxLabelsPerSession) {

@@ -134,8 +134,9 @@ inline constexpr uint64_t kMaxLabelsPerSession = uint64_t{1} << 24;
 uint64_t FillWaitLimitUs(uint64_t fill_deadline_us);    // deadline + max(10 s, deadline / 10)
 uint64_t RoundWaitLimitUs(uint64_t round_deadline_us);  // deadline + max(1 s, deadline)
 // The session timeout computed for `timeout_rounds` proof rounds: the wave's fill, those rounds twice
-// (this node's and the slowest member's), every holding round at its largest gap and a minute of
-// slack. With timeout_rounds >= plan.profile.rounds it exceeds the longest honest session.
+// (this node's and the slowest member's), every holding round at its largest gap, the occupancy
+// window and one more round wait (the window ends on the clock; one round may be on the wire then)
+// and a minute of slack. With timeout_rounds >= plan.profile.rounds it exceeds the longest honest session.
 uint64_t SessionTimeoutUs(const SessionPlan& plan, uint32_t timeout_rounds);
 
 // The order must not disclose R (docs/protocol.md "The session timeout"): the timeout is computed
@@ -163,8 +164,9 @@ struct OccupancyRequest {
   uint64_t shortfall_bytes = 0;
   uint32_t labels_per_round = 0;
 };
-// Most occupancy rounds one window may plan (the pool is drawn before the order).
-inline constexpr uint32_t kMaxOccupancyRounds = 1u << 20;
+// Most occupancy rounds one window may plan (the pool is drawn before the order): every round is a
+// 32-byte timing row of the verdict, whose envelope must stay within its 8 MiB limit.
+inline constexpr uint32_t kMaxOccupancyRounds = 1u << 17;
 
 // Rounds the pool holds for a window of `window_us` at mean gap `mean_gap_us`: the mean count
 // n = window / gap plus 8 sqrt(n) + 16, so that a window runs out of rounds with a chance below
@@ -184,7 +186,8 @@ std::vector<uint32_t> OccupancyLabelsByBytes(const std::vector<PlannedDevice>& d
 // (it grows by the window and the pool's rounds). Call after SetHoldingSchedule.
 // Errors: INVALID_ARGUMENT for a window without a gap or labels, a gap above the window, b not below
 // the planned bytes, a pool above kMaxOccupancyRounds or one that takes the session's challenged
-// labels above kMaxLabelsPerSession (naming the figures and what to change).
+// labels above kMaxLabelsPerSession, or a round above kMaxLabelsPerRound labels (naming the figures
+// and what to change).
 Status SetOccupancySchedule(SessionPlan* plan, const OccupancyRequest& request);
 
 // Writes the order for `plan` (protocol version 2), delivered by challenger key `challenger`, into

@@ -65,13 +65,32 @@ class SelftestAdversariesTest : public ::testing::Test {
   SelftestResult result_;
 };
 
-TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenNineAndTen) {
+TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenAndNineToEleven) {
   const auto all = adversary::SelftestScenarios(adversary::DefaultSelftestSetup());
-  EXPECT_EQ(all.size(), 34u);
+  EXPECT_EQ(all.size(), 36u);
   std::map<int, int> per_adversary;
   for (const auto& s : all) ++per_adversary[s.adversary];
-  EXPECT_EQ(per_adversary, (std::map<int, int>{
-                               {0, 1}, {1, 6}, {2, 2}, {3, 4}, {4, 2}, {5, 2}, {6, 3}, {7, 8}, {9, 3}, {10, 3}}));
+  EXPECT_EQ(per_adversary, (std::map<int, int>{{0, 1},
+                                               {1, 6},
+                                               {2, 2},
+                                               {3, 4},
+                                               {4, 2},
+                                               {5, 2},
+                                               {6, 3},
+                                               {7, 8},
+                                               {9, 3},
+                                               {10, 3},
+                                               {11, 2}}));
+}
+
+// threat-model: T-OCCUPANCY-BORROW
+TEST_F(SelftestAdversariesTest, BorrowerIsCaughtInTheOccupancyRoundsAtItsRate) {
+  Run({"11"});
+  ExpectAll("11a-honest-occupancy", "pass");
+  ExpectSampled("11b-borrow-after-first-occupancy-round", "wrongLabel");
+  // 8 of 32 chunks borrowed after the first of 6 occupancy rounds, 2 labels in each of the other 5.
+  EXPECT_NEAR(Get("11b-borrow-after-first-occupancy-round").spec.exact, 1 - std::pow(24.0 * 23 / (32 * 31), 5), 1e-12);
+  EXPECT_NEAR(Get("11b-borrow-after-first-occupancy-round").spec.theory, 1 - std::pow(24.0 / 32, 10), 1e-12);
 }
 
 // threat-model: T-HONEST

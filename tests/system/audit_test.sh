@@ -311,6 +311,8 @@ forged wave-bytes-without-bound wave-set "$dir/wave.json" "$key" 'unwipedBoundBy
 # threat-model: T-OCCUPANCY-FORGED
 # An occupancy statement made stronger than its rounds allow (the challenger's and the node's keys).
 forged occupancy-shortened verdict-set "$dir/occupancy.json" "$key" "$wave/node-a.key" 'occupancy.shortUs="1"'
+forged occupancy-stretched verdict-set "$dir/occupancy.json" "$key" "$wave/node-a.key" \
+  'occupancy.windowEndAfterOrderUs="100000000000"'
 # threat-model: T-DELEGATION
 # A challenger-key holder orders outside the authority's delegation: under a class the authority did
 # not sign (the signed, calibrated session's t_min raised, still naming the signed document), and
@@ -371,6 +373,7 @@ from the order's plan and the chunks the rounds checked" \
 (it needs a calibrated profile)" \
   "wave-bytes-without-bound=unwipedBoundBytes is 12345=it states no bound, yet unwipedBoundBytes is 12345" \
   "occupancy-shortened=occupancy: shortUs is 1, recomputed=occupancy shortUs 1, T* + U recomputed" \
+  "occupancy-stretched=rounds where its gaps' running time asks about=rounds where its gaps' running time asks about" \
   "order-undelegated-class=does not stand under the authority's delegation: the order's profile=names a signature \
 but is not one its delegation lists" \
   "order-self-delegated=the order's delegation does not verify under the authority key=its delegation: signed by key" \

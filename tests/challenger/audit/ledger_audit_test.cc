@@ -1028,6 +1028,12 @@ TEST_F(LedgerAuditTest, AnOccupancyWindowIsRecomputedFromTheRoundLog) {
     o.setWindowStartAfterOrderUs(o.getWindowStartAfterOrderUs() + 1);
   });
   EXPECT_THAT(status.message(), HasSubstr("its occupancy window does not open at the last proof round's answer"));
+  // Stretched by an hour: its rounds are far too few for that much running time.
+  status = AuditForged([](Forgery& f) {
+    auto o = f.Verdict().getOccupancy();
+    o.setWindowEndAfterOrderUs(o.getWindowEndAfterOrderUs() + 3'600'000'000);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("rounds where its gaps' running time asks about 720"));
   status = AuditForged([](Forgery& f) { f.Verdict().disownOccupancy(); });
   EXPECT_THAT(status.message(), HasSubstr("passed without the occupancy statement its order's window asks for"));
 }

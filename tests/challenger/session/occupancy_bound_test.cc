@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -128,6 +129,27 @@ TEST(OccupancyStatement, MeanGapForATargetGivesAtMostThatTarget) {
     }
   }
   EXPECT_EQ(OccupancyMeanGapFor({{uint64_t{1} << 30, 0}}, 1, 0.95, 60'000'000), 0u);
+}
+
+TEST(OccupancyRounds, LowerTailIsThePoissonSum) {
+  for (double mean : {0.5, 3.0, 40.0, 1000.0}) {
+    for (uint64_t k : {0ull, 1ull, 2ull, 10ull, 35ull, 900ull}) {
+      double sum = 0, term = std::exp(-mean);
+      for (uint64_t i = 0; i <= k; ++i) {
+        sum += term;
+        term *= mean / static_cast<double>(i + 1);
+      }
+      const double got = OccupancyRoundsLogLowerTail(k, mean);
+      if (static_cast<double>(k) >= mean) {
+        EXPECT_EQ(got, 0.0) << mean << " " << k;
+      } else if (sum > 1e-300) {
+        EXPECT_NEAR(got, std::log(sum), 1e-9 * std::max(1.0, std::fabs(std::log(sum)))) << mean << " " << k;
+      }
+    }
+  }
+  // What the audits refuse: 30 rounds where 1000 were due; not 970 of them.
+  EXPECT_LT(OccupancyRoundsLogLowerTail(30, 1000), std::log(kOccupancyRoundsImplausible));
+  EXPECT_GT(OccupancyRoundsLogLowerTail(900, 1000), std::log(kOccupancyRoundsImplausible));
 }
 
 // ---- Simulated borrowers -------------------------------------------------------------------------
