@@ -56,16 +56,22 @@ DEFINE_string(progress, "auto",
               "terminal), always, never");
 DEFINE_double(occupancy_window_s, 0,
               "wipe: after the proof rounds the node holds its labels this many seconds and answers occupancy "
-              "rounds at secret exponential gaps; the verdict then states for how long at most its planned memory "
-              "lacked labels in more than --occupancy_shortfall of it (docs/protocol.md \"Occupancy rounds\"); "
+              "rounds at secret exponential gaps; the verdict then states, at the profile's confidence c, that its "
+              "planned memory lacked labels in more than b bytes (beyond its reserves) for at most T* + U of the "
+              "window, T* = mean gap x ln(1/(1-c)) / d(b) (docs/protocol.md \"Occupancy rounds\"; how to choose: "
+              "docs/calibration.md \"Occupancy windows\"). Stated only under a calibrated, signed profile. The "
+              "agent must keep sessions that long (wipeproof-prover serve's session timeout, 1 h by default); "
               "0 = none");
-DEFINE_double(occupancy_mean_gap_s, 1, "wipe: mean gap between occupancy rounds, seconds (secret draws; default 1)");
+DEFINE_double(occupancy_mean_gap_s, 1,
+              "wipe, with --occupancy_window_s: mean gap between occupancy rounds, seconds (secret draws); shorter "
+              "gaps tighten T* and cost the challenger more; default 1");
 DEFINE_double(occupancy_shortfall, 0.01,
-              "wipe: b of the occupancy statement, the shortfall it rules out for longer than T*, as a fraction "
-              "of the node's planned bytes, in (0, 1); default 0.01");
+              "wipe, with --occupancy_window_s: b, the shortfall the statement rules out for longer than T*, as a "
+              "fraction of the node's planned bytes, in (0, 1); default 0.01");
 DEFINE_uint32(occupancy_labels, 8,
-              "wipe: labels one occupancy round asks over the node's devices (by planned bytes, at least one each); "
-              "each is one chunk the challenger recomputes; default 8");
+              "wipe, with --occupancy_window_s: labels one occupancy round asks over the node's devices (by planned "
+              "bytes, at least one each); more raise d(b) (the chance a round sees the shortfall) and each is one "
+              "chunk the challenger recomputes; default 8");
 DEFINE_string(wave, "", "serve: run only this wave; default every wave of the inventory");
 DEFINE_uint64(max_sessions, 0, "serve: stop after the wave run that brings the sessions to at least N; 0 = no limit");
 DEFINE_bool(once, false, "serve: run every wave once, now, then exit");
@@ -285,19 +291,50 @@ StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
   return options;
 }
 
-Status ApplyOccupancyFlags(SessionPlan* plan) {
-  if (FLAGS_occupancy_window_s == 0) return Status::Ok();
+namespace {
+
+std::string FlagNumber(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.10g", x);
+  return text;
+}
+
+}  // namespace
+
+Status CheckOccupancyFlags() {
+  auto given = [](const char* flag) { return !gflags::GetCommandLineFlagInfoOrDie(flag).is_default; };
+  auto number = FlagNumber;
+  if (FLAGS_occupancy_window_s == 0) {
+    for (const char* flag : {"occupancy_mean_gap_s", "occupancy_shortfall", "occupancy_labels"}) {
+      if (given(flag)) {
+        return InvalidArgumentError(std::string("--") + flag +
+                                    " is used only with an occupancy window: give --occupancy_window_s too");
+      }
+    }
+    return Status::Ok();
+  }
   constexpr double kMaxSeconds = static_cast<double>(proto::kMaxOccupancyWindowUs) / 1e6;
   if (!(FLAGS_occupancy_window_s > 0 && FLAGS_occupancy_window_s <= kMaxSeconds)) {
-    return InvalidArgumentError("--occupancy_window_s must be in (0, " + std::to_string(kMaxSeconds) + "] (31 days)");
+    return InvalidArgumentError("--occupancy_window_s " + number(FLAGS_occupancy_window_s) + " is not in (0, " +
+                                number(kMaxSeconds) + "] seconds (31 days)");
   }
   if (!(FLAGS_occupancy_mean_gap_s >= 1e-6 && FLAGS_occupancy_mean_gap_s <= FLAGS_occupancy_window_s)) {
-    return InvalidArgumentError("--occupancy_mean_gap_s must be in [0.000001, --occupancy_window_s]");
+    return InvalidArgumentError("--occupancy_mean_gap_s " + number(FLAGS_occupancy_mean_gap_s) +
+                                " is not in [0.000001, --occupancy_window_s " + number(FLAGS_occupancy_window_s) +
+                                "] seconds");
   }
   if (!(FLAGS_occupancy_shortfall > 0 && FLAGS_occupancy_shortfall < 1)) {
-    return InvalidArgumentError("--occupancy_shortfall must be a fraction in (0, 1) of the planned bytes");
+    return InvalidArgumentError("--occupancy_shortfall " + number(FLAGS_occupancy_shortfall) +
+                                " is not a fraction in (0, 1) of the planned bytes");
   }
   if (FLAGS_occupancy_labels == 0) return InvalidArgumentError("--occupancy_labels must be >= 1");
+  return Status::Ok();
+}
+
+Status ApplyOccupancyFlags(SessionPlan* plan) {
+  WP_RETURN_IF_ERROR(CheckOccupancyFlags());
+  if (FLAGS_occupancy_window_s == 0) return Status::Ok();
+  auto number = FlagNumber;
   uint64_t planned = 0;
   for (const PlannedDevice& d : plan->devices) planned += d.planned_bytes();
   OccupancyRequest request;
@@ -305,7 +342,9 @@ Status ApplyOccupancyFlags(SessionPlan* plan) {
   request.mean_gap_us = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(FLAGS_occupancy_mean_gap_s * 1e6)));
   request.shortfall_bytes = static_cast<uint64_t>(FLAGS_occupancy_shortfall * static_cast<double>(planned));
   request.labels_per_round = FLAGS_occupancy_labels;
-  return SetOccupancySchedule(plan, request);
+  return SetOccupancySchedule(plan, request)
+      .WithContext("--occupancy_labels=" + std::to_string(FLAGS_occupancy_labels) + " --occupancy_mean_gap_s=" +
+                   number(FLAGS_occupancy_mean_gap_s) + " --occupancy_window_s=" + number(FLAGS_occupancy_window_s));
 }
 
 StatusOr<WipeSetup> WipeSetupFromFlags() {

@@ -85,8 +85,12 @@ struct WipeSetup {
 };
 StatusOr<WipeSetup> WipeSetupFromFlags();
 
+// The occupancy flags alone: ranges, and the other three only with --occupancy_window_s.
+// Errors: INVALID_ARGUMENT naming the flag and its value.
+Status CheckOccupancyFlags();
 // The occupancy window --occupancy_window_s and its flags ask of `plan` (session_plan.h
-// SetOccupancySchedule); no change without a window. Errors: INVALID_ARGUMENT naming the flag.
+// SetOccupancySchedule); no change without a window. Errors: CheckOccupancyFlags', and
+// SetOccupancySchedule's naming the flags.
 Status ApplyOccupancyFlags(SessionPlan* plan);
 // One line on stderr when a wipe's profile cannot state a bound for lack of the authority's
 // signature or class ("wipeproof-challenger <sub>: warning: verdicts state no bound: ..."); nothing

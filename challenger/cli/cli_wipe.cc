@@ -19,6 +19,7 @@ constexpr char kSub[] = "wipe";
 
 int RunWipe() {
   if (FLAGS_node.empty()) return ConfigError(kSub, "--node is required (inventory name of the node)");
+  if (Status occupancy = CheckOccupancyFlags(); !occupancy.ok()) return ConfigError(kSub, occupancy);
   auto setup = WipeSetupFromFlags();
   if (!setup.ok()) return ConfigError(kSub, setup.status());
   WarnIfNoBound(kSub, setup->profile);

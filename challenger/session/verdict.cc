@@ -72,7 +72,8 @@ void SummarizeOccupancy(const VerdictFacts& facts, VerdictSummary* v) {
   if (!v->pass) {
     v->occupancy_statement = none + "session failed (" + FailureReasonName(facts.failure.reason) + ")";
   } else if (!v->bound_stated) {
-    v->occupancy_statement = none + "no bound is stated (the same conditions hold the occupancy statement)";
+    v->occupancy_statement = none + "no bound is stated, and the occupancy statement needs the same conditions (" +
+                             v->statement + ")";
   } else if (length < plan.occupancy_window_us) {
     v->occupancy_statement = none + "the window ended after " + FormatSeconds(length) + " of its " +
                              FormatSeconds(plan.occupancy_window_us) + " (its pool of rounds was used up)";

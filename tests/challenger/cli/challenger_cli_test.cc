@@ -265,6 +265,25 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
       << plan.out;
 }
 
+// The occupancy flags are checked before anything is read or run, naming what was given.
+TEST_F(ChallengerCliTest, OccupancyFlagsAreCheckedBeforeAnythingRuns) {
+  CliRun alone = Challenger("wipe --node=n --inventory=/nonexistent --occupancy_shortfall=0.5");
+  EXPECT_EQ(alone.exit_code, 2) << alone.err;
+  EXPECT_NE(alone.err.find("--occupancy_shortfall is used only with an occupancy window: give --occupancy_window_s"),
+            std::string::npos)
+      << alone.err;
+  CliRun gap = Challenger("wipe --node=n --inventory=/nonexistent --occupancy_window_s=60 --occupancy_mean_gap_s=120");
+  EXPECT_EQ(gap.exit_code, 2) << gap.err;
+  EXPECT_NE(gap.err.find("--occupancy_mean_gap_s 120 is not in [0.000001, --occupancy_window_s 60] seconds"),
+            std::string::npos)
+      << gap.err;
+  CliRun long_window = Challenger("wipe --node=n --inventory=/nonexistent --occupancy_window_s=4e6");
+  EXPECT_EQ(long_window.exit_code, 2) << long_window.err;
+  EXPECT_NE(long_window.err.find("--occupancy_window_s 4000000 is not in (0, 2678400] seconds (31 days)"),
+            std::string::npos)
+      << long_window.err;
+}
+
 TEST_F(ChallengerCliTest, EachSubcommandHelpListsOnlyItsOwnFlags) {
   CliRun top = Challenger("--help");
   ASSERT_EQ(top.exit_code, 0);
