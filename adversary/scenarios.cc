@@ -451,7 +451,7 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
   {
     constexpr uint64_t kBorrowed = 8;
     constexpr uint32_t kLabels = 2, kRounds = 6;
-    for (int cheat = 0; cheat < 2; ++cheat) {
+    for (int cheat = 0; cheat < 3; ++cheat) {
       ScenarioSpec s;
       s.adversary = 11;
       s.occupancy_window_us = 1'000'000;
@@ -466,6 +466,26 @@ std::vector<ScenarioSpec> SelftestScenarios(const SelftestSetup& setup) {
                         std::to_string(kRounds) + " occupancy rounds of " + std::to_string(kLabels) +
                         " labels at secret exponential gaps follow. It borrows nothing.";
         Never(&s, "nothing borrowed: every occupancy round passes");
+      } else if (cheat == 2) {
+        // Each round costs 2 us on the simulated clock and the borrower relabels once 1 us has passed:
+        // the round right after a borrow finds it short, the next one relabelled (it borrows again
+        // after answering it). Short in occupancy rounds 2, 4 and 6 of 6.
+        s.id = "11c-borrow-and-relabel-between-rounds";
+        s.title = "borrower that relabels";
+        s.description = "After each occupancy answer frees " + std::to_string(kBorrowed) + " of " + std::to_string(c) +
+                        " chunks (at random) and relabels them (really computed again) before the round after "
+                        "next: short in every other occupancy round, whole in the rest.";
+        s.deviation.hidden_fraction = static_cast<double>(kBorrowed) / static_cast<double>(c);
+        s.deviation.borrow_us = 1;
+        s.expected = FailureReason::WRONG_LABEL;
+        s.chunks = c;
+        s.hidden = kBorrowed;
+        s.f = s.deviation.hidden_fraction;
+        constexpr uint32_t kShortRounds = kRounds / 2;
+        s.n = uint64_t{kLabels} * kShortRounds;
+        s.n_meaning = "o*3 = " + std::to_string(kLabels) + "*3 labels asked while short (occupancy rounds 2, 4, 6)";
+        s.theory = 1 - std::pow(1 - s.f, static_cast<double>(s.n));
+        s.exact = 1 - std::pow(MissOneRound(c, kBorrowed, kLabels), kShortRounds);
       } else {
         s.id = "11b-borrow-after-first-occupancy-round";
         s.title = "borrower";

@@ -26,7 +26,7 @@
 // The selftest's own flags; --threads, --json, --progress and --confidence are the challenger's
 // (cli_flags.cc, cli_calibration_flags.cc), described below as the selftest reads them.
 DEFINE_bool(adversaries, false, "run the honest agent and adversaries 1-7 and 9-11 (required unless --render)");
-DEFINE_uint64(runs, 200, "sessions per scenario (1 to 1000000); 36 scenarios, a few ms each (11: about 30 ms)");
+DEFINE_uint64(runs, 200, "sessions per scenario (1 to 1000000); 37 scenarios, a few ms each (11: about 30 ms)");
 DEFINE_uint64(seed, 1, "seed of the adversaries' own choices; challenges use the CSPRNG");
 DEFINE_string(only, "",
               "scenario ids, id prefixes (1a) or adversary numbers (0 = honest .. 11 but 8), comma-separated; runs no "

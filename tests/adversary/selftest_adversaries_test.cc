@@ -67,7 +67,7 @@ class SelftestAdversariesTest : public ::testing::Test {
 
 TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenAndNineToEleven) {
   const auto all = adversary::SelftestScenarios(adversary::DefaultSelftestSetup());
-  EXPECT_EQ(all.size(), 36u);
+  EXPECT_EQ(all.size(), 37u);
   std::map<int, int> per_adversary;
   for (const auto& s : all) ++per_adversary[s.adversary];
   EXPECT_EQ(per_adversary, (std::map<int, int>{{0, 1},
@@ -80,7 +80,7 @@ TEST(SelftestScenariosTest, CatalogueCoversAdversariesOneToSevenAndNineToEleven)
                                                {7, 8},
                                                {9, 3},
                                                {10, 3},
-                                               {11, 2}}));
+                                               {11, 3}}));
 }
 
 // threat-model: T-OCCUPANCY-BORROW
@@ -91,6 +91,10 @@ TEST_F(SelftestAdversariesTest, BorrowerIsCaughtInTheOccupancyRoundsAtItsRate) {
   // 8 of 32 chunks borrowed after the first of 6 occupancy rounds, 2 labels in each of the other 5.
   EXPECT_NEAR(Get("11b-borrow-after-first-occupancy-round").spec.exact, 1 - std::pow(24.0 * 23 / (32 * 31), 5), 1e-12);
   EXPECT_NEAR(Get("11b-borrow-after-first-occupancy-round").spec.theory, 1 - std::pow(24.0 / 32, 10), 1e-12);
+  // Relabelled (really) before every other round: short in 3 of the 5 rounds after the first, and the
+  // relabelled labels answer right (a wrong relabel would be caught in every run).
+  ExpectSampled("11c-borrow-and-relabel-between-rounds", "wrongLabel");
+  EXPECT_NEAR(Get("11c-borrow-and-relabel-between-rounds").spec.exact, 1 - std::pow(24.0 * 23 / (32 * 31), 3), 1e-12);
 }
 
 // threat-model: T-HONEST
