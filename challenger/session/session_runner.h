@@ -32,6 +32,10 @@
 //        (WaveSync::AllFilled), so the members' proof rounds run together after the wave's last
 //        fill. The verdict's chunksChecked (and so its bound) counts only these; an auditor tells
 //        them apart by shape (every device at exactly labelsPerRound).
+//      - occupancy rounds (an order with an occupancy window: docs/protocol.md "Occupancy rounds",
+//        occupancy_bound.h): from the last proof round's answer for the window's length, every
+//        device at its occupancy_labels after each secret exponential gap, and nothing else; the
+//        verdict's occupancy statement counts them.
 //      When a device's holding pool is used up it waits unprobed (logged once). A disconnect after a
 //      round's indices were sent is the node's failure (disconnected), never a reason to run it
 //      again with fresh draws.
