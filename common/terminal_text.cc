@@ -1,5 +1,7 @@
 #include "common/terminal_text.h"
 
+#include <algorithm>
+
 #include <cstdint>
 #include <cstdio>
 
@@ -67,6 +69,22 @@ std::string TerminalSafe(std::string_view text) {
       out.append(text.substr(i, length));
     }
     i += length;
+  }
+  return out;
+}
+
+std::string AlignColumns(const std::vector<std::vector<std::string>>& rows, const std::string& indent) {
+  std::vector<size_t> width;
+  for (const auto& cells : rows) {
+    if (width.size() < cells.size()) width.resize(cells.size(), 0);
+    for (size_t i = 0; i < cells.size(); ++i) width[i] = std::max(width[i], cells[i].size());
+  }
+  std::string out;
+  for (const auto& cells : rows) {
+    std::string line = indent;
+    for (size_t i = 0; i < cells.size(); ++i) line += cells[i] + std::string(width[i] + 2 - cells[i].size(), ' ');
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
   }
   return out;
 }

@@ -19,10 +19,15 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wipeproof {
 
 // `text` escaped as above; linear in its size (at most 6 output bytes per input byte).
 std::string TerminalSafe(std::string_view text);
+
+// `rows` as aligned columns for people: each cell padded to its column's widest cell plus two
+// spaces, trailing spaces dropped, every line starting with `indent` and ending in a newline.
+std::string AlignColumns(const std::vector<std::vector<std::string>>& rows, const std::string& indent = "");
 
 }  // namespace wipeproof

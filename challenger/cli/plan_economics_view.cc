@@ -73,16 +73,7 @@ std::string PlanEconomicsTable(const PlanInputs& node, const PlanEconomics& econ
       rows.push_back(cells);
     }
   }
-  std::vector<size_t> width(header.size(), 0);
-  for (const auto& cells : rows) {
-    for (size_t i = 0; i < cells.size(); ++i) width[i] = std::max(width[i], cells[i].size());
-  }
-  for (const auto& cells : rows) {
-    std::string line;
-    for (size_t i = 0; i < cells.size(); ++i) line += cells[i] + std::string(width[i] + 2 - cells[i].size(), ' ');
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    t += line + "\n";
-  }
+  t += AlignColumns(rows);
   for (const std::string& refusal : refusals) t += refusal + "\n";
   t += "fills: " + ModelledGpuFillsSource() + "\n";
   return t;

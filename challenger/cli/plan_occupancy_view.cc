@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/numbers.h"
+#include "common/terminal_text.h"
 
 namespace wipeproof {
 
@@ -13,10 +14,6 @@ std::string Duration(uint64_t us) {
   if (s < 1) return FormatFixed(s * 1000, 1) + " ms";
   if (s < 600) return FormatFixed(s, 1) + " s";
   return FormatFixed(s / 60, 1) + " min";
-}
-
-std::string Column(const std::string& text, size_t width) {
-  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
 }
 
 }  // namespace
@@ -59,21 +56,23 @@ std::string PlanOccupancyTable(const std::vector<OccupancyClassPlan>& plans, dou
                   " (plus U: rounds in flight, the challenger's delays) of a window of " + Duration(window_us) +
                   "; each label checked is one chunk the challenger recomputes.\n";
   for (const OccupancyClassPlan& p : plans) {
-    s += "class " + p.adversary + " (m " + std::to_string(p.chunk_labels) + ", b " + std::to_string(p.shortfall_bytes) +
-         " of " + std::to_string(p.planned_bytes) + " planned bytes):\n";
-    s += "  " + Column("labels/round", 14) + Column("d(b)", 10) + Column("mean gap", 12) + Column("rounds/h", 11) +
-         Column("chunks/node-h", 15) + Column("CPU/node-h", 13) + Column("pool", 10) + "memory\n";
+    s += "class " + TerminalSafe(p.adversary) + " (m " + std::to_string(p.chunk_labels) + ", b " +
+         std::to_string(p.shortfall_bytes) + " of " + std::to_string(p.planned_bytes) + " planned bytes):\n";
+    std::vector<std::vector<std::string>> rows = {
+        {"labels/round", "d(b)", "mean gap", "rounds/h", "chunks/node-h", "CPU/node-h", "pool", "memory"}};
     for (const OccupancyPlanRow& r : p.rows) {
-      s += "  " + Column(std::to_string(r.labels_per_round), 14) + Column(FormatFixed(r.detection, 4), 10);
       if (r.mean_gap_us == 0) {
-        s += "no gap reaches T* (d(b) too small)\n";
+        rows.push_back({std::to_string(r.labels_per_round), FormatFixed(r.detection, 4), "-", "-", "-", "-", "-",
+                        "no gap reaches T* (d(b) too small)"});
         continue;
       }
-      s += Column(Duration(r.mean_gap_us), 12) + Column(FormatFixed(r.rounds_per_hour, 0), 11) +
-           Column(FormatFixed(r.chunks_per_node_hour, 0), 15) + Column(FormatFixed(r.cpu_s_per_node_hour, 1) + " s", 13) +
-           Column(std::to_string(r.pool_rounds), 10) + FormatBytesHuman(r.challenger_bytes) +
-           (r.fits ? "" : "  (does not fit: gap above the window or pool over its limit)") + "\n";
+      rows.push_back({std::to_string(r.labels_per_round), FormatFixed(r.detection, 4), Duration(r.mean_gap_us),
+                      FormatFixed(r.rounds_per_hour, 0), FormatFixed(r.chunks_per_node_hour, 0),
+                      FormatFixed(r.cpu_s_per_node_hour, 1) + " s", std::to_string(r.pool_rounds),
+                      FormatBytesHuman(r.challenger_bytes) +
+                          (r.fits ? "" : "  (does not fit: gap above the window or pool over its limit)")});
     }
+    s += AlignColumns(rows, "  ");
   }
   s += "More labels per round: fewer rounds for the same T*, more chunks (CPU) per hour. wipe "
        "--occupancy_labels=L --occupancy_mean_gap_s=G runs a row.\n";

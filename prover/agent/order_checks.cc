@@ -89,9 +89,10 @@ Status CheckOrderOccupancy(proto::WipeOrder::Reader order, uint64_t max_session_
   const uint64_t window = order.getOccupancyWindowUs();
   if (window == 0 || order.getSessionTimeoutUs() <= max_session_timeout_us) return Status::Ok();
   return FailedPreconditionError("the order asks to hold labels for an occupancy window of " + std::to_string(window) +
-                                 " us (session timeout " + std::to_string(order.getSessionTimeoutUs()) +
-                                 " us); this agent keeps a session at most " + std::to_string(max_session_timeout_us) +
-                                 " us (serve --session_timeout_us): raise it, or order a shorter window");
+                                 " us, so its session (fill, rounds and window) may last " +
+                                 std::to_string(order.getSessionTimeoutUs()) +
+                                 " us; this agent keeps a session at most " + std::to_string(max_session_timeout_us) +
+                                 " us (serve --session_timeout_us): raise it, or order a shorter window or fill");
 }
 
 Status CheckOrderConnection(proto::WipeOrder::Reader order, const std::optional<proto::KeyId>& authenticated_as) {

@@ -75,6 +75,20 @@ class OccupancySessionTest : public ::testing::Test {
     for (const PlannedDevice& d : plan.devices) planned += d.planned_bytes();
     return planned;
   }
+  // node-a's planned bytes (host 64 chunks + GPU-test-0 96 chunks of 64 labels).
+  uint64_t NodePlannedBytes() {
+    auto plan = BuildPlan(inventory_, "node-a", SlowCalibratedProfile(), LoneSessionWaveContext(inventory_, "node-a"),
+                          SystemClock());
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    return plan.ok() ? PlannedBytes(*plan) : 0;
+  }
+  // The passing session's verdict, verified under the challenger key.
+  proto::Parsed<proto::Verdict> PassingVerdict(const SessionOutcome& outcome) {
+    EXPECT_TRUE(outcome.pass) << outcome.failure.Describe();
+    auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger_.public_key);
+    EXPECT_TRUE(verdict.ok()) << verdict.status().ToString();
+    return std::move(verdict).value();
+  }
 
   kj::AsyncIoContext io_;
   const proto::KeyPair authority_ = testing::TestKey(0x11);
@@ -123,12 +137,11 @@ TEST_F(OccupancySessionTest, ScheduleSpreadsLabelsByBytesAndGrowsTheTimeout) {
 }
 
 TEST_F(OccupancySessionTest, HonestNodeHoldsThroughTheWindowAndTheVerdictStatesIt) {
-  const SessionPlan plan = Plan({600'000, 15'000, PlannedBytes(Plan({1, 1, 0, 1})) / 4, 8});
+  const SessionPlan plan = Plan({600'000, 15'000, NodePlannedBytes() / 4, 8});
   SessionOutcome outcome = Run(plan);
   ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
-  auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger_.public_key);
-  ASSERT_TRUE(verdict.ok());
-  proto::Verdict::Reader v = verdict->root();
+  auto verdict = PassingVerdict(outcome);
+  proto::Verdict::Reader v = verdict.root();
   ASSERT_TRUE(v.getBoundStated()) << v.getStatement().cStr();
   ASSERT_TRUE(v.hasOccupancy());
   auto o = v.getOccupancy();
@@ -186,12 +199,10 @@ TEST_F(OccupancySessionTest, HonestNodeHoldsThroughTheWindowAndTheVerdictStatesI
 TEST_F(OccupancySessionTest, TooFewRoundsForTheWindowStateNothingAndSayWhy) {
   // A mean gap of 0.5 s over 0.6 s: T* = 0.5 s * ln 100 / d(b) > 2.3 s, above the window whatever
   // the rounds did.
-  const SessionPlan plan = Plan({600'000, 500'000, PlannedBytes(Plan({1, 1, 0, 1})) / 2, 8});
+  const SessionPlan plan = Plan({600'000, 500'000, NodePlannedBytes() / 2, 8});
   SessionOutcome outcome = Run(plan);
   ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
-  auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger_.public_key);
-  ASSERT_TRUE(verdict.ok());
-  auto o = verdict->root().getOccupancy();
+  auto o = PassingVerdict(outcome).root().getOccupancy();
   EXPECT_FALSE(o.getStated());
   EXPECT_GT(o.getShortUs(), 2'300'000u);
   const std::string statement = o.getStatement().cStr();
@@ -203,7 +214,7 @@ TEST_F(OccupancySessionTest, TooFewRoundsForTheWindowStateNothingAndSayWhy) {
 TEST_F(OccupancySessionTest, NodeThatFreesMemoryAfterItsProofRoundsIsCaught) {
   // Drops half of every device's chunks right after its first occupancy round, for good: each later
   // round finds 8 labels missing with chance 1 - 2^-8 each, over about 40 rounds.
-  const SessionPlan plan = Plan({600'000, 15'000, PlannedBytes(Plan({1, 1, 0, 1})) / 4, 8});
+  const SessionPlan plan = Plan({600'000, 15'000, NodePlannedBytes() / 4, 8});
   Deviation borrow = testing::Cheat(DeviationKind::kBorrowBetweenRounds);
   borrow.hidden_fraction = 0.5;
   borrow.borrow_us = 0;
