@@ -27,6 +27,7 @@ std::unique_ptr<ExpectedLabels> ExpectedLabels::Start(const ExpectedLabelsSpec& 
 
 ExpectedLabels::ExpectedLabels(const ExpectedLabelsSpec& spec, const ChallengeSet& challenges)
     : spec_(spec), challenges_(challenges) {
+  threads_ = spec_.threads > 0 ? spec_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   size_t bytes = 0;
   offsets_.resize(challenges.devices());
   for (size_t d = 0; d < challenges.devices(); ++d) {
@@ -35,6 +36,20 @@ ExpectedLabels::ExpectedLabels(const ExpectedLabelsSpec& spec, const ChallengeSe
       bytes += challenges.Indices(d, b).size() * kLabel;
     }
   }
+  first_phase_end_ = challenges.batches();
+  if (challenges.occupancy_batches() > 0 && challenges.devices() > 0) {
+    // A group gives the device with the fewest labels per occupancy batch a full work unit.
+    size_t fewest = SIZE_MAX;
+    for (size_t d = 0; d < challenges.devices(); ++d) {
+      fewest = std::min(fewest, challenges.Indices(d, challenges.first_occupancy_batch()).size());
+    }
+    const size_t unit_chunks = kChunksPerThreadPerBatch * static_cast<size_t>(threads_);
+    group_ = static_cast<uint32_t>(std::max<size_t>(1, (unit_chunks + fewest - 1) / std::max<size_t>(1, fewest)));
+    group_ = std::min(group_, challenges.occupancy_batches());
+    lookahead_ = 2 * group_;
+    first_phase_end_ = std::min(challenges.batches(), challenges.first_occupancy_batch() + lookahead_);
+  }
+  wanted_batches_ = first_phase_end_;
   auto labels = SecretBuffer::Allocate(bytes);
   if (labels.ok()) {
     labels_ = std::move(labels).value();
@@ -44,28 +59,83 @@ ExpectedLabels::ExpectedLabels(const ExpectedLabelsSpec& spec, const ChallengeSe
 }
 
 ExpectedLabels::~ExpectedLabels() {
-  cancel_.store(true);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancel_.store(true);
+  }
+  changed_.notify_all();
   if (worker_.joinable()) worker_.join();
 }
 
+bool ExpectedLabels::ready() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_phase_done_;
+}
+
 Status ExpectedLabels::Wait() {
-  if (worker_.joinable()) worker_.join();
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this] { return first_phase_done_; });
   return status_;
+}
+
+Status ExpectedLabels::WorkerStatus() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+void ExpectedLabels::AskFor(uint32_t batch) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t wanted = std::min<uint64_t>(challenges_.batches(), uint64_t{batch} + 1 + lookahead_);
+    if (wanted <= wanted_batches_) return;
+    wanted_batches_ = static_cast<uint32_t>(wanted);
+  }
+  changed_.notify_all();
+}
+
+void ExpectedLabels::Finish(Status status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.ok()) status_ = std::move(status);
+    first_phase_done_ = true;
+  }
+  changed_.notify_all();
 }
 
 void ExpectedLabels::Work() {
   if (spec_.test_delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(spec_.test_delay_us));
-  if (status_.ok()) status_ = Compute();
-  done_.store(true, std::memory_order_release);
+  Status status = WorkerStatus();  // the constructor's allocation
+  if (status.ok()) status = ComputeBatches(0, first_phase_end_, /*progress=*/true);
+  if (status.ok()) ready_batches_.store(first_phase_end_, std::memory_order_release);
+  Finish(status);
+  // The second phase: occupancy batches in send order, a group whenever the session's asks run
+  // within LookaheadBatches() of what is ready.
+  uint32_t ready = first_phase_end_;
+  while (status.ok() && ready < challenges_.batches()) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return cancel_.load() || ready < wanted_batches_; });
+    }
+    if (cancel_.load()) return;
+    const uint32_t end = std::min(challenges_.batches(), ready + group_);
+    status = ComputeBatches(ready, end, /*progress=*/false);
+    if (!status.ok()) break;
+    ready = end;
+    ready_batches_.store(ready, std::memory_order_release);
+  }
+  if (!status.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.ok()) status_ = status;
+  }
 }
 
-Status ExpectedLabels::Compute() {
+Status ExpectedLabels::ComputeBatches(uint32_t first, uint32_t end, bool progress) {
   const uint64_t m = spec_.session.chunk_labels;
-  const int threads = spec_.threads > 0 ? spec_.threads : std::max(1u, std::thread::hardware_concurrency());
+  const int threads = threads_;
   const size_t unit_chunks = kChunksPerThreadPerBatch * static_cast<size_t>(threads);
   uint64_t total = 0, done = 0;
   for (size_t d = 0; d < spec_.devices.size(); ++d) {
-    for (uint32_t b = 0; b < challenges_.batches(); ++b) total += challenges_.Indices(d, b).size();
+    for (uint32_t b = first; b < end; ++b) total += challenges_.Indices(d, b).size();
   }
   for (size_t d = 0; d < spec_.devices.size(); ++d) {
     RegionSpec region = spec_.session;
@@ -80,9 +150,9 @@ Status ExpectedLabels::Compute() {
     };
     std::vector<Want> wants;
     size_t device_labels = 0;
-    for (uint32_t b = 0; b < challenges_.batches(); ++b) device_labels += challenges_.Indices(d, b).size();
+    for (uint32_t b = first; b < end; ++b) device_labels += challenges_.Indices(d, b).size();
     wants.reserve(device_labels);  // no reallocation leaves a copy of an index behind
-    for (uint32_t b = 0; b < challenges_.batches(); ++b) {
+    for (uint32_t b = first; b < end; ++b) {
       const ChallengeSet::Batch idx = challenges_.Indices(d, b);
       for (size_t k = 0; k < idx.size(); ++k) wants.push_back({idx[k], b, static_cast<uint32_t>(k)});
     }
@@ -120,7 +190,7 @@ Status ExpectedLabels::Compute() {
                     out.data() + (k - i) * kLabel, kLabel);
       }
       done += j - i;
-      if (spec_.progress) spec_.progress(done, total);
+      if (progress && spec_.progress) spec_.progress(done, total);
       i = j;
     }
   }

@@ -24,6 +24,7 @@ using proto::FailureReason;
 // holding round's times are waited for as such; this only paces the progress callback. (A 1 ms poll
 // of the wave here cost a 200-member wave about half the challenger's CPU: docs/benchmarks.md.)
 constexpr uint64_t kIdleWakeUs = 100'000;
+constexpr uint64_t kOccupancyNotReadyRetryUs = 1'000;
 
 
 }  // namespace
@@ -33,7 +34,7 @@ void SessionRun::TaskErrors::taskFailed(kj::Exception&& e) {
 }
 
 SessionRun::SessionRun(const SessionPlan& plan, const SessionKeys& keys, const SessionEnv& env,
-                       const ChallengeSet& challenges, const ExpectedLabels& expected, uint64_t prepare_us)
+                       const ChallengeSet& challenges, ExpectedLabels& expected, uint64_t prepare_us)
     : s_(plan, keys, env, prepare_us),
       challenges_(challenges),
       expected_(expected),
@@ -420,6 +421,7 @@ void SessionRun::MaybeSendRound() {
   in.occupancy_batches = challenges_.occupancy_batches();
   in.occupancy_open = OccupancyOpen();
   const PlannedRound planned = PlanNextRound(in);
+  if (planned.occupancy && !planned.parts.empty() && !OccupancyBatchReady(planned.parts.front().second)) return;
   ApplyPlannedRound(planned, in.proof_batches, in.holding_batches, &rounds);
   for (size_t d = 0; d < devices_.size(); ++d) devices_[d].sent = rounds[d];
   if (planned.holding_used_up && !holding_used_up_logged_) {
@@ -434,6 +436,28 @@ void SessionRun::MaybeSendRound() {
     CloseOccupancyWindow();
   }
   if (!planned.parts.empty()) SendRound(planned, decided_ns, cpu_start_ns);
+}
+
+// An occupancy batch's expected labels are computed while the window runs (expected_labels.h).
+// One not ready yet delays its round: the loop looks again in a millisecond, and the delay is
+// time the window does not protect (CloseOccupancyWindow counts it). A worker that stopped ends
+// the window, which then states nothing.
+bool SessionRun::OccupancyBatchReady(uint32_t batch) {
+  expected_.AskFor(batch);
+  if (expected_.BatchReady(batch)) return true;
+  const Status worker = expected_.WorkerStatus();
+  if (!worker.ok()) {
+    LOG(ERROR) << s_.name << ": occupancy window ends early, its expected labels stopped: " << worker.ToString();
+    CloseOccupancyWindow();
+    return false;
+  }
+  if (!occupancy_behind_logged_) {
+    occupancy_behind_logged_ = true;
+    LOG(WARNING) << s_.name << ": occupancy round delayed: the challenger has not computed its expected labels yet "
+                              "(the delay is unprotected time of the window; fewer threads than the window's rounds need)";
+  }
+  next_round_at_ = s_.env.timer->now() + kOccupancyNotReadyRetryUs * kj::MICROSECONDS;
+  return false;
 }
 
 void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uint64_t cpu_start_ns) {

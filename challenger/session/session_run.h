@@ -40,7 +40,7 @@ namespace wipeproof {
 class SessionRun {
  public:
   SessionRun(const SessionPlan& plan, const SessionKeys& keys, const SessionEnv& env, const ChallengeSet& challenges,
-             const ExpectedLabels& expected, uint64_t prepare_us);
+             ExpectedLabels& expected, uint64_t prepare_us);
 
   StatusOr<SessionOutcome> Run(AgentConnector& connector);
 
@@ -83,6 +83,8 @@ class SessionRun {
   void MaybeSendRound();
   // Adds the round whose answer was last checked to the transcript, if not yet done.
   void HashPendingRound();
+  // Asks the worker for an occupancy batch; false (the round waits, or the window ends) if not ready.
+  bool OccupancyBatchReady(uint32_t batch);
   // `decided_ns` and `cpu_start_ns` (round_costs.h): when MaybeSendRound decided to send, for RoundCost.
   void SendRound(const PlannedRound& planned, uint64_t decided_ns, uint64_t cpu_start_ns);
   void CheckRealTimeLimits();
@@ -106,7 +108,7 @@ class SessionRun {
 
   SessionState s_;
   const ChallengeSet& challenges_;
-  const ExpectedLabels& expected_;
+  ExpectedLabels& expected_;
   proto::ProverAgent::Client* agent_ = nullptr;
   TaskErrors errors_;
   kj::TaskSet tasks_;
@@ -118,6 +120,7 @@ class SessionRun {
   std::optional<InFlight> in_flight_;
   kj::TimePoint next_round_at_ = kj::origin<kj::TimePoint>();  // no holding round before
   bool holding_used_up_logged_ = false;
+  bool occupancy_behind_logged_ = false;
   OccupancyFacts occupancy_;      // into the verdict (SessionState::occupancy) when the run ends
   bool occupancy_closed_ = false;
   uint64_t occupancy_sent_before_us_ = 0;  // one past the last occupancy round's send, after the order

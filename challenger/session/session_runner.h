@@ -5,9 +5,10 @@
 //
 // Steps (protocol v2):
 //   1. Prepare(): draw every batch of challenges of the session (challenges.h: each device's proof
-//      batches, then its holding batches) and compute all their expected labels (expected_labels.h)
-//      BEFORE any order exists: the seed stays in this process's memory only, and when a device
-//      reports filled its first round can leave at once. Run() prepares when Prepare() was not
+//      batches, then its holding batches, then any occupancy batches) and compute their expected
+//      labels (expected_labels.h) BEFORE any order exists: the seed stays in this process's memory
+//      only, and when a device reports filled its first round can leave at once. Of an occupancy
+//      window's batches only the first few are computed here; the rest while the window runs. Run() prepares when Prepare() was not
 //      called; `serve` calls it ahead of time for the next wave (pipelining).
 //   2. sign the order (authority key; it names the challenger key and never the number of rounds),
 //      check that the ledger has room for the whole session (RecordSink::CheckRoomForSession; a

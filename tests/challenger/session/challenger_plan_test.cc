@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/session/challenges.h"
@@ -340,6 +342,81 @@ TEST(ExpectedLabelsTest, MatchTheRegionLabeler) {
       }
     }
   }
+}
+
+// With occupancy batches, Wait() covers the proof and holding batches and LookaheadBatches()
+// occupancy batches; the rest are computed only as the session asks for them (AskFor), in order,
+// and match the region labeler like the others.
+TEST(ExpectedLabelsTest, OccupancyBatchesAreComputedAsTheSessionAsks) {
+  const std::vector<ChallengeRange> ranges = {{0, 16 * kM, 8, 2, 3}, {16 * kM, 8 * kM, 8, 1, 1}};
+  constexpr uint32_t kOccupancy = 300;
+  auto set = GenerateChallenges(ranges, 6, 3, kM, kOccupancy);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  ASSERT_EQ(set->first_occupancy_batch(), 9u);
+  ExpectedLabelsSpec spec;
+  for (int i = 0; i < kSeedBytes; ++i) spec.session.seed[i] = static_cast<uint8_t>(i * 5 + 1);
+  spec.session.chunk_labels = kM;
+  spec.devices = ranges;
+  spec.threads = 2;
+  uint64_t first_phase_total = 0;
+  spec.progress = [&first_phase_total](uint64_t, uint64_t total) { first_phase_total = total; };
+  auto expected = ExpectedLabels::Start(spec, *set);
+  ASSERT_TRUE(expected->Wait().ok());
+  // 2 threads: a work unit is 64 chunks; the device with 1 label per batch makes a group 64 batches.
+  ASSERT_EQ(expected->LookaheadBatches(), 128u);
+  const uint32_t first_phase_end = 9 + 128;
+  uint64_t labels = 0;
+  for (size_t d = 0; d < 2; ++d) {
+    for (uint32_t b = 0; b < first_phase_end; ++b) labels += set->Indices(d, b).size();
+  }
+  EXPECT_EQ(first_phase_total, labels);
+  EXPECT_TRUE(expected->BatchReady(first_phase_end - 1));
+  // Nothing asked yet: the worker waits (it computes past the first phase only when asked).
+  EXPECT_FALSE(expected->BatchReady(first_phase_end));
+  EXPECT_FALSE(expected->BatchReady(set->batches() - 1));
+  for (uint32_t b = set->first_occupancy_batch(); b < set->batches(); ++b) {
+    expected->AskFor(b);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);  // a hang guard only
+    while (!expected->BatchReady(b) && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(expected->BatchReady(b)) << "batch " << b;
+  }
+  EXPECT_TRUE(expected->WorkerStatus().ok());
+  RegionSpec region = spec.session;
+  region.first = 0;
+  region.count = 24 * kM;
+  std::vector<uint8_t> all(region.count * 32);
+  ASSERT_TRUE(LabelRegion(region, all.data()).ok());
+  for (size_t d = 0; d < 2; ++d) {
+    for (uint32_t b = 0; b < set->batches(); ++b) {
+      size_t at = 0;
+      for (uint64_t g : set->Indices(d, b)) {
+        ASSERT_EQ(0, std::memcmp(expected->Batch(d, b) + at, all.data() + g * 32, 32))
+            << "device " << d << " batch " << b << " label " << g;
+        at += 32;
+      }
+    }
+  }
+}
+
+// A session that ends while its worker waits for asks: the destructor wakes and joins it.
+TEST(ExpectedLabelsTest, DestructorEndsAWorkerWaitingForAsks) {
+  const std::vector<ChallengeRange> ranges = {{0, 16 * kM, 8, 2, 1}};
+  auto set = GenerateChallenges(ranges, 2, 1, kM, 1000);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  ExpectedLabelsSpec spec;
+  spec.session.chunk_labels = kM;
+  spec.devices = ranges;
+  spec.threads = 1;
+  auto expected = ExpectedLabels::Start(spec, *set);
+  ASSERT_TRUE(expected->Wait().ok());
+  expected->AskFor(set->batches() - 1);  // everything wanted: the worker is busy or done
+  expected.reset();
+  auto idle = ExpectedLabels::Start(spec, *set);
+  ASSERT_TRUE(idle->Wait().ok());
+  EXPECT_FALSE(idle->BatchReady(set->batches() - 1));
+  idle.reset();  // returns: the worker waited for an ask
 }
 
 TEST(ExpectedLabelsTest, DestructorCancels) {
