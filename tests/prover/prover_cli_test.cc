@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/exclusive_chains.h"
 #include "common/hex.h"
 #include "kernels/region_labeler.h"
 #include "tests/support/cli_help_check.h"
@@ -193,6 +194,15 @@ TEST(ProverCli, GraphInfoReproducesTheSpecTable) {
     EXPECT_EQ(j["min_output_depth"], row.min_depth);
     EXPECT_GE(j["max_output_depth"].get<uint64_t>(), row.min_depth);
     EXPECT_GT(j["peak_live_labels"].get<uint64_t>(), 0u);
+    // The exclusive chains as kernels/exclusive_chains.h computes them.
+    const ExclusiveChains chains = ComputeExclusiveChains(row.m);
+    const auto& x = j["exclusive_chain_nodes"];
+    EXPECT_DOUBLE_EQ(x["per_output"].get<double>(), static_cast<double>(chains.prefix[row.m]) / row.m);
+    EXPECT_EQ(x["min"].get<uint64_t>(), chains.prefix[1]);
+    const uint32_t k90 = row.m - row.m / 10;
+    EXPECT_DOUBLE_EQ(x["per_output_of_shortest_90_percent"].get<double>(), static_cast<double>(chains.prefix[k90]) / k90);
+    EXPECT_LE(x["per_output"].get<double>(), row.per_output);
+    EXPECT_LT(x["per_output_of_shortest_90_percent"].get<double>(), x["per_output"].get<double>());
   }
 }
 
