@@ -148,7 +148,7 @@ nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
 plain_sources=(
   common/status.cc common/hex.cc common/clock.cc common/file_write.cc common/json_nesting.cc common/numbers.cc
   common/peer_text.cc common/progress_line.cc common/terminal_text.cc
-  kernels/graph_schedule.cc kernels/graph_metrics.cc kernels/label_spec.cc kernels/chunk_batch_labeler.cc
+  kernels/graph_schedule.cc kernels/exclusive_chains.cc kernels/graph_metrics.cc kernels/label_spec.cc kernels/chunk_batch_labeler.cc
   kernels/chunk_labeler.cc kernels/chunk_verifier.cc kernels/cv0_cache.cc kernels/region_labeler.cc
   kernels/simd/hash16.cc
   kernels/gpu/device_program.cc kernels/gpu/lane_replay.cc kernels/gpu/gpu_shapes.cc kernels/gpu/session_constants.cc
