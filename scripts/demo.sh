@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
 # A real wipe session on loopback: set-up, build, keys, a prover agent wiping host memory, one
 # session run by the challenger, the verdict, the ledger verified and audited, the agent stopped.
-# Usage: scripts/demo.sh [--host-gib=G] [--dir=FOLDER]
-#   --host-gib  host memory the agent wipes, GiB (default 2)
-#   --dir       where keys, inventory, ledger and logs go (default build/demo)
+# Usage: scripts/demo.sh [--host-gib=G] [--occupancy-s=S] [--dir=FOLDER]
+#   --host-gib     host memory the agent wipes, GiB (default 2)
+#   --occupancy-s  after the proof rounds, hold the labels S seconds under occupancy rounds (mean
+#                  gap 1 s; docs/protocol.md "Occupancy rounds"); default 0 (none)
+#   --dir          where keys, inventory, ledger and logs go (default build/demo)
 # Runs as root on Debian 12 (installs packages with apt-get); WIPEPROOF_BUILD_DIR picks the build
 # folder (default build). Takes about a minute per GiB on 2 cores, plus the first build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 host_gib=2
+occupancy_s=0
 dir=build/demo
 for arg in "$@"; do
   case "$arg" in
     --host-gib=*) host_gib=${arg#*=} ;;
+    --occupancy-s=*) occupancy_s=${arg#*=} ;;
     --dir=*) dir=${arg#*=} ;;
-    -h|--help) sed -n 2,8p "$0" | sed "s/^# \{0,1\}//"; exit 0 ;;
+    -h|--help) sed -n 2,10p "$0" | sed "s/^# \{0,1\}//"; exit 0 ;;
     *) echo "demo: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 [[ "$host_gib" =~ ^[0-9]+$ && "$host_gib" -ge 1 ]] || { echo "demo: --host-gib must be a whole number >= 1" >&2; exit 2; }
+[[ "$occupancy_s" =~ ^[0-9]+$ && "$occupancy_s" -le 3000 ]] ||
+  { echo "demo: --occupancy-s must be a whole number of seconds in [0, 3000]" >&2; exit 2; }
+occupancy_flags=()
+if [[ "$occupancy_s" -gt 0 ]]; then
+  occupancy_flags=(--occupancy_window_s="$occupancy_s" --occupancy_mean_gap_s=1 --occupancy_labels=8)
+fi
 
 build=${WIPEPROOF_BUILD_DIR:-build}
 step() { printf '\n== %s\n' "$*"; }
@@ -101,7 +111,7 @@ step "wipe session (challenger, profile $dir/profile.json)"
 set +e
 "$challenger" wipe --node=demo-node --inventory="$dir/inventory.json" --profile="$dir/profile.json" \
   --delegation="$dir/inspect.delegation" --authority_pub="$dir/inspect-authority.pub" \
-  --challenger_key="$dir/inspect-challenger.key" --ledger="$dir/ledger.db"
+  --challenger_key="$dir/inspect-challenger.key" --ledger="$dir/ledger.db" ${occupancy_flags[@]+"${occupancy_flags[@]}"}
 verdict=$?
 set -e
 
