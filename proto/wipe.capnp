@@ -357,6 +357,24 @@ struct OccupancyStatement {
                                        # inside the window, min(elapsedUs, end - sent) summed
 }
 
+struct ComputeStatement {
+  # The work a passing node's fill provably did and its share of the node's whole compute
+  # (challenger/session/compute_statement.h, the derivation), in every Verdict written since.
+  stated @0 :Bool;                 # boundStated && the inventory declares the node's label rate and
+                                   # its isolation or ingress bandwidth && some label was computed
+  statement @1 :Text;              # "at 99% confidence node n's fill required at least W BLAKE3
+                                   # compressions (...): at least T s of the whole node's compute
+                                   # at its fastest declared rate of R compressions/s, X% of the
+                                   # I s from its order to its last proof round's answer", or "no
+                                   # compute statement: " and why
+  heldLabels @2 :UInt64;           # labels: planned labels held at the proof rounds, by the bound
+  ingressLabels @3 :UInt64;        # labels: what the declared ingress could have brought in
+  workCompressions @4 :UInt64;     # BLAKE3 compressions: W, the least work that computed the rest
+  rateCompressionsPerS @5 :Float64;  # compressions per second: R, the node's declared fastest rate
+  intervalUs @6 :UInt64;           # microseconds: order sent to the last proof round's answer
+  minComputeUs @7 :UInt64;         # microseconds: W / R, rounded down
+}
+
 struct Assumption {
   # A condition outside the protocol that a pass relies on (design-brief "What a pass proves").
   name @0 :Text;    # e.g. "host-memory-in-plan", "wave-complete", "no-nvme-in-reach"
@@ -400,6 +418,8 @@ struct Verdict {
                                   # sentAfterOrderUs, so an audit can line up a wave's members
   occupancy @20 :OccupancyStatement;  # set iff the order has an occupancyWindowUs and the proof
                                       # rounds passed
+  compute @21 :ComputeStatement;      # set in every verdict written since it exists (absent in
+                                      # older ones: they make no compute claim)
 }
 
 struct WaveVerdict {

@@ -64,6 +64,7 @@ struct Round {
   bool answer_usable = false;                         // session, round index and size as the round asks
   bool all_correct = false;                           // usable and every label equals the recomputed one
   bool in_time = false;                               // elapsedUs <= roundDeadlineUs
+  bool proof = false;                                 // a proof round (proto::IsProofRound), decided once
   // The first label that differs (when usable and not all correct).
   size_t wrong_at = 0;
   std::vector<uint8_t> expected;  // every label, recomputed, answer order (32 bytes each)
@@ -330,6 +331,8 @@ class Auditor {
         round.has_answer = exchange.hasAnswer();
         if (round.has_answer) round.answer = exchange.getAnswer();
         WP_RETURN_IF_ERROR(CheckRoundShape(static_cast<uint32_t>(rounds_.size()), &round));
+        // Once per round: every read of the order's device list counts against its traversal limit.
+        round.proof = proto::IsProofRound(order_->message.root(), round.round);
         rounds_.push_back(std::move(round));
       }
       logs_.push_back(std::move(log).value());
@@ -417,7 +420,7 @@ class Auditor {
     return Status::Ok();
   }
 
-  bool IsProofRound(const Round& round) const { return proto::IsProofRound(order_->message.root(), round.round); }
+  bool IsProofRound(const Round& round) const { return round.proof; }
 
   // N_d (proto/session_rules.h ChunksChecked): the rule the live check applies.
   std::vector<uint64_t> ChunksChecked() const {
@@ -789,6 +792,12 @@ class Auditor {
     facts.verdict = final_verdict();
     facts.chunks_checked = chunks_checked_;
     WP_RETURN_IF_ERROR(RecomputeOccupancy(&facts.occupancy));
+    for (const Round& r : rounds_) {
+      if (IsProofRound(r)) {
+        facts.proof_rounds_end_after_order_us = std::max(facts.proof_rounds_end_after_order_us,
+                                                         r.timing.getSentAfterOrderUs() + r.timing.getElapsedUs());
+      }
+    }
     if (declared_.has_value()) facts.declared = &*declared_;
     facts.have_report = report_.has_value();
     if (report_.has_value()) {

@@ -45,6 +45,46 @@ Status RecheckOccupancy(proto::Verdict::Reader v, const VerdictSummary& want, bo
   return Status::Ok();
 }
 
+// The verdict's compute statement against `want`'s (when the verdict has one: older verdicts make
+// no compute claim). `reason_unknown` as for the occupancy statement.
+Status RecheckCompute(proto::Verdict::Reader v, const VerdictSummary& want, bool reason_unknown) {
+  if (!v.hasCompute()) return Status::Ok();
+  auto differs = [](const std::string& field, const std::string& stated, const std::string& recomputed) {
+    return DataLossError("compute: " + field + " is " + stated +
+                         ", recomputed from the order, the bound, the signed inventory and the round log: " +
+                         recomputed);
+  };
+  auto c = v.getCompute();
+  const ComputeStatement& w = want.compute;
+  if (c.getStated() != w.stated) {
+    return differs("stated", c.getStated() ? "true" : "false", w.stated ? "true" : "false");
+  }
+  // Figures count only when stated (an unstated one claims nothing), as the recipe checks them.
+  if (!w.stated) {
+    if (c.getStatement() != w.statement && !reason_unknown) {
+      return differs("the statement", "\"" + std::string(c.getStatement().cStr()) + "\"", "\"" + w.statement + "\"");
+    }
+    return Status::Ok();
+  }
+  const std::pair<const char*, std::pair<uint64_t, uint64_t>> numbers[] = {
+      {"heldLabels", {c.getHeldLabels(), w.held_labels}},
+      {"ingressLabels", {c.getIngressLabels(), w.ingress_labels}},
+      {"workCompressions", {c.getWorkCompressions(), w.work_compressions}},
+      {"intervalUs", {c.getIntervalUs(), w.interval_us}},
+      {"minComputeUs", {c.getMinComputeUs(), w.min_compute_us}}};
+  for (const auto& [field, pair] : numbers) {
+    if (pair.first != pair.second) return differs(field, std::to_string(pair.first), std::to_string(pair.second));
+  }
+  if (c.getRateCompressionsPerS() != w.rate_compressions_per_s) {
+    return differs("rateCompressionsPerS", std::to_string(c.getRateCompressionsPerS()),
+                   std::to_string(w.rate_compressions_per_s));
+  }
+  if (c.getStatement() != w.statement) {
+    return differs("the statement", "\"" + std::string(c.getStatement().cStr()) + "\"", "\"" + w.statement + "\"");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RecheckVerdictBound(const RecomputedFacts& facts) {
@@ -75,6 +115,7 @@ Status RecheckVerdictBound(const RecomputedFacts& facts) {
   in.failure.reason = v.getFailure().getReason();
   in.chunks_checked = facts.chunks_checked;
   in.occupancy = facts.occupancy;
+  in.proof_rounds_end_after_order_us = facts.proof_rounds_end_after_order_us;
   // A stated bound divides by N_d: with a device never challenged there is nothing to state.
   const bool every_device_checked =
       std::all_of(facts.chunks_checked.begin(), facts.chunks_checked.end(), [](uint64_t n) { return n > 0; });
@@ -119,6 +160,7 @@ Status RecheckVerdictBound(const RecomputedFacts& facts) {
     return differs("the statement", "\"" + std::string(v.getStatement().cStr()) + "\"", "\"" + want.statement + "\"");
   }
   WP_RETURN_IF_ERROR(RecheckOccupancy(v, want, reason_unknown));
+  WP_RETURN_IF_ERROR(RecheckCompute(v, want, reason_unknown));
   return RecheckAssumptions(facts, plan);
 }
 

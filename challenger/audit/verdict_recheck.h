@@ -47,6 +47,8 @@ struct RecomputedFacts {
   // The occupancy window: its bounds are the verdict's (the challenger's clock), its rounds (K) the
   // round log's occupancy rounds sent inside it, answered right and in time (session_audit.h).
   OccupancyFacts occupancy;
+  // The last proof round's answer after the order, from the round log (the compute statement's interval).
+  uint64_t proof_rounds_end_after_order_us = 0;
 };
 
 // OK when the verdict states what SummarizeVerdict computes from `facts`; DATA_LOSS naming the

@@ -96,7 +96,38 @@ StatusOr<DeclaredMemory> ParseOtherMemory(const nlohmann::json& value, const std
   return m;
 }
 
-// network_isolated_during_wipe, egress_bytes_per_s, other_memory of a node.
+// A label rate: compressions per second, finite, in (0, kMaxLabelCompressionsPerS].
+Status CheckLabelRate(const std::string& path, double rate) {
+  if (!(rate > 0) || !(rate <= kMaxLabelCompressionsPerS)) {
+    return InvalidArgumentError(path + ": must be > 0 and <= 1e16 compressions per second, got " + std::to_string(rate));
+  }
+  return Status::Ok();
+}
+
+// label_rates: {"<model>": {"compressions_per_s": R, "source": "..."}}.
+Status ParseLabelRates(const JsonObject& root, Inventory* inv) {
+  if (!root.Has("label_rates")) return Status::Ok();
+  const nlohmann::json& table = root.Get("label_rates");
+  if (!table.is_object()) return InvalidArgumentError("label_rates: want an object of device models");
+  for (auto it = table.begin(); it != table.end(); ++it) {
+    const std::string path = "label_rates." + it.key();
+    WP_RETURN_IF_ERROR(CheckName(path, it.key()));
+    WP_ASSIGN_OR_RETURN(JsonObject entry, JsonObject::Of(it.value(), path));
+    WP_RETURN_IF_ERROR(entry.CheckKnownKeys({"compressions_per_s", "source"}));
+    LabelRate rate;
+    WP_RETURN_IF_ERROR(entry.Double("compressions_per_s", &rate.compressions_per_s));
+    WP_RETURN_IF_ERROR(CheckLabelRate(entry.PathOf("compressions_per_s"), rate.compressions_per_s));
+    WP_RETURN_IF_ERROR(entry.String("source", &rate.source));
+    if (rate.source.empty() || rate.source.size() > kMaxLabelRateSourceBytes) {
+      return InvalidArgumentError(entry.PathOf("source") + ": want 1 to " + std::to_string(kMaxLabelRateSourceBytes) +
+                                  " bytes saying where the figure comes from, got " + std::to_string(rate.source.size()));
+    }
+    inv->label_rates_by_model[it.key()] = std::move(rate);
+  }
+  return Status::Ok();
+}
+
+// network_isolated_during_wipe, egress_bytes_per_s, ingress_bytes_per_s, other_memory of a node.
 Status ParseReach(const JsonObject& obj, NodeReach* reach) {
   WP_RETURN_IF_ERROR(obj.OptionalBool("network_isolated_during_wipe", &reach->network_isolated));
   if (obj.Has("egress_bytes_per_s")) {
@@ -109,6 +140,18 @@ Status ParseReach(const JsonObject& obj, NodeReach* reach) {
     if (reach->network_isolated) {
       return InvalidArgumentError(obj.PathOf("egress_bytes_per_s") +
                                   ": given with network_isolated_during_wipe true (an isolated node has no egress)");
+    }
+  }
+  if (obj.Has("ingress_bytes_per_s")) {
+    WP_RETURN_IF_ERROR(obj.Uint64("ingress_bytes_per_s", &reach->ingress_bytes_per_s));
+    if (reach->ingress_bytes_per_s == 0 || reach->ingress_bytes_per_s > kMaxEgressBytesPerS) {
+      return InvalidArgumentError(obj.PathOf("ingress_bytes_per_s") + ": must be > 0 and <= " +
+                                  std::to_string(kMaxEgressBytesPerS) + " (2^50), got " +
+                                  std::to_string(reach->ingress_bytes_per_s));
+    }
+    if (reach->network_isolated) {
+      return InvalidArgumentError(obj.PathOf("ingress_bytes_per_s") +
+                                  ": given with network_isolated_during_wipe true (an isolated node has no ingress)");
     }
   }
   if (obj.Has("other_memory")) {
@@ -136,8 +179,8 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
   WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "address", "public_key", "public_key_file", "certificate_file",
                                          "no_nvme_in_reach", "network_isolated_during_wipe", "egress_bytes_per_s",
-                                         "other_memory", "host_physical_memory_bytes", "scheduler_name", "lifecycle",
-                                         "devices"}));
+                                         "ingress_bytes_per_s", "other_memory", "host_physical_memory_bytes",
+                                         "cpu_compressions_per_s", "scheduler_name", "lifecycle", "devices"}));
   InventoryNode n;
   WP_RETURN_IF_ERROR(obj.String("name", &n.name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), n.name));
@@ -152,6 +195,10 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
       return InvalidArgumentError(obj.PathOf("host_physical_memory_bytes") + ": must be > 0 and <= " + PiB() +
                                   ", got " + std::to_string(n.host_physical_memory_bytes));
     }
+  }
+  if (obj.Has("cpu_compressions_per_s")) {
+    WP_RETURN_IF_ERROR(obj.Double("cpu_compressions_per_s", &n.cpu_compressions_per_s));
+    WP_RETURN_IF_ERROR(CheckLabelRate(obj.PathOf("cpu_compressions_per_s"), n.cpu_compressions_per_s));
   }
   n.scheduler_name = n.name;
   WP_RETURN_IF_ERROR(obj.OptionalString("scheduler_name", &n.scheduler_name));
@@ -269,7 +316,8 @@ StatusOr<Wave> ParseWave(const nlohmann::json& value, const std::string& path, c
 
 Status ParseInventoryInto(const nlohmann::json& doc, const std::string& base_dir, InventoryFiles files, Inventory* inv) {
   WP_ASSIGN_OR_RETURN(JsonObject root, JsonObject::Of(doc, ""));
-  WP_RETURN_IF_ERROR(root.CheckKnownKeys({"nodes", "waves", "reserves"}));
+  WP_RETURN_IF_ERROR(root.CheckKnownKeys({"nodes", "waves", "reserves", "label_rates"}));
+  WP_RETURN_IF_ERROR(ParseLabelRates(root, inv));
   if (!root.Has("nodes")) return InvalidArgumentError("nodes: missing");
   const nlohmann::json& nodes = root.Get("nodes");
   if (!nodes.is_array() || nodes.empty()) return InvalidArgumentError("nodes: want a non-empty array");
@@ -442,6 +490,8 @@ std::string InventoryJson(const Inventory& inventory) {
     if (n.no_nvme_in_reach) node["no_nvme_in_reach"] = true;
     if (n.reach.network_isolated) node["network_isolated_during_wipe"] = true;
     if (n.reach.egress_bytes_per_s != 0) node["egress_bytes_per_s"] = n.reach.egress_bytes_per_s;
+    if (n.reach.ingress_bytes_per_s != 0) node["ingress_bytes_per_s"] = n.reach.ingress_bytes_per_s;
+    if (n.cpu_compressions_per_s != 0) node["cpu_compressions_per_s"] = n.cpu_compressions_per_s;
     if (n.host_physical_memory_bytes != 0) node["host_physical_memory_bytes"] = n.host_physical_memory_bytes;
     if (!n.reach.other_memory.empty()) {
       nlohmann::ordered_json other = nlohmann::ordered_json::array();
@@ -477,6 +527,13 @@ std::string InventoryJson(const Inventory& inventory) {
   nlohmann::ordered_json reserves = nlohmann::ordered_json::object();
   for (const auto& [model, bytes] : inventory.reserve_bytes_by_model) reserves[model] = bytes;
   doc["reserves"] = std::move(reserves);
+  if (!inventory.label_rates_by_model.empty()) {
+    nlohmann::ordered_json rates = nlohmann::ordered_json::object();
+    for (const auto& [model, rate] : inventory.label_rates_by_model) {
+      rates[model] = {{"compressions_per_s", rate.compressions_per_s}, {"source", rate.source}};
+    }
+    doc["label_rates"] = std::move(rates);
+  }
   return doc.dump(1) + "\n";
 }
 
@@ -484,6 +541,26 @@ void SealInventory(Inventory* inventory) {
   inventory->text = InventoryJson(*inventory);
   inventory->digest = proto::Blake2b256(
       proto::ByteView(reinterpret_cast<const uint8_t*>(inventory->text.data()), inventory->text.size()));
+}
+
+DeclaredCompute NodeComputeRate(const Inventory& inventory, const InventoryNode& node) {
+  DeclaredCompute c;
+  if (node.cpu_compressions_per_s == 0) {
+    c.problem = "the inventory declares no CPU label rate (cpu_compressions_per_s) for node " + node.name;
+    return c;
+  }
+  double total = node.cpu_compressions_per_s;
+  for (const InventoryDevice& d : node.devices) {
+    if (d.selector == kHostSelector) continue;  // host memory: its compute is the CPUs'
+    auto it = inventory.label_rates_by_model.find(d.model);
+    if (it == inventory.label_rates_by_model.end()) {
+      c.problem = "the inventory's label_rates has no entry for model '" + d.model + "' (device " + d.selector + ")";
+      return c;
+    }
+    total += it->second.compressions_per_s;
+  }
+  c.compressions_per_s = total;
+  return c;
 }
 
 StatusOr<NodeDeclarations> DeclarationsOf(const Inventory& inventory, const std::string& node) {
@@ -495,6 +572,7 @@ StatusOr<NodeDeclarations> DeclarationsOf(const Inventory& inventory, const std:
   out.no_nvme_in_reach = n->no_nvme_in_reach;
   out.reach = n->reach;
   out.host_physical_memory_bytes = n->host_physical_memory_bytes;
+  out.compute = NodeComputeRate(inventory, *n);
   for (const InventoryDevice& d : n->devices) {
     WP_ASSIGN_OR_RETURN(uint64_t reserve, inventory.ReserveFor(d.model));
     out.devices.push_back({d.selector, d.model, d.capacity_bytes, reserve, d.partition_of, d.partitions});

@@ -27,6 +27,10 @@
 //        "egress_bytes_per_s": 0,                 optional: the node's egress bandwidth, bytes/s, in
 //                                                 [1, 2^50]; not with network_isolated_during_wipe
 //                                                 true; absent = not declared (unknown)
+//        "ingress_bytes_per_s": 0,                optional: the node's ingress bandwidth, bytes/s, as
+//                                                 egress_bytes_per_s (the compute statement)
+//        "cpu_compressions_per_s": 2.0e10,        optional: the node's CPUs' fastest BLAKE3 rate,
+//                                                 compressions/s, in (0, 1e16]; absent = not declared
 //        "host_physical_memory_bytes": 2199023255552,  optional: the node's physical host memory
 //                                                 (DRAM), bytes, in [1, 2^50], as the authority
 //                                                 established it (not the operator's word, not the
@@ -59,7 +63,11 @@
 //        "complete": true}                        true = every node that can reach a member's
 //     ],                                          memory within a round deadline is in the wave
 //     "reserves": {"host-dram": 0, "NVIDIA H200": 536870912}   bytes per device model, <= 2^50;
-//   }                                                          required for every model the nodes use
+//                                                              required for every model the nodes use
+//     "label_rates": {"NVIDIA H200": {"compressions_per_s": 4e11, "source": "..."}}   optional: per
+//                   model, its fastest label rate in (0, 1e16] and where the figure comes from (1 to
+//                   1024 bytes); with the node's cpu rate, the compute statement's R
+//   }
 // No key may appear twice in one object (json_fields.h ParseJsonText).
 //
 // Thread-safety: Inventory is a value, immutable after loading.
@@ -92,6 +100,14 @@ inline constexpr double kMaxWavePeriodS = 366.0 * 86'400;
 inline constexpr uint64_t kMaxEgressBytesPerS = uint64_t{1} << 50;
 inline constexpr size_t kMaxOtherMemoryEntries = 256;
 inline constexpr uint32_t kMaxPartitions = 256;
+inline constexpr double kMaxLabelCompressionsPerS = 1e16;
+inline constexpr size_t kMaxLabelRateSourceBytes = 1024;
+
+// A device model's fastest label rate, as the authority established it (label_rates).
+struct LabelRate {
+  double compressions_per_s = 0;  // BLAKE3 compressions per second at the hardware's limit
+  std::string source;             // where the figure comes from (datasheet, measurement, derivation)
+};
 
 struct InventoryDevice {
   std::string selector;         // "host" or a GPU UUID as the runtime reports it
@@ -110,6 +126,7 @@ struct InventoryNode {
   bool no_nvme_in_reach = false;
   NodeReach reach;  // network isolation or egress bandwidth, memory no plan covers
   uint64_t host_physical_memory_bytes = 0;  // the authority's finding; 0 = not declared
+  double cpu_compressions_per_s = 0;        // the node's CPUs' fastest label rate; 0 = not declared
   std::string scheduler_name;              // its name in the workload scheduler (default: name)
   std::optional<LifecycleSpec> lifecycle;  // its own drain/resume hook, overriding its wave's
   std::vector<InventoryDevice> devices;
@@ -134,6 +151,7 @@ struct Inventory {
   std::vector<InventoryNode> nodes;
   std::vector<Wave> waves;
   std::map<std::string, uint64_t> reserve_bytes_by_model;
+  std::map<std::string, LabelRate> label_rates_by_model;  // optional table (label_rates)
 
   // nullptr when absent.
   const InventoryNode* FindNode(const std::string& name) const;
@@ -165,6 +183,10 @@ std::string InventoryJson(const Inventory& inventory);
 // Sets inventory->text to InventoryJson and digest to its BLAKE2b-256: an inventory built in code,
 // made a document a delegation can name. Call it again after changing the inventory.
 void SealInventory(Inventory* inventory);
+
+// The node's fastest label rate: its CPUs' plus each non-host device's model rate; a problem
+// naming what is missing when the inventory does not declare all of them.
+DeclaredCompute NodeComputeRate(const Inventory& inventory, const InventoryNode& node);
 
 // What the inventory declares of `node` (session/declared_node.h). Errors: NOT_FOUND for an unknown
 // node or a model without a reserve.

@@ -91,6 +91,15 @@ nlohmann::ordered_json OutcomeJson(const SessionOutcome& outcome, const std::str
                       {"short_us", o.getShortUs()},
                       {"unprotected_us", o.getUnprotectedUs()}};
   }
+  if (parsed.ok() && parsed->root().hasCompute()) {
+    auto c = parsed->root().getCompute();
+    j["compute"] = {{"stated", c.getStated()},
+                    {"statement", c.getStatement().cStr()},
+                    {"work_compressions", c.getWorkCompressions()},
+                    {"rate_compressions_per_s", c.getRateCompressionsPerS()},
+                    {"interval_us", c.getIntervalUs()},
+                    {"min_compute_us", c.getMinComputeUs()}};
+  }
   json failure = {{"reason", FailureReasonName(outcome.failure.reason)}, {"text", outcome.failure.text}};
   if (!outcome.failure.device.empty()) failure["device"] = outcome.failure.device;
   if (outcome.failure.has_round) failure["round"] = outcome.failure.round;
@@ -224,6 +233,7 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
   }
   s << "statement: " << TerminalSafe(v.getStatement().cStr()) << "\n";
   if (v.hasOccupancy()) s << "occupancy: " << TerminalSafe(v.getOccupancy().getStatement().cStr()) << "\n";
+  if (v.hasCompute()) s << "compute: " << TerminalSafe(v.getCompute().getStatement().cStr()) << "\n";
   s << "assumptions:\n";
   for (auto a : v.getAssumptions()) {
     s << "  " << (a.getHeld() ? "held      " : "NOT HELD  ") << TerminalSafe(a.getName().cStr()) << ": "

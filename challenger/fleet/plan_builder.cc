@@ -35,6 +35,7 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
   plan.no_nvme_in_reach = declared.no_nvme_in_reach;
   plan.reach = declared.reach;
   plan.host_physical_memory_bytes = declared.host_physical_memory_bytes;
+  plan.compute = declared.compute;
   plan.inventory_digest = inventory.digest;
   plan.profile = profile;
   plan.wave = wave;

@@ -67,6 +67,7 @@ void ApplyDeclarations(const NodeDeclarations& node, SessionPlan* plan) {
   plan->no_nvme_in_reach = node.no_nvme_in_reach;
   plan->reach = node.reach;
   plan->host_physical_memory_bytes = node.host_physical_memory_bytes;
+  plan->compute = node.compute;
   for (size_t i = 0; i < plan->devices.size() && i < node.devices.size(); ++i) {
     plan->devices[i].partition_of = node.devices[i].partition_of;
     plan->devices[i].partitions = node.devices[i].partitions;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "challenger/session/declared_compute.h"
 #include "challenger/session/node_reach.h"
 #include "challenger/session/session_plan.h"
 #include "common/status.h"
@@ -44,6 +45,7 @@ struct NodeDeclarations {
   bool no_nvme_in_reach = false;
   NodeReach reach;
   uint64_t host_physical_memory_bytes = 0;  // 0 = not declared
+  DeclaredCompute compute;                  // the node's fastest label rate
   std::vector<DeclaredDevice> devices;      // the inventory's order, which a plan keeps
   DeclaredWave wave;
 };

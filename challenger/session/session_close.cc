@@ -102,6 +102,7 @@ StatusOr<proto::SignedEnvelope> SessionClose::BuildVerdict(const SessionFailure&
   facts.issued_at_unix_us = s_.env.clock->UnixMicros();
   facts.order_sent_unix_us = s_.sent.unix_us;
   facts.occupancy = s_.occupancy;
+  facts.proof_rounds_end_after_order_us = ProofRoundsEndAfterOrderUs(facts.rounds);
   *summary = SummarizeVerdict(facts);
   return SignVerdict(facts, *summary, s_.keys.challenger);
 }

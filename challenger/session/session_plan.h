@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "challenger/parameters/parameter_profile.h"
+#include "challenger/session/declared_compute.h"
 #include "challenger/session/node_reach.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -97,6 +98,9 @@ struct SessionPlan {
   // The node's physical host memory, bytes, as the inventory declares it (the authority's finding);
   // 0 = not declared. Not in the order: PlanFromOrder leaves it 0.
   uint64_t host_physical_memory_bytes = 0;
+  // The node's fastest label rate as the inventory declares it (declared_compute.h); not in the
+  // order: PlanFromOrder leaves it undeclared, an audit puts it back (ApplyDeclarations).
+  DeclaredCompute compute;
   WaveContext wave;
   bool wave_complete = false;  // order field: declared complete and the whole wave in this run
   // BLAKE2b-256 of the inventory document the declarations above (capacities, reserves, reach,

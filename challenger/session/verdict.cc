@@ -163,7 +163,23 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
   inputs.plan = &plan;
   v.assumptions = EvaluateAssumptions(inputs);
   SummarizeOccupancy(facts, &v);
+  ComputeStatementInputs compute;
+  compute.plan = &plan;
+  compute.pass = v.pass;
+  compute.bound_stated = v.bound_stated;
+  compute.bound_total_bytes = v.bound_stated ? v.bound.node.total_bytes : 0;
+  compute.no_bound_statement = v.statement;
+  compute.proof_rounds_end_after_order_us = facts.proof_rounds_end_after_order_us;
+  v.compute = ComputeComputeStatement(compute);
   return v;
+}
+
+uint64_t ProofRoundsEndAfterOrderUs(const std::vector<RoundRecord>& rounds) {
+  uint64_t end = 0;
+  for (const RoundRecord& r : rounds) {
+    if (r.proof) end = std::max(end, r.sent_after_order_us + r.elapsed_us);
+  }
+  return end;
 }
 
 void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Verdict::Builder out) {
@@ -221,6 +237,15 @@ void WriteVerdict(const VerdictFacts& facts, const VerdictSummary& v, proto::Ver
     o.setStated(v.occupancy_stated);
     o.setStatement(v.occupancy_statement);
   }
+  auto c = out.initCompute();
+  c.setStated(v.compute.stated);
+  c.setStatement(v.compute.statement);
+  c.setHeldLabels(v.compute.held_labels);
+  c.setIngressLabels(v.compute.ingress_labels);
+  c.setWorkCompressions(v.compute.work_compressions);
+  c.setRateCompressionsPerS(v.compute.rate_compressions_per_s);
+  c.setIntervalUs(v.compute.interval_us);
+  c.setMinComputeUs(v.compute.min_compute_us);
 }
 
 StatusOr<proto::SignedEnvelope> SignVerdict(const VerdictFacts& facts, const VerdictSummary& summary,

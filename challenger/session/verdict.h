@@ -48,6 +48,7 @@
 #include "challenger/parameters/deadline_rule.h"
 #include "challenger/session/assumptions.h"
 #include "challenger/session/bound.h"
+#include "challenger/session/compute_statement.h"
 #include "challenger/session/failure.h"
 #include "challenger/session/occupancy_bound.h"
 #include "challenger/session/session_plan.h"
@@ -95,7 +96,12 @@ struct VerdictFacts {
   int64_t issued_at_unix_us = 0;
   int64_t order_sent_unix_us = 0;  // wall clock when the order was sent (0: never sent)
   OccupancyFacts occupancy;
+  // The last proof round's answer, after the order (the compute statement's interval; 0: none).
+  uint64_t proof_rounds_end_after_order_us = 0;
 };
+
+// The answer of the last proof round among `rounds`, after the order; 0 when none was answered.
+uint64_t ProofRoundsEndAfterOrderUs(const std::vector<RoundRecord>& rounds);
 
 struct VerdictSummary {
   bool pass = false;
@@ -114,6 +120,8 @@ struct VerdictSummary {
   OccupancyStatement occupancy;
   bool occupancy_stated = false;
   std::string occupancy_statement;
+  // The compute statement (compute_statement.h), in every verdict.
+  ComputeStatement compute;
 };
 
 VerdictSummary SummarizeVerdict(const VerdictFacts& facts);

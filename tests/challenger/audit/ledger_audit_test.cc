@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -1036,6 +1037,66 @@ TEST_F(LedgerAuditTest, AnOccupancyWindowIsRecomputedFromTheRoundLog) {
   EXPECT_THAT(status.message(), HasSubstr("rounds where its gaps' running time asks about 720"));
   status = AuditForged([](Forgery& f) { f.Verdict().disownOccupancy(); });
   EXPECT_THAT(status.message(), HasSubstr("passed without the occupancy statement its order's window asks for"));
+}
+
+// The compute statement (challenger/session/compute_statement.h) rests on the bound and on what the
+// signed inventory declares (label rates, isolation): both audits recompute it; a verdict that
+// claims more work, another rate or interval, or a statement where none holds fails.
+// threat-model: T-COMPUTE-FORGED
+TEST_F(LedgerAuditTest, TheComputeStatementIsRecomputedFromTheSignedInventory) {
+  inventory_.nodes[0].cpu_compressions_per_s = 1e6;
+  inventory_.nodes[0].reach.network_isolated = true;
+  inventory_.label_rates_by_model["test-gpu"] = {4e6, "a test figure"};
+  SealInventory(&inventory_);
+  ASSERT_TRUE(ledger_->RecordDocument("inventory", inventory_.text).ok());
+  // The test clock moves only as the agent charges it: a fill of half a second (within its deadline)
+  // gives the statement an interval.
+  Deviation slow_fill;
+  slow_fill.kind = DeviationKind::kLateFill;
+  slow_fill.advance_us = 500'000;
+  const SessionOutcome outcome = RunSession(slow_fill, testing::CalibratedTestProfile());
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger_.public_key);
+  ASSERT_TRUE(verdict.ok());
+  ASSERT_TRUE(verdict->root().getBoundStated());
+  EXPECT_GE(verdict->root().getCompute().getIntervalUs(), 500'000u);
+  auto c = verdict->root().getCompute();
+  ASSERT_TRUE(c.getStated()) << c.getStatement().cStr();
+  EXPECT_EQ(c.getRateCompressionsPerS(), 5e6);  // CPUs 1e6 + one test-gpu 4e6
+  EXPECT_GT(c.getWorkCompressions(), 0u);
+  EXPECT_EQ(c.getMinComputeUs(), static_cast<uint64_t>(std::floor(c.getWorkCompressions() / 5e6 * 1e6)));
+  auto audit = Audit(Export());
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  EXPECT_TRUE(audit->first_failure.ok()) << audit->first_failure.ToString();
+
+  Status status = AuditForged([](Forgery& f) {
+    auto c = f.Verdict().getCompute();
+    c.setWorkCompressions(c.getWorkCompressions() + 1);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("compute: workCompressions is"));
+  status = AuditForged([](Forgery& f) { f.Verdict().getCompute().setRateCompressionsPerS(1); });
+  EXPECT_THAT(status.message(), HasSubstr("compute: rateCompressionsPerS is"));
+  status = AuditForged([](Forgery& f) {
+    auto c = f.Verdict().getCompute();
+    c.setIntervalUs(c.getIntervalUs() / 2);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("compute: intervalUs is"));
+  status = AuditForged([](Forgery& f) { f.Verdict().getCompute().setStatement("the fill used all of it"); });
+  EXPECT_THAT(status.message(), HasSubstr("compute: the statement is \"the fill used all of it\""));
+}
+
+// Under an inventory that declares no label rate, the verdict says so, and a claimed statement fails.
+TEST_F(LedgerAuditTest, NoComputeStatementWithoutDeclaredRates) {
+  const SessionOutcome outcome = RunSession({}, testing::CalibratedTestProfile());
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger_.public_key);
+  ASSERT_TRUE(verdict.ok());
+  auto c = verdict->root().getCompute();
+  EXPECT_FALSE(c.getStated());
+  EXPECT_EQ(std::string(c.getStatement().cStr()),
+            "no compute statement: the inventory declares no CPU label rate (cpu_compressions_per_s) for node node-a");
+  Status status = AuditForged([](Forgery& f) { f.Verdict().getCompute().setStated(true); });
+  EXPECT_THAT(status.message(), HasSubstr("compute: stated is true"));
 }
 
 TEST_F(LedgerAuditTest, AnUncalibratedSessionCannotClaimABound) {

@@ -109,6 +109,68 @@ TEST(InventoryTest, ParsesReachDeclarations) {
   EXPECT_EQ(inv->FindNode("gpu-02")->devices[0].partitions, 0u);
 }
 
+// The compute declarations (challenger/session/compute_statement.h): ingress, the CPUs' rate and the
+// per-model label rates sum to the node's R; anything missing is named; the document round-trips.
+TEST(InventoryTest, ParsesComputeDeclarations) {
+  nlohmann::json doc = GoodInventory();
+  doc["nodes"][0]["ingress_bytes_per_s"] = 50'000'000'000ull;
+  doc["nodes"][0]["cpu_compressions_per_s"] = 2.5e10;
+  doc["label_rates"] = {{"NVIDIA H200", {{"compressions_per_s", 4e11}, {"source", "an upper bound"}}}};
+  auto inv = ParseInventoryJson(doc.dump(), "");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  const InventoryNode* a = inv->FindNode("gpu-01");
+  EXPECT_EQ(a->reach.ingress_bytes_per_s, 50'000'000'000u);
+  EXPECT_EQ(a->cpu_compressions_per_s, 2.5e10);
+  EXPECT_EQ(inv->label_rates_by_model.at("NVIDIA H200").source, "an upper bound");
+  // gpu-01: CPUs plus its one H200 (host memory has no rate of its own).
+  const DeclaredCompute rate = NodeComputeRate(*inv, *a);
+  EXPECT_EQ(rate.compressions_per_s, 2.5e10 + 4e11);
+  EXPECT_EQ(rate.problem, "");
+  EXPECT_EQ(NodeComputeRate(*inv, *inv->FindNode("gpu-02")).problem,
+            "the inventory declares no CPU label rate (cpu_compressions_per_s) for node gpu-02");
+  // Read back from the document InventoryJson writes: the same declarations.
+  auto back = ParseInventoryJson(InventoryJson(*inv), "");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(NodeComputeRate(*back, *back->FindNode("gpu-01")).compressions_per_s, 2.5e10 + 4e11);
+  EXPECT_EQ(back->FindNode("gpu-01")->reach.ingress_bytes_per_s, 50'000'000'000u);
+  // A model without a rate.
+  doc["label_rates"] = {{"MI300X", {{"compressions_per_s", 1e11}, {"source", "x"}}}};
+  inv = ParseInventoryJson(doc.dump(), "");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(NodeComputeRate(*inv, *inv->FindNode("gpu-01")).problem,
+            "the inventory's label_rates has no entry for model 'NVIDIA H200' (device "
+            "GPU-8c6f0000-0000-0000-0000-000000000001)");
+  // Bad values, each named.
+  struct Bad {
+    std::function<void(nlohmann::json&)> edit;
+    std::string message;
+  } bad[] = {
+      {[](nlohmann::json& d) { d["nodes"][0]["ingress_bytes_per_s"] = 0; }, "nodes[0].ingress_bytes_per_s: must be > 0"},
+      {[](nlohmann::json& d) {
+         d["nodes"][0]["network_isolated_during_wipe"] = true;
+         d["nodes"][0]["ingress_bytes_per_s"] = 10;
+       },
+       "nodes[0].ingress_bytes_per_s: given with network_isolated_during_wipe true"},
+      {[](nlohmann::json& d) { d["nodes"][0]["cpu_compressions_per_s"] = 0; }, "nodes[0].cpu_compressions_per_s: must be > 0"},
+      {[](nlohmann::json& d) { d["nodes"][0]["cpu_compressions_per_s"] = 1e17; }, "must be > 0 and <= 1e16"},
+      {[](nlohmann::json& d) { d["label_rates"] = 5; }, "label_rates: want an object of device models"},
+      {[](nlohmann::json& d) { d["label_rates"] = {{"X", {{"compressions_per_s", 1e9}}}}; }, "label_rates.X.source"},
+      {[](nlohmann::json& d) { d["label_rates"] = {{"X", {{"compressions_per_s", 1e9}, {"source", ""}}}}; },
+       "label_rates.X.source: want 1 to 1024 bytes"},
+      {[](nlohmann::json& d) { d["label_rates"] = {{"X", {{"compressions_per_s", -1}, {"source", "s"}}}}; },
+       "label_rates.X.compressions_per_s: must be > 0"},
+      {[](nlohmann::json& d) { d["label_rates"] = {{"X", {{"compressions_per_s", 1}, {"source", "s"}, {"y", 1}}}}; },
+       "unknown field 'y'"},
+  };
+  for (const Bad& c : bad) {
+    nlohmann::json edited = GoodInventory();
+    c.edit(edited);
+    const Status s = ParseError(edited);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.message << ": " << s.ToString();
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << c.message << ": " << s.ToString();
+  }
+}
+
 TEST(InventoryTest, ReadsKeyFilesRelativeToTheInventory) {
   char dir_template[] = "/tmp/wp-inventory-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
