@@ -25,6 +25,7 @@ Usage:
   audit_recipe.py EXPORT.json --schema=proto/wipe.capnp --authority-pub=A.pub --challenger-pub=C.pub
                   [--labels=auto|N|all] [--forged-fraction=0.01] [--power=0.99] [--sample-seed=S]
                   [--jobs=N] [--capnp=capnp] [--self-test=labels-public.json]
+  audit_recipe.py --certificate=CERTIFICATE.json --schema=... --authority-pub=... --challenger-pub=... [options above]
 
 Exit status: 0 every check held; 1 a check failed (the first one is named); 2 bad usage or input.
 """
@@ -362,6 +363,180 @@ def graph(m):
     a = standalone(n + 1)
     b = standalone(n + 1)
     return preds, a[half:2 * half] + b[half:half + (m - half)]
+
+
+_chain_prefixes = {}
+
+
+def exclusive_chain_prefix(m):
+    """kernels/exclusive_chains.h over a second transcription of label-spec.md section 3: each output's exclusive
+    chain (a path ending at it that shares no node with another output's), by the same greedy: a node extends the
+    open chain of a predecessor that is not an output (a one-input node its input; a butterfly node its own
+    column's; a merge node the primary's when longer, else the ingress side's), else starts one. Returns the sums
+    of the k shortest chain lengths, k = 0..m. m = 2^17 (36 M nodes) takes about a minute and a few hundred MB."""
+    if m in _chain_prefixes:
+        return _chain_prefixes[m]
+    from array import array
+
+    def run(outputs):
+        length, is_open = array("I"), bytearray()
+
+        def extendable(p):
+            return is_open[p] and (outputs is None or not outputs[p])
+
+        def new(l):
+            length.append(l)
+            is_open.append(1)
+            return len(length) - 1
+
+        def source():
+            return new(1)
+
+        def single(p):
+            if extendable(p):
+                is_open[p] = 0
+                return new(length[p] + 1)
+            return new(1)
+
+        def merge(primary, ingress):
+            a, b = extendable(primary), extendable(ingress)
+            if a and (not b or length[primary] > length[ingress]):
+                is_open[primary] = 0
+                return new(length[primary] + 1)
+            if b:
+                is_open[ingress] = 0
+                return new(length[ingress] + 1)
+            return new(1)
+
+        def butterfly_layer(v, bit):
+            # node(v[i], v[i ^ bit]) for every i: each extends its own column's chain, as the in-place schedule does
+            return [single(v[i]) for i in range(len(v))]
+
+        def connector(dim, inputs):
+            w = 1 << dim
+            prev = [single(inputs[i]) for i in range(w)]
+            for layer in range(dim):
+                prev = butterfly_layer(prev, 1 << (dim - 1 - layer))
+            return prev
+
+        def merged_center_ingress(dim, primary, ingress):
+            if dim == 0:
+                x = single(ingress[0])
+                return [merge(primary[0], x)]
+            w = 1 << dim
+            ing = [single(ingress[i]) for i in range(w)]
+            for layer in range(1, dim + 1):
+                ing = butterfly_layer(ing, 1 << (dim - layer))
+            ctr = [merge(primary[i], ing[i]) for i in range(w)]
+            for layer in range(1, dim + 1):
+                ctr = butterfly_layer(ctr, 1 << (dim - layer))
+            return ctr
+
+        def standalone(level):
+            if level == 0:
+                return [source()]
+            left = standalone(level - 1)
+            center = connector(level - 1, left)
+            return left + connected(level - 1, 1 << (level - 1), center)
+
+        def connected(level, width, inputs):
+            if level == 0:
+                return [single(inputs[0])]
+            h = width // 2
+            left = connected(level - 1, h, inputs[:h])
+            center = merged_center_ingress(level - 1, left, inputs[h:])
+            return left + connected(level - 1, h, center)
+
+        n = 0 if m <= 1 else (m - 1).bit_length() - 1
+        half = 1 << n
+        a = standalone(n + 1)
+        b = standalone(n + 1)
+        return length, a[half:2 * half] + b[half:half + (m - half)]
+
+    first, output_nodes = run(None)
+    outputs = bytearray(len(first))
+    for v in output_nodes:
+        outputs[v] = 1
+    del first
+    length, output_nodes = run(outputs)
+    prefix = [0]
+    for l in sorted(length[v] for v in output_nodes):
+        prefix.append(prefix[-1] + l)
+    _chain_prefixes[m] = prefix
+    return prefix
+
+
+def least_nodes_for_outputs(prefix, chunks, held):
+    """LeastNodesForOutputs: the held shortest chains over `chunks` chunk graphs (each chunk's k shortest and r
+    chunks' (k+1)-th for held = chunks*k + r), saturating at 2^64 - 1."""
+    m = len(prefix) - 1
+    if m == 0 or chunks == 0 or held == 0:
+        return 0
+    k = min(held // chunks, m)
+    r = 0 if k == m else held - k * chunks
+    total = chunks * prefix[k] + r * (prefix[k + (r > 0)] - prefix[k])
+    return min(total, 2 ** 64 - 1)
+
+
+def node_label_rate(node, inventory):
+    """challenger/fleet/inventory.h NodeComputeRate: (the node's CPUs' rate plus each non-host device model's label
+    rate, in the inventory's order; or 0 and why not)."""
+    if not node.get("cpu_compressions_per_s"):
+        return 0.0, f"the inventory declares no CPU label rate (cpu_compressions_per_s) for node {node['name']}"
+    total = float(node["cpu_compressions_per_s"])
+    rates = inventory.get("label_rates", {})
+    for d in node["devices"]:
+        if d["selector"] == "host":
+            continue
+        if d["model"] not in rates:
+            return 0.0, f"the inventory's label_rates has no entry for model '{d['model']}' (device {d['selector']})"
+        total += float(rates[d["model"]]["compressions_per_s"])
+    return total, ""
+
+
+def compute_statement(node_name, m, label_format, confidence, bound_total, devices, rate, rate_problem, isolated,
+                      ingress_per_s, interval_us):
+    """challenger/session/compute_statement.cc for a passing session with a stated bound `bound_total`: devices are
+    (capacityBytes, labelCount). Returns (stated, heldLabels, ingressLabels, workCompressions, minComputeUs,
+    statement)."""
+    none = "no compute statement: "
+    planned = sum(count for _, count in devices)
+    reserves = sum(capacity - min(capacity, 32 * count) for capacity, count in devices)
+    chunks = sum(-(-count // m) + 1 for _, count in devices)
+    missing = bound_total - min(bound_total, reserves)
+    held = planned - min(planned, -(-missing // 32))
+    if held == 0:
+        return False, held, 0, 0, 0, none + "the bound leaves no planned label held"
+    if rate <= 0:
+        return False, held, 0, 0, 0, none + (rate_problem or "the node's label rate is not declared")
+    ingress = 0
+    if isolated:
+        words = "the node declared network-isolated"
+    elif ingress_per_s:
+        scaled = ingress_per_s * interval_us
+        ingress = min(-(-(-(-scaled // 1000000)) // 32), 2 ** 64 - 1)
+        words = f"less {ingress} labels its declared ingress of {ingress_per_s} bytes/s could have brought in"
+    else:
+        return False, held, 0, 0, 0, none + ("the inventory declares neither network isolation nor an ingress "
+                                             f"bandwidth for node {node_name}: labels computed elsewhere could have "
+                                             "come in")
+    computed = held - min(held, ingress)
+    if computed == 0:
+        return False, held, ingress, 0, 0, none + "the declared ingress could have brought in every held label"
+    nodes = least_nodes_for_outputs(exclusive_chain_prefix(m), chunks, computed)
+    work = min(nodes * (1 if label_format == "posedbBlake3C1" else 2), 2 ** 64 - 1)
+    seconds = float(work) / rate
+    min_us = 2 ** 64 - 1 if seconds * 1e6 >= 1.8e19 else int(math.floor(seconds * 1e6))
+    if interval_us == 0:
+        return False, held, ingress, work, min_us, none + "no proof round was answered"
+    share = float(min_us) / float(interval_us)
+    statement = (f"at {'%.6g' % (confidence * 100.0)}% confidence node {node_name}'s fill required at least {work} "
+                 f"BLAKE3 compressions ({computed} labels computed on the node: {held} of its {planned} planned labels "
+                 f"held by the bound, {words}; each chunk's cheapest exclusive chains, m = {m}): at least "
+                 f"{'%.6g s' % (min_us / 1e6)} of the whole node's compute at its fastest declared rate of "
+                 f"{'%.6g' % rate} compressions/s, {'%.4g' % (share * 100.0)}% of the {'%.6g s' % (interval_us / 1e6)} "
+                 f"from its order to its last proof round's answer")
+    return True, held, ingress, work, min_us, statement
 
 
 _graphs = {}
@@ -1354,6 +1529,7 @@ class Recipe:
             outcome = f"fail ({verdict.get('failure', {}).get('reason')})"
         bound_stated = self.check_bound(where, order, verdict, verdicts[-1]["sequence"], declared is not None)
         self.check_occupancy(where, order, verdict, verdicts[-1]["sequence"], rounds, bound_stated)
+        self.check_compute(where, order, verdict, verdicts[-1]["sequence"], rounds, bound_stated, declared)
         self.check_assumptions(where, order, verdict, declared, report)
         self.first_pass[session] = (order["nodeName"], bool(self.schema.decode(verdict_payloads[0], "Verdict")
                                                              .get("pass")))
@@ -1720,6 +1896,52 @@ class Recipe:
                  + ("" if total == bound["total"] else f" (within the {slack} byte(s) of padding bound.h allows)"))
         return True
 
+    def check_compute(self, where, order, verdict, sequence, rounds, bound_stated, declared):
+        """The verdict's compute statement (challenger/session/compute_statement.h), when it has one (older verdicts
+        make no compute claim): stated exactly when the session passed, the bound is stated and the signed inventory
+        declares the node's label rates and its isolation or ingress; a stated one's figures and words recomputed
+        from the order, the bound, the inventory and the round log (the interval ends at the last proof round's
+        answer)."""
+        what = f"{where}: verdict (ledger entry {sequence})"
+        claim = verdict.get("compute")
+        if claim is None:
+            return
+        devices = order["devices"]
+        proof_shape = [int(d.get("labelsPerRound", 0)) for d in devices]
+        interval = 0
+        for timing, exchange, _ in rounds:
+            parts = exchange["round"].get("devices", [])
+            sizes = [0] * len(devices)
+            for part in parts:
+                if part.get("deviceIndex", 0) < len(devices):
+                    sizes[part.get("deviceIndex", 0)] += len(part.get("labelIndices", []))
+            if len(parts) == len(devices) and sizes == proof_shape:
+                interval = max(interval, int(timing.get("sentAfterOrderUs", "0")) + int(timing["elapsedUs"]))
+        want = (False,)
+        if verdict.get("pass") and bound_stated and declared is not None:
+            node, inventory = declared
+            rate, problem = node_label_rate(node, inventory)
+            want = compute_statement(order["nodeName"], int(order.get("chunkLabels", 0)), order.get("format",
+                                     "posedbBlake3C1"), float(order.get("profile", {}).get("confidence", 0)),
+                                     int(verdict.get("totalUnwipedBoundBytes", "0")),
+                                     [(int(d.get("capacityBytes", "0")), int(d["labelCount"])) for d in devices],
+                                     rate, problem, bool(node.get("network_isolated_during_wipe")),
+                                     int(node.get("ingress_bytes_per_s", 0)), interval)
+        if bool(claim.get("stated")) != want[0]:
+            fail(f"{what}: compute stated is {str(bool(claim.get('stated'))).lower()}, recomputed from the order, the "
+                 f"bound, the signed inventory and the round log: {str(want[0]).lower()}")
+        if not want[0]:
+            return
+        _, held, ingress, work, min_us, statement = want
+        stated = (int(claim.get("heldLabels", "0")), int(claim.get("ingressLabels", "0")),
+                  int(claim.get("workCompressions", "0")), int(claim.get("minComputeUs", "0")),
+                  int(claim.get("intervalUs", "0")), float(claim.get("rateCompressionsPerS", 0)))
+        if stated != (held, ingress, work, min_us, interval, rate) or claim.get("statement", "") != statement:
+            fail(f"{what}: its compute statement is not the one the records make: heldLabels, ingressLabels, "
+                 f"workCompressions, minComputeUs, intervalUs, rate {stated} and {claim.get('statement', '')!r}, "
+                 f"want {(held, ingress, work, min_us, interval, rate)} and {statement!r}")
+        self.say(f"{where}: compute: at least {work} compressions, {min_us} us of the node's compute in {interval} us")
+
     def check_occupancy(self, where, order, verdict, sequence, rounds, bound_stated):
         """The verdict's occupancy statement (challenger/session/occupancy_bound.h), as `ledger audit` recomputes it:
         present exactly when the order asks a window and the proof rounds passed; it opens at the last proof round's
@@ -1838,6 +2060,462 @@ class Recipe:
         self.say(f"{where}: bound: the stated {stated} bytes recomputed over its {len(inputs)} member device(s): "
                  f"{bound['total']} bytes")
 
+# ------------------------------------------------------------------------------------------------
+# Certificates (docs/certificate.md; `wipeproof-challenger ledger certificate`): one session's or one wave's
+# signed records and what they say. The certificate must be the canonical text of its content, its evidence (an
+# export of the subject's entries, each with its signed envelope) must pass every check above, each entry
+# verified on its own (a filtered export has no whole chain to re-verify), and every field of it, the evidence
+# included, must be what this recipe recomputes from the records that verified: so any byte changed fails.
+
+CERTIFICATE_FORMAT = "wipeproof-certificate/v1"
+EXPORT_FORMAT = "wipeproof-ledger-export/v1"
+EXPORT_SCHEMA_FILE = "proto/wipe.capnp"
+EXPORT_CHAIN_RULE = ("entry n is an Envelope of kind ledgerEntry signed by the challenger key; its "
+                     "LedgerEntry.prevEntryDigest is BLAKE2b-256 of entry n-1's Envelope bytes (canonical "
+                     "Cap'n Proto), 32 zero bytes for entry 0")
+# The Verdict fields a certificate's summary names (wipe.capnp Verdict @0-@20); any other is listed as "further".
+NAMED_VERDICT_FIELDS = frozenset((
+    "sessionId", "nodeName", "pass", "failure", "fillMicros", "fillDeadlineUs", "rounds", "roundDeadlineUs", "devices",
+    "confidence", "profile", "deadlineRuleSatisfied", "boundStated", "totalUnwipedBoundBytes", "statement",
+    "assumptions", "orderDigest", "reportDigest", "issuedAtUnixUs", "orderSentAtUnixUs", "occupancy"))
+
+
+def canonical_text(value):
+    """The one text a certificate's content may be written as (challenger/audit/certificate_text.h): keys sorted,
+    2-space indent, everything outside printable ASCII escaped, one final newline."""
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=True) + "\n"
+
+
+def float_text(x):
+    """A Float64 as a certificate writes it: C's %.17g, which reads back as exactly the same double."""
+    return "nan" if x != x else "%.17g" % x
+
+
+def floats_as_text(value):
+    if isinstance(value, float):
+        return float_text(value)
+    if isinstance(value, dict):
+        return {k: floats_as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [floats_as_text(v) for v in value]
+    return value
+
+
+def format_unix_micros_utc(us):
+    """Unix microseconds as the challenger writes them (common/clock.h FormatUnixMicrosUtc): proleptic Gregorian,
+    UTC, 'YYYY-MM-DDTHH:MM:SS.uuuuuuZ', for any 64-bit value (days to a civil date by H. Hinnant's algorithm)."""
+    seconds, micros = divmod(us, 1_000_000)
+    days, rest = divmod(seconds, 86_400)
+    hour, rest = divmod(rest, 3_600)
+    minute, second = divmod(rest, 60)
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1_460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (month <= 2)
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ" % (year, month, day, hour, minute, second, micros)
+
+
+def first_text_difference(given, want):
+    """Where two texts first differ: 'byte N (line L, column C)'."""
+    at = next((i for i, (a, b) in enumerate(zip(given, want)) if a != b), min(len(given), len(want)))
+    line = given.count("\n", 0, at) + 1
+    return f"byte {at} (line {line}, column {at - (given.rfind(chr(10), 0, at) + 1) + 1})"
+
+
+def first_json_difference(given, want, path=""):
+    """Where `given` first differs from `want` (types too), in sorted key order; None when equal."""
+    where = path or "the document"
+
+    def shown(value):
+        text = json.dumps(value, ensure_ascii=True)
+        return text if len(text) <= 120 else text[:100] + f"... ({len(text)} characters)"
+    if type(given) is not type(want):
+        return f"{where} is {shown(given)}, recomputed: {shown(want)}"
+    if isinstance(want, dict):
+        for key in sorted(want):
+            child = f"{path}.{key}" if path else key
+            if key not in given:
+                return f"{child} is missing"
+            found = first_json_difference(given[key], want[key], child)
+            if found:
+                return found
+        extra = sorted(set(given) - set(want))
+        return f"{path + '.' if path else ''}{extra[0]} is not expected" if extra else None
+    if isinstance(want, list):
+        for i, (a, b) in enumerate(zip(given, want)):
+            found = first_json_difference(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        return None if len(given) == len(want) else f"{where} lists {len(given)} items, recomputed: {len(want)}"
+    return None if given == want else f"{where} is {shown(given)}, recomputed: {shown(want)}"
+
+
+class CertificateRecipe(Recipe):
+    """The recipe on a certificate's evidence: every check of Recipe, each entry verified on its own against its
+    envelope, then the whole certificate recomputed from what verified (certificate())."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.decoded = {}  # (bytes, type) -> capnp JSON: each record is decoded once
+
+    def decode(self, data_bytes, type_name):
+        key = (bytes(data_bytes), type_name)
+        if key not in self.decoded:
+            self.decoded[key] = self.schema.decode(data_bytes, type_name)
+        return self.decoded[key]
+
+    def payload(self, record, type_name):
+        """A record's envelope payload decoded as `type_name` (its signature checked elsewhere) and the payload."""
+        envelope = self.decode(record, "Envelope")
+        payload = data(envelope.get("payload"))
+        return self.decode(payload, type_name), payload, envelope
+
+    def run(self):
+        doc = self.document
+        if not isinstance(doc, dict):
+            fail("the certificate's evidence is not an object")
+        if doc.get("format") != EXPORT_FORMAT:
+            fail(f"the certificate's evidence is not a {EXPORT_FORMAT} document")
+        if doc.get("schema_sha256") != self.schema.sha256:
+            fail(f"the evidence was written with the schema of SHA-256 {doc.get('schema_sha256')}, "
+                 f"{self.schema.path} has {self.schema.sha256}: decode with the schema it names")
+        if doc.get("challenger_key_id") != key_id(self.challenger).hex():
+            fail(f"the evidence is of challenger key {doc.get('challenger_key_id')}, "
+                 f"not the pinned {key_id(self.challenger).hex()}")
+        if doc.get("authority_public_key") != self.authority.hex():
+            fail("the evidence lists another authority key than the pinned one")
+        self.inventories = {}
+        for i, listed in enumerate(doc.get("documents", [])):
+            if not isinstance(listed, dict) or \
+                    not all(isinstance(listed.get(f), str) for f in ("kind", "digest", "text")):
+                fail(f"the evidence's document {i} is not an object with text fields kind, digest and text")
+            try:
+                text_bytes = listed["text"].encode()
+            except UnicodeEncodeError:
+                fail(f"the evidence's document {i} holds text that is not valid Unicode")
+            if blake2b256(text_bytes).hex() != listed["digest"]:
+                fail(f"the evidence's document {listed['digest']} is not the digest of its text")
+            if listed["kind"] == "inventory":
+                self.inventories[listed["digest"]] = listed["text"]
+        self.nodes = {}
+        self.node_keys = []
+        for node in doc.get("nodes", []):
+            public_key = bytes.fromhex(node["public_key"])
+            if len(public_key) != 32 or node.get("key_id") != key_id(public_key).hex():
+                fail(f"the evidence's key of node {node.get('name')} is not a key of the id it lists")
+            self.nodes[key_id(public_key)] = (node["name"], public_key)
+            self.node_keys.append((node["name"], public_key))
+        self.say(f"schema: {self.schema.path} sha256 {self.schema.sha256} (the evidence's)")
+        self.say(f"labels: {self.sample.describe()}; sample seed {self.sample_seed}; BLAKE3 in pure Python, "
+                 f"{self.jobs} process(es)")
+        self.entries = self.check_entries()
+        self.sessions = {}
+        self.waves = []
+        for entry in self.entries:
+            if not entry["session"]:
+                self.waves.append(entry)
+            else:
+                self.sessions.setdefault(entry["session"], []).append(entry)
+        self.wave_claims = {}
+        self.first_pass = {}
+        for session, records in self.sessions.items():
+            self.check_session(session, records)
+        listed = {}
+        for entry in self.waves:
+            self.check_wave(entry, self.sessions, listed)
+        self.check_wave_claims(listed)
+
+    def check_entries(self):
+        """The signed head, and every entry on its own: a ledgerEntry envelope signed by the challenger, in ledger
+        order up to the head (the head's own entry its envelope), each one the filter admits (session_filter: that
+        session's; wave_filter: the wave verdict of its entry and its member sessions'). Not the chain: the entries
+        are not shown to be the whole ledger."""
+        doc = self.document
+        head = doc.get("head")
+        if not isinstance(head, dict) or not isinstance(head.get("envelope"), str):
+            fail("the evidence has no signed head")
+        head_envelope = bytes.fromhex(head["envelope"])
+        signed = self.decode(
+            open_envelope(self.schema, head_envelope, "ledgerEntry", self.challenger, "the signed head"), "LedgerEntry")
+        self.head = (int(signed.get("sequence", "0")), head_envelope, int(signed.get("recordedAtUnixUs", "0")))
+        session_filter, wave_filter = doc.get("session_filter"), doc.get("wave_filter")
+        if (session_filter is None) == (wave_filter is None):
+            fail("the evidence is filtered by neither one session nor one wave")
+        if wave_filter is not None and (not isinstance(wave_filter, dict) or
+                                        not isinstance(wave_filter.get("session_ids"), list)):
+            fail("the evidence's wave_filter is not an object with a list of session_ids")
+        out, previous = [], None
+        for i, exported in enumerate(doc.get("entries", [])):
+            if not isinstance(exported, dict) or not isinstance(exported.get("envelope"), str):
+                fail(f"evidence entry {i}: no signed envelope")
+            envelope_bytes = bytes.fromhex(exported["envelope"])
+            what = f"ledger entry {exported.get('sequence')}"
+            entry = self.decode(open_envelope(self.schema, envelope_bytes, "ledgerEntry", self.challenger, what),
+                                "LedgerEntry")
+            n = int(entry.get("sequence", "0"))
+            if n > self.head[0] or (previous is not None and n <= previous):
+                fail(f"{what}: sequence {n} is out of order or beyond the signed head's {self.head[0]}")
+            if n == self.head[0] and envelope_bytes != head_envelope:
+                fail(f"{what}: it is not the signed head's entry")
+            session, kind = data(entry.get("sessionId")).hex(), entry.get("kind")
+            admitted = session == session_filter if session_filter is not None else \
+                session in wave_filter["session_ids"] or \
+                (not session and kind == "waveVerdict" and n == wave_filter.get("sequence"))
+            if not admitted:
+                fail(f"ledger entry {n} is not of the filtered {'session' if session_filter is not None else 'wave'}")
+            out.append({"sequence": n, "kind": kind, "record": data(entry.get("record")), "session": session,
+                        "envelope": envelope_bytes, "prev": data(entry.get("prevEntryDigest")),
+                        "recorded": int(entry.get("recordedAtUnixUs", "0"))})
+            previous = n
+        self.say(f"evidence: {len(out)} entries, each signed by challenger key {key_id(self.challenger).hex()} and "
+                 f"checked on its own (not shown to be the whole ledger); signed head: ledger entry {self.head[0]}")
+        return out
+
+    def summary(self, kind, record):
+        """An exported entry's "summary" (challenger/ledger/ledger_records.h SummarizeLedgerRecord)."""
+        if kind == "roundLog":
+            log = self.decode(record, "RoundLog")
+            rounds = log.get("rounds", [])
+            return {"rounds": len(rounds), "max_elapsed_us": max([int(r.get("elapsedUs", "0")) for r in rounds] or [0]),
+                    "deadlines_met": all(r.get("deadlineMet", False) for r in rounds),
+                    "all_correct": all(r.get("allCorrect", False) for r in rounds)}
+        types = {"order": "WipeOrder", "fillReport": "FillReport", "deviceFillNotice": "DeviceFillNotice",
+                 "waveVerdict": "WaveVerdict", "transcript": "TranscriptDigest", "verdict": "Verdict",
+                 "receipt": "Receipt"}
+        m, payload, envelope = self.payload(record, types[kind])
+        if kind == "order":
+            out = {"node": m.get("nodeName", ""), "format": m.get("format", "posedbBlake3C1"),
+                   "chunk_labels": int(m.get("chunkLabels", 0)), "devices": len(m.get("devices", [])),
+                   "round_deadline_us": int(m.get("roundDeadlineUs", "0")),
+                   "fill_deadline_us": int(m.get("fillDeadlineUs", "0")),
+                   "profile": m.get("profile", {}).get("name", ""), "wave": m.get("waveName", "")}
+        elif kind == "fillReport":
+            out = {"devices": len(m.get("devices", [])),
+                   "bytes_held": sum(int(d.get("bytesHeld", "0")) for d in m.get("devices", [])) % (1 << 64),
+                   "fill_micros": int(m.get("fillMicros", "0"))}
+        elif kind == "verdict":
+            out = {"node": m.get("nodeName", ""), "pass": bool(m.get("pass", False)),
+                   "failure": failure_reason(m), "bound_stated": bool(m.get("boundStated", False)),
+                   "statement": m.get("statement", "")}
+        elif kind == "deviceFillNotice":
+            fill = m.get("fill", {})
+            out = {"device_index": int(m.get("deviceIndex", 0)), "selector": fill.get("selector", ""),
+                   "bytes_held": int(fill.get("bytesHeld", "0")), "fill_micros": int(fill.get("fillMicros", "0"))}
+        elif kind == "waveVerdict":
+            out = {"wave": m.get("waveName", ""), "members": len(m.get("sessionIds", [])),
+                   "pass": bool(m.get("pass", False)), "complete": bool(m.get("complete", False)),
+                   "bound_stated": bool(m.get("boundStated", False)), "statement": m.get("statement", "")}
+        elif kind == "transcript":
+            out = {"round_count": int(m.get("roundCount", 0)), "digest": data(m.get("digest")).hex()}
+        else:
+            out = {"node": m.get("nodeName", ""), "pass": bool(m.get("pass", False)),
+                   "ledger_sequence": int(m.get("ledgerSequence", "0")),
+                   "verdict_digest": data(m.get("verdictDigest")).hex()}
+        out["payload_digest"] = blake2b256(payload).hex()
+        out["signer_key_id"] = data(envelope.get("signerKeyId")).hex()
+        return out
+
+    def session_json(self, records):
+        """A session's summary (challenger/audit/certificate_summary.h CertificateSessionJson)."""
+        verdicts = [r for r in records if r["kind"] == "verdict"]
+        if not verdicts:
+            fail(f"session {records[0]['session']} has no verdict: it states nothing to certify")
+        order = self.payload(records[0]["record"], "WipeOrder")[0]
+        v = self.payload(verdicts[-1]["record"], "Verdict")[0]
+        sent, fill = int(v.get("orderSentAtUnixUs", "0")), int(v.get("fillMicros", "0"))
+
+        def at(offset):
+            return sent + offset if 0 < sent < TIME_LIMIT_US and offset < TIME_LIMIT_US else None
+
+        def put_time(out, name, when):
+            out[name + "_unix_us"] = when
+            out[name] = None if when is None else format_unix_micros_utc(when)
+            return out
+        times = {}
+        put_time(times, "order_issued_at", int(order.get("issuedAtUnixUs", "0")))
+        put_time(times, "order_sent_at", sent)
+        times["fill_us"] = fill
+        put_time(times, "fill_ended_at", at(fill) if fill else None)
+        times["fill_deadline_us"] = int(v.get("fillDeadlineUs", "0"))
+        times["round_deadline_us"] = int(v.get("roundDeadlineUs", "0"))
+        times["rounds"] = len(v.get("rounds", []))
+        occupancy = v.get("occupancy")
+        if occupancy is not None:
+            start = int(occupancy.get("windowStartAfterOrderUs", "0"))
+            end = int(occupancy.get("windowEndAfterOrderUs", "0"))
+            window = {"start_after_order_us": start, "end_after_order_us": end}
+            put_time(window, "start_at", at(start))
+            put_time(window, "end_at", at(end))
+            times["occupancy_window"] = window
+        else:
+            times["occupancy_window"] = None
+        put_time(times, "verdict_issued_at", int(v.get("issuedAtUnixUs", "0")))
+        times["verdict_entry"] = verdicts[-1]["sequence"]
+        put_time(times, "verdict_recorded_at", verdicts[-1]["recorded"])
+        profile = v.get("profile", {})
+        inventory = named_inventory(self.schema, order)
+        return {
+            "session_id": records[0]["session"],
+            "node": order.get("nodeName", ""),
+            "node_key_id": data(order.get("nodeKeyId")).hex(),
+            "devices": [{"selector": d.get("selector", ""), "planned_bytes": int(d.get("plannedBytes", "0")),
+                         "capacity_bytes": int(d.get("capacityBytes", "0")),
+                         "allowed_reserve_bytes": int(d.get("allowedReserveBytes", "0")),
+                         "bytes_held": int(d.get("bytesHeld", "0")), "chunks_checked": int(d.get("chunksChecked", "0")),
+                         "filled_after_us": int(d.get("filledAfterUs", "0"))} for d in v.get("devices", [])],
+            "times": times,
+            "outcome": {"pass": bool(v.get("pass", False)), "failure_reason": failure_reason(v),
+                        "failure_text": (v.get("failure") or {}).get("text", ""), "superseded_pass": len(verdicts) > 1},
+            "statements": {
+                "bound": {"stated": bool(v.get("boundStated", False)), "statement": v.get("statement", ""),
+                          "confidence": float_text(float(v.get("confidence", 0))),
+                          "total_unwiped_bound_bytes": int(v.get("totalUnwipedBoundBytes", "0")),
+                          "deadline_rule_satisfied": bool(v.get("deadlineRuleSatisfied", False))},
+                "occupancy": None if occupancy is None else {
+                    "window_start_after_order_us": int(occupancy.get("windowStartAfterOrderUs", "0")),
+                    "window_end_after_order_us": int(occupancy.get("windowEndAfterOrderUs", "0")),
+                    "rounds": int(occupancy.get("rounds", 0)),
+                    "detection": float_text(float(occupancy.get("detection", 0))),
+                    "short_us": int(occupancy.get("shortUs", "0")), "stated": bool(occupancy.get("stated", False)),
+                    "statement": occupancy.get("statement", ""),
+                    "unprotected_us": int(occupancy.get("unprotectedUs", "0"))},
+                "further": floats_as_text({k: x for k, x in v.items() if k not in NAMED_VERDICT_FIELDS})},
+            "profile": {"name": profile.get("name", ""), "calibrated": bool(profile.get("calibrated", False)),
+                        "adversary_class": profile.get("adversaryClass", ""),
+                        "t_min_ps": int(profile.get("tMinPs", "0")),
+                        "safety_factor": float_text(float(profile.get("safetyFactor", 0))),
+                        "confidence": float_text(float(profile.get("confidence", 0))),
+                        "honest_round_p999_us": int(profile.get("honestRoundP999Us", "0")),
+                        "authority_key_id": data(profile.get("authorityKeyId")).hex()},
+            "assumptions": [{"name": a.get("name", ""), "held": bool(a.get("held", False)),
+                             "detail": a.get("detail", "")} for a in v.get("assumptions", [])],
+            "declarations": {"inventory_digest": None if inventory is None else inventory.hex(),
+                             "host_memory_in_plan": bool(order.get("hostMemoryInPlan", False)),
+                             "wave": order.get("waveName", ""),
+                             "wave_complete": bool(order.get("waveComplete", False))},
+        }
+
+    def wave_json(self, entry):
+        """A wave verdict's summary (certificate_summary.h CertificateWaveJson)."""
+        w = self.payload(entry["record"], "WaveVerdict")[0]
+        issued = int(w.get("issuedAtUnixUs", "0"))
+        return {"name": w.get("waveName", ""), "entry": entry["sequence"], "recorded_at_unix_us": entry["recorded"],
+                "recorded_at": format_unix_micros_utc(entry["recorded"]), "issued_at_unix_us": issued,
+                "issued_at": format_unix_micros_utc(issued), "pass": bool(w.get("pass", False)),
+                "complete": bool(w.get("complete", False)), "bound_stated": bool(w.get("boundStated", False)),
+                "unwiped_bound_bytes": int(w.get("unwipedBoundBytes", "0")),
+                "confidence": float_text(float(w.get("confidence", 0))), "statement": w.get("statement", ""),
+                "members": [{"session_id": data(s).hex(), "node": n, "verdict_digest": data(d).hex()}
+                            for s, n, d in zip(w.get("sessionIds", []), w.get("nodeNames", []),
+                                               w.get("verdictDigests", []))],
+                "order_sent_after_wave_us": [int(x) for x in w.get("orderSentAfterWaveUs", [])]}
+
+    def certificate(self):
+        """The whole certificate recomputed from the records that verified (challenger/audit/certificate.h
+        CertifyEvidence): the summaries, and the evidence with the pinned keys, the node key each order names (by
+        name and key id) and the inventory each delegation names (by digest)."""
+        doc = self.document
+        if doc.get("session_filter") is not None:
+            subject = [doc["session_filter"]]
+            if list(self.sessions) != subject or self.waves:
+                fail("a session's certificate holds the records of exactly that session")
+            wave = None
+        else:
+            if len(self.waves) != 1:
+                fail("a wave's certificate holds one wave verdict")
+            wave = self.wave_json(self.waves[0])
+            subject = [m["session_id"] for m in wave["members"]]
+            if sorted(self.sessions) != sorted(subject):
+                fail("a wave's certificate holds the records of exactly its member sessions")
+        sessions, nodes, documents = [], [], []
+        for session in subject:
+            s = self.session_json(self.sessions[session])
+            key = next((k for name, k in self.node_keys if name == s["node"] and key_id(k).hex() == s["node_key_id"]),
+                       None)
+            if key is None:
+                fail(f"session {session}: the evidence lists no key of node {s['node']} with key id {s['node_key_id']}")
+            nodes.append({"name": s["node"], "key_id": s["node_key_id"], "public_key": key.hex()})
+            digest = s["declarations"]["inventory_digest"]
+            if digest is not None and all(d["digest"] != digest for d in documents):
+                if digest not in self.inventories:
+                    fail(f"session {session}: the evidence does not carry inventory {digest}")
+                documents.append({"kind": "inventory", "digest": digest, "text": self.inventories[digest]})
+            sessions.append(s)
+        head_sequence, head_envelope, head_recorded = self.head
+        evidence = {
+            "format": EXPORT_FORMAT, "challenger_key_id": key_id(self.challenger).hex(),
+            "challenger_public_key": self.challenger.hex(), "chain_rule": EXPORT_CHAIN_RULE,
+            "schema_file": EXPORT_SCHEMA_FILE, "schema_sha256": self.schema.sha256,
+            "authority_key_id": key_id(self.authority).hex(), "authority_public_key": self.authority.hex(),
+            "session_filter": subject[0] if wave is None else None,
+            "head": {"entry_count": head_sequence + 1, "sequence": head_sequence,
+                     "entry_digest": blake2b256(head_envelope).hex(), "recorded_at_unix_us": head_recorded,
+                     "recorded_at": format_unix_micros_utc(head_recorded), "envelope": head_envelope.hex()},
+            "entries": [{"sequence": e["sequence"], "kind": e["kind"], "session_id": e["session"],
+                         "recorded_at_unix_us": e["recorded"], "recorded_at": format_unix_micros_utc(e["recorded"]),
+                         "record_bytes": len(e["record"]), "record_digest": blake2b256(e["record"]).hex(),
+                         "prev_entry_digest": e["prev"].hex(), "entry_digest": blake2b256(e["envelope"]).hex(),
+                         "summary": self.summary(e["kind"], e["record"]), "envelope": e["envelope"].hex()}
+                        for e in self.entries]}
+        if nodes:
+            evidence["nodes"] = nodes
+        if documents:
+            evidence["documents"] = documents
+        if wave is not None:
+            evidence["wave_filter"] = {"sequence": wave["entry"], "session_ids": subject}
+            failed = [f"{s['node']}: {s['outcome']['failure_reason']}" for s in sessions if not s["outcome"]["pass"]]
+            outcome = {"pass": wave["pass"],
+                       "result": "pass" if wave["pass"] else "fail" + (f" ({', '.join(failed)})" if failed else "")}
+            subject_json = {"kind": "wave", "wave": wave["name"], "wave_verdict_entry": wave["entry"]}
+        else:
+            o = sessions[0]["outcome"]
+            outcome = {"pass": o["pass"], "result": "pass" if o["pass"] else f"fail ({o['failure_reason']})"}
+            subject_json = {"kind": "session", "session_id": subject[0]}
+        return {"format": CERTIFICATE_FORMAT, "evidence": evidence,
+                "certified": {"subject": subject_json, "outcome": outcome, "sessions": sessions, "wave": wave}}
+
+
+def failure_reason(verdict):
+    """A verdict's failure reason as its enumerant's name ('none' on a pass; 'reason(N)' past the schema's)."""
+    reason = (verdict.get("failure") or {}).get("reason", "none")
+    return f"reason({reason})" if isinstance(reason, int) else reason
+
+
+def verify_certificate(path, schema, authority, challenger, sample, sample_seed, jobs):
+    """A certificate checked on its own: its canonical form, its evidence by every check of the recipe, and every
+    byte of it recomputed from the records that verified. Raises AuditFailure naming the first check that failed."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+        document = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        fail(f"certificate {path} is not JSON: {error}")
+    if canonical_text(document) != text:
+        fail(f"certificate {path} is not in canonical form (docs/certificate.md), first at "
+             f"{first_text_difference(text, canonical_text(document))}")
+    if not isinstance(document, dict) or document.get("format") != CERTIFICATE_FORMAT:
+        fail(f"certificate {path}: its format is not {CERTIFICATE_FORMAT}")
+    recipe = CertificateRecipe(schema, document.get("evidence"), authority, challenger, sample, sample_seed, jobs)
+    try:
+        recipe.run()
+        want = recipe.certificate()
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        fail(f"certificate {path}: its evidence is malformed: {error!r}")
+    if canonical_text(want) != text:
+        fail(f"certificate {path}: {first_json_difference(document, want)} (from its evidence, the signed records)")
+    certified = want["certified"]
+    what = f"session {certified['subject']['session_id']}" if certified["subject"]["kind"] == "session" else \
+        f"wave {certified['subject']['wave']} (ledger entry {certified['subject']['wave_verdict_entry']})"
+    recipe.say(f"certificate {path}: OK: {what}: {certified['outcome']['result']}; every byte of it recomputed from "
+               f"its signed records; labels recomputed in {format_seconds(recipe.labels_seconds)}")
+
+
 def available_cpus():
     try:
         return len(os.sched_getaffinity(0))
@@ -1866,6 +2544,10 @@ def main():
     parser.add_argument("--capnp", default="capnp", help="the capnp tool")
     parser.add_argument("--self-test", metavar="LABELS_JSON", help="check the label code against known answers")
     parser.add_argument("--self-test-max-m", type=int, default=64, help="largest chunk graph the self-test computes")
+    parser.add_argument("--certificate", metavar="CERTIFICATE_JSON",
+                        help="check a certificate (wipeproof-challenger ledger certificate) on its own instead of an "
+                             "export: its evidence as an export, each entry on its own, and every byte of it "
+                             "recomputed from its signed records (docs/certificate.md)")
     args = parser.parse_args()
     if not (args.labels in ("auto", "all") or args.labels.isdigit()):
         parser.error("--labels: 'auto', 'all' or a count")
@@ -1884,6 +2566,16 @@ def main():
             self_test(args.self_test, args.self_test_max_m, args.jobs)
             if not args.export:
                 return 0
+        if args.certificate:
+            if args.export:
+                parser.error("give an EXPORT or --certificate, not both")
+            if not (args.schema and args.authority_pub and args.challenger_pub):
+                parser.error("--certificate needs --schema, --authority-pub and --challenger-pub")
+            seed = args.sample_seed if args.sample_seed is not None else random.SystemRandom().randrange(1 << 32)
+            verify_certificate(args.certificate, Schema(args.schema, args.capnp),
+                               read_public_key_file(args.authority_pub), read_public_key_file(args.challenger_pub),
+                               LabelSample(args.labels, fraction, args.power), seed, args.jobs)
+            return 0
         if not (args.export and args.schema and args.authority_pub and args.challenger_pub):
             parser.error("EXPORT, --schema, --authority-pub and --challenger-pub are required")
         with open(args.export, encoding="utf-8") as f:

@@ -9,6 +9,7 @@ packages=(cmake ninja-build pkg-config g++ libsodium-dev capnproto libcapnp-dev 
           nlohmann-json3-dev
           openssl   # tests/system/fault_process_test.sh: s_client, a TLS client without the pinned certificate
           python3 python3-nacl  # tests/system/audit_test.sh: docs/audit_recipe.py (Ed25519 via PyNaCl)
+          python3-jsonschema  # tests/system/audit_test.sh: certificates against docs/certificate.schema.json
           prometheus  # tests/system/prometheus_*: promtool (check metrics/rules) and a real Prometheus server
           clang-15   # scripts/fuzz.sh: clang++-15 and libFuzzer (libclang-common-15-dev, a dependency)
           systemd    # tests/system/systemd_units_test.sh: systemd-analyze verify / security --offline

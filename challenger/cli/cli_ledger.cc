@@ -20,6 +20,7 @@
 #include "challenger/cli/cli_calibration_flags.h"
 #include "challenger/cli/cli_flags.h"
 #include "challenger/cli/cli_ledger_audit.h"
+#include "challenger/cli/cli_ledger_certificate.h"
 #include "challenger/fleet/inventory.h"
 #include "challenger/ledger/ledger.h"
 #include "challenger/ledger/ledger_export.h"
@@ -38,8 +39,8 @@
 #include "proto/key_files.h"
 
 // The ledger's own flags; the others (--ledger, --challenger_key, --node, --out, --authority_key,
-// --inventory, --json, --threads) are the challenger's (cli_flags.cc), described below as the ledger
-// reads them.
+// --inventory, --json, --threads, --wave) are the challenger's (cli_flags.cc), described below as the
+// ledger reads them.
 DEFINE_string(session, "", "show, export, audit: only this session's entries (32 hex digits)");
 DEFINE_bool(envelopes, true,
             "export: include each entry's signed envelope; without them `verify --export` cannot check any "
@@ -52,6 +53,8 @@ DEFINE_string(export, "",
 DEFINE_uint64(sequence, 0, "decode: only entry N (not given: every entry, as a JSON array)");
 DEFINE_string(record, "", "decode: a file holding one record's bytes, of kind --kind (e.g. verdict)");
 DEFINE_string(kind, "", "decode: the kind of --record's bytes (e.g. verdict, order, fillReport)");
+DEFINE_string(certificate, "",
+              "audit: check this certificate (`ledger certificate`) on its own, instead of an export or a ledger");
 
 namespace wipeproof {
 namespace {
@@ -86,12 +89,21 @@ const std::vector<CliFlagHelp>& LedgerFlagHelp() {
        "challenger public key file (PREFIX.pub); required except for decode; verify of several ledgers: one key "
        "for all, or a comma list, one each"},
       {"node", "show: only the sessions of this node (unknown to the ledger: exit 2)"},
-      {"out", "export: write the document to FILE instead of stdout"},
-      {"authority_key", "export: add the authority public key; audit: the authority key to pin (required)"},
-      {"inventory", "export, audit --ledger: add the inventory's node public keys"},
+      {"session",
+       "show, export, audit: only this session's entries (32 hex digits); certificate: the session to certify "
+       "(with --wave: the run of that wave listing it)"},
+      {"out", "export, certificate: write the document to FILE instead of stdout"},
+      {"authority_key",
+       "export: add the authority public key; audit, certificate: the authority key to pin (required)"},
+      {"inventory",
+       "export, audit --ledger: add the inventory's node public keys; certificate: node keys to choose from "
+       "(default: the inventories the ledger records)"},
       {"json", "show, audit: print JSON instead of a table (decode always prints JSON)"},
-      {"threads", "audit: threads recomputing labels (default 0: all cores)"},
+      {"threads", "audit: threads recomputing labels (default 0: all cores); certificate: the same, for its audit"},
       {"sequence", "decode: only entry N", "every entry, as a JSON array"},
+      {"wave",
+       "certificate: one certificate of this wave's latest verdict and every member session (with --session: "
+       "of the run listing that session)"},
   };
   return kHelp;
 }
@@ -121,10 +133,22 @@ const std::vector<CliSubcommand>& LedgerSubcommands() {
        nullptr,
        LedgerFlagHelp()},
       {"audit",
-       "re-verify sessions from an export alone, every answered label recomputed",
+       "re-verify sessions from an export alone, every answered label recomputed; or check a certificate",
        "Re-verifies sessions from an export alone: signatures under the pinned keys, the chain, every answered\n"
-       "label recomputed from the seed, deadlines, node-signed transcripts, verdicts and their bounds, receipts.",
-       {"export", "ledger", "challenger_key", "authority_key", "inventory", "session", "json", "threads"},
+       "label recomputed from the seed, deadlines, node-signed transcripts, verdicts and their bounds, receipts.\n"
+       "With --certificate: checks a certificate on its own, the same way, and every byte of it against what\n"
+       "its signed records say (docs/certificate.md).",
+       {"export", "ledger", "certificate", "challenger_key", "authority_key", "inventory", "session", "json",
+        "threads"},
+       nullptr,
+       LedgerFlagHelp()},
+      {"certificate",
+       "write one self-contained, checkable certificate of a session or a wave",
+       "Writes the certificate of one session (--session) or of a wave's verdict and every member session\n"
+       "(--wave): node(s), devices, times, outcome, statements and assumptions, with the signed records they\n"
+       "rest on and the public keys. Others check it offline: `ledger audit --certificate=FILE` or\n"
+       "docs/audit_recipe.py --certificate (docs/certificate.md).",
+       {"ledger", "challenger_key", "authority_key", "inventory", "session", "wave", "out", "threads"},
        nullptr,
        LedgerFlagHelp()},
       {"decode",
@@ -149,8 +173,10 @@ void PrintLedgerUsage(std::ostream& out) {
   std::string names;
   for (const CliSubcommand& sub : LedgerSubcommands()) names += (names.empty() ? "" : "|") + std::string(sub.name);
   out << "usage: " << kProgram << " <" << names << "> [flags]\n\n";
+  size_t width = 0;
+  for (const CliSubcommand& sub : LedgerSubcommands()) width = std::max(width, std::strlen(sub.name));
   for (const CliSubcommand& sub : LedgerSubcommands()) {
-    out << "  " << sub.name << std::string(8 - std::strlen(sub.name), ' ') << sub.synopsis << "\n";
+    out << "  " << sub.name << std::string(width + 2 - std::strlen(sub.name), ' ') << sub.synopsis << "\n";
   }
   out << "\n`" << kProgram << " <subcommand> --help` lists the subcommand's flags and what each does there.\n";
 }
@@ -571,6 +597,68 @@ int RunExport(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
   return kExitOk;
 }
 
+// --threads of audit and certificate into *threads. Returns "" or a usage message.
+std::string ThreadsFlag(const Args& args, int* threads) {
+  const std::string& text = Flag(args, "threads");
+  if (text.empty()) return "";
+  if (text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return "--threads takes a whole number below 10000";
+  }
+  *threads = std::stoi(text);
+  return "";
+}
+
+// The pinned keys of --authority_key and --challenger_key, with --threads, for certificates.
+StatusOr<CertificateTrust> TrustFlags(const Args& args) {
+  CertificateTrust trust;
+  auto authority = proto::ReadPublicKeyFile(Flag(args, "authority_key"));
+  if (!authority.ok()) return authority.status().WithContext("--authority_key");
+  auto challenger = proto::ReadPublicKeyFile(Flag(args, "challenger_key"));
+  if (!challenger.ok()) return challenger.status().WithContext("--challenger_key");
+  trust.authority = *authority;
+  trust.challenger = *challenger;
+  trust.read_inventory = ReadSignedInventory;
+  return trust;
+}
+
+// `certificate`: of --session or --wave, from --ledger.
+int RunCertificate(const Args& args, std::ostream& out, std::ostream& err) {
+  auto trust = TrustFlags(args);
+  if (!trust.ok()) return Fail(err, args.sub, trust.status());
+  if (const std::string usage = ThreadsFlag(args, &trust->threads); !usage.empty()) {
+    err << kProgram << " certificate: " << usage << "\n";
+    return kExitUsage;
+  }
+  CertificateRequest request;
+  auto session = SessionFilter(args);
+  if (!session.ok()) return Fail(err, args.sub, session.status());
+  request.session_id = *session;
+  request.wave = Flag(args, "wave");
+  auto nodes = InventoryNodeKeys(Flag(args, "inventory"));
+  if (!nodes.ok()) return Fail(err, args.sub, nodes.status().WithContext("--inventory"));
+  request.node_keys = std::move(nodes).value();
+  auto ledger = Ledger::OpenReadOnly(Flag(args, "ledger"));
+  if (!ledger.ok()) return Fail(err, args.sub, ledger.status());
+  return RunWriteCertificate(**ledger, request, *trust, Flag(args, "out"), out, err);
+}
+
+// `audit --certificate`: one certificate on its own.
+int RunAuditCertificate(const Args& args, std::ostream& out, std::ostream& err) {
+  for (const char* other : {"export", "ledger", "inventory", "session", "json"}) {
+    if (!Flag(args, other).empty() && Flag(args, other) != "false") {
+      err << kProgram << " audit: --certificate checks a certificate on its own: drop --" << other << "\n";
+      return kExitUsage;
+    }
+  }
+  auto trust = TrustFlags(args);
+  if (!trust.ok()) return Fail(err, args.sub, trust.status());
+  if (const std::string usage = ThreadsFlag(args, &trust->threads); !usage.empty()) {
+    err << kProgram << " audit: " << usage << "\n";
+    return kExitUsage;
+  }
+  return RunVerifyCertificate(Flag(args, "certificate"), *trust, out, err);
+}
+
 // `audit`: of --export, or of --ledger exported in memory with --authority_key and --inventory.
 int RunAudit(const Args& args, const proto::PublicKey& challenger, std::ostream& out, std::ostream& err) {
   AuditCommand command;
@@ -582,13 +670,9 @@ int RunAudit(const Args& args, const proto::PublicKey& challenger, std::ostream&
   auto session = SessionFilter(args);
   if (!session.ok()) return Fail(err, args.sub, session.status());
   command.session = *session;
-  if (!Flag(args, "threads").empty()) {
-    const std::string& text = Flag(args, "threads");
-    if (text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos) {
-      err << kProgram << " audit: --threads takes a whole number below 10000\n";
-      return kExitUsage;
-    }
-    command.threads = std::stoi(text);
+  if (const std::string usage = ThreadsFlag(args, &command.threads); !usage.empty()) {
+    err << kProgram << " audit: " << usage << "\n";
+    return kExitUsage;
   }
   const bool from_exports = !Flag(args, "export").empty();
   std::vector<std::string> paths;
@@ -743,11 +827,26 @@ int RunLedgerCommand(const std::vector<std::string>& words, std::ostream& out, s
     err << kProgram << " " << args.sub << ": --challenger_key=FILE.pub is required\n";
     return kExitUsage;
   }
-  if (args.sub == "audit") {
+  if (args.sub == "audit" || args.sub == "certificate") {
     if (Flag(args, "authority_key").empty()) {
-      err << kProgram << " audit: --authority_key=FILE.pub is required: the authority key the auditor pins\n";
+      err << kProgram << " " << args.sub
+          << ": --authority_key=FILE.pub is required: the authority key the auditor pins\n";
       return kExitUsage;
     }
+  }
+  if (args.sub == "certificate") {
+    if (Flag(args, "ledger").empty()) {
+      err << kProgram << " certificate: --ledger=FILE is required\n";
+      return kExitUsage;
+    }
+    if (Flag(args, "session").empty() && Flag(args, "wave").empty()) {
+      err << kProgram << " certificate: give --session=HEX (a session's certificate) or --wave=NAME (a wave's)\n";
+      return kExitUsage;
+    }
+    return RunCertificate(args, out, err);
+  }
+  if (args.sub == "audit") {
+    if (!Flag(args, "certificate").empty()) return RunAuditCertificate(args, out, err);
     if (Flag(args, "export").empty() == Flag(args, "ledger").empty()) {
       err << kProgram << " audit: give exactly one of --export and --ledger\n";
       return kExitUsage;
@@ -826,7 +925,8 @@ int RunLedgerCommand(int argc, char** argv) {
 const CliSubcommand& LedgerSubcommand() {
   // Its own command line: nested subcommands, and --ledger/--export repeated into one list.
   static const CliSubcommand kSubcommand = {
-      "ledger", "show, verify, export, audit or decode the ledger (`ledger --help`)", nullptr, {}, nullptr, {}, nullptr,
+      "ledger", "show, verify, export, audit, certify or decode the ledger (`ledger --help`)", nullptr, {}, nullptr, {},
+      nullptr,
       [](int argc, char** argv) { return RunLedgerCommand(argc, argv); }};
   return kSubcommand;
 }

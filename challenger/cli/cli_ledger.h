@@ -1,4 +1,4 @@
-// `wipeproof-challenger ledger <show|verify|export|audit|decode> [flags]`: the ledger for operators
+// `wipeproof-challenger ledger <show|verify|export|audit|certificate|decode> [flags]`: the ledger for operators
 // and auditors, who need only the ledger file (or an export) and *public* keys (the ledger is opened
 // read-only).
 //
@@ -14,7 +14,10 @@
 //           them, then "total: OK|FAILED: ..."
 //   export  verifies, then writes the JSON document of challenger/ledger/ledger_export.h
 //   audit   re-verifies every session of an export under pinned keys (cli_ledger_audit.h, its output
-//           and exit codes; challenger/audit/ledger_audit.h; docs/audit.md)
+//           and exit codes; challenger/audit/ledger_audit.h; docs/audit.md); with --certificate, checks
+//           one certificate on its own (cli_ledger_certificate.h)
+//   certificate  writes the certificate of a session or a wave (challenger/audit/certificate.h,
+//           docs/certificate.md; cli_ledger_certificate.h, its output and exit codes)
 //   decode  prints entries or a record as plain JSON (challenger/ledger/ledger_record_json.h)
 //
 // Flags (gflags, the nested subcommands and their help in cli_ledger.cc's table; every flag is
@@ -26,8 +29,11 @@
 //                          ledgers: one for all, or a comma list with one key per ledger
 //   --node=NAME            show: only the sessions of NAME; a node with no session in the ledger
 //                          is an error (exit 2) naming the nodes it has
-//   --session=HEX          show, export: only the entries of this session (32 hex digits)
-//   --out=FILE             export: write the document to FILE (atomically, mode 0644), not stdout
+//   --session=HEX          show, export: only the entries of this session (32 hex digits);
+//                          certificate: the session to certify (with --wave: that wave's run listing it)
+//   --wave=NAME            certificate: of this wave's latest wave verdict and its member sessions
+//   --certificate=FILE     audit: check this certificate on its own (with the two keys and --threads)
+//   --out=FILE             export, certificate: write the document to FILE (atomically, mode 0644), not stdout
 //   --envelopes[=false]    export: include every entry's signed envelope (the default), so the
 //                          document alone can be re-verified (`verify --export`); --envelopes=false
 //                          leaves them out and no entry's fields can then be verified
@@ -36,10 +42,11 @@
 //   --export=FILE          verify: check an export document on its own: signed head; every field of
 //                          each entry against its envelope; whole chain when no --session was given;
 //                          audit, decode: the export to work on (audit: several, as --ledger)
-//   --authority_key=FILE   export: add the authority public key; audit: the authority key to pin
-//   --inventory=FILE       export, audit --ledger: add the inventory's node keys (name, key id, key)
+//   --authority_key=FILE   export: add the authority public key; audit, certificate: the authority key to pin
+//   --inventory=FILE       export, audit --ledger: add the inventory's node keys (name, key id, key);
+//                          certificate: node keys to choose from (besides the ledger's inventories)
 //   --json                 show: the sessions as JSON; audit: JSON instead of the table
-//   --threads=N            audit: label recomputation threads (0: all cores)
+//   --threads=N            audit, certificate: label recomputation threads (0: all cores)
 //   --sequence=N           decode: only entry N;   --record=FILE --kind=KIND   decode: one record's bytes
 //
 // Output: results on stdout; errors on stderr as one line "wipeproof-challenger ledger <sub>:

@@ -30,7 +30,7 @@ Json HeadJson(const LedgerHead& head) {
   return out;
 }
 
-Json EntryJson(const VerifiedEntry& entry, const LedgerRow& row, bool include_envelope) {
+Json EntryJson(const VerifiedEntry& entry, const proto::Bytes& envelope, bool include_envelope) {
   Json out = {{"sequence", entry.sequence},
               {"kind", LedgerRecordKindName(entry.kind)},
               {"session_id", Hex(proto::AsView(entry.session_id))},
@@ -41,7 +41,7 @@ Json EntryJson(const VerifiedEntry& entry, const LedgerRow& row, bool include_en
               {"prev_entry_digest", Hex(entry.prev_entry_digest)},
               {"entry_digest", Hex(entry.entry_digest)},
               {"summary", SummarizeLedgerRecord(entry.kind, proto::AsView(entry.record))}};
-  if (include_envelope) out["envelope"] = Hex(proto::AsView(row.envelope));
+  if (include_envelope) out["envelope"] = Hex(proto::AsView(envelope));
   return out;
 }
 
@@ -187,40 +187,65 @@ Status CheckDocumentKey(const Json& document, const proto::PublicKey& challenger
   return Status::Ok();
 }
 
-}  // namespace
+// The document's "wave_filter": {"sequence", "session_ids": [hex]}. Errors: INVALID_ARGUMENT.
+StatusOr<WaveEntryFilter> WaveFilterField(const Json& document) {
+  const Json& json = document.at("wave_filter");
+  const std::string where = "export wave_filter";
+  WaveEntryFilter wave;
+  WP_ASSIGN_OR_RETURN(wave.sequence, Field<uint64_t>(json, "sequence", where));
+  if (!json.contains("session_ids") || !json.at("session_ids").is_array()) {
+    return InvalidArgumentError(where + ": no 'session_ids' array");
+  }
+  for (const Json& id : json.at("session_ids")) {
+    if (!id.is_string()) return InvalidArgumentError(where + ": a session id that is not a string");
+    proto::Bytes bytes(proto::kSessionIdBytes);
+    WP_RETURN_IF_ERROR(HexDecodeExact(id.get<std::string>(), bytes.size(), bytes.data(), "export wave_filter session"));
+    wave.session_ids.push_back(std::move(bytes));
+  }
+  return wave;
+}
 
-StatusOr<Json> ExportLedgerJson(const Ledger& ledger, const proto::PublicKey& challenger_pub,
-                                const LedgerExportOptions& options, const Clock& clock) {
+// The entries `options` admits: a session's, a wave's (its wave verdict and member sessions), or all.
+bool Admitted(const VerifiedEntry& entry, const LedgerExportOptions& options) {
+  if (options.session_id.has_value()) return entry.session_id == *options.session_id;
+  if (!options.wave.has_value()) return true;
+  if (entry.session_id.empty()) {
+    return entry.sequence == options.wave->sequence && entry.kind == proto::LedgerRecordKind::WAVE_VERDICT;
+  }
+  for (const proto::Bytes& id : options.wave->session_ids) {
+    if (entry.session_id == id) return true;
+  }
+  return false;
+}
+
+Status CheckFilters(const LedgerExportOptions& options) {
   if (options.session_id.has_value() && options.session_id->size() != proto::kSessionIdBytes) {
     return InvalidArgumentError("export: session filter of " + std::to_string(options.session_id->size()) +
                                 " bytes, want 16");
   }
-  WP_ASSIGN_OR_RETURN(proto::KeyId recorded, ledger.RecordedKeyId());
-  const proto::KeyId given = proto::KeyIdOf(challenger_pub);
-  if (recorded != given) {
-    return PermissionDeniedError("ledger " + ledger.path() + " was written by challenger key " +
-                                 proto::KeyIdHex(recorded) + ", not key " + proto::KeyIdHex(given) +
-                                 " (wrong key given?)");
-  }
-  ChainVerifier verifier(challenger_pub);
-  Json entries = Json::array();
-  // Every row is verified (the chain needs all of them); only the filtered ones are listed.
-  WP_RETURN_IF_ERROR(ledger.ForEachRow(std::nullopt, [&](const LedgerRow& row) -> Status {
-    WP_ASSIGN_OR_RETURN(VerifiedEntry entry, verifier.Next(row));
-    if (!options.session_id.has_value() || entry.session_id == *options.session_id) {
-      entries.push_back(EntryJson(entry, row, options.include_envelopes));
+  if (!options.wave.has_value()) return Status::Ok();
+  if (options.session_id.has_value()) return InvalidArgumentError("export: a session filter and a wave filter");
+  for (const proto::Bytes& id : options.wave->session_ids) {
+    if (id.size() != proto::kSessionIdBytes) {
+      return InvalidArgumentError("export: wave filter with a session of " + std::to_string(id.size()) +
+                                  " bytes, want 16");
     }
-    return Status::Ok();
-  }));
-  WP_RETURN_IF_ERROR(verifier.Finish());
+  }
+  return Status::Ok();
+}
 
-  const int64_t now = clock.UnixMicros();
+}  // namespace
+
+Json ExportDocumentJson(const ExportParts& parts, const proto::PublicKey& challenger_pub,
+                        const LedgerExportOptions& options, const std::optional<ExportStamp>& stamp) {
   Json document;
   document["format"] = kLedgerExportFormat;
-  document["ledger"] = ledger.path();
-  document["exported_at_unix_us"] = now;
-  document["exported_at"] = FormatUnixMicrosUtc(now);
-  document["challenger_key_id"] = proto::KeyIdHex(given);
+  if (stamp.has_value()) {
+    document["ledger"] = stamp->ledger_path;
+    document["exported_at_unix_us"] = stamp->exported_at_unix_us;
+    document["exported_at"] = FormatUnixMicrosUtc(stamp->exported_at_unix_us);
+  }
+  document["challenger_key_id"] = proto::KeyIdHex(proto::KeyIdOf(challenger_pub));
   document["challenger_public_key"] = Hex(challenger_pub);
   document["chain_rule"] = kChainRule;
   document["schema_file"] = kWipeSchemaFile;
@@ -238,23 +263,57 @@ StatusOr<Json> ExportLedgerJson(const Ledger& ledger, const proto::PublicKey& ch
     }
     document["nodes"] = std::move(nodes);
   }
-  WP_ASSIGN_OR_RETURN(std::vector<LedgerDocument> documents, ledger.Documents());
-  if (!documents.empty()) {
+  if (!parts.documents.empty()) {
     Json listed = Json::array();
-    for (const LedgerDocument& d : documents) {
-      listed.push_back({{"kind", d.kind},
-                        {"digest", Hex(proto::AsView(d.digest))},
-                        {"recorded_at_unix_us", d.recorded_at_unix_us},
-                        {"text", d.body}});
+    for (const LedgerDocument& d : parts.documents) {
+      Json item = {{"kind", d.kind}, {"digest", Hex(proto::AsView(d.digest))}};
+      if (stamp.has_value()) item["recorded_at_unix_us"] = d.recorded_at_unix_us;
+      item["text"] = d.body;
+      listed.push_back(std::move(item));
     }
     document["documents"] = std::move(listed);
   }
-  document["verified"] = true;
+  if (stamp.has_value()) document["verified"] = true;
   document["session_filter"] =
       options.session_id.has_value() ? Json(Hex(proto::AsView(*options.session_id))) : Json(nullptr);
-  document["head"] = HeadJson(verifier.head());
+  if (options.wave.has_value()) {
+    Json ids = Json::array();
+    for (const proto::Bytes& id : options.wave->session_ids) ids.push_back(Hex(proto::AsView(id)));
+    document["wave_filter"] = {{"sequence", options.wave->sequence}, {"session_ids", std::move(ids)}};
+  }
+  document["head"] = HeadJson(parts.head);
+  Json entries = Json::array();
+  for (const ExportedEntry& e : parts.entries) {
+    entries.push_back(EntryJson(e.entry, e.envelope, options.include_envelopes));
+  }
   document["entries"] = std::move(entries);
   return document;
+}
+
+StatusOr<Json> ExportLedgerJson(const Ledger& ledger, const proto::PublicKey& challenger_pub,
+                                const LedgerExportOptions& options, const Clock& clock) {
+  WP_RETURN_IF_ERROR(CheckFilters(options));
+  WP_ASSIGN_OR_RETURN(proto::KeyId recorded, ledger.RecordedKeyId());
+  const proto::KeyId given = proto::KeyIdOf(challenger_pub);
+  if (recorded != given) {
+    return PermissionDeniedError("ledger " + ledger.path() + " was written by challenger key " +
+                                 proto::KeyIdHex(recorded) + ", not key " + proto::KeyIdHex(given) +
+                                 " (wrong key given?)");
+  }
+  ChainVerifier verifier(challenger_pub);
+  ExportParts parts;
+  // Every row is verified (the chain needs all of them); only the filtered ones are listed.
+  WP_RETURN_IF_ERROR(ledger.ForEachRow(std::nullopt, [&](const LedgerRow& row) -> Status {
+    WP_ASSIGN_OR_RETURN(VerifiedEntry entry, verifier.Next(row));
+    if (Admitted(entry, options)) {
+      parts.entries.push_back({std::move(entry), options.include_envelopes ? row.envelope : proto::Bytes()});
+    }
+    return Status::Ok();
+  }));
+  WP_RETURN_IF_ERROR(verifier.Finish());
+  parts.head = verifier.head();
+  WP_ASSIGN_OR_RETURN(parts.documents, ledger.Documents());
+  return ExportDocumentJson(parts, challenger_pub, options, ExportStamp{ledger.path(), clock.UnixMicros()});
 }
 
 StatusOr<std::vector<NodeKey>> ExportedNodeKeys(const Json& document) {
@@ -353,12 +412,17 @@ StatusOr<ExportVerification> VerifyLedgerExport(const Json& document, const prot
     return InvalidArgumentError("export: no 'entries' array");
   }
   const Json& entries = document.at("entries");
-  std::optional<proto::Bytes> filter;
+  LedgerExportOptions filter;
   if (document.contains("session_filter") && !document.at("session_filter").is_null()) {
-    WP_ASSIGN_OR_RETURN(filter, HexField(document, "session_filter", "export"));
+    WP_ASSIGN_OR_RETURN(filter.session_id, HexField(document, "session_filter", "export"));
   }
+  if (document.contains("wave_filter")) {
+    WP_ASSIGN_OR_RETURN(filter.wave, WaveFilterField(document));
+    if (filter.session_id.has_value()) return InvalidArgumentError("export: both a session_filter and a wave_filter");
+  }
+  const bool filtered = filter.session_id.has_value() || filter.wave.has_value();
   // Unfiltered, the document must list every entry the signed head counts.
-  if (!filter.has_value() && entries.size() != head.entry_count) {
+  if (!filtered && entries.size() != head.entry_count) {
     return DataLossError("export lists " + std::to_string(entries.size()) + " entries but its signed head counts " +
                          std::to_string(head.entry_count) + " and there is no session filter: entries were removed");
   }
@@ -367,7 +431,7 @@ StatusOr<ExportVerification> VerifyLedgerExport(const Json& document, const prot
     WP_RETURN_IF_ERROR(CheckEntryFieldNames(entries[i], i));
     all_envelopes = all_envelopes && entries[i].contains("envelope");
   }
-  if (!filter.has_value() && all_envelopes) {
+  if (!filtered && all_envelopes) {
     ChainVerifier verifier(challenger_pub);
     verifier.ExpectHead(head);
     for (size_t i = 0; i < entries.size(); ++i) {
@@ -398,8 +462,9 @@ StatusOr<ExportVerification> VerifyLedgerExport(const Json& document, const prot
       return DataLossError(where + ": sequence " + std::to_string(row.sequence) +
                            " is out of order or beyond the head " + std::to_string(head.sequence));
     }
-    if (filter.has_value() && verified->session_id != *filter) {
-      return DataLossError(where + ": entry " + std::to_string(row.sequence) + " is not of the filtered session");
+    if (filtered && !Admitted(*verified, filter)) {
+      return DataLossError(where + ": entry " + std::to_string(row.sequence) + " is not of the filtered " +
+                           (filter.session_id.has_value() ? "session" : "wave"));
     }
     // The head entry is signed twice over: the head's envelope and the entry's must be the same.
     if (row.sequence == head.sequence && verified->entry_digest != head.digest) {

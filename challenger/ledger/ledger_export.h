@@ -17,13 +17,19 @@
 //     "verified": true            -- the exporter's statement that the ledger verified when exported
 //                                    (unsigned, like "ledger" and "exported_at*": not evidence)
 //     "session_filter": hex | null,
+//     "wave_filter": {"sequence", "session_ids": [hex]}
+//                                 -- only with LedgerExportOptions::wave: the entries listed are the
+//                                    wave verdict of ledger entry "sequence" and its member sessions'
 //     "head": {"entry_count", "sequence", "entry_digest", "recorded_at_unix_us", "recorded_at",
 //              "envelope"}        -- envelope: the last entry's signed envelope: the signed head
 //     "entries": [{"sequence", "kind", "session_id", "recorded_at_unix_us", "recorded_at",
 //                  "record_bytes", "record_digest", "prev_entry_digest", "entry_digest",
 //                  "summary" (ledger_records.h), "envelope" (unless include_envelopes is off)}]
 //   }
-// The head always covers the whole ledger, also when entries are filtered by session.
+// The head always covers the whole ledger, also when entries are filtered by session or wave.
+// ExportDocumentJson without an ExportStamp (a certificate's evidence, challenger/audit/certificate.h)
+// leaves out every field nothing signs or pins: "ledger", "exported_at_unix_us", "exported_at",
+// "verified" and each document's "recorded_at_unix_us".
 //
 // What VerifyLedgerExport proves. An entry's fields are only as good as the signed envelope they
 // are checked against: every field of an entry that carries its envelope is recomputed from it
@@ -66,8 +72,16 @@ struct NodeKey {
   proto::PublicKey public_key{};
 };
 
+// A wave's entries (the evidence of a wave's certificate, challenger/audit/certificate.h): its wave
+// verdict's ledger entry and every entry of its member sessions.
+struct WaveEntryFilter {
+  uint64_t sequence = 0;                  // the wave verdict's ledger entry
+  std::vector<proto::Bytes> session_ids;  // 16 bytes each: its member sessions, in its order
+};
+
 struct LedgerExportOptions {
   std::optional<proto::Bytes> session_id;         // 16 bytes: only that session's entries; unset: all
+  std::optional<WaveEntryFilter> wave;            // only that wave's entries (not with session_id)
   bool include_envelopes = true;                  // add each entry's signed envelope (hex); without it no
                                                   // entry's fields can be verified from the document
   std::optional<proto::PublicKey> authority_key;  // written as authority_key_id/_public_key
@@ -86,9 +100,40 @@ StatusOr<std::optional<proto::PublicKey>> ExportedAuthorityKey(const nlohmann::o
 
 // Verifies the whole ledger under `challenger_pub` and builds the document in the same pass (one
 // read snapshot), stamped with `clock`. Errors: as Ledger::Verify (PERMISSION_DENIED wrong key,
-// DATA_LOSS naming the first bad entry); INVALID_ARGUMENT for a session filter that is not 16 bytes.
+// DATA_LOSS naming the first bad entry); INVALID_ARGUMENT for a session filter that is not 16 bytes,
+// or a wave filter with such a session or given with a session filter.
 StatusOr<nlohmann::ordered_json> ExportLedgerJson(const Ledger& ledger, const proto::PublicKey& challenger_pub,
                                                   const LedgerExportOptions& options, const Clock& clock);
+
+// An entry as a document lists it: verified, and the envelope bytes it was verified from.
+struct ExportedEntry {
+  VerifiedEntry entry;
+  proto::Bytes envelope;
+};
+
+// What an export document is made of: the signed head, the entries it lists (already filtered),
+// the authority-signed documents it carries. ExportLedgerJson collects them from a ledger; a
+// certificate (challenger/audit/certificate.h) from the records it verified.
+struct ExportParts {
+  LedgerHead head;
+  std::vector<ExportedEntry> entries;
+  std::vector<LedgerDocument> documents;
+};
+
+// Where and when a document was exported: written as "ledger", "exported_at_unix_us",
+// "exported_at", "verified" and each document's "recorded_at_unix_us". Nothing signs them.
+struct ExportStamp {
+  std::string ledger_path;
+  int64_t exported_at_unix_us = 0;  // Unix us
+};
+
+// The export document (format above) of `parts` under `options` (its filter, envelopes and keys;
+// the filter only names itself: `parts` holds the entries already chosen), written with the stamp,
+// or without any field nothing signs when there is none. Pure; never fails (text that is not
+// UTF-8 is the caller's to replace when it dumps the document).
+nlohmann::ordered_json ExportDocumentJson(const ExportParts& parts, const proto::PublicKey& challenger_pub,
+                                          const LedgerExportOptions& options,
+                                          const std::optional<ExportStamp>& stamp);
 
 // Checks the signed head of an export document: the head envelope is a ledgerEntry signed by
 // `challenger_pub` whose sequence, digest and entry count are those the document states. Returns
@@ -110,7 +155,8 @@ struct ExportVerification {
 // its fields (sequence, kind, session_id, recorded_at_unix_us, recorded_at, record_bytes,
 // record_digest, prev_entry_digest, entry_digest, summary) equals what the signed envelope says;
 // and, when the document holds every entry with its envelope, the whole chain up to the head; and
-// that the key ids of the authority and node keys it lists are those keys' ids.
+// that the key ids of the authority and node keys it lists are those keys' ids. A filtered document
+// (session_filter, wave_filter) lists only entries its filter admits, in ledger order.
 // Entries without an envelope are counted in unverified_entries, not failed: the caller decides
 // (the CLI exits 3). Errors: as VerifyExportedHead; DATA_LOSS naming the entry and the field that
 // differs; INVALID_ARGUMENT for a field that is not part of the format.

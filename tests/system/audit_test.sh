@@ -9,8 +9,9 @@
 # answer the node signed into its transcript too (caught by the recomputed labels alone), and a
 # receipt re-signed around a changed copy of the node-signed transcript it embeds; the recipe with
 # every label (--labels=all) and with its default sample, which states what it proves. Then a wave run
-# twice by `serve --once`, a session stating a bound (a signed, calibrated profile), and forgeries of
-# wave verdicts, receipts and bounds (below).
+# twice by `serve --once`, a session stating a bound (a signed, calibrated profile), certificates of
+# a session and of a wave (each checked by both tools, and copies with one byte changed failing both),
+# and forgeries of wave verdicts, receipts and bounds (below).
 # Usage: audit_test.sh PROVER_BIN CHALLENGER_BIN SOURCE_ROOT
 # threat-model: T-AUDIT-REWRITE
 set -euo pipefail
@@ -20,6 +21,8 @@ root=$3
 python=/usr/bin/python3  # Debian's, with python3-nacl (scripts/setup-deps.sh)
 [[ -x $python ]] || python=python3
 "$python" -c 'import nacl.signing' 2>/dev/null || { echo "FAIL: PyNaCl missing: apt-get install python3-nacl (scripts/setup-deps.sh)"; exit 1; }
+"$python" -c 'import jsonschema' 2>/dev/null ||
+  { echo "FAIL: jsonschema missing: apt-get install python3-jsonschema (scripts/setup-deps.sh)"; exit 1; }
 command -v capnp >/dev/null || { echo "FAIL: the capnp tool is missing (Debian package capnproto)"; exit 1; }
 
 dir=$(mktemp -d /tmp/wp-audit.XXXXXX)
@@ -245,6 +248,111 @@ grep -q "^occupancy: at 99% confidence node node-a's planned memory lacked label
 expect_pass "ledger audit of a session with an occupancy window" audit "$dir/occupancy.json"
 expect_pass "the recipe on a session with an occupancy window" recipe "$dir/occupancy.json"
 expect_said "occupancy: [0-9]+ rounds in a window of [0-9]+ us, d\(b\) [0-9.e-]+, T\* \+ U [0-9]+ us: stated" -E
+
+# threat-model: T-AUDIT-REWRITE
+# Certificates (docs/certificate.md): of the occupancy session (written with node keys from the
+# inventory the ledger records) and of the wave's first run (its wave verdict and both members),
+# each checked on its own by `ledger audit --certificate` and by the recipe, and valid under
+# docs/certificate.schema.json; both tools' canonical text is Python's json.dumps on awkward strings
+# (tests/testdata/canonical-json.json). Then copies with one byte changed (the first, the last and
+# every k-th, k a multiple of 97, at most 120 per certificate: tests/system/certificate_flips.py):
+# each fails `ledger audit --certificate`, and five of them (the first byte, an indentation space, a
+# summary digit, an envelope digit, the last byte) fail the recipe too, each naming its reason. A
+# wave member's session alone is refused: its verdict's wave-complete needs the wave's verdict.
+certificate() {  # OUT ARGS...: ledger certificate
+  "$challenger" ledger certificate --challenger_key="$e2e/inspect-challenger.pub" \
+    --authority_key="$e2e/inspect-authority.pub" --threads=2 --out="$1" "${@:2}"
+}
+check_certificate() {
+  "$challenger" ledger audit --certificate="$1" --authority_key="$e2e/inspect-authority.pub" \
+    --challenger_key="$e2e/inspect-challenger.pub" --threads=2
+}
+recipe_certificate() {  # CERTIFICATE [LABELS]
+  "$python" "$root/docs/audit_recipe.py" --certificate="$1" --schema="$root/proto/wipe.capnp" \
+    --authority-pub="$e2e/inspect-authority.pub" --challenger-pub="$e2e/inspect-challenger.pub" --labels="${2:-8}" \
+    --sample-seed=7 --jobs=2
+}
+occupancy_session=$("$python" -c 'import json, sys
+print(next(e["session_id"] for e in json.load(open(sys.argv[1]))["entries"] if e["kind"] == "order"))' \
+  "$dir/occupancy.json")
+certificate "$dir/certificate-session.json" --ledger="$wave/occupancy.db" --session="$occupancy_session" 2>"$dir/out" ||
+  { echo "FAIL: ledger certificate of the occupancy session:"; cat "$dir/out"; exit 1; }
+certificate "$dir/certificate-wave.json" --ledger="$wave/ledger.db" --wave=w2 2>"$dir/out" ||
+  { echo "FAIL: ledger certificate of the wave:"; cat "$dir/out"; exit 1; }
+expect_pass "ledger audit --certificate of a session's certificate" check_certificate "$dir/certificate-session.json"
+expect_said "OK: session $occupancy_session: pass"
+expect_said "occupancy: at 99% confidence node node-a's planned memory lacked labels in more than "
+expect_pass "the recipe on a session's certificate" recipe_certificate "$dir/certificate-session.json"
+expect_said "OK: session $occupancy_session: pass; every byte of it recomputed from its signed records"
+# A member's session alone: its verdict says wave-complete held, which only the wave's verdict bears out.
+member=$("$python" -c 'import json, sys
+print(json.load(open(sys.argv[1]))["certified"]["sessions"][0]["session_id"])' "$dir/certificate-wave.json")
+code=0
+certificate "$dir/certificate-member.json" --ledger="$wave/ledger.db" --session="$member" >"$dir/out" 2>&1 || code=$?
+if [[ $code -eq 2 ]] && grep -qF "only that wave's verdict bears out: certify the wave" "$dir/out"; then
+  echo "ok: ledger certificate of a wave member's session alone is refused, naming the wave's certificate"
+else echo "FAIL: ledger certificate of a wave member's session alone should exit 2 (exit $code):"; cat "$dir/out"
+  failures=$((failures + 1)); fi
+expect_pass "ledger audit --certificate of a wave's certificate" check_certificate "$dir/certificate-wave.json"
+expect_said "OK: wave w2 \(ledger entry [0-9]+\): pass" -E
+expect_pass "the recipe on a wave's certificate" recipe_certificate "$dir/certificate-wave.json"
+expect_said "OK: wave w2 \(ledger entry [0-9]+\): pass; every byte of it recomputed from its signed records" -E
+schema_check() {  # CERTIFICATE...: each valid under docs/certificate.schema.json (Debian python3-jsonschema)
+  "$python" - "$root/docs/certificate.schema.json" "$@" <<'PY'
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+for path in sys.argv[2:]:
+    jsonschema.Draft202012Validator(schema).validate(json.load(open(path)))
+    print(f"{path}: valid")
+broken = json.load(open(sys.argv[2]))
+broken["certified"]["sessions"][0]["devices"][0]["planned_bytes"] = "131072"  # the schema must notice
+sys.exit(0 if not jsonschema.Draft202012Validator(schema).is_valid(broken) else 1)
+PY
+}
+expect_pass "docs/certificate.schema.json on both certificates" \
+  schema_check "$dir/certificate-session.json" "$dir/certificate-wave.json"
+canonical_check() {  # the recipe's canonical text of tests/testdata/canonical-json.json is the file itself
+  "$python" - "$root/docs/audit_recipe.py" "$root/tests/testdata/canonical-json.json" <<'PY'
+import importlib.util, json, sys
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+spec = importlib.util.spec_from_file_location("recipe", sys.argv[1])
+recipe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(recipe)
+text = open(sys.argv[2], encoding="utf-8").read()
+sys.exit(0 if recipe.canonical_text(json.loads(text)) == text else 1)
+PY
+}
+expect_pass "the recipe's canonical text of awkward strings (as certificate_test's)" canonical_check
+for which in session wave; do
+  chosen=$("$python" "$root/tests/system/certificate_flips.py" "$dir/certificate-$which.json" "$dir/flips-$which" 120)
+  wrong=() count=0
+  for copy in "$dir/flips-$which"/*.json; do
+    count=$((count + 1))
+    code=0
+    check_certificate "$copy" >/dev/null 2>&1 || code=$?
+    [[ $code -eq 1 ]] || wrong+=("$(basename "$copy" .json):$code")
+  done
+  if [[ ${#wrong[@]} -eq 0 && $count -ge 100 ]]; then
+    echo "ok: ledger audit --certificate fails all $count copies of the $which certificate with one byte changed"
+  else
+    echo "FAIL: ledger audit --certificate should exit 1 on every copy of the $which certificate with one byte" \
+      "changed ($count copies); position:exit ${wrong[*]}"
+    failures=$((failures + 1))
+  fi
+  # The recipe on three copies of the session's certificate and two of the wave's, each failing for
+  # its reason: not JSON, not canonical (a tab), a summary digit, an envelope digit, not canonical.
+  read -r -a at <<<"$chosen"
+  reasons=("is not JSON" "is not in canonical form" "certified.sessions[0].devices[0].planned_bytes is"
+           "the Ed25519 signature does not verify" "is not in canonical form")
+  picks=(3 4)
+  [[ $which == session ]] && picks=(0 1 2)
+  for i in "${picks[@]}"; do
+    expect_fail "the recipe, the $which certificate with byte ${at[$i]} changed" "${reasons[$i]}" \
+      recipe_certificate "$dir/flips-$which/${at[$i]}.json" 0
+  done
+done
 
 # Forgeries with the challenger's key alone, each failing both tools: a wave verdict naming its
 # members' nodes swapped, listing three sessions and nodes but two digests, an empty or out-of-range

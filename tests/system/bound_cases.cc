@@ -9,6 +9,11 @@
 //     -> rule SATISFIED HONEST_MARGIN_MET                               (0 or 1 each)
 //   occupancy CONFIDENCE MEAN_GAP_US UNPROTECTED_US SHORTFALL D  PLANNED_1 LABELS_1 ... PLANNED_D LABELS_D
 //     -> occupancy DETECTION SHORT_US             (occupancy_bound.h: d(b) as a hex float, T* + U)
+//   chains M
+//     -> chains P_0 ... P_M             (kernels/exclusive_chains.h: sums of the k shortest chains)
+//   compute M c1|192 CONFIDENCE BOUND_TOTAL RATE ISOLATED INGRESS_PER_S INTERVAL_US D  CAPACITY_1 LABELS_1 ...
+//     -> compute STATED HELD INGRESS_LABELS WORK MIN_US<TAB>STATEMENT
+//                                       (compute_statement.h for a passing node-x with a stated bound)
 //
 // REQUIRES (bound.h): 0 < CONFIDENCE < 1 and PLANNED_d <= CAPACITY_d. Exit status 2 on a line it
 // cannot read.
@@ -22,7 +27,9 @@
 
 #include "challenger/parameters/deadline_rule.h"
 #include "challenger/session/bound.h"
+#include "challenger/session/compute_statement.h"
 #include "challenger/session/occupancy_bound.h"
+#include "kernels/exclusive_chains.h"
 
 namespace {
 
@@ -90,6 +97,42 @@ int main() {
       char detection[64];
       std::snprintf(detection, sizeof(detection), "%a", o.detection);
       std::cout << "occupancy " << detection << ' ' << o.stated_short_us << '\n';
+    } else if (kind == "chains") {
+      uint32_t m = 0;
+      if (!(in >> m) || m == 0 || m > wipeproof::kMaxChunkLabels) return Unreadable(line);
+      const wipeproof::ExclusiveChains chains = wipeproof::ComputeExclusiveChains(m);
+      std::cout << "chains";
+      for (uint64_t p : chains.prefix) std::cout << ' ' << p;
+      std::cout << '\n';
+    } else if (kind == "compute") {
+      wipeproof::SessionPlan plan;
+      std::string format;
+      double confidence = 0, rate = 0;
+      uint64_t bound_total = 0, interval_us = 0;
+      int isolated = 0;
+      size_t count = 0;
+      if (!(in >> plan.profile.chunk_labels >> format) || !ReadDouble(in, &confidence) || !(in >> bound_total) ||
+          !ReadDouble(in, &rate) || !(in >> isolated >> plan.reach.ingress_bytes_per_s >> interval_us >> count)) {
+        return Unreadable(line);
+      }
+      plan.node_name = "node-x";
+      plan.profile.confidence = confidence;
+      plan.profile.format = format == "192" ? wipeproof::LabelFormat::k192 : wipeproof::LabelFormat::kC1;
+      plan.compute.compressions_per_s = rate;
+      plan.reach.network_isolated = isolated != 0;
+      plan.devices.resize(count);
+      for (wipeproof::PlannedDevice& d : plan.devices) {
+        if (!(in >> d.capacity_bytes >> d.label_count)) return Unreadable(line);
+      }
+      wipeproof::ComputeStatementInputs inputs;
+      inputs.plan = &plan;
+      inputs.pass = true;
+      inputs.bound_stated = true;
+      inputs.bound_total_bytes = bound_total;
+      inputs.proof_rounds_end_after_order_us = interval_us;
+      const wipeproof::ComputeStatement c = wipeproof::ComputeComputeStatement(inputs);
+      std::cout << "compute " << (c.stated ? 1 : 0) << ' ' << c.held_labels << ' ' << c.ingress_labels << ' '
+                << c.work_compressions << ' ' << c.min_compute_us << '\t' << c.statement << '\n';
     } else {
       return Unreadable(line);
     }

@@ -4,8 +4,10 @@ device_diagnostics and deadline_rule (with the honest round margin) against chal
 and challenger/parameters/deadline_rule.cc, as bound_cases prints them, on the edges (one device, a
 device never checked, nothing planned, equal ratios P/N, 64-bit saturation, confidences near 0 and 1,
 a deadline exactly at its floor) and on seeded random cases (400 bounds, 40 more with equal ratios,
-300 rules; seed 22); and its port of the occupancy statement (d(b), T* + U) against occupancy_bound.cc
-on 5 edges and 300 seeded cases.
+300 rules; seed 22); its port of the occupancy statement (d(b), T* + U) against occupancy_bound.cc
+on 5 edges and 300 seeded cases; its exclusive chains (every prefix sum, m from 1 to 4096) against
+kernels/exclusive_chains.cc; and its compute statement (figures and words) against
+compute_statement.cc on 3 edges and 120 seeded cases.
 
 A stated bound passes the recipe when it is within bound_slack of the port's (bound.cc's padding and one
 byte of ceiling), so that is what each case must meet; the totals, reserves and planned sums must be
@@ -113,6 +115,36 @@ def rule_cases(rng, count):
     return cases
 
 
+# m for the exclusive chains' port (the full prefix sums), and for the compute statements.
+CHAIN_MS = [1, 2, 3, 5, 16, 17, 64, 100, 256, 1000, 4096]
+
+
+def compute_line(m, label_format, confidence, bound_total, rate, isolated, ingress, interval, devices):
+    return (f"compute {m} {label_format} {confidence.hex()} {bound_total} {rate.hex()} {isolated} {ingress} {interval} "
+            f"{len(devices)} " + " ".join(f"{capacity} {count}" for capacity, count in devices))
+
+
+def compute_cases(rng, count):
+    """Compute statements: every way it states nothing (nothing held, ingress that brings everything, no
+    interval) and seeded random plans, isolated or with an ingress, c1 and 192."""
+    cases = [(64, "c1", 0.99, 1 << 40, 1e6, 1, 0, 2_000_000, [(41060, 640)]),
+             (64, "c1", 0.99, 0, 1e6, 0, 1 << 40, 2_000_000, [(40960, 640)]),
+             (64, "192", 0.99, 100, 1e6, 1, 0, 0, [(40960, 640)])]
+    for _ in range(count):
+        m = rng.choice([16, 17, 64, 100, 256])
+        devices = []
+        for _ in range(rng.randrange(1, 4)):
+            labels = rng.randrange(1, 200) * m + rng.choice([0, 0, rng.randrange(0, m)])
+            devices.append((32 * labels + rng.randrange(0, 5000), labels))
+        reserves = sum(capacity - 32 * labels for capacity, labels in devices)
+        bound_total = reserves + rng.choice([0, rng.randrange(0, 32 * sum(n for _, n in devices) + 1)])
+        isolated = rng.randrange(2)
+        ingress = 0 if isolated else rng.choice([1, 1000, rng.randrange(1, 1 << 30)])
+        cases.append((m, rng.choice(["c1", "192"]), random_confidence(rng), bound_total,
+                      rng.uniform(1e3, 1e12), isolated, ingress, rng.randrange(1, 10 ** 10), devices))
+    return cases
+
+
 def occupancy_line(confidence, gap, unprotected, shortfall, devices):
     return (f"occupancy {confidence.hex()} {gap} {unprotected} {shortfall} {len(devices)} "
             + " ".join(f"{p} {o}" for p, o in devices))
@@ -154,9 +186,12 @@ def main():
                                                 for n in (rng.randrange(1, 5000) for _ in range(rng.randrange(2, 6)))]))
     rules = rule_cases(rng, 300)
     occupancies = occupancy_cases(rng, 300)
+    chain_ms = CHAIN_MS
+    computes = compute_cases(rng, 120)
     lines = [bound_line(c, d) for c, d in bounds] + [
         f"rule {m} {f} {t} {s.hex()} {dl} {h}" for m, f, t, s, dl, h in rules] + [
-        occupancy_line(*case) for case in occupancies]
+        occupancy_line(*case) for case in occupancies] + [f"chains {m}" for m in chain_ms] + [
+        compute_line(*case) for case in computes]
     run = subprocess.run([binary], input="\n".join(lines) + "\n", capture_output=True, text=True, check=False)
     if run.returncode != 0:
         print(f"FAIL: bound_cases exited {run.returncode}: {run.stderr}")
@@ -208,8 +243,24 @@ def main():
             failures += 1
             print(f"FAIL: {occupancy_line(*case)}: occupancy_bound.cc says {detection!r} {short}, the port "
                   f"{port_detection!r} {port_short}")
+    done = len(bounds) + len(rules) + len(occupancies)
+    for m, answer in zip(chain_ms, answers[done:]):
+        if [int(x) for x in answer.split()[1:]] != recipe.exclusive_chain_prefix(m):
+            failures += 1
+            print(f"FAIL: chains {m}: kernels/exclusive_chains.cc and the recipe's exclusive_chain_prefix differ")
+    done += len(chain_ms)
+    for case, answer in zip(computes, answers[done:]):
+        figures, statement = answer.split("\t", 1)
+        got = [int(x) for x in figures.split()[1:]]
+        m, label_format, confidence, bound_total, rate, isolated, ingress, interval, devices = case
+        want = recipe.compute_statement("node-x", m, "posedbBlake3C1" if label_format == "c1" else "posedbBlake3N192",
+                                        confidence, bound_total, devices, rate, "", bool(isolated), ingress, interval)
+        if (bool(got[0]),) + tuple(got[1:]) + (statement,) != want:
+            failures += 1
+            print(f"FAIL: {compute_line(*case)}: compute_statement.cc says {got} {statement!r}, the port {want}")
     print(f"{len(bounds)} bounds ({exact} equal to the byte, the rest within bound.cc's padding), {len(rules)} "
-          f"deadline rules and {len(occupancies)} occupancy statements: "
+          f"deadline rules, {len(occupancies)} occupancy statements, exclusive chains for m in {chain_ms} and "
+          f"{len(computes)} compute statements: "
           f"{'all agree' if not failures else f'{failures} disagree'}")
     return 1 if failures else 0
 

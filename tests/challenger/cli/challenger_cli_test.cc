@@ -13,8 +13,11 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "challenger/ledger/ledger.h"
 #include "challenger/ledger/ledger_records.h"
@@ -339,6 +342,39 @@ TEST_F(ChallengerCliTest, EachSubcommandHelpListsOnlyItsOwnFlags) {
   const std::string audit = Challenger("ledger audit --help").out;
   EXPECT_NE(audit.find("-threads (audit: threads recomputing labels"), std::string::npos) << audit;
   EXPECT_EQ(audit.find("-expect_head"), std::string::npos) << audit;
+  EXPECT_NE(audit.find("-certificate (check this certificate"), std::string::npos) << audit;
+  // `ledger --help` names every ledger subcommand, certificate too; each lists exactly its own flags.
+  const std::string ledger = Challenger("ledger --help").out;
+  EXPECT_NE(ledger.find("usage: wipeproof-challenger ledger <show|verify|export|audit|certificate|decode> [flags]"),
+            std::string::npos)
+      << ledger;
+  EXPECT_NE(ledger.find("\n  certificate  write one self-contained, checkable certificate of a session or a wave\n"),
+            std::string::npos)
+      << ledger;
+  const std::vector<std::pair<std::string, std::set<std::string>>> ledger_flags = {
+      {"show", {"ledger", "challenger_key", "session", "node", "json"}},
+      {"verify", {"ledger", "challenger_key", "expect_head", "export"}},
+      {"export", {"ledger", "challenger_key", "session", "out", "envelopes", "authority_key", "inventory"}},
+      {"audit",
+       {"export", "ledger", "certificate", "challenger_key", "authority_key", "inventory", "session", "json",
+        "threads"}},
+      {"certificate", {"ledger", "challenger_key", "authority_key", "inventory", "session", "wave", "out", "threads"}},
+      {"decode", {"ledger", "export", "sequence", "record", "kind", "json"}}};
+  for (const auto& [sub, flags] : ledger_flags) {
+    SCOPED_TRACE("ledger " + sub);
+    CliRun help = Challenger("ledger " + sub + " --help");
+    EXPECT_EQ(help.exit_code, 0);
+    // The flag lines; a wrapped description line may begin with "--export);", which is no flag line.
+    std::set<std::string> listed;
+    for (const std::string& name : testing::ListedHelpFlags(help.out)) {
+      if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos) listed.insert(name);
+    }
+    EXPECT_EQ(listed, flags) << help.out;
+  }
+  const std::string certificate = Challenger("ledger certificate --help").out;
+  EXPECT_NE(certificate.find("-wave (certificate: one certificate of this wave's latest verdict"), std::string::npos)
+      << certificate;
+  EXPECT_EQ(Challenger("help ledger certificate").out, certificate);
 }
 
 // A challenger killed mid-wipe (SIGKILL) leaves an order without a verdict in the ledger: once the

@@ -182,7 +182,7 @@ TEST_F(LedgerCliTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(Run({"show", LedgerFlag(), KeyFlag(), "--session="}).code, 2);
   Result help = Run({"--help"});
   EXPECT_EQ(help.code, 0);
-  EXPECT_THAT(help.out, HasSubstr("usage: wipeproof-challenger ledger <show|verify|export|audit|decode>"));
+  EXPECT_THAT(help.out, HasSubstr("usage: wipeproof-challenger ledger <show|verify|export|audit|certificate|decode>"));
   Result verify_help = Run({"verify", "--help"});  // that subcommand's help only
   EXPECT_EQ(verify_help.code, 0);
   EXPECT_THAT(verify_help.out, HasSubstr("usage: wipeproof-challenger ledger verify [flags]"));
