@@ -88,6 +88,13 @@ Status WriteFileReplacing(const std::string& path, std::string_view bytes, mode_
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmp.data());  // O_CREAT | O_EXCL, mode 0600
   if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    const int err = errno;
+    struct stat dir_st {};
+    if (::stat(DirOf(path).c_str(), &dir_st) == 0 && S_ISDIR(dir_st.st_mode)) {
+      // The folder is there but makes no new file (a kernel file system such as /proc or /sys).
+      return PermissionDeniedError("cannot write " + path + ": the folder " + DirOf(path) +
+                                   " takes no new files (" + std::strerror(err) + "); write it elsewhere");
+    }
     return NotFoundError("cannot write " + path + ": the folder " + DirOf(path) + " does not exist; create it first");
   }
   if (fd < 0) return ErrnoError(path + ": cannot create a temporary file", errno);

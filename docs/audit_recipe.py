@@ -1876,6 +1876,13 @@ class Recipe:
                  + ("true (every condition holds)" if not unmet else f"false (it needs {unmet[0]})"))
         total = int(verdict.get("totalUnwipedBoundBytes", "0"))
         if unmet:
+            # Why none is stated: a failure's words are fixed; other reasons (an unsigned profile's, say) are the
+            # challenger's knowledge, but they are still a "no bound: " statement, and quoted word for word below.
+            reason = (verdict.get("failure") or {}).get("reason", "none")
+            if not verdict.get("statement", "").startswith("no bound: ") or \
+                    (not verdict.get("pass") and verdict.get("statement") != f"no bound: session failed ({reason})"):
+                fail(f"{what}: it states no bound, yet its statement is not the reason why: "
+                     f"{verdict.get('statement', '')!r}")
             if total or any(int(d.get("unwipedBoundBytes", "0")) for d in stated):
                 fail(f"{what}: it states no bound, yet totalUnwipedBoundBytes is {total} and the devices' "
                      f"unwipedBoundBytes {[int(d.get('unwipedBoundBytes', '0')) for d in stated]}: both must be 0")
@@ -1917,8 +1924,12 @@ class Recipe:
                     sizes[part.get("deviceIndex", 0)] += len(part.get("labelIndices", []))
             if len(parts) == len(devices) and sizes == proof_shape:
                 interval = max(interval, int(timing.get("sentAfterOrderUs", "0")) + int(timing["elapsedUs"]))
-        want = (False,)
-        if verdict.get("pass") and bound_stated and declared is not None:
+        none = "no compute statement: "
+        if not verdict.get("pass"):
+            want = (False, none + "the session failed")
+        elif not bound_stated:
+            want = (False, f"{none}it rests on the bound, and none is stated ({verdict.get('statement', '')})")
+        else:  # check_bound states a bound only with the inventory the delegation names: `declared` is there
             node, inventory = declared
             rate, problem = node_label_rate(node, inventory)
             want = compute_statement(order["nodeName"], int(order.get("chunkLabels", 0)), order.get("format",
@@ -1931,6 +1942,10 @@ class Recipe:
             fail(f"{what}: compute stated is {str(bool(claim.get('stated'))).lower()}, recomputed from the order, the "
                  f"bound, the signed inventory and the round log: {str(want[0]).lower()}")
         if not want[0]:
+            # An unstated statement's figures claim nothing; its words must still be the reason why, exactly.
+            if claim.get("statement", "") != want[-1]:
+                fail(f"{what}: it states no compute, yet its words are not the reason why: "
+                     f"{claim.get('statement', '')!r}, want {want[-1]!r}")
             return
         _, held, ingress, work, min_us, statement = want
         stated = (int(claim.get("heldLabels", "0")), int(claim.get("ingressLabels", "0")),
@@ -1948,8 +1963,8 @@ class Recipe:
         answer; the rounds after that one sent before its end are occupancy rounds (every device at its
         occupancyLabels) and their count, answered right and in time, is `rounds`; unprotectedUs (the challenger's
         measurement) is at least their time in flight and at most the window; detection is d(b) and shortUs is
-        T* + U, both recomputed from the order; it is stated only with the bound, a window of its full length and
-        T* + U below that length."""
+        T* + U, both recomputed from the order; it is stated only with the bound and T* + U
+        below the length the window ran (one closed before its order's length says so in its words)."""
         what = f"{where}: verdict (ledger entry {sequence})"
         window = int(order.get("occupancyWindowUs", "0"))
         occupancy = verdict.get("occupancy")
@@ -2011,28 +2026,40 @@ class Recipe:
         if abs(stated_short - short) > 1 + short * 1e-9:
             fail(f"{what}: occupancy shortUs {stated_short}, T* + U recomputed: {short}")
         length = end - start
-        stated = bool(verdict.get("pass")) and bound_stated and length >= window and short < length
+        stated = bool(verdict.get("pass")) and bound_stated and short < length
         if bool(occupancy.get("stated")) != stated:
             fail(f"{what}: occupancy stated is {str(bool(occupancy.get('stated'))).lower()}, recomputed: "
                  f"{str(stated).lower()}")
+
+        def seconds(us):
+            return "%.6g s" % (us / 1e6)
+
+        # The statement's words, from the order and the verdict's own (checked) figures, as verdict.cc writes them.
+        none = "no occupancy statement: "
+        if not verdict.get("pass"):
+            want = f"{none}session failed ({(verdict.get('failure') or {}).get('reason', 'none')})"
+        elif not bound_stated:
+            want = (f"{none}no bound is stated, and the occupancy statement needs the same conditions "
+                    f"({verdict.get('statement', '')})")
+        elif not stated:
+            want = (f"{none}T* + U = {seconds(stated_short)} is not below the window's {seconds(length)}: shorten the "
+                    f"mean gap or ask more labels per round")
         if stated:
-            # The statement's words, from the order and the verdict's own (checked) figures, as verdict.cc writes them.
             outside = sum(int(d.get("capacityBytes", "0")) - 32 * int(d["labelCount"]) for d in devices)
             shortfall = int(order.get("occupancyShortfallBytes", "0"))
-
-            def seconds(us):
-                return "%.6g s" % (us / 1e6)
-
             want = (f"at {'%.6g' % (confidence * 100)}% confidence node {order['nodeName']}'s planned memory lacked "
                     f"labels in more than {outside + shortfall} bytes (b = {shortfall} of its planned bytes plus all "
                     f"{outside} bytes of allowed reserves and sub-chunk remainders) for at most {seconds(stated_short)} "
-                    f"of its {seconds(length)} occupancy window ({count} occupancy rounds, all answered in time, at a "
+                    f"of its {seconds(length)} occupancy window"
+                    + (f" (closed by the challenger before the {seconds(window)} its order allowed: at its wave's next "
+                       f"run, or with its pool of rounds used up)" if length < window else "")
+                    + f" ({count} occupancy rounds, all answered in time, at a "
                     f"mean gap of {seconds(mean_gap)}, each detecting such a shortfall with probability at least "
                     f"{'%g' % stated_detection}; {seconds(unprotected)} of the window unprotected: rounds in flight "
                     f"and the challenger's own delays, counted in full)")
-            if occupancy.get("statement", "") != want:
-                fail(f"{what}: its occupancy statement is not the one its figures make: "
-                     f"{occupancy.get('statement', '')!r}, want {want!r}")
+        if occupancy.get("statement", "") != want:
+            fail(f"{what}: its occupancy statement is not the one its figures make: "
+                 f"{occupancy.get('statement', '')!r}, want {want!r}")
         self.say(f"{where}: occupancy: {count} rounds in a window of {length} us, d(b) {detection:.6g}, "
                  f"T* + U {short} us: " + ("stated" if stated else "nothing stated"))
 
@@ -2496,11 +2523,17 @@ def verify_certificate(path, schema, authority, challenger, sample, sample_seed,
         document = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         fail(f"certificate {path} is not JSON: {error}")
+    # What the document is, before how it is written: another kind of document is named as such.
+    if not isinstance(document, dict) or not isinstance(document.get("format"), str):
+        fail(f"certificate {path}: not a certificate: it has no field 'format' (a certificate's is "
+             f"{CERTIFICATE_FORMAT})")
+    if document["format"] != CERTIFICATE_FORMAT:
+        fail(f"certificate {path}: not a certificate: its format is {document['format'][:64]!r}, not "
+             f"{CERTIFICATE_FORMAT}" + (" (a ledger export: give it to the recipe as EXPORT)"
+                                        if document["format"] == EXPORT_FORMAT else ""))
     if canonical_text(document) != text:
         fail(f"certificate {path} is not in canonical form (docs/certificate.md), first at "
              f"{first_text_difference(text, canonical_text(document))}")
-    if not isinstance(document, dict) or document.get("format") != CERTIFICATE_FORMAT:
-        fail(f"certificate {path}: its format is not {CERTIFICATE_FORMAT}")
     recipe = CertificateRecipe(schema, document.get("evidence"), authority, challenger, sample, sample_seed, jobs)
     try:
         recipe.run()
@@ -2589,7 +2622,11 @@ def main():
     except AuditFailure as failure:
         print(terminal_safe(f"recipe: FAILED: {failure}"), flush=True)
         return 1
-    except (OSError, ValueError, KeyError) as error:
+    except OSError as error:  # named: which file, and why
+        print(terminal_safe(f"recipe: cannot read {error.filename or 'the input'}: {error.strerror or error}"),
+              file=sys.stderr)
+        return 2
+    except (ValueError, KeyError) as error:
         print(terminal_safe(f"recipe: cannot read the input: {error!r}"), file=sys.stderr)
         return 2
 

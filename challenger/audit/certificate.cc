@@ -250,15 +250,28 @@ StatusOr<Certificate> WriteCertificate(const Ledger& ledger, const CertificateRe
 }
 
 StatusOr<Certificate> VerifyCertificate(const std::string& text, const CertificateTrust& trust) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) {
+    return DataLossError("certificate: not in canonical form (docs/certificate.md): it begins with a byte-order mark "
+                         "(U+FEFF, as some editors save UTF-8); a certificate is its canonical text, without one");
+  }
   auto parsed = ParseJsonText(text, "certificate");
   if (!parsed.ok()) return DataLossError(parsed.status().message());
+  // What the document is, before how it is written: another kind of document is named as such.
+  const bool has_format = parsed->is_object() && parsed->contains("format") && parsed->at("format").is_string();
+  if (!has_format) {
+    return DataLossError(std::string("certificate: not a certificate: it has no field 'format' (a certificate's is ") +
+                         kCertificateFormat + ")");
+  }
+  if (std::string format = parsed->at("format").get<std::string>(); format != kCertificateFormat) {
+    if (format.size() > 64) format = format.substr(0, 64) + "...";
+    return DataLossError("certificate: not a certificate: its format is '" + format + "', not " +
+                         kCertificateFormat +
+                         (format == kLedgerExportFormat ? " (a ledger export: audit it with --export)" : ""));
+  }
   const std::string canonical = CanonicalJsonText(*parsed);
   if (canonical != text) {
     return DataLossError("certificate: not in canonical form (docs/certificate.md), first at " +
                          FirstTextDifference(text, canonical));
-  }
-  if (!parsed->is_object() || !parsed->contains("format") || parsed->at("format") != kCertificateFormat) {
-    return DataLossError(std::string("certificate: no field 'format' of ") + kCertificateFormat);
   }
   if (!parsed->contains("evidence") || !parsed->at("evidence").is_object()) {
     return DataLossError("certificate: no field 'evidence' (an object)");

@@ -89,8 +89,14 @@ std::string FirstTextDifference(const std::string& given, const std::string& wan
   if (at == given.size() && at == want.size()) return "";
   auto byte = [](const std::string& text, size_t i) {
     if (i >= text.size()) return std::string("the end");
+    const auto c = static_cast<unsigned char>(text[i]);
     char hex[8];
-    std::snprintf(hex, sizeof(hex), "0x%02x", static_cast<unsigned char>(text[i]));
+    std::snprintf(hex, sizeof(hex), "0x%02x", c);
+    if (c == '\t') return std::string("a tab (") + hex + ")";
+    if (c == '\n') return std::string("a newline (") + hex + ")";
+    if (c == '\r') return std::string("a carriage return (") + hex + ")";
+    if (c == ' ') return std::string("a space (") + hex + ")";
+    if (c > 0x20 && c < 0x7f) return std::string("'") + static_cast<char>(c) + "' (" + hex + ")";
     return std::string(hex);
   };
   return "byte " + std::to_string(at) + " (line " + std::to_string(line) + ", column " + std::to_string(column) +

@@ -16,9 +16,8 @@ namespace {
 
 Status RecheckAssumptions(const RecomputedFacts& facts, const SessionPlan& plan);
 
-// The verdict's occupancy statement against `want`'s. `reason_unknown`: why no bound is stated is
-// the challenger's knowledge (see RecheckVerdictBound); the occupancy statement's text then stands too.
-Status RecheckOccupancy(proto::Verdict::Reader v, const VerdictSummary& want, bool reason_unknown) {
+// The verdict's occupancy statement against `want`'s, word for word (stated or not).
+Status RecheckOccupancy(proto::Verdict::Reader v, const VerdictSummary& want) {
   auto differs = [](const std::string& field, const std::string& stated, const std::string& recomputed) {
     return DataLossError("occupancy: " + field + " is " + stated +
                          ", recomputed from the order, the verdict's window and the round log: " + recomputed);
@@ -38,7 +37,7 @@ Status RecheckOccupancy(proto::Verdict::Reader v, const VerdictSummary& want, bo
   if (o.getStated() != want.occupancy_stated) {
     return differs("stated", o.getStated() ? "true" : "false", want.occupancy_stated ? "true" : "false");
   }
-  if (o.getStatement() != want.occupancy_statement && !(reason_unknown && !want.occupancy_stated)) {
+  if (o.getStatement() != want.occupancy_statement) {
     return differs("the statement", "\"" + std::string(o.getStatement().cStr()) + "\"",
                    "\"" + want.occupancy_statement + "\"");
   }
@@ -46,8 +45,8 @@ Status RecheckOccupancy(proto::Verdict::Reader v, const VerdictSummary& want, bo
 }
 
 // The verdict's compute statement against `want`'s (when the verdict has one: older verdicts make
-// no compute claim). `reason_unknown` as for the occupancy statement.
-Status RecheckCompute(proto::Verdict::Reader v, const VerdictSummary& want, bool reason_unknown) {
+// no compute claim), word for word; an unstated one's figures claim nothing and are not compared.
+Status RecheckCompute(proto::Verdict::Reader v, const VerdictSummary& want) {
   if (!v.hasCompute()) return Status::Ok();
   auto differs = [](const std::string& field, const std::string& stated, const std::string& recomputed) {
     return DataLossError("compute: " + field + " is " + stated +
@@ -61,7 +60,7 @@ Status RecheckCompute(proto::Verdict::Reader v, const VerdictSummary& want, bool
   }
   // Figures count only when stated (an unstated one claims nothing), as the recipe checks them.
   if (!w.stated) {
-    if (c.getStatement() != w.statement && !reason_unknown) {
+    if (c.getStatement() != w.statement) {
       return differs("the statement", "\"" + std::string(c.getStatement().cStr()) + "\"", "\"" + w.statement + "\"");
     }
     return Status::Ok();
@@ -122,6 +121,12 @@ Status RecheckVerdictBound(const RecomputedFacts& facts) {
   if (!in.failure.failed() && !every_device_checked) {
     return DataLossError("bound: a passing verdict with a device that was never challenged");
   }
+  // Why a passing session on an unsigned profile states no bound (not signed, altered, another key)
+  // is the challenger's knowledge, not the order's: its "no bound: " statement stands, and the
+  // occupancy and compute statements must quote exactly it.
+  if (!plan.profile.endorsement.signed_parameters && !in.failure.failed()) {
+    in.known_no_bound_statement = v.getStatement().cStr();
+  }
   const VerdictSummary want = SummarizeVerdict(in);
 
   auto differs = [](const std::string& field, const std::string& stated, const std::string& recomputed) {
@@ -152,15 +157,11 @@ Status RecheckVerdictBound(const RecomputedFacts& facts) {
   if (v.getTotalUnwipedBoundBytes() != total) {
     return differs("totalUnwipedBoundBytes", std::to_string(v.getTotalUnwipedBoundBytes()), std::to_string(total));
   }
-  // Why an unsigned profile states no bound (not signed, altered, another key) is the challenger's
-  // knowledge, not the order's: any "no bound: " statement then stands.
-  const bool reason_unknown = !plan.profile.endorsement.signed_parameters && !want.bound_stated &&
-                              std::string(v.getStatement().cStr()).rfind("no bound: ", 0) == 0;
-  if (v.getStatement() != want.statement && !reason_unknown) {
+  if (v.getStatement() != want.statement) {
     return differs("the statement", "\"" + std::string(v.getStatement().cStr()) + "\"", "\"" + want.statement + "\"");
   }
-  WP_RETURN_IF_ERROR(RecheckOccupancy(v, want, reason_unknown));
-  WP_RETURN_IF_ERROR(RecheckCompute(v, want, reason_unknown));
+  WP_RETURN_IF_ERROR(RecheckOccupancy(v, want));
+  WP_RETURN_IF_ERROR(RecheckCompute(v, want));
   return RecheckAssumptions(facts, plan);
 }
 

@@ -108,6 +108,10 @@ Status CheckInputs(const PlanInputs& in) {
     return InvalidArgumentError("verify rate must be finite and > 0");
   }
   if (in.classes.empty() && !in.profile) return InvalidArgumentError("no adversary class");
+  if (!(in.compute_compressions_per_s >= 0) || !std::isfinite(in.compute_compressions_per_s) ||
+      in.compute_compressions_per_s > 1e16) {
+    return InvalidArgumentError("compute rate must be in [0, 1e16] compressions/s");
+  }
   if (in.fleet_nodes > 0 && (!(in.period_s > 0) || !std::isfinite(in.period_s))) {
     return InvalidArgumentError("the fleet's wipe period must be finite and > 0 seconds");
   }
@@ -178,6 +182,12 @@ void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vecto
   }
   c->node_wipe_s = c->fill_s + c->rounds_s;
   c->wave_wipe_s = c->node_wipe_s;  // the wave's nodes run concurrently; the precompute counts them all
+  if (in.compute_compressions_per_s > 0) {
+    std::vector<PlanComputeDevices> devices;
+    for (const auto& row : c->devices) devices.push_back({row.count, row.planned_bytes / 32, row.chunks});
+    c->compute = ComputePlanComputeShare(devices, m, in.policy.format, c->planned_fraction, c->fill_s, c->rounds,
+                                         in.compute_compressions_per_s, in.honest_round_p999_us);
+  }
 }
 
 }  // namespace

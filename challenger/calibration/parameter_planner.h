@@ -35,6 +35,7 @@
 
 #include "challenger/calibration/calibration_rule.h"
 #include "challenger/calibration/node_profile_claims.h"
+#include "challenger/calibration/plan_compute_share.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "common/status.h"
 
@@ -62,6 +63,9 @@ struct PlanInputs {
   uint64_t fleet_nodes = 0;                       // the fleet, for the cores it needs (0: not asked)
   double period_s = 0;                            // each node wiped once per period_s (> 0 with fleet_nodes)
   std::optional<Profile> profile;                 // when set: m, R, q, deadlines and class come from it
+  // The node's fastest declared label rate, compressions/s (plan --compute_rate): each class's
+  // compute share (plan_compute_share.h); 0: not asked.
+  double compute_compressions_per_s = 0;
 };
 
 struct PlanDeviceRow {
@@ -114,6 +118,7 @@ struct ClassPlan {
   bool precompute_keeps_up = true;                   // expected labels within one wave run's time
   double node_wipe_s = 0;
   double wave_wipe_s = 0;
+  std::optional<PlanComputeShare> compute;  // with PlanInputs::compute_compressions_per_s > 0
   std::vector<std::string> warnings;
 };
 

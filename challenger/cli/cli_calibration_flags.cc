@@ -85,6 +85,10 @@ DEFINE_int32(challenger_cores, 0, "plan: challenger cores computing expected lab
 DEFINE_double(verify_rate, 0,
               "plan: challenger compressions/s per core recomputing chunks, in [1e3, 1e12]; 0 = measure on this "
               "machine (~1 s)");
+DEFINE_double(compute_rate, 0,
+              "plan: the node's fastest declared label rate, compressions/s (the inventory's cpu_compressions_per_s "
+              "plus its devices' label_rates), in (0, 1e16]: each class's compute share, the part of an honest wipe "
+              "the compute statement can prove spent; 0 = not shown");
 DEFINE_uint64(fleet_nodes, 0,
               "plan: nodes in the fleet; with --period_s, how many challenger cores their expected labels need; "
               "0 = not asked");

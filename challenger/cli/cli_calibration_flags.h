@@ -48,6 +48,7 @@ DECLARE_double(occupancy_short_s);
 DECLARE_uint32(nodes_per_wave);
 DECLARE_int32(challenger_cores);
 DECLARE_double(verify_rate);
+DECLARE_double(compute_rate);
 DECLARE_string(plot);
 DECLARE_uint64(fleet_nodes);
 DECLARE_double(period_s);

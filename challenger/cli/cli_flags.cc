@@ -49,6 +49,7 @@ DEFINE_string(profile, "",
               "built-in uncalibrated profile");
 DEFINE_int32(threads, 0, "threads computing expected labels per session; 0 = all cores");
 DEFINE_bool(json, false, "print each verdict as one JSON object on stdout (the summary goes to stderr)");
+DEFINE_double(capacity_over_s, 604800, "status: the span, seconds before now, of each node's proven capacity");
 DEFINE_double(connect_timeout_s, 10, "seconds to wait for the TCP connection to an agent; default 10");
 DEFINE_string(progress, "auto",
               "progress on stderr, per node, of each step that takes more than a second: the expected-label "

@@ -32,6 +32,7 @@ DECLARE_string(ledger);
 DECLARE_string(profile);
 DECLARE_int32(threads);
 DECLARE_bool(json);
+DECLARE_double(capacity_over_s);
 DECLARE_double(connect_timeout_s);
 DECLARE_string(progress);
 DECLARE_string(wave);

@@ -577,8 +577,24 @@ StatusOr<LedgerExportOptions> ExportOptions(const Args& args) {
   return options;
 }
 
+// --out against every file the command reads (the ledger, the keys, the inventory): INVALID_ARGUMENT
+// naming the one it is, so a slip of the flag never destroys a key or the authority's inventory.
+Status RefuseOutputOverInputs(const Args& args) {
+  const std::string out = Flag(args, "out");
+  if (out.empty()) return Status::Ok();
+  const std::pair<const char*, const char*> inputs[] = {{"ledger", "the ledger (--ledger)"},
+                                                        {"challenger_key", "the challenger key (--challenger_key)"},
+                                                        {"authority_key", "the authority key (--authority_key)"},
+                                                        {"inventory", "the inventory (--inventory)"}};
+  for (const auto& [flag, what] : inputs) {
+    if (!Flag(args, flag).empty()) WP_RETURN_IF_ERROR(RefuseOutputOverInput(out, Flag(args, flag), what));
+  }
+  return Status::Ok();
+}
+
 int RunExport(const Args& args, const Ledger& ledger, const proto::PublicKey& pub, std::ostream& out,
               std::ostream& err) {
+  if (Status inputs = RefuseOutputOverInputs(args); !inputs.ok()) return Fail(err, args.sub, inputs);
   auto options = ExportOptions(args);
   if (!options.ok()) return Fail(err, args.sub, options.status());
   auto document = ExportLedgerJson(ledger, pub, *options, SystemClock());
@@ -589,8 +605,7 @@ int RunExport(const Args& args, const Ledger& ledger, const proto::PublicKey& pu
     out << text;
     return kExitOk;
   }
-  Status written = RefuseOutputOverInput(path, Flag(args, "ledger"), "the ledger (--ledger)");
-  if (written.ok()) written = WriteFileReplacing(path, text);
+  Status written = WriteFileReplacing(path, text);
   if (!written.ok()) return Fail(err, args.sub, written);
   err << kProgram << " export: wrote " << (*document)["entries"].size() << " entries and the signed head to " << path
       << "\n";
@@ -623,6 +638,7 @@ StatusOr<CertificateTrust> TrustFlags(const Args& args) {
 
 // `certificate`: of --session or --wave, from --ledger.
 int RunCertificate(const Args& args, std::ostream& out, std::ostream& err) {
+  if (Status inputs = RefuseOutputOverInputs(args); !inputs.ok()) return Fail(err, args.sub, inputs);
   auto trust = TrustFlags(args);
   if (!trust.ok()) return Fail(err, args.sub, trust.status());
   if (const std::string usage = ThreadsFlag(args, &trust->threads); !usage.empty()) {

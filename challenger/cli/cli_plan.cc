@@ -172,6 +172,15 @@ nlohmann::ordered_json PlanJson(const PlanInputs& in, const PlanResult& r, const
     } else {
       cj["fleet"] = nullptr;
     }
+    if (c.compute) {
+      cj["compute"] = {{"held_labels", c.compute->held_labels},
+                       {"work_compressions", c.compute->work_compressions},
+                       {"min_compute_s", c.compute->min_compute_s},
+                       {"interval_s", c.compute->interval_s},
+                       {"share", c.compute->share}};
+    } else {
+      cj["compute"] = nullptr;
+    }
     cj["node_wipe_s"] = c.node_wipe_s;
     cj["wave_wipe_s"] = c.wave_wipe_s;
     cj["warnings"] = c.warnings;
@@ -261,6 +270,12 @@ std::string PlanTable(const PlanInputs& in, const PlanResult& r, const NodeProfi
     row("fleet: challenger cores", [](const ClassPlan& c) {
       return c.fleet ? std::to_string(c.fleet->cores) + " (" + FormatFixed(c.fleet->utilisation * 100, 1) + "% busy)"
                      : std::string("-");
+    });
+  }
+  if (in.compute_compressions_per_s > 0) {
+    row("compute share (proven)", [](const ClassPlan& c) {
+      return c.compute ? FormatFixed(c.compute->share * 100, 1) + "% (" + Seconds(c.compute->min_compute_s) + ")"
+                       : std::string("-");
     });
   }
   row("wipe per node", [](const ClassPlan& c) { return Seconds(c.node_wipe_s); });
@@ -485,6 +500,10 @@ int RunPlan() {
   if ((FLAGS_fleet_nodes > 0) != period_set) {
     return ConfigError(kSub, "--fleet_nodes and --period_s go together (the fleet and how often each node is wiped)");
   }
+  if (!(FLAGS_compute_rate >= 0 && FLAGS_compute_rate <= 1e16)) {
+    return ConfigError(kSub, "--compute_rate must be in (0, 1e16] compressions/s, or 0 (not shown)");
+  }
+  in.compute_compressions_per_s = FLAGS_compute_rate;
   in.fleet_nodes = FLAGS_fleet_nodes;
   in.period_s = FLAGS_period_s;
 
@@ -629,6 +648,7 @@ const CliSubcommand& PlanSubcommand() {
     "nodes_per_wave",
     "challenger_cores",
     "verify_rate",
+    "compute_rate",
     "fleet_nodes",
     "period_s",
     "json",

@@ -4,6 +4,8 @@
 // with --json. The ledger is opened read-only and its whole chain verified first.
 // Exit status: 0 shown; 1 the ledger does not verify (nothing shown); 2 bad command line,
 // inventory, key or ledger file.
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "challenger/cli/cli.h"
@@ -41,7 +43,13 @@ int RunStatus() {
   if (FLAGS_ledger.empty()) return ConfigError(kSub, "--ledger is required (ledger database file)");
   auto ledger = Ledger::OpenReadOnly(FLAGS_ledger);
   if (!ledger.ok()) return ConfigError(kSub, ledger.status().WithContext("--ledger=" + FLAGS_ledger));
-  auto status = ReadFleetStatus(**ledger, *pub, *inventory, SystemClock().UnixMicros());
+  if (!(FLAGS_capacity_over_s >= 1 && FLAGS_capacity_over_s <= 366 * 86400.0)) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%.10g", FLAGS_capacity_over_s);
+    return ConfigError(kSub, std::string("--capacity_over_s must be in [1, 31622400] seconds (366 days), got ") + got);
+  }
+  auto status = ReadFleetStatus(**ledger, *pub, *inventory, SystemClock().UnixMicros(),
+                                static_cast<uint64_t>(std::llround(FLAGS_capacity_over_s * 1e6)));
   if (!status.ok()) {
     return ConfigError(kSub, status.status());  // 1: the ledger does not verify; 2: a key that did not sign it
   }
@@ -63,18 +71,22 @@ const CliSubcommand& StatusSubcommand() {
    "killed mid-wipe, is INTERRUPTED and counted as failed; RUNNING while it still may run), its last\n"
    "pass, and when the next pass is due: the last pass (never passed: its first verdict; no verdict\n"
    "yet: not shown) + its wave's period + jitter + 600 s for the run itself\n"
-   "(OVERDUE when past). The ledger is opened read-only and its whole chain verified first;\n"
+   "(OVERDUE when past). Below the table, for a node held between runs (its wave's hold) or with\n"
+   "stated occupancy or compute statements: the share of the last --capacity_over_s its stated\n"
+   "occupancy windows prove it held (each window less its T* + U) and the least compute time its\n"
+   "stated compute statements prove fills took. The ledger is opened read-only and its whole chain verified first;\n"
    "--challenger_key takes the challenger's PREFIX.pub (or its .key). A table on stdout, or --json.\n"
    "Exit 0 shown (whatever the nodes' verdicts), 1 the ledger does not verify, 2 bad command line,\n"
    "inventory, key or ledger file.",
-   {"inventory", "ledger", "challenger_key", "json"},
+   {"inventory", "ledger", "challenger_key", "json", "capacity_over_s"},
    &RunStatus,
    {{"inventory", "inventory JSON file: the nodes and waves to show (required)"},
     {"challenger_key",
      "the challenger's public key file (PREFIX-challenger.pub, or its .key) the ledger is verified under "
      "(required)"},
     {"ledger", "ledger database file (SQLite), opened read-only (required)"},
-    {"json", "print the fleet as JSON on stdout instead of the table"}}};
+    {"json", "print the fleet as JSON on stdout instead of the table"},
+    {"capacity_over_s", "the span, in seconds before now, of each node's proven capacity (default a week)"}}};
   return kSubcommand;
 }
 

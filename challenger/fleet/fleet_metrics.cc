@@ -6,6 +6,8 @@
 
 #include "challenger/fleet/fleet_status.h"
 #include "challenger/fleet/outcome_report.h"
+#include "challenger/fleet/proven_capacity.h"
+#include "proto/codec.h"
 
 namespace wipeproof {
 
@@ -46,6 +48,17 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
                               "Order sent to fill report received, the node's last session.", {"node"})),
       wave_runs_(registry.AddCounter("wipeproof_challenger_wave_runs_total",
                                      "Wave runs by the wave verdict: pass, fail.", {"wave", "outcome"})),
+      held_(registry.AddGauge("wipeproof_challenger_node_held",
+                              "1 when the node's wave is held between runs (the inventory's hold), else 0.",
+                              {"node"})),
+      occupied_proven_(registry.AddCounter("wipeproof_challenger_occupied_proven_seconds_total",
+                                           "Seconds stated occupancy windows prove the node's planned memory held "
+                                           "(each window less its T* + U), added at each verdict.",
+                                           {"node"})),
+      compute_proven_(registry.AddCounter("wipeproof_challenger_compute_proven_seconds_total",
+                                          "The least compute time, in seconds, stated compute statements prove the "
+                                          "node's fills took, added at each verdict.",
+                                          {"node"})),
       ledger_entries_(
           registry.AddGauge("wipeproof_challenger_ledger_entries", "Entries in the ledger.", {}).WithLabels({})),
       ledger_verified_(registry
@@ -78,6 +91,9 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
       bound_.WithLabels({node}).Set(nan);
       fill_.WithLabels({node}).Set(nan);
       rounds_.WithLabels({node});
+      held_.WithLabels({node}).Set(wave->hold ? 1 : 0);
+      occupied_proven_.WithLabels({node});
+      compute_proven_.WithLabels({node});
       wave_of_[node] = *wave;
       pass_due_.WithLabels({node}).Set(static_cast<double>(PassDueUnixUs(*wave, now_unix_us)) / 1e6);
     }
@@ -110,6 +126,12 @@ void FleetMetrics::OnMemberResult(const WaveMemberResult& result, int64_t now_un
   fill_.WithLabels({node}).Set(static_cast<double>(o.fill_us) / 1e6);
   Histogram& rounds = rounds_.WithLabels({node});
   for (const RoundRecord& r : o.rounds) rounds.Observe(static_cast<double>(r.elapsed_us) / 1e6);
+  auto verdict = proto::ParseMessage<proto::Verdict>(proto::AsView(o.verdict.payload));
+  if (verdict.ok()) {
+    const ProvenCapacity proven = ProvenCapacityOf(verdict->root());
+    occupied_proven_.WithLabels({node}).Increment(static_cast<double>(proven.ProvenOccupiedUs()) / 1e6);
+    compute_proven_.WithLabels({node}).Increment(static_cast<double>(proven.compute_us) / 1e6);
+  }
 }
 
 void FleetMetrics::SeedLastPass(const std::string& node, int64_t at_unix_us) {

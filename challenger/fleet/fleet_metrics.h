@@ -27,6 +27,16 @@
 //   wipeproof_challenger_fill_seconds{node}                             gauge: order to fill report,
 //                                                                       last session; NaN before one
 //   wipeproof_challenger_wave_runs_total{wave,outcome}                  counter: pass, fail
+//   wipeproof_challenger_node_held{node}                                gauge: 1 when its wave is held
+//                                                                       between runs (inventory hold)
+//   wipeproof_challenger_occupied_proven_seconds_total{node}            counter: the time stated
+//                                                                       occupancy windows prove its
+//                                                                       memory held (each window less
+//                                                                       its T* + U: proven_capacity.h),
+//                                                                       added at each verdict
+//   wipeproof_challenger_compute_proven_seconds_total{node}             counter: the least compute time
+//                                                                       stated compute statements prove
+//                                                                       its fills took
 //   wipeproof_challenger_ledger_entries                                 gauge (read at each scrape)
 //   wipeproof_challenger_ledger_verified                                gauge: 1 the whole chain verified
 //                                                                       at the last check, 0 not
@@ -100,6 +110,9 @@ class FleetMetrics {
   HistogramFamily& rounds_;
   GaugeFamily& fill_;
   CounterFamily& wave_runs_;
+  GaugeFamily& held_;
+  CounterFamily& occupied_proven_;
+  CounterFamily& compute_proven_;
   Gauge& ledger_entries_;
   Gauge& ledger_verified_;
   Gauge& ledger_verified_at_;

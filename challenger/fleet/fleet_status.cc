@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "challenger/fleet/proven_capacity.h"
 #include "challenger/ledger/ledger_records.h"
 #include "challenger/ledger/ledger_verify.h"
 #include "challenger/session/failure.h"
@@ -23,6 +24,16 @@ std::string Gib(uint64_t bytes) {
 }
 
 std::string TimeOrDash(int64_t unix_us) { return unix_us == 0 ? "-" : FormatUnixMicrosUtc(unix_us); }
+
+double Fraction(uint64_t part, uint64_t whole) {
+  return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
+}
+
+std::string Percent(uint64_t part, uint64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * Fraction(part, whole));
+  return buf;
+}
 
 }  // namespace
 
@@ -64,12 +75,15 @@ std::string FormatAge(int64_t micros) {
 }
 
 StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicKey& challenger_pub,
-                                      const Inventory& inventory, int64_t now_unix_us) {
+                                      const Inventory& inventory, int64_t now_unix_us, uint64_t capacity_over_us) {
   WP_ASSIGN_OR_RETURN(LedgerHead head, ledger.Verify(challenger_pub));
   FleetStatus out;
   out.ledger_path = ledger.path();
   out.ledger_entries = head.entry_count;
   out.now_unix_us = now_unix_us;
+  out.capacity_over_us = capacity_over_us;
+  const int64_t capacity_from =
+      now_unix_us - static_cast<int64_t>(std::min<uint64_t>(capacity_over_us, static_cast<uint64_t>(now_unix_us)));
   std::map<std::string, size_t> index;
   auto node_at = [&](const std::string& name) -> NodeStatus& {
     auto it = index.find(name);
@@ -77,7 +91,10 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
     index[name] = out.nodes.size();
     NodeStatus n;
     n.node = name;
-    if (const Wave* w = inventory.WaveOf(name)) n.wave = w->name;
+    if (const Wave* w = inventory.WaveOf(name)) {
+      n.wave = w->name;
+      n.held = w->hold.has_value();
+    }
     out.nodes.push_back(n);
     return out.nodes.back();
   };
@@ -123,6 +140,9 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
       last.busy = v.getFailure().getReason() == proto::FailureReason::NODE_BUSY;
     }
     ++n.sessions;
+    const ProvenCapacity proven = ProvenCapacityOf(v);
+    n.occupied_proven_us += ProvenOccupiedUsWithin(proven, capacity_from, now_unix_us);
+    n.compute_proven_us += ProvenComputeUsWithin(proven, capacity_from, now_unix_us);
     if (n.first_verdict_unix_us == 0) n.first_verdict_unix_us = last.at_unix_us;
     if (last.pass) {
       n.last_pass_unix_us = last.at_unix_us;
@@ -224,6 +244,14 @@ std::string FleetStatusTable(const FleetStatus& status) {
              " session(s) without a verdict in all (interrupted), counted as failed wipes\n";
     }
   }
+  for (const NodeStatus& n : status.nodes) {
+    if (!n.held && n.occupied_proven_us == 0 && n.compute_proven_us == 0) continue;
+    const std::string over = FormatAge(static_cast<int64_t>(status.capacity_over_us));
+    out += TerminalSafe(n.node) + ": " + (n.held ? "held: " : "") + Percent(n.occupied_proven_us, status.capacity_over_us) +
+           " of the last " + over + " proven occupied (" + FormatAge(static_cast<int64_t>(n.occupied_proven_us)) +
+           " by stated occupancy statements); at least " + Percent(n.compute_proven_us, status.capacity_over_us) +
+           " of its compute proven spent on fills (" + FormatAge(static_cast<int64_t>(n.compute_proven_us)) + ")\n";
+  }
   out += "ledger " + status.ledger_path + ": " + std::to_string(status.ledger_entries) +
          " entries, the whole chain verified\n";
   return out;
@@ -270,6 +298,12 @@ nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
                                  {"running", n.state == NodeState::kRunning},
                                  {"running_until_unix_us", n.unfinished_until_unix_us}};
     }
+    j["capacity"] = {{"held", n.held},
+                     {"over_s", static_cast<double>(status.capacity_over_us) / 1e6},
+                     {"occupied_proven_s", static_cast<double>(n.occupied_proven_us) / 1e6},
+                     {"occupied_fraction", Fraction(n.occupied_proven_us, status.capacity_over_us)},
+                     {"compute_proven_s", static_cast<double>(n.compute_proven_us) / 1e6},
+                     {"compute_fraction", Fraction(n.compute_proven_us, status.capacity_over_us)}};
     nodes.push_back(j);
   }
   nlohmann::ordered_json out;

@@ -80,6 +80,12 @@ struct NodeStatus {
   std::string unfinished_session;
   int64_t unfinished_at_unix_us = 0;
   int64_t unfinished_until_unix_us = 0;
+  // Capacity held over time (proven_capacity.h), over the last FleetStatus::capacity_over_us: the
+  // time stated occupancy windows prove the planned memory held, and the least compute time stated
+  // compute statements prove fills took. `held`: its wave is held between runs (inventory hold).
+  bool held = false;
+  uint64_t occupied_proven_us = 0;
+  uint64_t compute_proven_us = 0;
 };
 
 struct FleetStatus {
@@ -87,19 +93,28 @@ struct FleetStatus {
   uint64_t ledger_entries = 0;    // all verified
   std::vector<NodeStatus> nodes;  // inventory order, then nodes only the ledger knows
   int64_t now_unix_us = 0;
+  uint64_t capacity_over_us = 0;  // the span [now - this, now) of the nodes' proven capacity
 };
+
+// The default span of `status --capacity_over_s`: a week.
+inline constexpr uint64_t kDefaultCapacityOverUs = uint64_t{7} * 86'400 * 1'000'000;
 
 // Errors: the ledger's Verify errors (DATA_LOSS naming the first bad entry, PERMISSION_DENIED for a
 // ledger written by another key), SQLite errors.
+// `capacity_over_us` > 0: the span of each node's proven capacity (NodeStatus::occupied_proven_us).
 StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicKey& challenger_pub,
-                                      const Inventory& inventory, int64_t now_unix_us);
+                                      const Inventory& inventory, int64_t now_unix_us,
+                                      uint64_t capacity_over_us = kDefaultCapacityOverUs);
 
-// A table for people, one line per node (sizes in GiB beside bytes, ages in s/min/h/d); node, wave
-// and failure texts escaped by TerminalSafe (common/terminal_text.h).
+// A table for people, one line per node (sizes in GiB beside bytes, ages in s/min/h/d), then a line
+// per node that is held or has proven capacity over the span ("held: 96.2% of the last 7.0 d proven
+// occupied ..."); node, wave and failure texts escaped by TerminalSafe (common/terminal_text.h).
 std::string FleetStatusTable(const FleetStatus& status);
 // The same as JSON: {"ledger": {...}, "now": ..., "nodes": [{...}]}; a node's "state" is
 // NodeStateName, "failures" counts its "interrupted" sessions too, and "unfinished_session" is
-// {"session_id", "order_issued", "order_issued_unix_us", "running", "running_until_unix_us"} or null.
+// {"session_id", "order_issued", "order_issued_unix_us", "running", "running_until_unix_us"} or null;
+// its "capacity" is {"held", "over_s", "occupied_proven_s", "occupied_fraction", "compute_proven_s",
+// "compute_fraction"}.
 nlohmann::ordered_json FleetStatusJson(const FleetStatus& status);
 
 // "42 s", "5.0 min", "3.2 h", "2.1 d".

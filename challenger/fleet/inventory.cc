@@ -10,6 +10,7 @@
 #include "common/hex.h"
 #include "common/json_fields.h"
 #include "proto/key_files.h"
+#include "proto/validate.h"
 
 namespace wipeproof {
 
@@ -281,9 +282,44 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
   return n;
 }
 
+// A wave's "hold" (inventory.h), against the wave's period and jitter already parsed into `wave`.
+StatusOr<WaveHold> ParseWaveHold(const nlohmann::json& value, const std::string& path, const Wave& wave) {
+  WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
+  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"mean_gap_s", "shortfall", "labels_per_round"}));
+  WaveHold hold;
+  uint64_t labels = 0;
+  WP_RETURN_IF_ERROR(obj.Double("mean_gap_s", &hold.mean_gap_s));
+  WP_RETURN_IF_ERROR(obj.Double("shortfall", &hold.shortfall));
+  WP_RETURN_IF_ERROR(obj.Uint64("labels_per_round", &labels));
+  auto number = [](double x) {
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "%.10g", x);
+    return std::string(buf);
+  };
+  if (!(hold.mean_gap_s >= 1e-6 && hold.mean_gap_s <= wave.period_s)) {
+    return InvalidArgumentError(obj.PathOf("mean_gap_s") + ": must be in [0.000001, the wave's period_s " +
+                                number(wave.period_s) + "] seconds, got " + number(hold.mean_gap_s));
+  }
+  if (!(hold.shortfall > 0 && hold.shortfall < 1)) {
+    return InvalidArgumentError(obj.PathOf("shortfall") + ": must be a fraction in (0, 1) of the planned bytes, got " +
+                                number(hold.shortfall));
+  }
+  if (labels == 0 || labels > kMaxHoldLabelsPerRound) {
+    return InvalidArgumentError(obj.PathOf("labels_per_round") + ": must be in [1, " +
+                                std::to_string(kMaxHoldLabelsPerRound) + "], got " + std::to_string(labels));
+  }
+  hold.labels_per_round = static_cast<uint32_t>(labels);
+  if ((wave.period_s + wave.jitter_s) * 1e6 > static_cast<double>(proto::kMaxOccupancyWindowUs)) {
+    return InvalidArgumentError(path + ": a held wave's window lasts up to period_s + jitter_s = " +
+                                number(wave.period_s + wave.jitter_s) +
+                                " s, beyond the 2678400 s (31 days) an order may ask: shorten the period");
+  }
+  return hold;
+}
+
 StatusOr<Wave> ParseWave(const nlohmann::json& value, const std::string& path, const std::string& base_dir) {
   WP_ASSIGN_OR_RETURN(JsonObject obj, JsonObject::Of(value, path));
-  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "nodes", "period_s", "jitter_s", "complete", "lifecycle"}));
+  WP_RETURN_IF_ERROR(obj.CheckKnownKeys({"name", "nodes", "period_s", "jitter_s", "complete", "lifecycle", "hold"}));
   Wave w;
   WP_RETURN_IF_ERROR(obj.String("name", &w.name));
   WP_RETURN_IF_ERROR(CheckName(obj.PathOf("name"), w.name));
@@ -303,6 +339,10 @@ StatusOr<Wave> ParseWave(const nlohmann::json& value, const std::string& path, c
   }
   if (!(w.jitter_s >= 0 && w.jitter_s <= w.period_s)) {
     return InvalidArgumentError(obj.PathOf("jitter_s") + ": must be in [0, period_s]");
+  }
+  if (obj.Has("hold")) {
+    WP_ASSIGN_OR_RETURN(WaveHold hold, ParseWaveHold(obj.Get("hold"), obj.PathOf("hold"), w));
+    w.hold = hold;
   }
   if (!obj.Has("nodes")) return InvalidArgumentError(obj.PathOf("nodes") + ": missing");
   const nlohmann::json& nodes = obj.Get("nodes");
@@ -520,6 +560,11 @@ std::string InventoryJson(const Inventory& inventory) {
       nlohmann::ordered_json wave = {{"name", w.name}, {"nodes", w.nodes}, {"period_s", w.period_s},
                                      {"jitter_s", w.jitter_s}, {"complete", w.complete}};
       if (w.lifecycle) wave["lifecycle"] = LifecycleJson(*w.lifecycle);
+      if (w.hold) {
+        wave["hold"] = {{"mean_gap_s", w.hold->mean_gap_s},
+                        {"shortfall", w.hold->shortfall},
+                        {"labels_per_round", w.hold->labels_per_round}};
+      }
       waves.push_back(std::move(wave));
     }
     doc["waves"] = std::move(waves);

@@ -60,6 +60,12 @@
 //        "period_s": 86400, "jitter_s": 21600,    seconds; 0 < period_s <= 31622400 (366 days),
 //                                                 0 <= jitter_s <= period_s
 //        "lifecycle": {"kind": "slurm", "grace_s": 600},   optional: its members' default
+//        "hold": {"mean_gap_s": 1, "shortfall": 0.25, "labels_per_round": 8},   optional: idle nodes
+//                                                 held between runs (serve): each session's occupancy
+//                                                 window lasts to the wave's next run; mean_gap_s in
+//                                                 [1e-6, period_s], shortfall in (0, 1) of the planned
+//                                                 bytes, labels_per_round >= 1; period_s + jitter_s
+//                                                 <= 31 days (the longest window an order may ask)
 //        "complete": true}                        true = every node that can reach a member's
 //     ],                                          memory within a round deadline is in the wave
 //     "reserves": {"host-dram": 0, "NVIDIA H200": 536870912}   bytes per device model, <= 2^50;
@@ -132,6 +138,16 @@ struct InventoryNode {
   std::vector<InventoryDevice> devices;
 };
 
+// A wave of idle nodes held continuously (serve): the occupancy window each session asks, but for
+// its length (the time to the wave's next run, drawn by the schedule). session_plan.h
+// OccupancyRequest.
+inline constexpr uint64_t kMaxHoldLabelsPerRound = uint64_t{1} << 17;  // parameter_profile.h kMaxLabelsPerRound
+struct WaveHold {
+  double mean_gap_s = 0;
+  double shortfall = 0;  // b as a fraction of the node's planned bytes
+  uint32_t labels_per_round = 0;
+};
+
 struct Wave {
   std::string name;
   std::vector<std::string> nodes;
@@ -139,6 +155,7 @@ struct Wave {
   double jitter_s = 0;
   bool complete = false;
   std::optional<LifecycleSpec> lifecycle;  // the members' drain/resume hook, unless a node has its own
+  std::optional<WaveHold> hold;            // idle nodes held between runs (serve); none: not held
 };
 
 struct Inventory {

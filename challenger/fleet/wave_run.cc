@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -83,7 +84,18 @@ uint64_t PreparedWave::ExpectedLabelBytes() const {
   return bytes;
 }
 
-WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& profile, const Clock& clock) {
+OccupancyRequest HoldRequest(const WaveHold& hold, const Wave& wave, uint64_t planned_bytes, uint64_t close_us) {
+  OccupancyRequest request;
+  request.window_us = static_cast<uint64_t>(std::llround((wave.period_s + wave.jitter_s) * 1e6));
+  request.mean_gap_us = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(hold.mean_gap_s * 1e6)));
+  request.shortfall_bytes = static_cast<uint64_t>(hold.shortfall * static_cast<double>(planned_bytes));
+  request.labels_per_round = hold.labels_per_round;
+  request.close_us = std::min(close_us, request.window_us);
+  return request;
+}
+
+WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& profile, const Clock& clock,
+                   uint64_t hold_close_us) {
   WaveContext context;
   context.name = wave.name;
   context.declared_complete = wave.complete;
@@ -114,6 +126,28 @@ WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& 
     plan->wave.whole_wave_in_session = out.whole;
     plan->wave_complete = plan->wave.declared_complete && out.whole;
     SetHoldingSchedule(&*plan, wave_fill_deadline);
+  }
+  if (wave.hold && hold_close_us > 0) {
+    for (size_t i = 0; i < out.plans.size(); ++i) {
+      if (!out.plans[i]) continue;
+      uint64_t planned = 0;
+      for (const PlannedDevice& d : out.plans[i]->devices) planned += d.planned_bytes();
+      Status held = SetOccupancySchedule(&*out.plans[i], HoldRequest(*wave.hold, wave, planned, hold_close_us));
+      if (!held.ok()) {
+        LOG(INFO) << "wave " << wave.name << ": node " << wave.nodes[i] << " not run: " << held.ToString();
+        out.errors[i] = held.WithContext("the wave's hold (inventory)");
+        out.plans[i].reset();
+        out.whole = false;
+      }
+    }
+    // A member dropped: the others' plans still say the whole wave is in session; plan again without it.
+    if (!out.whole) {
+      for (auto& plan : out.plans) {
+        if (!plan) continue;
+        plan->wave.whole_wave_in_session = false;
+        plan->wave_complete = false;
+      }
+    }
   }
   return out;
 }
@@ -149,7 +183,7 @@ double MeasureExpectedLabelUs(const Profile& profile, int threads) {
 }
 
 PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
-                         const TcpSessionOptions& options) {
+                         const TcpSessionOptions& options, uint64_t hold_close_us) {
   const int64_t start = options.clock->MonotonicMicros();
   PreparedWave out;
   out.wave = wave.name;
@@ -160,7 +194,7 @@ PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Pro
     const InventoryNode* n = inventory.FindNode(node);
     out.scheduler_names.push_back(n != nullptr && !n->scheduler_name.empty() ? n->scheduler_name : node);
   }
-  WavePlans planned = PlanWave(inventory, wave, profile, *options.clock);
+  WavePlans planned = PlanWave(inventory, wave, profile, *options.clock, hold_close_us);
   out.plan_errors = std::move(planned.errors);
   out.whole = planned.whole;
   std::vector<std::optional<SessionPlan>>& plans = planned.plans;

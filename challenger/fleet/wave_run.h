@@ -67,7 +67,17 @@ struct WavePlans {
   std::vector<Status> errors;  // per node: OK when it has a plan
   bool whole = false;          // every node of the wave has a plan
 };
-WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& profile, const Clock& clock);
+//
+// A held wave (inventory.h Wave::hold) with `hold_close_us` > 0: every member's order also asks an
+// occupancy window (session_plan.h SetOccupancySchedule) as long as the wave's longest gap
+// (period_s + jitter_s, which the inventory states anyway), and the challenger closes it after
+// `hold_close_us`, the time to the wave's next run that the schedule drew and keeps secret. A member
+// whose window cannot be planned (a pool too large, one chunk) gets that error and no plan.
+WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& profile, const Clock& clock,
+                   uint64_t hold_close_us = 0);
+// The occupancy window a held wave's member asks (PlanWave), closed after `close_us`; for the
+// node's planned bytes `planned_bytes`.
+OccupancyRequest HoldRequest(const WaveHold& hold, const Wave& wave, uint64_t planned_bytes, uint64_t close_us);
 
 // The labels one run of the planned wave challenges over all its members (each device's R proof
 // batches of q_d and its holding batches): PrepareWave computes an expected label for each.
@@ -101,8 +111,9 @@ struct PreparedWave {
 
 // Plans every node of `wave` and prepares their sessions, one thread per node (each with
 // `options.threads` expected-label threads). Blocks until all are prepared.
+// `hold_close_us` as for PlanWave.
 PreparedWave PrepareWave(const Inventory& inventory, const Wave& wave, const Profile& profile,
-                         const TcpSessionOptions& options);
+                         const TcpSessionOptions& options, uint64_t hold_close_us = 0);
 
 // Runs a prepared wave: first every member with a drain/resume hook (the inventory's lifecycle) has
 // its state read and is drained (wave_drain.h; one out of service already, of unknown state, or

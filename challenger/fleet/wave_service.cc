@@ -155,9 +155,9 @@ uint64_t WaveService::EstimatePrepareUs(const Wave& wave) {
   return static_cast<uint64_t>(static_cast<double>(labels) * label_us);
 }
 
-PreparedWave WaveService::Prepare(const Wave& wave, bool shown) {
+PreparedWave WaveService::Prepare(const Wave& wave, bool shown, uint64_t hold_close_us) {
   if (shown) ++preparing_;
-  PreparedWave p = PrepareWave(inventory_, wave, profile_, session_options_);
+  PreparedWave p = PrepareWave(inventory_, wave, profile_, session_options_, hold_close_us);
   if (shown) --preparing_;
   return p;
 }
@@ -221,10 +221,14 @@ void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
   for (;;) {
     const Steady::time_point run_at = Steady::now() + std::chrono::microseconds(delay);
     const int64_t next_us = SystemClock().UnixMicros() + static_cast<int64_t>(delay);
+    // A held wave: its members hold their labels from this run to the next, whose time is drawn now
+    // and kept secret (each window closes at it; the order states only the longest it may be).
+    const uint64_t hold_close_us = wave.hold ? NextWaveDelayUs(wave.period_s, wave.jitter_s) : 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " (" << wave.nodes.size() << " node(s), period "
-           << PlainSeconds(wave.period_s) << " s, jitter " << PlainSeconds(wave.jitter_s) << " s): ";
+           << PlainSeconds(wave.period_s) << " s, jitter " << PlainSeconds(wave.jitter_s) << " s"
+           << (wave.hold ? ", held between runs" : "") << "): ";
       if (options_.once) {
         err_ << "one run now (--once: no next run)" << std::endl;
       } else {
@@ -240,7 +244,7 @@ void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
     if (go) {
       if (ahead_limit > 0 && prepared_bytes_.fetch_add(estimate) + estimate <= ahead_limit) {
         reserved = estimate;
-        ahead = std::async(std::launch::async, [&] { return Prepare(wave, false); });
+        ahead = std::async(std::launch::async, [&] { return Prepare(wave, false, hold_close_us); });
         LOG(INFO) << "wave " << TerminalSafe(wave.name) << ": preparing " << FormatFixed((delay - wait_us) / 1e6, 1)
                   << " s before the run (precompute " << (measured ? "measured" : "estimated") << " at "
                   << FormatFixed(precompute_us / 1e6, 1) << " s)";
@@ -257,7 +261,7 @@ void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
       prepared_bytes_.fetch_sub(reserved);
       return;
     }
-    if (!prepared) prepared.emplace(Prepare(wave, true));
+    if (!prepared) prepared.emplace(Prepare(wave, true, hold_close_us));
     estimate = prepared->ExpectedLabelBytes();
     held_bytes_ += estimate;  // shown from the run's time on, never ahead of it
     precompute_us = prepared->prepare_us;
@@ -279,7 +283,8 @@ void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
       if (options_.max_sessions > 0 && totals_.sessions >= options_.max_sessions) stop.store(true);
     }
     if (options_.once || stop.load()) return;
-    delay = NextWaveDelayUs(wave.period_s, wave.jitter_s);
+    // A held wave's next run follows at once: its members' windows closed at its drawn time.
+    delay = wave.hold ? 0 : NextWaveDelayUs(wave.period_s, wave.jitter_s);
   }
 }
 

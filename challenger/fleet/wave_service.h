@@ -9,6 +9,11 @@
 // the run ends: session/secret_buffer.h). Prepared runs hold at most `prepare_ahead_bytes` of
 // expected labels over all waves (a run that would go over is prepared at its time).
 //
+// A held wave (inventory.h Wave::hold: idle nodes) draws its next run's delay before each run, and
+// its members hold their labels under occupancy rounds from their proof rounds until then (wave_run.h
+// PlanWave); the next run follows as soon as the windows close. So the nodes are held and challenged
+// continuously, refilled with fresh seeds about once a period, and the next wipe's time stays secret.
+//
 // Lines for people (docs/operations.md "Running wipes") go to `err` (the challenger's own log, never
 // its metrics: fleet_metrics.h publishes no future run): each wave's next run (UTC),
 // each run's start and end with its members by outcome (a node refusing as busy is a failed wipe
@@ -76,7 +81,8 @@ class WaveService {
  private:
   struct RunCounts;
   // `shown`: counted in WavesPreparing() (a preparation at the run's time, not ahead of it).
-  PreparedWave Prepare(const Wave& wave, bool shown);
+  // `hold_close_us`: a held wave's window close (wave_run.h PlanWave); 0 otherwise.
+  PreparedWave Prepare(const Wave& wave, bool shown, uint64_t hold_close_us);
   // Before a wave's first run: its precompute time, estimated (microseconds; 0 when unknown).
   uint64_t EstimatePrepareUs(const Wave& wave);
   void Schedule(const Wave& wave, std::atomic<bool>& stop);

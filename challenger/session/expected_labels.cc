@@ -2,8 +2,12 @@
 
 #include <kj/common.h>
 #include <sodium.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -16,6 +20,16 @@ namespace {
 
 constexpr size_t kLabel = 32;
 constexpr size_t kChunksPerThreadPerBatch = 32;
+
+// Raises the calling thread's nice value by `increment` (Linux: nice is per thread, and threads it
+// starts inherit it). Best effort: a failure leaves the priority as it was.
+void LowerThisThreadsPriority(int increment) {
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, tid);
+  if (errno != 0) return;
+  (void)setpriority(PRIO_PROCESS, tid, std::min(19, now + increment));
+}
 
 }  // namespace
 
@@ -105,12 +119,16 @@ void ExpectedLabels::Finish(Status status) {
 void ExpectedLabels::Work() {
   if (spec_.test_delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(spec_.test_delay_us));
   Status status = WorkerStatus();  // the constructor's allocation
-  if (status.ok()) status = ComputeBatches(0, first_phase_end_, /*progress=*/true);
+  if (status.ok()) status = ComputeBatches(0, first_phase_end_, threads_, /*progress=*/true);
   if (status.ok()) ready_batches_.store(first_phase_end_, std::memory_order_release);
   Finish(status);
   // The second phase: occupancy batches in send order, a group whenever the session's asks run
   // within LookaheadBatches() of what is ready.
   uint32_t ready = first_phase_end_;
+  if (!status.ok() || ready >= challenges_.batches()) return;
+  const int threads = std::max(1, threads_ - 1);
+  LowerThisThreadsPriority(kSecondPhaseNiceIncrement);
+  if (spec_.second_phase_started) spec_.second_phase_started(threads);
   while (status.ok() && ready < challenges_.batches()) {
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -118,7 +136,7 @@ void ExpectedLabels::Work() {
     }
     if (cancel_.load()) return;
     const uint32_t end = std::min(challenges_.batches(), ready + group_);
-    status = ComputeBatches(ready, end, /*progress=*/false);
+    status = ComputeBatches(ready, end, threads, /*progress=*/false);
     if (!status.ok()) break;
     ready = end;
     ready_batches_.store(ready, std::memory_order_release);
@@ -129,9 +147,8 @@ void ExpectedLabels::Work() {
   }
 }
 
-Status ExpectedLabels::ComputeBatches(uint32_t first, uint32_t end, bool progress) {
+Status ExpectedLabels::ComputeBatches(uint32_t first, uint32_t end, int threads, bool progress) {
   const uint64_t m = spec_.session.chunk_labels;
-  const int threads = threads_;
   const size_t unit_chunks = kChunksPerThreadPerBatch * static_cast<size_t>(threads);
   uint64_t total = 0, done = 0;
   for (size_t d = 0; d < spec_.devices.size(); ++d) {

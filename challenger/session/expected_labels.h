@@ -10,6 +10,11 @@
 // spread over the window, not all before the order; and a window a failure ends early costs only
 // what it used. A batch not yet computed when its round is due is reported by BatchReady(); the
 // session waits for it, and the wait counts against the window (occupancy_bound.h: unprotected time).
+// The second phase runs while rounds are timed, so it yields to the session: one thread fewer than
+// the first (at least one) and its worker's nice value raised by kSecondPhaseNiceIncrement
+// (setpriority on the worker thread; RecomputeLabels's threads inherit it). A batch computed late
+// only delays its round and weakens the statement (unprotected time); an answer checked late would
+// make an honest node's round look late.
 //
 // Layout of Batch(d, b): 32 bytes per index of that batch, in send order: exactly that device's
 // part of a RoundAnswer's labels, so an answer is checked with one comparison per label. Every
@@ -50,7 +55,13 @@ struct ExpectedLabelsSpec {
   // Called on the worker thread after each work unit of the first phase with (labels computed,
   // labels of the first phase) over all devices, the last call with done == total; may be empty.
   std::function<void(uint64_t done, uint64_t total)> progress;
+  // Tests: called on the worker thread as the second phase starts (after its priority is lowered),
+  // with the threads it computes on; may be empty.
+  std::function<void(int threads)> second_phase_started;
 };
+
+// How much the second phase raises its worker's nice value (capped at 19 by the kernel).
+inline constexpr int kSecondPhaseNiceIncrement = 10;
 
 class ExpectedLabels {
  public:
@@ -85,8 +96,9 @@ class ExpectedLabels {
  private:
   ExpectedLabels(const ExpectedLabelsSpec& spec, const ChallengeSet& challenges);
   void Work();
-  // Every device's labels of batches [first, end); `progress` reports to spec_.progress.
-  Status ComputeBatches(uint32_t first, uint32_t end, bool progress);
+  // Every device's labels of batches [first, end) on `threads` threads; `progress` reports to
+  // spec_.progress.
+  Status ComputeBatches(uint32_t first, uint32_t end, int threads, bool progress);
   void Finish(Status status);
 
   ExpectedLabelsSpec spec_;

@@ -126,7 +126,12 @@ Status SetOccupancySchedule(SessionPlan* plan, const OccupancyRequest& request) 
                                 " the challenger holds (32 bytes each): ask fewer labels per round, lengthen the gap "
                                 "or shorten the window");
   }
+  if (request.close_us > request.window_us) {
+    return InvalidArgumentError("occupancy: the window closes after " + std::to_string(request.close_us) +
+                                " us, beyond its " + std::to_string(request.window_us) + " us");
+  }
   plan->occupancy_window_us = request.window_us;
+  plan->occupancy_close_us = request.close_us;
   plan->occupancy_mean_gap_us = request.mean_gap_us;
   plan->occupancy_shortfall_bytes = request.shortfall_bytes;
   plan->occupancy_batches = pool;

@@ -13,6 +13,7 @@
 // Thread-safety: pure functions apart from the CSPRNG; SessionPlan is a value.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -121,6 +122,15 @@ struct SessionPlan {
   uint64_t occupancy_mean_gap_us = 0;
   uint64_t occupancy_shortfall_bytes = 0;  // b of the statement
   uint32_t occupancy_batches = 0;
+  // When the challenger closes the window, if before occupancy_window_us (0: at it): a hold wave's
+  // next run, drawn in secret (never in the order, whose window is the longest the gap may be), so
+  // the node does not learn its next wipe (threat-model.md T-SCHEDULE-SECRET). The statement covers
+  // the window as it ran. The order's readers (PlanFromOrder) leave it 0.
+  uint64_t occupancy_close_us = 0;
+  // The window's length as the session runs it: occupancy_close_us when set, else the order's.
+  uint64_t OccupancyRunUs() const {
+    return occupancy_close_us > 0 ? std::min(occupancy_close_us, occupancy_window_us) : occupancy_window_us;
+  }
 
   // The session's key material as the label engine takes it: format, seed, m (first, count 0).
   RegionSpec LabelSession() const;
@@ -167,6 +177,7 @@ struct OccupancyRequest {
   uint64_t mean_gap_us = 0;
   uint64_t shortfall_bytes = 0;
   uint32_t labels_per_round = 0;
+  uint64_t close_us = 0;  // SessionPlan::occupancy_close_us (0: the window runs its length)
 };
 // Most occupancy rounds one window may plan (the pool is drawn before the order): every round is a
 // 32-byte timing row of the verdict, whose envelope must stay within its 8 MiB limit.

@@ -605,16 +605,19 @@ void SessionRun::OpenOccupancyWindow(int64_t answered_us) {
   occupancy_.ran = true;
   occupancy_.start_after_order_us = static_cast<uint64_t>(answered_us - s_.sent.monotonic_us);
   // A millisecond late: the timer's now() may lag the clock, and the clock decides (OccupancyWindowOver).
-  occupancy_end_real_ = s_.env.timer->now() + (s_.plan.occupancy_window_us + 1'000) * kj::MICROSECONDS;
+  occupancy_end_real_ = s_.env.timer->now() + (s_.plan.OccupancyRunUs() + 1'000) * kj::MICROSECONDS;
   LOG(INFO) << s_.name << ": proof rounds passed; occupancy window of " << s_.plan.occupancy_window_us
-            << " us opens (mean gap " << s_.plan.occupancy_mean_gap_us << " us)";
+            << " us opens (mean gap " << s_.plan.occupancy_mean_gap_us << " us"
+            << (s_.plan.OccupancyRunUs() < s_.plan.occupancy_window_us ? "; it closes earlier, at the wave's next run"
+                                                                         : "")
+            << ")";
 }
 
 // The window's length is measured on the session's clock, as the statement uses it; the event loop's
 // timer (whose now() is read once per turn) only wakes the loop, and ends a window whose clock does
 // not advance one second late.
 bool SessionRun::OccupancyWindowOver() const {
-  return s_.SinceOrderUs() >= occupancy_.start_after_order_us + s_.plan.occupancy_window_us ||
+  return s_.SinceOrderUs() >= occupancy_.start_after_order_us + s_.plan.OccupancyRunUs() ||
          s_.env.timer->now() >= occupancy_end_real_ + 1'000'000 * kj::MICROSECONDS;
 }
 

@@ -74,9 +74,6 @@ void SummarizeOccupancy(const VerdictFacts& facts, VerdictSummary* v) {
   } else if (!v->bound_stated) {
     v->occupancy_statement = none + "no bound is stated, and the occupancy statement needs the same conditions (" +
                              v->statement + ")";
-  } else if (length < plan.occupancy_window_us) {
-    v->occupancy_statement = none + "the window ended after " + FormatSeconds(length) + " of its " +
-                             FormatSeconds(plan.occupancy_window_us) + " (its pool of rounds was used up)";
   } else if (!v->occupancy.says_something) {
     v->occupancy_statement = none + "T* + U = " + FormatSeconds(v->occupancy.stated_short_us) +
                              " is not below the window's " + FormatSeconds(length) +
@@ -88,7 +85,12 @@ void SummarizeOccupancy(const VerdictFacts& facts, VerdictSummary* v) {
         "'s planned memory lacked labels in more than " + std::to_string(outside + plan.occupancy_shortfall_bytes) +
         " bytes (b = " + std::to_string(plan.occupancy_shortfall_bytes) + " of its planned bytes plus all " +
         std::to_string(outside) + " bytes of allowed reserves and sub-chunk remainders) for at most " +
-        FormatSeconds(v->occupancy.stated_short_us) + " of its " + FormatSeconds(length) + " occupancy window (" +
+        FormatSeconds(v->occupancy.stated_short_us) + " of its " + FormatSeconds(length) + " occupancy window" +
+        (length < plan.occupancy_window_us
+             ? " (closed by the challenger before the " + FormatSeconds(plan.occupancy_window_us) +
+                   " its order allowed: at its wave's next run, or with its pool of rounds used up)"
+             : "") +
+        " (" +
         std::to_string(o.rounds) + " occupancy rounds, all answered in time, at a mean gap of " +
         FormatSeconds(plan.occupancy_mean_gap_us) + ", each detecting such a shortfall with probability at least " +
         FormatFactor(v->occupancy.detection) + "; " + FormatSeconds(o.unprotected_us) +
@@ -158,6 +160,9 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
                   FormatFactor(kHonestRoundMargin) + " x the honest p99.9 round time " +
                   std::to_string(profile.honest_round_p999_us) + " us (profile " + profile.name +
                   "): honest nodes would fail rounds";
+  }
+  if (v.pass && !v.bound_stated && facts.known_no_bound_statement.rfind("no bound: ", 0) == 0) {
+    v.statement = facts.known_no_bound_statement;
   }
   AssumptionInputs inputs = facts.assumptions;
   inputs.plan = &plan;

@@ -98,6 +98,11 @@ struct VerdictFacts {
   OccupancyFacts occupancy;
   // The last proof round's answer, after the order (the compute statement's interval; 0: none).
   uint64_t proof_rounds_end_after_order_us = 0;
+  // Why no bound is stated, when the caller knows it better than the plan does (the audit, for an
+  // unsigned profile: why the challenger rejected it is its own knowledge, and the order keeps no
+  // copy). Used only for a passing session without a stated bound, and only when it starts with
+  // "no bound: "; the occupancy and compute statements quote it as they quote the plan's reason.
+  std::string known_no_bound_statement;
 };
 
 // The answer of the last proof round among `rounds`, after the order; 0 when none was answered.
@@ -114,8 +119,8 @@ struct VerdictSummary {
   std::string statement;
   std::vector<AssumptionResult> assumptions;
   // The occupancy statement (occupancy_bound.h), when the order asked for a window and the proof
-  // rounds passed (occupancy.ran). Stated only when the bound is, the window ran its full length and
-  // T* + U is below that length.
+  // rounds passed (occupancy.ran). Stated only when the bound is and T* + U is below the length the
+  // window ran (a window the challenger closed before its order's length says so in its words).
   bool occupancy_present = false;
   OccupancyStatement occupancy;
   bool occupancy_stated = false;

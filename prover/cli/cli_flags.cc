@@ -47,8 +47,10 @@ Status SeedFromFlag(uint8_t seed[kSeedBytes]) {
 }
 
 StatusOr<uint32_t> ChunkLabelsFromFlag(uint32_t default_m) {
-  uint64_t m = FLAGS_chunk_labels == 0 ? default_m : FLAGS_chunk_labels;
-  if (m == 0) return InvalidArgumentError("--chunk_labels is required (m in [1, 1048576])");
+  // Given as 0 is out of range, not missing.
+  const bool given = !gflags::GetCommandLineFlagInfoOrDie("chunk_labels").is_default;
+  uint64_t m = FLAGS_chunk_labels == 0 && !given ? default_m : FLAGS_chunk_labels;
+  if (m == 0 && !given) return InvalidArgumentError("--chunk_labels is required (m in [1, 1048576])");
   if (!ChunkLabelsInRange(m)) {
     return InvalidArgumentError("--chunk_labels must be in [1, 1048576], got " + std::to_string(m));
   }

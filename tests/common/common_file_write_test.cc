@@ -168,5 +168,16 @@ TEST_F(FileWriteTest, MissingFolderIsAnErrorNamingThePath) {
             "cannot write " + path + ": the folder " + File("no-such-folder") + " does not exist; create it first");
 }
 
+// A folder that exists but makes no new file (/proc: creating a file there fails with ENOENT) is
+// not called missing.
+TEST_F(FileWriteTest, AFolderThatTakesNoNewFilesIsNotCalledMissing) {
+  struct stat st {};
+  if (::stat("/proc/self", &st) != 0) GTEST_SKIP() << "no /proc";
+  Status s = WriteFileReplacing("/proc/wipeproof-test.json", "x");
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(s.message().rfind("cannot write /proc/wipeproof-test.json: the folder /proc takes no new files (", 0), 0u)
+      << s.message();
+}
+
 }  // namespace
 }  // namespace wipeproof

@@ -126,6 +126,7 @@ TEST(ProverCli, BadFlagsExitNonZeroWithOneLineReason) {
        "--progress: want auto (only on a terminal), always or never"},
       {"keygen --out=x --idle_timeout_s=2", "--idle_timeout_s does not apply to keygen"},  // a serve flag
       {"graph-info", "--chunk_labels is required"},
+      {"graph-info --chunk_labels=0", "--chunk_labels must be in [1, 1048576], got 0"},  // given: not missing
       {"bench --what=everything", "--what"},
       {"bench --backend=opencl", "--backend"},
       // Help of a subcommand that does not exist, at any level: the usage error, one line.

@@ -248,6 +248,57 @@ grep -q "^occupancy: at 99% confidence node node-a's planned memory lacked label
 expect_pass "ledger audit of a session with an occupancy window" audit "$dir/occupancy.json"
 expect_pass "the recipe on a session with an occupancy window" recipe "$dir/occupancy.json"
 expect_said "occupancy: [0-9]+ rounds in a window of [0-9]+ us, d\(b\) [0-9.e-]+, T\* \+ U [0-9]+ us: stated" -E
+# The same window under the profile unsigned: no bound, so no occupancy or compute statement, each
+# saying why in words that quote the verdict's own reason (the challenger's knowledge: the order
+# keeps no copy of the rejected signature). Both tools pass it, and fail the forgeries below that
+# put a claim into those words.
+"$challenger" wipe --node=node-a --inventory="$wave/bound-inventory.json" --profile="$wave/bound-profile.json" \
+  --authority_key="$e2e/inspect-authority.key" --challenger_key="$e2e/inspect-challenger.key" \
+  --ledger="$wave/unsigned.db" --threads=2 \
+  --occupancy_window_s=0.3 --occupancy_mean_gap_s=0.05 --occupancy_shortfall=0.25 --occupancy_labels=8 \
+  >"$wave/unsigned.out" 2>&1 ||
+  { echo "FAIL: the session with an occupancy window under an unsigned profile did not pass:"; cat "$wave/unsigned.out"
+    exit 1; }
+grep -q "^occupancy: no occupancy statement: no bound is stated, and the occupancy statement needs the same conditions (no bound: " \
+  "$wave/unsigned.out" ||
+  { echo "FAIL: wipe does not say why no occupancy statement:"; cat "$wave/unsigned.out"; failures=$((failures + 1)); }
+"$challenger" ledger export --ledger="$wave/unsigned.db" --challenger_key="$e2e/inspect-challenger.pub" \
+  --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/bound-inventory.json" --out="$dir/unsigned.json"
+expect_pass "ledger audit of an occupancy window under an unsigned profile" audit "$dir/unsigned.json"
+expect_pass "the recipe on an occupancy window under an unsigned profile" recipe "$dir/unsigned.json"
+expect_said "T\* \+ U [0-9]+ us: nothing stated" -E
+
+# threat-model: T-SCHEDULE-SECRET
+# A held wave (idle nodes: the inventory's "hold"): serve runs node-a's session with an occupancy
+# window as long as the wave's longest gap (period 2 s + jitter 1 s, in the order) that the challenger
+# closes at the next run's time, drawn in secret (1 to 3 s after the proof rounds; in no order). Both
+# tools recompute the window as it ran, and status shows the share of the last minute it proves held.
+"$python" - "$wave/bound-inventory.json" "$wave/held-inventory.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["waves"] = [{"name": "held", "nodes": ["node-a"], "period_s": 2, "jitter_s": 1, "complete": True,
+                 "hold": {"mean_gap_s": 0.05, "shortfall": 0.25, "labels_per_round": 8}}]
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+"$challenger" serve --once --inventory="$wave/held-inventory.json" --profile="$wave/bound-profile.signed.json" \
+  --classes="$wave/classes.signed.json" --authority_key="$e2e/inspect-authority.key" \
+  --challenger_key="$e2e/inspect-challenger.key" --ledger="$wave/held.db" --threads=2 \
+  >"$wave/held.out" 2>"$wave/held.log" ||
+  { echo "FAIL: the held wave did not pass:"; cat "$wave/held.log"; exit 1; }
+grep -q "^wipeproof-challenger serve: wave held (1 node(s), period 2 s, jitter 1 s, held between runs)" \
+  "$wave/held.log" || { echo "FAIL: serve does not say the wave is held:"; cat "$wave/held.log"; failures=$((failures + 1)); }
+"$challenger" ledger export --ledger="$wave/held.db" --challenger_key="$e2e/inspect-challenger.pub" \
+  --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/held-inventory.json" --out="$dir/held.json"
+window=$("$challenger" ledger decode --export="$dir/held.json" | grep -o '"occupancyWindowUs": *"[0-9]*"' || true)
+if [[ $window =~ \"3000000\"$ ]]; then echo "ok: the held wave's order asks the wave's longest gap, 3 s"; else
+  echo "FAIL: the held wave's order asks an occupancy window of '$window', want 3000000 us"
+  failures=$((failures + 1)); fi
+expect_pass "ledger audit of a held wave's session" audit "$dir/held.json"
+expect_pass "the recipe on a held wave's session" recipe "$dir/held.json"
+expect_said "occupancy: [0-9]+ rounds in a window of [0-9]+ us" -E
+expect_pass "status of a held wave" "$challenger" status --inventory="$wave/held-inventory.json" \
+  --ledger="$wave/held.db" --challenger_key="$e2e/inspect-challenger.pub" --capacity_over_s=60
+expect_said "^node-a: held: [0-9.]+% of the last 60 s proven occupied" -E
 
 # threat-model: T-AUDIT-REWRITE
 # Certificates (docs/certificate.md): of the occupancy session (written with node keys from the
@@ -421,6 +472,16 @@ forged wave-bytes-without-bound wave-set "$dir/wave.json" "$key" 'unwipedBoundBy
 forged occupancy-shortened verdict-set "$dir/occupancy.json" "$key" "$wave/node-a.key" 'occupancy.shortUs="1"'
 forged occupancy-stretched verdict-set "$dir/occupancy.json" "$key" "$wave/node-a.key" \
   'occupancy.windowEndAfterOrderUs="100000000000"'
+# threat-model: T-COMPUTE-FORGED
+# Statements not stated whose words were made a claim (the flag left false): the occupancy and
+# compute statements of the unsigned profile's session, and the compute statement of the signed
+# one (its inventory declares no label rate).
+forged occupancy-unstated-claim verdict-set "$dir/unsigned.json" "$key" "$wave/node-a.key" \
+  'occupancy.statement="at 99% confidence node node-a held its planned memory the whole window"'
+forged compute-unstated-claim verdict-set "$dir/unsigned.json" "$key" "$wave/node-a.key" \
+  'compute.statement="at 99% confidence node node-a used all of its compute"'
+forged compute-unstated-claim-bound verdict-set "$dir/bound.json" "$key" "$wave/node-a.key" \
+  'compute.statement="at 99% confidence node node-a used all of its compute"'
 # threat-model: T-DELEGATION
 # A challenger-key holder orders outside the authority's delegation: under a class the authority did
 # not sign (the signed, calibrated session's t_min raised, still naming the signed document), and
@@ -482,6 +543,12 @@ from the order's plan and the chunks the rounds checked" \
   "wave-bytes-without-bound=unwipedBoundBytes is 12345=it states no bound, yet unwipedBoundBytes is 12345" \
   "occupancy-shortened=occupancy: shortUs is 1, recomputed=occupancy shortUs 1, T* + U recomputed" \
   "occupancy-stretched=rounds where its gaps' running time asks about=rounds where its gaps' running time asks about" \
+  "occupancy-unstated-claim=occupancy: the statement is \"at 99% confidence=its occupancy statement is not the one \
+its figures make: 'at 99% confidence" \
+  "compute-unstated-claim=compute: the statement is \"at 99% confidence=it states no compute, yet its words are not \
+the reason why: 'at 99% confidence" \
+  "compute-unstated-claim-bound=compute: the statement is \"at 99% confidence=it states no compute, yet its words \
+are not the reason why: 'at 99% confidence" \
   "order-undelegated-class=does not stand under the authority's delegation: the order's profile=names a signature \
 but is not one its delegation lists" \
   "order-self-delegated=the order's delegation does not verify under the authority key=its delegation: signed by key" \

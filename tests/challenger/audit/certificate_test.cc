@@ -71,7 +71,10 @@ TEST(CertificateTextTest, CanonicalTextIsPythonsJsonDumpsOnAwkwardStrings) {
   EXPECT_EQ(FloatText(1.0 / 3), "0.33333333333333331");
   EXPECT_EQ(FloatText(0.0), "0");
   EXPECT_EQ(FloatText(std::nan("")), "nan");
-  EXPECT_EQ(FirstTextDifference("ab\ncd", "ab\ncx"), "byte 4 (line 2, column 2): 0x64, canonical: 0x78");
+  EXPECT_EQ(FirstTextDifference("ab\ncd", "ab\ncx"), "byte 4 (line 2, column 2): 'd' (0x64), canonical: 'x' (0x78)");
+  EXPECT_EQ(FirstTextDifference("{\n\t", "{\n  "), "byte 2 (line 2, column 1): a tab (0x09), canonical: a space (0x20)");
+  EXPECT_EQ(FirstTextDifference("{\xc3", "{}"), "byte 1 (line 1, column 2): 0xc3, canonical: '}' (0x7d)");
+  EXPECT_EQ(FirstTextDifference("{}", "{}\n"), "byte 2 (line 1, column 3): the end, canonical: a newline (0x0a)");
   EXPECT_EQ(FirstJsonDifference(Json::parse(R"({"a": [1, {"b": 2}]})"), Json::parse(R"({"a": [1, {"b": 2.0}]})")),
             "a[1].b is 2, recomputed: 2.0");
 }
@@ -265,6 +268,11 @@ TEST_F(CertificateTest, AnyChangedByteFails) {
   fails(Check(tab), "not in canonical form (docs/certificate.md), first at byte " + std::to_string(indent + 2));
   fails(Check(text + " "), "not in canonical form");
   fails(Check(text.substr(0, text.size() - 1)), "not in canonical form");
+  fails(Check("\xEF\xBB\xBF" + text), "it begins with a byte-order mark (U+FEFF");
+  // Another kind of document is named as what it is.
+  fails(CheckEdited(text, [](Json& c) { c["format"] = "wipeproof-ledger-export/v1"; }),
+        "not a certificate: its format is 'wipeproof-ledger-export/v1'");
+  fails(CheckEdited(text, [](Json& c) { c.erase("format"); }), "not a certificate: it has no field 'format'");
   // Summary fields.
   fails(
       CheckEdited(text, [](Json& c) { c["certified"]["sessions"][0]["statements"]["bound"]["statement"] = "nothing"; }),

@@ -1099,6 +1099,52 @@ TEST_F(LedgerAuditTest, NoComputeStatementWithoutDeclaredRates) {
   EXPECT_THAT(status.message(), HasSubstr("compute: stated is true"));
 }
 
+// A statement that is not stated claims nothing by its flag, but its words are signed text a reader
+// sees: on an unsigned profile (why no bound is stated is then the challenger's own knowledge) the
+// occupancy and compute statements must still be the reason why, quoting the verdict's own, word for
+// word, and a failed session's bound statement is its failure.
+// threat-model: T-COMPUTE-FORGED
+TEST_F(LedgerAuditTest, AnUnstatedStatementMustGiveItsReasonWordForWord) {
+  const SessionOutcome outcome =
+      RunSession({}, testing::TestProfile(), {100'000, 5'000, uint64_t{32} * 64 * 40, 4});
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  auto verdict = proto::VerifyAndParse<proto::Verdict>(outcome.verdict, challenger_.public_key);
+  ASSERT_TRUE(verdict.ok());
+  const std::string reason = verdict->root().getStatement().cStr();
+  ASSERT_EQ(reason.rfind("no bound: ", 0), 0u) << reason;
+  EXPECT_EQ(std::string(verdict->root().getCompute().getStatement().cStr()),
+            "no compute statement: it rests on the bound, and none is stated (" + reason + ")");
+  EXPECT_EQ(std::string(verdict->root().getOccupancy().getStatement().cStr()),
+            "no occupancy statement: no bound is stated, and the occupancy statement needs the same conditions (" +
+                reason + ")");
+  auto audit = Audit(Export());
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  EXPECT_TRUE(audit->first_failure.ok()) << audit->first_failure.ToString();
+
+  const std::string claim = "at 99% confidence node node-a's fill required at least 1e15 BLAKE3 compressions";
+  Status status = AuditForged([&](Forgery& f) { f.Verdict().getCompute().setStatement(claim); });
+  EXPECT_THAT(status.message(), HasSubstr("compute: the statement is \"" + claim + "\""));
+  status = AuditForged([](Forgery& f) {
+    f.Verdict().getOccupancy().setStatement("at 99% confidence node node-a's memory was held the whole window");
+  });
+  EXPECT_THAT(status.message(), HasSubstr("occupancy: the statement is \"at 99% confidence"));
+  // The reason itself is the challenger's word; changed, the statements quoting it no longer agree.
+  status = AuditForged([](Forgery& f) { f.Verdict().setStatement("no bound: the node is certainly clean"); });
+  EXPECT_THAT(status.message(), HasSubstr(": the statement is \""));
+  status = AuditForged([](Forgery& f) { f.Verdict().setStatement("at most 0 bytes of node node-a unwiped"); });
+  EXPECT_THAT(status.message(), HasSubstr("bound: the statement is \"at most 0 bytes"));
+}
+
+// A failed session's bound statement is its failure, whatever the profile.
+TEST_F(LedgerAuditTest, AFailedSessionsStatementIsItsFailure) {
+  ASSERT_EQ(RunSession(testing::BlankChunks()).failure.reason, FailureReason::WRONG_LABEL);
+  EXPECT_TRUE(Audit(Export()).ok());
+  Status status = AuditForged([](Forgery& f) { f.Verdict().setStatement("no bound: the profile was not signed"); });
+  EXPECT_THAT(status.message(), HasSubstr("bound: the statement is \"no bound: the profile was not signed\", "
+                                          "recomputed from the order and the round log: \"no bound: session "
+                                          "failed (wrongLabel)\""));
+}
+
 TEST_F(LedgerAuditTest, AnUncalibratedSessionCannotClaimABound) {
   RunSession();
   Status status = AuditForged([](Forgery& f) {

@@ -125,6 +125,26 @@ TEST_F(CalibrationCliTest, PlanPrintsBothClassesAsJsonAndDrawsTheSvg) {
   EXPECT_NE(table.out.find("round deadline"), std::string::npos);
   EXPECT_NE(table.out.find("host-dram: chunks"), std::string::npos);
   EXPECT_NE(table.out.find("wipe per wave"), std::string::npos);
+  EXPECT_EQ(table.out.find("compute share"), std::string::npos);  // not asked
+  EXPECT_TRUE(j["classes"][0]["compute"].is_null());
+
+  // --compute_rate: each class's compute share, the statement's least time over the wipe's interval.
+  CliRun share = Challenger("plan --gpus=8 --verify_rate=1e8 --challenger_cores=64 --compute_rate=4e12 --json");
+  ASSERT_EQ(share.exit_code, 0) << share.err;
+  for (const auto& c : nlohmann::json::parse(share.out)["classes"]) {
+    const auto& compute = c["compute"];
+    ASSERT_TRUE(compute.is_object()) << c.dump();
+    EXPECT_GT(compute["work_compressions"].get<double>(), 0);
+    EXPECT_DOUBLE_EQ(compute["min_compute_s"].get<double>(), compute["work_compressions"].get<double>() / 4e12);
+    EXPECT_DOUBLE_EQ(compute["interval_s"].get<double>(),
+                     c["fill_s"].get<double>() + c["rounds"].get<double>() * 200e-6);  // honest p99.9 200 us
+    EXPECT_DOUBLE_EQ(compute["share"].get<double>(),
+                     compute["min_compute_s"].get<double>() / compute["interval_s"].get<double>());
+    EXPECT_GT(compute["share"].get<double>(), 0);
+    EXPECT_LT(compute["share"].get<double>(), 1);
+  }
+  CliRun share_table = Challenger("plan --gpus=8 --verify_rate=1e8 --challenger_cores=64 --compute_rate=4e12");
+  EXPECT_NE(share_table.out.find("compute share (proven)"), std::string::npos) << share_table.out;
 }
 
 TEST_F(CalibrationCliTest, PlanRefusesAClassNoMCanCoverAndReadsProfiles) {

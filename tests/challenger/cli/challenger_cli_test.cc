@@ -149,6 +149,8 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
       // 2: values gflags would refuse with its own exit 1, and plan's GPU count.
       {"wipe --node=n1 --threads=many " + SessionFlags(), 2, "bad value 'many' for --threads (want a whole number)"},
       {"plan --gpus=0 --verify_rate=1e7", 2, "--gpus must be in [1, 256] GPUs per node, got 0"},
+      {"plan --gpus=8 --verify_rate=1e7 --compute_rate=-1", 2,
+       "--compute_rate must be in (0, 1e16] compressions/s, or 0 (not shown)"},
       {"plan --gpus=4000000 --verify_rate=1e7", 2, "--gpus must be in [1, 256] GPUs per node, got 4000000"},
       // 2: a wipe period that is no period, or shorter than one wipe (fill + rounds) takes.
       {"plan --gpus=8 --verify_rate=1e7 --fleet_nodes=10 --period_s=0", 2,
@@ -173,6 +175,14 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
       // 2: an output that is the input: writing it would destroy the ledger (or the document to sign).
       {"ledger export --ledger=ledger.db --challenger_key=k-challenger.pub --out=ledger.db", 2,
        "ledger.db is the ledger (--ledger) itself; writing it would destroy it"},
+      {"ledger export --ledger=ledger.db --challenger_key=k-challenger.pub --out=k-challenger.pub", 2,
+       "k-challenger.pub is the challenger key (--challenger_key) itself; writing it would destroy it"},
+      {"ledger export --ledger=ledger.db --challenger_key=k-challenger.pub --inventory=inventory.json "
+       "--out=./inventory.json",
+       2, "./inventory.json is the inventory (--inventory) itself"},
+      {"ledger certificate --ledger=ledger.db --challenger_key=k-challenger.pub --authority_key=k-authority.pub "
+       "--session=00000000000000000000000000000000 --out=k-authority.pub",
+       2, "k-authority.pub is the authority key (--authority_key) itself"},
       {"sign --what=profile --in=profile.json --out=./profile.json --authority_key=k-authority.key", 2,
        "./profile.json is the document to sign (--in) itself"},
       // 2: ledger: one line naming the flag and where the subcommand's flags are listed.

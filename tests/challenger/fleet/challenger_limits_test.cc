@@ -269,6 +269,51 @@ TEST(InventoryLimitsTest, NumbersAndSizesHaveRanges) {
   }
 }
 
+// A held wave (inventory.h "hold"): its fields, and a window (period + jitter) an order may ask.
+TEST(InventoryLimitsTest, AHeldWavesFieldsHaveRanges) {
+  auto edited = [](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json doc = nlohmann::json::parse(InventoryText());
+    doc["waves"][1]["hold"] = {{"mean_gap_s", 1}, {"shortfall", 0.25}, {"labels_per_round", 8}};
+    edit(doc);
+    return InventoryError(doc.dump());
+  };
+  EXPECT_EQ(edited([](nlohmann::json&) {}), "");
+  auto parsed = ParseInventoryJson(
+      [] {
+        nlohmann::json doc = nlohmann::json::parse(InventoryText());
+        doc["waves"][1]["hold"] = {{"mean_gap_s", 2.5}, {"shortfall", 0.25}, {"labels_per_round", 8}};
+        return doc.dump();
+      }(),
+      "", "inv.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_TRUE(parsed->waves[1].hold.has_value());
+  EXPECT_EQ(parsed->waves[1].hold->mean_gap_s, 2.5);
+  EXPECT_EQ(parsed->waves[1].hold->shortfall, 0.25);
+  EXPECT_EQ(parsed->waves[1].hold->labels_per_round, 8u);
+  EXPECT_FALSE(parsed->waves[0].hold.has_value());
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](nlohmann::json& d) { d["waves"][1]["hold"]["mean_gap_s"] = 3601; },
+       "inv.json: waves[1].hold.mean_gap_s: must be in [0.000001, the wave's period_s 3600] seconds, got 3601"},
+      {[](nlohmann::json& d) { d["waves"][1]["hold"]["mean_gap_s"] = 0; }, "waves[1].hold.mean_gap_s: must be in"},
+      {[](nlohmann::json& d) { d["waves"][1]["hold"]["shortfall"] = 1; },
+       "waves[1].hold.shortfall: must be a fraction in (0, 1) of the planned bytes, got 1"},
+      {[](nlohmann::json& d) { d["waves"][1]["hold"]["labels_per_round"] = 0; },
+       "waves[1].hold.labels_per_round: must be in [1, 131072], got 0"},
+      {[](nlohmann::json& d) { d["waves"][1]["hold"]["gap"] = 1; }, "waves[1].hold"},
+      {[](nlohmann::json& d) { d["waves"][1]["hold"].erase("shortfall"); }, "waves[1].hold.shortfall"},
+      {[](nlohmann::json& d) {
+         d["waves"][1]["period_s"] = 2'000'000;
+         d["waves"][1]["jitter_s"] = 700'000;
+       },
+       "waves[1].hold: a held wave's window lasts up to period_s + jitter_s = 2700000 s, beyond the 2678400 s "
+       "(31 days) an order may ask"},
+  };
+  for (const auto& [edit, message] : cases) {
+    const std::string error = edited(edit);
+    EXPECT_NE(error.find(message), std::string::npos) << "want: " << message << "\ngot:  " << error;
+  }
+}
+
 TEST(DuplicateKeyTest, InventoryDuplicatesAreRefusedNamingThePath) {
   const std::string good = InventoryText();
   const std::vector<std::pair<std::string, std::string>> cases = {

@@ -3,6 +3,8 @@
 // answers; the wave's challenged labels and the per-label estimate of its first precompute; nothing
 // prepared while a far-off run is awaited; and no metric series or label value that carries the
 // next run's time.
+#include <capnp/message.h>
+#include <capnp/serialize.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -68,6 +70,54 @@ TEST(PrepareTimeRuleTest, ChallengedLabelsAreThoseAWaveRunComputes) {
   const double label_us = MeasureExpectedLabelUs(profile, 1);
   EXPECT_GT(label_us, 0);
   EXPECT_LT(label_us, 1e6) << "a chunk of 64 labels takes a second?";
+}
+
+// A held wave's members ask an occupancy window as long as the wave's longest gap (period + jitter:
+// the inventory states it anyway), and close it at the run's secret time, which is in no order.
+// threat-model: T-SCHEDULE-SECRET
+TEST(HeldWaveTest, MembersHoldToTheNextRunWhoseTimeIsInNoOrder) {
+  Inventory inventory = testing::TestInventory();
+  Wave& wave = inventory.waves[0];
+  wave.period_s = 600;
+  wave.jitter_s = 60;
+  wave.hold = WaveHold{2, 0.25, 8};
+  const Profile profile = testing::TestProfile();
+  const Clock& clock = *testing::TcpTestOptions().clock;
+  // Without a close time (the estimate of a run's precompute): no window.
+  for (const auto& plan : PlanWave(inventory, wave, profile, clock).plans) {
+    ASSERT_TRUE(plan.has_value());
+    EXPECT_EQ(plan->occupancy_window_us, 0u);
+  }
+  const uint64_t close_us = 617'123'456;
+  const WavePlans plans = PlanWave(inventory, wave, profile, clock, close_us);
+  EXPECT_TRUE(plans.whole);
+  for (const auto& plan : plans.plans) {
+    ASSERT_TRUE(plan.has_value());
+    EXPECT_EQ(plan->occupancy_window_us, 660 * kSecondUs);
+    EXPECT_EQ(plan->occupancy_close_us, close_us);
+    EXPECT_EQ(plan->OccupancyRunUs(), close_us);
+    EXPECT_EQ(plan->occupancy_mean_gap_us, 2 * kSecondUs);
+    uint64_t planned = 0, occupancy_labels = 0;
+    for (const PlannedDevice& d : plan->devices) {
+      planned += d.planned_bytes();
+      occupancy_labels += d.occupancy_labels;
+      EXPECT_GE(d.occupancy_labels, 1u);
+    }
+    EXPECT_EQ(plan->occupancy_shortfall_bytes, planned / 4);
+    EXPECT_GE(occupancy_labels, plan->devices.size());
+    // The order carries the window, never the close time.
+    capnp::MallocMessageBuilder message;
+    auto order = message.initRoot<proto::WipeOrder>();
+    WriteOrder(*plan, proto::KeyId{}, order);
+    EXPECT_EQ(order.getOccupancyWindowUs(), 660 * kSecondUs);
+    EXPECT_EQ(PlanFromOrder(order.asReader()).occupancy_close_us, 0u);
+    const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
+    const std::string bytes(reinterpret_cast<const char*>(words.begin()), words.size() * sizeof(capnp::word));
+    const std::string needle(reinterpret_cast<const char*>(&close_us), sizeof close_us);
+    EXPECT_EQ(bytes.find(needle), std::string::npos);
+  }
+  // A close beyond the window is the window.
+  EXPECT_EQ(PlanWave(inventory, wave, profile, clock, 700 * kSecondUs).plans[0]->OccupancyRunUs(), 660 * kSecondUs);
 }
 
 class WaveServiceScheduleTest : public ::testing::Test {

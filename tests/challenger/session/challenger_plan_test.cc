@@ -3,8 +3,13 @@
 // session), and the expected-label worker against the reference labeler.
 // threat-model: T-PARTIAL-192
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -360,6 +365,15 @@ TEST(ExpectedLabelsTest, OccupancyBatchesAreComputedAsTheSessionAsks) {
   spec.threads = 2;
   uint64_t first_phase_total = 0;
   spec.progress = [&first_phase_total](uint64_t, uint64_t total) { first_phase_total = total; };
+  // The second phase yields to the session's timed rounds: a thread fewer, a higher nice value.
+  std::atomic<int> second_phase_threads{0}, second_phase_nice{-100};
+  spec.second_phase_started = [&](int threads) {
+    second_phase_threads = threads;
+    second_phase_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+  };
+  errno = 0;
+  const int session_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+  ASSERT_EQ(errno, 0);
   auto expected = ExpectedLabels::Start(spec, *set);
   ASSERT_TRUE(expected->Wait().ok());
   // 2 threads: a work unit is 64 chunks; the device with 1 label per batch makes a group 64 batches.
@@ -383,6 +397,9 @@ TEST(ExpectedLabelsTest, OccupancyBatchesAreComputedAsTheSessionAsks) {
     ASSERT_TRUE(expected->BatchReady(b)) << "batch " << b;
   }
   EXPECT_TRUE(expected->WorkerStatus().ok());
+  EXPECT_EQ(second_phase_threads.load(), 1);
+  EXPECT_EQ(second_phase_nice.load(), std::min(19, session_nice + kSecondPhaseNiceIncrement));
+  EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))), session_nice);  // the session's own
   RegionSpec region = spec.session;
   region.first = 0;
   region.count = 24 * kM;
