@@ -1165,6 +1165,7 @@ def occupancy_rounds_log_lower_tail(rounds, expected):
 
 
 OCCUPANCY_ROUNDS_IMPLAUSIBLE = 1e-9  # occupancy_bound.h kOccupancyRoundsImplausible
+OCCUPANCY_OVERRUN_SLACK_US = 1000000  # occupancy_bound.h kOccupancyOverrunSlackUs
 
 
 def occupancy_short_us(detection, confidence, mean_gap_us, unprotected_us):
@@ -1871,18 +1872,34 @@ class Recipe:
             (f"a round deadline >= {HONEST_ROUND_MARGIN:g} x the honest p99.9 round time",
              p999 > 0 and deadline >= HONEST_ROUND_MARGIN * float(p999)))
         unmet = [name for name, held in conditions if not held]
+        # The statement's words for each reason, as verdict.cc SummarizeVerdict writes them.
+        name, klass = profile.get("name", ""), profile.get("adversaryClass", "")
+        reasons = {
+            "a pass": f"session failed ({(verdict.get('failure') or {}).get('reason', 'none')})",
+            "a calibrated profile": f"parameters not calibrated (profile {name})",
+            conditions[2][0]: f"profile {name} is not signed by the authority (the order names no authority signature "
+                              f"of its profile)",
+            conditions[3][0]: "the authority's delegation names no inventory (delegate --inventory): the declared "
+                              "capacities and reserves the bound counts are not the authority's word",
+            conditions[4][0]: f"safety factor {'%g' % float(profile.get('safetyFactor', 0))} of class {klass} is below "
+                              f"{'%g' % STATED_SAFETY_MINIMUM}",
+            "the deadline rule": f"deadline rule not met for class {klass} (round deadline "
+                                 f"{int(order.get('roundDeadlineUs', '0'))} us > recompute floor "
+                                 f"{('%.2f' % floor_us).rstrip('0').rstrip('.')} us for class {klass})",
+            conditions[6][0]: (f"honest round time not measured (profile {name} has no honest_round_p999_us)"
+                               if p999 == 0 else
+                               f"round deadline {int(order.get('roundDeadlineUs', '0'))} us is not at least "
+                               f"{'%g' % HONEST_ROUND_MARGIN} x the honest p99.9 round time {p999} us (profile "
+                               f"{name}): honest nodes would fail rounds")}
         if bool(verdict.get("boundStated")) != (not unmet):
             fail(f"{what}: boundStated is {str(bool(verdict.get('boundStated'))).lower()}, recomputed from the order: "
                  + ("true (every condition holds)" if not unmet else f"false (it needs {unmet[0]})"))
         total = int(verdict.get("totalUnwipedBoundBytes", "0"))
         if unmet:
-            # Why none is stated: a failure's words are fixed; other reasons (an unsigned profile's, say) are the
-            # challenger's knowledge, but they are still a "no bound: " statement, and quoted word for word below.
-            reason = (verdict.get("failure") or {}).get("reason", "none")
-            if not verdict.get("statement", "").startswith("no bound: ") or \
-                    (not verdict.get("pass") and verdict.get("statement") != f"no bound: session failed ({reason})"):
+            # Why none is stated: the first condition unmet, in verdict.cc's words.
+            if verdict.get("statement", "") != "no bound: " + reasons[unmet[0]]:
                 fail(f"{what}: it states no bound, yet its statement is not the reason why: "
-                     f"{verdict.get('statement', '')!r}")
+                     f"{verdict.get('statement', '')!r}, want {'no bound: ' + reasons[unmet[0]]!r}")
             if total or any(int(d.get("unwipedBoundBytes", "0")) for d in stated):
                 fail(f"{what}: it states no bound, yet totalUnwipedBoundBytes is {total} and the devices' "
                      f"unwipedBoundBytes {[int(d.get('unwipedBoundBytes', '0')) for d in stated]}: both must be 0")
@@ -1895,9 +1912,20 @@ class Recipe:
             if abs(int(got.get("unwipedBoundBytes", "0")) - want) > 1:
                 fail(f"{what}: device {plan['selector']}: the diagnostic unwipedBoundBytes is "
                      f"{got.get('unwipedBoundBytes', '0')}, recomputed: {want}")
-        if f" at most {total} bytes of node " not in verdict.get("statement", ""):
-            fail(f"{what}: its statement does not name the bound it states ({total} bytes): "
-                 f"{verdict.get('statement', '')}")
+        # The statement's words, from the order and the verdict's own (checked) figures, as verdict.cc
+        # BoundStatement writes them.
+        planned = sum(32 * int(plan["labelCount"]) for plan in devices)
+        outside = sum(int(plan.get("capacityBytes", "0")) - 32 * int(plan["labelCount"]) for plan in devices)
+        want = (f"at {'%.6g' % (confidence * 100)}% confidence at most {total} bytes of node {order['nodeName']}'s "
+                f"planned memory (devices {', '.join(plan['selector'] for plan in devices)}, taken together) were not "
+                f"wiped: up to {total - min(total, outside)} of its {planned} planned bytes, plus all {outside} bytes "
+                f"of allowed reserves and sub-chunk remainders. Per device (diagnostic only: it assumes no label "
+                f"moved to another device, which a prover can do; at {'%.6g' % (per_device * 100)}% each): "
+                + ", ".join(f"{plan['selector']} {int(got.get('unwipedBoundBytes', '0'))} bytes"
+                            for plan, got in zip(devices, stated)))
+        if verdict.get("statement", "") != want:
+            fail(f"{what}: its statement is not the one its figures make: {verdict.get('statement', '')!r}, "
+                 f"want {want!r}")
         self.say(f"{where}: bound: the stated {total} bytes recomputed from the order's plan and the "
                  f"{sum(n for _, _, n in inputs)} chunks the rounds checked: {bound['total']} bytes"
                  + ("" if total == bound["total"] else f" (within the {slack} byte(s) of padding bound.h allows)"))
@@ -2015,6 +2043,10 @@ class Recipe:
         if occupancy_rounds_log_lower_tail(count, expected) < math.log(OCCUPANCY_ROUNDS_IMPLAUSIBLE):
             fail(f"{what}: its occupancy window shows {count} rounds where its gaps' running time asks about "
                  f"{int(expected)}: fewer has a chance below 1e-9 (a window stretched, or rounds left out)")
+        longest = window + int(order.get("roundDeadlineUs", "0")) + OCCUPANCY_OVERRUN_SLACK_US
+        if end - start > longest:
+            fail(f"{what}: its occupancy window ran {end - start} us, longer than its order's {window} us allow (with "
+                 f"a round deadline and {OCCUPANCY_OVERRUN_SLACK_US} us of the timer's slack: {longest} us)")
         confidence = float(order.get("profile", {}).get("confidence", 0))
         detection = occupancy_detection([(32 * int(d["labelCount"]), int(d.get("occupancyLabels", 0))) for d in devices],
                                         int(order.get("occupancyShortfallBytes", "0")))
@@ -2082,8 +2114,17 @@ class Recipe:
                   for v in members for d in v.get("devices", [])]
         bound, _ = recomputed_bound(where, "a member's device", inputs, confidence, "unwipedBoundBytes", stated,
                                         "over its members' devices")
-        if f" at most {stated} bytes of wave " not in wave.get("statement", ""):
-            fail(f"{where}: its statement does not name the bound it states ({stated} bytes)")
+        # The statement's words, from the members and the wave verdict's own (checked) figure, as verdict.cc
+        # SummarizeWaveBound writes them.
+        planned = sum(planned for _, planned, _ in inputs)
+        outside = sum(capacity - planned for capacity, planned, _ in inputs)
+        want = (f"at {'%.6g' % (confidence * 100)}% confidence at most {stated} bytes of wave {wave.get('waveName', '')}'s "
+                f"planned memory ({len(members)} node(s): {', '.join(v.get('nodeName', '') for v in members)}; "
+                f"{len(inputs)} devices, taken together) were not wiped: up to {stated - min(stated, outside)} of its "
+                f"{planned} planned bytes, plus all {outside} bytes of allowed reserves and sub-chunk remainders")
+        if wave.get("statement", "") != want:
+            fail(f"{where}: its statement is not the one its figures make: {wave.get('statement', '')!r}, "
+                 f"want {want!r}")
         self.say(f"{where}: bound: the stated {stated} bytes recomputed over its {len(inputs)} member device(s): "
                  f"{bound['total']} bytes")
 
@@ -2518,6 +2559,9 @@ def verify_certificate(path, schema, authority, challenger, sample, sample_seed,
     byte of it recomputed from the records that verified. Raises AuditFailure naming the first check that failed."""
     with open(path, "rb") as f:
         raw = f.read()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        fail(f"certificate {path} is not in canonical form (docs/certificate.md): it begins with a byte-order mark "
+             f"(U+FEFF, as some editors save UTF-8); a certificate is its canonical text, without one")
     try:
         text = raw.decode("utf-8")
         document = json.loads(text)
@@ -2611,8 +2655,14 @@ def main():
             return 0
         if not (args.export and args.schema and args.authority_pub and args.challenger_pub):
             parser.error("EXPORT, --schema, --authority-pub and --challenger-pub are required")
-        with open(args.export, encoding="utf-8") as f:
-            document = json.load(f)
+        with open(args.export, "rb") as f:
+            raw = f.read()
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raise ValueError(f"{args.export} begins with a byte-order mark (U+FEFF, as some editors save UTF-8): "
+                             f"save it without one")
+        document = json.loads(raw.decode("utf-8"))
+        if isinstance(document, dict) and document.get("format") == CERTIFICATE_FORMAT:
+            parser.error(f"{args.export} is a certificate: give it as --certificate={args.export}")
         seed = args.sample_seed if args.sample_seed is not None else random.SystemRandom().randrange(1 << 32)
         recipe = Recipe(Schema(args.schema, args.capnp), document, read_public_key_file(args.authority_pub),
                         read_public_key_file(args.challenger_pub), LabelSample(args.labels, fraction, args.power),
@@ -2627,7 +2677,8 @@ def main():
               file=sys.stderr)
         return 2
     except (ValueError, KeyError) as error:
-        print(terminal_safe(f"recipe: cannot read the input: {error!r}"), file=sys.stderr)
+        print(terminal_safe(f"recipe: cannot read {args.export or args.certificate or 'the input'}: {error}"),
+              file=sys.stderr)
         return 2
 
 if __name__ == "__main__":

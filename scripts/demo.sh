@@ -26,10 +26,10 @@ for arg in "$@"; do
     *) echo "demo: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
-[[ "$host_gib" =~ ^[0-9]{1,5}$ ]] && host_gib=$((10#$host_gib))
-[[ "$host_gib" =~ ^[0-9]+$ && "$host_gib" -ge 1 ]] || { echo "demo: --host-gib must be a whole number >= 1" >&2; exit 2; }
-[[ "$occupancy_s" =~ ^[0-9]{1,5}$ ]] && occupancy_s=$((10#$occupancy_s))  # 08 is 8 seconds, not bad octal
-[[ "$occupancy_s" =~ ^[0-9]+$ && "$occupancy_s" -le 3000 ]] ||
+# Decimal whatever the leading zeros (08 is 8, not bad octal); checked as text first.
+[[ "$host_gib" =~ ^[0-9]{1,9}$ ]] && host_gib=$((10#$host_gib)) && [[ $host_gib -ge 1 ]] ||
+  { echo "demo: --host-gib must be a whole number >= 1" >&2; exit 2; }
+[[ "$occupancy_s" =~ ^[0-9]{1,9}$ ]] && occupancy_s=$((10#$occupancy_s)) && [[ $occupancy_s -le 3000 ]] ||
   { echo "demo: --occupancy-s must be a whole number of seconds in [0, 3000]" >&2; exit 2; }
 occupancy_flags=()
 if [[ "$occupancy_s" -gt 0 ]]; then

@@ -875,6 +875,17 @@ class Auditor {
                        "asks about " + std::to_string(static_cast<uint64_t>(expected)) +
                        ": fewer has a chance below 1e-9 (a window stretched, or rounds left out)");
     }
+    // No longer than the order allows (a round deadline and the timer's slack over): a stretch too
+    // small for the count of rounds to show is still one.
+    const uint64_t length = out->end_after_order_us - out->start_after_order_us;
+    const uint64_t longest = o.getOccupancyWindowUs() + o.getRoundDeadlineUs() + kOccupancyOverrunSlackUs;
+    if (length > longest) {
+      return Wrong(entry, "verdict",
+                   "its occupancy window ran " + std::to_string(length) + " us, longer than its order's " +
+                       std::to_string(o.getOccupancyWindowUs()) + " us allow (with a round deadline and " +
+                       std::to_string(kOccupancyOverrunSlackUs) + " us of the timer's slack: " +
+                       std::to_string(longest) + " us)");
+    }
     if (w.getRounds() != out->rounds) {
       return Wrong(entry, "verdict",
                    "occupancy rounds " + std::to_string(w.getRounds()) + ", the round log shows " +

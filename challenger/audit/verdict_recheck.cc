@@ -121,12 +121,6 @@ Status RecheckVerdictBound(const RecomputedFacts& facts) {
   if (!in.failure.failed() && !every_device_checked) {
     return DataLossError("bound: a passing verdict with a device that was never challenged");
   }
-  // Why a passing session on an unsigned profile states no bound (not signed, altered, another key)
-  // is the challenger's knowledge, not the order's: its "no bound: " statement stands, and the
-  // occupancy and compute statements must quote exactly it.
-  if (!plan.profile.endorsement.signed_parameters && !in.failure.failed()) {
-    in.known_no_bound_statement = v.getStatement().cStr();
-  }
   const VerdictSummary want = SummarizeVerdict(in);
 
   auto differs = [](const std::string& field, const std::string& stated, const std::string& recomputed) {

@@ -108,9 +108,9 @@ Status CheckInputs(const PlanInputs& in) {
     return InvalidArgumentError("verify rate must be finite and > 0");
   }
   if (in.classes.empty() && !in.profile) return InvalidArgumentError("no adversary class");
-  if (!(in.compute_compressions_per_s >= 0) || !std::isfinite(in.compute_compressions_per_s) ||
-      in.compute_compressions_per_s > 1e16) {
-    return InvalidArgumentError("compute rate must be in [0, 1e16] compressions/s");
+  if (!(in.compute_compressions_per_s == 0 ||
+        (in.compute_compressions_per_s >= 1e3 && in.compute_compressions_per_s <= 1e16))) {
+    return InvalidArgumentError("compute rate must be 0 or in [1000, 1e16] compressions/s");
   }
   if (in.fleet_nodes > 0 && (!(in.period_s > 0) || !std::isfinite(in.period_s))) {
     return InvalidArgumentError("the fleet's wipe period must be finite and > 0 seconds");
@@ -187,6 +187,10 @@ void FillClassPlan(const PlanInputs& in, const SamplingPlan& s, const std::vecto
     for (const auto& row : c->devices) devices.push_back({row.count, row.planned_bytes / 32, row.chunks});
     c->compute = ComputePlanComputeShare(devices, m, in.policy.format, c->planned_fraction, c->fill_s, c->rounds,
                                          in.compute_compressions_per_s, in.honest_round_p999_us);
+    if (c->compute->share > 1) {
+      c->warnings.push_back("compute share above 100%: the compute rate given is below the rate the modelled fill "
+                            "reaches, so it cannot be the hardware's fastest (declare that)");
+    }
   }
 }
 

@@ -87,7 +87,7 @@ DEFINE_double(verify_rate, 0,
               "machine (~1 s)");
 DEFINE_double(compute_rate, 0,
               "plan: the node's fastest declared label rate, compressions/s (the inventory's cpu_compressions_per_s "
-              "plus its devices' label_rates), in (0, 1e16]: each class's compute share, the part of an honest wipe "
+              "plus its devices' label_rates), in [1000, 1e16]: each class's compute share, the part of an honest wipe "
               "the compute statement can prove spent; 0 = not shown");
 DEFINE_uint64(fleet_nodes, 0,
               "plan: nodes in the fleet; with --period_s, how many challenger cores their expected labels need; "

@@ -589,6 +589,16 @@ Status RefuseOutputOverInputs(const Args& args) {
   for (const auto& [flag, what] : inputs) {
     if (!Flag(args, flag).empty()) WP_RETURN_IF_ERROR(RefuseOutputOverInput(out, Flag(args, flag), what));
   }
+  // And the files the inventory names (node keys, pinned certificates).
+  if (!Flag(args, "inventory").empty()) {
+    auto inventory = LoadInventory(Flag(args, "inventory"));
+    if (!inventory.ok()) return inventory.status().WithContext("--inventory");
+    for (const InventoryNode& node : inventory->nodes) {
+      for (const std::string& file : node.files_read) {
+        WP_RETURN_IF_ERROR(RefuseOutputOverInput(out, file, "a file the inventory names for node " + node.name));
+      }
+    }
+  }
   return Status::Ok();
 }
 

@@ -500,8 +500,11 @@ int RunPlan() {
   if ((FLAGS_fleet_nodes > 0) != period_set) {
     return ConfigError(kSub, "--fleet_nodes and --period_s go together (the fleet and how often each node is wiped)");
   }
-  if (!(FLAGS_compute_rate >= 0 && FLAGS_compute_rate <= 1e16)) {
-    return ConfigError(kSub, "--compute_rate must be in (0, 1e16] compressions/s, or 0 (not shown)");
+  if (!(FLAGS_compute_rate == 0 || (FLAGS_compute_rate >= 1e3 && FLAGS_compute_rate <= 1e16))) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%.10g", FLAGS_compute_rate);
+    return ConfigError(kSub, std::string("--compute_rate must be in [1000, 1e16] compressions/s, or 0 (not shown), "
+                                         "got ") + got);
   }
   in.compute_compressions_per_s = FLAGS_compute_rate;
   in.fleet_nodes = FLAGS_fleet_nodes;

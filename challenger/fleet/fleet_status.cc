@@ -29,6 +29,15 @@ double Fraction(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
 }
 
+// A proven time: seconds with a tenth under two minutes (so that it agrees with its percentage),
+// else as FormatAge.
+std::string Span(uint64_t us) {
+  if (us >= 120'000'000) return FormatAge(static_cast<int64_t>(us));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(us) / 1e6);
+  return buf;
+}
+
 std::string Percent(uint64_t part, uint64_t whole) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * Fraction(part, whole));
@@ -107,6 +116,7 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
     int64_t until_unix_us = 0;  // expiresAt + sessionTimeout: the session cannot run past it
   };
   std::map<proto::Bytes, Ordered> without_verdict;
+  std::map<proto::Bytes, std::pair<std::string, ProvenCapacity>> proven_by_session;
   // Rows up to the verified head only (a row appended meanwhile is left for the next look).
   Status walked = ledger.ForEachRow(std::nullopt, [&](const LedgerRow& row) -> Status {
     if (row.sequence >= head.entry_count) return Status::Ok();
@@ -140,9 +150,8 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
       last.busy = v.getFailure().getReason() == proto::FailureReason::NODE_BUSY;
     }
     ++n.sessions;
-    const ProvenCapacity proven = ProvenCapacityOf(v);
-    n.occupied_proven_us += ProvenOccupiedUsWithin(proven, capacity_from, now_unix_us);
-    n.compute_proven_us += ProvenComputeUsWithin(proven, capacity_from, now_unix_us);
+    // A session's last verdict decides what it proves (a failure may supersede its pass).
+    proven_by_session[row.session_id] = {v.getNodeName().cStr(), ProvenCapacityOf(v)};
     if (n.first_verdict_unix_us == 0) n.first_verdict_unix_us = last.at_unix_us;
     if (last.pass) {
       n.last_pass_unix_us = last.at_unix_us;
@@ -154,6 +163,17 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
     return Status::Ok();
   });
   if (!walked.ok()) return walked.WithContext("reading the ledger's verdicts");
+  for (const auto& [session, proven] : proven_by_session) {
+    NodeStatus& n = node_at(proven.first);
+    n.occupied_proven_us += ProvenOccupiedUsWithin(proven.second, capacity_from, now_unix_us);
+    n.compute_proven_us += ProvenComputeUsWithin(proven.second, capacity_from, now_unix_us);
+  }
+  // One node holds one session at a time: more than the span proven is records that overlap, which
+  // no honest challenger writes; never shown above the span.
+  for (NodeStatus& n : out.nodes) {
+    n.occupied_proven_us = std::min(n.occupied_proven_us, capacity_over_us);
+    n.compute_proven_us = std::min(n.compute_proven_us, capacity_over_us);
+  }
   for (const auto& [session, ordered] : without_verdict) {
     NodeStatus& n = node_at(ordered.node);
     const bool running = now_unix_us < ordered.until_unix_us;
@@ -248,9 +268,12 @@ std::string FleetStatusTable(const FleetStatus& status) {
     if (!n.held && n.occupied_proven_us == 0 && n.compute_proven_us == 0) continue;
     const std::string over = FormatAge(static_cast<int64_t>(status.capacity_over_us));
     out += TerminalSafe(n.node) + ": " + (n.held ? "held: " : "") + Percent(n.occupied_proven_us, status.capacity_over_us) +
-           " of the last " + over + " proven occupied (" + FormatAge(static_cast<int64_t>(n.occupied_proven_us)) +
-           " by stated occupancy statements); at least " + Percent(n.compute_proven_us, status.capacity_over_us) +
-           " of its compute proven spent on fills (" + FormatAge(static_cast<int64_t>(n.compute_proven_us)) + ")\n";
+           " of the last " + over + " proven occupied (" + Span(n.occupied_proven_us) +
+           " by stated occupancy statements); " +
+           (n.compute_proven_us > 0 ? "at least " + Percent(n.compute_proven_us, status.capacity_over_us) +
+                                          " of its compute proven spent on fills (" + Span(n.compute_proven_us) + ")"
+                                    : std::string("no stated compute statement in the span")) +
+           "\n";
   }
   out += "ledger " + status.ledger_path + ": " + std::to_string(status.ledger_entries) +
          " entries, the whole chain verified\n";

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "challenger/session/session_plan.h"
 #include "common/hex.h"
 #include "common/json_fields.h"
 #include "proto/key_files.h"
@@ -231,6 +232,7 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
     }
     std::string file;
     WP_RETURN_IF_ERROR(obj.String("public_key_file", &file));
+    n.files_read.push_back(JoinPath(base_dir, file));
     auto key = proto::ReadPublicKeyFile(JoinPath(base_dir, file));
     if (!key.ok()) return key.status().WithContext(obj.PathOf("public_key_file"));
     n.public_key = *key;
@@ -240,6 +242,7 @@ StatusOr<InventoryNode> ParseNode(const nlohmann::json& value, const std::string
     std::string file;
     WP_RETURN_IF_ERROR(obj.String("certificate_file", &file));
     // Pinned only if it carries the node key: the TLS handshake then proves the agent holds it.
+    n.files_read.push_back(JoinPath(base_dir, file));
     auto certificate = proto::ReadPinnedCertificate(JoinPath(base_dir, file), n.public_key);
     if (!certificate.ok()) return certificate.status().WithContext(obj.PathOf("certificate_file"));
     n.certificate = std::move(certificate).value();
@@ -313,6 +316,24 @@ StatusOr<WaveHold> ParseWaveHold(const nlohmann::json& value, const std::string&
     return InvalidArgumentError(path + ": a held wave's window lasts up to period_s + jitter_s = " +
                                 number(wave.period_s + wave.jitter_s) +
                                 " s, beyond the 2678400 s (31 days) an order may ask: shorten the period");
+  }
+  // The pool of rounds a window of the longest gap plans (session_plan.h), checked here so that a
+  // hold serve cannot plan never reaches a run.
+  const uint64_t window_us = static_cast<uint64_t>(std::llround((wave.period_s + wave.jitter_s) * 1e6));
+  const uint64_t gap_us = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(hold.mean_gap_s * 1e6)));
+  const uint64_t pool = OccupancyPoolRounds(window_us, gap_us);
+  const std::string window = "a window of up to " + number(wave.period_s + wave.jitter_s) + " s at a mean gap of " +
+                             number(hold.mean_gap_s) + " s";
+  if (pool > kMaxOccupancyRounds) {
+    return InvalidArgumentError(path + ": " + window + " needs a pool of more than " +
+                                std::to_string(kMaxOccupancyRounds) +
+                                " occupancy rounds: lengthen mean_gap_s or shorten the period");
+  }
+  if (pool * hold.labels_per_round > kMaxLabelsPerSession) {
+    return InvalidArgumentError(path + ": " + window + " plans " + std::to_string(pool) + " rounds of " +
+                                std::to_string(hold.labels_per_round) + " labels, above the " +
+                                std::to_string(kMaxLabelsPerSession) +
+                                " a session may hold: ask fewer labels_per_round or lengthen mean_gap_s");
   }
   return hold;
 }

@@ -65,7 +65,9 @@
 //                                                 window lasts to the wave's next run; mean_gap_s in
 //                                                 [1e-6, period_s], shortfall in (0, 1) of the planned
 //                                                 bytes, labels_per_round >= 1; period_s + jitter_s
-//                                                 <= 31 days (the longest window an order may ask)
+//                                                 <= 31 days (the longest window an order may ask),
+//                                                 and that window's pool of rounds (session_plan.h
+//                                                 OccupancyPoolRounds) within a session's limits
 //        "complete": true}                        true = every node that can reach a member's
 //     ],                                          memory within a round deadline is in the wave
 //     "reserves": {"host-dram": 0, "NVIDIA H200": 536870912}   bytes per device model, <= 2^50;
@@ -136,6 +138,7 @@ struct InventoryNode {
   std::string scheduler_name;              // its name in the workload scheduler (default: name)
   std::optional<LifecycleSpec> lifecycle;  // its own drain/resume hook, overriding its wave's
   std::vector<InventoryDevice> devices;
+  std::vector<std::string> files_read;  // public_key_file and certificate_file, as opened
 };
 
 // A wave of idle nodes held continuously (serve): the occupancy window each session asks, but for

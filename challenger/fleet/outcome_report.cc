@@ -198,6 +198,11 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
     << (p.getAuthorityKeyId().size() > 0 ? "signed by authority key " + Hex(p.getAuthorityKeyId())
                                          : std::string("not signed by the authority"))
     << "\n";
+  // Why, in the challenger's own words (a file's signature, a class): not in the signed statement,
+  // which says only what the order shows.
+  if (!outcome.summary.endorsement_problem.empty()) {
+    s << "profile not the authority's: " << TerminalSafe(outcome.summary.endorsement_problem) << "\n";
+  }
   s << "deadline rule " << (v.getDeadlineRuleSatisfied() ? "met" : "not met") << ": "
     << outcome.summary.rule.explanation << "\n";
   bool fill_reported = false;  // a fill report states what each device holds

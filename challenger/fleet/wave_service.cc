@@ -164,14 +164,15 @@ PreparedWave WaveService::Prepare(const Wave& wave, bool shown, uint64_t hold_cl
 
 // One run of a prepared wave: counted and reported however it fails; the schedule (and the other
 // waves) go on.
-void WaveService::RunOnce(const Wave& wave, PreparedWave prepared) {
+bool WaveService::RunOnce(const Wave& wave, PreparedWave prepared) {
   Status wave_room = ledger_.CheckRoomForSession(kSessionLedgerBytes * wave.nodes.size());
   if (!wave_room.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     ++totals_.failures;
     err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " not run: " << CliErrorText(wave_room) << "\n";
-    return;
+    return false;
   }
+  bool all_passed = false;
   const int64_t started_us = SystemClock().UnixMicros();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -183,6 +184,7 @@ void WaveService::RunOnce(const Wave& wave, PreparedWave prepared) {
     std::optional<proto::SignedEnvelope> wave_verdict;
     const RunCounts counts =
         ReportRun(wave, RunPreparedWave(std::move(prepared), wave, keys_, sink_, session_options_, &wave_verdict));
+    all_passed = counts.pass == static_cast<int>(wave.nodes.size());
     {
       const int64_t ended_us = SystemClock().UnixMicros();
       std::lock_guard<std::mutex> lock(mu_);
@@ -206,6 +208,7 @@ void WaveService::RunOnce(const Wave& wave, PreparedWave prepared) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   running_.erase(wave.name);
+  return all_passed;
 }
 
 void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
@@ -223,7 +226,7 @@ void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
     const int64_t next_us = SystemClock().UnixMicros() + static_cast<int64_t>(delay);
     // A held wave: its members hold their labels from this run to the next, whose time is drawn now
     // and kept secret (each window closes at it; the order states only the longest it may be).
-    const uint64_t hold_close_us = wave.hold ? NextWaveDelayUs(wave.period_s, wave.jitter_s) : 0;
+    const uint64_t hold_close_us = wave.hold ? std::max<uint64_t>(1, NextWaveDelayUs(wave.period_s, wave.jitter_s)) : 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       err_ << kPrefix << "wave " << TerminalSafe(wave.name) << " (" << wave.nodes.size() << " node(s), period "
@@ -268,7 +271,7 @@ void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
     measured = true;
     LOG(INFO) << "wave " << TerminalSafe(wave.name) << ": prepared in " << prepared->prepare_us / 1e6 << " s, "
               << estimate / double(1 << 20) << " MiB of expected labels";
-    RunOnce(wave, *std::move(prepared));
+    const bool held = RunOnce(wave, *std::move(prepared)) && wave.hold;
     prepared_bytes_.fetch_sub(reserved);  // released once the run is over: its labels were held until then
     held_bytes_ -= estimate;              // the run is over (or was not run): its expected labels are gone
     if (metrics_ != nullptr) {
@@ -283,8 +286,9 @@ void WaveService::Schedule(const Wave& wave, std::atomic<bool>& stop) {
       if (options_.max_sessions > 0 && totals_.sessions >= options_.max_sessions) stop.store(true);
     }
     if (options_.once || stop.load()) return;
-    // A held wave's next run follows at once: its members' windows closed at its drawn time.
-    delay = wave.hold ? 0 : NextWaveDelayUs(wave.period_s, wave.jitter_s);
+    // A held wave's next run follows at once when its members held to its drawn time (all passed);
+    // after a failed run the schedule waits as for any wave (no run after run at an absent node).
+    delay = held ? 0 : NextWaveDelayUs(wave.period_s, wave.jitter_s);
   }
 }
 

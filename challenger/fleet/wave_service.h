@@ -86,7 +86,8 @@ class WaveService {
   // Before a wave's first run: its precompute time, estimated (microseconds; 0 when unknown).
   uint64_t EstimatePrepareUs(const Wave& wave);
   void Schedule(const Wave& wave, std::atomic<bool>& stop);
-  void RunOnce(const Wave& wave, PreparedWave prepared);
+  // Returns whether every member passed (a held wave's members then held to its next run).
+  bool RunOnce(const Wave& wave, PreparedWave prepared);
   RunCounts ReportRun(const Wave& wave, const std::vector<WaveMemberResult>& results);
   void AnnounceStop(int signal);
 

@@ -168,7 +168,10 @@ Status CheckEntryAgainstSigned(const Json& entry, const VerifiedEntry& signed_en
 Status CheckDocumentKey(const Json& document, const proto::PublicKey& challenger_pub) {
   WP_ASSIGN_OR_RETURN(std::string format, Field<std::string>(document, "format", "export"));
   if (format != kLedgerExportFormat) {
-    return InvalidArgumentError("export: format '" + format + "', want " + kLedgerExportFormat);
+    return InvalidArgumentError("export: format '" + format + "', want " + kLedgerExportFormat +
+                                (format == "wipeproof-certificate/v1"
+                                     ? " (a certificate: check it with ledger audit --certificate)"
+                                     : ""));
   }
   WP_ASSIGN_OR_RETURN(std::string key_id, Field<std::string>(document, "challenger_key_id", "export"));
   const std::string given = proto::KeyIdHex(proto::KeyIdOf(challenger_pub));

@@ -90,6 +90,10 @@ OccupancyStatement ComputeOccupancyStatement(const std::vector<OccupancyDevice>&
 // expected_rounds (nothing unlikely).
 double OccupancyRoundsLogLowerTail(uint64_t rounds, double expected_rounds);
 inline constexpr double kOccupancyRoundsImplausible = 1e-9;
+// How much longer than its order's occupancyWindowUs a window may run, beyond one round deadline (a
+// round in flight at the end is waited for): the challenger's timer ends a window whose clock does
+// not advance a second late (session_run.cc OccupancyWindowOver). The audits refuse a longer one.
+inline constexpr uint64_t kOccupancyOverrunSlackUs = 1'000'000;
 
 // The mean gap (microseconds, rounded down so the statement is no weaker) that makes T* equal
 // `short_time_us` at confidence c: T* d(b) / ln(1/(1-c)); 0 when d(b) = 0 or that is below 1 us.

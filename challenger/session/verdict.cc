@@ -143,7 +143,11 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
   } else if (!profile.calibrated) {
     v.statement = "no bound: parameters not calibrated (profile " + profile.name + ")";
   } else if (!v.endorsement_problem.empty()) {
-    v.statement = "no bound: " + v.endorsement_problem;
+    // Signed words only from what the order shows, so both audits recompute them: whenever the
+    // challenger finds a problem, its order names no authority signature (WriteProfile). Why (a
+    // file's signature, a class) stays the challenger's own: endorsement_problem.
+    v.statement = "no bound: profile " + profile.name +
+                  " is not signed by the authority (the order names no authority signature of its profile)";
   } else if (!facts.assumptions.inventory_signed) {
     v.statement = "no bound: the authority's delegation names no inventory (delegate --inventory): the declared "
                   "capacities and reserves the bound counts are not the authority's word";
@@ -160,9 +164,6 @@ VerdictSummary SummarizeVerdict(const VerdictFacts& facts) {
                   FormatFactor(kHonestRoundMargin) + " x the honest p99.9 round time " +
                   std::to_string(profile.honest_round_p999_us) + " us (profile " + profile.name +
                   "): honest nodes would fail rounds";
-  }
-  if (v.pass && !v.bound_stated && facts.known_no_bound_statement.rfind("no bound: ", 0) == 0) {
-    v.statement = facts.known_no_bound_statement;
   }
   AssumptionInputs inputs = facts.assumptions;
   inputs.plan = &plan;

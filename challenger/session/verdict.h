@@ -20,9 +20,9 @@
 // otherwise one of (the first condition that failed, in this order)
 //   "no bound: session failed (<reason>)"
 //   "no bound: parameters not calibrated (profile default-uncalibrated)"
-//   "no bound: profile p is not signed by the authority (...)" / "... differs from the document the
-//    authority signed ..." / "class c is not the authority's (...)" / "class c of profile p (...)
-//    differs from the authority's signed class c (...)"
+//   "no bound: profile p is not signed by the authority (the order names no authority signature of
+//    its profile)": whatever the challenger's reason (a file's signature, a changed document, a
+//    class), which is its own and goes in VerdictSummary::endorsement_problem, not the signed words
 //   "no bound: the authority's delegation names no inventory (delegate --inventory): ..."
 //   "no bound: safety factor 1.2 of class c is below 1.5"
 //   "no bound: deadline rule not met for class commodity-cpu (round deadline ... > recompute floor ...)"
@@ -98,11 +98,6 @@ struct VerdictFacts {
   OccupancyFacts occupancy;
   // The last proof round's answer, after the order (the compute statement's interval; 0: none).
   uint64_t proof_rounds_end_after_order_us = 0;
-  // Why no bound is stated, when the caller knows it better than the plan does (the audit, for an
-  // unsigned profile: why the challenger rejected it is its own knowledge, and the order keeps no
-  // copy). Used only for a passing session without a stated bound, and only when it starts with
-  // "no bound: "; the occupancy and compute statements quote it as they quote the plan's reason.
-  std::string known_no_bound_statement;
 };
 
 // The answer of the last proof round among `rounds`, after the order; 0 when none was answered.

@@ -5,6 +5,7 @@
 // the node key (a colluding node) or another authority key; what it cannot forge without a key is
 // what the audit leans on.
 #include "challenger/audit/ledger_audit.h"
+#include "challenger/session/occupancy_bound.h"
 
 #include <capnp/message.h>
 #include <gmock/gmock.h>
@@ -1037,6 +1038,22 @@ TEST_F(LedgerAuditTest, AnOccupancyWindowIsRecomputedFromTheRoundLog) {
   EXPECT_THAT(status.message(), HasSubstr("rounds where its gaps' running time asks about 720"));
   status = AuditForged([](Forgery& f) { f.Verdict().disownOccupancy(); });
   EXPECT_THAT(status.message(), HasSubstr("passed without the occupancy statement its order's window asks for"));
+}
+
+// A window stretched too little for its count of rounds to show (gaps as long as the window) still
+// runs longer than its order allows: refused.
+TEST_F(LedgerAuditTest, AnOccupancyWindowLongerThanItsOrderAllowsFails) {
+  const SessionOutcome outcome =
+      RunSession({}, testing::CalibratedTestProfile(), {100'000, 100'000, uint64_t{32} * 64 * 40, 4});
+  ASSERT_TRUE(outcome.pass) << outcome.failure.Describe();
+  ASSERT_TRUE(Audit(Export()).ok());
+  Status status = AuditForged([](Forgery& f) {
+    auto o = f.Verdict().getOccupancy();
+    o.setWindowEndAfterOrderUs(o.getWindowStartAfterOrderUs() + 100'000 + f.Order().getRoundDeadlineUs() +
+                               kOccupancyOverrunSlackUs + 1);
+  });
+  EXPECT_THAT(status.message(), HasSubstr("its occupancy window ran "));
+  EXPECT_THAT(status.message(), HasSubstr("longer than its order's 100000 us allow"));
 }
 
 // The compute statement (challenger/session/compute_statement.h) rests on the bound and on what the

@@ -2,8 +2,9 @@
 """The challenger's copy of the device model's fills (challenger/calibration/modelled_gpu_fills.cc,
 printed by `plan --economics_p999_us=... --json` as economics.fill_model.figures) still matches the
 model: `wipeproof-gpu-check model --gpu=all` is run and every figure the challenger carries must
-name a case of it with the same memory and labels and a fill time within 3% (the model times the
-host's program build on this machine, a few hundredths of a second). When it fails, the kernels or
+name a case of it with the same memory and labels and a fill time within 3% of the model's device
+part (its host setup, the program build timed on this machine, is left out: it grows with the
+machine's load). When it fails, the kernels or
 the model changed: rerun the command and copy its figures into modelled_gpu_fills.cc.
 
 Usage: modelled_gpu_fills_match_model.py GPU_CHECK_BINARY CHALLENGER_BINARY
@@ -39,7 +40,9 @@ def main():
             print(f"FAIL: {key}: the model has no such case")
             bad += 1
             continue
-        want_s = case["model"]["predicted_total_s"]
+        # The device's part: the model's host setup is timed on this machine (tenths of a second idle,
+        # a second or more on a loaded CI core), which is no change of the model.
+        want_s = case["model"]["predicted_total_s"] - case["model"].get("host_setup_s", 0)
         memory = case["model"]["assumptions"]["gpu"]["memory_bytes"]
         problems = []
         if f["memory_bytes"] != memory:

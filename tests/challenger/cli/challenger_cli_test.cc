@@ -150,7 +150,7 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
       {"wipe --node=n1 --threads=many " + SessionFlags(), 2, "bad value 'many' for --threads (want a whole number)"},
       {"plan --gpus=0 --verify_rate=1e7", 2, "--gpus must be in [1, 256] GPUs per node, got 0"},
       {"plan --gpus=8 --verify_rate=1e7 --compute_rate=-1", 2,
-       "--compute_rate must be in (0, 1e16] compressions/s, or 0 (not shown)"},
+       "--compute_rate must be in [1000, 1e16] compressions/s, or 0 (not shown)"},
       {"plan --gpus=4000000 --verify_rate=1e7", 2, "--gpus must be in [1, 256] GPUs per node, got 4000000"},
       // 2: a wipe period that is no period, or shorter than one wipe (fill + rounds) takes.
       {"plan --gpus=8 --verify_rate=1e7 --fleet_nodes=10 --period_s=0", 2,
@@ -180,6 +180,8 @@ TEST_F(ChallengerCliTest, ExitCodesFollowTheTableAndMessagesAreWords) {
       {"ledger export --ledger=ledger.db --challenger_key=k-challenger.pub --inventory=inventory.json "
        "--out=./inventory.json",
        2, "./inventory.json is the inventory (--inventory) itself"},
+      {"ledger export --ledger=ledger.db --challenger_key=k-challenger.pub --inventory=inventory.json --out=n1.crt", 2,
+       "n1.crt is a file the inventory names for node n1 itself"},
       {"ledger certificate --ledger=ledger.db --challenger_key=k-challenger.pub --authority_key=k-authority.pub "
        "--session=00000000000000000000000000000000 --out=k-authority.pub",
        2, "k-authority.pub is the authority key (--authority_key) itself"},

@@ -307,6 +307,18 @@ TEST(InventoryLimitsTest, AHeldWavesFieldsHaveRanges) {
        },
        "waves[1].hold: a held wave's window lasts up to period_s + jitter_s = 2700000 s, beyond the 2678400 s "
        "(31 days) an order may ask"},
+      {[](nlohmann::json& d) {
+         d["waves"][1]["period_s"] = 86'400;
+         d["waves"][1]["jitter_s"] = 43'200;
+       },
+       "waves[1].hold: a window of up to 129600 s at a mean gap of 1 s needs a pool of more than 131072 occupancy "
+       "rounds: lengthen mean_gap_s or shorten the period"},
+      {[](nlohmann::json& d) {
+         d["waves"][1]["hold"]["mean_gap_s"] = 0.1;
+         d["waves"][1]["hold"]["labels_per_round"] = 1000;
+       },
+       "waves[1].hold: a window of up to 3600 s at a mean gap of 0.1 s plans 37534 rounds of 1000 labels, above "
+       "the 16777216 a session may hold: ask fewer labels_per_round or lengthen mean_gap_s"},
   };
   for (const auto& [edit, message] : cases) {
     const std::string error = edited(edit);
