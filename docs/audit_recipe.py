@@ -1828,8 +1828,8 @@ class Recipe:
         deadlineRuleSatisfied and boundStated are what the order gives (bound.h's conditions: a pass, a calibrated
         profile that names the pinned authority's signature, safety >= 1.5, the deadline rule, the honest round
         margin); a stated bound is the closed form over the order's plan and the verdict's chunksChecked (for a
-        pass, check_pass confirmed them from the rounds) within bound_slack, and the statement names it; with none
-        stated every bound field is 0."""
+        pass, check_pass confirmed them from the rounds) within bound_slack, and the statement is verdict.cc's words
+        for it; with none stated every bound field is 0 and the statement is the first unmet condition's words."""
         what = f"{where}: verdict (ledger entry {sequence})"
         devices = order["devices"]
         stated = verdict.get("devices", [])
@@ -2098,7 +2098,7 @@ class Recipe:
     def check_wave_bound(self, where, wave, members):
         """A wave verdict's bound: with one stated, a complete wave whose members all passed stating bounds at the
         wave's confidence, and the closed form over every member's devices (as the member sessions confirmed
-        them) within bound_slack, named by the statement; with none, unwipedBoundBytes 0."""
+        them) within bound_slack, in verdict.cc's words; with none, unwipedBoundBytes 0."""
         stated = int(wave.get("unwipedBoundBytes", "0"))
         if not wave.get("boundStated"):
             if stated:
