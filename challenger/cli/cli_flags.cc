@@ -336,13 +336,8 @@ Status ApplyOccupancyFlags(SessionPlan* plan) {
   WP_RETURN_IF_ERROR(CheckOccupancyFlags());
   if (FLAGS_occupancy_window_s == 0) return Status::Ok();
   auto number = FlagNumber;
-  uint64_t planned = 0;
-  for (const PlannedDevice& d : plan->devices) planned += d.planned_bytes();
-  OccupancyRequest request;
-  request.window_us = static_cast<uint64_t>(std::llround(FLAGS_occupancy_window_s * 1e6));
-  request.mean_gap_us = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(FLAGS_occupancy_mean_gap_s * 1e6)));
-  request.shortfall_bytes = static_cast<uint64_t>(FLAGS_occupancy_shortfall * static_cast<double>(planned));
-  request.labels_per_round = FLAGS_occupancy_labels;
+  const OccupancyRequest request = OccupancyRequestOf(*plan, FLAGS_occupancy_window_s, FLAGS_occupancy_mean_gap_s,
+                                                      FLAGS_occupancy_shortfall, FLAGS_occupancy_labels);
   return SetOccupancySchedule(plan, request)
       .WithContext("--occupancy_labels=" + std::to_string(FLAGS_occupancy_labels) + " --occupancy_mean_gap_s=" +
                    number(FLAGS_occupancy_mean_gap_s) + " --occupancy_window_s=" + number(FLAGS_occupancy_window_s));

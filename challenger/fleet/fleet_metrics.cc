@@ -126,8 +126,10 @@ void FleetMetrics::OnMemberResult(const WaveMemberResult& result, int64_t now_un
   fill_.WithLabels({node}).Set(static_cast<double>(o.fill_us) / 1e6);
   Histogram& rounds = rounds_.WithLabels({node});
   for (const RoundRecord& r : o.rounds) rounds.Observe(static_cast<double>(r.elapsed_us) / 1e6);
+  // Only what the ledger holds (status reads the same verdicts): a verdict that did not reach it
+  // proves nothing there.
   auto verdict = proto::ParseMessage<proto::Verdict>(proto::AsView(o.verdict.payload));
-  if (verdict.ok()) {
+  if (verdict.ok() && o.ledger.ok()) {
     const ProvenCapacity proven = ProvenCapacityOf(verdict->root());
     occupied_proven_.WithLabels({node}).Increment(static_cast<double>(proven.ProvenOccupiedUs()) / 1e6);
     compute_proven_.WithLabels({node}).Increment(static_cast<double>(proven.compute_us) / 1e6);

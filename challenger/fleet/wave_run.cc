@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -84,12 +83,9 @@ uint64_t PreparedWave::ExpectedLabelBytes() const {
   return bytes;
 }
 
-OccupancyRequest HoldRequest(const WaveHold& hold, const Wave& wave, uint64_t planned_bytes, uint64_t close_us) {
-  OccupancyRequest request;
-  request.window_us = static_cast<uint64_t>(std::llround((wave.period_s + wave.jitter_s) * 1e6));
-  request.mean_gap_us = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(hold.mean_gap_s * 1e6)));
-  request.shortfall_bytes = static_cast<uint64_t>(hold.shortfall * static_cast<double>(planned_bytes));
-  request.labels_per_round = hold.labels_per_round;
+OccupancyRequest HoldRequest(const WaveHold& hold, const Wave& wave, const SessionPlan& plan, uint64_t close_us) {
+  OccupancyRequest request =
+      OccupancyRequestOf(plan, wave.period_s + wave.jitter_s, hold.mean_gap_s, hold.shortfall, hold.labels_per_round);
   request.close_us = std::min(close_us, request.window_us);
   return request;
 }
@@ -130,9 +126,7 @@ WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& 
   if (wave.hold && hold_close_us > 0) {
     for (size_t i = 0; i < out.plans.size(); ++i) {
       if (!out.plans[i]) continue;
-      uint64_t planned = 0;
-      for (const PlannedDevice& d : out.plans[i]->devices) planned += d.planned_bytes();
-      Status held = SetOccupancySchedule(&*out.plans[i], HoldRequest(*wave.hold, wave, planned, hold_close_us));
+      Status held = SetOccupancySchedule(&*out.plans[i], HoldRequest(*wave.hold, wave, *out.plans[i], hold_close_us));
       if (!held.ok()) {
         LOG(INFO) << "wave " << wave.name << ": node " << wave.nodes[i] << " not run: " << held.ToString();
         out.errors[i] = held.WithContext("the wave's hold (inventory)");

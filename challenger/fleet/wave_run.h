@@ -75,9 +75,8 @@ struct WavePlans {
 // whose window cannot be planned (a pool too large, one chunk) gets that error and no plan.
 WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& profile, const Clock& clock,
                    uint64_t hold_close_us = 0);
-// The occupancy window a held wave's member asks (PlanWave), closed after `close_us`; for the
-// node's planned bytes `planned_bytes`.
-OccupancyRequest HoldRequest(const WaveHold& hold, const Wave& wave, uint64_t planned_bytes, uint64_t close_us);
+// The occupancy window a held wave's member with `plan` asks (PlanWave), closed after `close_us`.
+OccupancyRequest HoldRequest(const WaveHold& hold, const Wave& wave, const SessionPlan& plan, uint64_t close_us);
 
 // The labels one run of the planned wave challenges over all its members (each device's R proof
 // batches of q_d and its holding batches): PrepareWave computes an expected label for each.

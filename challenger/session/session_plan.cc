@@ -81,6 +81,18 @@ std::vector<uint32_t> OccupancyLabelsByBytes(const std::vector<PlannedDevice>& d
   return out;
 }
 
+OccupancyRequest OccupancyRequestOf(const SessionPlan& plan, double window_s, double mean_gap_s,
+                                    double shortfall_fraction, uint32_t labels_per_round) {
+  uint64_t planned = 0;
+  for (const PlannedDevice& d : plan.devices) planned += d.planned_bytes();
+  OccupancyRequest request;
+  request.window_us = static_cast<uint64_t>(std::llround(window_s * 1e6));
+  request.mean_gap_us = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(mean_gap_s * 1e6)));
+  request.shortfall_bytes = static_cast<uint64_t>(shortfall_fraction * static_cast<double>(planned));
+  request.labels_per_round = labels_per_round;
+  return request;
+}
+
 Status SetOccupancySchedule(SessionPlan* plan, const OccupancyRequest& request) {
   if (request.window_us == 0) return Status::Ok();
   if (request.mean_gap_us == 0 || request.mean_gap_us > request.window_us) {

@@ -179,6 +179,10 @@ struct OccupancyRequest {
   uint32_t labels_per_round = 0;
   uint64_t close_us = 0;  // SessionPlan::occupancy_close_us (0: the window runs its length)
 };
+// The request in the units people give it (wipe's --occupancy_* flags, a held wave's hold): seconds
+// (rounded to microseconds, the gap at least 1 us) and b as a fraction of `plan`'s planned bytes.
+OccupancyRequest OccupancyRequestOf(const SessionPlan& plan, double window_s, double mean_gap_s,
+                                    double shortfall_fraction, uint32_t labels_per_round);
 // Most occupancy rounds one window may plan (the pool is drawn before the order): every round is a
 // 32-byte timing row of the verdict, whose envelope must stay within its 8 MiB limit.
 inline constexpr uint32_t kMaxOccupancyRounds = 1u << 17;

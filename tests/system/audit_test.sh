@@ -233,37 +233,32 @@ expect_pass "ledger audit of a session stating a bound" audit "$dir/bound.json"
 expect_said "statement: at 99% confidence at most"
 expect_pass "the recipe on a session stating a bound" recipe_with "$dir/bound.json" --labels=all
 expect_said "bound: the stated [0-9]+ bytes recomputed from the order's plan and the [0-9]+ chunks the rounds checked" -E
+occupancy_session() {  # NAME WINDOW_S PROFILE_FLAGS...: node-a under an occupancy window (mean gap 50 ms, b a
+  # quarter of its planned bytes, 8 labels a round), its ledger $wave/NAME.db exported to $dir/NAME.json
+  local name=$1 window=$2; shift 2
+  "$challenger" wipe --node=node-a --inventory="$wave/bound-inventory.json" "$@" \
+    --authority_key="$e2e/inspect-authority.key" --challenger_key="$e2e/inspect-challenger.key" \
+    --ledger="$wave/$name.db" --threads=2 --occupancy_window_s="$window" --occupancy_mean_gap_s=0.05 \
+    --occupancy_shortfall=0.25 --occupancy_labels=8 >"$wave/$name.out" 2>&1 ||
+    { echo "FAIL: the $name session with an occupancy window did not pass:"; cat "$wave/$name.out"; exit 1; }
+  "$challenger" ledger export --ledger="$wave/$name.db" --challenger_key="$e2e/inspect-challenger.pub" \
+    --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/bound-inventory.json" --out="$dir/$name.json"
+}
 # The same node held through an occupancy window of 1.5 s at a mean gap of 50 ms
 # (challenger/session/occupancy_bound.h): both tools recompute its rounds and its statement.
-"$challenger" wipe --node=node-a --inventory="$wave/bound-inventory.json" --profile="$wave/bound-profile.signed.json" \
-  --classes="$wave/classes.signed.json" --authority_key="$e2e/inspect-authority.key" \
-  --challenger_key="$e2e/inspect-challenger.key" --ledger="$wave/occupancy.db" --threads=2 \
-  --occupancy_window_s=1.5 --occupancy_mean_gap_s=0.05 --occupancy_shortfall=0.25 --occupancy_labels=8 \
-  >"$wave/occupancy.out" 2>&1 ||
-  { echo "FAIL: the session with an occupancy window did not pass:"; cat "$wave/occupancy.out"; exit 1; }
+occupancy_session occupancy 1.5 --profile="$wave/bound-profile.signed.json" --classes="$wave/classes.signed.json"
 grep -q "^occupancy: at 99% confidence node node-a's planned memory lacked labels in more than " "$wave/occupancy.out" ||
   { echo "FAIL: wipe does not print the occupancy statement:"; cat "$wave/occupancy.out"; failures=$((failures + 1)); }
-"$challenger" ledger export --ledger="$wave/occupancy.db" --challenger_key="$e2e/inspect-challenger.pub" \
-  --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/bound-inventory.json" --out="$dir/occupancy.json"
 expect_pass "ledger audit of a session with an occupancy window" audit "$dir/occupancy.json"
 expect_pass "the recipe on a session with an occupancy window" recipe "$dir/occupancy.json"
 expect_said "occupancy: [0-9]+ rounds in a window of [0-9]+ us, d\(b\) [0-9.e-]+, T\* \+ U [0-9]+ us: stated" -E
 # The same window under the profile unsigned: no bound, so no occupancy or compute statement, each
-# saying why in words that quote the verdict's own reason (the challenger's knowledge: the order
-# keeps no copy of the rejected signature). Both tools pass it, and fail the forgeries below that
-# put a claim into those words.
-"$challenger" wipe --node=node-a --inventory="$wave/bound-inventory.json" --profile="$wave/bound-profile.json" \
-  --authority_key="$e2e/inspect-authority.key" --challenger_key="$e2e/inspect-challenger.key" \
-  --ledger="$wave/unsigned.db" --threads=2 \
-  --occupancy_window_s=0.3 --occupancy_mean_gap_s=0.05 --occupancy_shortfall=0.25 --occupancy_labels=8 \
-  >"$wave/unsigned.out" 2>&1 ||
-  { echo "FAIL: the session with an occupancy window under an unsigned profile did not pass:"; cat "$wave/unsigned.out"
-    exit 1; }
+# saying why in words that quote the verdict's reason (what the order shows: it names no authority
+# signature). Both tools pass it, and fail the forgeries below that put a claim into those words.
+occupancy_session unsigned 0.3 --profile="$wave/bound-profile.json"
 grep -q "^occupancy: no occupancy statement: no bound is stated, and the occupancy statement needs the same conditions (no bound: " \
   "$wave/unsigned.out" ||
   { echo "FAIL: wipe does not say why no occupancy statement:"; cat "$wave/unsigned.out"; failures=$((failures + 1)); }
-"$challenger" ledger export --ledger="$wave/unsigned.db" --challenger_key="$e2e/inspect-challenger.pub" \
-  --authority_key="$e2e/inspect-authority.pub" --inventory="$wave/bound-inventory.json" --out="$dir/unsigned.json"
 expect_pass "ledger audit of an occupancy window under an unsigned profile" audit "$dir/unsigned.json"
 expect_pass "the recipe on an occupancy window under an unsigned profile" recipe "$dir/unsigned.json"
 expect_said "T\* \+ U [0-9]+ us: nothing stated" -E
