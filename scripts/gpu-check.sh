@@ -155,7 +155,7 @@ plain_sources=(
   kernels/gpu/emulated_runtime.cc
   prover/backends/gpu/memory_acquisition.cc prover/backends/gpu/fill_passes.cc prover/backends/gpu/fill_plan.cc
   prover/backends/gpu/label_layout.cc
-  prover/backends/gpu/device_region.cc prover/backends/gpu/fill_model.cc
+  prover/backends/gpu/device_region.cc prover/backends/gpu/fill_model.cc prover/backends/gpu/lookup_model.cc
   prover/bench/gpu_check_main.cc prover/bench/gpu_check_model.cc
 )
 plain_nvcc_build() {  # arch nvcc [extra nvcc flags...]

@@ -24,6 +24,9 @@
 #   --round-deadline-ms=T  default 30000 (loopback, N sessions on few cores: not a calibrated value)
 #   --period-s=S      the wave's period: its first run starts U[0, S] s after serve starts; default 2
 #   --timeout-s=T     give up (and fail) after T s of the challenger's run; default 1800
+#   --agent-handshake-timeout-s=H  each agent's `serve --handshake_timeout_s`; default 10 (serve's).
+#                     Every member's TLS handshake starts together: with ~500 agents on 2 cores some
+#                     take longer than 10 s, and the agent closes them as it would a slow stranger
 #   --challenger-threads=T  serve --threads (expected-label threads per session); default 1
 #   --challenger-nofile=F   run the challenger under `ulimit -n F`, soft and hard (serve refuses a wave
 #                     that cannot fit: challenger/fleet/open_files.h)
@@ -51,10 +54,11 @@ challenger_threads=1
 challenger_nofile=
 period_s=2
 timeout_s=1800
+agent_handshake_timeout_s=10
 keep=0
 recheck=
 progress=auto
-usage() { sed -n 2,29p "$0" | sed "s/^# \{0,1\}//"; }
+usage() { sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d' | sed "s/^# \{0,1\}//"; }  # the header above
 die_usage() { echo "load-test: $*" >&2; exit 2; }
 for arg in "$@"; do
   case "$arg" in
@@ -71,6 +75,7 @@ for arg in "$@"; do
     --round-deadline-ms=*) round_deadline_ms=${arg#*=} ;;
     --period-s=*) period_s=${arg#*=} ;;
     --timeout-s=*) timeout_s=${arg#*=} ;;
+    --agent-handshake-timeout-s=*) agent_handshake_timeout_s=${arg#*=} ;;
     --challenger-threads=*) challenger_threads=${arg#*=} ;;
     --challenger-nofile=*) challenger_nofile=${arg#*=} ;;
     --keep) keep=1 ;;
@@ -81,7 +86,8 @@ for arg in "$@"; do
   esac
 done
 # At most 9 digits and no leading zero: bash arithmetic neither overflows nor reads it as octal.
-for v in agents agent_kib chunk_labels rounds labels_per_round round_deadline_ms period_s timeout_s; do
+for v in agents agent_kib chunk_labels rounds labels_per_round round_deadline_ms period_s timeout_s \
+  agent_handshake_timeout_s; do
   [[ "${!v}" =~ ^[1-9][0-9]{0,8}$ ]] || die_usage "--${v//_/-} must be a whole number in [1, 999999999] (got '${!v}')"
 done
 [[ "$challenger_threads" =~ ^(0|[1-9][0-9]{0,3})$ ]] ||
@@ -89,6 +95,7 @@ done
 [[ -z "$challenger_nofile" || "$challenger_nofile" =~ ^[1-9][0-9]{0,8}$ ]] ||
   die_usage "--challenger-nofile must be a whole number in [1, 999999999] (got '$challenger_nofile')"
 [[ "$agents" -le 5000 ]] || die_usage "--agents at most 5000"
+[[ "$agent_handshake_timeout_s" -le 3600 ]] || die_usage "--agent-handshake-timeout-s at most 3600 (serve's limit)"
 case "$progress" in
   auto) if [[ -t 2 ]]; then progress=always; else progress=never; fi ;;
   always | never) ;;
@@ -261,6 +268,7 @@ for i in $(seq 1 "$agents"); do
     --challenger_key="$dir/inspect-challenger.pub" --challenger_cert="$dir/inspect-challenger.crt" \
     --node_key="$dir/agents/$name.key" \
     --host_budget_bytes="$agent_bytes" --devices=host --threads=1 --max_connections=4 \
+    --handshake_timeout_s="$agent_handshake_timeout_s" \
     >"$dir/agents/$name.out" 2>"$dir/agents/$name.log" &
   agent_pids+=("$!")
 done

@@ -9,11 +9,13 @@
 
 #include "prover/bench/cli_bench.h"
 #include "prover/bench/round_bench.h"
+#include "prover/bench/round_floor.h"
 #include "prover/cli/cli.h"
 
 DEFINE_uint32(rounds, 2000, "bench --what=rounds: timed rounds per path, in [1, 1000000]; default 2000");
-DEFINE_string(paths, "in-process,tcp-loopback-plaintext,tcp-loopback-tls13",
-              "bench --what=rounds: the paths to measure, comma-separated, in order");
+DEFINE_string(paths, wipeproof::kRoundBenchPaths,
+              "bench --what=rounds: the paths to measure, comma-separated, in order (floor-*: the same messages "
+              "without the RPC system and without the agent)");
 DECLARE_uint32(lookup_labels);
 DECLARE_string(round_polling);  // serve's (prover/cli/cli_serve.cc): the TCP paths' agent runs as serve
 
@@ -48,17 +50,16 @@ int RunBenchRounds(BenchSetup& setup) {
     return UsageError(kName, "--rounds must be in [1, 1000000], got " + std::to_string(FLAGS_rounds));
   }
   if (FLAGS_lookup_labels < 1 || FLAGS_lookup_labels > 4096) {
-    return UsageError(kName, "--what=rounds: --lookup_labels must be in [1, 4096], got " +
-                                 std::to_string(FLAGS_lookup_labels));
+    return UsageError(
+        kName, "--what=rounds: --lookup_labels must be in [1, 4096], got " + std::to_string(FLAGS_lookup_labels));
   }
   options.polling.enabled = RoundPollingEnabled(polling_mode, std::thread::hardware_concurrency());
   options.paths.clear();
   std::stringstream paths(FLAGS_paths);
   for (std::string path; std::getline(paths, path, ',');) {
     if (path.empty()) continue;
-    if (path != "in-process" && path != "tcp-loopback-plaintext" && path != "tcp-loopback-tls13") {
-      return UsageError(kName, "--paths: unknown path '" + path +
-                                   "': in-process, tcp-loopback-plaintext or tcp-loopback-tls13");
+    if (!IsRoundBenchPath(path)) {
+      return UsageError(kName, "--paths: unknown path '" + path + "' (known: " + kRoundBenchPaths + ")");
     }
     options.paths.push_back(path);
   }
@@ -78,7 +79,10 @@ int RunBenchRounds(BenchSetup& setup) {
   for (const RoundPathResult& r : *results) {
     nlohmann::ordered_json j = BenchHeader("rounds", setup);
     j["path"] = r.path;
-    if (r.path != "in-process") j["round_polling"] = options.polling.enabled;
+    const bool floor = IsRoundFloorPath(r.path);
+    const bool one_thread = r.path == "in-process" || r.path == "floor-in-process" || r.path == "floor-raw-in-process";
+    if (!one_thread && !floor) j["round_polling"] = options.polling.enabled;
+    if (floor) j["floor"] = "the same messages, flat Cap'n Proto on the stream, no RPC system, no agent";
     j["labels_per_round"] = r.labels_per_round;
     j["rounds"] = r.rounds;
     j["p50_us"] = Sig(r.round.p50_us, 3);
@@ -88,20 +92,24 @@ int RunBenchRounds(BenchSetup& setup) {
     j["load_average"] = {Sig(load[0], 3), Sig(load[1], 3), Sig(load[2], 3)};
     nlohmann::ordered_json stages;
     stages["client_build"] = Json(r.client_build, false);
-    stages["agent_checks"] = Json(r.agent_checks, false);
-    stages["agent_lookups"] = Json(r.agent_lookups, false);
-    stages["agent_answer"] = Json(r.agent_answer, true);
+    if (!floor) {
+      stages["agent_checks"] = Json(r.agent_checks, false);
+      stages["agent_lookups"] = Json(r.agent_lookups, false);
+      stages["agent_answer"] = Json(r.agent_answer, true);
+    }
     stages["transport"] = Json(r.transport, true);
-    stages["client_check"] = Json(r.client_check, false);
-    stages["agent_transcript_after_answer"] = Json(r.agent_transcript, false);
+    if (!floor) {
+      stages["client_check"] = Json(r.client_check, false);
+      stages["agent_transcript_after_answer"] = Json(r.agent_transcript, false);
+    }
     j["stages"] = stages;
     nlohmann::ordered_json cpu;
-    cpu[r.path == "in-process" ? "one_thread_both_sides" : "client_thread"] = Sig(r.client_cpu_us, 3);
-    if (r.agent_cpu_us >= 0) cpu["agent_thread"] = Sig(r.agent_cpu_us, 3);
+    cpu[one_thread ? "one_thread_both_sides" : "client_thread"] = Sig(r.client_cpu_us, 3);
+    if (r.agent_cpu_us >= 0) cpu[floor ? "echo_thread" : "agent_thread"] = Sig(r.agent_cpu_us, 3);
     j["cpu_us_per_round"] = cpu;
     if (r.client_instructions >= 0) {
       nlohmann::ordered_json counts;
-      counts[r.path == "in-process" ? "one_thread_both_sides" : "client_thread"] = Sig(r.client_instructions, 4);
+      counts[one_thread ? "one_thread_both_sides" : "client_thread"] = Sig(r.client_instructions, 4);
       if (r.agent_instructions >= 0) counts["agent_thread"] = Sig(r.agent_instructions, 4);
       j["instructions_per_round"] = counts;
     } else {

@@ -861,6 +861,7 @@ int StepLookup(Context& c, Json* out) {
   out->Arr("together", together)
       .Str("together_measured",
            "host clock from the first StartLookup to the last FinishLookup, each region on its own lookup stream");
+  out->Obj("together_modelled", LookupModelJson(kQ));
   return ok ? 0 : 1;
 }
 

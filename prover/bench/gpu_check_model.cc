@@ -129,6 +129,35 @@ struct ModelCase {
 
 }  // namespace
 
+Json LookupModelJson(uint32_t labels_per_stream) {
+  const LookupAssumptions a;
+  Json assumptions;
+  assumptions.Num("submit_s", a.submit_s)
+      .Num("start_latency_s", a.start_latency_s)
+      .Num("host_read_latency_s", a.host_read_latency_s)
+      .Num("memory_latency_s", a.memory_latency_s)
+      .Num("host_write_s", a.host_write_s)
+      .Num("completion_s", a.completion_s)
+      .Num("copy_bytes_per_s", a.copy_bytes_per_s)
+      .Str("source",
+           "assumed latencies, the same for every shape; never measured (prover/backends/gpu/lookup_model.h)");
+  std::vector<Json> rows;
+  for (int streams : {1, 8}) {
+    const LookupModel m = ModelLookups(a, labels_per_stream, streams);
+    Json r;
+    r.Int("streams", streams)
+        .Int("q_per_stream", labels_per_stream)
+        .Num("submit_us", m.submit_us)
+        .Num("device_us", m.device_us)
+        .Num("copy_us", m.copy_us)
+        .Num("total_us", m.total_us);
+    rows.push_back(r);
+  }
+  Json out;
+  out.Str("kind", "modelled").Arr("together", rows).Obj("assumptions", assumptions);
+  return out;
+}
+
 int StepModel(const std::string& gpu, const ModelAssumptions& assumptions, Json* out) {
   std::vector<GpuShape> shapes;
   if (gpu.empty() || gpu == "all") {
@@ -219,6 +248,7 @@ int StepModel(const std::string& gpu, const ModelAssumptions& assumptions, Json*
     }
   }
   out->Str("kind", "modelled").Arr("cases", rows).Bool("all_h200_targets_met_in_model", all_met);
+  out->Obj("lookups", LookupModelJson(256));
   return 0;
 }
 

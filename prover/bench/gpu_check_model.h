@@ -15,6 +15,7 @@
 #include "kernels/region_labeler.h"
 #include "prover/backends/gpu/device_region.h"
 #include "prover/backends/gpu/fill_model.h"
+#include "prover/backends/gpu/lookup_model.h"
 #include "prover/bench/gpu_check_json.h"
 
 namespace wipeproof {
@@ -29,6 +30,10 @@ FillModel ModelPlan(const GpuShape& shape, const RegionSpec& spec, const FillSta
 Json AssumptionsJson(const GpuShape& shape, const ModelAssumptions& a);
 // The whole model: totals, the tail's share, lane use, and one entry per launch.
 Json ModelJson(const FillModel& m);
+
+// The lookup model (lookup_model.h) of q labels on 1 and on 8 streams started together, with its
+// assumptions: what `lookup` measures as "together".
+Json LookupModelJson(uint32_t labels_per_stream);
 
 // The named shape a real device resembles by name (H200, H100, MI300X), with the device's own
 // multiprocessor count and memory. Returns false when it resembles none.

@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <sodium.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,7 +20,6 @@
 #include <random>
 #include <set>
 #include <thread>
-#include <time.h>
 #include <utility>
 
 #include "common/numbers.h"
@@ -33,35 +33,12 @@
 #include "prover/agent/agent_rpc_server.h"
 #include "prover/agent/round_polling.h"
 #include "prover/bench/instruction_counter.h"
+#include "prover/bench/round_floor.h"
 
 namespace wipeproof {
 namespace {
 
 constexpr char kNodeName[] = "bench-node";
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// CPU time of `clock` (a thread's CPU clock), nanoseconds.
-int64_t CpuNs(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-Percentiles PercentilesOf(std::vector<int64_t> ns) {
-  Percentiles p;
-  if (ns.empty()) return p;
-  std::sort(ns.begin(), ns.end());
-  auto at = [&ns](double q) { return static_cast<double>(NearestRankPercentile(ns, q)) / 1000.0; };
-  p.p50_us = at(0.5);
-  p.p99_us = at(0.99);
-  p.p999_us = at(0.999);
-  p.max_us = at(1.0);
-  return p;
-}
 
 // The keys of the run, made for it: the authority delegates to the challenger, which signs the order.
 struct BenchKeys {
@@ -213,11 +190,11 @@ class RoundBench {
     }
     const uint64_t client_before = client_counter.Read();
     const uint64_t agent_before = agent_counter != nullptr ? agent_counter->Read() : 0;
-    const int64_t client_cpu_before = CpuNs(CLOCK_THREAD_CPUTIME_ID);
-    const int64_t agent_cpu_before = agent_cpu_clock != nullptr ? CpuNs(*agent_cpu_clock) : 0;
+    const int64_t client_cpu_before = CpuClockNs(CLOCK_THREAD_CPUTIME_ID);
+    const int64_t agent_cpu_before = agent_cpu_clock != nullptr ? CpuClockNs(*agent_cpu_clock) : 0;
     Status failed;
     for (uint32_t r = 0; r < options_.rounds && failed.ok(); ++r) {
-      const int64_t t0 = NowNs();
+      const int64_t t0 = MonotonicNs();
       const uint64_t* indices = all_indices.data() + size_t{r} * q;
       auto request = agent.roundRequest();
       auto round = request.initRound();
@@ -227,22 +204,24 @@ class RoundBench {
       device.setDeviceIndex(0);
       auto list = device.initLabelIndices(q);
       for (uint32_t i = 0; i < q; ++i) list.set(i, indices[i]);
-      const int64_t t1 = NowNs();
+      const int64_t t1 = MonotonicNs();
       try {
         auto response = request.send().wait(io.waitScope);
-        const int64_t t2 = NowNs();
+        const int64_t t2 = MonotonicNs();
         auto labels = response.getAnswer().getLabels();
         if (labels.size() != size_t{q} * 32) {
-          failed = InternalError("round " + std::to_string(r) + ": " + std::to_string(labels.size()) + " bytes answered");
+          failed =
+              InternalError("round " + std::to_string(r) + ": " + std::to_string(labels.size()) + " bytes answered");
           break;
         }
         for (uint32_t i = 0; i < q; ++i) {
           if (std::memcmp(labels.begin() + 32 * i, expected_.data() + 32 * indices[i], 32) != 0) {
-            failed = InternalError("round " + std::to_string(r) + ": wrong label at index " + std::to_string(indices[i]));
+            failed =
+                InternalError("round " + std::to_string(r) + ": wrong label at index " + std::to_string(indices[i]));
             break;
           }
         }
-        const int64_t t3 = NowNs();
+        const int64_t t3 = MonotonicNs();
         build_ns.push_back(t1 - t0);
         round_ns.push_back(t2 - t1);
         check_ns.push_back(t3 - t2);
@@ -252,8 +231,8 @@ class RoundBench {
     }
     const uint64_t client_after = client_counter.Read();
     const uint64_t agent_after = agent_counter != nullptr ? agent_counter->Read() : 0;
-    const int64_t client_cpu_ns = CpuNs(CLOCK_THREAD_CPUTIME_ID) - client_cpu_before;
-    const int64_t agent_cpu_ns = agent_cpu_clock != nullptr ? CpuNs(*agent_cpu_clock) - agent_cpu_before : -1000;
+    const int64_t client_cpu_ns = CpuClockNs(CLOCK_THREAD_CPUTIME_ID) - client_cpu_before;
+    const int64_t agent_cpu_ns = agent_cpu_clock != nullptr ? CpuClockNs(*agent_cpu_clock) - agent_cpu_before : -1000;
     // A measured session ends as any session does: a signed verdict, then the agent's transcript.
     // After a failed measurement it is aborted (the connection's end would end it too).
     try {
@@ -386,7 +365,8 @@ class LoopbackAgent {
         RunAgentEventLoop(StopWhenAsked(io.provider->getTimer()), io.waitScope, io.provider->getTimer(), bench_.core(),
                           polling_);
       } catch (const kj::Exception& e) {
-        if (!reported) bound_.set_value(UnavailableError(std::string("agent event loop: ") + e.getDescription().cStr()));
+        if (!reported)
+          bound_.set_value(UnavailableError(std::string("agent event loop: ") + e.getDescription().cStr()));
       }
     });
     return ready.get();
@@ -426,8 +406,9 @@ class LoopbackAgent {
 StatusOr<RoundPathResult> MeasureLoopback(RoundBench& bench, LoopbackAgent& agent, bool tls) {
   kj::AsyncIoContext io = kj::setupAsyncIo();
   try {
-    auto address =
-        io.provider->getNetwork().parseAddress("127.0.0.1", tls ? agent.tls_port() : agent.plain_port()).wait(io.waitScope);
+    auto address = io.provider->getNetwork()
+                       .parseAddress("127.0.0.1", tls ? agent.tls_port() : agent.plain_port())
+                       .wait(io.waitScope);
     double handshake_p50_us = -1;
     if (tls) {
       // What a connection costs: TCP connect to a completed mutual TLS 1.3 handshake, both ends'
@@ -435,9 +416,9 @@ StatusOr<RoundPathResult> MeasureLoopback(RoundBench& bench, LoopbackAgent& agen
       std::vector<int64_t> handshake_ns;
       for (int i = 0; i < 20; ++i) {
         WP_ASSIGN_OR_RETURN(auto channel, ClientTls(bench.keys()));
-        const int64_t t0 = NowNs();
+        const int64_t t0 = MonotonicNs();
         auto stream = channel->Connect(address->connect().wait(io.waitScope)).wait(io.waitScope);
-        handshake_ns.push_back(NowNs() - t0);
+        handshake_ns.push_back(MonotonicNs() - t0);
       }
       handshake_p50_us = PercentilesOf(handshake_ns).p50_us;
     }
@@ -464,11 +445,35 @@ StatusOr<RoundPathResult> MeasureLoopback(RoundBench& bench, LoopbackAgent& agen
   }
 }
 
-bool KnownPath(const std::string& path) {
-  return path == "in-process" || path == "tcp-loopback-plaintext" || path == "tcp-loopback-tls13";
+}  // namespace
+
+bool IsRoundBenchPath(const std::string& path) {
+  return path == "in-process" || path == "tcp-loopback-plaintext" || path == "tcp-loopback-tls13" ||
+         IsRoundFloorPath(path);
 }
 
-}  // namespace
+int64_t MonotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t CpuClockNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+Percentiles PercentilesOf(std::vector<int64_t> ns) {
+  Percentiles p;
+  if (ns.empty()) return p;
+  std::sort(ns.begin(), ns.end());
+  auto at = [&ns](double q) { return static_cast<double>(NearestRankPercentile(ns, q)) / 1000.0; };
+  p.p50_us = at(0.5);
+  p.p99_us = at(0.99);
+  p.p999_us = at(0.999);
+  p.max_us = at(1.0);
+  return p;
+}
 
 StatusOr<std::vector<RoundPathResult>> RunRoundBench(const RoundBenchOptions& options) {
   if (options.rounds < 1 || options.rounds > 1'000'000) return InvalidArgumentError("rounds must be in [1, 1000000]");
@@ -485,9 +490,8 @@ StatusOr<std::vector<RoundPathResult>> RunRoundBench(const RoundBenchOptions& op
                                 std::to_string(options.session_labels / m) + ")");
   }
   for (const std::string& path : options.paths) {
-    if (!KnownPath(path)) {
-      return InvalidArgumentError("unknown path '" + path +
-                                  "': in-process, tcp-loopback-plaintext or tcp-loopback-tls13");
+    if (!IsRoundBenchPath(path)) {
+      return InvalidArgumentError("unknown path '" + path + "' (known: " + kRoundBenchPaths + ")");
     }
   }
   RoundBench bench(options);
@@ -496,7 +500,11 @@ StatusOr<std::vector<RoundPathResult>> RunRoundBench(const RoundBenchOptions& op
   std::vector<RoundPathResult> out;
   for (const std::string& path : options.paths) {
     StatusOr<RoundPathResult> result = InternalError("not run");
-    if (path == "in-process") {
+    if (IsRoundFloorPath(path)) {
+      auto client_tls = ClientTls(bench.keys());
+      if (!client_tls.ok()) return client_tls.status().WithContext(path);
+      result = MeasureRoundFloor(options, path, AgentTls(bench.keys()), std::move(client_tls).value());
+    } else if (path == "in-process") {
       result = MeasureInProcess(bench);
     } else {
       if (loopback == nullptr) {

@@ -18,6 +18,8 @@
 // thread for the TCP paths).
 #pragma once
 
+#include <time.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,18 +43,34 @@ struct Percentiles {
   double p50_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
 };
 
+// The paths RunRoundBench measures, as a user names them: the three above and the floors
+// (round_floor.h), comma-separated in the order `bench --what=rounds` runs them by default.
+inline constexpr char kRoundBenchPaths[] =
+    "in-process,tcp-loopback-plaintext,tcp-loopback-tls13,floor-raw-in-process,floor-in-process,"
+    "floor-tcp-loopback-plaintext,floor-tcp-loopback-tls13";
+bool IsRoundBenchPath(const std::string& path);
+
+// The monotonic clock, and a thread's CPU clock (CLOCK_THREAD_CPUTIME_ID or pthread_getcpuclockid's),
+// in nanoseconds.
+int64_t MonotonicNs();
+int64_t CpuClockNs(clockid_t clock);
+
+// Nearest-rank p50, p99, p99.9 and the maximum of durations in nanoseconds, as microseconds; all
+// zero when `ns` is empty.
+Percentiles PercentilesOf(std::vector<int64_t> ns);
+
 struct RoundPathResult {
   std::string path;
   uint32_t rounds = 0;
   uint32_t labels_per_round = 0;
-  Percentiles round;            // send to verified answer, the challenger's clock
-  Percentiles agent_checks;     // RoundStages::checks_ns
-  Percentiles agent_lookups;    // RoundStages::lookups_ns
-  Percentiles agent_answer;     // RoundStages::answer_ns (the answer's agentMicros, finer)
-  Percentiles agent_transcript; // RoundStages::transcript_ns (after the answer went out)
-  Percentiles client_build;     // drawing the indices and building the request
-  Percentiles client_check;     // comparing every label with the expected one
-  Percentiles transport;        // round minus agent_answer: RPC, pipe/TCP, TLS, event loops
+  Percentiles round;             // send to verified answer, the challenger's clock
+  Percentiles agent_checks;      // RoundStages::checks_ns
+  Percentiles agent_lookups;     // RoundStages::lookups_ns
+  Percentiles agent_answer;      // RoundStages::answer_ns (the answer's agentMicros, finer)
+  Percentiles agent_transcript;  // RoundStages::transcript_ns (after the answer went out)
+  Percentiles client_build;      // drawing the indices and building the request
+  Percentiles client_check;      // comparing every label with the expected one
+  Percentiles transport;         // round minus agent_answer: RPC, pipe/TCP, TLS, event loops
   // Instructions per round (user space) of the client's thread and of the agent's event-loop
   // thread (in-process: one thread, both sides, in `client_instructions`); -1 when not counted.
   double client_instructions = -1, agent_instructions = -1;

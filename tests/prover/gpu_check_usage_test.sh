@@ -50,5 +50,16 @@ out=$("$bin" model --gpu=h200 2>/dev/null); rc=$?
 if [ "$rc" -ne 0 ] || ! printf '%s' "$out" | grep -q '"status": "ok"'; then
   echo "FAIL: model --gpu=h200 -> exit $rc"; fails=$((fails + 1))
 fi
+# The model step carries the lookup model: q = 256 on 1 and 8 streams, labelled modelled.
+if ! printf '%s' "$out" | python3 -c '
+import json, sys
+look = json.load(sys.stdin)["lookups"]
+assert look["kind"] == "modelled", look
+rows = {r["streams"]: r for r in look["together"]}
+assert sorted(rows) == [1, 8] and all(r["q_per_stream"] == 256 for r in rows.values()), rows
+assert rows[8]["device_us"] == rows[1]["device_us"] and rows[8]["total_us"] < 0.5 * 8 * rows[1]["total_us"], rows
+'; then
+  echo "FAIL: model --gpu=h200 has no lookup model of 1 and 8 streams"; fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ] && echo "ok: every bad command line refused with exit 2, a good one runs"
 exit "$fails"

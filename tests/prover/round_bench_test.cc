@@ -1,9 +1,11 @@
-// The round benchmark (prover/bench/round_bench.h, `bench --what=rounds`) on all three paths, briefly:
+// The round benchmark (prover/bench/round_bench.h, `bench --what=rounds`) on all its paths, briefly:
 // every answer is verified label by label inside it (a wrong label is an error), and the figures it
 // reports hang together. Times are not asserted (benchmarks show performance; docs/benchmarks.md).
 #include "prover/bench/round_bench.h"
 
 #include <gtest/gtest.h>
+
+#include "prover/bench/round_floor.h"
 
 namespace wipeproof {
 namespace {
@@ -51,6 +53,51 @@ TEST(RoundBenchTest, EveryPathAnswersEveryRoundRightAndReportsItsStages) {
     // Counted, or said why not.
     EXPECT_TRUE(r.client_instructions > 0 || !r.instructions_unavailable.empty());
   }
+}
+
+// The floor paths (round_floor.h): the same messages without the RPC system or the agent; each
+// answer's round index and size are checked inside (a mismatch is an error).
+TEST(RoundBenchTest, FloorPathsAnswerEveryRound) {
+  RoundBenchOptions options;
+  options.rounds = 40;
+  options.labels_per_round = 64;
+  options.session_labels = 1 << 16;
+  options.paths = {"floor-raw-in-process", "floor-in-process", "floor-tcp-loopback-plaintext",
+                   "floor-tcp-loopback-tls13"};
+  auto results = RunRoundBench(options);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  ASSERT_EQ(results->size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const RoundPathResult& r = (*results)[i];
+    SCOPED_TRACE(r.path);
+    EXPECT_EQ(r.path, options.paths[i]);
+    EXPECT_EQ(r.rounds, 40u);
+    EXPECT_EQ(r.labels_per_round, 64u);
+    ExpectOrdered(r.round, "round");
+    EXPECT_GT(r.round.p50_us, 0);
+    EXPECT_EQ(r.transport.p50_us, r.round.p50_us);  // no agent: the round is all transport
+    EXPECT_EQ(r.agent_answer.max_us, 0);
+    EXPECT_GT(r.client_cpu_us, 0);
+    if (r.path == "floor-tcp-loopback-plaintext" || r.path == "floor-tcp-loopback-tls13") {
+      EXPECT_GT(r.agent_cpu_us, 0) << "the echo thread's CPU";
+    } else {
+      EXPECT_EQ(r.agent_cpu_us, -1);
+    }
+  }
+}
+
+TEST(RoundBenchTest, FloorRefusesWhatItCannotRun) {
+  RoundBenchOptions options;
+  options.rounds = 3;
+  EXPECT_EQ(MeasureRoundFloor(options, "in-process", nullptr, nullptr).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(MeasureRoundFloor(options, "floor-tcp-loopback-tls13", nullptr, nullptr).status().code(),
+            StatusCode::kInvalidArgument);
+  // The largest round a bench asks (q = 4096: a 128 KiB answer) still fits one thread's socketpair.
+  options.labels_per_round = 4096;
+  auto largest = MeasureRoundFloor(options, "floor-raw-in-process", nullptr, nullptr);
+  ASSERT_TRUE(largest.ok()) << largest.status().ToString();
+  EXPECT_EQ(largest->rounds, 3u);
 }
 
 TEST(RoundBenchTest, RefusesWhatItCannotMeasure) {
