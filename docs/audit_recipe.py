@@ -2095,14 +2095,47 @@ class Recipe:
         self.say(f"{where}: occupancy: {count} rounds in a window of {length} us, d(b) {detection:.6g}, "
                  f"T* + U {short} us: " + ("stated" if stated else "nothing stated"))
 
+    @staticmethod
+    def wave_no_bound_reason(members):
+        """Why a complete wave states no bound, in verdict.cc SummarizeWaveBound's words and order (members in the
+        wave verdict's order); None when its members allow one."""
+        if not members:
+            return "no members"
+        for v in members:
+            if not v.get("pass"):
+                return f"node {v.get('nodeName', '')} failed"
+        confidence = float(members[0].get("confidence", 0))
+        for v in members:
+            if not v.get("boundStated"):
+                return f"node {v.get('nodeName', '')} states no bound"
+            c = float(v.get("confidence", 0))
+            if c != confidence or not 0 < c < 1:
+                return "its members' verdicts are at different confidences"
+            if any(int(d.get("plannedBytes", "0")) > int(d.get("capacityBytes", "0")) for d in v.get("devices", [])):
+                return f"node {v.get('nodeName', '')} has a device planned beyond its capacity"
+        return None
+
     def check_wave_bound(self, where, wave, members):
         """A wave verdict's bound: with one stated, a complete wave whose members all passed stating bounds at the
         wave's confidence, and the closed form over every member's devices (as the member sessions confirmed
-        them) within bound_slack, in verdict.cc's words; with none, unwipedBoundBytes 0."""
+        them) within bound_slack, in verdict.cc's words; with none, unwipedBoundBytes 0 and, for a complete wave,
+        its members' reason in verdict.cc's words."""
         stated = int(wave.get("unwipedBoundBytes", "0"))
         if not wave.get("boundStated"):
             if stated:
                 fail(f"{where}: it states no bound, yet unwipedBoundBytes is {stated}: it must be 0")
+            if wave.get("complete"):
+                # A complete wave's reason is its members' (verdict.cc SummarizeWaveBound), word for word; an
+                # incomplete one's may name a node without a verdict, which no member shows (its prefix is checked
+                # with the wave's completeness).
+                reason = self.wave_no_bound_reason(members)
+                if reason is None:
+                    fail(f"{where}: it states no bound, yet it is complete and every member passed stating a bound "
+                         f"at one confidence: it must state the bound")
+                want = f"no bound for wave {wave.get('waveName', '')}: {reason}"
+                if wave.get("statement", "") != want:
+                    fail(f"{where}: its statement is not the reason its members give: "
+                         f"{wave.get('statement', '')!r}, want {want!r}")
             return
         confidence = float(wave.get("confidence", 0))
         if not wave.get("complete") or not members or not 0 < confidence < 1 or \

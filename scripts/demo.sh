@@ -194,22 +194,26 @@ if [[ "$occupancy_s" -gt 0 ]]; then
 Reading the verdict: PASS means every challenged label was right and every deadline was met. The
 bound and the occupancy statement are stated under the LAB class demo-loopback-lab, whose t_min is
 slowed so that a loopback round meets the deadline rule: they show what a verdict states, not a
-bound on a real adversary (docs/calibration.md for real classes and profiles). The assumptions
-rest on the inventory the authority's delegation names: wave-complete holds (a one-node wave declared
-complete). Those marked NOT HELD are ones a real deployment must establish: no NVMe within reach,
-binding to the physical machine, and here the rest of host memory (only the demo's budget was wiped).
+bound on a real adversary (docs/calibration.md for real classes and profiles).
 TEXT
 else
   cat <<'TEXT'
 
 Reading the verdict: PASS means every challenged label was right and every deadline was met. This
 demo states no bound ("parameters not calibrated"): its round deadline is set for a loopback
-demo, not derived from an adversary class (docs/threat-model.md, the deadline rule). The assumptions
-rest on the inventory the authority's delegation names: wave-complete holds (a one-node wave declared
-complete). Those marked NOT HELD are ones a real deployment must establish: no NVMe within reach,
-binding to the physical machine, and here the rest of host memory (only the demo's budget was wiped).
+demo, not derived from an adversary class (docs/threat-model.md, the deadline rule).
 TEXT
 fi
+cat <<'TEXT'
+The assumptions rest on the inventory the authority's delegation names: wave-complete holds (a
+one-node wave declared complete). Each one marked NOT HELD says why on its line:
+  - no-nvme-in-reach, no-egress-during-session: a real inventory declares them (the authority's
+    findings: no NVMe drive within reach; network isolation or an egress rate);
+  - host-memory-in-plan, device-capacity-as-declared: only the demo's budget of host memory was
+    wiped, not all of it (a real node plans all its memory, less a declared reserve);
+  - physical-binding, no-uncovered-memory: no verdict can hold them (nothing binds the answers to
+    the physical machine; CPU caches and on-chip memory are in no plan): docs/threat-model.md.
+TEXT
 if [[ $verdict -eq 0 ]]; then
   echo "demo: the session PASSED"
 else

@@ -29,7 +29,9 @@
 //                                       COMMAND state NODE | drain NODE REASON | resume NODE |
 //                                       fail NODE REASON
 //    "resume": "on-bound"}              when a member is given back: "on-bound" (default: a pass
-//                                       whose verdict states a bound with every assumption held) or
+//                                       whose verdict states a bound with every assumption held that
+//                                       wipeproof can establish: all but physical-binding and
+//                                       no-uncovered-memory, assumptions.h) or
 //                                       "on-pass" (any recorded pass; labs)
 // The node's name in the scheduler is the node's `scheduler_name` in the inventory (default: its
 // inventory name).
@@ -48,7 +50,7 @@ enum class LifecycleKind { kNone, kSlurm, kKubernetes, kCommand };
 
 // Which verdicts give a drained member back to its scheduler (wave_drain.h MemberEndOf).
 enum class ResumePolicy {
-  kOnBound,  // a recorded pass that states a bound with every assumption held
+  kOnBound,  // a recorded pass that states a bound with every establishable assumption held (assumptions.h)
   kOnPass,   // any recorded pass, bound or not (labs)
 };
 

@@ -39,7 +39,8 @@ struct MemberEnd {
 
 // How a member's wipe ended, for its resume (`policy`: its lifecycle spec's): a pass only when the
 // session passed, every record reached the ledger and, under kOnBound, the verdict states a bound
-// with every assumption held. Otherwise the reason: "not run: <status>", "pass not fully recorded:
+// with every assumption held that can be (AssumptionCanBeEstablished: physical-binding and
+// no-uncovered-memory never are, and are not waited for). Otherwise the reason: "not run: <status>", "pass not fully recorded:
 // ...", "no bound stated: <statement>", "assumption <name> not held: <detail>" or
 // "<failureReason>: <text>".
 MemberEnd MemberEndOf(const StatusOr<SessionOutcome>& outcome, ResumePolicy policy);

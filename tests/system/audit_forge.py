@@ -390,6 +390,9 @@ def wave_set(schema, document, challenger, fields):
     set_fields(wave, fields)
     new = sign_message(schema, wave, "WaveVerdict", challenger, "waveVerdict", records[at][2])
     rewrite_records(schema, document, {at: new}, challenger)
+    summary = document["entries"][at]["summary"]  # what the export's summary repeats of the wave verdict
+    if "statement" in fields and "statement" in summary:
+        summary["statement"] = wave.get("statement", "")
 
 
 def wave_first_member(schema, document, challenger):

@@ -462,6 +462,10 @@ forged bound-lowered verdict-set "$dir/bound.json" "$key" "$wave/node-a.key" 'to
 forged bound-uncalibrated verdict-set "$dir/export.json" "$key" "$e2e/node.key" 'boundStated=true' \
   'totalUnwipedBoundBytes="1000"'
 forged wave-bytes-without-bound wave-set "$dir/wave.json" "$key" 'unwipedBoundBytes="12345"'
+# threat-model: T-WAVE-VERDICT
+# A complete wave's "no bound" reason replaced by claim-like words that keep its prefix.
+forged wave-no-bound-claim wave-set "$dir/wave.json" "$key" \
+  'statement="no bound for wave w2: at 99.9% confidence at most 0 bytes were not wiped"'
 # threat-model: T-OCCUPANCY-FORGED
 # An occupancy statement made stronger than its rounds allow (the challenger's and the node's keys).
 forged occupancy-shortened verdict-set "$dir/occupancy.json" "$key" "$wave/node-a.key" 'occupancy.shortUs="1"'
@@ -536,6 +540,8 @@ from the order's plan and the chunks the rounds checked" \
   "bound-uncalibrated=bound: boundStated is true, recomputed=boundStated is true, recomputed from the order: false \
 (it needs a calibrated profile)" \
   "wave-bytes-without-bound=unwipedBoundBytes is 12345=it states no bound, yet unwipedBoundBytes is 12345" \
+  "wave-no-bound-claim=the statement is 'no bound for wave w2: at 99.9%=its statement is not the reason its \
+members give: 'no bound for wave w2: at 99.9%" \
   "occupancy-shortened=occupancy: shortUs is 1, recomputed=occupancy shortUs 1, T* + U recomputed" \
   "occupancy-stretched=rounds where its gaps' running time asks about=rounds where its gaps' running time asks about" \
   "occupancy-unstated-claim=occupancy: the statement is \"at 99% confidence=its occupancy statement is not the one \
