@@ -74,7 +74,9 @@ const CliSubcommand& StatusSubcommand() {
    "(OVERDUE when past). Below the table, for a node held between runs (its wave's hold) or with\n"
    "stated occupancy or compute statements: the share of the last --capacity_over_s its stated\n"
    "occupancy windows prove it held (each window less its T* + U) and the least compute time its\n"
-   "stated compute statements prove fills took. The ledger is opened read-only and its whole chain verified first;\n"
+   "stated compute statements prove fills took. Then whether the ledger's orders ran under this inventory\n"
+   "(their delegation names its digest): when none did, the nodes, waves and holds shown are the file's\n"
+   "word, unchecked. The ledger is opened read-only and its whole chain verified first;\n"
    "--challenger_key takes the challenger's PREFIX.pub (or its .key). A table on stdout, or --json.\n"
    "Exit 0 shown (whatever the nodes' verdicts), 1 the ledger does not verify, 2 bad command line,\n"
    "inventory, key or ledger file.",

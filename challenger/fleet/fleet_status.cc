@@ -11,6 +11,7 @@
 #include "common/hex.h"
 #include "common/terminal_text.h"
 #include "proto/codec.h"
+#include "proto/delegation.h"
 #include "proto/signing.h"
 
 namespace wipeproof {
@@ -24,6 +25,18 @@ std::string Gib(uint64_t bytes) {
 }
 
 std::string TimeOrDash(int64_t unix_us) { return unix_us == 0 ? "-" : FormatUnixMicrosUtc(unix_us); }
+
+// Whether `order`'s delegation names the inventory `digest` (Delegation.inventoryDigest). An order
+// whose delegation does not parse names none. The challenger signed the order; whether the authority
+// signed the delegation is the audit's check, not this view's.
+bool NamesInventory(proto::WipeOrder::Reader order, const proto::Digest& digest) {
+  auto envelope = proto::DecodeEnvelope(order.getDelegation());
+  if (!envelope.ok()) return false;
+  auto delegation = proto::ParseMessage<proto::Delegation>(proto::AsView(envelope->payload));
+  if (!delegation.ok()) return false;
+  const std::optional<proto::Digest> named = proto::NamedInventory(delegation->root());
+  return named && *named == digest;
+}
 
 double Fraction(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
@@ -90,6 +103,7 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
   out.ledger_path = ledger.path();
   out.ledger_entries = head.entry_count;
   out.now_unix_us = now_unix_us;
+  out.inventory_digest = inventory.digest;
   out.capacity_over_us = capacity_over_us;
   const int64_t capacity_from =
       now_unix_us - static_cast<int64_t>(std::min<uint64_t>(capacity_over_us, static_cast<uint64_t>(now_unix_us)));
@@ -125,6 +139,7 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
       WP_ASSIGN_OR_RETURN(proto::SignedEnvelope envelope, proto::DecodeEnvelope(proto::AsView(entry.record)));
       WP_ASSIGN_OR_RETURN(auto order, proto::ParseMessage<proto::WipeOrder>(proto::AsView(envelope.payload)));
       proto::WipeOrder::Reader o = order.root();
+      if (out.inventory_digest && NamesInventory(o, *out.inventory_digest)) ++out.orders_naming_inventory;
       const uint64_t timeout_us = std::min<uint64_t>(o.getSessionTimeoutUs(), uint64_t{1} << 62);
       without_verdict[row.session_id] = {o.getNodeName().cStr(), o.getIssuedAtUnixUs(),
                                          o.getExpiresAtUnixUs() + static_cast<int64_t>(timeout_us)};
@@ -277,7 +292,22 @@ std::string FleetStatusTable(const FleetStatus& status) {
   }
   out += "ledger " + status.ledger_path + ": " + std::to_string(status.ledger_entries) +
          " entries, the whole chain verified\n";
+  out += InventoryProvenance(status) + "\n";
   return out;
+}
+
+std::string InventoryProvenance(const FleetStatus& status) {
+  if (!status.inventory_digest) {
+    return "inventory: no digest a delegation could name (its node keys are named by file): its nodes, waves "
+           "and holds are this file's, unchecked";
+  }
+  const std::string digest = HexEncode(status.inventory_digest->data(), status.inventory_digest->size());
+  if (status.orders_naming_inventory == 0) {
+    return "inventory " + digest + ": no order of this ledger ran under it (no order's delegation names it): "
+           "its nodes, waves and holds are this file's, unchecked";
+  }
+  return "inventory " + digest + ": the delegation of " + std::to_string(status.orders_naming_inventory) +
+         " order(s) of this ledger names it";
 }
 
 nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
@@ -332,6 +362,12 @@ nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
   nlohmann::ordered_json out;
   out["ledger"] = {{"path", status.ledger_path}, {"entries", status.ledger_entries}, {"verified", true}};
   out["now_unix_us"] = status.now_unix_us;
+  out["inventory"] = {{"digest", status.inventory_digest ? nlohmann::ordered_json(HexEncode(
+                                                                status.inventory_digest->data(),
+                                                                status.inventory_digest->size()))
+                                                          : nlohmann::ordered_json()},
+                      {"orders_naming_it", status.orders_naming_inventory},
+                      {"provenance", InventoryProvenance(status)}};
   out["nodes"] = nodes;
   return out;
 }

@@ -90,6 +90,11 @@ struct NodeStatus {
 
 struct FleetStatus {
   std::string ledger_path;
+  // Whether the ledger's wipes ran under the inventory shown: its digest (nullopt for an inventory
+  // naming keys by file, which no delegation can name) and how many recorded orders carry a
+  // delegation naming that digest. 0: the nodes, waves and holds shown are that file's word only.
+  std::optional<proto::Digest> inventory_digest;
+  uint64_t orders_naming_inventory = 0;
   uint64_t ledger_entries = 0;    // all verified
   std::vector<NodeStatus> nodes;  // inventory order, then nodes only the ledger knows
   int64_t now_unix_us = 0;
@@ -105,6 +110,10 @@ inline constexpr uint64_t kDefaultCapacityOverUs = uint64_t{7} * 86'400 * 1'000'
 StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicKey& challenger_pub,
                                       const Inventory& inventory, int64_t now_unix_us,
                                       uint64_t capacity_over_us = kDefaultCapacityOverUs);
+
+// One line on whether the ledger's wipes ran under the inventory shown (FleetStatus::
+// orders_naming_inventory): printed under the table and in the JSON's "inventory".
+std::string InventoryProvenance(const FleetStatus& status);
 
 // A table for people, one line per node (sizes in GiB beside bytes, ages in s/min/h/d), then a line
 // per node that is held or has proven capacity over the span ("held: 96.2% of the last 7.0 d proven

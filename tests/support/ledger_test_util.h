@@ -60,7 +60,9 @@ Bytes SignToEnvelopeBytes(Builder builder, const KeyPair& key) {
 
 // The authority's delegation to `challenger`, in force for all time, unsigned profiles allowed (a
 // lab's): what test orders carry (proto/delegation.h).
-inline Bytes DelegationBytes(const KeyPair& authority, const proto::PublicKey& challenger) {
+// `inventory`: the inventory digest it names (none when null).
+inline Bytes DelegationBytes(const KeyPair& authority, const proto::PublicKey& challenger,
+                             const proto::Digest* inventory = nullptr) {
   capnp::MallocMessageBuilder message;
   auto d = message.initRoot<proto::Delegation>();
   d.setChallengerPublicKey(proto::AsView(challenger));
@@ -68,11 +70,13 @@ inline Bytes DelegationBytes(const KeyPair& authority, const proto::PublicKey& c
   d.setNotAfterUnixUs(INT64_MAX);
   d.setName("test");
   d.setAllowUnsignedProfiles(true);
+  if (inventory != nullptr) d.setInventoryDigest(proto::AsView(*inventory));
   return SignToEnvelopeBytes(d, authority);
 }
 
-// An order signed by keys.challenger under keys.authority's delegation.
-inline Bytes OrderRecord(const Bytes& session, const Keys& keys) {
+// An order signed by keys.challenger under keys.authority's delegation (naming `inventory`'s digest
+// when not null).
+inline Bytes OrderRecord(const Bytes& session, const Keys& keys, const proto::Digest* inventory = nullptr) {
   capnp::MallocMessageBuilder message;
   auto order = message.initRoot<proto::WipeOrder>();
   order.setProtocolVersion(proto::PROTOCOL_VERSION);
@@ -97,7 +101,7 @@ inline Bytes OrderRecord(const Bytes& session, const Keys& keys) {
   order.initProfile().setName("default-uncalibrated");
   order.setHostMemoryInPlan(true);
   order.setWaveName("wave-1");
-  order.setDelegation(proto::AsView(DelegationBytes(keys.authority, keys.challenger.public_key)));
+  order.setDelegation(proto::AsView(DelegationBytes(keys.authority, keys.challenger.public_key, inventory)));
   return SignToEnvelopeBytes(order, keys.challenger);
 }
 

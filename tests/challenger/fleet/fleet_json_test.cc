@@ -639,6 +639,57 @@ TEST(StatusTest, ShowsASessionWithoutVerdictAndWordsBusyPlainly) {
 // (common/terminal_text.h): a node name with ESC sequences, a newline, C1 controls, bidi overrides,
 // bytes that are not UTF-8 or a backslash (a ledger written before inventories refused such names)
 // is escaped (the JSON was escaped already).
+// `status --inventory` shows whether the ledger's wipes ran under the inventory given: only the
+// orders whose delegation names its digest count; another file's nodes, waves and holds are said to
+// be that file's word (an operator could pass one that hides a node from "held").
+TEST(StatusTest, SaysWhetherTheLedgersOrdersRanUnderTheInventory) {
+  Keys keys;
+  TempDir dir;
+  FakeClock clock{1'800'000'000'000'000};
+  auto ledger = Must(Ledger::Open(dir.File("ledger.db"), keys.challenger, clock));
+  proto::Digest named{};
+  named.fill(0x3c);
+  for (uint8_t k = 1; k <= 2; ++k) {  // two orders under the named inventory, one under none
+    ASSERT_TRUE(ledger
+                    ->Append(proto::LedgerRecordKind::ORDER,
+                             proto::AsView(ledger_test::OrderRecord(SessionId(k), keys, &named)),
+                             proto::AsView(SessionId(k)))
+                    .ok());
+  }
+  ASSERT_TRUE(ledger
+                  ->Append(proto::LedgerRecordKind::ORDER, proto::AsView(ledger_test::OrderRecord(SessionId(3), keys)),
+                           proto::AsView(SessionId(3)))
+                  .ok());
+  Inventory inventory;
+  InventoryNode node;
+  node.name = "node-a";
+  inventory.nodes.push_back(node);
+  const int64_t now = 1'800'000'100'000'000;
+
+  inventory.digest = named;
+  FleetStatus ran = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, now));
+  EXPECT_EQ(ran.orders_naming_inventory, 2u);
+  EXPECT_THAT(FleetStatusTable(ran), HasSubstr("inventory " + HexEncode(named.data(), named.size()) +
+                                               ": the delegation of 2 order(s) of this ledger names it\n"));
+  EXPECT_EQ(FleetStatusJson(ran)["inventory"]["orders_naming_it"], 2);
+  EXPECT_EQ(FleetStatusJson(ran)["inventory"]["digest"], HexEncode(named.data(), named.size()));
+
+  proto::Digest other = named;
+  other[31] ^= 1;  // one bit of the file differs
+  inventory.digest = other;
+  FleetStatus unchecked = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, now));
+  EXPECT_EQ(unchecked.orders_naming_inventory, 0u);
+  EXPECT_THAT(FleetStatusTable(unchecked),
+              HasSubstr("no order of this ledger ran under it (no order's delegation names it): its nodes, waves "
+                        "and holds are this file's, unchecked"));
+
+  inventory.digest.reset();  // keys by file: no digest a delegation could name
+  FleetStatus by_file = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, now));
+  EXPECT_EQ(by_file.orders_naming_inventory, 0u);
+  EXPECT_THAT(FleetStatusTable(by_file), HasSubstr("inventory: no digest a delegation could name"));
+  EXPECT_TRUE(FleetStatusJson(by_file)["inventory"]["digest"].is_null());
+}
+
 TEST(StatusTest, LedgerShowEscapesControlCharactersInNames) {
   Keys keys;
   TempDir dir;
@@ -672,7 +723,8 @@ TEST(StatusTest, LedgerShowEscapesControlCharactersInNames) {
   EXPECT_THAT(table, HasSubstr("\n" + evil + " "));   // its row
   EXPECT_THAT(table, HasSubstr("\n" + evil2 + " "));  // its row
   EXPECT_THAT(table, HasSubstr("\n" + evil2 + ": last verdict failed: lateRound\n"));
-  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 5) << table;  // header, 2 rows, 1 failure, ledger
+  // header, 2 rows, 1 failure, ledger, inventory
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 6) << table;
   for (const char* raw : {"\x1b", "\xc2\x9b", "\xc2\x85", "\xe2\x80\xae", "\xff"}) {
     EXPECT_EQ(table.find(raw), std::string::npos) << table;
   }
