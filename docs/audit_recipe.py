@@ -1277,8 +1277,9 @@ class Recipe:
     def check_wave(self, entry, sessions, listed):
         """A wave verdict: signed by the challenger, naming each member session's final verdict by digest (its node
         and session as the wave lists them); a pass only when every member passed; no member session listed by an
-        earlier wave verdict (`listed`: session -> that verdict's ledger entry); its bound recomputed
-        (check_wave_bound)."""
+        earlier wave verdict (`listed`: session -> that verdict's ledger entry); when complete, exactly the nodes the
+        signed inventory declares for the wave; when not, no bound and one of SignWaveVerdict's two reasons; its
+        bound, confidence and words recomputed (check_wave_bound)."""
         where = f"wave verdict (ledger entry {entry['sequence']})"
         payload = open_envelope(self.schema, entry["record"], "waveVerdict", self.challenger, where)
         wave = self.schema.decode(payload, "WaveVerdict")
@@ -1320,6 +1321,18 @@ class Recipe:
                      f"not '{wave.get('waveName', '')}'")
             if wave.get("complete") and not order.get("waveComplete"):
                 fail(f"{where}: member {node}: the wave verdict says complete, the member's order does not")
+            if wave.get("complete"):
+                # A complete wave lists exactly the nodes the signed inventory declares for it: a failed member
+                # left out would make the rest a complete, passing wave.
+                declared = self.declarations(f"{where}: member {node}: order", order)
+                if declared is not None:
+                    decl_node, inventory = declared
+                    decl_wave = next((w for w in inventory.get("waves", []) if decl_node["name"] in w.get("nodes", [])),
+                                     {"nodes": []})
+                    if sorted(names) != sorted(decl_wave["nodes"]):
+                        fail(f"{where}: member {node}: the wave verdict says complete and lists nodes "
+                             f"{', '.join(sorted(names))}, the signed inventory its order stands under declares wave "
+                             f"{wave.get('waveName', '')}'s nodes {', '.join(sorted(decl_wave['nodes']))}")
             placed.append((node, member, sum(int(d.get("labelsPerRound", 0)) for d in order["devices"])))
             reports = [r for r in records if r["kind"] == "fillReport"]  # its signature: the session's check
             signed_ends.append(int(self.schema.decode(data(self.schema.decode(reports[0]["record"], "Envelope")
@@ -1379,9 +1392,21 @@ class Recipe:
                          f"agreeing with the wall clock within {WAVE_SEND_TOLERANCE_US} us")
             else:
                 self.say(f"{where}: every member's proof rounds after every member's fill, on the wall clock")
-        if not wave.get("complete") and (wave.get("boundStated") or
-                                         not wave.get("statement", "").startswith("no bound for wave ")):
-            fail(f"{where}: a wave that is not complete states no bound")
+        if not wave.get("complete"):
+            # No bound, in one of SignWaveVerdict's two reasons (wave_verdict.cc): not complete, or a node of the wave
+            # without a verdict, which no member shows (so any node it does not list).
+            if wave.get("boundStated"):
+                fail(f"{where}: a wave that is not complete states no bound")
+            prefix = f"no bound for wave {wave.get('waveName', '')}: "
+            not_complete = (prefix + "the wave is not complete (not every node of it was in the run, or the inventory "
+                            "does not declare it complete)")
+            statement = wave.get("statement", "")
+            head, tail = prefix + "node ", " has no verdict"
+            missing = statement[len(head):-len(tail)] if statement.startswith(head) and statement.endswith(tail) and \
+                len(statement) > len(head) + len(tail) else None
+            if statement != not_complete and (missing is None or missing in names):
+                fail(f"{where}: a wave that is not complete says why in one of two ways, {not_complete!r} or "
+                     f"'{head}N{tail}' for a node N it does not list; it says {statement!r}")
         for sid in sids:  # an honest challenger runs each member session in one wave run only
             session = data(sid).hex()
             if listed.setdefault(session, entry["sequence"]) != entry["sequence"]:
@@ -2124,6 +2149,12 @@ class Recipe:
         if not wave.get("boundStated"):
             if stated:
                 fail(f"{where}: it states no bound, yet unwipedBoundBytes is {stated}: it must be 0")
+            # Its confidence is the first member's once the wave is complete and has members, else 0 (verdict.cc
+            # SummarizeWaveBound), as the C++ audit rechecks it.
+            want_confidence = float(members[0].get("confidence", 0)) if wave.get("complete") and members else 0.0
+            if float(wave.get("confidence", 0)) != want_confidence:
+                fail(f"{where}: it states no bound at confidence {wave.get('confidence', 0)}, its members give "
+                     f"{want_confidence}")
             if wave.get("complete"):
                 # A complete wave's reason is its members' (verdict.cc SummarizeWaveBound), word for word; an
                 # incomplete one's may name a node without a verdict, which no member shows (its prefix is checked

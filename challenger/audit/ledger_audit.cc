@@ -130,7 +130,7 @@ StatusOr<LedgerAudit> AuditLedgerExport(const nlohmann::ordered_json& document, 
   }
   std::map<proto::Bytes, uint64_t> listed;  // member session -> the wave verdict that lists it
   for (const VerifiedEntry* entry : wave_verdicts) {
-    audit.waves.push_back(AuditWaveVerdict(*entry, sessions, challenger));
+    audit.waves.push_back(AuditWaveVerdict(*entry, sessions, challenger, &keys.inventories));
     if (audit.waves.back().status.ok()) audit.waves.back().status = CheckListedOnce(audit.waves.back(), &listed);
     if (audit.first_failure.ok()) audit.first_failure = audit.waves.back().status;
   }

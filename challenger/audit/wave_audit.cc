@@ -8,6 +8,7 @@
 #include "challenger/session/wave_verdict.h"
 #include "common/hex.h"
 #include "proto/codec.h"
+#include "proto/delegation.h"
 #include "proto/signing.h"
 
 namespace wipeproof {
@@ -157,8 +158,34 @@ void ReportFillEnds(const std::vector<proto::Verdict::Reader>& members, const st
   }
 }
 
+// The nodes the signed inventory `order`'s delegation names declares for its node's wave; nullopt
+// when it names none, or one the export does not carry or that does not read, or that does not list
+// the node (the member's session audit fails those).
+std::optional<std::vector<std::string>> DeclaredWaveNodes(
+    proto::WipeOrder::Reader order, const std::map<proto::Digest, StatusOr<SignedInventory>>& inventories) {
+  auto envelope = proto::DecodeEnvelope(order.getDelegation());
+  if (!envelope.ok()) return std::nullopt;
+  auto delegation = proto::ParseMessage<proto::Delegation>(proto::AsView(envelope->payload));
+  if (!delegation.ok()) return std::nullopt;
+  const std::optional<proto::Digest> named = proto::NamedInventory(delegation->root());
+  if (!named) return std::nullopt;
+  auto it = inventories.find(*named);
+  if (it == inventories.end() || !it->second.ok()) return std::nullopt;
+  auto node = it->second->nodes.find(order.getNodeName().cStr());
+  if (node == it->second->nodes.end()) return std::nullopt;
+  return node->second.wave.members;
+}
+
+std::string Joined(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
-             const proto::PublicKey& challenger, WaveAudit* out) {
+             const proto::PublicKey& challenger, const std::map<proto::Digest, StatusOr<SignedInventory>>* inventories,
+             WaveAudit* out) {
   auto envelope = proto::DecodeEnvelope(proto::AsView(entry.record));
   if (!envelope.ok()) return DataLossError(envelope.status().message());
   auto wave = proto::VerifyAndParse<proto::WaveVerdict>(*envelope, challenger);
@@ -201,6 +228,20 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
     }
     if (w.getComplete() && !order->root().getWaveComplete()) {
       return DataLossError(name + ": the wave verdict says complete, the member's order does not");
+    }
+    if (w.getComplete() && inventories != nullptr) {
+      if (auto declared = DeclaredWaveNodes(order->root(), *inventories)) {
+        std::vector<std::string> listed;
+        for (auto n : w.getNodeNames()) listed.push_back(n.cStr());
+        std::vector<std::string> want = *declared;
+        std::sort(listed.begin(), listed.end());
+        std::sort(want.begin(), want.end());
+        if (listed != want) {
+          return DataLossError(name + ": the wave verdict says complete and lists nodes " + Joined(listed) +
+                               ", the signed inventory its order stands under declares wave " + out->wave +
+                               "'s nodes " + Joined(want));
+        }
+      }
     }
     uint64_t q = 0;
     for (auto d : order->root().getDevices()) q += d.getLabelsPerRound();
@@ -247,10 +288,11 @@ Status Check(const VerifiedEntry& entry, const std::map<proto::Bytes, std::vecto
 
 WaveAudit AuditWaveVerdict(const VerifiedEntry& entry,
                            const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
-                           const proto::PublicKey& challenger) {
+                           const proto::PublicKey& challenger,
+                           const std::map<proto::Digest, StatusOr<SignedInventory>>* inventories) {
   WaveAudit out;
   out.sequence = entry.sequence;
-  Status status = Check(entry, sessions, challenger, &out);
+  Status status = Check(entry, sessions, challenger, inventories, &out);
   if (!status.ok())
     out.status = status.WithContext("wave verdict (ledger entry " + std::to_string(entry.sequence) + ")");
   return out;

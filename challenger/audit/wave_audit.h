@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "challenger/ledger/ledger_verify.h"
+#include "challenger/session/declared_node.h"
 #include "common/status.h"
 #include "proto/crypto.h"
 #include "proto/wipe.capnp.h"
@@ -78,9 +79,14 @@ struct WaveAudit {
 // `sessions`: every session's entries in ledger order, by session id. Never fails as a function: a
 // failed check is WaveAudit::status (DATA_LOSS for a signature that does not verify or facts that
 // differ; NOT_FOUND for a member session the export does not hold).
+// `inventories` (may be null): the signed inventories the export carries, by digest (session_audit.h
+// AuditKeys). A wave verdict that says complete must list exactly the nodes the signed inventory its
+// members' delegations name declares for the wave (a failed member left out would make the rest a
+// complete, passing wave).
 WaveAudit AuditWaveVerdict(const VerifiedEntry& entry,
                            const std::map<proto::Bytes, std::vector<const VerifiedEntry*>>& sessions,
-                           const proto::PublicKey& challenger);
+                           const proto::PublicKey& challenger,
+                           const std::map<proto::Digest, StatusOr<SignedInventory>>* inventories = nullptr);
 
 // OK when no member session of `wave` is in `listed` under another wave verdict; adds them (session
 // id -> the wave verdict's ledger sequence). An honest challenger runs each member session in one

@@ -139,6 +139,7 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
       WP_ASSIGN_OR_RETURN(proto::SignedEnvelope envelope, proto::DecodeEnvelope(proto::AsView(entry.record)));
       WP_ASSIGN_OR_RETURN(auto order, proto::ParseMessage<proto::WipeOrder>(proto::AsView(envelope.payload)));
       proto::WipeOrder::Reader o = order.root();
+      ++out.orders;
       if (out.inventory_digest && NamesInventory(o, *out.inventory_digest)) ++out.orders_naming_inventory;
       const uint64_t timeout_us = std::min<uint64_t>(o.getSessionTimeoutUs(), uint64_t{1} << 62);
       without_verdict[row.session_id] = {o.getNodeName().cStr(), o.getIssuedAtUnixUs(),
@@ -306,8 +307,9 @@ std::string InventoryProvenance(const FleetStatus& status) {
     return "inventory " + digest + ": no order of this ledger ran under it (no order's delegation names it): "
            "its nodes, waves and holds are this file's, unchecked";
   }
-  return "inventory " + digest + ": the delegation of " + std::to_string(status.orders_naming_inventory) +
-         " order(s) of this ledger names it";
+  return "inventory " + digest + ": the delegation of " + std::to_string(status.orders_naming_inventory) + " of " +
+         std::to_string(status.orders) +
+         " order(s) of this ledger names it (whether the authority signed those delegations is ledger audit's check)";
 }
 
 nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
@@ -367,6 +369,7 @@ nlohmann::ordered_json FleetStatusJson(const FleetStatus& status) {
                                                                 status.inventory_digest->size()))
                                                           : nlohmann::ordered_json()},
                       {"orders_naming_it", status.orders_naming_inventory},
+                      {"orders", status.orders},
                       {"provenance", InventoryProvenance(status)}};
   out["nodes"] = nodes;
   return out;

@@ -93,8 +93,11 @@ struct FleetStatus {
   // Whether the ledger's wipes ran under the inventory shown: its digest (nullopt for an inventory
   // naming keys by file, which no delegation can name) and how many recorded orders carry a
   // delegation naming that digest. 0: the nodes, waves and holds shown are that file's word only.
+  // The delegations' authority signatures are not checked here (status has no authority key):
+  // `ledger audit` checks them.
   std::optional<proto::Digest> inventory_digest;
   uint64_t orders_naming_inventory = 0;
+  uint64_t orders = 0;  // orders recorded in the ledger
   uint64_t ledger_entries = 0;    // all verified
   std::vector<NodeStatus> nodes;  // inventory order, then nodes only the ledger knows
   int64_t now_unix_us = 0;

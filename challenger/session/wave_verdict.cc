@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string>
 
@@ -127,13 +128,36 @@ Status RecheckWaveVerdict(proto::WaveVerdict::Reader wave, const std::vector<pro
   if (wave.getUnwipedBoundBytes() != bytes) {
     return differs("unwipedBoundBytes", std::to_string(wave.getUnwipedBoundBytes()), std::to_string(bytes));
   }
-  // A complete wave states exactly the recomputed statement; one that is not complete states no bound
-  // (its reason may name a node without a verdict, which no member verdict shows).
+  if (wave.getConfidence() != facts.summary.confidence) {
+    auto text = [](double x) {
+      char out[40];
+      std::snprintf(out, sizeof out, "%.17g", x);
+      return std::string(out);
+    };
+    return differs("confidence", text(wave.getConfidence()), text(facts.summary.confidence));
+  }
+  // A complete wave states exactly the recomputed statement. One that is not complete states no
+  // bound, in one of the two reasons SignWaveVerdict gives: the recomputed one (not complete), or a
+  // node of the wave without a verdict, which no member verdict shows (so any node not listed).
   const std::string statement = wave.getStatement().cStr();
-  const std::string no_bound = "no bound for wave " + std::string(wave.getWaveName().cStr()) + ": ";
-  if (wave.getComplete() ? statement != facts.summary.statement : statement.rfind(no_bound, 0) != 0) {
-    return differs("the statement", "'" + statement + "'",
-                   wave.getComplete() ? "'" + facts.summary.statement + "'" : "'" + no_bound + "...'");
+  if (statement != facts.summary.statement) {
+    const std::string no_verdict_prefix = "no bound for wave " + std::string(wave.getWaveName().cStr()) + ": node ";
+    const std::string no_verdict_suffix = " has no verdict";
+    bool names_unlisted_node = false;
+    if (!wave.getComplete() && statement.size() > no_verdict_prefix.size() + no_verdict_suffix.size() &&
+        statement.compare(0, no_verdict_prefix.size(), no_verdict_prefix) == 0 &&
+        statement.compare(statement.size() - no_verdict_suffix.size(), no_verdict_suffix.size(),
+                          no_verdict_suffix) == 0) {
+      const std::string node = statement.substr(
+          no_verdict_prefix.size(), statement.size() - no_verdict_prefix.size() - no_verdict_suffix.size());
+      names_unlisted_node = std::find(nodes.begin(), nodes.end(), node) == nodes.end();
+    }
+    if (!names_unlisted_node) {
+      return differs("the statement", "'" + statement + "'",
+                     "'" + facts.summary.statement + "'" +
+                         (wave.getComplete() ? "" : " (or '" + no_verdict_prefix + "N" + no_verdict_suffix +
+                                                        "' for a node N it does not list)"));
+    }
   }
   return Status::Ok();
 }

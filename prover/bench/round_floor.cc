@@ -48,7 +48,7 @@ kj::Promise<void> Echo(kj::AsyncIoStream& stream, const std::vector<uint8_t>& la
       });
 }
 
-// The client's rounds over `stream` (on `io`'s loop): each round q distinct random indices in a
+// The client's rounds over `stream` (on `io`'s loop): each round q random indices (a seeded draw) in a
 // fresh message, written, then the answer read and checked for its round index and size.
 StatusOr<RoundPathResult> Rounds(kj::AsyncIoContext& io, kj::AsyncIoStream& stream, const RoundBenchOptions& options,
                                  const std::string& path, const clockid_t* echo_cpu_clock) {

@@ -496,6 +496,8 @@ forged order-undelegated-deadline order-set "$dir/bound.json" "$key" 'roundDeadl
 # verdict, the inventory the export carries replaced by one of its own (a larger host reserve).
 forged order-capacity-restated order-set "$dir/bound.json" "$key" 'devices.0.capacityBytes="1048576"'
 forged verdict-assumption-held verdict-set "$dir/bound.json" "$key" "$wave/node-a.key" 'assumptions.2.held=true'
+# threat-model: T-WAVE-VERDICT
+# A complete wave verdict re-signed listing one of its two declared nodes.
 forged wave-of-one-claimed wave-first-member "$dir/wave.json" "$key"
 forged inventory-replaced inventory-edit "$dir/bound.json" '"host-dram": 0' '"host-dram": 4096'
 # A wave name with terminal controls (BEL, the C1 control NEL, a bidi isolate) reaches the output
@@ -559,7 +561,9 @@ but is not one its delegation lists" \
   "verdict-assumption-held=assumption no-nvme-in-reach reads held, and recomputed from the authority's signed \
 declarations it does not=assumption no-nvme-in-reach reads held, which the authority's signed declarations do not" \
   "inventory-replaced=, which the export does not carry=, which the export does not carry" \
-  "wave-of-one-claimed=its verdict says wave-complete held, and=its verdict says wave-complete held, and"
+  "wave-of-one-claimed=the wave verdict says complete and lists nodes node-a, the signed inventory its order stands \
+under declares wave w2's nodes node-a, node-b=the wave verdict says complete and lists nodes node-a, the signed \
+inventory its order stands under declares wave w2's nodes node-a, node-b"
 for tool in audit recipe; do
   if LC_ALL=C grep -qP '\x07|\xc2\x85|\xe2\x81\xa6' "$dir/wave-name-controls.$tool"; then
     echo "FAIL: $tool printed a raw terminal control:"; cat -v "$dir/wave-name-controls.$tool"; failures=$((failures + 1))

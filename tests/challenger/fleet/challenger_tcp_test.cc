@@ -205,6 +205,29 @@ TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
   worded.setRoot(wave->root());
   worded.getRoot<proto::WaveVerdict>().setStatement("at 99% confidence at most 0 bytes of wave wave-1 were not wiped");
   EXPECT_EQ(RecheckWaveVerdict(worded.getRoot<proto::WaveVerdict>().asReader(), readers).code(), StatusCode::kDataLoss);
+  // Nor another confidence than the members' (it is signed beside the bound and read with it).
+  capnp::MallocMessageBuilder sure;
+  sure.setRoot(wave->root());
+  sure.getRoot<proto::WaveVerdict>().setConfidence(0.999999);
+  EXPECT_EQ(RecheckWaveVerdict(sure.getRoot<proto::WaveVerdict>().asReader(), readers).code(), StatusCode::kDataLoss);
+  // A wave not complete gives one of SignWaveVerdict's two reasons, word for word: not complete, or a
+  // node it does not list that has no verdict; claim-like words after the prefix fail.
+  auto incomplete = [&](const std::string& statement) {
+    capnp::MallocMessageBuilder m;
+    m.setRoot(wave->root());
+    auto w = m.getRoot<proto::WaveVerdict>();
+    w.setComplete(false);
+    w.setConfidence(0);
+    w.setStatement(statement);
+    return RecheckWaveVerdict(w.asReader(), readers);
+  };
+  EXPECT_TRUE(incomplete("no bound for wave wave-1: the wave is not complete (not every node of it was in the run, "
+                         "or the inventory does not declare it complete)")
+                  .ok());
+  EXPECT_TRUE(incomplete("no bound for wave wave-1: node node-c has no verdict").ok());
+  EXPECT_EQ(incomplete("no bound for wave wave-1: node node-b has no verdict").code(), StatusCode::kDataLoss);
+  EXPECT_EQ(incomplete("no bound for wave wave-1: at 99% confidence at most 0 bytes were not wiped").code(),
+            StatusCode::kDataLoss);
   EXPECT_TRUE(results[0].outcome->pass) << results[0].outcome->failure.Describe();
   EXPECT_EQ(results[1].outcome->failure.reason, proto::FailureReason::WRONG_LABEL);
   // node-b cheated, so a member of node-a's wave run failed a round it was sent.

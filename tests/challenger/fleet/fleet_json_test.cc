@@ -670,8 +670,11 @@ TEST(StatusTest, SaysWhetherTheLedgersOrdersRanUnderTheInventory) {
   FleetStatus ran = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, now));
   EXPECT_EQ(ran.orders_naming_inventory, 2u);
   EXPECT_THAT(FleetStatusTable(ran), HasSubstr("inventory " + HexEncode(named.data(), named.size()) +
-                                               ": the delegation of 2 order(s) of this ledger names it\n"));
+                                               ": the delegation of 2 of 3 order(s) of this ledger names it "
+                                               "(whether the authority signed those delegations is ledger audit's "
+                                               "check)\n"));
   EXPECT_EQ(FleetStatusJson(ran)["inventory"]["orders_naming_it"], 2);
+  EXPECT_EQ(FleetStatusJson(ran)["inventory"]["orders"], 3);
   EXPECT_EQ(FleetStatusJson(ran)["inventory"]["digest"], HexEncode(named.data(), named.size()));
 
   proto::Digest other = named;
