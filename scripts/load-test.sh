@@ -24,7 +24,7 @@
 #   --round-deadline-ms=T  default 30000 (loopback, N sessions on few cores: not a calibrated value)
 #   --period-s=S      the wave's period: its first run starts U[0, S] s after serve starts; default 2
 #   --timeout-s=T     give up (and fail) after T s of the challenger's run; default 1800
-#   --agent-handshake-timeout-s=H  each agent's `serve --handshake_timeout_s`; default 10 (serve's).
+#   --agent-handshake-timeout-s=H  each agent's `serve --handshake_timeout_s`, in [1, 3600]; default 10.
 #                     Every member's TLS handshake starts together: with ~500 agents on 2 cores some
 #                     take longer than 10 s, and the agent closes them as it would a slow stranger
 #   --challenger-threads=T  serve --threads (expected-label threads per session); default 1
@@ -95,7 +95,8 @@ done
 [[ -z "$challenger_nofile" || "$challenger_nofile" =~ ^[1-9][0-9]{0,8}$ ]] ||
   die_usage "--challenger-nofile must be a whole number in [1, 999999999] (got '$challenger_nofile')"
 [[ "$agents" -le 5000 ]] || die_usage "--agents at most 5000"
-[[ "$agent_handshake_timeout_s" -le 3600 ]] || die_usage "--agent-handshake-timeout-s at most 3600 (serve's limit)"
+[[ "$agent_handshake_timeout_s" -le 3600 ]] ||
+  die_usage "--agent-handshake-timeout-s must be in [1, 3600] (serve's limit; got '$agent_handshake_timeout_s')"
 case "$progress" in
   auto) if [[ -t 2 ]]; then progress=always; else progress=never; fi ;;
   always | never) ;;

@@ -37,6 +37,9 @@
                                                         the last wave verdict with each FIELD set to the
                                                         JSON value (null: removed), re-signed with the
                                                         challenger's key (KEY), the chain rebuilt
+  audit_forge.py wave-first-member EXPORT SCHEMA KEY [FIELD=JSON...]
+                                                        the last wave verdict listing its first member
+                                                        alone, FIELDs set as wave-set does, re-signed
   audit_forge.py wave-mix EXPORT SCHEMA KEY NODE OTHER   the last wave verdict re-signed naming NODE's
                                                         session of the first wave verdict and OTHER's of
                                                         the last, orderSentAfterWaveUs chosen so that
@@ -395,20 +398,25 @@ def wave_set(schema, document, challenger, fields):
         summary["statement"] = wave.get("statement", "")
 
 
-def wave_first_member(schema, document, challenger):
+def wave_first_member(schema, document, challenger, fields=None):
     """The last wave verdict re-signed listing its first member alone (a wave of one, whose member still says
-    wave-complete held)."""
+    wave-complete held), with `fields` set as wave-set does."""
     records = entry_records(schema, document)
     at = max(i for i, (kind, _, _) in enumerate(records) if kind == "waveVerdict")
     wave = schema.decode(envelope_parts(schema, records[at][2])[0], "WaveVerdict")
     for field in ("sessionIds", "nodeNames", "verdictDigests", "orderSentAfterWaveUs"):
         if field in wave:
             wave[field] = wave[field][:1]
+    set_fields(wave, fields or {})
     new = sign_message(schema, wave, "WaveVerdict", challenger, "waveVerdict", records[at][2])
     rewrite_records(schema, document, {at: new}, challenger)
     summary = document["entries"][at]["summary"]  # what the export's summary repeats of the wave verdict
     if "members" in summary:
         summary["members"] = 1
+    for field, name in (("pass", "pass"), ("complete", "complete"), ("boundStated", "bound_stated"),
+                        ("statement", "statement")):
+        if field in (fields or {}) and name in summary:
+            summary[name] = wave.get(field, "" if field == "statement" else False)
 
 
 def wave_mix(schema, document, challenger, node, other):
@@ -554,7 +562,7 @@ def main():
     elif mode == "wave-set":
         wave_set(schema, document, SigningKey(read_seed(sys.argv[4])), assignments(sys.argv[5:]))
     elif mode == "wave-first-member":
-        wave_first_member(schema, document, SigningKey(read_seed(sys.argv[4])))
+        wave_first_member(schema, document, SigningKey(read_seed(sys.argv[4])), assignments(sys.argv[5:]))
     elif mode == "wave-mix":
         wave_mix(schema, document, SigningKey(read_seed(sys.argv[4])), sys.argv[5], sys.argv[6])
     elif mode == "wave-replay":

@@ -499,6 +499,10 @@ forged verdict-assumption-held verdict-set "$dir/bound.json" "$key" "$wave/node-
 # threat-model: T-WAVE-VERDICT
 # A complete wave verdict re-signed listing one of its two declared nodes.
 forged wave-of-one-claimed wave-first-member "$dir/wave.json" "$key"
+# The same wave of one, re-signed as not complete with its honest reason: the wave verdict stands, and
+# node-a's verdict saying wave-complete held is what fails.
+forged wave-of-one-incomplete wave-first-member "$dir/wave.json" "$key" 'complete=false' 'confidence=0' \
+  'statement="no bound for wave w2: the wave is not complete (not every node of it was in the run, or the inventory does not declare it complete)"'
 forged inventory-replaced inventory-edit "$dir/bound.json" '"host-dram": 0' '"host-dram": 4096'
 # A wave name with terminal controls (BEL, the C1 control NEL, a bidi isolate) reaches the output
 # escaped, never raw. (Only decimal-digit escapes: Debian's capnp tool misreads \u escapes with a-f.)
@@ -561,6 +565,7 @@ but is not one its delegation lists" \
   "verdict-assumption-held=assumption no-nvme-in-reach reads held, and recomputed from the authority's signed \
 declarations it does not=assumption no-nvme-in-reach reads held, which the authority's signed declarations do not" \
   "inventory-replaced=, which the export does not carry=, which the export does not carry" \
+  "wave-of-one-incomplete=its verdict says wave-complete held, and=its verdict says wave-complete held, and" \
   "wave-of-one-claimed=the wave verdict says complete and lists nodes node-a, the signed inventory its order stands \
 under declares wave w2's nodes node-a, node-b=the wave verdict says complete and lists nodes node-a, the signed \
 inventory its order stands under declares wave w2's nodes node-a, node-b"
