@@ -19,6 +19,7 @@
 #include <future>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "proto/codec.h"
@@ -46,6 +47,21 @@ kj::Promise<void> Echo(kj::AsyncIoStream& stream, const std::vector<uint8_t>& la
         }
         return kj::READY_NOW;  // the client closed the stream
       });
+}
+
+// A floor path's result: its rounds' percentiles, all transport (no agent), and the client's CPU per
+// round from `client_cpu_ns` over all of them.
+RoundPathResult FloorResult(const std::string& path, const RoundBenchOptions& options, std::vector<int64_t> round_ns,
+                            int64_t client_cpu_ns) {
+  RoundPathResult out;
+  out.path = path;
+  out.rounds = options.rounds;
+  out.labels_per_round = options.labels_per_round;
+  out.round = PercentilesOf(std::move(round_ns));
+  out.transport = out.round;
+  out.client_cpu_us = static_cast<double>(client_cpu_ns) / 1000.0 / options.rounds;
+  out.instructions_unavailable = "not counted on the floor paths";
+  return out;
 }
 
 // The client's rounds over `stream` (on `io`'s loop): each round q random indices (a seeded draw) in a
@@ -87,19 +103,12 @@ StatusOr<RoundPathResult> Rounds(kj::AsyncIoContext& io, kj::AsyncIoStream& stre
   } catch (const kj::Exception& e) {
     return UnavailableError(path + ": " + e.getDescription().cStr());
   }
-  RoundPathResult out;
-  out.path = path;
-  out.rounds = options.rounds;
-  out.labels_per_round = q;
-  out.round = PercentilesOf(round_ns);
+  RoundPathResult out =
+      FloorResult(path, options, std::move(round_ns), CpuClockNs(CLOCK_THREAD_CPUTIME_ID) - client_cpu_before);
   out.client_build = PercentilesOf(build_ns);
-  out.transport = out.round;
-  out.client_cpu_us =
-      static_cast<double>(CpuClockNs(CLOCK_THREAD_CPUTIME_ID) - client_cpu_before) / 1000.0 / options.rounds;
   if (echo_cpu_clock != nullptr) {
     out.agent_cpu_us = static_cast<double>(CpuClockNs(*echo_cpu_clock) - echo_cpu_before) / 1000.0 / options.rounds;
   }
-  out.instructions_unavailable = "not counted on the floor paths";
   return out;
 }
 
@@ -169,15 +178,7 @@ StatusOr<RoundPathResult> RawInProcess(const RoundBenchOptions& options) {
   close(fds[0]);
   close(fds[1]);
   if (!ok) return UnavailableError("socketpair round: " + std::string(strerror(saved)));
-  RoundPathResult out;
-  out.path = "floor-raw-in-process";
-  out.rounds = options.rounds;
-  out.labels_per_round = q;
-  out.round = PercentilesOf(round_ns);
-  out.transport = out.round;
-  out.client_cpu_us = static_cast<double>(cpu_ns) / 1000.0 / options.rounds;
-  out.instructions_unavailable = "not counted on the floor paths";
-  return out;
+  return FloorResult("floor-raw-in-process", options, std::move(round_ns), cpu_ns);
 }
 
 StatusOr<RoundPathResult> InProcess(const RoundBenchOptions& options, const std::vector<uint8_t>& labels) {
