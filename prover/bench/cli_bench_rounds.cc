@@ -10,6 +10,7 @@
 #include "prover/bench/cli_bench.h"
 #include "prover/bench/round_bench.h"
 #include "prover/bench/round_floor.h"
+#include "prover/bench/round_floor_blocking.h"
 #include "prover/cli/cli.h"
 
 DEFINE_uint32(rounds, 2000, "bench --what=rounds: timed rounds per path, in [1, 1000000]; default 2000");
@@ -79,13 +80,16 @@ int RunBenchRounds(BenchSetup& setup) {
   for (const RoundPathResult& r : *results) {
     nlohmann::ordered_json j = BenchHeader("rounds", setup);
     j["path"] = r.path;
-    const bool floor = IsRoundFloorPath(r.path);
+    const bool floor = IsRoundFloorPath(r.path) || IsBlockingFloorPath(r.path);
     const bool one_thread = r.path == "in-process" || r.path == "floor-in-process" || r.path == "floor-raw-in-process";
     if (!one_thread && !floor) j["round_polling"] = options.polling.enabled;
     if (floor) {
       j["floor"] = r.path == "floor-raw-in-process"
                        ? "the two messages' byte counts on a blocking socketpair, one thread: no event loop, no "
                          "serialization, no agent"
+                   : IsBlockingFloorPath(r.path)
+                       ? "the same messages, flat Cap'n Proto between two threads blocking on their sockets: no "
+                         "event loop, no RPC system, no agent"
                        : "the same messages, flat Cap'n Proto on the stream, no RPC system, no agent";
     }
     j["labels_per_round"] = r.labels_per_round;

@@ -34,6 +34,7 @@
 #include "prover/agent/round_polling.h"
 #include "prover/bench/instruction_counter.h"
 #include "prover/bench/round_floor.h"
+#include "prover/bench/round_floor_blocking.h"
 
 namespace wipeproof {
 namespace {
@@ -449,7 +450,7 @@ StatusOr<RoundPathResult> MeasureLoopback(RoundBench& bench, LoopbackAgent& agen
 
 bool IsRoundBenchPath(const std::string& path) {
   return path == "in-process" || path == "tcp-loopback-plaintext" || path == "tcp-loopback-tls13" ||
-         IsRoundFloorPath(path);
+         IsRoundFloorPath(path) || IsBlockingFloorPath(path);
 }
 
 int64_t MonotonicNs() {
@@ -500,7 +501,9 @@ StatusOr<std::vector<RoundPathResult>> RunRoundBench(const RoundBenchOptions& op
   std::vector<RoundPathResult> out;
   for (const std::string& path : options.paths) {
     StatusOr<RoundPathResult> result = InternalError("not run");
-    if (IsRoundFloorPath(path)) {
+    if (IsBlockingFloorPath(path)) {
+      result = MeasureBlockingFloor(options, path, bench.keys().node, bench.keys().challenger);
+    } else if (IsRoundFloorPath(path)) {
       auto client_tls = ClientTls(bench.keys());
       if (!client_tls.ok()) return client_tls.status().WithContext(path);
       result = MeasureRoundFloor(options, path, AgentTls(bench.keys()), std::move(client_tls).value());

@@ -44,10 +44,11 @@ struct Percentiles {
 };
 
 // The paths RunRoundBench measures, as a user names them: the three above and the floors
-// (round_floor.h), comma-separated in the order `bench --what=rounds` runs them by default.
+// (round_floor.h on kj's event loop, round_floor_blocking.h on blocking sockets), comma-separated in the order `bench --what=rounds` runs them by default.
 inline constexpr char kRoundBenchPaths[] =
     "in-process,tcp-loopback-plaintext,tcp-loopback-tls13,floor-raw-in-process,floor-in-process,"
-    "floor-tcp-loopback-plaintext,floor-tcp-loopback-tls13";
+    "floor-tcp-loopback-plaintext,floor-tcp-loopback-tls13,floor-blocking-in-process,"
+    "floor-blocking-tcp-loopback-plaintext,floor-blocking-tcp-loopback-tls13";
 bool IsRoundBenchPath(const std::string& path);
 
 // The monotonic clock, and a thread's CPU clock (CLOCK_THREAD_CPUTIME_ID or pthread_getcpuclockid's),

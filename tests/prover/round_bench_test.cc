@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "prover/bench/round_floor.h"
+#include "prover/bench/round_floor_blocking.h"
 
 namespace wipeproof {
 namespace {
@@ -62,12 +63,17 @@ TEST(RoundBenchTest, FloorPathsAnswerEveryRound) {
   options.rounds = 40;
   options.labels_per_round = 64;
   options.session_labels = 1 << 16;
-  options.paths = {"floor-raw-in-process", "floor-in-process", "floor-tcp-loopback-plaintext",
-                   "floor-tcp-loopback-tls13"};
+  options.paths = {"floor-raw-in-process",
+                   "floor-in-process",
+                   "floor-tcp-loopback-plaintext",
+                   "floor-tcp-loopback-tls13",
+                   "floor-blocking-in-process",
+                   "floor-blocking-tcp-loopback-plaintext",
+                   "floor-blocking-tcp-loopback-tls13"};
   auto results = RunRoundBench(options);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
-  ASSERT_EQ(results->size(), 4u);
-  for (size_t i = 0; i < 4; ++i) {
+  ASSERT_EQ(results->size(), 7u);
+  for (size_t i = 0; i < 7; ++i) {
     const RoundPathResult& r = (*results)[i];
     SCOPED_TRACE(r.path);
     EXPECT_EQ(r.path, options.paths[i]);
@@ -78,7 +84,7 @@ TEST(RoundBenchTest, FloorPathsAnswerEveryRound) {
     EXPECT_EQ(r.transport.p50_us, r.round.p50_us);  // no agent: the round is all transport
     EXPECT_EQ(r.agent_answer.max_us, 0);
     EXPECT_GT(r.client_cpu_us, 0);
-    if (r.path == "floor-tcp-loopback-plaintext" || r.path == "floor-tcp-loopback-tls13") {
+    if (r.path != "floor-raw-in-process" && r.path != "floor-in-process") {
       EXPECT_GT(r.agent_cpu_us, 0) << "the echo thread's CPU";
     } else {
       EXPECT_EQ(r.agent_cpu_us, -1);
@@ -93,8 +99,16 @@ TEST(RoundBenchTest, FloorRefusesWhatItCannotRun) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(MeasureRoundFloor(options, "floor-tcp-loopback-tls13", nullptr, nullptr).status().code(),
             StatusCode::kInvalidArgument);
-  // The largest round a bench asks (q = 4096: a 128 KiB answer) still fits one thread's socketpair.
+  EXPECT_EQ(MeasureBlockingFloor(options, "floor-in-process", {}, {}).status().code(), StatusCode::kInvalidArgument);
+  // The largest round a bench asks (q = 4096: a 128 KiB answer, several TLS records) on the blocking
+  // TLS floor, and on one thread's socketpair, which it still fits.
   options.labels_per_round = 4096;
+  options.session_labels = uint64_t{4096} * options.chunk_labels;
+  const proto::KeyPair echo_key = proto::GenerateKeyPair();
+  const proto::KeyPair client_key = proto::GenerateKeyPair();
+  auto largest_tls = MeasureBlockingFloor(options, "floor-blocking-tcp-loopback-tls13", echo_key, client_key);
+  ASSERT_TRUE(largest_tls.ok()) << largest_tls.status().ToString();
+  EXPECT_EQ(largest_tls->rounds, 3u);
   auto largest = MeasureRoundFloor(options, "floor-raw-in-process", nullptr, nullptr);
   ASSERT_TRUE(largest.ok()) << largest.status().ToString();
   EXPECT_EQ(largest->rounds, 3u);
