@@ -83,4 +83,8 @@ void RandomBytes(uint8_t* out, size_t size) {
   randombytes_buf(out, size);
 }
 
+bool SameSecretBytes(ByteView a, const uint8_t* b, size_t b_size) {
+  return a.size() == b_size && sodium_memcmp(a.begin(), b, b_size) == 0;
+}
+
 }  // namespace wipeproof::proto

@@ -78,4 +78,8 @@ Digest Blake2b256(ByteView bytes);
 // Fills `out[0, size)` from libsodium's CSPRNG (seeds, session ids, challenge indices).
 void RandomBytes(uint8_t* out, size_t size);
 
+// Whether `a` equals `b[0, b_size)`, compared in a time that does not depend on where they differ
+// (sodium_memcmp): for secrets such as a round channel's token. False when the sizes differ.
+bool SameSecretBytes(ByteView a, const uint8_t* b, size_t b_size);
+
 }  // namespace wipeproof::proto

@@ -258,6 +258,41 @@ struct RoundAnswer {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Round channel: the same rounds without the RPC system (an addition within v3; docs/protocol.md
+# "The round channel"). The challenger asks the session's owner connection for a token
+# (ProverAgent.openRoundChannel), opens a second connection to the agent's port (the same mutual
+# TLS 1.3), writes the 8 bytes roundChannelPreface and then flat Cap'n Proto messages (capnp's
+# standard framing, the RPC connection's size bounds): one RoundChannelRequest, then waits for
+# its RoundChannelReply. The first request is a hello (reply: ready), every later one a round
+# (reply: its answer). Any refusal is the last reply: the agent closes the channel after it.
+# ---------------------------------------------------------------------------------------------
+
+const roundChannelPreface :Data = "wpround1";
+# The first 8 bytes a round channel sends after its TLS handshake. An RPC connection's first 8
+# bytes are a Cap'n Proto frame header (segment count - 1, first segment's words), never these
+# (as a header: 1.9e9 segments, which no reader accepts).
+
+struct RoundChannelHello {
+  sessionId @0 :Data;  # 16 bytes: the running session
+  token @1 :Data;      # 32 bytes: openRoundChannel's result, usable once
+}
+
+struct RoundChannelRequest {
+  union {
+    hello @0 :RoundChannelHello;  # the first request, and only the first
+    round @1 :ChallengeRound;     # of the hello's session; the same rules as ProverAgent.round
+  }
+}
+
+struct RoundChannelReply {
+  union {
+    ready @0 :Void;           # the hello is accepted: rounds may follow
+    answer @1 :RoundAnswer;   # as ProverAgent.round's
+    refused @2 :Text;         # why ("wipeproof:CODE: message", proto/rpc_status.h); the channel closes
+  }
+}
+
+# ---------------------------------------------------------------------------------------------
 # Transcript, verdict, receipt, ledger.
 # ---------------------------------------------------------------------------------------------
 
@@ -596,4 +631,11 @@ interface ProverAgent {
   # device holds all its labels (at once if it already does). The challenger calls it for every
   # device right after startSession; it fails like startSession when the session ends first.
   # Only the connection that started the session may call it.
+
+  openRoundChannel @7 (sessionId :Data) -> (token :Data);
+  # A 32-byte token that lets one round channel (RoundChannelHello, above) answer this session's
+  # rounds for this connection. Only the connection that started the session may call it, while
+  # the session runs; a new call replaces the unused token; a token is used up by its hello and
+  # dies with the session. Rounds may still come as `round` calls; either way they are one
+  # sequence (round indices in order, one at a time).
 }

@@ -61,6 +61,7 @@ struct AgentCore::Session {
   std::vector<uint64_t> indices;
   std::vector<uint32_t> lookup_order;  // entries of the round's device list: GPUs first, host memory last
   bool proof_rounds_begun = false;     // a proof-shaped round (every device, its full q) was answered
+  std::optional<RoundChannelToken> round_channel_token;  // issued by OpenRoundChannel, not yet used
   int64_t arrived_us = 0;   // monotonic
   uint64_t timeout_us = 0;  // microseconds after arrived_us
 };
@@ -376,6 +377,42 @@ Status AgentCore::AnswerRound(ConnectionId from, proto::ChallengeRound::Reader r
     EndSessionLocked(status);
   }
   return status;
+}
+
+StatusOr<AgentCore::RoundChannelToken> AgentCore::OpenRoundChannel(ConnectionId from, proto::ByteView session_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session_ || !SameBytes(session_id, session_->id)) {
+    return FailedPreconditionError("no session " + HexEncode(session_id.begin(), session_id.size()) + " running");
+  }
+  Session& s = *session_;
+  if (from != s.owner) return PermissionDeniedError(s.name + " belongs to another connection");
+  if (!s.end_status.ok()) return FailedPreconditionError(s.name + " is ending: " + s.end_status.ToString());
+  RoundChannelToken token;
+  proto::RandomBytes(token.data(), token.size());
+  s.round_channel_token = token;
+  return token;
+}
+
+StatusOr<ConnectionId> AgentCore::RedeemRoundChannel(proto::ByteView session_id, proto::ByteView token,
+                                                     const PeerKeyId& authenticated_as) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session_ || !SameBytes(session_id, session_->id)) {
+    return PermissionDeniedError("round channel: no session " + HexEncode(session_id.begin(), session_id.size()) +
+                                 " running");
+  }
+  Session& s = *session_;
+  if (!s.round_channel_token) return PermissionDeniedError("round channel: no unused token of " + s.name);
+  if (!proto::SameSecretBytes(token, s.round_channel_token->data(), s.round_channel_token->size())) {
+    return PermissionDeniedError("round channel: not the token of " + s.name);
+  }
+  WP_RETURN_IF_ERROR(CheckOrderConnection(s.order.root(), authenticated_as).WithContext("round channel"));
+  s.round_channel_token.reset();
+  return s.owner;
+}
+
+bool AgentCore::SessionRunsFor(ConnectionId owner, const SessionId& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return session_ != nullptr && session_->owner == owner && session_->id == id && session_->end_status.ok();
 }
 
 namespace {

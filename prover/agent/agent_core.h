@@ -68,6 +68,7 @@
 // memory, munmap of large host regions takes a moment).
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -160,6 +161,24 @@ class AgentCore {
   // call it first themselves, so no round is ever missing from a transcript. A hashing error ends
   // the session.
   void HashAnsweredRound();
+
+  // The round channel (round_channel.h; wipe.capnp RoundChannelHello): rounds of the session on a
+  // second connection of the same challenger, without the RPC system.
+  using RoundChannelToken = std::array<uint8_t, 32>;
+  // A fresh token for session `session_id` (16 bytes), which `from` must own; it replaces an unused
+  // one. Errors (nothing changes): FAILED_PRECONDITION when no session with that id runs or it is
+  // ending; PERMISSION_DENIED when another connection owns it.
+  StatusOr<RoundChannelToken> OpenRoundChannel(ConnectionId from, proto::ByteView session_id);
+  // Uses up the token of session `session_id` for a channel authenticated as `authenticated_as`;
+  // returns the owner connection the channel answers rounds for. Errors, all PERMISSION_DENIED and
+  // none of them touching the session: no session with that id runs, no unused token was issued,
+  // `token` differs (compared in constant time; a wrong token leaves the issued one usable, as
+  // guessing 32 random bytes is hopeless), or `authenticated_as` is not the challenger key the
+  // order names.
+  StatusOr<ConnectionId> RedeemRoundChannel(proto::ByteView session_id, proto::ByteView token,
+                                            const PeerKeyId& authenticated_as);
+  // Whether session `id` runs, owned by `owner`, and is not ending: a round channel lives as long.
+  bool SessionRunsFor(ConnectionId owner, const SessionId& id) const;
 
   // Verifies the challenger-signed verdict (its sessionId and orderDigest must be this session's),
   // signs the TranscriptDigest (with the verdict's digest), frees all memory and returns to idle.

@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <utility>
 
 #include "proto/codec.h"
 #include "prover/agent/agent_service.h"
 #include "prover/agent/handshake_guard.h"
+#include "prover/agent/prefixed_stream.h"
+#include "prover/agent/round_channel.h"
 
 namespace wipeproof {
 namespace {
@@ -71,32 +74,44 @@ class AgentRpcServer::RefusalLoggingStream final : public capnp::MessageStream {
   capnp::AsyncIoMessageStream inner_;
 };
 
+// An authenticated connection: until its first 8 bytes arrive it is neither kind (but counted,
+// and evictable like an idle connection); then an RPC connection (`rpc`) or a round channel
+// (`channel`).
 struct AgentRpcServer::Connection {
   Connection(AgentRpcServer& server, ConnectionId connection_id, kj::Own<kj::AsyncIoStream> connection_stream,
              PeerKeyId authenticated_as)
       : id(connection_id),
         activity(std::make_shared<CallActivity>(server.provider_.getTimer())),
-        stream(kj::mv(connection_stream)),
-        messages(server, id, *stream),
-        network(messages, capnp::rpc::twoparty::Side::SERVER, proto::RpcReaderOptions()),
-        rpc(capnp::makeRpcServer(network, proto::ProverAgent::Client(kj::heap<AgentService>(
-                                              server.core_, server.workers_, id, authenticated_as, activity)))),
-        opened(server.provider_.getTimer().now()) {
+        opened(server.provider_.getTimer().now()),
+        peer_key(authenticated_as),
+        stream(kj::mv(connection_stream)) {
     auto paf = kj::newPromiseAndFulfiller<void>();
     evicted = kj::mv(paf.promise);
     evict = kj::mv(paf.fulfiller);
   }
 
+  // The ProverAgent RPC system over the connection, its first bytes (`first`) read again.
+  struct Rpc {
+    Rpc(AgentRpcServer& server, Connection& c)
+        : messages(server, c.id, *c.stream),
+          network(messages, capnp::rpc::twoparty::Side::SERVER, proto::RpcReaderOptions()),
+          system(capnp::makeRpcServer(network, proto::ProverAgent::Client(kj::heap<AgentService>(
+                                                   server.core_, server.workers_, c.id, c.peer_key, c.activity)))) {}
+    RefusalLoggingStream messages;
+    capnp::TwoPartyVatNetwork network;
+    capnp::RpcSystem<capnp::rpc::twoparty::VatId> system;
+  };
+
   const ConnectionId id;
   const std::shared_ptr<CallActivity> activity;
   const kj::TimePoint opened;
+  const PeerKeyId peer_key;
   // Fulfilled to close the connection for a newer one at the cap; `evicted` resolves then.
   kj::Own<kj::PromiseFulfiller<void>> evict;
   kj::Promise<void> evicted = nullptr;
   kj::Own<kj::AsyncIoStream> stream;
-  RefusalLoggingStream messages;
-  capnp::TwoPartyVatNetwork network;
-  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
+  kj::Own<Rpc> rpc;               // an RPC connection's, after its first bytes
+  kj::Own<RoundChannel> channel;  // a round channel's, after its preface
 };
 
 // A TLS handshake in progress (AcceptTls): its stream lives in the handshake's promise.
@@ -159,7 +174,8 @@ void AgentRpcServer::Accept(kj::Own<kj::AsyncIoStream> stream, PeerKeyId authent
     uint64_t skipped = 0;
     if (MayLog(refuse_log_, &skipped)) {
       LOG(WARNING) << "agent RPC: " << open_.size() << " connections open, the most allowed (--max_connections), "
-                   << "each owning a session or running a call: closing a new connection at once" << Skipped(skipped);
+                   << "each owning a session, running a call or serving a session's rounds: closing a new connection "
+                   << "at once" << Skipped(skipped);
     }
     return;  // dropping the stream closes it
   }
@@ -169,12 +185,58 @@ void AgentRpcServer::Accept(kj::Own<kj::AsyncIoStream> stream, PeerKeyId authent
   open_.emplace(id, &c);
   VLOG(1) << "connection " << id << " opened (" << open_.size() << " open, authenticated as "
           << (authenticated_as ? proto::KeyIdHex(*authenticated_as) : std::string("nobody")) << ")";
-  kj::Promise<void> closed = c.network.onDisconnect().then([id]() { VLOG(1) << "connection " << id << " closed"; });
   kj::Promise<void> evicted = kj::mv(c.evicted);
-  tasks_.add(closed.exclusiveJoin(IdleWatch(c))
+  tasks_.add(ServeConnection(c)
+                 .exclusiveJoin(IdleWatch(c))
                  .exclusiveJoin(kj::mv(evicted))
                  .then([this, id]() { core_.OnDisconnect(id); })
                  .attach(kj::mv(connection), kj::defer([this, id]() { open_.erase(id); })));
+}
+
+kj::Promise<void> AgentRpcServer::ServeConnection(Connection& c) {
+  // The first 8 bytes tell a round channel (its preface, wipe.capnp roundChannelPreface) from an
+  // RPC connection (a Cap'n Proto frame header; the client speaks first).
+  const capnp::Data::Reader preface = proto::ROUND_CHANNEL_PREFACE.get();
+  auto first = kj::heapArray<kj::byte>(preface.size());
+  kj::byte* bytes = first.begin();
+  return c.stream->tryRead(bytes, first.size(), first.size())
+      .then([this, &c, first = kj::mv(first), preface](size_t n) mutable -> kj::Promise<void> {
+        if (n == preface.size() && std::memcmp(first.begin(), preface.begin(), n) == 0) {
+          ++round_channels_opened_;
+          c.channel = kj::heap<RoundChannel>(core_, provider_.getTimer(), kj::mv(c.stream), c.peer_key,
+                                             RoundChannelOptions{options_.handshake_timeout_us, kChannelWatchUs},
+                                             [this, id = c.id](ConnectionId owner) { RoundChannelBound(id, owner); });
+          return c.channel->Serve().then([this, &c]() {
+            if (c.channel->refused()) ++round_channels_refused_;
+            VLOG(1) << "round channel " << c.id << " closed after " << c.channel->rounds_answered()
+                    << " rounds: " << c.channel->closed_because();
+          });
+        }
+        if (n == 0) return kj::READY_NOW;  // closed before a byte
+        c.stream = kj::heap<PrefixedStream>(kj::mv(c.stream), kj::heapArray<kj::byte>(first.slice(0, n)));
+        c.rpc = kj::heap<Connection::Rpc>(*this, c);
+        const ConnectionId id = c.id;
+        return c.rpc->network.onDisconnect().then([id]() { VLOG(1) << "connection " << id << " closed"; });
+      });
+}
+
+bool AgentRpcServer::ServingRounds(const Connection& c) const {
+  if (c.channel.get() == nullptr) return false;
+  const std::optional<ConnectionId> owner = c.channel->owner();
+  return owner && core_.OwnsSession(*owner);
+}
+
+void AgentRpcServer::RoundChannelBound(ConnectionId channel, ConnectionId owner) {
+  for (auto it = open_.begin(); it != open_.end();) {
+    Connection& c = *it->second;
+    if (c.id != channel && c.channel.get() != nullptr && c.channel->owner() == owner) {
+      VLOG(1) << "round channel " << c.id << " closed for round channel " << channel << " of the same session owner";
+      c.evict->fulfill();  // closes it on the next turn of the event loop
+      it = open_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void AgentRpcServer::AcceptTls(kj::Own<kj::AsyncIoStream> stream, std::string peer) {
@@ -267,7 +329,7 @@ bool AgentRpcServer::EvictForNewConnection() {
   // last to go.
   for (auto it = open_.begin(); it != open_.end(); ++it) {
     Connection& c = *it->second;
-    if (c.activity->in_flight() > 0 || core_.OwnsSession(c.id)) continue;
+    if (c.activity->in_flight() > 0 || core_.OwnsSession(c.id) || ServingRounds(c)) continue;
     const kj::TimePoint now = provider_.getTimer().now();
     ++connections_evicted_;
     uint64_t skipped = 0;
@@ -288,8 +350,8 @@ kj::Promise<void> AgentRpcServer::IdleWatch(Connection& c) {
   const kj::Duration idle = options_.idle_timeout_us * kj::MICROSECONDS;
   return provider_.getTimer().atTime(c.activity->last() + idle).then([this, &c, idle]() -> kj::Promise<void> {
     kj::Timer& timer = provider_.getTimer();
-    if (c.activity->in_flight() > 0 || core_.OwnsSession(c.id)) {
-      // Governed by its call or its session (timeout); look again later.
+    if (c.activity->in_flight() > 0 || core_.OwnsSession(c.id) || ServingRounds(c)) {
+      // Governed by its call, its session (timeout) or its session's rounds; look again later.
       const kj::Duration recheck = std::min<kj::Duration>(idle, kBusyRecheckUs * kj::MICROSECONDS);
       return timer.afterDelay(recheck).then([this, &c]() { return IdleWatch(c); });
     }

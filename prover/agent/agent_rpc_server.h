@@ -75,6 +75,8 @@
 
 namespace wipeproof {
 
+// Microseconds between a round channel's checks that its session still runs (round_channel.h).
+inline constexpr int64_t kChannelWatchUs = 1'000'000;
 // The port `serve` listens on when --listen gives none.
 inline constexpr unsigned kDefaultAgentPort = 7300;
 // Defaults of `serve` --max_connections and --idle_timeout_s.
@@ -128,7 +130,8 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   // REQUIRES: options.tls.
   kj::Promise<unsigned> Listen(kj::StringPtr address);
 
-  // Authenticated connections open now (one being closed for eviction no longer counts).
+  // Authenticated connections open now, RPC connections and round channels (one being closed for
+  // eviction no longer counts).
   size_t connections() const { return open_.size(); }
   // TLS handshakes running now; since the server started: handshakes that failed (no or a wrong
   // certificate, not TLS 1.3, not TLS at all, over the byte limit, timed out), those of them that
@@ -151,6 +154,10 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   uint64_t fill_threads_started() const { return workers_.started(); }
   // Messages refused on receipt (too large, too many segments, malformed): each closed its connection.
   uint64_t messages_refused() const { return messages_refused_; }
+  // Since the server started: round channels opened (round_channel.h), and those closed after a
+  // refusal.
+  uint64_t round_channels_opened() const { return round_channels_opened_; }
+  uint64_t round_channels_refused() const { return round_channels_refused_; }
 
  private:
   struct Connection;
@@ -165,6 +172,13 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   bool MayLog(LogLimit& limit, uint64_t* skipped);
 
   kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& receiver);
+  // Reads `connection`'s first 8 bytes, then serves it as a round channel (the preface) or an RPC
+  // connection; resolves when it closes.
+  kj::Promise<void> ServeConnection(Connection& connection);
+  // Whether `connection` is a round channel whose session runs: it holds its slot like the owner.
+  bool ServingRounds(const Connection& connection) const;
+  // Round channel `channel` was bound to `owner`'s session: closes the owner's older channels.
+  void RoundChannelBound(ConnectionId channel, ConnectionId owner);
   // At the cap: closes the oldest connection that owns no session and has no call running, and
   // returns true; false if every open connection does one or the other.
   bool EvictForNewConnection();
@@ -203,6 +217,8 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   uint64_t connections_evicted_ = 0;
   uint64_t connections_idled_out_ = 0;
   uint64_t messages_refused_ = 0;
+  uint64_t round_channels_opened_ = 0;
+  uint64_t round_channels_refused_ = 0;
   LogLimit accept_log_, refuse_log_, evict_log_, idle_log_, message_log_, handshake_log_, handshake_timeout_log_,
       handshake_evict_log_;
   // Destroyed after tasks_: the connections (in tasks_) end their sessions first, then the worker

@@ -127,6 +127,14 @@ kj::Promise<void> AgentService::deviceFilled(DeviceFilledContext context) {
       .attach(kj::mv(call));
 }
 
+kj::Promise<void> AgentService::openRoundChannel(OpenRoundChannelContext context) {
+  auto call = BeginCall();
+  auto token = core_.OpenRoundChannel(connection_, context.getParams().getSessionId());
+  if (!token.ok()) return proto::StatusToException(token.status());
+  context.getResults().setToken(proto::ByteView(token->data(), token->size()));
+  return kj::READY_NOW;
+}
+
 kj::Promise<void> AgentService::describe(DescribeContext context) {
   auto call = BeginCall();
   WriteDescription(core_.Describe(), context.getResults().initDescription());

@@ -65,6 +65,7 @@ class AgentService final : public proto::ProverAgent::Server {
   kj::Promise<void> status(StatusContext context) override;
   kj::Promise<void> describe(DescribeContext context) override;
   kj::Promise<void> deviceFilled(DeviceFilledContext context) override;
+  kj::Promise<void> openRoundChannel(OpenRoundChannelContext context) override;
 
  private:
   kj::Own<void> BeginCall() { return activity_ ? CallActivity::Begin(activity_) : kj::Own<void>(); }

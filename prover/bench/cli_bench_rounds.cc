@@ -15,8 +15,8 @@
 
 DEFINE_uint32(rounds, 2000, "bench --what=rounds: timed rounds per path, in [1, 1000000]; default 2000");
 DEFINE_string(paths, wipeproof::kRoundBenchPaths,
-              "bench --what=rounds: the paths to measure, comma-separated, in order (floor-*: the same messages "
-              "without the RPC system and without the agent)");
+              "bench --what=rounds: the paths to measure, comma-separated, in order (channel-*: the rounds on a "
+              "round channel; floor-*: the same messages without the RPC system and without the agent)");
 DECLARE_uint32(lookup_labels);
 DECLARE_string(round_polling);  // serve's (prover/cli/cli_serve.cc): the TCP paths' agent runs as serve
 
@@ -81,7 +81,8 @@ int RunBenchRounds(BenchSetup& setup) {
     nlohmann::ordered_json j = BenchHeader("rounds", setup);
     j["path"] = r.path;
     const bool floor = IsRoundFloorPath(r.path) || IsBlockingFloorPath(r.path);
-    const bool one_thread = r.path == "in-process" || r.path == "floor-in-process" || r.path == "floor-raw-in-process";
+    const bool one_thread = r.path == "in-process" || r.path == "channel-in-process" || r.path == "floor-in-process" ||
+                            r.path == "floor-raw-in-process";
     if (!one_thread && !floor) j["round_polling"] = options.polling.enabled;
     if (floor) {
       j["floor"] = r.path == "floor-raw-in-process"

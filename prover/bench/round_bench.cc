@@ -17,6 +17,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -26,6 +27,7 @@
 #include "kernels/region_labeler.h"
 #include "proto/codec.h"
 #include "proto/crypto.h"
+#include "proto/round_channel_client.h"
 #include "proto/signing.h"
 #include "proto/tls_certificate.h"
 #include "proto/tls_channel.h"
@@ -154,17 +156,28 @@ class RoundBench {
   AgentCore& core() { return *core_; }
   const BenchKeys& keys() const { return keys_; }
 
-  // One path's rounds through `agent` (an RPC client on `io`'s event loop). `agent_counter` counts
-  // the agent thread's instructions (null: the agent runs on this thread).
+  // One path's rounds through `agent` (an RPC client on `io`'s event loop), or, when
+  // `channel_stream` is given, through a round channel on it (the session started, and the channel's
+  // token asked, through `agent`). `agent_counter` counts the agent thread's instructions (null: the
+  // agent runs on this thread).
   StatusOr<RoundPathResult> Measure(kj::AsyncIoContext& io, proto::ProverAgent::Client& agent, const std::string& path,
-                                    InstructionCounter* agent_counter, const clockid_t* agent_cpu_clock) {
+                                    InstructionCounter* agent_counter, const clockid_t* agent_cpu_clock,
+                                    kj::AsyncIoStream* channel_stream = nullptr) {
     proto::Bytes session_id(proto::kSessionIdBytes);
     randombytes_buf(session_id.data(), session_id.size());
     WP_ASSIGN_OR_RETURN(proto::SignedEnvelope order, Order(keys_, options_, session_id));
     auto start = agent.startSessionRequest();
     proto::WriteEnvelope(order, start.initOrder());
+    std::unique_ptr<proto::RoundChannelClient> channel;
     try {
       start.send().wait(io.waitScope);
+      if (channel_stream != nullptr) {
+        auto open = agent.openRoundChannelRequest();
+        open.setSessionId(proto::AsView(session_id));
+        auto token = open.send().wait(io.waitScope);
+        channel = std::make_unique<proto::RoundChannelClient>(*channel_stream);
+        channel->Open(proto::AsView(session_id), token.getToken()).wait(io.waitScope);
+      }
     } catch (const kj::Exception& e) {
       return UnavailableError(std::string("starting the session: ") + e.getDescription().cStr());
     }
@@ -197,19 +210,31 @@ class RoundBench {
     for (uint32_t r = 0; r < options_.rounds && failed.ok(); ++r) {
       const int64_t t0 = MonotonicNs();
       const uint64_t* indices = all_indices.data() + size_t{r} * q;
-      auto request = agent.roundRequest();
-      auto round = request.initRound();
-      round.setSessionId(proto::AsView(session_id));
-      round.setRoundIndex(r);
-      auto device = round.initDevices(1)[0];
-      device.setDeviceIndex(0);
-      auto list = device.initLabelIndices(q);
-      for (uint32_t i = 0; i < q; ++i) list.set(i, indices[i]);
-      const int64_t t1 = MonotonicNs();
+      auto fill = [&](proto::ChallengeRound::Builder round) {
+        round.setSessionId(proto::AsView(session_id));
+        round.setRoundIndex(r);
+        auto device = round.initDevices(1)[0];
+        device.setDeviceIndex(0);
+        auto list = device.initLabelIndices(q);
+        for (uint32_t i = 0; i < q; ++i) list.set(i, indices[i]);
+      };
+      int64_t t1 = 0;
       try {
-        auto response = request.send().wait(io.waitScope);
+        std::optional<capnp::Response<proto::ProverAgent::RoundResults>> response;  // owns `labels`
+        capnp::Data::Reader labels;
+        if (channel != nullptr) {  // the round built in the channel's next request
+          fill(channel->NewRound(q + 32));
+          t1 = MonotonicNs();
+          channel->Send().wait(io.waitScope);
+          labels = channel->answer().getLabels();
+        } else {  // ... or in the RPC request
+          auto request = agent.roundRequest();
+          fill(request.initRound());
+          t1 = MonotonicNs();
+          response.emplace(request.send().wait(io.waitScope));
+          labels = response->getAnswer().getLabels();
+        }
         const int64_t t2 = MonotonicNs();
-        auto labels = response.getAnswer().getLabels();
         if (labels.size() != size_t{q} * 32) {
           failed =
               InternalError("round " + std::to_string(r) + ": " + std::to_string(labels.size()) + " bytes answered");
@@ -315,15 +340,20 @@ StatusOr<std::unique_ptr<proto::TlsChannel>> ClientTls(const BenchKeys& keys) {
   return proto::TlsChannel::Create(proto::TlsChannel::Role::kClient, keys.challenger, pinned);
 }
 
-StatusOr<RoundPathResult> MeasureInProcess(RoundBench& bench) {
+// In process: the RPC path, or with `channel` its rounds on a round channel over a second pipe.
+StatusOr<RoundPathResult> MeasureInProcess(RoundBench& bench, bool channel) {
   kj::AsyncIoContext io = kj::setupAsyncIo();
   auto server = kj::heap<AgentRpcServer>(bench.core(), *io.provider);
+  const proto::KeyId challenger = proto::KeyIdOf(bench.keys().challenger.public_key);
   auto pipe = io.provider->newTwoWayPipe();
-  server->Accept(kj::mv(pipe.ends[0]), proto::KeyIdOf(bench.keys().challenger.public_key));
+  server->Accept(kj::mv(pipe.ends[0]), challenger);
+  auto channel_pipe = io.provider->newTwoWayPipe();
+  if (channel) server->Accept(kj::mv(channel_pipe.ends[0]), challenger);
   StatusOr<RoundPathResult> result = InternalError("not run");
   {
     RpcClient client(*pipe.ends[1]);
-    result = bench.Measure(io, client.agent, "in-process", nullptr, nullptr);
+    result = bench.Measure(io, client.agent, channel ? "channel-in-process" : "in-process", nullptr, nullptr,
+                           channel ? channel_pipe.ends[1].get() : nullptr);
   }
   server = nullptr;
   return result;
@@ -404,7 +434,9 @@ class LoopbackAgent {
   InstructionCounter counter_{InstructionCounter::kDeferred};
 };
 
-StatusOr<RoundPathResult> MeasureLoopback(RoundBench& bench, LoopbackAgent& agent, bool tls) {
+// Over loopback TCP (TLS or the plaintext port): the RPC path, or with `channel` its rounds on a
+// round channel over a second connection.
+StatusOr<RoundPathResult> MeasureLoopback(RoundBench& bench, LoopbackAgent& agent, bool tls, bool channel) {
   kj::AsyncIoContext io = kj::setupAsyncIo();
   try {
     auto address = io.provider->getNetwork()
@@ -423,22 +455,28 @@ StatusOr<RoundPathResult> MeasureLoopback(RoundBench& bench, LoopbackAgent& agen
       }
       handshake_p50_us = PercentilesOf(handshake_ns).p50_us;
     }
-    auto tcp = address->connect().wait(io.waitScope);
-    int one = 1;
-    tcp->setsockopt(IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    kj::Own<kj::AsyncIoStream> stream;
-    std::unique_ptr<proto::TlsChannel> channel;
-    if (tls) {
-      WP_ASSIGN_OR_RETURN(channel, ClientTls(bench.keys()));
-      stream = channel->Connect(kj::mv(tcp)).wait(io.waitScope);
-    } else {
-      stream = kj::mv(tcp);
+    std::vector<std::unique_ptr<proto::TlsChannel>> tls_channels;  // outlive their streams
+    auto connect = [&]() -> StatusOr<kj::Own<kj::AsyncIoStream>> {
+      auto tcp = address->connect().wait(io.waitScope);
+      int one = 1;
+      tcp->setsockopt(IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      if (!tls) return kj::mv(tcp);
+      WP_ASSIGN_OR_RETURN(auto tls_channel, ClientTls(bench.keys()));
+      tls_channels.push_back(std::move(tls_channel));
+      return tls_channels.back()->Connect(kj::mv(tcp)).wait(io.waitScope);
+    };
+    WP_ASSIGN_OR_RETURN(kj::Own<kj::AsyncIoStream> stream, connect());
+    kj::Own<kj::AsyncIoStream> channel_stream;
+    if (channel) {
+      WP_ASSIGN_OR_RETURN(channel_stream, connect());
     }
     RpcClient client(*stream);
     clockid_t agent_cpu;
     const bool has_cpu_clock = agent.CpuClock(&agent_cpu);
-    auto result = bench.Measure(io, client.agent, tls ? "tcp-loopback-tls13" : "tcp-loopback-plaintext",
-                                &agent.counter(), has_cpu_clock ? &agent_cpu : nullptr);
+    const std::string path =
+        std::string(channel ? "channel-" : "") + (tls ? "tcp-loopback-tls13" : "tcp-loopback-plaintext");
+    auto result = bench.Measure(io, client.agent, path, &agent.counter(), has_cpu_clock ? &agent_cpu : nullptr,
+                                channel_stream.get());
     if (result.ok()) result->tls_handshake_p50_us = handshake_p50_us;
     return result;
   } catch (const kj::Exception& e) {
@@ -450,7 +488,8 @@ StatusOr<RoundPathResult> MeasureLoopback(RoundBench& bench, LoopbackAgent& agen
 
 bool IsRoundBenchPath(const std::string& path) {
   return path == "in-process" || path == "tcp-loopback-plaintext" || path == "tcp-loopback-tls13" ||
-         IsRoundFloorPath(path) || IsBlockingFloorPath(path);
+         path == "channel-in-process" || path == "channel-tcp-loopback-plaintext" ||
+         path == "channel-tcp-loopback-tls13" || IsRoundFloorPath(path) || IsBlockingFloorPath(path);
 }
 
 int64_t MonotonicNs() {
@@ -507,14 +546,15 @@ StatusOr<std::vector<RoundPathResult>> RunRoundBench(const RoundBenchOptions& op
       auto client_tls = ClientTls(bench.keys());
       if (!client_tls.ok()) return client_tls.status().WithContext(path);
       result = MeasureRoundFloor(options, path, AgentTls(bench.keys()), std::move(client_tls).value());
-    } else if (path == "in-process") {
-      result = MeasureInProcess(bench);
+    } else if (path == "in-process" || path == "channel-in-process") {
+      result = MeasureInProcess(bench, path == "channel-in-process");
     } else {
       if (loopback == nullptr) {
         loopback = std::make_unique<LoopbackAgent>(bench, options.polling);
         WP_RETURN_IF_ERROR(loopback->Start());
       }
-      result = MeasureLoopback(bench, *loopback, path == "tcp-loopback-tls13");
+      result =
+          MeasureLoopback(bench, *loopback, path.find("tls13") != std::string::npos, path.rfind("channel-", 0) == 0);
     }
     if (!result.ok()) return result.status().WithContext(path);
     out.push_back(std::move(result).value());

@@ -7,7 +7,9 @@
 //   - tcp-loopback-plaintext: TCP on 127.0.0.1, the agent on its own thread and event loop (as
 //     `serve`), the connection taken as the challenger's (the baseline of what TLS adds);
 //   - tcp-loopback-tls13: the same with the mutual TLS 1.3 handshake `wipe` does (each end pinning
-//     the other's certificate).
+//     the other's certificate);
+// and each again as channel-<path>: the session started over RPC, its rounds on a round channel
+// (prover/agent/round_channel.h) over a second pipe or connection of the same kind.
 // Besides the round time it reports where the time went: the agent's own stages (round_stages.h:
 // checks, lookups, the answer, the transcript hash after the answer), the client's (building the
 // round, checking the answer), and the rest (RPC, the pipe or TCP, TLS, both event loops) as the
@@ -46,7 +48,8 @@ struct Percentiles {
 // The paths RunRoundBench measures, as a user names them: the three above and the floors
 // (round_floor.h on kj's event loop, round_floor_blocking.h on blocking sockets), comma-separated in the order `bench --what=rounds` runs them by default.
 inline constexpr char kRoundBenchPaths[] =
-    "in-process,tcp-loopback-plaintext,tcp-loopback-tls13,floor-raw-in-process,floor-in-process,"
+    "in-process,tcp-loopback-plaintext,tcp-loopback-tls13,channel-in-process,channel-tcp-loopback-plaintext,"
+    "channel-tcp-loopback-tls13,floor-raw-in-process,floor-in-process,"
     "floor-tcp-loopback-plaintext,floor-tcp-loopback-tls13,floor-blocking-in-process,"
     "floor-blocking-tcp-loopback-plaintext,floor-blocking-tcp-loopback-tls13";
 bool IsRoundBenchPath(const std::string& path);

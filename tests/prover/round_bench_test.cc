@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+
 #include "prover/bench/round_floor.h"
 #include "prover/bench/round_floor_blocking.h"
 
@@ -23,11 +25,13 @@ TEST(RoundBenchTest, EveryPathAnswersEveryRoundRightAndReportsItsStages) {
   options.rounds = 40;
   options.labels_per_round = 64;
   options.session_labels = 1 << 16;
+  const char* paths[] = {"in-process",         "tcp-loopback-plaintext",         "tcp-loopback-tls13",
+                         "channel-in-process", "channel-tcp-loopback-plaintext", "channel-tcp-loopback-tls13"};
+  options.paths.assign(std::begin(paths), std::end(paths));
   auto results = RunRoundBench(options);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
-  ASSERT_EQ(results->size(), 3u);
-  const char* paths[] = {"in-process", "tcp-loopback-plaintext", "tcp-loopback-tls13"};
-  for (size_t i = 0; i < 3; ++i) {
+  ASSERT_EQ(results->size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
     const RoundPathResult& r = (*results)[i];
     SCOPED_TRACE(r.path);
     EXPECT_EQ(r.path, paths[i]);
@@ -44,7 +48,7 @@ TEST(RoundBenchTest, EveryPathAnswersEveryRoundRightAndReportsItsStages) {
     EXPECT_LE(r.agent_checks.p50_us + r.agent_lookups.p50_us, r.agent_answer.max_us);
     EXPECT_GE(r.transport.p50_us, 0);
     EXPECT_GT(r.client_cpu_us, 0);
-    if (r.path == "in-process") {
+    if (r.path == "in-process" || r.path == "channel-in-process") {
       EXPECT_EQ(r.agent_cpu_us, -1);
       EXPECT_EQ(r.tls_handshake_p50_us, -1);
     } else {

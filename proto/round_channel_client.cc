@@ -1,0 +1,58 @@
+#include "proto/round_channel_client.h"
+
+#include <capnp/serialize-async.h>
+#include <kj/debug.h>
+
+#include <utility>
+
+#include "proto/rpc_status.h"
+
+namespace wipeproof::proto {
+
+kj::Promise<void> RoundChannelClient::Open(ByteView session_id, ByteView token) {
+  const capnp::Data::Reader preface = ROUND_CHANNEL_PREFACE.get();
+  request_ = kj::heap<capnp::MallocMessageBuilder>(32u);
+  auto hello = request_->initRoot<RoundChannelRequest>().initHello();
+  hello.setSessionId(session_id);
+  hello.setToken(token);
+  return stream_.write(preface.begin(), preface.size()).then([this]() { return Write(*request_); }).then([this]() {
+    return ReadReply(RoundChannelReply::READY);
+  });
+}
+
+ChallengeRound::Builder RoundChannelClient::NewRound(unsigned first_segment_words) {
+  reply_ = nullptr;
+  request_ = kj::heap<capnp::MallocMessageBuilder>(first_segment_words + 4);
+  return request_->initRoot<RoundChannelRequest>().initRound();
+}
+
+kj::Promise<void> RoundChannelClient::Send() {
+  KJ_REQUIRE(request_.get() != nullptr, "RoundChannelClient::Send without NewRound");
+  return Write(*request_).then([this]() { return ReadReply(RoundChannelReply::ANSWER); });
+}
+
+RoundAnswer::Reader RoundChannelClient::answer() { return reply_->getRoot<RoundChannelReply>().getAnswer(); }
+
+kj::Promise<void> RoundChannelClient::Write(capnp::MessageBuilder& message) {
+  return capnp::writeMessage(stream_, message);
+}
+
+kj::Promise<void> RoundChannelClient::ReadReply(RoundChannelReply::Which expected) {
+  return capnp::readMessage(stream_, RpcReaderOptions()).then([this, expected](kj::Own<capnp::MessageReader> reader) {
+    auto reply = reader->getRoot<RoundChannelReply>();
+    if (reply.which() == RoundChannelReply::REFUSED) {
+      // The agent's Status, as an RPC call's exception carries it.
+      const capnp::Text::Reader text = reply.getRefused();
+      kj::throwFatalException(
+          kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(text.begin(), text.size())));
+    }
+    if (reply.which() != expected) {
+      kj::throwFatalException(StatusToException(
+          InvalidArgumentError("round channel: a reply of kind " + std::to_string(static_cast<int>(reply.which())) +
+                               ", expected " + std::to_string(static_cast<int>(expected)))));
+    }
+    reply_ = kj::mv(reader);
+  });
+}
+
+}  // namespace wipeproof::proto

@@ -1,0 +1,52 @@
+// The challenger's end of a round channel (wipe.capnp "Round channel"; the agent's end is
+// prover/agent/round_channel.h): on a connection already authenticated (TLS 1.3 to the pinned node
+// certificate), the preface and a hello with the token ProverAgent.openRoundChannel returned, then
+// one round at a time as flat Cap'n Proto messages, without the RPC system.
+//
+// Usage: Open(session, token), then for each round: NewRound() to build it, Send() to write it and
+// read its reply, answer() to read the answer, until the next NewRound().
+//
+// Errors: a refusal (RoundChannelReply.refused) rejects the promise with the agent's Status as
+// StatusToException makes it (proto/rpc_status.h: ExceptionToStatus gives it back); a reply of the
+// wrong kind or round rejects with INVALID_ARGUMENT; a closed or failed stream with kj's
+// DISCONNECTED or FAILED exception. Replies are read with RpcReaderOptions() (the RPC bounds).
+//
+// Thread-safety: the event loop thread of `stream`; one round at a time (the agent reads the next
+// request only after answering the last).
+#pragma once
+
+#include <capnp/message.h>
+#include <kj/async-io.h>
+
+#include "proto/codec.h"
+#include "proto/wipe.capnp.h"
+
+namespace wipeproof::proto {
+
+class RoundChannelClient {
+ public:
+  // REQUIRES: `stream` outlives the client.
+  explicit RoundChannelClient(kj::AsyncIoStream& stream) : stream_(stream) {}
+
+  // Writes the preface and the hello; resolves once the agent replied `ready`.
+  kj::Promise<void> Open(ByteView session_id, ByteView token);
+
+  // A fresh round to fill in, `first_segment_words` words for its first segment (the challenger's
+  // sizing: one segment for the whole round). Valid until the next NewRound().
+  ChallengeRound::Builder NewRound(unsigned first_segment_words);
+  // Writes the round built since NewRound() and resolves when its answer arrived (then answer()).
+  kj::Promise<void> Send();
+  // The last Send()'s answer. REQUIRES: that Send() resolved.
+  RoundAnswer::Reader answer();
+
+ private:
+  kj::Promise<void> Write(capnp::MessageBuilder& message);
+  // Reads one reply; rejects on a refusal or the end of the stream.
+  kj::Promise<void> ReadReply(RoundChannelReply::Which expected);
+
+  kj::AsyncIoStream& stream_;
+  kj::Own<capnp::MallocMessageBuilder> request_;
+  kj::Own<capnp::MessageReader> reply_;
+};
+
+}  // namespace wipeproof::proto
