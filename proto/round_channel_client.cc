@@ -11,24 +11,25 @@ namespace wipeproof::proto {
 
 kj::Promise<void> RoundChannelClient::Open(ByteView session_id, ByteView token) {
   const capnp::Data::Reader preface = ROUND_CHANNEL_PREFACE.get();
-  request_ = kj::heap<capnp::MallocMessageBuilder>(32u);
-  auto hello = request_->initRoot<RoundChannelRequest>().initHello();
+  hello_ = kj::heap<capnp::MallocMessageBuilder>(32u);
+  auto hello = hello_->initRoot<RoundChannelRequest>().initHello();
   hello.setSessionId(session_id);
   hello.setToken(token);
-  return stream_.write(preface.begin(), preface.size()).then([this]() { return Write(*request_); }).then([this]() {
+  return stream_.write(preface.begin(), preface.size()).then([this]() { return Write(*hello_); }).then([this]() {
     return ReadReply(RoundChannelReply::READY);
   });
 }
 
-ChallengeRound::Builder RoundChannelClient::NewRound(unsigned first_segment_words) {
-  reply_ = nullptr;
-  request_ = kj::heap<capnp::MallocMessageBuilder>(first_segment_words + 4);
-  return request_->initRoot<RoundChannelRequest>().initRound();
+ChallengeRound::Builder RoundChannelClient::InitRound(capnp::MessageBuilder& message) {
+  return message.initRoot<RoundChannelRequest>().initRound();
 }
 
-kj::Promise<void> RoundChannelClient::Send() {
-  KJ_REQUIRE(request_.get() != nullptr, "RoundChannelClient::Send without NewRound");
-  return Write(*request_).then([this]() { return ReadReply(RoundChannelReply::ANSWER); });
+ChallengeRound::Reader RoundChannelClient::RoundOf(capnp::MessageBuilder& message) {
+  return message.getRoot<RoundChannelRequest>().asReader().getRound();
+}
+
+kj::Promise<void> RoundChannelClient::Send(capnp::MessageBuilder& request) {
+  return Write(request).then([this]() { return ReadReply(RoundChannelReply::ANSWER); });
 }
 
 RoundAnswer::Reader RoundChannelClient::answer() { return reply_->getRoot<RoundChannelReply>().getAnswer(); }

@@ -3,8 +3,8 @@
 // certificate), the preface and a hello with the token ProverAgent.openRoundChannel returned, then
 // one round at a time as flat Cap'n Proto messages, without the RPC system.
 //
-// Usage: Open(session, token), then for each round: NewRound() to build it, Send() to write it and
-// read its reply, answer() to read the answer, until the next NewRound().
+// Usage: Open(session, token), then for each round: build a RoundChannelRequest whose `round` is set
+// (InitRound), Send() it, and read answer() until the next Send() resolves.
 //
 // Errors: a refusal (RoundChannelReply.refused) rejects the promise with the agent's Status as
 // StatusToException makes it (proto/rpc_status.h: ExceptionToStatus gives it back); a reply of the
@@ -31,12 +31,14 @@ class RoundChannelClient {
   // Writes the preface and the hello; resolves once the agent replied `ready`.
   kj::Promise<void> Open(ByteView session_id, ByteView token);
 
-  // A fresh round to fill in, `first_segment_words` words for its first segment (the challenger's
-  // sizing: one segment for the whole round). Valid until the next NewRound().
-  ChallengeRound::Builder NewRound(unsigned first_segment_words);
-  // Writes the round built since NewRound() and resolves when its answer arrived (then answer()).
-  kj::Promise<void> Send();
-  // The last Send()'s answer. REQUIRES: that Send() resolved.
+  // The round of a fresh request in `message` (its root: a RoundChannelRequest).
+  static ChallengeRound::Builder InitRound(capnp::MessageBuilder& message);
+  // The round of a request InitRound made.
+  static ChallengeRound::Reader RoundOf(capnp::MessageBuilder& message);
+  // Writes `request` (InitRound's message; it must live until the promise resolves) and resolves
+  // when its answer arrived (then answer()).
+  kj::Promise<void> Send(capnp::MessageBuilder& request);
+  // The last Send()'s answer, valid until the next Send() resolves. REQUIRES: a Send() resolved.
   RoundAnswer::Reader answer();
 
  private:
@@ -45,7 +47,7 @@ class RoundChannelClient {
   kj::Promise<void> ReadReply(RoundChannelReply::Which expected);
 
   kj::AsyncIoStream& stream_;
-  kj::Own<capnp::MallocMessageBuilder> request_;
+  kj::Own<capnp::MallocMessageBuilder> hello_;
   kj::Own<capnp::MessageReader> reply_;
 };
 

@@ -199,9 +199,9 @@ if [[ -n "$recheck" ]]; then
   exit 0
 fi
 
-# Open files: the challenger needs about 64 + 4 N and raises its own soft limit as far as the hard
+# Open files: the challenger needs about 64 + 5 N and raises its own soft limit as far as the hard
 # limit allows (challenger/fleet/open_files.h); say so before anything starts when the hard limit is short.
-needed_fds=$((64 + 4 * agents))
+needed_fds=$((64 + 5 * agents))
 hard_fds=$(ulimit -Hn)
 if [[ -z "$challenger_nofile" && $hard_fds != unlimited && $hard_fds -lt $needed_fds ]]; then
   die_usage "the hard open-file limit $hard_fds is below the ~$needed_fds the challenger needs for $agents agents (ulimit -Hn)"

@@ -355,7 +355,7 @@ const CliSubcommand& CalibrateSubcommand() {
     "threads",
     "progress",
     "json",
-    "connect_timeout_s"},
+    "connect_timeout_s", "round_channel"},
    &RunCalibrate,
    {{"node", "inventory name of the node to calibrate (required)"},
     {"out", "the parameter profile file to write, signed by --authority_key (required)"},

@@ -51,6 +51,10 @@ DEFINE_int32(threads, 0, "threads computing expected labels per session; 0 = all
 DEFINE_bool(json, false, "print each verdict as one JSON object on stdout (the summary goes to stderr)");
 DEFINE_double(capacity_over_s, 604800, "status: the span, seconds before now, of each node's proven capacity");
 DEFINE_double(connect_timeout_s, 10, "seconds to wait for the TCP connection to an agent; default 10");
+DEFINE_bool(round_channel, true,
+            "send each session's rounds on a round channel, a second connection to the agent without the RPC "
+            "system (docs/protocol.md \"The round channel\"; an agent without one gets them over RPC); false: over "
+            "RPC always; default true");
 DEFINE_string(progress, "auto",
               "progress on stderr, per node, of each step that takes more than a second: the expected-label "
               "precompute, the wait for the node's fill and the proof rounds: auto (only when stderr is a "
@@ -289,6 +293,7 @@ StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
   options.clock = &SystemClock();
   options.threads = static_cast<int>(FLAGS_threads);
   options.connect_timeout_us = static_cast<uint64_t>(FLAGS_connect_timeout_s * 1e6);
+  options.round_channel = FLAGS_round_channel;
   return options;
 }
 

@@ -34,6 +34,7 @@ DECLARE_int32(threads);
 DECLARE_bool(json);
 DECLARE_double(capacity_over_s);
 DECLARE_double(connect_timeout_s);
+DECLARE_bool(round_channel);
 DECLARE_string(progress);
 DECLARE_string(wave);
 DECLARE_uint64(max_sessions);
@@ -105,8 +106,8 @@ void WarnIfLabAuthorityKey(const char* subcommand, const SessionKeys& keys);
 // be named (a key by file): verdicts then state no bound and no assumption holds.
 void WarnIfInventoryNotDelegated(const char* subcommand, const SessionKeys& keys, const Inventory& inventory);
 
-// --threads (>= 0: expected-label threads per session) and --connect_timeout_s (> 0) as the
-// options of sessions over TCP on the system clock.
+// --threads (>= 0: expected-label threads per session), --connect_timeout_s (> 0) and
+// --round_channel as the options of sessions over TCP on the system clock.
 StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags();
 
 }  // namespace wipeproof

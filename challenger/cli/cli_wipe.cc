@@ -69,7 +69,7 @@ const CliSubcommand& WipeSubcommand() {
    "With --occupancy_window_s the node then holds its labels for that window and answers occupancy rounds\n"
    "at secret exponential gaps; the verdict adds for how long at most its planned memory lacked labels.",
    {"node", "inventory", "delegation", "authority_pub", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-    "connect_timeout_s", "progress", "occupancy_window_s", "occupancy_mean_gap_s", "occupancy_shortfall",
+    "connect_timeout_s", "round_channel", "progress", "occupancy_window_s", "occupancy_mean_gap_s", "occupancy_shortfall",
     "occupancy_labels"},
    &RunWipe,
    {{"node", "inventory name of the node to wipe (required)"},

@@ -1,7 +1,8 @@
 // Open files for wave runs. Every session of a wave run has its own kj event loop (an epoll
-// descriptor, an eventfd and a signalfd: kj::setupAsyncIo) and one TCP connection to its agent, so
-// a wave run of N nodes holds about kOpenFilesPerSession * N descriptors at once, on top of stdio
-// and the ledger. At the usual soft limit of 1024 that stops near 240 nodes: the sessions beyond it
+// descriptor, an eventfd and a signalfd: kj::setupAsyncIo) and two TCP connections to its agent
+// (RPC and the round channel), so a wave run of N nodes holds about kOpenFilesPerSession * N
+// descriptors at once, on top of stdio and the ledger. At the usual soft limit of 1024 that stops
+// near 190 nodes: the sessions beyond it
 // fail as `disconnected` ("Too many open files") or do not start at all. So `serve` raises the
 // soft limit at start (up to the hard one) to what all its waves need together, and refuses a wave
 // that still cannot fit (docs/operations.md "Load test").
@@ -17,7 +18,7 @@
 
 namespace wipeproof {
 
-inline constexpr uint64_t kOpenFilesPerSession = 4;  // epoll, eventfd, signalfd, the connection
+inline constexpr uint64_t kOpenFilesPerSession = 5;  // epoll, eventfd, signalfd, RPC, the round channel
 inline constexpr uint64_t kOpenFilesBase = 64;       // stdio, the ledger (file, WAL, shm), slack
 inline constexpr uint64_t kUnlimitedOpenFiles = UINT64_MAX;
 

@@ -25,7 +25,8 @@ namespace {
 StatusOr<SessionOutcome> RunTcpSessionOn(kj::AsyncIoContext& io, SessionRunner& runner, const SessionKeys& keys,
                                          const TcpSessionOptions& options) {
   const SessionPlan& plan = runner.plan();
-  TcpAgentConnector connector(io, plan.address, plan.node_certificate, keys.challenger, options.connect_timeout_us);
+  TcpAgentConnector connector(io, plan.address, plan.node_certificate, keys.challenger, options.connect_timeout_us,
+                              options.round_channel);
   return runner.Run(connector);
 }
 

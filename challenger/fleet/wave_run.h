@@ -28,6 +28,7 @@ struct TcpSessionOptions {
   const Clock* clock = nullptr;  // required
   int threads = 0;               // expected-label threads per session; 0 = all cores
   uint64_t connect_timeout_us = 10'000'000;
+  bool round_channel = true;  // rounds on a round channel where the agent has one (tcp_agent_connector.h)
   uint64_t prepare_test_delay_us = 0;  // tests only: preparing each session takes this much longer
   // Wave runs: makes each member's drain/resume hook from its inventory spec; empty =
   // MakeNodeLifecycle (node_lifecycle.h). Tests put fakes here.

@@ -6,6 +6,9 @@
 // they were made on.
 #pragma once
 
+#include <kj/async-io.h>
+#include <kj/debug.h>
+
 #include "common/status.h"
 #include "proto/wipe.capnp.h"
 
@@ -19,6 +22,15 @@ class AgentConnector {
   virtual StatusOr<proto::ProverAgent::Client> Connect() = 0;
   // Where the agent is, for messages ("10.0.0.11:7700", "in-process").
   virtual std::string Describe() const = 0;
+  // Whether ConnectRoundChannel may open one (false: the session does not ask for a round channel).
+  virtual bool HasRoundChannel() const { return false; }
+  // A second connection to the same agent, authenticated as Connect()'s, for the session's round
+  // channel (proto/round_channel_client.h). REQUIRES: Connect() succeeded. Rejects (the session's
+  // rounds then stay on the RPC connection): UNIMPLEMENTED where the connector has none (this
+  // default) or it is turned off; the connection's or the handshake's errors.
+  virtual kj::Promise<kj::Own<kj::AsyncIoStream>> ConnectRoundChannel() {
+    return KJ_EXCEPTION(UNIMPLEMENTED, "no round channel to an agent over this connection");
+  }
 };
 
 }  // namespace wipeproof

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "challenger/session/session_close.h"
 #include "common/hex.h"
 #include "proto/codec.h"
 #include "proto/label_wire.h"
+#include "proto/round_channel_client.h"
 #include "proto/session_rules.h"
 #include "proto/validate.h"
 
@@ -56,7 +58,7 @@ StatusOr<SessionOutcome> SessionRun::Run(AgentConnector& connector) {
     if (!agent.ok()) {
       Fail(SessionFailure::Of(FailureReason::DISCONNECTED, agent.status().message()));
     } else {
-      Drive(*agent);
+      Drive(*agent, connector);
     }
   } catch (const kj::Exception& e) {
     Fail(FailureFromUnexpected("during the fill or the rounds", e.getDescription().cStr()));
@@ -118,7 +120,7 @@ Status SessionRun::RecordOrder() {
 // ---------------------------------------------------------------------------------------------
 // The events.
 
-void SessionRun::Drive(proto::ProverAgent::Client& agent) {
+void SessionRun::Drive(proto::ProverAgent::Client& agent, AgentConnector& connector) {
   agent_ = &agent;
   s_.sent.monotonic_us = s_.env.clock->MonotonicMicros();
   s_.sent.unix_us = s_.env.clock->UnixMicros();
@@ -141,6 +143,7 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent) {
     ~Listening() { wave.RemoveListener(id); }
   } listening{s_.wave, s_.wave.AddListener([wake = wave_wake_] { wake->Fire(); })};
   SendRequests(agent);
+  OpenRoundChannel(agent, connector);
   for (;;) {
     CheckRealTimeLimits();
     if (s_.failure.failed()) break;
@@ -156,6 +159,14 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent) {
     WaitUntil(NextWake());
   }
   if (OccupancyOpen()) CloseOccupancyWindow();  // a failure ended it early
+  if (channel_open_ && !channel_busy_) {
+    // No more rounds: the agent's end of the channel closes at once (it would at the session's end).
+    try {
+      channel_stream_->shutdownWrite();
+    } catch (const kj::Exception&) {
+      // Already closed by the agent.
+    }
+  }
   s_.occupancy = occupancy_;
   s_.out.costs.thread_cpu_ns = ThreadRusageCpuNs() - cpu_start_ns;
   LOG(INFO) << s_.name << ": " << s_.out.rounds.size() << " rounds (" << s_.plan.profile.rounds
@@ -186,6 +197,44 @@ void SessionRun::SendRequests(proto::ProverAgent::Client& agent) {
                                      Wake();
                                    }));
   }
+}
+
+// The round channel: a token from the agent over RPC (pipelined after startSession, so the session
+// exists), a second connection, the hello. Until it is open and the fill report is in (SendRound),
+// or if it never opens, rounds go over RPC. No round ever waits for it: the node decides when its `ready` comes, and a wait it could
+// stretch would be time between its fill report and the first round (threat-model T-EARLY-FILL).
+void SessionRun::OpenRoundChannel(proto::ProverAgent::Client& agent, AgentConnector& connector) {
+  if (!connector.HasRoundChannel()) return;
+  auto request = agent.openRoundChannelRequest();
+  request.setSessionId(proto::AsView(s_.plan.session_id.data(), s_.plan.session_id.size()));
+  auto token = std::make_shared<proto::Bytes>();
+  tasks_.add(request.send()
+                 .then([&connector, token](auto&& response) {
+                   auto t = response.getToken();
+                   token->assign(t.begin(), t.end());
+                   return connector.ConnectRoundChannel();
+                 })
+                 .then([this, token](kj::Own<kj::AsyncIoStream> stream) {
+                   channel_stream_ = kj::mv(stream);
+                   channel_ = std::make_unique<proto::RoundChannelClient>(*channel_stream_);
+                   return channel_->Open(proto::AsView(s_.plan.session_id.data(), s_.plan.session_id.size()),
+                                         proto::AsView(*token));
+                 })
+                 .then(
+                     [this]() {
+                       channel_open_ = true;
+                       VLOG(1) << s_.name << ": round channel open";
+                     },
+                     [this](kj::Exception&& e) {
+                       const std::string why = PeerText(e.getDescription().cStr());
+                       if (s_.failure.failed()) {
+                         VLOG(1) << s_.name << ": no round channel (the session has failed): " << why;
+                       } else if (e.getType() == kj::Exception::Type::UNIMPLEMENTED) {
+                         LOG(INFO) << s_.name << ": rounds over RPC: " << why;
+                       } else {
+                         LOG(WARNING) << s_.name << ": rounds over RPC, the round channel did not open: " << why;
+                       }
+                     }));
 }
 
 // The next time the loop must look: the idle wake, the fill's and the round's real-time limits,
@@ -233,6 +282,7 @@ void SessionRun::OnReport(proto::Envelope::Reader wire) {
   for (size_t d = 0; d < devices_.size(); ++d) {
     if (s_.fills.notice_failure(d)) return Fail(*s_.fills.notice_failure(d));
   }
+  if (round_failure_before_report_) return Fail(*round_failure_before_report_);
   // Filled for the wave only once every device's notice is in too: a report alone says nothing a
   // round can check on a device whose notice is still to come.
   if (s_.fills.AllNoticed()) s_.wave.Filled(true);
@@ -342,6 +392,13 @@ void SessionRun::OnRoundError(const kj::Exception& e) {
   }
   f.has_round = true;
   f.round = round.index;
+  if (!report_arrived_ && f.reason != FailureReason::DISCONNECTED) {
+    // A refusal while the fill runs: usually the session ended (a device failed), and startSession
+    // says why, as for a notice (SendRequests). Decided there, or by the fill's wait limit; no
+    // round is sent meanwhile.
+    round_failure_before_report_ = std::move(f);
+    return Wake();
+  }
   Fail(std::move(f));
 }
 
@@ -362,7 +419,9 @@ bool SessionRun::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader a
     return protocol_error("round not logged: " + std::to_string(logged.round.size()) + " bytes, over the limit of " +
                           std::to_string(proto::kMaxChallengeRoundBytes));
   }
-  const proto::ChallengeRound::Reader sent = round.message->getRoot<proto::ChallengeRound>().asReader();
+  const proto::ChallengeRound::Reader sent =
+      round.on_channel ? proto::RoundChannelClient::RoundOf(*round.message)
+                       : round.message->getRoot<proto::ChallengeRound>().asReader();
   if (Status shape = proto::ValidateShape(sent); !shape.ok()) {
     return protocol_error("round not logged: " + shape.ToString());
   }
@@ -405,7 +464,7 @@ bool SessionRun::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader a
 }
 
 void SessionRun::MaybeSendRound() {
-  if (s_.failure.failed() || in_flight_ || agent_ == nullptr) return;
+  if (s_.failure.failed() || in_flight_ || agent_ == nullptr || round_failure_before_report_) return;
   const uint64_t cpu_start_ns = measure_cpu_ ? ThreadCpuNs() : 0;
   const uint64_t decided_ns = SteadyNowNs();
   std::vector<DeviceRounds>& rounds = rounds_scratch_;
@@ -470,8 +529,14 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
   // per part; words, with room to spare): no second segment, no zeroed 8 KiB for a small round.
   size_t words = 16 + 4 * round.parts.size();
   for (const auto& [d, b] : round.parts) words += challenges_.Indices(d, b).size() + 2;
-  round.message = std::make_unique<capnp::MallocMessageBuilder>(static_cast<unsigned>(words));
-  auto msg = round.message->initRoot<proto::ChallengeRound>();
+  // On the channel only once the fill report is in: until then startSession's outcome (a refused or
+  // failed fill) and deviceFilled's share the RPC connection with the rounds, whose order on it
+  // decides which failure the session is recorded with (a round refused because the fill failed
+  // arrives after the fill's failure). Proof rounds, after the last fill, all go on the channel.
+  round.on_channel = channel_open_ && !channel_busy_ && s_.fills.report_verified();
+  round.message = std::make_shared<capnp::MallocMessageBuilder>(static_cast<unsigned>(words + 4));
+  auto msg = round.on_channel ? proto::RoundChannelClient::InitRound(*round.message)
+                              : round.message->initRoot<proto::ChallengeRound>();
   msg.setSessionId(proto::AsView(s_.plan.session_id.data(), s_.plan.session_id.size()));
   msg.setRoundIndex(round.index);
   auto devices = msg.initDevices(static_cast<unsigned>(round.parts.size()));
@@ -489,8 +554,12 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
   } else {
     round.not_logged = sent.status().ToString();
   }
-  auto request = agent_->roundRequest();
-  request.setRound(msg.asReader());
+  // Over RPC the round is copied into the call's request; on the channel it is sent as built.
+  std::optional<capnp::Request<proto::ProverAgent::RoundParams, proto::ProverAgent::RoundResults>> request;
+  if (!round.on_channel) {
+    request.emplace(agent_->roundRequest());
+    request->setRound(msg.asReader());
+  }
   RoundCost cost;
   cost.build_ns = SteadyNowNs() - decided_ns;
   if (measure_cpu_) cost.build_cpu_ns = ThreadCpuNs() - cpu_start_ns;
@@ -509,10 +578,24 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
     }
   }
   round.sent_real = s_.env.timer->now();
+  std::shared_ptr<capnp::MallocMessageBuilder> message = round.message;  // kept by the send, whatever the round
   in_flight_ = std::move(round);
   const uint64_t send_start_ns = SteadyNowNs();
-  tasks_.add(request.send().then([this](auto&& response) { OnAnswer(response.getAnswer()); },
-                                 [this](kj::Exception&& e) { OnRoundError(e); }));
+  if (in_flight_->on_channel) {
+    channel_busy_ = true;
+    tasks_.add(channel_->Send(*message).attach(std::move(message)).then(
+        [this]() {
+          channel_busy_ = false;
+          OnAnswer(channel_->answer());
+        },
+        [this](kj::Exception&& e) {
+          channel_busy_ = false;
+          OnRoundError(e);
+        }));
+  } else {
+    tasks_.add(request->send().then([this](auto&& response) { OnAnswer(response.getAnswer()); },
+                                    [this](kj::Exception&& e) { OnRoundError(e); }));
+  }
   s_.out.costs.rounds[index].send_ns = SteadyNowNs() - send_start_ns;
 }
 
@@ -521,6 +604,7 @@ void SessionRun::CheckRealTimeLimits() {
   const kj::TimePoint now = s_.env.timer->now();
   if (!report_arrived_ && now - s_.sent.real > FillWaitLimitUs(s_.plan.fill_deadline_us) * kj::MICROSECONDS) {
     s_.out.fill_us = s_.SinceOrderUs();
+    if (round_failure_before_report_) return Fail(*round_failure_before_report_);
     Fail(SessionFailure::Of(FailureReason::LATE_FILL,
                             "no fill report within " + std::to_string(FillWaitLimitUs(s_.plan.fill_deadline_us)) +
                                 " us (deadline " + std::to_string(s_.plan.fill_deadline_us) + " us)"));

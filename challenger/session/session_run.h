@@ -34,6 +34,7 @@
 #include "challenger/session/loop_wake.h"
 #include "challenger/session/round_planner.h"
 #include "challenger/session/session_state.h"
+#include "proto/round_channel_client.h"
 
 namespace wipeproof {
 
@@ -61,7 +62,10 @@ class SessionRun {
     std::vector<std::pair<size_t, uint32_t>> parts;  // (device, batch), in the round's order
     bool proof = false;
     bool occupancy = false;
-    std::unique_ptr<capnp::MallocMessageBuilder> message;  // the round as built and sent: read by the check
+    bool on_channel = false;  // sent on the round channel (`message`'s root: a RoundChannelRequest)
+    // The round as built and sent: read by the check (shared with the channel's send, which may
+    // outlive a late round).
+    std::shared_ptr<capnp::MallocMessageBuilder> message;
     proto::Bytes round;      // canonical, as sent (moved into the round log when the round ends)
     std::string not_logged;  // why `round` is empty (its canonical encoding failed), or empty
     int64_t sent_us = 0;
@@ -69,8 +73,9 @@ class SessionRun {
   };
 
   Status RecordOrder();
-  void Drive(proto::ProverAgent::Client& agent);
+  void Drive(proto::ProverAgent::Client& agent, AgentConnector& connector);
   void SendRequests(proto::ProverAgent::Client& agent);
+  void OpenRoundChannel(proto::ProverAgent::Client& agent, AgentConnector& connector);
   kj::TimePoint NextWake() const;
   void OnNotice(size_t d, proto::Envelope::Reader wire);
   void OnReport(proto::Envelope::Reader wire);
@@ -111,6 +116,12 @@ class SessionRun {
   ExpectedLabels& expected_;
   proto::ProverAgent::Client* agent_ = nullptr;
   TaskErrors errors_;
+  // The round channel (proto/round_channel_client.h), once OpenRoundChannel opened it; declared
+  // before tasks_, so the promises that use it go first.
+  kj::Own<kj::AsyncIoStream> channel_stream_;
+  std::unique_ptr<proto::RoundChannelClient> channel_;
+  bool channel_open_ = false;
+  bool channel_busy_ = false;  // a round's send on the channel has not resolved
   kj::TaskSet tasks_;
   kj::Own<kj::PromiseFulfiller<void>> wake_;
   // Fired by the wave (a WaveSync listener) from another member's thread; shared with the listener,
@@ -138,6 +149,9 @@ class SessionRun {
   std::vector<const uint8_t*> expected_scratch_;  // CheckAnswer's expected labels, reused
   std::optional<size_t> transcript_pending_;      // exchange of the round checked, not yet hashed
   bool report_arrived_ = false;  // any answer to startSession, even a refusal
+  // A round refused before the report (OnRoundError): recorded when the report arrives, unless
+  // startSession's own failure (why the session ended) comes first.
+  std::optional<SessionFailure> round_failure_before_report_;
 };
 
 }  // namespace wipeproof

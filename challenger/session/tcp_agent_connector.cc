@@ -12,12 +12,13 @@ namespace wipeproof {
 
 TcpAgentConnector::TcpAgentConnector(kj::AsyncIoContext& io, std::string address,
                                      proto::PinnedCertificate node_certificate, const proto::KeyPair& own,
-                                     uint64_t connect_timeout_us)
+                                     uint64_t connect_timeout_us, bool round_channel)
     : io_(io),
       address_(std::move(address)),
       node_certificate_(std::move(node_certificate)),
       own_(own),
-      connect_timeout_us_(connect_timeout_us) {}
+      connect_timeout_us_(connect_timeout_us),
+      round_channel_(round_channel) {}
 
 TcpAgentConnector::~TcpAgentConnector() noexcept(false) {}
 
@@ -63,6 +64,24 @@ StatusOr<proto::ProverAgent::Client> TcpAgentConnector::Connect() {
     if (tcp_connected) return UnavailableError(where + ": " + tls_->DescribeFailure(e));
     return UnavailableError(where + ": " + e.getDescription().cStr());
   }
+}
+
+kj::Promise<kj::Own<kj::AsyncIoStream>> TcpAgentConnector::ConnectRoundChannel() {
+  if (!round_channel_) return KJ_EXCEPTION(UNIMPLEMENTED, "the round channel is off (--round_channel=false)");
+  if (tls_ == nullptr) return KJ_EXCEPTION(FAILED, "ConnectRoundChannel before Connect");
+  auto connected = io_.provider->getNetwork()
+                       .parseAddress(kj::StringPtr(address_.c_str()))
+                       .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect(); })
+                       .then([this](kj::Own<kj::AsyncIoStream> tcp) {
+                         int one = 1;
+                         try {
+                           tcp->setsockopt(IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                         } catch (const kj::Exception&) {
+                           // Not a TCP socket: nothing to tune.
+                         }
+                         return tls_->Connect(kj::mv(tcp));
+                       });
+  return io_.provider->getTimer().timeoutAfter(connect_timeout_us_ * kj::MICROSECONDS, kj::mv(connected));
 }
 
 }  // namespace wipeproof

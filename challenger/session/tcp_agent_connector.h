@@ -6,7 +6,8 @@
 // inventory: KJ checks the agent's certificate as the client's side of the handshake ends, and
 // Connect() then drops the connection before any message is sent. There is no plaintext fallback:
 // without a pinned certificate, or when the agent cannot authenticate, Connect() fails naming why,
-// and the session is recorded as failed (disconnected) with that text.
+// and the session is recorded as failed (disconnected) with that text. ConnectRoundChannel opens a
+// second connection the same way, with the same timeout (unless `round_channel` is false).
 //
 // Thread-safety: use on the thread that owns `io`.
 #pragma once
@@ -28,9 +29,10 @@ class TcpAgentConnector final : public AgentConnector {
  public:
   // `address`: host:port. `node_certificate`: the certificate pinned for the agent (empty: none,
   // Connect() fails). `own`: the challenger's key pair, presented to the agent. `connect_timeout_us`:
-  // how long Connect() waits for the TCP and TLS handshakes together.
+  // how long Connect() waits for the TCP and TLS handshakes together. `round_channel`: whether
+  // ConnectRoundChannel opens one (false: it rejects, and rounds go over RPC).
   TcpAgentConnector(kj::AsyncIoContext& io, std::string address, proto::PinnedCertificate node_certificate,
-                    const proto::KeyPair& own, uint64_t connect_timeout_us);
+                    const proto::KeyPair& own, uint64_t connect_timeout_us, bool round_channel = true);
   ~TcpAgentConnector() noexcept(false) override;
 
   // Errors: UNAVAILABLE "cannot connect to the agent at ADDRESS: ..." naming why (no pinned
@@ -38,6 +40,8 @@ class TcpAgentConnector final : public AgentConnector {
   // never (a bad address is UNAVAILABLE too, with kj's reason).
   StatusOr<proto::ProverAgent::Client> Connect() override;
   std::string Describe() const override { return address_; }
+  bool HasRoundChannel() const override { return round_channel_; }
+  kj::Promise<kj::Own<kj::AsyncIoStream>> ConnectRoundChannel() override;
 
  private:
   kj::AsyncIoContext& io_;
@@ -45,6 +49,7 @@ class TcpAgentConnector final : public AgentConnector {
   const proto::PinnedCertificate node_certificate_;
   const proto::KeyPair own_;
   const uint64_t connect_timeout_us_;
+  const bool round_channel_;
   // Destroyed in reverse order: RPC system, network, the TLS stream, then its context.
   std::unique_ptr<proto::TlsChannel> tls_;
   kj::Own<kj::AsyncIoStream> stream_;

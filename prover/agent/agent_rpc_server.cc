@@ -208,6 +208,7 @@ kj::Promise<void> AgentRpcServer::ServeConnection(Connection& c) {
                                              [this, id = c.id](ConnectionId owner) { RoundChannelBound(id, owner); });
           return c.channel->Serve().then([this, &c]() {
             if (c.channel->refused()) ++round_channels_refused_;
+            round_channel_rounds_ += c.channel->rounds_answered();
             VLOG(1) << "round channel " << c.id << " closed after " << c.channel->rounds_answered()
                     << " rounds: " << c.channel->closed_because();
           });
@@ -227,6 +228,7 @@ bool AgentRpcServer::ServingRounds(const Connection& c) const {
 }
 
 void AgentRpcServer::RoundChannelBound(ConnectionId channel, ConnectionId owner) {
+  ++round_channels_bound_;
   for (auto it = open_.begin(); it != open_.end();) {
     Connection& c = *it->second;
     if (c.id != channel && c.channel.get() != nullptr && c.channel->owner() == owner) {

@@ -154,10 +154,12 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   uint64_t fill_threads_started() const { return workers_.started(); }
   // Messages refused on receipt (too large, too many segments, malformed): each closed its connection.
   uint64_t messages_refused() const { return messages_refused_; }
-  // Since the server started: round channels opened (round_channel.h), and those closed after a
-  // refusal.
+  // Since the server started: round channels opened (round_channel.h), those whose hello was
+  // accepted, those closed after a refusal, and the rounds the closed ones answered.
   uint64_t round_channels_opened() const { return round_channels_opened_; }
+  uint64_t round_channels_bound() const { return round_channels_bound_; }
   uint64_t round_channels_refused() const { return round_channels_refused_; }
+  uint64_t round_channel_rounds() const { return round_channel_rounds_; }
 
  private:
   struct Connection;
@@ -219,6 +221,8 @@ class AgentRpcServer : private kj::TaskSet::ErrorHandler {
   uint64_t messages_refused_ = 0;
   uint64_t round_channels_opened_ = 0;
   uint64_t round_channels_refused_ = 0;
+  uint64_t round_channel_rounds_ = 0;
+  uint64_t round_channels_bound_ = 0;
   LogLimit accept_log_, refuse_log_, evict_log_, idle_log_, message_log_, handshake_log_, handshake_timeout_log_,
       handshake_evict_log_;
   // Destroyed after tasks_: the connections (in tasks_) end their sessions first, then the worker

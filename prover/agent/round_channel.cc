@@ -127,9 +127,10 @@ kj::Promise<void> RoundChannel::Reply(capnp::MessageReader& request) {
   auto written = capnp::writeMessage(*stream_, *message).attach(kj::mv(message));
   if (!answered) return written;
   ++rounds_answered_;
-  // After the answer went out (issue "Fast rounds"): the round joins the transcript before the
-  // next request is read.
-  return written.then([this]() { core_.HashAnsweredRound(); });
+  // After the answer went out (issue "Fast rounds"), once the event loop has nothing else ready
+  // (evalLast: a peer on the same loop reads its answer first), the round joins the transcript;
+  // only then is the next request read.
+  return written.then([this]() { return kj::evalLast([this]() { core_.HashAnsweredRound(); }); });
 }
 
 kj::Promise<void> RoundChannel::Watch() {

@@ -223,9 +223,10 @@ class RoundBench {
         std::optional<capnp::Response<proto::ProverAgent::RoundResults>> response;  // owns `labels`
         capnp::Data::Reader labels;
         if (channel != nullptr) {  // the round built in the channel's next request
-          fill(channel->NewRound(q + 32));
+          capnp::MallocMessageBuilder request(q + 32);
+          fill(proto::RoundChannelClient::InitRound(request));
           t1 = MonotonicNs();
-          channel->Send().wait(io.waitScope);
+          channel->Send(request).wait(io.waitScope);
           labels = channel->answer().getLabels();
         } else {  // ... or in the RPC request
           auto request = agent.roundRequest();

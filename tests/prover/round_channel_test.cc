@@ -70,8 +70,9 @@ class RoundChannelTest : public AgentRpcTest {
 
   // Sends round `index` asking `indices` on `channel`; on success checks every label.
   Status Round(Channel& channel, const proto::Bytes& session_id, uint32_t index, const std::vector<uint64_t>& indices) {
-    BuildRound(channel.client.NewRound(64), session_id, index, indices);
-    Status status = ErrorOf(channel.client.Send(), io_.waitScope);
+    capnp::MallocMessageBuilder request;
+    BuildRound(proto::RoundChannelClient::InitRound(request), session_id, index, indices);
+    Status status = ErrorOf(channel.client.Send(request), io_.waitScope);
     if (!status.ok()) return status;
     auto answer = channel.client.answer();
     EXPECT_EQ(answer.getRoundIndex(), index);
@@ -197,8 +198,9 @@ TEST_F(RoundChannelTest, ARoundBeforeTheHelloIsRefusedAndTheSessionGoesOn) {
   auto& stream = *channel->stream;
   const capnp::Data::Reader preface = proto::ROUND_CHANNEL_PREFACE.get();
   stream.write(preface.begin(), preface.size()).wait(io_.waitScope);
-  BuildRound(channel->client.NewRound(64), spec.session_id, 0, {1});
-  Status refused = ErrorOf(channel->client.Send(), io_.waitScope);
+  capnp::MallocMessageBuilder request;
+  BuildRound(proto::RoundChannelClient::InitRound(request), spec.session_id, 0, {1});
+  Status refused = ErrorOf(channel->client.Send(request), io_.waitScope);
   EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied) << refused.ToString();
   EXPECT_NE(refused.message().find("before the round channel's hello"), std::string::npos) << refused.ToString();
   EXPECT_TRUE(ClosedByTheAgent(stream));

@@ -24,10 +24,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -140,6 +143,9 @@ class TcpAgent {
         handshakes_failed_.store(server.handshakes_failed());
         messages_refused_.store(server.messages_refused());
         max_handshake_bytes_read_.store(server.max_handshake_bytes_read());
+        round_channels_opened_.store(server.round_channels_opened());
+        round_channels_bound_.store(server.round_channels_bound());
+        round_channel_rounds_.store(server.round_channel_rounds());
       }
     });
     port_ = port.get();
@@ -155,10 +161,14 @@ class TcpAgent {
   uint64_t handshakes_failed() const { return handshakes_failed_.load(); }
   uint64_t messages_refused() const { return messages_refused_.load(); }
   uint64_t max_handshake_bytes_read() const { return max_handshake_bytes_read_.load(); }
+  uint64_t round_channels_opened() const { return round_channels_opened_.load(); }
+  uint64_t round_channels_bound() const { return round_channels_bound_.load(); }
+  uint64_t round_channel_rounds() const { return round_channel_rounds_.load(); }
 
  private:
   AgentCore core_;
   std::atomic<uint64_t> handshakes_failed_{0}, messages_refused_{0}, max_handshake_bytes_read_{0};
+  std::atomic<uint64_t> round_channels_opened_{0}, round_channels_bound_{0}, round_channel_rounds_{0};
   std::atomic<bool> stop_{false};
   unsigned port_ = 0;
   std::thread thread_;
@@ -197,24 +207,27 @@ class FaultTest : public ::testing::Test {
     EXPECT_EQ(agent_test::LiveBytes(), base_live_) << "device memory still held after the agent stopped";
   }
 
-  // Host memory (64 MiB available) and the faulty GPU (64 MiB).
-  void StartAgent(const Clock& clock, AgentConfig config = agent_test::TestConfig()) {
+  // Host memory (64 MiB available; its fill held at `host_gate` when given) and the faulty GPU (64 MiB).
+  void StartAgent(const Clock& clock, AgentConfig config = agent_test::TestConfig(),
+                  const agent_test::FillGate* host_gate = nullptr) {
     BackendSet backends;
     agent_test::FakeDeviceOptions gpu;
     gpu.id = kGpu;
     backends.backends.push_back(std::make_unique<FaultyBackend>(agent_test::MakeFakeDeviceBackend(gpu), &faults_));
-    backends.backends.push_back(agent_test::MakeCountingHostBackend(64 * kMiB));
+    backends.backends.push_back(agent_test::MakeCountingHostBackend(64 * kMiB, host_gate));
     agent_ = std::make_unique<TcpAgent>(std::move(backends), std::move(config), clock);
   }
 
   // One session against the agent, challenger on the system clock; records go to `sink`.
-  StatusOr<SessionOutcome> RunSession(RecordSink& sink, const Profile& profile = FaultProfile()) {
+  StatusOr<SessionOutcome> RunSession(RecordSink& sink, const Profile& profile = FaultProfile(),
+                                      bool round_channel = true) {
     const Inventory inventory = NodeInventory(agent_->address());
     auto plan = BuildPlan(inventory, agent_test::kNodeName, profile, {}, SystemClock());
     if (!plan.ok()) return plan.status();
     TcpSessionOptions options;
     options.clock = &SystemClock();
     options.threads = 1;
+    options.round_channel = round_channel;
     return RunTcpSession(*plan, SessionKeys{agent_test::AuthorityKey(), agent_test::ChallengerKey()}, sink, nullptr,
                          options);
   }
@@ -249,6 +262,40 @@ class FaultTest : public ::testing::Test {
 };
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Polls `done` every 5 ms for up to 10 s (the agent thread publishes its counters every 5 ms).
+bool WaitFor(const std::function<bool()>& done) {
+  for (int i = 0; i < 2000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return done();
+}
+
+// The round channel between the real challenger and the real agent (docs/protocol.md "The round
+// channel"): once it is open (here, while the host memory's fill is held), the session's rounds go
+// over it and the session passes; rounds never wait for it (the first ones may go over RPC). With
+// round_channel off, none is opened.
+TEST_F(FaultTest, RoundsGoOverTheRoundChannelUnlessItIsOff) {
+  agent_test::FillGate gate;
+  StartAgent(SystemClock(), agent_test::TestConfig(), &gate);
+  std::optional<StatusOr<SessionOutcome>> with_channel;
+  std::thread session([&] { with_channel.emplace(RunSession(sink_)); });
+  const bool bound = WaitFor([&] { return agent_->round_channels_bound() == 1; });
+  gate.Open();
+  session.join();
+  ASSERT_TRUE(bound) << "the challenger's round channel was never bound to the session";
+  ASSERT_TRUE(with_channel->ok()) << with_channel->status().ToString();
+  EXPECT_TRUE((*with_channel)->pass) << (*with_channel)->failure.Describe();
+  EXPECT_TRUE((*with_channel)->transcript.has_value());
+  ExpectNothingHeld();
+  ASSERT_TRUE(WaitFor([&] { return agent_->round_channel_rounds() > 0; })) << "no round went over the channel";
+  EXPECT_LE(agent_->round_channel_rounds(), (*with_channel)->rounds.size());
+
+  auto over_rpc = RunSession(sink_, FaultProfile(), /*round_channel=*/false);
+  ASSERT_TRUE(over_rpc.ok()) << over_rpc.status().ToString();
+  EXPECT_TRUE(over_rpc->pass) << over_rpc->failure.Describe();
+  ExpectNothingHeld();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // counters published every 5 ms
+  EXPECT_EQ(agent_->round_channels_opened(), 1u) << "no second channel";
+}
 
 // threat-model: T-DEVICE-ERROR
 TEST_F(FaultTest, DeviceAllocationFailureFailsCleanlyNamingTheDevice) {
