@@ -40,18 +40,19 @@ kj::Promise<void> RoundChannelClient::Write(capnp::MessageBuilder& message) {
 
 kj::Promise<void> RoundChannelClient::ReadReply(RoundChannelReply::Which expected) {
   return capnp::readMessage(stream_, RpcReaderOptions()).then([this, expected](kj::Own<capnp::MessageReader> reader) {
+    // Every pointer of the reply is checked here (a malformed one throws now, rejecting the
+    // promise), not later in a reader of answer().
+    reader->getRoot<capnp::AnyPointer>().targetSize();
     auto reply = reader->getRoot<RoundChannelReply>();
     if (reply.which() == RoundChannelReply::REFUSED) {
       // The agent's Status, as an RPC call's exception carries it.
       const capnp::Text::Reader text = reply.getRefused();
-      kj::throwFatalException(
-          kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(text.begin(), text.size())));
+      kj::throwFatalException(kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__,
+                                            kj::heapString(text.begin(), text.size())));
     }
-    if (reply.which() != expected) {
-      kj::throwFatalException(StatusToException(
-          InvalidArgumentError("round channel: a reply of kind " + std::to_string(static_cast<int>(reply.which())) +
-                               ", expected " + std::to_string(static_cast<int>(expected)))));
-    }
+    // Not the agent's word but a malformed exchange (not a wipeproof Status).
+    KJ_REQUIRE(reply.which() == expected, "round channel: a reply of another kind than the request's",
+               static_cast<int>(reply.which()), static_cast<int>(expected));
     reply_ = kj::mv(reader);
   });
 }

@@ -7,9 +7,11 @@
 // (InitRound), Send() it, and read answer() until the next Send() resolves.
 //
 // Errors: a refusal (RoundChannelReply.refused) rejects the promise with the agent's Status as
-// StatusToException makes it (proto/rpc_status.h: ExceptionToStatus gives it back); a reply of the
-// wrong kind or round rejects with INVALID_ARGUMENT; a closed or failed stream with kj's
-// DISCONNECTED or FAILED exception. Replies are read with RpcReaderOptions() (the RPC bounds).
+// StatusToException makes it (proto/rpc_status.h: ExceptionToStatus gives it back); a malformed
+// reply (a pointer out of bounds anywhere in it, or a reply of another kind than the request's)
+// rejects with kj's FAILED exception, as does a failed stream (DISCONNECTED when it closed).
+// Replies are read with RpcReaderOptions() (the RPC bounds). Which round an answer belongs to is
+// the caller's check.
 //
 // Thread-safety: the event loop thread of `stream`; one round at a time (the agent reads the next
 // request only after answering the last).

@@ -27,6 +27,7 @@ using proto::FailureReason;
 // of the wave here cost a 200-member wave about half the challenger's CPU: docs/benchmarks.md.)
 constexpr uint64_t kIdleWakeUs = 100'000;
 constexpr uint64_t kOccupancyNotReadyRetryUs = 1'000;
+constexpr uint64_t kRoundChannelHelloUs = 10'000'000;  // from the channel's connection to `ready`
 
 
 }  // namespace
@@ -65,7 +66,7 @@ StatusOr<SessionOutcome> SessionRun::Run(AgentConnector& connector) {
   } catch (const std::exception& e) {
     Fail(FailureFromUnexpected("during the fill or the rounds", e.what()));
   }
-  HashPendingRound();  // the transcript holds every round before the close reads it
+  HashPendingRounds();  // the transcript holds every round before the close reads it
   if (s_.failure.failed()) s_.wave.Failed();
   s_.wave_not_held = s_.wave.Releasing(!s_.failure.failed());
   SessionClose close(s_, agent.ok() ? &*agent : nullptr);
@@ -217,8 +218,12 @@ void SessionRun::OpenRoundChannel(proto::ProverAgent::Client& agent, AgentConnec
                  .then([this, token](kj::Own<kj::AsyncIoStream> stream) {
                    channel_stream_ = kj::mv(stream);
                    channel_ = std::make_unique<proto::RoundChannelClient>(*channel_stream_);
-                   return channel_->Open(proto::AsView(s_.plan.session_id.data(), s_.plan.session_id.size()),
-                                         proto::AsView(*token));
+                   // Its own deadline: a channel still opening in the proof rounds would only take the
+                   // event loop's time from them.
+                   return s_.env.timer->timeoutAfter(
+                       kRoundChannelHelloUs * kj::MICROSECONDS,
+                       channel_->Open(proto::AsView(s_.plan.session_id.data(), s_.plan.session_id.size()),
+                                      proto::AsView(*token)));
                  })
                  .then(
                      [this]() {
@@ -354,26 +359,28 @@ void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
     occupancy_gap_running_ = true;
   }
   MaybeSendRound();
-  // Off the critical path: the next round is on its way (or none is due yet).
-  HashPendingRound();
+  // Off the critical path: only while no round is on the wire (a gap, the session's end), so a
+  // fast answer never waits for the challenger's hashing.
+  if (!in_flight_) HashPendingRounds();
   Wake();
 }
 
-void SessionRun::HashPendingRound() {
-  if (!transcript_pending_) return;
-  const size_t index = *transcript_pending_;  // of the exchange (and timing row) in the log
-  transcript_pending_.reset();
-  const uint64_t start_ns = SteadyNowNs();
-  const RoundExchange& logged = s_.out.exchanges[index];
-  Status hashed = s_.transcript.AddRoundBytes(proto::AsView(logged.round), proto::AsView(logged.answer));
-  const uint32_t round = s_.out.rounds[index].round;
-  if (round < s_.out.costs.rounds.size()) s_.out.costs.rounds[round].transcript_ns = SteadyNowNs() - start_ns;
-  if (hashed.ok()) return;
-  SessionFailure f =
-      SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "round answer: transcript: " + PeerText(hashed.message()));
-  f.has_round = true;
-  f.round = round;
-  Fail(std::move(f));
+void SessionRun::HashPendingRounds() {
+  for (size_t i = 0; i < transcript_pending_.size() && !s_.failure.failed(); ++i) {
+    const size_t index = transcript_pending_[i];  // of the exchange (and timing row) in the log
+    const uint64_t start_ns = SteadyNowNs();
+    const RoundExchange& logged = s_.out.exchanges[index];
+    Status hashed = s_.transcript.AddRoundBytes(proto::AsView(logged.round), proto::AsView(logged.answer));
+    const uint32_t round = s_.out.rounds[index].round;
+    if (round < s_.out.costs.rounds.size()) s_.out.costs.rounds[round].transcript_ns = SteadyNowNs() - start_ns;
+    if (hashed.ok()) continue;
+    SessionFailure f =
+        SessionFailure::Of(FailureReason::PROTOCOL_ERROR, "round answer: transcript: " + PeerText(hashed.message()));
+    f.has_round = true;
+    f.round = round;
+    Fail(std::move(f));
+  }
+  transcript_pending_.clear();
 }
 
 void SessionRun::OnRoundError(const kj::Exception& e) {
@@ -429,10 +436,10 @@ bool SessionRun::CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader a
   if (!fits.ok()) return protocol_error(fits.message());
   // The transcript hashes both messages in canonical form: the bytes just logged (an answer that
   // cannot be put in that form fails here, as it did when the hasher encoded it itself). It does so
-  // once the next round went out (HashPendingRound), off the critical path; rounds stay in order,
-  // as one round is in flight at a time and each is hashed before the next answer is read.
+  // while no round is in flight (HashPendingRounds), off the critical path; rounds stay in order,
+  // as they are queued in the order their answers were checked.
   if (!answer_canonical.ok()) return protocol_error("transcript: " + PeerText(answer_canonical.message()));
-  transcript_pending_ = s_.out.exchanges.size() - 1;  // `logged`
+  transcript_pending_.push_back(s_.out.exchanges.size() - 1);  // `logged`
   // Every label against its expected one: each part's answered labels are contiguous in the answer
   // and its expected labels contiguous in their batch, in the same order (CheckAnswerFitsRound
   // passed: the answer holds exactly the round's labels), so one comparison per part covers every
@@ -593,8 +600,18 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
           OnRoundError(e);
         }));
   } else {
-    tasks_.add(request->send().then([this](auto&& response) { OnAnswer(response.getAnswer()); },
-                                    [this](kj::Exception&& e) { OnRoundError(e); }));
+    tasks_.add(request->send().then(
+        [this](auto&& response) {
+          proto::RoundAnswer::Reader answer;
+          try {
+            answer = response.getAnswer();
+            answer.totalSize();  // every pointer checked now: a malformed answer is the node's error
+          } catch (const kj::Exception& e) {
+            return OnRoundError(e);
+          }
+          OnAnswer(answer);
+        },
+        [this](kj::Exception&& e) { OnRoundError(e); }));
   }
   s_.out.costs.rounds[index].send_ns = SteadyNowNs() - send_start_ns;
 }

@@ -12,8 +12,10 @@
 // of its wave (the member that completes the wave's fill or end wakes it: wave_sync.h listeners,
 // loop_wake.h), at most 100 ms. Between an answer's receipt and the next round's send it does only
 // what decides that round: the answer's canonical copy for the log, its fit to the round and every
-// label compared; the transcript hash of the round follows the next send. What each round costs the
-// challenger is kept in the outcome (round_costs.h), never in the ledger.
+// label compared; the rounds' transcript hash waits until no round is in flight. Rounds go on the
+// round channel (proto/round_channel_client.h) once it is open and the fill report is in, over RPC
+// before or without it. What each round costs the challenger is kept in the outcome
+// (round_costs.h), never in the ledger.
 //
 // Thread-safety: one Run() on the thread that owns the event loop.
 #pragma once
@@ -86,8 +88,8 @@ class SessionRun {
   bool CheckAnswer(const InFlight& round, proto::RoundAnswer::Reader answer, const RoundExchange& logged,
                    const Status& answer_canonical);
   void MaybeSendRound();
-  // Adds the round whose answer was last checked to the transcript, if not yet done.
-  void HashPendingRound();
+  // Adds the rounds whose answers were checked and not yet hashed to the transcript, in order.
+  void HashPendingRounds();
   // Asks the worker for an occupancy batch; false (the round waits, or the window ends) if not ready.
   bool OccupancyBatchReady(uint32_t batch);
   // `decided_ns` and `cpu_start_ns` (round_costs.h): when MaybeSendRound decided to send, for RoundCost.
@@ -147,7 +149,7 @@ class SessionRun {
   const bool measure_cpu_;
   std::vector<DeviceRounds> rounds_scratch_;      // MaybeSendRound's plan input, reused
   std::vector<const uint8_t*> expected_scratch_;  // CheckAnswer's expected labels, reused
-  std::optional<size_t> transcript_pending_;      // exchange of the round checked, not yet hashed
+  std::vector<size_t> transcript_pending_;        // exchanges of rounds checked, not yet hashed, in order
   bool report_arrived_ = false;  // any answer to startSession, even a refusal
   // A round refused before the report (OnRoundError): recorded when the report arrives, unless
   // startSession's own failure (why the session ended) comes first.

@@ -379,10 +379,21 @@ Status AgentCore::AnswerRound(ConnectionId from, proto::ChallengeRound::Reader r
   return status;
 }
 
+namespace {
+
+// A session id for messages: its hex when it has the size of one, else only its size (a peer's
+// megabytes are never copied into a message or a log line).
+std::string SessionIdText(proto::ByteView id) {
+  if (id.size() == proto::kSessionIdBytes) return HexEncode(id.begin(), id.size());
+  return "id of " + std::to_string(id.size()) + " bytes (" + std::to_string(proto::kSessionIdBytes) + " expected)";
+}
+
+}  // namespace
+
 StatusOr<AgentCore::RoundChannelToken> AgentCore::OpenRoundChannel(ConnectionId from, proto::ByteView session_id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!session_ || !SameBytes(session_id, session_->id)) {
-    return FailedPreconditionError("no session " + HexEncode(session_id.begin(), session_id.size()) + " running");
+    return FailedPreconditionError("no session " + SessionIdText(session_id) + " running");
   }
   Session& s = *session_;
   if (from != s.owner) return PermissionDeniedError(s.name + " belongs to another connection");
@@ -397,8 +408,7 @@ StatusOr<ConnectionId> AgentCore::RedeemRoundChannel(proto::ByteView session_id,
                                                      const PeerKeyId& authenticated_as) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!session_ || !SameBytes(session_id, session_->id)) {
-    return PermissionDeniedError("round channel: no session " + HexEncode(session_id.begin(), session_id.size()) +
-                                 " running");
+    return PermissionDeniedError("round channel: no session " + SessionIdText(session_id) + " running");
   }
   Session& s = *session_;
   if (!s.round_channel_token) return PermissionDeniedError("round channel: no unused token of " + s.name);

@@ -14,6 +14,18 @@
 #include "proto/rpc_status.h"
 
 namespace wipeproof {
+namespace {
+
+// Texts the peer may have lengthened (a malformed message's description) are cut to this many
+// characters in the refusal, in `closed_because()` and in log lines.
+constexpr size_t kMaxReasonChars = 300;
+
+std::string Capped(std::string text) {
+  if (text.size() > kMaxReasonChars) text.resize(kMaxReasonChars);
+  return text;
+}
+
+}  // namespace
 
 RoundChannel::RoundChannel(AgentCore& core, kj::Timer& timer, kj::Own<kj::AsyncIoStream> stream,
                            PeerKeyId authenticated_as, RoundChannelOptions options,
@@ -28,7 +40,7 @@ RoundChannel::RoundChannel(AgentCore& core, kj::Timer& timer, kj::Own<kj::AsyncI
 
 kj::Promise<void> RoundChannel::Serve() {
   return ReadRequests().exclusiveJoin(Watch()).catch_([this](kj::Exception&& e) {
-    if (closed_because_.empty()) closed_because_ = std::string("stream error: ") + e.getDescription().cStr();
+    if (closed_because_.empty()) closed_because_ = Capped(std::string("stream error: ") + e.getDescription().cStr());
   });
 }
 
@@ -56,9 +68,10 @@ kj::Promise<void> RoundChannel::ReadRequests() {
             const Status why = InvalidArgumentError(std::string("malformed message: ") + e.getDescription().cStr());
             if (owner_)
               core_.Abort(*owner_, proto::ByteView(session_.data(), session_.size()), why.ToString()).IgnoreError();
-            closed_because_ = why.ToString();
+            closed_because_ = Capped(why.ToString());
             refused_ = true;
-            LOG(WARNING) << "round channel: closing: " << TerminalSafe(closed_because_);
+            LOG_EVERY_T(WARNING, 1) << "round channel: closing (at most one such line a second): "
+                                    << TerminalSafe(closed_because_);
             return kj::READY_NOW;
           });
 }
@@ -98,8 +111,9 @@ kj::Promise<void> RoundChannel::Reply(capnp::MessageReader& request) {
         auto id = round.getSessionId();
         if (id.size() != session_.size() || std::memcmp(id.begin(), session_.data(), session_.size()) != 0) {
           status =
-              InvalidArgumentError("a round for session " + HexEncode(id.begin(), id.size()) +
-                                   " on the round channel of session " + HexEncode(session_.data(), session_.size()));
+              InvalidArgumentError("a round for another session (a " + std::to_string(id.size()) +
+                                   "-byte id) on the round channel of session " +
+                                   HexEncode(session_.data(), session_.size()));
           break;
         }
         status = core_.AnswerRound(*owner_, round, reply.initAnswer());
@@ -119,10 +133,11 @@ kj::Promise<void> RoundChannel::Reply(capnp::MessageReader& request) {
     // ProverAgent.round; AnswerRound has ended it already where it refused a round).
     if (owner_)
       core_.Abort(*owner_, proto::ByteView(session_.data(), session_.size()), status.ToString()).IgnoreError();
-    closed_because_ = status.ToString();
+    closed_because_ = Capped(status.ToString());
     refused_ = true;
-    LOG(WARNING) << "round channel: refused, closing: " << TerminalSafe(closed_because_);
-    reply.setRefused(std::string(proto::kStatusExceptionPrefix) + status.ToString());
+    LOG_EVERY_T(WARNING, 1) << "round channel: refused, closing (at most one such line a second): "
+                            << TerminalSafe(closed_because_);
+    reply.setRefused(std::string(proto::kStatusExceptionPrefix) + closed_because_);
   }
   auto written = capnp::writeMessage(*stream_, *message).attach(kj::mv(message));
   if (!answered) return written;

@@ -188,6 +188,29 @@ TEST_F(RoundChannelTest, TheTokenOpensOneChannelForTheOwnerOnly) {
   ExpectNothingHeld();
 }
 
+// A hello or token request naming a huge session id is refused with a short text: the peer's
+// megabytes are never hex-encoded, copied into the refusal or logged. The session goes on.
+// threat-model: T-ROUND-CHANNEL
+TEST_F(RoundChannelTest, AHugeSessionIdIsRefusedWithoutBeingCopied) {
+  Start(agent_test::HostBackends());
+  auto owner = Connect();
+  OrderSpec spec;
+  StartFilled(*owner, spec);
+  const proto::Bytes huge(4 << 20, 0xab);
+  auto token = TokenFor(*owner, huge);
+  EXPECT_EQ(token.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_LT(token.status().message().size(), 200u) << token.status().message().substr(0, 300);
+  auto good = TokenFor(*owner, spec.session_id);
+  ASSERT_TRUE(good.ok());
+  auto channel = OpenChannel();
+  Status refused = Hello(*channel, huge, *good);
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_LT(refused.message().size(), 200u) << refused.message().substr(0, 300);
+  EXPECT_NE(refused.message().find("id of 4194304 bytes (16 expected)"), std::string::npos) << refused.message();
+  EXPECT_TRUE(ClosedByTheAgent(*channel->stream));
+  EXPECT_TRUE(RpcRound(*owner, spec.session_id, 0, {1}).ok()) << "the session goes on";
+}
+
 // Before the hello nothing but a hello is answered, and a refusal there leaves the session alone.
 TEST_F(RoundChannelTest, ARoundBeforeTheHelloIsRefusedAndTheSessionGoesOn) {
   Start(agent_test::HostBackends());
