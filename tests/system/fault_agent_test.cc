@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -121,15 +122,18 @@ class SkewedClock final : public Clock {
 // destroyed. The core is thread-safe, so tests read its status from their own thread.
 class TcpAgent {
  public:
-  TcpAgent(BackendSet backends, AgentConfig config, const Clock& clock)
+  // `handshake_pace_us`: the server's pacing of handshakes while a session runs (agent_rpc_server.h).
+  TcpAgent(BackendSet backends, AgentConfig config, const Clock& clock,
+           int64_t handshake_pace_us = kDefaultHandshakePaceUs)
       : core_(std::move(config), std::move(backends), clock) {
     std::promise<unsigned> bound;
     std::future<unsigned> port = bound.get_future();
-    thread_ = std::thread([this, &bound] {
+    thread_ = std::thread([this, &bound, handshake_pace_us] {
       kj::AsyncIoContext io = kj::setupAsyncIo();
       AgentRpcServerOptions options;
       options.timeout_check_interval_us = 10'000;
       options.tls = agent_test::AgentTls();
+      options.handshake_pace_us = handshake_pace_us;
       AgentRpcServer server(core_, *io.provider, options);
       try {
         bound.set_value(server.Listen("127.0.0.1:0").wait(io.waitScope));
@@ -209,13 +213,14 @@ class FaultTest : public ::testing::Test {
 
   // Host memory (64 MiB available; its fill held at `host_gate` when given) and the faulty GPU (64 MiB).
   void StartAgent(const Clock& clock, AgentConfig config = agent_test::TestConfig(),
-                  const agent_test::FillGate* host_gate = nullptr) {
+                  const agent_test::FillGate* host_gate = nullptr,
+                  int64_t handshake_pace_us = kDefaultHandshakePaceUs) {
     BackendSet backends;
     agent_test::FakeDeviceOptions gpu;
     gpu.id = kGpu;
     backends.backends.push_back(std::make_unique<FaultyBackend>(agent_test::MakeFakeDeviceBackend(gpu), &faults_));
     backends.backends.push_back(agent_test::MakeCountingHostBackend(64 * kMiB, host_gate));
-    agent_ = std::make_unique<TcpAgent>(std::move(backends), std::move(config), clock);
+    agent_ = std::make_unique<TcpAgent>(std::move(backends), std::move(config), clock, handshake_pace_us);
   }
 
   // One session against the agent, challenger on the system clock; records go to `sink`.
@@ -295,6 +300,27 @@ TEST_F(FaultTest, RoundsGoOverTheRoundChannelUnlessItIsOff) {
   ExpectNothingHeld();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // counters published every 5 ms
   EXPECT_EQ(agent_->round_channels_opened(), 1u) << "no second channel";
+}
+
+// No round waits for the round channel: the node decides when its channel opens, and a wait it
+// could stretch would be time between its fill report and the proof rounds. Here the agent paces
+// handshakes 8 s apart while a session runs, so the channel cannot open within the session: the
+// proof rounds still follow the report at once, over RPC.
+// threat-model: T-EARLY-FILL
+TEST_F(FaultTest, NoRoundWaitsForTheRoundChannel) {
+  StartAgent(SystemClock(), agent_test::TestConfig(), nullptr, /*handshake_pace_us=*/8'000'000);
+  auto outcome = RunSession(sink_);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_TRUE(outcome->pass) << outcome->failure.Describe();
+  uint64_t first_after_report_us = UINT64_MAX;
+  for (const RoundRecord& r : outcome->rounds) {
+    if (r.sent_after_order_us >= outcome->fill_us)
+      first_after_report_us = std::min(first_after_report_us, r.sent_after_order_us);
+  }
+  ASSERT_NE(first_after_report_us, UINT64_MAX) << "no round after the fill report";
+  EXPECT_LT(first_after_report_us - outcome->fill_us, 1'000'000u) << "a round waited after the report";
+  EXPECT_EQ(agent_->round_channel_rounds(), 0u);
+  EXPECT_EQ(agent_->round_channels_opened(), 0u) << "the channel's handshake was meant to be held back";
 }
 
 // threat-model: T-DEVICE-ERROR
