@@ -3,11 +3,17 @@
 #include <capnp/serialize-async.h>
 #include <kj/debug.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "proto/rpc_status.h"
 
 namespace wipeproof::proto {
+namespace {
+
+constexpr size_t kMaxRefusalChars = 4096;  // of a refusal's text: the agent's are a few hundred
+
+}  // namespace
 
 kj::Promise<void> RoundChannelClient::Open(ByteView session_id, ByteView token) {
   const capnp::Data::Reader preface = ROUND_CHANNEL_PREFACE.get();
@@ -48,7 +54,7 @@ kj::Promise<void> RoundChannelClient::ReadReply(RoundChannelReply::Which expecte
       // The agent's Status, as an RPC call's exception carries it.
       const capnp::Text::Reader text = reply.getRefused();
       kj::throwFatalException(kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__,
-                                            kj::heapString(text.begin(), text.size())));
+                                            kj::heapString(text.begin(), std::min(text.size(), kMaxRefusalChars))));
     }
     // Not the agent's word but a malformed exchange (not a wipeproof Status).
     KJ_REQUIRE(reply.which() == expected, "round channel: a reply of another kind than the request's",

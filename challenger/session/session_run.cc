@@ -28,6 +28,8 @@ using proto::FailureReason;
 constexpr uint64_t kIdleWakeUs = 100'000;
 constexpr uint64_t kOccupancyNotReadyRetryUs = 1'000;
 constexpr uint64_t kRoundChannelHelloUs = 10'000'000;  // from the channel's connection to `ready`
+constexpr size_t kRoundChannelTokenBytes = 32;          // wipe.capnp openRoundChannel
+constexpr uint64_t kAnswerSlackWords = 64;              // an answer's root, session id and pointers
 
 
 }  // namespace
@@ -182,7 +184,7 @@ void SessionRun::SendRequests(proto::ProverAgent::Client& agent) {
                                [this](kj::Exception&& e) {
                                  report_arrived_ = true;
                                  s_.out.fill_us = s_.SinceOrderUs();
-                                 Fail(FailureFromException(e, FailureReason::ORDER_REFUSED, "startSession"));
+                                 Fail(FillFailure(e));
                                }));
   for (size_t d = 0; d < s_.plan.devices.size(); ++d) {
     auto request = agent.deviceFilledRequest();
@@ -200,6 +202,21 @@ void SessionRun::SendRequests(proto::ProverAgent::Client& agent) {
   }
 }
 
+// startSession's failure. Once a round went out it is no refusal of the order: never "busy" (which
+// says nothing was wiped), and it says, as OnRoundError does, that the node's indices were on the
+// wire (a retry is a new session); a round refused meanwhile is named too.
+SessionFailure SessionRun::FillFailure(const kj::Exception& e) const {
+  SessionFailure f = FailureFromException(e, FailureReason::ORDER_REFUSED, "startSession");
+  if (s_.out.rounds_sent == 0) return f;
+  if (f.reason == FailureReason::NODE_BUSY) f.reason = FailureReason::ORDER_REFUSED;
+  std::string text = f.text + " (after " + std::to_string(s_.out.rounds_sent) +
+                     " round(s) were sent: the node's failed wipe; a retry is a new session and does not replace this "
+                     "verdict)";
+  if (round_failure_before_report_) text += "; before it: " + round_failure_before_report_->text;
+  f.text = PeerText(text, kMaxFailureTextBytes);
+  return f;
+}
+
 // The round channel: a token from the agent over RPC (pipelined after startSession, so the session
 // exists), a second connection, the hello. Until it is open and the fill report is in (SendRound),
 // or if it never opens, rounds go over RPC. No round ever waits for it: the node decides when its `ready` comes, and a wait it could
@@ -212,6 +229,7 @@ void SessionRun::OpenRoundChannel(proto::ProverAgent::Client& agent, AgentConnec
   tasks_.add(request.send()
                  .then([&connector, token](auto&& response) {
                    auto t = response.getToken();
+                   KJ_REQUIRE(t.size() == kRoundChannelTokenBytes, "a round channel token of another size", t.size());
                    token->assign(t.begin(), t.end());
                    return connector.ConnectRoundChannel();
                  })
@@ -363,6 +381,26 @@ void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
   // fast answer never waits for the challenger's hashing.
   if (!in_flight_) HashPendingRounds();
   Wake();
+}
+
+void SessionRun::OnReceived(const std::function<proto::RoundAnswer::Reader()>& answer_of) {
+  proto::RoundAnswer::Reader answer;
+  try {
+    answer = answer_of();
+    // Every pointer checked now (a malformed answer is the node's protocol error, never the
+    // challenger's), and no larger than the round's labels need, so the checks that read it again
+    // stay within the reader's traversal limit.
+    const uint64_t words = answer.totalSize().wordCount;
+    if (in_flight_) {
+      uint64_t labels = 0;
+      for (const auto& [d, b] : in_flight_->parts) labels += challenges_.Indices(d, b).size();
+      const uint64_t most = labels * proto::kLabelBytes / 8 + kAnswerSlackWords;
+      KJ_REQUIRE(words <= most, "an answer larger than its round's labels need", words, most);
+    }
+  } catch (const kj::Exception& e) {
+    return OnRoundError(e);
+  }
+  OnAnswer(answer);
 }
 
 void SessionRun::HashPendingRounds() {
@@ -593,25 +631,15 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
     tasks_.add(channel_->Send(*message).attach(std::move(message)).then(
         [this]() {
           channel_busy_ = false;
-          OnAnswer(channel_->answer());
+          OnReceived([this] { return channel_->answer(); });
         },
         [this](kj::Exception&& e) {
           channel_busy_ = false;
           OnRoundError(e);
         }));
   } else {
-    tasks_.add(request->send().then(
-        [this](auto&& response) {
-          proto::RoundAnswer::Reader answer;
-          try {
-            answer = response.getAnswer();
-            answer.totalSize();  // every pointer checked now: a malformed answer is the node's error
-          } catch (const kj::Exception& e) {
-            return OnRoundError(e);
-          }
-          OnAnswer(answer);
-        },
-        [this](kj::Exception&& e) { OnRoundError(e); }));
+    tasks_.add(request->send().then([this](auto&& response) { OnReceived([&response] { return response.getAnswer(); }); },
+                                    [this](kj::Exception&& e) { OnRoundError(e); }));
   }
   s_.out.costs.rounds[index].send_ns = SteadyNowNs() - send_start_ns;
 }

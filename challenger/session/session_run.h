@@ -24,6 +24,7 @@
 #include <kj/async.h>
 #include <kj/timer.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,7 +82,11 @@ class SessionRun {
   kj::TimePoint NextWake() const;
   void OnNotice(size_t d, proto::Envelope::Reader wire);
   void OnReport(proto::Envelope::Reader wire);
+  // An answer received on either transport: checked whole (OnRoundError when malformed or larger
+  // than its round needs), then OnAnswer.
+  void OnReceived(const std::function<proto::RoundAnswer::Reader()>& answer_of);
   void OnAnswer(proto::RoundAnswer::Reader answer);
+  SessionFailure FillFailure(const kj::Exception& e) const;
   void OnRoundError(const kj::Exception& e);
   // `logged`: the round's exchange as EndRound logged it (canonical round and answer bytes);
   // `answer_canonical`: whether the answer could be put in canonical form.

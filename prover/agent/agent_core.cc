@@ -446,7 +446,7 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
   WP_ASSIGN_OR_RETURN(auto parsed, proto::ParseMessage<proto::ChallengeRound>(proto::AsView(bytes)));
   proto::ChallengeRound::Reader r = parsed.root();
   if (!SameBytes(r.getSessionId(), s.id)) {
-    return InvalidArgumentError("round for session " + HexEncode(r.getSessionId().begin(), r.getSessionId().size()));
+    return InvalidArgumentError("round for session " + SessionIdText(r.getSessionId()));
   }
   if (r.getRoundIndex() != s.rounds_answered) {
     return InvalidArgumentError("round index " + std::to_string(r.getRoundIndex()) + ", expected " +

@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/terminal_text.h"
 #include "proto/codec.h"
 #include "prover/agent/agent_service.h"
 #include "prover/agent/handshake_guard.h"
@@ -210,7 +211,7 @@ kj::Promise<void> AgentRpcServer::ServeConnection(Connection& c) {
             if (c.channel->refused()) ++round_channels_refused_;
             round_channel_rounds_ += c.channel->rounds_answered();
             VLOG(1) << "round channel " << c.id << " closed after " << c.channel->rounds_answered()
-                    << " rounds: " << c.channel->closed_because();
+                    << " rounds: " << TerminalSafe(c.channel->closed_because());
           });
         }
         if (n == 0) return kj::READY_NOW;  // closed before a byte
