@@ -222,7 +222,13 @@ std::string OutcomeSummary(const SessionOutcome& outcome, const std::string& led
     std::sort(sorted.begin(), sorted.end());
     s << ", slowest " << sorted.back() << " us, median " << sorted[sorted.size() / 2] << " us";
   }
-  s << " (deadline " << v.getRoundDeadlineUs() << " us)\n";
+  s << " (deadline " << v.getRoundDeadlineUs() << " us)";
+  const size_t on_channel = static_cast<size_t>(
+      std::count_if(outcome.rounds.begin(), outcome.rounds.end(), [](const RoundRecord& r) { return r.on_channel; }));
+  if (!outcome.rounds.empty()) {
+    s << "; " << on_channel << " on the round channel, " << outcome.rounds.size() - on_channel << " over RPC";
+  }
+  s << "\n";
   for (auto d : v.getDevices()) {
     s << "device " << TerminalSafe(d.getSelector().cStr()) << ": " << d.getBytesHeld() << " bytes held of "
       << d.getPlannedBytes() << " planned (" << FormatBytesHuman(d.getBytesHeld()) << ", "

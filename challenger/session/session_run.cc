@@ -688,6 +688,7 @@ RoundRecord& SessionRun::EndRound(InFlight& round, proto::Bytes answer, int64_t 
   record.round = round.index;
   record.sent_after_order_us = static_cast<uint64_t>(round.sent_us - s_.sent.monotonic_us);
   record.proof = round.proof;
+  record.on_channel = round.on_channel;
   record.elapsed_us = static_cast<uint64_t>(ended_us - round.sent_us);
   s_.out.rounds.push_back(record);
   s_.out.exchanges.push_back({std::move(round.round), std::move(answer)});

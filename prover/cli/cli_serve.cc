@@ -74,9 +74,9 @@ DEFINE_int64(max_order_lifetime_us, wipeproof::kDefaultMaxOrderLifetimeUs,
              "serve: orders valid longer than this (expiry - issue, microseconds) are refused; default 86400000000 "
              "(24 h)");
 DEFINE_uint32(max_connections, static_cast<uint32_t>(wipeproof::kDefaultMaxConnections),
-              "serve: connections open at once; one more evicts the oldest connection that owns no session and "
-              "runs no call (closed at once if none); keep the open-file limit (ulimit -n) well above it; default "
-              "64");
+              "serve: connections open at once (a session's round channel is one more, holding its slot while the "
+              "session runs); one more evicts the oldest connection that owns no session and runs no call (closed "
+              "at once if none); keep the open-file limit (ulimit -n) well above it; default 64");
 DEFINE_int64(idle_timeout_s, wipeproof::kDefaultIdleTimeoutUs / 1'000'000,
              "serve: seconds after which a connection that owns no session and makes no call is closed (a "
              "connection that owns a session is left to the session timeout); 0 = never; default 60");

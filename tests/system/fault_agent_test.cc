@@ -293,10 +293,16 @@ TEST_F(FaultTest, RoundsGoOverTheRoundChannelUnlessItIsOff) {
   ExpectNothingHeld();
   ASSERT_TRUE(WaitFor([&] { return agent_->round_channel_rounds() > 0; })) << "no round went over the channel";
   EXPECT_LE(agent_->round_channel_rounds(), (*with_channel)->rounds.size());
+  auto on_channel = [](const SessionOutcome& o) {
+    return std::count_if(o.rounds.begin(), o.rounds.end(), [](const RoundRecord& r) { return r.on_channel; });
+  };
+  EXPECT_EQ(static_cast<uint64_t>(on_channel(**with_channel)), agent_->round_channel_rounds())
+      << "the challenger's record of each round's transport agrees with the agent's count";
 
   auto over_rpc = RunSession(sink_, FaultProfile(), /*round_channel=*/false);
   ASSERT_TRUE(over_rpc.ok()) << over_rpc.status().ToString();
   EXPECT_TRUE(over_rpc->pass) << over_rpc->failure.Describe();
+  EXPECT_EQ(on_channel(*over_rpc), 0);
   ExpectNothingHeld();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // counters published every 5 ms
   EXPECT_EQ(agent_->round_channels_opened(), 1u) << "no second channel";
