@@ -313,11 +313,8 @@ void SessionRun::OnReport(proto::Envelope::Reader wire) {
   Wake();
 }
 
-void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
+void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer, int64_t answered_us, uint64_t received_ns) {
   if (!in_flight_) return;
-  // The round ends here, as it is received: what follows is the challenger's own check.
-  const int64_t answered_us = s_.env.clock->MonotonicMicros();
-  const uint64_t received_ns = SteadyNowNs();
   const uint64_t cpu_start_ns = measure_cpu_ ? ThreadCpuNs() : 0;
   InFlight round = std::move(*in_flight_);
   in_flight_.reset();
@@ -384,6 +381,9 @@ void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer) {
 }
 
 void SessionRun::OnReceived(const std::function<proto::RoundAnswer::Reader()>& answer_of) {
+  // The round ends here, as it is received: what follows is the challenger's own check.
+  const int64_t answered_us = s_.env.clock->MonotonicMicros();
+  const uint64_t received_ns = SteadyNowNs();
   proto::RoundAnswer::Reader answer;
   try {
     answer = answer_of();
@@ -400,7 +400,7 @@ void SessionRun::OnReceived(const std::function<proto::RoundAnswer::Reader()>& a
   } catch (const kj::Exception& e) {
     return OnRoundError(e);
   }
-  OnAnswer(answer);
+  OnAnswer(answer, answered_us, received_ns);
 }
 
 void SessionRun::HashPendingRounds() {

@@ -85,7 +85,8 @@ class SessionRun {
   // An answer received on either transport: checked whole (OnRoundError when malformed or larger
   // than its round needs), then OnAnswer.
   void OnReceived(const std::function<proto::RoundAnswer::Reader()>& answer_of);
-  void OnAnswer(proto::RoundAnswer::Reader answer);
+  // `answered_us` (the session's monotonic clock) and `received_ns` (SteadyNowNs): when it arrived.
+  void OnAnswer(proto::RoundAnswer::Reader answer, int64_t answered_us, uint64_t received_ns);
   SessionFailure FillFailure(const kj::Exception& e) const;
   void OnRoundError(const kj::Exception& e);
   // `logged`: the round's exchange as EndRound logged it (canonical round and answer bytes);

@@ -9,7 +9,7 @@ namespace wipeproof {
 
 HandshakeGuardStream::HandshakeGuardStream(kj::Own<kj::AsyncIoStream> inner, size_t budget, Pace pace,
                                            uint64_t* bytes_read)
-    : inner_(kj::mv(inner)), remaining_(budget), budget_(budget), pace_(kj::mv(pace)), bytes_read_(bytes_read) {}
+    : ForwardingStream(kj::mv(inner)), remaining_(budget), budget_(budget), pace_(kj::mv(pace)), bytes_read_(bytes_read) {}
 
 kj::Promise<size_t> HandshakeGuardStream::tryRead(void* buffer, size_t min_bytes, size_t max_bytes) {
   if (authenticated_) return inner_->tryRead(buffer, min_bytes, max_bytes);

@@ -19,9 +19,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "prover/agent/forwarding_stream.h"
+
 namespace wipeproof {
 
-class HandshakeGuardStream final : public kj::AsyncIoStream {
+class HandshakeGuardStream final : public ForwardingStream {
  public:
   using Pace = kj::Function<kj::Promise<void>()>;
 
@@ -33,24 +35,8 @@ class HandshakeGuardStream final : public kj::AsyncIoStream {
   void Authenticated() { authenticated_ = true; }
 
   kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override;
-  kj::Promise<void> write(const void* buffer, size_t size) override { return inner_->write(buffer, size); }
-  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override {
-    return inner_->write(pieces);
-  }
-  kj::Promise<void> whenWriteDisconnected() override { return inner_->whenWriteDisconnected(); }
-  void shutdownWrite() override { inner_->shutdownWrite(); }
-  void abortRead() override { inner_->abortRead(); }
-  void getsockopt(int level, int option, void* value, kj::uint* length) override {
-    inner_->getsockopt(level, option, value, length);
-  }
-  void setsockopt(int level, int option, const void* value, kj::uint length) override {
-    inner_->setsockopt(level, option, value, length);
-  }
-  void getsockname(struct sockaddr* addr, kj::uint* length) override { inner_->getsockname(addr, length); }
-  void getpeername(struct sockaddr* addr, kj::uint* length) override { inner_->getpeername(addr, length); }
 
  private:
-  kj::Own<kj::AsyncIoStream> inner_;
   size_t remaining_;
   const size_t budget_;
   Pace pace_;

@@ -7,7 +7,7 @@
 namespace wipeproof {
 
 PrefixedStream::PrefixedStream(kj::Own<kj::AsyncIoStream> inner, kj::Array<kj::byte> prefix)
-    : inner_(kj::mv(inner)), prefix_(kj::mv(prefix)) {}
+    : ForwardingStream(kj::mv(inner)), prefix_(kj::mv(prefix)) {}
 
 kj::Promise<size_t> PrefixedStream::tryRead(void* buffer, size_t min_bytes, size_t max_bytes) {
   if (served_ == prefix_.size() || max_bytes == 0) return inner_->tryRead(buffer, min_bytes, max_bytes);

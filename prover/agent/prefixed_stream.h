@@ -10,31 +10,17 @@
 
 #include <cstddef>
 
+#include "prover/agent/forwarding_stream.h"
+
 namespace wipeproof {
 
-class PrefixedStream final : public kj::AsyncIoStream {
+class PrefixedStream final : public ForwardingStream {
  public:
   PrefixedStream(kj::Own<kj::AsyncIoStream> inner, kj::Array<kj::byte> prefix);
 
   kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override;
-  kj::Promise<void> write(const void* buffer, size_t size) override { return inner_->write(buffer, size); }
-  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override {
-    return inner_->write(pieces);
-  }
-  kj::Promise<void> whenWriteDisconnected() override { return inner_->whenWriteDisconnected(); }
-  void shutdownWrite() override { inner_->shutdownWrite(); }
-  void abortRead() override { inner_->abortRead(); }
-  void getsockopt(int level, int option, void* value, kj::uint* length) override {
-    inner_->getsockopt(level, option, value, length);
-  }
-  void setsockopt(int level, int option, const void* value, kj::uint length) override {
-    inner_->setsockopt(level, option, value, length);
-  }
-  void getsockname(struct sockaddr* addr, kj::uint* length) override { inner_->getsockname(addr, length); }
-  void getpeername(struct sockaddr* addr, kj::uint* length) override { inner_->getpeername(addr, length); }
 
  private:
-  kj::Own<kj::AsyncIoStream> inner_;
   kj::Array<kj::byte> prefix_;
   size_t served_ = 0;  // bytes of prefix_ already returned
 };

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "proto/codec.h"
+#include "prover/bench/floor_messages.h"
 
 namespace wipeproof {
 namespace {
@@ -34,34 +35,13 @@ kj::Promise<void> Echo(kj::AsyncIoStream& stream, const std::vector<uint8_t>& la
       .then([&stream, &labels](kj::Maybe<kj::Own<capnp::MessageReader>> maybe) -> kj::Promise<void> {
         KJ_IF_MAYBE (reader, maybe) {
           auto round = (*reader)->getRoot<proto::ChallengeRound>();
-          size_t asked = 0;
-          for (auto device : round.getDevices()) asked += device.getLabelIndices().size();
-          const size_t bytes = std::min(asked * kLabelBytes, labels.size());
-          auto message = kj::heap<capnp::MallocMessageBuilder>(static_cast<unsigned>(bytes / 8 + 16));
-          auto answer = message->initRoot<proto::RoundAnswer>();
-          answer.setSessionId(round.getSessionId());
-          answer.setRoundIndex(round.getRoundIndex());
-          std::memcpy(answer.initLabels(static_cast<unsigned>(bytes)).begin(), labels.data(), bytes);
+          auto message = kj::heap<capnp::MallocMessageBuilder>(FloorAnswerWords(round, labels));
+          BuildFloorAnswer(round, labels, *message);
           auto written = capnp::writeMessage(stream, *message);
           return written.attach(kj::mv(message)).then([&stream, &labels]() { return Echo(stream, labels); });
         }
         return kj::READY_NOW;  // the client closed the stream
       });
-}
-
-// A floor path's result: its rounds' percentiles, all transport (no agent), and the client's CPU per
-// round from `client_cpu_ns` over all of them.
-RoundPathResult FloorResult(const std::string& path, const RoundBenchOptions& options, std::vector<int64_t> round_ns,
-                            int64_t client_cpu_ns) {
-  RoundPathResult out;
-  out.path = path;
-  out.rounds = options.rounds;
-  out.labels_per_round = options.labels_per_round;
-  out.round = PercentilesOf(std::move(round_ns));
-  out.transport = out.round;
-  out.client_cpu_us = static_cast<double>(client_cpu_ns) / 1000.0 / options.rounds;
-  out.instructions_unavailable = "not counted on the floor paths";
-  return out;
 }
 
 // The client's rounds over `stream` (on `io`'s loop): each round q random indices (a seeded draw) in a
@@ -73,30 +53,18 @@ StatusOr<RoundPathResult> Rounds(kj::AsyncIoContext& io, kj::AsyncIoStream& stre
   std::vector<int64_t> round_ns, build_ns;
   round_ns.reserve(options.rounds);
   build_ns.reserve(options.rounds);
-  const uint8_t session_id[proto::kSessionIdBytes] = {};
   const int64_t client_cpu_before = CpuClockNs(CLOCK_THREAD_CPUTIME_ID);
   const int64_t echo_cpu_before = echo_cpu_clock != nullptr ? CpuClockNs(*echo_cpu_clock) : 0;
   try {
     for (uint32_t r = 0; r < options.rounds; ++r) {
       const int64_t t0 = MonotonicNs();
       capnp::MallocMessageBuilder message(q + 32);
-      auto round = message.initRoot<proto::ChallengeRound>();
-      round.setSessionId(proto::ByteView(session_id, sizeof session_id));
-      round.setRoundIndex(r);
-      auto device = round.initDevices(1)[0];
-      device.setDeviceIndex(0);
-      auto list = device.initLabelIndices(q);
-      for (uint32_t i = 0; i < q; ++i) list.set(i, random() % options.session_labels);
+      BuildFloorRound(message, r, q, options.session_labels, random);
       const int64_t t1 = MonotonicNs();
       capnp::writeMessage(stream, message).wait(io.waitScope);
       auto reader = capnp::readMessage(stream, proto::RpcReaderOptions()).wait(io.waitScope);
       const int64_t t2 = MonotonicNs();
-      auto answer = reader->getRoot<proto::RoundAnswer>();
-      if (answer.getRoundIndex() != r || answer.getLabels().size() != size_t{q} * kLabelBytes) {
-        return InternalError("round " + std::to_string(r) + ": answer of round " +
-                             std::to_string(answer.getRoundIndex()) + " with " +
-                             std::to_string(answer.getLabels().size()) + " bytes");
-      }
+      WP_RETURN_IF_ERROR(CheckFloorAnswer(reader->getRoot<proto::RoundAnswer>(), r, q));
       build_ns.push_back(t1 - t0);
       round_ns.push_back(t2 - t1);
     }

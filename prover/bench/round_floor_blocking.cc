@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "proto/codec.h"
+#include "prover/bench/floor_messages.h"
 #include "proto/tls_certificate.h"
 
 namespace wipeproof {
@@ -180,14 +181,8 @@ void Echo(BlockingStream& stream, const std::vector<uint8_t>& labels) {
   while (buffered.tryGetReadBuffer().size() > 0) {
     capnp::InputStreamMessageReader reader(buffered, proto::RpcReaderOptions());
     auto round = reader.getRoot<proto::ChallengeRound>();
-    size_t asked = 0;
-    for (auto device : round.getDevices()) asked += device.getLabelIndices().size();
-    const size_t bytes = std::min(asked * kLabelBytes, labels.size());
-    capnp::MallocMessageBuilder message(static_cast<unsigned>(bytes / 8 + 16));
-    auto answer = message.initRoot<proto::RoundAnswer>();
-    answer.setSessionId(round.getSessionId());
-    answer.setRoundIndex(round.getRoundIndex());
-    std::memcpy(answer.initLabels(static_cast<unsigned>(bytes)).begin(), labels.data(), bytes);
+    capnp::MallocMessageBuilder message(FloorAnswerWords(round, labels));
+    BuildFloorAnswer(round, labels, message);
     stream.Write(capnp::messageToFlatArray(message));
   }
 }
@@ -201,7 +196,6 @@ StatusOr<RoundPathResult> Rounds(BlockingStream& stream, const RoundBenchOptions
   std::vector<int64_t> round_ns, build_ns;
   round_ns.reserve(options.rounds);
   build_ns.reserve(options.rounds);
-  const uint8_t session_id[proto::kSessionIdBytes] = {};
   kj::BufferedInputStreamWrapper buffered(stream);
   const int64_t client_cpu_before = CpuClockNs(CLOCK_THREAD_CPUTIME_ID);
   const int64_t echo_cpu_before = CpuClockNs(echo_cpu_clock);
@@ -209,41 +203,23 @@ StatusOr<RoundPathResult> Rounds(BlockingStream& stream, const RoundBenchOptions
     for (uint32_t r = 0; r < options.rounds; ++r) {
       const int64_t t0 = MonotonicNs();
       capnp::MallocMessageBuilder message(q + 32);
-      auto round = message.initRoot<proto::ChallengeRound>();
-      round.setSessionId(proto::ByteView(session_id, sizeof session_id));
-      round.setRoundIndex(r);
-      auto device = round.initDevices(1)[0];
-      device.setDeviceIndex(0);
-      auto list = device.initLabelIndices(q);
-      for (uint32_t i = 0; i < q; ++i) list.set(i, random() % options.session_labels);
+      BuildFloorRound(message, r, q, options.session_labels, random);
       kj::Array<capnp::word> flat = capnp::messageToFlatArray(message);
       const int64_t t1 = MonotonicNs();
       stream.Write(flat);
       capnp::InputStreamMessageReader reader(buffered, proto::RpcReaderOptions());
       const int64_t t2 = MonotonicNs();
-      auto answer = reader.getRoot<proto::RoundAnswer>();
-      if (answer.getRoundIndex() != r || answer.getLabels().size() != size_t{q} * kLabelBytes) {
-        return InternalError("round " + std::to_string(r) + ": answer of round " +
-                             std::to_string(answer.getRoundIndex()) + " with " +
-                             std::to_string(answer.getLabels().size()) + " bytes");
-      }
+      WP_RETURN_IF_ERROR(CheckFloorAnswer(reader.getRoot<proto::RoundAnswer>(), r, q));
       build_ns.push_back(t1 - t0);
       round_ns.push_back(t2 - t1);
     }
   } catch (const kj::Exception& e) {
     return UnavailableError(path + ": " + e.getDescription().cStr());
   }
-  RoundPathResult out;
-  out.path = path;
-  out.rounds = options.rounds;
-  out.labels_per_round = q;
-  out.round = PercentilesOf(std::move(round_ns));
-  out.transport = out.round;
+  RoundPathResult out =
+      FloorResult(path, options, std::move(round_ns), CpuClockNs(CLOCK_THREAD_CPUTIME_ID) - client_cpu_before);
   out.client_build = PercentilesOf(std::move(build_ns));
-  out.client_cpu_us =
-      static_cast<double>(CpuClockNs(CLOCK_THREAD_CPUTIME_ID) - client_cpu_before) / 1000.0 / options.rounds;
   out.agent_cpu_us = static_cast<double>(CpuClockNs(echo_cpu_clock) - echo_cpu_before) / 1000.0 / options.rounds;
-  out.instructions_unavailable = "not counted on the floor paths";
   return out;
 }
 
