@@ -88,7 +88,7 @@ struct ChainRun {
 struct ChainResult {
   double compressions_per_s = 0;
   double seconds = 0;                      // the timed launch, by device events
-  double sm_clock_hz = 0;                  // mean over blocks of SM clock cycles (clock64) / seconds; 0: unknown
+  double sm_clock_hz = 0;                  // the longest block's SM clock cycles (clock64) / seconds; 0: unknown
   uint64_t threads = 0;                    // threads in the grid
   uint32_t blocks_per_multiprocessor = 0;  // as run
 };

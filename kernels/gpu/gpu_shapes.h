@@ -1,7 +1,8 @@
 // Named GPU shapes for the planner's dry run and the fill model (prover/backends/gpu/fill_model.h):
 // what a device of that kind reports and what its integer pipes can do. Every figure here is a
 // vendor datasheet value or a compiler report of this source, named where it is defined; none
-// was measured on the device (no GPU has run these kernels yet: docs/benchmarks.md).
+// was measured on the device (one H200 run, 2026-12-04, bore out the registers and the integer
+// issue rate: docs/benchmarks.md "The first H200 run").
 //
 // Thread-safety: pure functions and plain data.
 #pragma once

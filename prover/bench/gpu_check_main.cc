@@ -537,10 +537,16 @@ std::string FormatGib(double bytes) {
   return buf;
 }
 
-std::string SmClock(const LaunchStats& l) {
-  if (l.sm_cycles == 0 || l.seconds <= 0) return "";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, " at %.0f MHz", l.sm_cycles / l.seconds / 1e6);
+// Block 0's clock64 span over the launch's wall time. Not the SM clock: teams of a launch finish far
+// apart (docs/benchmarks.md "The first H200 run"), block 0 among the first; clocks.csv has the clock.
+double Block0CyclesPerSecond(const LaunchStats& l) {
+  return l.sm_cycles > 0 && l.seconds > 0 ? l.sm_cycles / l.seconds : 0;
+}
+
+std::string Block0Span(const LaunchStats& l) {
+  if (Block0CyclesPerSecond(l) <= 0) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " (block 0's span: %.0f M cycles a second)", Block0CyclesPerSecond(l) / 1e6);
   return buf;
 }
 
@@ -575,8 +581,43 @@ Json LaunchJson(size_t index, const LaunchStats& l) {
       .Int("labels_done", l.labels_done)
       .Num("measured_s", l.seconds)
       .Int("sm_cycles", l.sm_cycles)
-      .Num("sm_clock_hz", l.sm_cycles > 0 && l.seconds > 0 ? l.sm_cycles / l.seconds : NAN);
+      .Num("block0_cycles_per_s", Block0CyclesPerSecond(l) > 0 ? Block0CyclesPerSecond(l) : NAN);
   return j;
+}
+
+// The host's share of a lookup, timed on a dry-run device filled by the real planner (its layout:
+// runs of whole chunks in their teams' blocks, the pieces acquisition took): the index checks, the
+// two halves' places (LabelLayout::Locate, SlotMap::Locate), the staging and the copy out. No
+// kernel runs, so this is what the agent's thread spends per device and label before and after
+// the device's own latency (docs/benchmarks.md "Lookup staging").
+std::vector<Json> HostLookupCost(const DeviceRegion& region, const RegionSpec& spec) {
+  std::vector<Json> rows;
+  std::mt19937_64 rng(7);
+  for (uint32_t q : {256u, 4096u}) {
+    std::vector<uint64_t> idx(q);
+    std::vector<uint8_t> labels(q * 32ull);
+    std::vector<double> us;
+    const int n = q >= 4096 ? 500 : 2000;
+    for (int i = 0; i < n + 10; ++i) {
+      for (auto& g : idx) g = spec.first + rng() % spec.count;
+      const auto t0 = Clock::now();
+      const Status ls = region.Lookup(idx.data(), q, labels.data());
+      const double t = Since(t0) * 1e6;
+      if (!ls.ok()) return {Json().Str("error", ls.ToString())};
+      if (i >= 10) us.push_back(t);
+    }
+    std::sort(us.begin(), us.end());
+    auto pct = [&](double p) { return us[std::min(us.size() - 1, static_cast<size_t>(p * us.size()))]; };
+    rows.push_back(Json()
+                       .Int("q", q)
+                       .Int("rounds", us.size())
+                       .Num("p50_us", pct(0.5))
+                       .Num("p99_us", pct(0.99))
+                       .Num("p50_ns_per_label", pct(0.5) * 1e3 / q));
+    std::fprintf(stderr, "host share of a lookup, q=%u: p50 %.1f us (%.1f ns a label)\n", q, pct(0.5),
+                 pct(0.5) * 1e3 / q);
+  }
+  return rows;
 }
 
 int StepFill(Context& c, Json* out) {
@@ -651,9 +692,8 @@ int StepFill(Context& c, Json* out) {
     if (dry) return;
     Json partial = *out;
     c.checkpoint(partial.Arr("launches", launches).Int("labels_written_so_far", l.labels_done));
-    std::fprintf(stderr, "fill launch %zu: %s, %u teams x %u threads, %.3f s, %.0f MHz\n", launches.size() - 1,
-                 l.phase.c_str(), l.teams, l.team_threads, l.seconds,
-                 l.sm_cycles > 0 && l.seconds > 0 ? l.sm_cycles / l.seconds / 1e6 : 0.0);
+    std::fprintf(stderr, "fill launch %zu: %s, %u teams x %u threads, %.3f s%s\n", launches.size() - 1,
+                 l.phase.c_str(), l.teams, l.team_threads, l.seconds, Block0Span(l).c_str());
   };
   FillStats stats;
   Status st = (*region)->Fill(spec, tuning, control, &stats);
@@ -726,7 +766,7 @@ int StepFill(Context& c, Json* out) {
                    "MODEL-VS-MEASURED %s launch %zu (%s, %u teams of %u): measured %s, modelled %.2f s%s, "
                    "modelled lane use %.3f\n",
                    what.c_str(), i, l.phase.c_str(), l.teams, l.team_threads,
-                   dry ? "-" : (FormatSeconds(l.seconds) + SmClock(l)).c_str(), lm.predicted_s,
+                   dry ? "-" : (FormatSeconds(l.seconds) + Block0Span(l)).c_str(), lm.predicted_s,
                    dry || lm.predicted_s <= 0 ? "" : (", x" + FormatRatio(l.seconds / lm.predicted_s)).c_str(),
                    lm.lane_use);
     }
@@ -739,7 +779,10 @@ int StepFill(Context& c, Json* out) {
     out->Str("error", st.ToString());
     return cancelled ? 0 : 3;
   }
-  if (dry) return 0;  // nothing was computed
+  if (dry) {  // nothing was computed; what the host does for a lookup on this layout can be timed
+    if (st.ok()) out->Arr("host_lookup", HostLookupCost(**region, spec));
+    return 0;
+  }
   bool ok = true;
   out->Obj("sampled_parity", SampledParity(**region, spec, static_cast<int>(c.flags.Num("samples", 24)), &ok));
   (*region)->Release();

@@ -57,7 +57,10 @@ look = json.load(sys.stdin)["lookups"]
 assert look["kind"] == "modelled", look
 rows = {r["streams"]: r for r in look["together"]}
 assert sorted(rows) == [1, 8] and all(r["q_per_stream"] == 256 for r in rows.values()), rows
-assert rows[8]["device_us"] == rows[1]["device_us"] and rows[8]["total_us"] < 0.5 * 8 * rows[1]["total_us"], rows
+assert rows[8]["device_us"] == rows[1]["device_us"], rows  # the device latency once
+assert abs(rows[8]["submit_us"] - 8 * rows[1]["submit_us"]) < 1e-6, rows  # the host staging and submissions each
+for r in rows.values():
+    assert abs(r["total_us"] - (r["submit_us"] + r["device_us"] + r["copy_us"])) < 1e-6, r
 '; then
   echo "FAIL: model --gpu=h200 has no lookup model of 1 and 8 streams"; fails=$((fails + 1))
 fi

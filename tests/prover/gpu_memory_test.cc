@@ -2,6 +2,7 @@
 // the label layout: the host-side parts of the GPU backends, tested without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -111,6 +112,26 @@ TEST(SlotMap, MapsSlotsAcrossPieces) {
   EXPECT_EQ(map.Locate(12).offset_bytes, 64u);
   EXPECT_EQ(map.slot_begin(), (std::vector<uint64_t>{0, 10, 10, 13}));
   EXPECT_EQ(map.bases()[2], 0x50000u);
+}
+
+// Locate's bucket table agrees with a search of slot_begin for every slot: pieces of very uneven
+// sizes (so the table is capped and a bucket spans many pieces) and pieces of no slot.
+TEST(SlotMap, LocateAgreesWithASearchOfEverySlot) {
+  std::vector<DeviceAllocation> pieces;
+  uint64_t base = 0x100000;
+  for (uint64_t slots : {1ull, 0ull, 1ull << 20, 3ull, 0ull, 0ull, 5ull, 1ull << 17, 1ull, 70000ull}) {
+    pieces.push_back({reinterpret_cast<void*>(base), slots * 32 + (slots % 3)});
+    base += 1ull << 26;
+  }
+  SlotMap map(pieces);
+  ASSERT_EQ(map.slots(), 1u + (1u << 20) + 3 + 5 + (1u << 17) + 1 + 70000);
+  const std::vector<uint64_t>& begin = map.slot_begin();
+  for (uint64_t slot = 0; slot < map.slots(); ++slot) {
+    const uint32_t want = static_cast<uint32_t>(std::upper_bound(begin.begin(), begin.end(), slot) - begin.begin()) - 1;
+    const SlotMap::Place place = map.Locate(slot);
+    ASSERT_EQ(place.piece, want) << "slot " << slot;
+    ASSERT_EQ(place.offset_bytes, (slot - begin[want]) * 32) << "slot " << slot;
+  }
 }
 
 TEST(PlaceFromTop, PlacesAlignedBlocksInsidePiecesAboveTheLimit) {
@@ -291,6 +312,59 @@ TEST(LabelLayout, IsABijectionOntoTheRegionsSlots) {
   EXPECT_EQ(h[0].slot, 1u);
   EXPECT_EQ(h[1].slot, 1u);
   EXPECT_EQ(h[1].byte_offset, 16u);
+}
+
+// The layout's rule written out plainly (label_layout.h): Locate, which shifts for a power-of-two m,
+// divides in 32 bits and counts runs without branches, must give the same places.
+void ReferenceLocate(uint64_t first, uint32_t m, const std::vector<LayoutRun>& runs, uint64_t g,
+                     LabelLayout::Half halves[2]) {
+  const uint64_t chunk = g / m, rank = g % m;
+  for (const LayoutRun& r : runs) {
+    if (chunk < r.chunk_begin || chunk >= r.chunk_end) continue;
+    const uint64_t team_first = r.chunk_begin + (chunk - r.chunk_begin) / r.chunks_per_team * r.chunks_per_team;
+    const uint64_t C = std::min<uint64_t>(r.chunks_per_team, r.chunk_end - team_first);
+    for (int h = 0; h < 2; ++h) {
+      const uint64_t unit = (rank * 2 + h) * C + (chunk - team_first);
+      halves[h] = {team_first * m - first + unit / 2, static_cast<uint32_t>(unit & 1) * 16};
+    }
+    return;
+  }
+  halves[0] = {g - first, 0};
+  halves[1] = {g - first, 16};
+}
+
+TEST(LabelLayout, AgreesWithTheRuleForEveryLabel) {
+  struct Case {
+    uint32_t m;
+    int runs;
+  };
+  // Powers of two and not; few runs (counted) and more than 32 (searched).
+  for (const Case c : {Case{8, 3}, Case{6, 3}, Case{4, 40}, Case{5, 40}, Case{1, 2}}) {
+    const uint64_t first = 7ull * c.m + (c.m > 1 ? 1 : 0);  // a partial chunk first
+    std::vector<LayoutRun> runs;
+    uint64_t chunk = 8;
+    for (int k = 0; k < c.runs; ++k) {
+      const uint32_t per_team = 1 + k % 4;
+      const uint64_t length = per_team * 2 + k % 3;  // the run's last team may be smaller
+      runs.push_back({chunk, chunk + length, per_team});
+      chunk += length + (k % 5 == 4 ? 1 : 0);  // now and then a chunk outside every run
+    }
+    const uint64_t count = (chunk + 1) * c.m + 1 - first;  // then a whole chunk and a partial one
+    LabelLayout layout(first, count, c.m);
+    layout.AddRuns(runs);
+    std::set<std::pair<uint64_t, uint32_t>> seen;
+    for (uint64_t g = first; g < first + count; ++g) {
+      LabelLayout::Half got[2], want[2];
+      layout.Locate(g, got);
+      ReferenceLocate(first, c.m, runs, g, want);
+      for (int h = 0; h < 2; ++h) {
+        ASSERT_EQ(got[h].slot, want[h].slot) << "m " << c.m << " label " << g << " half " << h;
+        ASSERT_EQ(got[h].byte_offset, want[h].byte_offset) << "m " << c.m << " label " << g << " half " << h;
+        EXPECT_TRUE(seen.insert({got[h].slot, got[h].byte_offset}).second) << "m " << c.m << " label " << g;
+      }
+    }
+    EXPECT_EQ(seen.size(), 2 * count) << "m " << c.m;
+  }
 }
 
 }  // namespace

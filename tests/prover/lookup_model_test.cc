@@ -17,21 +17,25 @@ TEST(LookupModelTest, EightStreamsPayTheDeviceLatencyOnce) {
   EXPECT_DOUBLE_EQ(eight.device_us, one.device_us);
   // 8 submissions and 8 copies of 256 labels (8 KiB at copy_bytes_per_s), one device latency.
   const double copy_us = 256 * 32 / a.copy_bytes_per_s * 1e6;
-  EXPECT_NEAR(eight.total_us - one.total_us, 7 * (a.submit_s * 1e6 + copy_us), 1e-9);
+  const double stage_us = 256 * a.stage_s_per_label * 1e6;
+  EXPECT_NEAR(eight.total_us - one.total_us, 7 * (stage_us + a.submit_s * 1e6 + copy_us), 1e-9);
   EXPECT_NEAR(
       one.total_us,
       (a.submit_s + a.start_latency_s + a.host_read_latency_s + a.memory_latency_s + a.host_write_s + a.completion_s) *
               1e6 +
-          copy_us,
+          stage_us + copy_us,
       1e-9);
-  // With the default assumptions a round over 8 streams costs less than half of 8 lookups one after
-  // another (the host's serial submissions are what remains).
-  EXPECT_LT(eight.total_us, 0.5 * 8 * one.total_us);
+  // With the default assumptions a round's q = 256 spread over 8 devices (32 labels each) costs less
+  // than half of the 8 lookups one after another (the host's serial staging and submissions are
+  // what remains); 256 labels on each of 8 streams no longer do, their staging being serial.
+  EXPECT_LT(ModelLookups(a, 32, 8).total_us, 0.5 * 8 * ModelLookups(a, 32, 1).total_us);
+  EXPECT_GT(eight.total_us, 0.5 * 8 * one.total_us);
 }
 
 TEST(LookupModelTest, WithoutHostCostsStreamsCostNothingMore) {
   LookupAssumptions a;
   a.submit_s = 0;
+  a.stage_s_per_label = 0;
   a.copy_bytes_per_s = 1e300;
   EXPECT_NEAR(ModelLookups(a, 4096, 8).total_us, ModelLookups(a, 4096, 1).total_us, 1e-9);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 
 namespace wipeproof {
 namespace gpu {
@@ -14,14 +15,35 @@ void LabelLayout::AddRuns(const std::vector<LayoutRun>& runs) {
   }
 }
 
+LabelLayout::LabelLayout(uint64_t first, uint64_t count, uint32_t m)
+    : first_(first), count_(count), m_(m), m_shift_(-1) {
+  if (m > 0 && (m & (m - 1)) == 0) {
+    m_shift_ = 0;
+    while ((uint32_t{1} << m_shift_) != m) ++m_shift_;
+  }
+}
+
 void LabelLayout::Locate(uint64_t g, Half halves[2]) const {
-  const uint64_t chunk = g / m_, rank = g % m_;
-  // The last run starting at or before the chunk.
-  auto it = std::upper_bound(runs_.begin(), runs_.end(), chunk,
-                             [](uint64_t c, const LayoutRun& r) { return c < r.chunk_begin; });
-  if (it != runs_.begin() && chunk < std::prev(it)->chunk_end) {
-    const LayoutRun& r = *std::prev(it);
-    const uint64_t team_first = r.chunk_begin + (chunk - r.chunk_begin) / r.chunks_per_team * r.chunks_per_team;
+  // Every lookup's host side calls this once a label: m is a power of two in practice (a shift),
+  // and a chunk's offset in its run fits 32 bits (a far cheaper division than 64 bits).
+  const uint64_t chunk = m_shift_ >= 0 ? g >> m_shift_ : g / m_;
+  const uint64_t rank = g - chunk * m_;
+  // The last run starting at or before the chunk: counted without branches over a few runs (a
+  // random index mispredicts every branch of a binary search), searched over many.
+  size_t after = 0;
+  if (runs_.size() <= 32) {
+    for (const LayoutRun& r : runs_) after += r.chunk_begin <= chunk;
+  } else {
+    after = static_cast<size_t>(std::upper_bound(runs_.begin(), runs_.end(), chunk,
+                                                 [](uint64_t c, const LayoutRun& r) { return c < r.chunk_begin; }) -
+                                runs_.begin());
+  }
+  if (after > 0 && chunk < runs_[after - 1].chunk_end) {
+    const LayoutRun& r = runs_[after - 1];
+    const uint64_t offset = chunk - r.chunk_begin;
+    const uint64_t team_offset =
+        offset <= UINT32_MAX ? static_cast<uint32_t>(offset) / r.chunks_per_team : offset / r.chunks_per_team;
+    const uint64_t team_first = r.chunk_begin + team_offset * r.chunks_per_team;
     const uint64_t C = std::min<uint64_t>(r.chunks_per_team, r.chunk_end - team_first);
     const uint64_t block_slot = team_first * m_ - first_;
     for (int h = 0; h < 2; ++h) {

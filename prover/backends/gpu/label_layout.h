@@ -23,7 +23,7 @@ namespace gpu {
 class LabelLayout {
  public:
   LabelLayout() = default;
-  LabelLayout(uint64_t first, uint64_t count, uint32_t m) : first_(first), count_(count), m_(m) {}
+  LabelLayout(uint64_t first, uint64_t count, uint32_t m);
 
   // REQUIRES: runs in increasing chunk order, not overlapping, of whole chunks of the region.
   void AddRuns(const std::vector<LayoutRun>& runs);
@@ -43,6 +43,7 @@ class LabelLayout {
  private:
   uint64_t first_ = 0, count_ = 0;
   uint32_t m_ = 1;
+  int m_shift_ = 0;  // log2(m) when m is a power of two, else -1
   std::vector<LayoutRun> runs_;
 };
 

@@ -2,20 +2,24 @@
 // DeviceRegion::StartLookup to the last FinishLookup (the agent's round path,
 // prover/agent/agent_core.cc LookUpRoundLocked) when `streams` lookups of q labels each are started
 // together, each on its own lookup stream (kernels/gpu/label_kernels.cu LaunchLookup/WaitLookup).
-// Every figure it gives is *modelled*, never measured: the latencies are assumptions (below, all
-// named in the JSON that prints them), the same for every GPU shape; `wipeproof-gpu-check lookup`
-// measures the same quantity on a device and prints both.
+// Every figure it gives is *modelled*: the latencies are assumptions (below, all named in the
+// JSON that prints them), the same for every GPU shape; `wipeproof-gpu-check lookup` measures the
+// same quantity on a device and prints both. One H200 run (2026-12-04, docs/benchmarks.md "The
+// first H200 run") bore out the submission and the device latency and showed the staging below,
+// which the model did not have until then.
 //
-// The path modelled, per stream: the host stages the indices in pinned memory and submits the
-// lookup kernel and an event (submit_s of the agent thread's time: the submissions of all
-// streams follow each other); on the device the kernel starts (start_latency_s), each thread reads
+// The path modelled, per stream: the host checks the indices, finds each label's two halves and
+// stages their addresses in pinned memory (stage_s_per_label a label), then submits the lookup
+// kernel and an event (submit_s; the agent thread's time: the submissions of all streams follow
+// each other); on the device the kernel starts (start_latency_s), each thread reads
 // its index from pinned host memory over the host link (host_read_latency_s), then its label from
 // device memory (memory_latency_s), and writes it to pinned host memory (host_write_s); the host
 // sees the event complete (completion_s) and copies the labels into the answer (copy). The
 // kernels of different streams run at the same time (q <= 4096 labels is at most 16 blocks of 256
 // threads, a sliver of any device), so a round over k streams costs k submissions and k copies
 // but one device latency:
-//   total(k) = k (submit_s + copy(q)) + start + host read + memory + host write + completion.
+//   total(k) = k (q stage_s_per_label + submit_s + copy(q)) + start + host read + memory + host write
+//              + completion.
 // That is the property the agent's round path is built for (lookups started together, then
 // waited for), tested on emulated devices by tests/prover/agent_round_path_test.cc.
 //
@@ -28,7 +32,10 @@ namespace wipeproof {
 namespace gpu {
 
 struct LookupAssumptions {
-  double submit_s = 5e-6;               // host: staging q indices, one kernel launch, one event record
+  double stage_s_per_label = 15e-9;     // host: a label's check, its halves' places, their staging
+                                        // (measured: the dry run's host_lookup, this repository's
+                                        // reference VM, after 2026-12-04; 32 ns on the H200's host before)
+  double submit_s = 5e-6;               // host: one kernel launch and one event record
   double start_latency_s = 4e-6;        // submitted to the kernel's first instruction
   double host_read_latency_s = 1.5e-6;  // a device thread's read of pinned host memory (a link round trip)
   double memory_latency_s = 0.8e-6;     // one dependent random 32-byte read of device memory
@@ -40,7 +47,7 @@ struct LookupAssumptions {
 struct LookupModel {
   uint32_t labels_per_stream = 0;  // q
   int streams = 0;                 // lookups started together, each on its own stream
-  double submit_us = 0;            // all streams' submissions (host, serial)
+  double submit_us = 0;            // all streams' staging and submissions (host, serial)
   double device_us = 0;            // start to the last label visible to the host (streams overlap)
   double copy_us = 0;              // all streams' copies into the answer (host, serial)
   double total_us = 0;             // submit + device + copy

@@ -50,17 +50,33 @@ uint64_t TotalBytes(const std::vector<DeviceAllocation>& pieces) {
 
 SlotMap::SlotMap(const std::vector<DeviceAllocation>& pieces) {
   slot_begin_.push_back(0);
+  uint64_t smallest = 0;
   for (const auto& p : pieces) {
     // A piece too small for one slot gets an empty range; both searches skip it.
     bases_.push_back(reinterpret_cast<uint64_t>(p.ptr));
     slot_begin_.push_back(slot_begin_.back() + p.bytes / 32);
+    if (p.bytes / 32 > 0 && (smallest == 0 || p.bytes / 32 < smallest)) smallest = p.bytes / 32;
+  }
+  if (slots() == 0) return;
+  // Buckets no wider than the smallest non-empty piece (so a bucket starts in at most one piece
+  // more than Locate's scan passes), and no more than kMaxBuckets of them.
+  bucket_shift_ = 0;
+  while (bucket_shift_ < 63 && (uint64_t{2} << bucket_shift_) <= smallest) ++bucket_shift_;
+  while (((slots() - 1) >> bucket_shift_) + 1 > kMaxBuckets) ++bucket_shift_;
+  const uint64_t buckets = ((slots() - 1) >> bucket_shift_) + 1;
+  bucket_piece_.resize(buckets);
+  uint32_t piece = 0;
+  for (uint64_t b = 0; b < buckets; ++b) {
+    while (slot_begin_[piece + 1] <= (b << bucket_shift_)) ++piece;
+    bucket_piece_[b] = piece;
   }
 }
 
 SlotMap::Place SlotMap::Locate(uint64_t slot) const {
   assert(slot < slots());
-  auto it = std::upper_bound(slot_begin_.begin(), slot_begin_.end(), slot);
-  const uint32_t piece = static_cast<uint32_t>(it - slot_begin_.begin()) - 1;
+  uint32_t piece = bucket_piece_[slot >> bucket_shift_];
+  piece += slot_begin_[piece + 1] <= slot;         // the usual case, without a branch to mispredict
+  while (slot_begin_[piece + 1] <= slot) ++piece;  // only past pieces of no slot, or very small ones
   return {piece, (slot - slot_begin_[piece]) * 32};
 }
 

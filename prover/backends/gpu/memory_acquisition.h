@@ -67,7 +67,8 @@ class SlotMap {
 
   uint64_t slots() const { return slot_begin_.empty() ? 0 : slot_begin_.back(); }
   uint32_t pieces() const { return static_cast<uint32_t>(bases_.size()); }
-  // REQUIRES: slot < slots().
+  // REQUIRES: slot < slots(). Constant time for pieces of similar sizes (a bucket table, then a
+  // scan of the pieces one bucket spans): the host side of every lookup calls it twice a label.
   Place Locate(uint64_t slot) const;
   // slot_begin()[i] is piece i's first slot; pieces() + 1 entries (the last is slots()).
   const std::vector<uint64_t>& slot_begin() const { return slot_begin_; }
@@ -75,8 +76,12 @@ class SlotMap {
   const std::vector<uint64_t>& bases() const { return bases_; }
 
  private:
+  static constexpr uint64_t kMaxBuckets = uint64_t{1} << 16;
   std::vector<uint64_t> slot_begin_;
   std::vector<uint64_t> bases_;
+  // bucket_piece_[b]: the piece holding slot b << bucket_shift_.
+  std::vector<uint32_t> bucket_piece_;
+  int bucket_shift_ = 0;
 };
 
 }  // namespace gpu
