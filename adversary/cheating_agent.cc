@@ -178,6 +178,7 @@ kj::Promise<void> CheatingAgent::startSession(StartSessionContext context) {
   cheat_->OnReportSending(&*report);
   proto::WriteEnvelope(*report, context.getResults().initReport());
   log_->filled_at = std::max(log_->filled_at, std::chrono::steady_clock::now());
+  if (Interception held = cheat_->HoldReport()) return std::move(*held);
   return kj::READY_NOW;
 }
 

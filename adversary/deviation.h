@@ -69,11 +69,13 @@ enum class DeviationKind {
   kLateFill,
   kLateRound,
   // Connection faults.
-  kRefuseOrder,        // refuses every order: FAILED_PRECONDITION "busy: test refusal", or `note` when
-                       // set (text never makes a refusal "busy": that is kAlwaysBusy's typed refusal)
-  kAlwaysBusy,         // refuses every order with the real agent's typed busy refusal (BUSY "session
-                       // ... in progress (filling)"), hoping a busy node is never counted as failed
-  kDisconnectMidFill,  // calls `disconnect` during startSession and never answers
+  kRefuseOrder,            // refuses every order: FAILED_PRECONDITION "busy: test refusal", or `note` when
+                           // set (text never makes a refusal "busy": that is kAlwaysBusy's typed refusal)
+  kAlwaysBusy,             // refuses every order with the real agent's typed busy refusal (BUSY "session
+                           // ... in progress (filling)"), hoping a busy node is never counted as failed
+  kDisconnectMidFill,      // calls `disconnect` during startSession and never answers
+  kBusyAfterRefusedRound,  // holds its fill report, refuses the first round, then fails startSession
+                           // with the typed busy refusal
   // Hostile texts (HugeAgentText(huge_text_bytes)): a wipeproof Status, a plain exception or a
   // DISCONNECTED exception from startSession; a Status from round `round` and the abort that
   // follows; a Status from finish.

@@ -5,7 +5,7 @@
 //
 // The steps, in the order the agent calls them:
 //   startSession  OnOrderReceived, OnOrderVerified, ChooseKeyMaterial, OnFilled, OnReportFacts,
-//                 OnNoticeFacts (per device), OnReportSending
+//                 OnNoticeFacts (per device), OnReportSending, HoldReport
 //   deviceFilled  DeliverNotice
 //   round         OnRound, OnChallenge, ReplayedAnswer, AnswerUnstoredLabel (per label whose chunk
 //                 is not kStored), OnAnswer, OnRoundDone
@@ -86,6 +86,9 @@ class Cheat {
   virtual void OnNoticeFacts(size_t /*device*/, size_t /*devices*/, proto::DeviceFillFacts* /*facts*/) {}
   // The signed report, already in the transcript, before it is sent.
   virtual void OnReportSending(proto::SignedEnvelope* /*report*/) {}
+  // The report is written into startSession's results; a promise here returns startSession only
+  // when it resolves (or fails it), while deviceFilled and rounds are answered meanwhile.
+  virtual Interception HoldReport() { return std::nullopt; }
 
   // deviceFilled for device `device` of `devices`.
   virtual NoticeDelivery DeliverNotice(size_t /*device*/, size_t /*devices*/) { return {}; }

@@ -6,6 +6,10 @@
 //     refusal (status BUSY), as a node that hopes to escape its wipes by always being busy would.
 //   DisconnectMidFill (DeviationKind::kDisconnectMidFill): once the order verifies, calls
 //     Deviation::disconnect and never answers.
+//   BusyAfterRefusedRound (DeviationKind::kBusyAfterRefusedRound): fills and answers deviceFilled
+//     but holds startSession's report; refuses the first round it is sent, then fails startSession
+//     with the typed busy refusal, as a node would that hopes "busy" reads as "nothing was wiped"
+//     after it saw which labels it was asked for.
 #pragma once
 
 #include "adversary/cheats/cheat.h"
@@ -25,6 +29,18 @@ class RefuseOrder final : public Cheat {
 class AlwaysBusy final : public Cheat {
  public:
   Interception OnOrderReceived() override;
+};
+
+class BusyAfterRefusedRound final : public Cheat {
+ public:
+  BusyAfterRefusedRound();
+  ~BusyAfterRefusedRound() noexcept override;
+  Interception HoldReport() override;
+  Interception OnRound(uint32_t round) override;
+
+ private:
+  kj::PromiseFulfillerPair<void> report_ = kj::newPromiseAndFulfiller<void>();
+  kj::Maybe<kj::Promise<void>> busy_later_;
 };
 
 class DisconnectMidFill final : public Cheat {

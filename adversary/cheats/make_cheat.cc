@@ -87,6 +87,8 @@ std::unique_ptr<Cheat> MakeCheat(const Deviation& deviation, CheatTools tools) {
       return std::make_unique<AlwaysBusy>();
     case DeviationKind::kDisconnectMidFill:
       return std::make_unique<DisconnectMidFill>(deviation);
+    case DeviationKind::kBusyAfterRefusedRound:
+      return std::make_unique<BusyAfterRefusedRound>();
     case DeviationKind::kHugeRefusal:
       return std::make_unique<HugeOrderRefusal>(deviation, HugeOrderRefusal::Form::kStatus);
     case DeviationKind::kHugeException:

@@ -541,6 +541,27 @@ TEST_F(SessionTest, AnAnswerOneLabelShortIsAProtocolError) {
   EXPECT_NE(outcome.failure.text.find("label bytes, expected"), std::string::npos) << outcome.failure.text;
 }
 
+// A node that saw which labels it was asked for must not turn its failed wipe into "busy" (which
+// says nothing was wiped, and a retry would draw fresh indices): it refuses round 0 while its
+// report is held, then fails startSession with the agent's typed busy refusal. The round's refusal
+// waits for startSession's outcome (SessionRun::OnRoundError), which, a round having gone out, is
+// an ORDER_REFUSED failure naming the round (SessionRun::FillFailure).
+// threat-model: T-BUSY-FOREVER
+TEST_F(SessionTest, BusyAfterARefusedRoundIsAFailedWipeNotBusy) {
+  SessionOutcome outcome = Run(Cheat(DeviationKind::kBusyAfterRefusedRound), testing::TestProfile());
+  ASSERT_FALSE(outcome.pass);
+  EXPECT_EQ(outcome.failure.reason, FailureReason::ORDER_REFUSED) << outcome.failure.Describe();
+  EXPECT_NE(outcome.failure.text.find("startSession: BUSY: session"), std::string::npos) << outcome.failure.text;
+  EXPECT_NE(outcome.failure.text.find("after 1 round(s) were sent: the node's failed wipe"), std::string::npos)
+      << outcome.failure.text;
+  EXPECT_NE(outcome.failure.text.find("before it: round 0: FAILED_PRECONDITION: round 0 refused: still filling"),
+            std::string::npos)
+      << outcome.failure.text;
+  EXPECT_EQ(log_.rounds, 1);
+  auto verdict = VerdictOf(outcome);
+  EXPECT_EQ(verdict.root().getFailure().getReason(), FailureReason::ORDER_REFUSED);
+}
+
 TEST_F(SessionTest, DisconnectMidFill) {
   SessionOutcome outcome = Run(Cheat(DeviationKind::kDisconnectMidFill), testing::TestProfile());
   ASSERT_FALSE(outcome.pass);
