@@ -350,6 +350,9 @@ struct RoundTiming {
   sentAfterOrderUs @5 :UInt64;  # microseconds: this session's order sent to this round sent,
                                 # challenger's monotonic clock (a ledger audit places every wave
                                 # member's proof rounds after every member's fill with it)
+  roundChannel @6 :Bool;        # sent on the session's round channel (protocol.md "The round
+                                # channel"), not over RPC: elapsedUs includes one transport or the
+                                # other, so a profile's margin can be read against the right one
 }
 
 struct DeviceBound {

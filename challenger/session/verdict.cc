@@ -110,6 +110,7 @@ void WriteRoundTimings(const std::vector<RoundRecord>& rounds, capnp::List<proto
     w.setDeadlineMet(r.deadline_met);
     w.setAllCorrect(r.all_correct);
     w.setSentAfterOrderUs(r.sent_after_order_us);
+    w.setRoundChannel(r.on_channel);
   }
 }
 

@@ -66,7 +66,7 @@ struct RoundRecord {
   uint32_t labels_checked = 0;       // labels compared (0 when the answer was unusable)
   bool deadline_met = false;
   bool all_correct = false;
-  bool on_channel = false;  // sent on the round channel, not over RPC (not in the ledger)
+  bool on_channel = false;  // sent on the round channel, not over RPC (RoundTiming.roundChannel)
 };
 
 // Writes `rounds` as wipe.capnp RoundTiming entries (the verdict's rounds and the ledger's round log).

@@ -339,7 +339,7 @@ TEST(LabelLayout, AgreesWithTheRuleForEveryLabel) {
     int runs;
   };
   // Powers of two and not; few runs (counted) and more than 32 (searched).
-  for (const Case c : {Case{8, 3}, Case{6, 3}, Case{4, 40}, Case{5, 40}, Case{1, 2}}) {
+  for (const Case c : {Case{8, 3}, Case{6, 3}, Case{4, 40}, Case{5, 40}, Case{1, 2}, Case{2, 32}, Case{3, 33}}) {
     const uint64_t first = 7ull * c.m + (c.m > 1 ? 1 : 0);  // a partial chunk first
     std::vector<LayoutRun> runs;
     uint64_t chunk = 8;
@@ -364,6 +364,28 @@ TEST(LabelLayout, AgreesWithTheRuleForEveryLabel) {
       }
     }
     EXPECT_EQ(seen.size(), 2 * count) << "m " << c.m;
+  }
+}
+
+// A chunk's offset in its run past 2^32 (m = 1, a run of 2^33 chunks in teams of 3): Locate divides
+// in 64 bits there and must still follow the rule.
+TEST(LabelLayout, AgreesWithTheRulePastA32BitOffset) {
+  const uint64_t first = 5, count = (uint64_t{1} << 33) + 10;
+  const std::vector<LayoutRun> runs = {{8, 8 + (uint64_t{1} << 33), 3}};
+  LabelLayout layout(first, count, 1);
+  layout.AddRuns(runs);
+  for (uint64_t offset : {uint64_t{0}, uint64_t{UINT32_MAX} - 2, uint64_t{UINT32_MAX}, uint64_t{UINT32_MAX} + 1,
+                          uint64_t{UINT32_MAX} + 5, (uint64_t{1} << 33) - 1}) {
+    for (uint64_t g : {8 + offset, 8 + offset + 1}) {
+      if (g >= first + count) continue;
+      LabelLayout::Half got[2], want[2];
+      layout.Locate(g, got);
+      ReferenceLocate(first, 1, runs, g, want);
+      for (int h = 0; h < 2; ++h) {
+        EXPECT_EQ(got[h].slot, want[h].slot) << "label " << g << " half " << h;
+        EXPECT_EQ(got[h].byte_offset, want[h].byte_offset) << "label " << g << " half " << h;
+      }
+    }
   }
 }
 

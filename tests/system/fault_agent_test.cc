@@ -298,11 +298,27 @@ TEST_F(FaultTest, RoundsGoOverTheRoundChannelUnlessItIsOff) {
   };
   EXPECT_EQ(static_cast<uint64_t>(on_channel(**with_channel)), agent_->round_channel_rounds())
       << "the challenger's record of each round's transport agrees with the agent's count";
+  // The signed verdict says it too, round by round (RoundTiming.roundChannel).
+  auto signed_on_channel = [](const SessionOutcome& o) {
+    auto verdict = proto::VerifyAndParse<proto::Verdict>(o.verdict, agent_test::ChallengerKey().public_key);
+    EXPECT_TRUE(verdict.ok()) << verdict.status().ToString();
+    if (!verdict.ok()) return -1L;
+    auto rounds = verdict->root().getRounds();
+    EXPECT_EQ(rounds.size(), o.rounds.size());
+    long n = 0;
+    for (size_t i = 0; i < rounds.size() && i < o.rounds.size(); ++i) {
+      EXPECT_EQ(rounds[static_cast<unsigned>(i)].getRoundChannel(), o.rounds[i].on_channel) << "round " << i;
+      n += rounds[static_cast<unsigned>(i)].getRoundChannel() ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(signed_on_channel(**with_channel), static_cast<long>(agent_->round_channel_rounds()));
 
   auto over_rpc = RunSession(sink_, FaultProfile(), /*round_channel=*/false);
   ASSERT_TRUE(over_rpc.ok()) << over_rpc.status().ToString();
   EXPECT_TRUE(over_rpc->pass) << over_rpc->failure.Describe();
   EXPECT_EQ(on_channel(*over_rpc), 0);
+  EXPECT_EQ(signed_on_channel(*over_rpc), 0);
   ExpectNothingHeld();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // counters published every 5 ms
   EXPECT_EQ(agent_->round_channels_opened(), 1u) << "no second channel";
