@@ -1002,6 +1002,10 @@ int Main(int argc, char** argv) {
   for (const auto& n : names) {
     std::string why;
     auto rt = MakeRuntime(n, flags, &why);
+    if (!rt && n == "dry-run") {  // a dry run of no known shape (--gpu=all: that is the model step's)
+      out.Str("error", why + " (a dry-run fill takes one shape; `model --gpu=all` models them all)");
+      return finish(2, "usage");
+    }
     int count = 0;
     if (rt) {
       Status st = rt->DeviceCount(&count);

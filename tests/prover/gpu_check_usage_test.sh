@@ -27,6 +27,7 @@ expect_usage '--m must be a power of two' --m=3 fill
 expect_usage '--max-m wants a whole number in [1, 1048576]' --max-m=2097152 parity
 expect_usage "--runtime takes one of" --runtime=bogus info
 expect_usage "--gpu takes one of" --runtime=dry-run --gpu=bogus fill
+expect_usage "a dry-run fill takes one shape" --runtime=dry-run --gpu=all fill
 expect_usage "--device wants a whole number in [0, 1023], got '1e30'" --device=1e30 info
 expect_usage "--team-threads wants a whole number in [1, 1024], got '0.5'" --team-threads=0.5 fill
 expect_usage "--issue-efficiency wants a number in [0.01, 1], got '0'" --issue-efficiency=0 model
