@@ -5,9 +5,8 @@
 // prover/, so the model's output is carried here as data, copied from one run of that command
 // (ModelledGpuFillsSource says which). Every figure is MODELLED: one H200 run measured these fills
 // 1.10-1.43x slower (docs/benchmarks.md "The first H200 run"), so they are lower bounds on a fill's
-// time. ctest `modelled_gpu_fills_match_model` reruns the model
-// and fails when a figure here is more than 3% off it; plan_economics_test checks the names and
-// memory sizes against gpu_shapes.h.
+// time. ctest `modelled_gpu_fills_match_model` reruns the model and fails when a figure here is
+// more than 3% off it; plan_economics_test checks the names and memory sizes against gpu_shapes.h.
 //
 // Units: bytes, labels (32 bytes each), seconds.
 // Thread-safety: pure functions.

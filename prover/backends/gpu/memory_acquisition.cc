@@ -58,8 +58,9 @@ SlotMap::SlotMap(const std::vector<DeviceAllocation>& pieces) {
     if (p.bytes / 32 > 0 && (smallest == 0 || p.bytes / 32 < smallest)) smallest = p.bytes / 32;
   }
   if (slots() == 0) return;
-  // Buckets no wider than the smallest non-empty piece (so a bucket starts in at most one piece
-  // more than Locate's scan passes), and no more than kMaxBuckets of them.
+  // Buckets no wider than the smallest non-empty piece, so that Locate's scan from a bucket's first
+  // piece passes at most one piece boundary (besides pieces of no slot); at most kMaxBuckets of
+  // them (past that a bucket may span many small pieces: still right, only slower).
   bucket_shift_ = 0;
   while (bucket_shift_ < 63 && (uint64_t{2} << bucket_shift_) <= smallest) ++bucket_shift_;
   while (((slots() - 1) >> bucket_shift_) + 1 > kMaxBuckets) ++bucket_shift_;
