@@ -59,9 +59,9 @@ assert look["kind"] == "modelled", look
 rows = {r["streams"]: r for r in look["together"]}
 assert sorted(rows) == [1, 8] and all(r["q_per_stream"] == 256 for r in rows.values()), rows
 assert rows[8]["device_us"] == rows[1]["device_us"], rows  # the device latency once
-assert abs(rows[8]["submit_us"] - 8 * rows[1]["submit_us"]) < 1e-6, rows  # the host staging and submissions each
+assert abs(rows[8]["submit_us"] - 8 * rows[1]["submit_us"]) < 0.01, rows  # the host staging and submissions each (JSON keeps ~6 digits)
 for r in rows.values():
-    assert abs(r["total_us"] - (r["submit_us"] + r["device_us"] + r["copy_us"])) < 1e-6, r
+    assert abs(r["total_us"] - (r["submit_us"] + r["device_us"] + r["copy_us"])) < 0.01, r
 '; then
   echo "FAIL: model --gpu=h200 has no lookup model of 1 and 8 streams"; fails=$((fails + 1))
 fi

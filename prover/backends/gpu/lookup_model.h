@@ -32,10 +32,9 @@ namespace wipeproof {
 namespace gpu {
 
 struct LookupAssumptions {
-  double stage_s_per_label = 12e-9;     // host: a label's check, its halves' places, their staging
-                                        // (measured: the dry run's host_lookup, 12-17 ns on the
-                                        // reference VM after 2026-12-04 with the copy out below;
-                                        // 32 ns in all on the H200's host before that change)
+  double stage_s_per_label = 29e-9;     // host: a label's check, its halves' places, their staging,
+                                        // and what else grows with q (measured: the H200 run's slope,
+                                        // ~32 ns a label, less the copy below; docs/benchmarks.md)
   double submit_s = 5e-6;               // host: one kernel launch and one event record
   double start_latency_s = 4e-6;        // submitted to the kernel's first instruction
   double host_read_latency_s = 1.5e-6;  // a device thread's read of pinned host memory (a link round trip)
