@@ -590,6 +590,33 @@ Json LaunchJson(size_t index, const LaunchStats& l) {
   return j;
 }
 
+// Microseconds of `n` calls of region.Lookup, each of q labels drawn from [first, first + count),
+// after 10 calls that warm the path up; sorted. Empty, with *error set, when a call fails.
+std::vector<double> TimeLookups(const DeviceRegion& region, uint64_t first, uint64_t count, uint32_t q, int n,
+                                std::mt19937_64& rng, Status* error) {
+  std::vector<uint64_t> idx(q);
+  std::vector<uint8_t> labels(q * 32ull);
+  std::vector<double> us;
+  for (int i = 0; i < n + 10; ++i) {
+    for (auto& g : idx) g = first + rng() % count;
+    const auto t0 = Clock::now();
+    const Status ls = region.Lookup(idx.data(), q, labels.data());
+    const double t = Since(t0) * 1e6;
+    if (!ls.ok()) {
+      *error = ls;
+      return {};
+    }
+    if (i >= 10) us.push_back(t);
+  }
+  std::sort(us.begin(), us.end());
+  return us;
+}
+
+// The p-quantile of sorted, non-empty `us`.
+double Quantile(const std::vector<double>& us, double p) {
+  return us[std::min(us.size() - 1, static_cast<size_t>(p * us.size()))];
+}
+
 // The host's share of a lookup, timed on a dry-run device filled by the real planner (its layout:
 // runs of whole chunks in their teams' blocks, the pieces acquisition took): the index checks, the
 // two halves' places (LabelLayout::Locate, SlotMap::Locate), the staging and the copy out. No
@@ -599,28 +626,17 @@ std::vector<Json> HostLookupCost(const DeviceRegion& region, const RegionSpec& s
   std::vector<Json> rows;
   std::mt19937_64 rng(7);
   for (uint32_t q : {256u, 4096u}) {
-    std::vector<uint64_t> idx(q);
-    std::vector<uint8_t> labels(q * 32ull);
-    std::vector<double> us;
-    const int n = q >= 4096 ? 500 : 2000;
-    for (int i = 0; i < n + 10; ++i) {
-      for (auto& g : idx) g = spec.first + rng() % spec.count;
-      const auto t0 = Clock::now();
-      const Status ls = region.Lookup(idx.data(), q, labels.data());
-      const double t = Since(t0) * 1e6;
-      if (!ls.ok()) return {Json().Str("error", ls.ToString())};
-      if (i >= 10) us.push_back(t);
-    }
-    std::sort(us.begin(), us.end());
-    auto pct = [&](double p) { return us[std::min(us.size() - 1, static_cast<size_t>(p * us.size()))]; };
+    Status error;
+    const std::vector<double> us = TimeLookups(region, spec.first, spec.count, q, q >= 4096 ? 500 : 2000, rng, &error);
+    if (!error.ok()) return {Json().Str("error", error.ToString())};
+    const double p50 = Quantile(us, 0.5);
     rows.push_back(Json()
                        .Int("q", q)
                        .Int("rounds", us.size())
-                       .Num("p50_us", pct(0.5))
-                       .Num("p99_us", pct(0.99))
-                       .Num("p50_ns_per_label", pct(0.5) * 1e3 / q));
-    std::fprintf(stderr, "host share of a lookup, q=%u: p50 %.1f us (%.1f ns a label)\n", q, pct(0.5),
-                 pct(0.5) * 1e3 / q);
+                       .Num("p50_us", p50)
+                       .Num("p99_us", Quantile(us, 0.99))
+                       .Num("p50_ns_per_label", p50 * 1e3 / q));
+    std::fprintf(stderr, "host share of a lookup, q=%u: p50 %.1f us (%.1f ns a label)\n", q, p50, p50 * 1e3 / q);
   }
   return rows;
 }
@@ -817,23 +833,14 @@ int StepLookup(Context& c, Json* out) {
   std::mt19937_64 rng(5);
   std::vector<Json> rounds;
   for (uint32_t q : {1u, 64u, 256u, 4096u}) {
-    std::vector<uint64_t> idx(q);
-    std::vector<uint8_t> labels(q * 32ull);
-    std::vector<double> us;
+    Status error;
     const int n = q >= 4096 ? std::max(1, iterations / 4) : iterations;
-    for (int i = 0; i < n + 10; ++i) {
-      for (auto& g : idx) g = rng() % count;
-      const auto t0 = Clock::now();
-      Status ls = (*region)->Lookup(idx.data(), q, labels.data());
-      const double t = Since(t0) * 1e6;
-      if (!ls.ok()) {
-        out->Str("error", ls.ToString());
-        return 3;
-      }
-      if (i >= 10) us.push_back(t);  // the first calls warm the path up
+    const std::vector<double> us = TimeLookups(**region, 0, count, q, n, rng, &error);
+    if (!error.ok()) {
+      out->Str("error", error.ToString());
+      return 3;
     }
-    std::sort(us.begin(), us.end());
-    auto pct = [&](double p) { return us[std::min(us.size() - 1, static_cast<size_t>(p * us.size()))]; };
+    auto pct = [&](double p) { return Quantile(us, p); };
     Json r;
     r.Int("q", q)
         .Int("rounds", us.size())
@@ -898,7 +905,7 @@ int StepLookup(Context& c, Json* out) {
       if (i >= 10) us.push_back(t);
     }
     std::sort(us.begin(), us.end());
-    auto pct = [&](double p) { return us[std::min(us.size() - 1, static_cast<size_t>(p * us.size()))]; };
+    auto pct = [&](double p) { return Quantile(us, p); };
     Json r;
     r.Int("regions", regions).Int("q_per_region", kQ).Int("rounds", us.size()).Num("p50_us", pct(0.5))
         .Num("p99_us", pct(0.99)).Num("p999_us", pct(0.999)).Num("max_us", us.back());
