@@ -322,8 +322,13 @@ Status EmulatedRuntime::LaunchLookup(int ordinal, const LookupArgs& args, void* 
   WP_RETURN_IF_ERROR(CheckOrdinal(ordinal));
   auto* q = static_cast<LookupQueue*>(queue);
   if (q == nullptr || q->ordinal != ordinal) return InvalidArgumentError("lookup queue of another device");
+  WP_RETURN_IF_ERROR(CheckLookupShape(args));
   if (config_.dry_run) return Status::Ok();
-  for (uint32_t k = 0; k < args.n; ++k) LookupOne(args, k);
+  if (args.threads_per_label == 8) {
+    for (uint64_t t = 0; t < static_cast<uint64_t>(args.n) * 8; ++t) LookupWord(args, t);
+  } else {
+    for (uint32_t k = 0; k < args.n; ++k) LookupOne(args, k);
+  }
   q->launched = true;
   q->done_at = std::chrono::steady_clock::now() + std::chrono::microseconds(config_.lookup_latency_us);
   std::lock_guard<std::mutex> lock(mu_);

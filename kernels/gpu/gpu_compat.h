@@ -179,6 +179,16 @@ inline std::string GpuArchName(const hipDeviceProp_t& prop) {
   std::string arch = prop.gcnArchName;
   return arch.substr(0, arch.find(':'));  // "gfx90a:sramecc+:xnack-" -> "gfx90a"
 }
+// A counter every compute unit reads alike (ticks of the device's constant wall clock), so the
+// spans of blocks on different units compare; only ratios of its spans are reported.
+// (hip-clang's host pass does not declare wall_clock64.)
+__device__ inline unsigned long long DeviceWideTimer() {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return static_cast<unsigned long long>(wall_clock64());
+#else
+  return 0;
+#endif
+}
 
 #else  // CUDA
 
@@ -210,6 +220,13 @@ inline bool GpuErrorIsDeviceLost(cudaError_t e) {
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints it.
 inline std::string GpuStableId(int /*device*/, const cudaDeviceProp& prop) {
   return FormatGpuUuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes));
+}
+// A counter every SM reads alike (%globaltimer, nanoseconds), so the spans of blocks on different
+// SMs compare (clock64 counts per SM); only ratios of its spans are reported.
+__device__ inline unsigned long long DeviceWideTimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }
 inline std::string GpuArchName(const cudaDeviceProp& prop) {
   return "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);

@@ -136,9 +136,10 @@ class GpuRuntime {
   // before its device's runtime. Errors: RESOURCE_EXHAUSTED or INTERNAL from the runtime.
   virtual Status CreateLookupQueue(int ordinal, void** queue) = 0;
   virtual void DestroyLookupQueue(int ordinal, void* queue) = 0;
-  // Launches the lookup kernel (one thread per index) on `queue` without waiting for it: its
-  // labels are in args.out once WaitLookup(ordinal, queue) returns OK. At most one lookup per queue
-  // is launched and not yet waited for (the caller serialises them).
+  // Launches the lookup kernel (args.threads_per_label threads per index: 1 or 8, kernel_args.h)
+  // on `queue` without waiting for it: its labels are in args.out once WaitLookup(ordinal, queue)
+  // returns OK. At most one lookup per queue is launched and not yet waited for (the caller
+  // serialises them). INVALID_ARGUMENT for another threads_per_label (CheckLookupShape).
   virtual Status LaunchLookup(int ordinal, const LookupArgs& args, void* queue) = 0;
   // Waits for `queue`'s launched lookup (OK at once when none was launched).
   virtual Status WaitLookup(int ordinal, void* queue) = 0;
@@ -155,6 +156,13 @@ class GpuRuntime {
   // The same chain with a chosen number of blocks per multiprocessor (ChainRun), with the SM clock.
   virtual Status MeasureCompressionChain(int ordinal, const ChainRun& run, ChainResult* result) = 0;
 };
+
+// OK when `args` names a lookup shape the runtimes have (threads_per_label 1 or 8).
+inline Status CheckLookupShape(const LookupArgs& args) {
+  if (args.threads_per_label == 1 || args.threads_per_label == 8) return Status::Ok();
+  return InvalidArgumentError("lookup with " + std::to_string(args.threads_per_label) +
+                              " threads a label (the kernels have 1 and 8)");
+}
 
 // The CUDA runtime (label_kernels.cu, built when WIPEPROOF_CUDA is on).
 std::unique_ptr<GpuRuntime> MakeCudaRuntime();

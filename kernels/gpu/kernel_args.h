@@ -124,12 +124,26 @@ struct FillWaveArgs {
   // Optional (device memory, 2 entries): block 0's thread 0 writes its SM clock counter at start
   // and end, so the host learns the clock the launch ran at.
   uint64_t* clock_out = nullptr;
+  // Optional (device memory, kTeamTimerWords words, zero before the launch): each block's thread 0
+  // adds its team's span on a device-wide timer, so the host learns how far apart the teams of a
+  // launch finish (ticks; only ratios are meaningful). Words: see kTeamTimer*.
+  uint64_t* team_timer = nullptr;
   // Optional (device memory, one word, zero before the launch): the kernel ORs kFault* bits into it
   // when a program or a team does not fit its own bounds (team_executor.h TeamRunStep); the host
   // reads it after the launch and fails the fill. A corrupt upload so ends the launch instead of
   // spinning forever (data-centre GPUs have no watchdog to kill it).
   uint32_t* fault = nullptr;
 };
+
+// Words of FillWaveArgs::team_timer. The minima are kept as maxima of their complements, so
+// zero-filled words start every extreme right.
+constexpr int kTeamTimerSpanSum = 0;          // the sum of the teams' spans
+constexpr int kTeamTimerFirstStartNot = 1;    // ~(the earliest team start)
+constexpr int kTeamTimerLastEnd = 2;          // the latest team end
+constexpr int kTeamTimerLongestSpan = 3;      // the longest team span
+constexpr int kTeamTimerShortestSpanNot = 4;  // ~(the shortest team span)
+constexpr int kTeamTimerTeams = 5;            // teams that recorded their span
+constexpr int kTeamTimerWords = 6;
 
 // Bits of FillWaveArgs::fault.
 constexpr uint32_t kFaultEmptyStep = 1;  // a step whose op range is empty or reversed
@@ -139,10 +153,16 @@ constexpr uint32_t kFaultOpSearch = 4;   // (emulated reverse order) an item's u
 // The lookup kernel: label k = the 16-byte halves at addresses[2k] and addresses[2k + 1], k < n.
 // The host maps global indices to device addresses (label_layout.h), so no table has to stay on
 // the device after the fill.
+// Two shapes of the same lookup (the same bytes in `out`): one thread a label (two 16-byte loads,
+// two 16-byte stores: a warp's stores cover every other 16 bytes of 1 KiB, so writes into mapped
+// host memory cross the bus as partial lines), or eight threads a label, one word each (a warp
+// writes 128 contiguous bytes). Which is faster is measured (wipeproof-gpu-check lookup,
+// "kernel_shapes"); DeviceRegion uses kLookupThreadsPerLabelDefault.
 struct LookupArgs {
   const uint64_t* addresses = nullptr;  // device-visible (mapped pinned host memory), 2n entries
   uint32_t* out = nullptr;              // device-visible, n * 8 words, 16-byte aligned
   uint32_t n = 0;
+  uint32_t threads_per_label = 1;  // 1 (LookupOne) or 8 (LookupWord); anything else is an error
 };
 
 // The 192 format's block-0 chaining-value table (label-spec.md §5), built on the device: node n

@@ -94,6 +94,18 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Kernels.
 
+// Adds one team's span [start, end] (DeviceWideTimer ticks) to a launch's team timer words.
+__device__ void RecordTeamSpan(uint64_t* words, unsigned long long start, unsigned long long end) {
+  auto* w = reinterpret_cast<unsigned long long*>(words);
+  const unsigned long long span = end - start;
+  atomicAdd(w + kTeamTimerSpanSum, span);
+  atomicMax(w + kTeamTimerFirstStartNot, ~start);
+  atomicMax(w + kTeamTimerLastEnd, end);
+  atomicMax(w + kTeamTimerLongestSpan, span);
+  atomicMax(w + kTeamTimerShortestSpanNot, ~span);
+  atomicAdd(w + kTeamTimerTeams, 1ull);
+}
+
 // One team per block: derive the chunks' material, then the program one super-step at a time,
 // a block barrier after each (team_executor.h explains why that is the only synchronisation).
 // The launch bound caps registers so that kFillMinBlocks blocks of kMaxTeamThreads fit
@@ -108,6 +120,8 @@ __global__ void __launch_bounds__(kMaxTeamThreads, kFillMinBlocks[kFormat]) Fill
   const Team team = MakeTeam(a, blockIdx.x, shared, threadIdx.x);
   const bool clock_probe = a.clock_out != nullptr && blockIdx.x == 0 && threadIdx.x == 0;
   if (clock_probe) a.clock_out[0] = clock64();
+  const bool team_timed = a.team_timer != nullptr && threadIdx.x == 0;
+  const unsigned long long team_start = team_timed ? DeviceWideTimer() : 0;
   TeamPrologue(a, blockIdx.x, team, threadIdx.x, blockDim.x);
   __syncthreads();
   for (uint32_t s = 0; s < team.steps; ++s) {
@@ -115,6 +129,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads, kFillMinBlocks[kFormat]) Fill
     __syncthreads();
   }
   if (clock_probe) a.clock_out[1] = clock64();
+  if (team_timed) RecordTeamSpan(a.team_timer, team_start, DeviceWideTimer());
 }
 
 __global__ void BuildCv0Kernel(const Cv0BuildArgs a) {
@@ -127,6 +142,11 @@ __global__ void BuildCv0Kernel(const Cv0BuildArgs a) {
 __global__ void LookupKernel(const LookupArgs a) {
   const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k < a.n) LookupOne(a, k);
+}
+
+__global__ void LookupWordKernel(const LookupArgs a) {
+  const uint64_t t = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < static_cast<uint64_t>(a.n) * 8) LookupWord(a, t);
 }
 
 // The raw compression rate of the fill's own node hash: a dependent chain of c1 node hashes per
@@ -413,9 +433,16 @@ class RuntimeImpl final : public GpuRuntime {
   Status LaunchLookup(int ordinal, const LookupArgs& args, void* queue) override {
     auto* q = static_cast<LookupQueue*>(queue);
     if (args.n == 0) return Status::Ok();
+    WP_RETURN_IF_ERROR(CheckLookupShape(args));
     WP_RETURN_IF_ERROR(Health());
     WP_GPU_RETURN_IF_ERROR(cudaSetDevice(ordinal));
-    LookupKernel<<<(args.n + kLookupThreads - 1) / kLookupThreads, kLookupThreads, 0, q->stream>>>(args);
+    const uint64_t items = static_cast<uint64_t>(args.n) * args.threads_per_label;
+    const auto blocks = static_cast<unsigned>((items + kLookupThreads - 1) / kLookupThreads);
+    if (args.threads_per_label == 8) {
+      LookupWordKernel<<<blocks, kLookupThreads, 0, q->stream>>>(args);
+    } else {
+      LookupKernel<<<blocks, kLookupThreads, 0, q->stream>>>(args);
+    }
     WP_GPU_RETURN_IF_ERROR(cudaGetLastError());
     WP_GPU_RETURN_IF_ERROR(cudaEventRecord(q->done, q->stream));
     q->launched = true;

@@ -378,5 +378,15 @@ WP_HOST_DEVICE void LookupOne(const LookupArgs& a, uint32_t k) {
   StoreHalf(a.out + static_cast<uint64_t>(k) * 8 + 4, w + 4);
 }
 
+// The eight-threads-a-label lookup's item t (t < 8n): word t % 8 of label t / 8, from its half
+// (words 0-3: addresses[2k], words 4-7: addresses[2k + 1]). Consecutive items write consecutive
+// words, so a warp's 32 stores are one 128-byte line.
+WP_HOST_DEVICE void LookupWord(const LookupArgs& a, uint64_t t) {
+  const uint64_t k = t >> 3;
+  const uint32_t word = static_cast<uint32_t>(t & 7);
+  const auto* half = reinterpret_cast<const uint32_t*>(a.addresses[2 * k + (word >> 2)]);
+  a.out[t] = half[word & 3];
+}
+
 }  // namespace gpu
 }  // namespace wipeproof

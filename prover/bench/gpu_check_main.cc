@@ -101,6 +101,7 @@ constexpr char kUsage[] =
     "            --samples=N (labels checked against the CPU, default 24)\n"
     "            --launch-seconds=S (launches of about S seconds; default: the planner's)\n"
     "  lookup:   --gib=G (default 4) --m=M (default 16384) --iterations=N (rounds per q, default 1000)\n"
+    "            --lookup-threads-per-label=1|8 (the lookup kernel's shape; its kernel_shapes rows time both)\n"
     "  parity:   --max-m=M (default 131072) --min-m=M (default 1)\n"
     "  compress: --seconds=S (per run, default 1) --warps-per-subpartition=LIST (0: full occupancy)\n"
     "  model:    --gpu=h200|h100|mi300x|all --issue-efficiency=E --instructions-per-item=N --step-latency-cycles=N\n"
@@ -118,6 +119,7 @@ const std::map<std::string, std::set<std::string>>& TextFlags() {
       {"format", {"c1", "192"}},
       {"gpu", {"h200", "h100", "mi300x", "all"}},
       {"warps-per-subpartition", {}},
+      {"lookup-threads-per-label", {"1", "8"}},
   };
   return kText;
 }
@@ -244,6 +246,9 @@ DeviceRegionOptions RegionOptionsFrom(const Flags& f, uint64_t bytes) {
   o.bytes = bytes;
   if (f.Has("reserve-mib")) o.reserve_bytes = static_cast<uint64_t>(f.Num("reserve-mib", 0)) << 20;
   if (f.Has("max-piece-mib")) o.policy.max_piece_bytes = static_cast<uint64_t>(f.Num("max-piece-mib", 2048)) << 20;
+  o.lookup_threads_per_label = f.Get("lookup-threads-per-label", "") == "8"   ? 8u
+                               : f.Get("lookup-threads-per-label", "") == "1" ? 1u
+                                                                              : kLookupThreadsPerLabelDefault;
   return o;
 }
 
@@ -555,6 +560,15 @@ std::string Block0Span(const LaunchStats& l) {
   return buf;
 }
 
+// " (teams ran 0.62 of the launch on average, 0.31-0.99)", or "" without a team timer.
+std::string TeamSpansText(const LaunchStats& l) {
+  if (l.team_spans.teams == 0) return "";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " (teams ran %.2f of the launch on average, %.2f-%.2f)", l.team_spans.mean_share,
+                l.team_spans.shortest_share, l.team_spans.longest_share);
+  return buf;
+}
+
 Json AccountJson(const MemoryAccount& a, uint64_t plan_bytes) {
   Json j;
   j.Int("total_bytes", a.total_bytes)
@@ -587,6 +601,12 @@ Json LaunchJson(size_t index, const LaunchStats& l) {
       .Num("measured_s", l.seconds)
       .Int("sm_cycles", l.sm_cycles)
       .Num("block0_cycles_per_s", Block0CyclesPerSecond(l) > 0 ? Block0CyclesPerSecond(l) : NAN);
+  if (l.team_spans.teams > 0) {  // fill_plan.h TeamSpans: shares of the launch's span
+    j.Int("teams_timed", l.team_spans.teams)
+        .Num("team_span_mean_share", l.team_spans.mean_share)
+        .Num("team_span_shortest_share", l.team_spans.shortest_share)
+        .Num("team_span_longest_share", l.team_spans.longest_share);
+  }
   return j;
 }
 
@@ -713,8 +733,8 @@ int StepFill(Context& c, Json* out) {
     if (dry) return;
     Json partial = *out;
     c.checkpoint(partial.Arr("launches", launches).Int("labels_written_so_far", l.labels_done));
-    std::fprintf(stderr, "fill launch %zu: %s, %u teams x %u threads, %.3f s%s\n", launches.size() - 1,
-                 l.phase.c_str(), l.teams, l.team_threads, l.seconds, Block0Span(l).c_str());
+    std::fprintf(stderr, "fill launch %zu: %s, %u teams x %u threads, %.3f s%s%s\n", launches.size() - 1,
+                 l.phase.c_str(), l.teams, l.team_threads, l.seconds, Block0Span(l).c_str(), TeamSpansText(l).c_str());
   };
   FillStats stats;
   Status st = (*region)->Fill(spec, tuning, control, &stats);
@@ -810,6 +830,146 @@ int StepFill(Context& c, Json* out) {
   return ok ? 0 : 1;
 }
 
+// Buffers of one lookup shape experiment: the addresses and the labels each in mapped pinned host
+// memory (what DeviceRegion uses) or in device memory, and a device table the addresses point into.
+struct ShapeBuffers {
+  GpuRuntime* runtime = nullptr;
+  int device = 0;
+  void* table = nullptr;  // device memory the labels are read from
+  uint64_t table_bytes = 0;
+  void* host[2] = {nullptr, nullptr};      // mapped pinned: addresses, labels (host pointer)
+  void* host_dev[2] = {nullptr, nullptr};  // the same, as the device sees them
+  void* dev[2] = {nullptr, nullptr};       // device memory: addresses, labels
+  ~ShapeBuffers() {
+    for (int i = 0; i < 2; ++i) {
+      if (host[i] != nullptr) runtime->FreeMappedHost(device, host[i]);
+      if (dev[i] != nullptr) runtime->Free(device, dev[i]);
+    }
+    if (table != nullptr) runtime->Free(device, table);
+  }
+};
+
+// Where a lookup's time goes on the device side, and which kernel shape is faster: the lookup
+// kernel launched and waited for (GpuRuntime::RunLookup, no host staging) with 1 or 8 threads a
+// label, its addresses and labels each in mapped pinned host memory (what DeviceRegion does) or in
+// device memory (copied in and out untimed), q = 256 and 4096 labels at random 32-byte places in a
+// device table. Also the host's own share: writing the 2q addresses into the mapped buffer and
+// copying the q labels out of it. Each shape's bytes are compared with the one-thread shape's
+// (same_bytes). docs/benchmarks.md "Lookup shapes".
+Json LookupShapes(Context& c, int iterations, std::mt19937_64& rng, bool* ok) {
+  constexpr uint32_t kMaxQ = 4096;
+  ShapeBuffers b;
+  b.runtime = c.runtime;
+  b.device = c.device;
+  uint64_t free_bytes = 0, total_bytes = 0;
+  Status st = c.runtime->MemoryInfo(c.device, &free_bytes, &total_bytes);
+  b.table_bytes =
+      std::max<uint64_t>(uint64_t{1} << 20, std::min<uint64_t>(uint64_t{256} << 20, free_bytes / 4)) / 4096 * 4096;
+  const uint64_t bytes[2] = {2ull * kMaxQ * 8, kMaxQ * 32ull};
+  if (st.ok()) st = c.runtime->Allocate(c.device, b.table_bytes, &b.table);
+  for (int i = 0; i < 2 && st.ok(); ++i) {
+    st = c.runtime->AllocateMappedHost(c.device, bytes[i], &b.host[i], &b.host_dev[i]);
+    if (st.ok()) st = c.runtime->Allocate(c.device, bytes[i], &b.dev[i]);
+  }
+  void* queue = nullptr;
+  if (st.ok()) st = c.runtime->CreateLookupQueue(c.device, &queue);
+  if (!st.ok()) return Json().Str("error", st.ToString());
+  std::vector<Json> rows;
+  std::vector<uint64_t> addresses(2 * kMaxQ);
+  std::vector<uint8_t> labels(kMaxQ * 32ull), reference(kMaxQ * 32ull);
+  const uint64_t table = reinterpret_cast<uint64_t>(b.table);
+  const uint64_t halves = b.table_bytes / 16;
+  auto draw = [&](uint32_t q) {
+    for (uint32_t i = 0; i < 2 * q; ++i) addresses[i] = table + (rng() % halves) * 16;
+  };
+  for (uint32_t q : {256u, 4096u}) {
+    // The host's share: staging the addresses into mapped memory, copying the labels out of it.
+    std::vector<double> stage_us, copy_us;
+    for (int i = 0; i < iterations; ++i) {
+      draw(q);
+      auto t0 = Clock::now();
+      std::memcpy(b.host[0], addresses.data(), 2ull * q * 8);
+      stage_us.push_back(Since(t0) * 1e6);
+      LookupArgs args;
+      args.addresses = static_cast<const uint64_t*>(b.host_dev[0]);
+      args.out = static_cast<uint32_t*>(b.host_dev[1]);
+      args.n = q;
+      st = c.runtime->RunLookup(c.device, args, queue);
+      if (!st.ok()) break;
+      t0 = Clock::now();
+      std::memcpy(labels.data(), b.host[1], q * 32ull);
+      copy_us.push_back(Since(t0) * 1e6);
+    }
+    if (!st.ok()) break;
+    std::sort(stage_us.begin(), stage_us.end());
+    std::sort(copy_us.begin(), copy_us.end());
+    rows.push_back(Json()
+                       .Str("part", "host: addresses into mapped memory, labels out of it")
+                       .Int("q", q)
+                       .Num("stage_p50_us", Quantile(stage_us, 0.5))
+                       .Num("copy_out_p50_us", Quantile(copy_us, 0.5)));
+    for (const bool addresses_on_device : {false, true}) {
+      for (const bool labels_on_device : {false, true}) {
+        for (const uint32_t threads : {1u, 8u}) {
+          LookupArgs args;
+          args.addresses = static_cast<const uint64_t*>(addresses_on_device ? b.dev[0] : b.host_dev[0]);
+          args.out = static_cast<uint32_t*>(labels_on_device ? b.dev[1] : b.host_dev[1]);
+          args.n = q;
+          args.threads_per_label = threads;
+          std::vector<double> us;
+          bool same = true;
+          for (int i = 0; i < iterations + 10 && st.ok(); ++i) {
+            draw(q);
+            std::memcpy(b.host[0], addresses.data(), 2ull * q * 8);
+            if (addresses_on_device) st = c.runtime->CopyToDevice(c.device, b.dev[0], addresses.data(), 2ull * q * 8);
+            if (!st.ok()) break;
+            const auto t0 = Clock::now();
+            st = c.runtime->RunLookup(c.device, args, queue);
+            const double t = Since(t0) * 1e6;
+            if (i >= 10) us.push_back(t);
+            if (st.ok() && i == 0) {  // the bytes, against one thread a label, host buffers
+              if (labels_on_device) {
+                st = c.runtime->CopyToHost(c.device, labels.data(), b.dev[1], q * 32ull);
+              } else {
+                std::memcpy(labels.data(), b.host[1], q * 32ull);
+              }
+              LookupArgs ref;
+              ref.addresses = static_cast<const uint64_t*>(b.host_dev[0]);
+              ref.out = static_cast<uint32_t*>(b.host_dev[1]);
+              ref.n = q;
+              if (st.ok()) st = c.runtime->RunLookup(c.device, ref, queue);
+              std::memcpy(reference.data(), b.host[1], q * 32ull);
+              same = std::memcmp(labels.data(), reference.data(), q * 32ull) == 0;
+            }
+          }
+          if (!st.ok()) break;
+          std::sort(us.begin(), us.end());
+          if (!same) *ok = false;
+          rows.push_back(Json()
+                             .Str("part", "device: launch and wait")
+                             .Int("q", q)
+                             .Int("threads_per_label", threads)
+                             .Str("addresses_in", addresses_on_device ? "device" : "mapped-host")
+                             .Str("labels_in", labels_on_device ? "device" : "mapped-host")
+                             .Int("rounds", us.size())
+                             .Num("p50_us", Quantile(us, 0.5))
+                             .Num("p99_us", Quantile(us, 0.99))
+                             .Bool("same_bytes", same));
+          std::fprintf(stderr,
+                       "lookup shape q=%u, %u thread(s) a label, addresses in %s, labels in %s: p50 %.1f us%s\n", q,
+                       threads, addresses_on_device ? "device" : "mapped host",
+                       labels_on_device ? "device" : "mapped host", Quantile(us, 0.5), same ? "" : " WRONG BYTES");
+        }
+      }
+    }
+  }
+  c.runtime->DestroyLookupQueue(c.device, queue);
+  Json j;
+  j.Arr("rows", rows).Int("table_bytes", b.table_bytes);
+  if (!st.ok()) j.Str("error", st.ToString());
+  return j;
+}
+
 int StepLookup(Context& c, Json* out) {
   const uint32_t m = static_cast<uint32_t>(c.flags.Num("m", 1 << 14));
   const uint64_t bytes = static_cast<uint64_t>(c.flags.Num("gib", 4) * kGiB);
@@ -854,6 +1014,8 @@ int StepLookup(Context& c, Json* out) {
   }
   out->Arr("latency", rounds)
       .Str("measured", "host clock around DeviceRegion::Lookup (copy in, kernel, sync, copy out)");
+  out->Obj("kernel_shapes", LookupShapes(c, std::max(20, iterations / 4), rng, &ok));
+  c.checkpoint(*out);
 
   // A round over several devices starts every device's lookup, then waits for each (the agent's
   // round path, AnswerRound). Here up to 8 regions of this one device, each with its own lookup

@@ -45,6 +45,37 @@ TEST(FastCompress, EqualsReferenceCompression) {
   }
 }
 
+// The two lookup shapes (kernel_args.h LookupArgs): eight threads a label, one word each, write
+// the bytes one thread a label writes: label k = the 16 bytes at addresses[2k], then those at
+// addresses[2k + 1]. Items run in reverse, as threads of a launch may.
+TEST(Lookup, EightThreadsALabelWriteTheSameBytesAsOne) {
+  std::mt19937_64 rng(11);
+  std::vector<uint32_t> table(4096);
+  for (auto& w : table) w = static_cast<uint32_t>(rng());
+  for (uint32_t n : {1u, 3u, 32u, 257u}) {
+    std::vector<uint64_t> addresses(2 * n);
+    for (auto& a : addresses) a = reinterpret_cast<uint64_t>(table.data() + (rng() % (table.size() / 4)) * 4);
+    std::vector<uint32_t> one(n * 8, 0), eight(n * 8, 0);
+    LookupArgs a;
+    a.addresses = addresses.data();
+    a.n = n;
+    a.out = one.data();
+    for (uint32_t k = 0; k < n; ++k) LookupOne(a, k);
+    a.out = eight.data();
+    a.threads_per_label = 8;
+    for (uint64_t t = n * 8ull; t-- > 0;) LookupWord(a, t);
+    EXPECT_EQ(eight, one) << "n=" << n;
+    for (uint32_t k = 0; k < n; ++k) {  // and both are the halves, in order
+      const auto* h0 = reinterpret_cast<const uint32_t*>(addresses[2 * k]);
+      const auto* h1 = reinterpret_cast<const uint32_t*>(addresses[2 * k + 1]);
+      for (int w = 0; w < 4; ++w) {
+        ASSERT_EQ(one[k * 8 + w], h0[w]);
+        ASSERT_EQ(one[k * 8 + 4 + w], h1[w]);
+      }
+    }
+  }
+}
+
 TEST(DeviceChunkWords, EqualHostDerivationBothFormats) {
   uint8_t seed[kSeedBytes];
   for (int i = 0; i < kSeedBytes; ++i) seed[i] = static_cast<uint8_t>(i * 13 + 1);

@@ -160,6 +160,28 @@ TEST(FillPlanTest, A192BlockZeroTableInTheRegionDefersTheChunksUnderIt) {
   EXPECT_EQ(deferred, plan->stats.deferred_chunks);
 }
 
+// A launch's team timer words (kernel_args.h kTeamTimer*) as shares of the launch's span: three
+// teams starting at 100 and ending at 200, 150 and 140 (spans 100, 50, 40) in a launch from 100
+// to 200 ran 0.63 of it on average, 0.40 to 1.00. No team recorded, or no span: no figures.
+TEST(FillPlanTest, TeamSpansAreSharesOfTheLaunch) {
+  LaunchWords words;
+  uint64_t* w = words.team_timer;
+  w[kTeamTimerSpanSum] = 190;
+  w[kTeamTimerFirstStartNot] = ~uint64_t{100};
+  w[kTeamTimerLastEnd] = 200;
+  w[kTeamTimerLongestSpan] = 100;
+  w[kTeamTimerShortestSpanNot] = ~uint64_t{40};
+  w[kTeamTimerTeams] = 3;
+  const TeamSpans t = TeamSpansFrom(words);
+  EXPECT_EQ(t.teams, 3u);
+  EXPECT_DOUBLE_EQ(t.mean_share, 190.0 / 3 / 100);
+  EXPECT_DOUBLE_EQ(t.shortest_share, 0.40);
+  EXPECT_DOUBLE_EQ(t.longest_share, 1.00);
+  EXPECT_EQ(TeamSpansFrom(LaunchWords{}).teams, 0u) << "zeroed words (no timer) read as no figures";
+  w[kTeamTimerLastEnd] = 100;  // a launch of no span
+  EXPECT_EQ(TeamSpansFrom(words).teams, 0u);
+}
+
 TEST(FillPlanTest, ErrorsSayWhatIsWrong) {
   const SlotMap slots = Pieces(1000);
   EXPECT_EQ(BudgetFill(Spec(LabelFormat::kC1, 16, 0, 1001), FillTuning(), false, Device(slots)).status().code(),

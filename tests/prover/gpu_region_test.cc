@@ -99,6 +99,40 @@ TEST_P(RegionParity, FillThenLookupEqualsTheCpuEngine) {
   EXPECT_EQ(runtime.live_lookup_queues(), 0);
 }
 
+// The runtime runs the two lookup shapes (1 and 8 threads a label) to the same bytes and refuses
+// any other shape before it touches a buffer.
+TEST(RuntimeLookup, RunsBothShapesAndRefusesOthers) {
+  EmulatedRuntime runtime(SmallGpu());
+  void* queue = nullptr;
+  ASSERT_TRUE(runtime.CreateLookupQueue(0, &queue).ok());
+  std::vector<uint32_t> table(64);
+  for (uint32_t i = 0; i < table.size(); ++i) table[i] = i * 2654435761u;
+  const uint64_t addresses[4] = {reinterpret_cast<uint64_t>(&table[12]), reinterpret_cast<uint64_t>(&table[0]),
+                                 reinterpret_cast<uint64_t>(&table[60]), reinterpret_cast<uint64_t>(&table[32])};
+  std::vector<uint32_t> out(16, 0);
+  LookupArgs args;
+  args.addresses = addresses;
+  args.out = out.data();
+  args.n = 2;
+  for (uint32_t threads : {1u, 8u}) {
+    std::fill(out.begin(), out.end(), 0);
+    args.threads_per_label = threads;
+    ASSERT_TRUE(runtime.RunLookup(0, args, queue).ok()) << threads;
+    const uint32_t want[16] = {table[12], table[13], table[14], table[15], table[0],  table[1],  table[2],  table[3],
+                               table[60], table[61], table[62], table[63], table[32], table[33], table[34], table[35]};
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), want)) << threads << " threads a label";
+  }
+  for (uint32_t threads : {0u, 2u, 3u, 16u}) {
+    std::fill(out.begin(), out.end(), 7);
+    args.threads_per_label = threads;
+    const Status st = runtime.LaunchLookup(0, args, queue);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << threads;
+    EXPECT_NE(st.message().find("threads a label"), std::string::npos) << st.ToString();
+    EXPECT_EQ(out, std::vector<uint32_t>(16, 7)) << "a refused lookup wrote labels";
+  }
+  runtime.DestroyLookupQueue(0, queue);
+}
+
 // StartLookup/FinishLookup (the agent's round path): the labels land at FinishLookup; one lookup
 // at a time per region; two regions' lookups, started together, overlap on the device (each its
 // own queue); a region released with a lookup started waits for it and frees its queue.

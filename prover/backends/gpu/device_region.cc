@@ -106,6 +106,10 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::Acquire(GpuRuntime* runtim
     }
     target = a.free_before_bytes - reserve;
   }
+  LookupArgs shape;
+  shape.threads_per_label = options.lookup_threads_per_label;
+  WP_RETURN_IF_ERROR(CheckLookupShape(shape));
+  r->lookup_threads_per_label_ = options.lookup_threads_per_label;
   WP_RETURN_IF_ERROR(runtime->AllocateMappedHost(ordinal, static_cast<uint64_t>(kLookupBatch) * kLookupBytesPerLabel,
                                                  &r->lookup_host_, &r->lookup_device_));
   WP_RETURN_IF_ERROR(runtime->CreateLookupQueue(ordinal, &r->lookup_queue_));
@@ -332,6 +336,7 @@ Status DeviceRegion::RunLaunch(const FillPlan& plan, size_t w, LaunchStats* ls) 
                          " (kernel_args.h kFault*): its program did not fit its step bounds; the labels are wrong");
   }
   ls->sm_cycles = words.clock[1] > words.clock[0] ? words.clock[1] - words.clock[0] : 0;
+  ls->team_spans = TeamSpansFrom(words);
   return Status::Ok();
 }
 
@@ -363,6 +368,7 @@ LookupArgs DeviceRegion::LookupArgsFor(size_t n) const {
   args.addresses = static_cast<const uint64_t*>(lookup_device_);
   args.out = reinterpret_cast<uint32_t*>(static_cast<uint64_t*>(lookup_device_) + 2 * kLookupBatch);
   args.n = static_cast<uint32_t>(n);
+  args.threads_per_label = lookup_threads_per_label_;
   return args;
 }
 

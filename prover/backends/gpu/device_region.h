@@ -42,11 +42,14 @@ constexpr uint64_t kMinReserveBytes = 512 * kMiB;
 // Lookups are gathered in batches of at most this many labels (pinned buffers: 48 bytes each).
 constexpr uint32_t kLookupBatch = 65536;
 constexpr uint64_t kLookupBytesPerLabel = 48;  // two half addresses and the label
+// The lookup kernel's shape (kernel_args.h LookupArgs): threads per label, 1 or 8.
+constexpr uint32_t kLookupThreadsPerLabelDefault = 1;
 
 struct DeviceRegionOptions {
   uint64_t bytes = 0;          // exact bytes to take; 0: all free memory minus the reserve
   uint64_t reserve_bytes = 0;  // with bytes == 0: left free (raised to kMinReserveBytes)
   AcquisitionPolicy policy;
+  uint32_t lookup_threads_per_label = kLookupThreadsPerLabelDefault;  // 1 or 8 (kernel_args.h LookupArgs)
 };
 
 struct FillControl {
@@ -158,6 +161,7 @@ class DeviceRegion {
   void* lookup_host_ = nullptr;    // pinned: 2 * kLookupBatch half addresses, then kLookupBatch labels
   void* lookup_device_ = nullptr;  // the same memory, as the device sees it
   void* lookup_queue_ = nullptr;   // GpuRuntime::CreateLookupQueue: this region's lookups
+  uint32_t lookup_threads_per_label_ = kLookupThreadsPerLabelDefault;
   MemoryAccount account_;
   double raw_rate_ = 0;  // compressions per second; measured only where kernels are time-limited
   LabelLayout layout_;

@@ -240,6 +240,20 @@ TeamDesc TeamDescFor(const PlannedTeam& team, const RegionChunks& rc, const Slot
   return d;
 }
 
+TeamSpans TeamSpansFrom(const LaunchWords& words) {
+  TeamSpans t;
+  const uint64_t* w = words.team_timer;
+  const uint64_t first_start = ~w[kTeamTimerFirstStartNot];
+  const uint64_t last_end = w[kTeamTimerLastEnd];
+  if (w[kTeamTimerTeams] == 0 || last_end <= first_start) return t;
+  const double launch = static_cast<double>(last_end - first_start);
+  t.teams = w[kTeamTimerTeams];
+  t.mean_share = static_cast<double>(w[kTeamTimerSpanSum]) / static_cast<double>(t.teams) / launch;
+  t.shortest_share = static_cast<double>(~w[kTeamTimerShortestSpanNot]) / launch;
+  t.longest_share = static_cast<double>(w[kTeamTimerLongestSpan]) / launch;
+  return t;
+}
+
 StatusOr<FillPlan> PlanFill(FillBudget budget, const FillDevice& device, uint64_t side_base, uint64_t side_bytes) {
   FillPlan plan;
   plan.budget = std::move(budget);
@@ -304,6 +318,7 @@ StatusOr<FillPlan> PlanFill(FillBudget budget, const FillDevice& device, uint64_
   base.slots.base = reinterpret_cast<const uint64_t*>(plan.slot_table_dev) + slots.pieces() + 1;
   base.slots.count = slots.pieces();
   base.clock_out = reinterpret_cast<LaunchWords*>(plan.words_dev)->clock;
+  base.team_timer = reinterpret_cast<LaunchWords*>(plan.words_dev)->team_timer;
   base.fault = &reinterpret_cast<LaunchWords*>(plan.words_dev)->fault;
   for (const PlannedWave& wave : waves) {
     if (wave.teams.size() > b.max_teams) return InternalError("wave has more teams than the team table holds");

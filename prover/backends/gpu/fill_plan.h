@@ -28,12 +28,26 @@
 namespace wipeproof {
 namespace gpu {
 
-// The words a fill launch reports back through (FillWaveArgs clock_out and fault), zeroed before it.
+// The words a fill launch reports back through (FillWaveArgs clock_out, team_timer and fault),
+// zeroed before it.
 struct LaunchWords {
   uint64_t clock[2] = {0, 0};
+  uint64_t team_timer[kTeamTimerWords] = {};
   uint32_t fault = 0;
   uint32_t padding = 0;
 };
+
+// How far apart the teams of a launch ran, from its team timer words (a device-wide timer, so
+// only ratios): each team's span as a share of the launch's (earliest team start to latest team
+// end). All teams of a launch start at once when they fit (ResidentTeams), so a mean share well
+// below 1 is the launch's tail: slots that sat idle while the last teams finished.
+struct TeamSpans {
+  uint64_t teams = 0;         // teams that recorded a span (0: the runtime has no team timer)
+  double mean_share = 0;      // mean team span / launch span
+  double shortest_share = 0;  // shortest team span / launch span
+  double longest_share = 0;   // longest team span / launch span
+};
+TeamSpans TeamSpansFrom(const LaunchWords& words);
 
 // One launch of a fill, as it ran.
 struct LaunchStats {
@@ -52,6 +66,7 @@ struct LaunchStats {
   uint64_t labels_done = 0;       // after this launch
   double seconds = 0;             // host wall clock around the launch
   uint64_t sm_cycles = 0;         // block 0's SM clock cycles (0: the runtime has no clock)
+  TeamSpans team_spans;
 };
 
 struct FillStats {
