@@ -133,6 +133,7 @@ Status EmulatedRuntime::Allocate(int ordinal, uint64_t bytes, void** ptr) {
   std::lock_guard<std::mutex> lock(mu_);
   const int call = allocation_calls_++;
   if (call == config_.fail_allocation_number) return InternalError("emulated error in Allocate (injected)");
+  if (call == config_.exhaust_allocation_number) return ResourceExhaustedError("emulated out of memory (injected)");
   const uint64_t used = allocated_ + config_.runtime_overhead_bytes;
   if (bytes == 0 || used + bytes > config_.total_bytes ||
       (config_.max_allocation_bytes > 0 && bytes > config_.max_allocation_bytes)) {
@@ -212,6 +213,11 @@ Status EmulatedRuntime::RegisterHost(int ordinal, void* host, uint64_t bytes, vo
 void EmulatedRuntime::UnregisterHost(int /*ordinal*/, void* host) {
   std::lock_guard<std::mutex> lock(mu_);
   registered_.erase(host);
+}
+
+int EmulatedRuntime::allocation_calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return allocation_calls_;
 }
 
 int EmulatedRuntime::live_registrations() const {

@@ -38,6 +38,7 @@ struct EmulatedGpuConfig {
   uint64_t runtime_overhead_bytes = 16ull << 20;  // reported as used, like a CUDA context
   uint64_t max_allocation_bytes = 0;              // > 0: larger allocations are RESOURCE_EXHAUSTED
   int fail_allocation_number = -1;                // >= 0: that allocation (0-based) fails with INTERNAL
+  int exhaust_allocation_number = -1;             // >= 0: that allocation (0-based) is RESOURCE_EXHAUSTED
   // >= 0: that fill launch (0-based, counted over the runtime's life) faults as a real device would
   // on an illegal address: DeviceLostError, and every later call returns it (gpu_runtime.h).
   int lose_device_at_fill_launch = -1;
@@ -88,6 +89,7 @@ class EmulatedRuntime final : public GpuRuntime {
   void UnregisterHost(int ordinal, void* host) override;
   Status CopyToDevice(int ordinal, void* dst, const void* src, uint64_t bytes) override;
   int live_registrations() const;
+  int allocation_calls() const;  // Allocate calls so far, failed ones included
   Status CopyToHost(int ordinal, void* dst, const void* src, uint64_t bytes) override;
   Status FillTeamsPerMultiprocessor(int ordinal, uint32_t format, uint32_t threads_per_team, uint64_t shared_bytes,
                                     int* teams) override;

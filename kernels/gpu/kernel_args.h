@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/gpu/label_places.h"
 #include "kernels/host_device.h"
 
 namespace wipeproof {
@@ -150,16 +151,20 @@ constexpr uint32_t kFaultEmptyStep = 1;  // a step whose op range is empty or re
 constexpr uint32_t kFaultDivider = 2;    // a team's chunk divider does not split item numbers exactly
 constexpr uint32_t kFaultOpSearch = 4;   // (emulated reverse order) an item's unit lies before its step's first op
 
-// The lookup kernel: label k = the 16-byte halves at addresses[2k] and addresses[2k + 1], k < n.
-// The host maps global indices to device addresses (label_layout.h), so no table has to stay on
-// the device after the fill.
+// The lookup kernel: label k of n. Its two 16-byte halves are found one of two ways:
+//  - `indices` null: at the device addresses addresses[2k] and addresses[2k + 1], which the host
+//    worked out (label_places.h PlaceLabel over its own tables);
+//  - `indices` set: global index indices[k], placed by the kernel itself through `places`, a copy
+//    of the region's tables in device memory, so the host only copies the indices in.
 // Two shapes of the same lookup (the same bytes in `out`): one thread a label (two 16-byte loads,
 // two 16-byte stores: a warp's stores cover every other 16 bytes of 1 KiB, so writes into mapped
 // host memory cross the bus as partial lines), or eight threads a label, one word each (a warp
-// writes 128 contiguous bytes). Which is faster is measured (wipeproof-gpu-check lookup,
-// "kernel_shapes"); DeviceRegion uses kLookupThreadsPerLabelDefault.
+// writes 128 contiguous bytes). Which are faster is measured (wipeproof-gpu-check lookup, "parts"
+// and "kernel_shapes"); DeviceRegion's defaults follow the measurements (device_region.h).
 struct LookupArgs {
   const uint64_t* addresses = nullptr;  // device-visible (mapped pinned host memory), 2n entries
+  const uint64_t* indices = nullptr;    // device-visible, n entries; set: placed through `places`
+  LabelPlaces places;                   // with `indices`: tables in device memory
   uint32_t* out = nullptr;              // device-visible, n * 8 words, 16-byte aligned
   uint32_t n = 0;
   uint32_t threads_per_label = 1;  // 1 (LookupOne) or 8 (LookupWord); anything else is an error

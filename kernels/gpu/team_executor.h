@@ -368,23 +368,40 @@ WP_HOST_DEVICE void Cv0Entry(const Cv0BuildArgs& a, uint64_t node) {
   for (int i = 0; i < 8; ++i) a.table[node * 8 + i] = cv[i];
 }
 
+// The device address of half h of lookup label k (kernel_args.h LookupArgs: the host's address,
+// or the kernel's own placement of the label's global index).
+WP_HOST_DEVICE uint64_t LookupHalfAddress(const LookupArgs& a, uint64_t k, int h) {
+  if (a.indices == nullptr) return a.addresses[2 * k + h];
+  uint64_t slot[2];
+  uint32_t byte_offset[2];
+  LocateHalves(a.places, a.indices[k], slot, byte_offset);
+  return SlotAddress(a.places, slot[h], byte_offset[h]);
+}
+
 // The lookup kernel's item k: two 16-byte loads, two 16-byte stores into mapped host memory
-// (LookupArgs::out is 16-byte aligned), so each label crosses the bus as two full writes.
+// (LookupArgs::out is 16-byte aligned).
 WP_HOST_DEVICE void LookupOne(const LookupArgs& a, uint32_t k) {
   uint32_t w[8];
-  LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k]), w);
-  LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k + 1]), w + 4);
+  if (a.indices == nullptr) {
+    LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k]), w);
+    LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k + 1]), w + 4);
+  } else {
+    uint64_t address[2];
+    PlaceLabel(a.places, a.indices[k], address);
+    LoadHalf(reinterpret_cast<const uint32_t*>(address[0]), w);
+    LoadHalf(reinterpret_cast<const uint32_t*>(address[1]), w + 4);
+  }
   StoreHalf(a.out + static_cast<uint64_t>(k) * 8, w);
   StoreHalf(a.out + static_cast<uint64_t>(k) * 8 + 4, w + 4);
 }
 
 // The eight-threads-a-label lookup's item t (t < 8n): word t % 8 of label t / 8, from its half
-// (words 0-3: addresses[2k], words 4-7: addresses[2k + 1]). Consecutive items write consecutive
-// words, so a warp's 32 stores are one 128-byte line.
+// (words 0-3: the first half, words 4-7: the second). Consecutive items write consecutive words,
+// so a warp's 32 stores are one 128-byte line.
 WP_HOST_DEVICE void LookupWord(const LookupArgs& a, uint64_t t) {
   const uint64_t k = t >> 3;
   const uint32_t word = static_cast<uint32_t>(t & 7);
-  const auto* half = reinterpret_cast<const uint32_t*>(a.addresses[2 * k + (word >> 2)]);
+  const auto* half = reinterpret_cast<const uint32_t*>(LookupHalfAddress(a, k, static_cast<int>(word >> 2)));
   a.out[t] = half[word & 3];
 }
 

@@ -30,6 +30,7 @@
 // Exit status: 0 when the step ran and passed (or there is no device: "status": "no_device"),
 // 1 when a check failed, 2 on bad usage, 3 on a device or runtime error.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -101,7 +102,8 @@ constexpr char kUsage[] =
     "            --samples=N (labels checked against the CPU, default 24)\n"
     "            --launch-seconds=S (launches of about S seconds; default: the planner's)\n"
     "  lookup:   --gib=G (default 4) --m=M (default 16384) --iterations=N (rounds per q, default 1000)\n"
-    "            --lookup-threads-per-label=1|8 (the lookup kernel's shape; its kernel_shapes rows time both)\n"
+    "            --lookup-threads-per-label=1|8 (the lookup kernel's shape), --lookup-places=host|device (who\n"
+    "            places each label's halves; default device); its \"parts\" rows time every mode\n"
     "  parity:   --max-m=M (default 131072) --min-m=M (default 1)\n"
     "  compress: --seconds=S (per run, default 1) --warps-per-subpartition=LIST (0: full occupancy)\n"
     "  model:    --gpu=h200|h100|mi300x|all --issue-efficiency=E --instructions-per-item=N --step-latency-cycles=N\n"
@@ -120,6 +122,7 @@ const std::map<std::string, std::set<std::string>>& TextFlags() {
       {"gpu", {"h200", "h100", "mi300x", "all"}},
       {"warps-per-subpartition", {}},
       {"lookup-threads-per-label", {"1", "8"}},
+      {"lookup-places", {"host", "device"}},
   };
   return kText;
 }
@@ -246,6 +249,7 @@ DeviceRegionOptions RegionOptionsFrom(const Flags& f, uint64_t bytes) {
   o.bytes = bytes;
   if (f.Has("reserve-mib")) o.reserve_bytes = static_cast<uint64_t>(f.Num("reserve-mib", 0)) << 20;
   if (f.Has("max-piece-mib")) o.policy.max_piece_bytes = static_cast<uint64_t>(f.Num("max-piece-mib", 2048)) << 20;
+  if (f.Has("lookup-places")) o.lookup_places_on_device = f.Get("lookup-places", "") == "device";
   o.lookup_threads_per_label = f.Get("lookup-threads-per-label", "") == "8"   ? 8u
                                : f.Get("lookup-threads-per-label", "") == "1" ? 1u
                                                                               : kLookupThreadsPerLabelDefault;
@@ -638,25 +642,41 @@ double Quantile(const std::vector<double>& us, double p) {
 }
 
 // The host's share of a lookup, timed on a dry-run device filled by the real planner (its layout:
-// runs of whole chunks in their teams' blocks, the pieces acquisition took): the index checks, the
-// two halves' places (LabelLayout::Locate, SlotMap::Locate), the staging and the copy out. No
-// kernel runs, so this is what the agent's thread spends per device and label before and after
-// the device's own latency (docs/benchmarks.md "Lookup staging").
+// runs of whole chunks in their teams' blocks, the pieces acquisition took), in both placements:
+// the index checks and either the two halves' places (label_places.h, on the host) or a copy of the
+// indices (the kernel places them), then the copy out. No kernel runs, so this is what the agent's
+// thread spends per device and label besides the device's own latency (docs/benchmarks.md "Lookup
+// staging").
 std::vector<Json> HostLookupCost(const DeviceRegion& region, const RegionSpec& spec) {
   std::vector<Json> rows;
   std::mt19937_64 rng(7);
-  for (uint32_t q : {256u, 4096u}) {
-    Status error;
-    const std::vector<double> us = TimeLookups(region, spec.first, spec.count, q, q >= 4096 ? 500 : 2000, rng, &error);
-    if (!error.ok()) return {Json().Str("error", error.ToString())};
-    const double p50 = Quantile(us, 0.5);
-    rows.push_back(Json()
-                       .Int("q", q)
-                       .Int("rounds", us.size())
-                       .Num("p50_us", p50)
-                       .Num("p99_us", Quantile(us, 0.99))
-                       .Num("p50_ns_per_label", p50 * 1e3 / q));
-    std::fprintf(stderr, "host share of a lookup, q=%u: p50 %.1f us (%.1f ns a label)\n", q, p50, p50 * 1e3 / q);
+  for (const bool on_device : {false, true}) {
+    if (on_device && !region.lookup_mode().places_on_device) continue;
+    for (uint32_t q : {256u, 4096u}) {
+      std::vector<uint64_t> idx(q);
+      std::vector<uint8_t> labels(q * 32ull);
+      std::vector<double> us;
+      const int n = q >= 4096 ? 500 : 2000;
+      for (int i = 0; i < n + 10; ++i) {
+        for (auto& g : idx) g = spec.first + rng() % spec.count;
+        DeviceRegion::LookupParts p;
+        const Status st = region.LookupInParts(idx.data(), q, {on_device, 1}, labels.data(), &p);
+        if (!st.ok()) return {Json().Str("error", st.ToString())};
+        if (i >= 10) us.push_back(p.stage_us + p.copy_out_us);
+      }
+      std::sort(us.begin(), us.end());
+      const double p50 = Quantile(us, 0.5);
+      const char* placed = on_device ? "device" : "host";
+      rows.push_back(Json()
+                         .Int("q", q)
+                         .Str("halves_placed_by", placed)
+                         .Int("rounds", us.size())
+                         .Num("p50_us", p50)
+                         .Num("p99_us", Quantile(us, 0.99))
+                         .Num("p50_ns_per_label", p50 * 1e3 / q));
+      std::fprintf(stderr, "host share of a lookup, q=%u, halves placed by the %s: p50 %.2f us (%.1f ns a label)\n", q,
+                   placed, p50, p50 * 1e3 / q);
+    }
   }
   return rows;
 }
@@ -970,6 +990,59 @@ Json LookupShapes(Context& c, int iterations, std::mt19937_64& rng, bool* ok) {
   return j;
 }
 
+// Where a lookup's time goes on this region, in each mode (the host or the kernel placing the
+// halves; one or eight threads a label): DeviceRegion::LookupInParts (the host's staging, the
+// device's launch and wait, the copy out), the modes alternating call by call so that all see the
+// same machine. The labels of every mode are compared with the first's (same_bytes).
+std::vector<Json> LookupPartsRows(const DeviceRegion& region, uint64_t count, int n, std::mt19937_64& rng, bool* ok) {
+  using Mode = DeviceRegion::LookupMode;
+  std::vector<Mode> modes = {{false, 1}, {false, 8}};
+  if (region.lookup_mode().places_on_device) modes.insert(modes.end(), {{true, 1}, {true, 8}});
+  std::vector<Json> rows;
+  for (uint32_t q : {256u, 4096u}) {
+    std::vector<uint64_t> idx(q);
+    std::vector<std::vector<uint8_t>> labels(modes.size(), std::vector<uint8_t>(q * 32ull));
+    std::vector<std::array<std::vector<double>, 4>> parts(modes.size());  // stage, device, copy out, total
+    bool same = true;
+    for (int i = 0; i < n + 10; ++i) {
+      for (auto& g : idx) g = rng() % count;
+      for (size_t s = 0; s < modes.size(); ++s) {
+        DeviceRegion::LookupParts p;
+        const Status st = region.LookupInParts(idx.data(), q, modes[s], labels[s].data(), &p);
+        if (!st.ok()) return {Json().Str("error", st.ToString())};
+        same = same && labels[s] == labels[0];
+        if (i < 10) continue;
+        parts[s][0].push_back(p.stage_us);
+        parts[s][1].push_back(p.device_us);
+        parts[s][2].push_back(p.copy_out_us);
+        parts[s][3].push_back(p.stage_us + p.device_us + p.copy_out_us);
+      }
+    }
+    if (!same) *ok = false;
+    for (size_t s = 0; s < modes.size(); ++s) {
+      for (auto& v : parts[s]) std::sort(v.begin(), v.end());
+      const char* placed = modes[s].places_on_device ? "device" : "host";
+      rows.push_back(Json()
+                         .Int("q", q)
+                         .Str("halves_placed_by", placed)
+                         .Int("threads_per_label", modes[s].threads_per_label)
+                         .Int("rounds", parts[s][0].size())
+                         .Num("stage_p50_us", Quantile(parts[s][0], 0.5))
+                         .Num("device_p50_us", Quantile(parts[s][1], 0.5))
+                         .Num("copy_out_p50_us", Quantile(parts[s][2], 0.5))
+                         .Num("total_p50_us", Quantile(parts[s][3], 0.5))
+                         .Num("total_p99_us", Quantile(parts[s][3], 0.99))
+                         .Bool("same_bytes", same));
+      std::fprintf(stderr,
+                   "lookup parts q=%u, halves placed by the %s, %u thread(s) a label: stage %.1f + device %.1f + "
+                   "copy out %.1f us (p50s)%s\n",
+                   q, placed, modes[s].threads_per_label, Quantile(parts[s][0], 0.5), Quantile(parts[s][1], 0.5),
+                   Quantile(parts[s][2], 0.5), same ? "" : " WRONG BYTES");
+    }
+  }
+  return rows;
+}
+
 int StepLookup(Context& c, Json* out) {
   const uint32_t m = static_cast<uint32_t>(c.flags.Num("m", 1 << 14));
   const uint64_t bytes = static_cast<uint64_t>(c.flags.Num("gib", 4) * kGiB);
@@ -1014,6 +1087,7 @@ int StepLookup(Context& c, Json* out) {
   }
   out->Arr("latency", rounds)
       .Str("measured", "host clock around DeviceRegion::Lookup (copy in, kernel, sync, copy out)");
+  out->Arr("parts", LookupPartsRows(**region, count, std::max(20, iterations / 2), rng, &ok));
   out->Obj("kernel_shapes", LookupShapes(c, std::max(20, iterations / 4), rng, &ok));
   c.checkpoint(*out);
 

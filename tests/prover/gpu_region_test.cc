@@ -213,7 +213,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, RegionParity,
 
 // Whole chunks of a power-of-two m are labelled in their own slots: the only memory outside the
 // plan's label slots is the side scratch (programs, tables, the partial chunks' work labels),
-// measured by the runtime's own allocation counter, and nothing of it is left after the fill.
+// measured by the runtime's own allocation counter, and nothing of it is left after the fill but
+// the lookup's placement tables: the layout's runs and the slot map (16-byte aligned parts).
 // threat-model: T-SCRATCH
 TEST(DeviceRegion, WholeChunksInPlaceUseNoScratchBeyondTheSideScratch) {
   EmulatedRuntime runtime(SmallGpu(96));
@@ -230,7 +231,15 @@ TEST(DeviceRegion, WholeChunksInPlaceUseNoScratchBeyondTheSideScratch) {
   EXPECT_EQ(stats.partial_chunks, 2u);
   // Programs and tables plus two chunks' work labels (8 KiB each), well under the 1 MiB cap.
   EXPECT_LT(stats.side_scratch_bytes, 256u * 1024) << stats.plan;
-  EXPECT_EQ(runtime.allocated_bytes(), pieces);  // the side scratch is gone
+  // The side scratch is gone; the placement tables stay, and are exactly the layout and the map.
+  auto aligned = [](uint64_t b) { return (b + 15) / 16 * 16; };
+  const uint64_t slot_pieces = (*region)->pieces().size();
+  const uint64_t tables = aligned((*region)->layout().runs().size() * 24) + aligned((slot_pieces + 1) * 8) +
+                          aligned(slot_pieces * 8) + aligned((*region)->slot_map().bucket_piece().size() * 4);
+  EXPECT_EQ((*region)->lookup_tables_bytes(), tables);
+  EXPECT_LT(tables, 4096u);
+  EXPECT_EQ(runtime.allocated_bytes(), pieces + tables);
+  EXPECT_TRUE((*region)->lookup_mode().places_on_device);
   EXPECT_EQ(stats.passes, 1u);
   EXPECT_EQ(Reference(spec), LookupRange(**region, spec.first, spec.count)) << stats.plan;
 }
@@ -469,9 +478,46 @@ TEST(DeviceRegion, SideScratchIsFreedAfterTheFill) {
   EXPECT_EQ(during, stats.side_scratch_bytes);
   EXPECT_LE(stats.side_scratch_bytes, SmallTuning().side_scratch_bytes);
   EXPECT_EQ((*region)->scratch_bytes(), 0u);
-  EXPECT_EQ(runtime.allocated_bytes(), before);
+  EXPECT_GT((*region)->lookup_tables_bytes(), 0u);
+  EXPECT_EQ(runtime.allocated_bytes(), before + (*region)->lookup_tables_bytes());
+  (*region)->Release();
+  EXPECT_EQ(runtime.allocated_bytes(), 0u) << "the placement tables went with the region";
 }
 
+// With the tables kept off the device (DeviceRegionOptions::lookup_places_on_device), or when the
+// device has no memory left for them (their allocation, the fill's last, is RESOURCE_EXHAUSTED),
+// the host places the halves: nothing stays outside the label slots, and lookups give the same
+// labels, one by one (Lookup) and started (StartLookup).
+TEST(DeviceRegion, WithoutDeviceTablesTheHostPlacesTheHalves) {
+  const RegionSpec spec = Spec(LabelFormat::kC1, 256, 100, 256 * 64);
+  int calls_with_tables = 0;
+  for (const char* why : {"tables", "option", "no room"}) {
+    EmulatedGpuConfig config = SmallGpu();
+    DeviceRegionOptions options = Pieces(spec.count * 32, 64 << 10);
+    if (std::string(why) == "option") options.lookup_places_on_device = false;
+    if (std::string(why) == "no room") config.exhaust_allocation_number = calls_with_tables - 1;
+    EmulatedRuntime runtime(config);
+    auto region = DeviceRegion::Acquire(&runtime, 0, options);
+    ASSERT_TRUE(region.ok()) << region.status().ToString();
+    const uint64_t pieces = runtime.allocated_bytes();
+    const Status filled = (*region)->Fill(spec, SmallTuning(), {}, nullptr);
+    ASSERT_TRUE(filled.ok()) << why << ": " << filled.ToString();
+    const bool tables = std::string(why) == "tables";
+    if (tables) calls_with_tables = runtime.allocation_calls();
+    EXPECT_EQ((*region)->lookup_mode().places_on_device, tables) << why;
+    EXPECT_EQ(runtime.allocated_bytes(), pieces + (*region)->lookup_tables_bytes()) << why;
+    EXPECT_EQ((*region)->lookup_tables_bytes() > 0, tables) << why;
+    const std::vector<uint8_t> want = Reference(spec);
+    EXPECT_EQ(want, LookupRange(**region, spec.first, spec.count)) << why;
+    const uint64_t idx[3] = {spec.first + spec.count - 1, spec.first, spec.first + 300};
+    std::vector<uint8_t> out(96);
+    ASSERT_TRUE((*region)->StartLookup(idx, 3, out.data()).ok());
+    ASSERT_TRUE((*region)->FinishLookup().ok());
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(0, std::memcmp(out.data() + 32 * k, want.data() + (idx[k] - spec.first) * 32, 32)) << why << k;
+    }
+  }
+}
 
 // The kernel trusts the step bounds it reads: an upload of them that did not land whole is caught
 // on the host (read back) before any launch, and nothing is left held.

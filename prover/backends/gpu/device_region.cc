@@ -110,6 +110,7 @@ StatusOr<std::unique_ptr<DeviceRegion>> DeviceRegion::Acquire(GpuRuntime* runtim
   shape.threads_per_label = options.lookup_threads_per_label;
   WP_RETURN_IF_ERROR(CheckLookupShape(shape));
   r->lookup_threads_per_label_ = options.lookup_threads_per_label;
+  r->lookup_places_on_device_ = options.lookup_places_on_device;
   WP_RETURN_IF_ERROR(runtime->AllocateMappedHost(ordinal, static_cast<uint64_t>(kLookupBatch) * kLookupBytesPerLabel,
                                                  &r->lookup_host_, &r->lookup_device_));
   WP_RETURN_IF_ERROR(runtime->CreateLookupQueue(ordinal, &r->lookup_queue_));
@@ -181,6 +182,7 @@ void DeviceRegion::Release() {
     adopted_host_ = nullptr;
     pieces_.clear();
   }
+  FreePlaces();
   RuntimeAllocator allocator(runtime_, ordinal_);
   ReleasePieces(allocator, &pieces_);
   if (lookup_queue_ != nullptr) runtime_->DestroyLookupQueue(ordinal_, lookup_queue_);
@@ -199,9 +201,11 @@ Status DeviceRegion::Fill(const RegionSpec& spec, const FillTuning& tuning, cons
   FillStats* st = stats != nullptr ? stats : &local;
   *st = FillStats();
   filled_ = false;
+  FreePlaces();
   const auto start = std::chrono::steady_clock::now();
   Status result = PlanAndRun(spec, tuning, control, st);
   scratch_now_ = 0;  // the side scratch is gone
+  if (result.ok()) result = UploadPlaces().WithContext("lookup tables on " + props_.id);
   st->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (result.ok()) {
     filled_ = true;
@@ -340,7 +344,64 @@ Status DeviceRegion::RunLaunch(const FillPlan& plan, size_t w, LaunchStats* ls) 
   return Status::Ok();
 }
 
-Status DeviceRegion::StageLookupLocked(const uint64_t* global_indices, size_t n) const {
+LabelPlaces DeviceRegion::HostPlaces() const {
+  LabelPlaces p;
+  layout_.SetPlaces(&p);
+  map_.SetPlaces(&p);
+  return p;
+}
+
+DeviceRegion::LookupMode DeviceRegion::lookup_mode() const {
+  return {places_dev_ != nullptr, lookup_threads_per_label_};
+}
+
+// The tables packed in one allocation, each part 16-byte aligned: runs, slot_begin, bases, buckets.
+Status DeviceRegion::UploadPlaces() {
+  FreePlaces();
+  if (!lookup_places_on_device_) return Status::Ok();
+  const LabelPlaces host = HostPlaces();
+  const uint64_t pieces = map_.pieces();
+  const uint64_t sizes[4] = {host.run_count * sizeof(PlaceRun), (pieces + 1) * 8, pieces * 8,
+                             map_.bucket_piece().size() * 4};
+  const void* parts[4] = {host.runs, host.slot_begin, host.bases, host.bucket_piece};
+  uint64_t offsets[4], total = 0;
+  for (int i = 0; i < 4; ++i) {
+    offsets[i] = total;
+    total += (sizes[i] + 15) / 16 * 16;
+  }
+  std::vector<uint8_t> blob(total, 0);
+  for (int i = 0; i < 4; ++i) {
+    if (sizes[i] > 0) std::memcpy(blob.data() + offsets[i], parts[i], sizes[i]);
+  }
+  void* dev = nullptr;
+  total = std::max<uint64_t>(total, 16);
+  Status st = runtime_->Allocate(ordinal_, total, &dev);
+  if (st.code() == StatusCode::kResourceExhausted) return Status::Ok();  // the host places the halves
+  WP_RETURN_IF_ERROR(st);
+  st = runtime_->CopyToDevice(ordinal_, dev, blob.data(), total);
+  if (!st.ok()) {
+    runtime_->Free(ordinal_, dev);
+    return st;
+  }
+  places_dev_ = dev;
+  places_bytes_ = total;
+  const auto base = reinterpret_cast<uint64_t>(dev);
+  device_places_ = host;
+  device_places_.runs = reinterpret_cast<const PlaceRun*>(base + offsets[0]);
+  device_places_.slot_begin = reinterpret_cast<const uint64_t*>(base + offsets[1]);
+  device_places_.bases = reinterpret_cast<const uint64_t*>(base + offsets[2]);
+  device_places_.bucket_piece = reinterpret_cast<const uint32_t*>(base + offsets[3]);
+  return Status::Ok();
+}
+
+void DeviceRegion::FreePlaces() {
+  if (places_dev_ != nullptr) runtime_->Free(ordinal_, places_dev_);
+  places_dev_ = nullptr;
+  places_bytes_ = 0;
+  device_places_ = LabelPlaces();
+}
+
+Status DeviceRegion::StageLookupLocked(const uint64_t* global_indices, size_t n, LookupMode mode) const {
   if (released_) return FailedPreconditionError("device memory was released");
   if (!filled_) return FailedPreconditionError("no completed fill on " + props_.id);
   for (size_t i = 0; i < n; ++i) {
@@ -351,24 +412,27 @@ Status DeviceRegion::StageLookupLocked(const uint64_t* global_indices, size_t n)
                                   ")");
     }
   }
-  auto* host_addresses = static_cast<uint64_t*>(lookup_host_);
-  for (size_t i = 0; i < n; ++i) {
-    LabelLayout::Half halves[2];
-    layout_.Locate(global_indices[i], halves);
-    for (int h = 0; h < 2; ++h) {
-      const SlotMap::Place place = map_.Locate(halves[h].slot);
-      host_addresses[2 * i + h] = map_.bases()[place.piece] + place.offset_bytes + halves[h].byte_offset;
-    }
+  auto* staged = static_cast<uint64_t*>(lookup_host_);
+  if (mode.places_on_device) {  // the kernel places them (kernel_args.h LookupArgs::indices)
+    std::memcpy(staged, global_indices, n * 8);
+    return Status::Ok();
   }
+  const LabelPlaces places = HostPlaces();
+  for (size_t i = 0; i < n; ++i) PlaceLabel(places, global_indices[i], staged + 2 * i);
   return Status::Ok();
 }
 
-LookupArgs DeviceRegion::LookupArgsFor(size_t n) const {
+LookupArgs DeviceRegion::LookupArgsFor(size_t n, LookupMode mode) const {
   LookupArgs args;
-  args.addresses = static_cast<const uint64_t*>(lookup_device_);
+  if (mode.places_on_device) {
+    args.indices = static_cast<const uint64_t*>(lookup_device_);
+    args.places = device_places_;
+  } else {
+    args.addresses = static_cast<const uint64_t*>(lookup_device_);
+  }
   args.out = reinterpret_cast<uint32_t*>(static_cast<uint64_t*>(lookup_device_) + 2 * kLookupBatch);
   args.n = static_cast<uint32_t>(n);
-  args.threads_per_label = lookup_threads_per_label_;
+  args.threads_per_label = mode.threads_per_label;
   return args;
 }
 
@@ -376,9 +440,10 @@ Status DeviceRegion::LookupLocked(const uint64_t* global_indices, size_t n, uint
   const auto* host_labels = reinterpret_cast<const uint8_t*>(static_cast<uint64_t*>(lookup_host_) + 2 * kLookupBatch);
   for (size_t off = 0; off < n || (n == 0 && off == 0); off += kLookupBatch) {
     const size_t batch = std::min<size_t>(kLookupBatch, n - off);
-    WP_RETURN_IF_ERROR(StageLookupLocked(global_indices + off, batch));
+    WP_RETURN_IF_ERROR(StageLookupLocked(global_indices + off, batch, lookup_mode()));
     if (batch == 0) break;
-    WP_RETURN_IF_ERROR(runtime_->RunLookup(ordinal_, LookupArgsFor(batch), lookup_queue_).WithContext("lookup on " + props_.id));
+    WP_RETURN_IF_ERROR(runtime_->RunLookup(ordinal_, LookupArgsFor(batch, lookup_mode()), lookup_queue_)
+                           .WithContext("lookup on " + props_.id));
     std::memcpy(out + off * 32, host_labels, batch * 32ull);
   }
   return Status::Ok();
@@ -390,12 +455,37 @@ Status DeviceRegion::Lookup(const uint64_t* global_indices, size_t n, uint8_t* o
   return LookupLocked(global_indices, n, out);
 }
 
+Status DeviceRegion::LookupInParts(const uint64_t* global_indices, size_t n, LookupMode mode, uint8_t* out,
+                                   LookupParts* parts) const {
+  std::lock_guard<std::mutex> lock(lookup_mu_);
+  if (started_out_ != nullptr) return FailedPreconditionError("a lookup is in flight on " + props_.id);
+  if (n == 0 || n > kLookupBatch) return InvalidArgumentError("a lookup in parts takes 1 to kLookupBatch labels");
+  if (mode.places_on_device && places_dev_ == nullptr) {
+    return FailedPreconditionError("the placement tables are not on " + props_.id);
+  }
+  using Clock = std::chrono::steady_clock;
+  auto us = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+  };
+  const auto t0 = Clock::now();
+  WP_RETURN_IF_ERROR(StageLookupLocked(global_indices, n, mode));
+  const auto t1 = Clock::now();
+  const LookupArgs args = LookupArgsFor(n, mode);
+  WP_RETURN_IF_ERROR(runtime_->RunLookup(ordinal_, args, lookup_queue_).WithContext("lookup on " + props_.id));
+  const auto t2 = Clock::now();
+  std::memcpy(out, static_cast<uint64_t*>(lookup_host_) + 2 * kLookupBatch, n * 32ull);
+  const auto t3 = Clock::now();
+  *parts = {us(t0, t1), us(t1, t2), us(t2, t3)};
+  return Status::Ok();
+}
+
 Status DeviceRegion::StartLookup(const uint64_t* global_indices, size_t n, uint8_t* out) const {
   std::lock_guard<std::mutex> lock(lookup_mu_);
   if (started_out_ != nullptr) return FailedPreconditionError("a lookup is in flight on " + props_.id);
   if (n == 0 || n > kLookupBatch) return LookupLocked(global_indices, n, out);
-  WP_RETURN_IF_ERROR(StageLookupLocked(global_indices, n));
-  WP_RETURN_IF_ERROR(runtime_->LaunchLookup(ordinal_, LookupArgsFor(n), lookup_queue_).WithContext("lookup on " + props_.id));
+  WP_RETURN_IF_ERROR(StageLookupLocked(global_indices, n, lookup_mode()));
+  WP_RETURN_IF_ERROR(runtime_->LaunchLookup(ordinal_, LookupArgsFor(n, lookup_mode()), lookup_queue_)
+                         .WithContext("lookup on " + props_.id));
   started_out_ = out;
   started_n_ = n;
   return Status::Ok();

@@ -50,6 +50,10 @@ struct DeviceRegionOptions {
   uint64_t reserve_bytes = 0;  // with bytes == 0: left free (raised to kMinReserveBytes)
   AcquisitionPolicy policy;
   uint32_t lookup_threads_per_label = kLookupThreadsPerLabelDefault;  // 1 or 8 (kernel_args.h LookupArgs)
+  // After a fill, copy the region's placement tables (kernels/gpu/label_places.h: the layout's runs
+  // and the slot map, at most ~0.3 MiB, inside the reserve) to device memory and let the lookup
+  // kernel place each index itself; false, or when that memory cannot be had: the host places them.
+  bool lookup_places_on_device = true;
 };
 
 struct FillControl {
@@ -106,6 +110,7 @@ class DeviceRegion {
   const MemoryAccount& memory_account() const { return account_; }
   // Where the last completed fill put each label.
   const LabelLayout& layout() const { return layout_; }
+  const SlotMap& slot_map() const { return map_; }
   // Device memory outside the proof held now: the side scratch during Fill, else 0.
   uint64_t scratch_bytes() const { return scratch_now_.load(); }
 
@@ -135,6 +140,29 @@ class DeviceRegion {
   Status StartLookup(const uint64_t* global_indices, size_t n, uint8_t* out) const;
   Status FinishLookup() const;
 
+  // Where one Lookup's time went, in microseconds of the host clock (for gpu-check).
+  struct LookupParts {
+    double stage_us = 0;     // index checks, the halves' places, the addresses into the pinned buffer
+    double device_us = 0;    // kernel launch and wait
+    double copy_out_us = 0;  // the labels out of the pinned buffer
+  };
+  // How a lookup runs: who places the halves (the host, or the kernel from the device's copy of the
+  // tables) and the kernel's shape (1 or 8 threads a label).
+  struct LookupMode {
+    bool places_on_device = false;
+    uint32_t threads_per_label = 1;
+  };
+  // The mode Lookup and StartLookup use (the options', once a fill put the tables on the device).
+  LookupMode lookup_mode() const;
+  // Device memory the placement tables hold after a fill (0: none; the host places the halves):
+  // with the pinned lookup buffer, the only memory outside the label slots between fills.
+  uint64_t lookup_tables_bytes() const { return places_bytes_; }
+  // Lookup in a given mode, timed in parts (n <= kLookupBatch). Errors: as Lookup's;
+  // INVALID_ARGUMENT for another shape or n; FAILED_PRECONDITION for device placement when the
+  // tables are not on the device.
+  Status LookupInParts(const uint64_t* global_indices, size_t n, LookupMode mode, uint8_t* out,
+                       LookupParts* parts) const;
+
   // Frees everything; idempotent.
   void Release();
 
@@ -149,9 +177,15 @@ class DeviceRegion {
   Status MeasureRateIfTimeLimited();
   // REQUIRES: lookup_mu_ held. Checks the indices against the filled range and writes their half
   // addresses into the pinned lookup buffer (n <= kLookupBatch); then runs or launches the kernel.
-  Status StageLookupLocked(const uint64_t* global_indices, size_t n) const;
+  Status StageLookupLocked(const uint64_t* global_indices, size_t n, LookupMode mode) const;
   Status LookupLocked(const uint64_t* global_indices, size_t n, uint8_t* out) const;
-  LookupArgs LookupArgsFor(size_t n) const;
+  LookupArgs LookupArgsFor(size_t n, LookupMode mode) const;
+  // The placement tables over this object's layout and slot map (host memory).
+  LabelPlaces HostPlaces() const;
+  // After a fill: the tables into device memory (places_dev_), when the options ask for it and
+  // the memory can be had (RESOURCE_EXHAUSTED leaves the host placing); other errors are returned.
+  Status UploadPlaces();
+  void FreePlaces();
 
   GpuRuntime* runtime_;
   int ordinal_;
@@ -162,6 +196,10 @@ class DeviceRegion {
   void* lookup_device_ = nullptr;  // the same memory, as the device sees it
   void* lookup_queue_ = nullptr;   // GpuRuntime::CreateLookupQueue: this region's lookups
   uint32_t lookup_threads_per_label_ = kLookupThreadsPerLabelDefault;
+  bool lookup_places_on_device_ = true;  // the option; places_dev_ says whether it happened
+  void* places_dev_ = nullptr;           // device memory: the placement tables, after a fill
+  uint64_t places_bytes_ = 0;            // its size
+  LabelPlaces device_places_;            // pointers into places_dev_
   MemoryAccount account_;
   double raw_rate_ = 0;  // compressions per second; measured only where kernels are time-limited
   LabelLayout layout_;

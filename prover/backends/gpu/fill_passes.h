@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gpu/label_places.h"
 #include "prover/backends/gpu/memory_acquisition.h"
 
 namespace wipeproof {
@@ -105,10 +106,7 @@ struct PlannedWave {
 
 // A run of in-place teams: chunks [chunk_begin, chunk_end), team j taking
 // chunk_begin + j*C ... (the last one fewer). label_layout.h maps indices through these.
-struct LayoutRun {
-  uint64_t chunk_begin = 0, chunk_end = 0;
-  uint32_t chunks_per_team = 0;
-};
+using LayoutRun = PlaceRun;  // kernels/gpu/label_places.h: the lookup kernel reads them too
 
 // What a wave may hold.
 struct WaveLimits {

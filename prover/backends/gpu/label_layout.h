@@ -7,7 +7,8 @@
 //    are contiguous;
 //  - every other label (partial chunks, scratch teams, GPU-filled host memory) sits whole at
 //    region slot g - first (the natural layout).
-// Lookup turns a global index into the two halves' places here, on the host.
+// Lookup turns a global index into the two halves' places with this layout's tables, on the host
+// or in the lookup kernel (kernels/gpu/label_places.h holds the arithmetic both run).
 //
 // Thread-safety: immutable after construction and AddRun; const methods are thread-safe.
 #pragma once
@@ -33,8 +34,11 @@ class LabelLayout {
     uint64_t slot = 0;
     uint32_t byte_offset = 0;
   };
-  // REQUIRES: first <= g < first + count.
+  // REQUIRES: first <= g < first + count. (kernels/gpu/label_places.h LocateHalves.)
   void Locate(uint64_t g, Half halves[2]) const;
+  // Sets the layout's part of `p` (first, m, runs), pointing into this object: valid until it
+  // changes or goes.
+  void SetPlaces(LabelPlaces* p) const;
 
   uint64_t first() const { return first_; }
   uint64_t count() const { return count_; }

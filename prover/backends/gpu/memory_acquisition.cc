@@ -73,11 +73,18 @@ SlotMap::SlotMap(const std::vector<DeviceAllocation>& pieces) {
   }
 }
 
+void SlotMap::SetPlaces(LabelPlaces* p) const {
+  p->slot_begin = slot_begin_.data();
+  p->bases = bases_.data();
+  p->bucket_piece = bucket_piece_.data();
+  p->bucket_shift = bucket_shift_;
+}
+
 SlotMap::Place SlotMap::Locate(uint64_t slot) const {
   assert(slot < slots());
-  uint32_t piece = bucket_piece_[slot >> bucket_shift_];
-  piece += slot_begin_[piece + 1] <= slot;         // the usual case, without a branch to mispredict
-  while (slot_begin_[piece + 1] <= slot) ++piece;  // only past pieces of no slot, or very small ones
+  LabelPlaces p;
+  SetPlaces(&p);
+  const uint32_t piece = LocatePiece(p, slot);
   return {piece, (slot - slot_begin_[piece]) * 32};
 }
 

@@ -14,8 +14,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/status.h"
 #include "common/numbers.h"
+#include "common/status.h"
+#include "kernels/gpu/label_places.h"
 
 namespace wipeproof {
 namespace gpu {
@@ -70,6 +71,10 @@ class SlotMap {
   // REQUIRES: slot < slots(). Constant time for pieces of similar sizes (a bucket table, then a
   // scan of the pieces one bucket spans): the host side of every lookup calls it twice a label.
   Place Locate(uint64_t slot) const;
+  // Sets the slot map's part of `p` (slot_begin, bases, buckets), pointing into this object: valid
+  // until it changes or goes.
+  void SetPlaces(LabelPlaces* p) const;
+  const std::vector<uint32_t>& bucket_piece() const { return bucket_piece_; }
   // slot_begin()[i] is piece i's first slot; pieces() + 1 entries (the last is slots()).
   const std::vector<uint64_t>& slot_begin() const { return slot_begin_; }
   // Device addresses of the pieces, as integers (kernel_args.h SlotTableView::base).
