@@ -126,8 +126,9 @@ struct FillWaveArgs {
   // and end, so the host learns the clock the launch ran at.
   uint64_t* clock_out = nullptr;
   // Optional (device memory, kTeamTimerWords words, zero before the launch): each block's thread 0
-  // adds its team's span on a device-wide timer, so the host learns how far apart the teams of a
-  // launch finish (ticks; only ratios are meaningful). Words: see kTeamTimer*.
+  // adds its team's start and end on a device-wide timer, so the host learns how far apart the
+  // teams of a launch finish (ticks; only ratios are meaningful). Words: see kTeamTimer*. Nothing
+  // is held in a register from a team's start to its end (the c1 kernel has none to spare).
   uint64_t* team_timer = nullptr;
   // Optional (device memory, one word, zero before the launch): the kernel ORs kFault* bits into it
   // when a program or a team does not fit its own bounds (team_executor.h TeamRunStep); the host
@@ -136,15 +137,18 @@ struct FillWaveArgs {
   uint32_t* fault = nullptr;
 };
 
-// Words of FillWaveArgs::team_timer. The minima are kept as maxima of their complements, so
-// zero-filled words start every extreme right.
-constexpr int kTeamTimerSpanSum = 0;          // the sum of the teams' spans
-constexpr int kTeamTimerFirstStartNot = 1;    // ~(the earliest team start)
-constexpr int kTeamTimerLastEnd = 2;          // the latest team end
-constexpr int kTeamTimerLongestSpan = 3;      // the longest team span
-constexpr int kTeamTimerShortestSpanNot = 4;  // ~(the shortest team span)
-constexpr int kTeamTimerTeams = 5;            // teams that recorded their span
-constexpr int kTeamTimerWords = 6;
+// Words of FillWaveArgs::team_timer. The sums wrap (modulo 2^64): their difference is still the
+// sum of the teams' spans. The minima are kept as maxima of their complements, so zero-filled
+// words start every extreme right.
+constexpr int kTeamTimerStartSum = 0;       // the sum of the teams' starts
+constexpr int kTeamTimerEndSum = 1;         // the sum of the teams' ends
+constexpr int kTeamTimerFirstStartNot = 2;  // ~(the earliest team start)
+constexpr int kTeamTimerLastStart = 3;      // the latest team start
+constexpr int kTeamTimerFirstEndNot = 4;    // ~(the earliest team end)
+constexpr int kTeamTimerLastEnd = 5;        // the latest team end
+constexpr int kTeamTimerStarted = 6;        // teams that recorded their start
+constexpr int kTeamTimerEnded = 7;          // teams that recorded their end
+constexpr int kTeamTimerWords = 8;
 
 // Bits of FillWaveArgs::fault.
 constexpr uint32_t kFaultEmptyStep = 1;  // a step whose op range is empty or reversed

@@ -94,16 +94,22 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Kernels.
 
-// Adds one team's span [start, end] (DeviceWideTimer ticks) to a launch's team timer words.
-__device__ void RecordTeamSpan(uint64_t* words, unsigned long long start, unsigned long long end) {
+// Adds one team's start, then its end (DeviceWideTimer ticks), to a launch's team timer words.
+__device__ void RecordTeamStart(uint64_t* words) {
   auto* w = reinterpret_cast<unsigned long long*>(words);
-  const unsigned long long span = end - start;
-  atomicAdd(w + kTeamTimerSpanSum, span);
-  atomicMax(w + kTeamTimerFirstStartNot, ~start);
-  atomicMax(w + kTeamTimerLastEnd, end);
-  atomicMax(w + kTeamTimerLongestSpan, span);
-  atomicMax(w + kTeamTimerShortestSpanNot, ~span);
-  atomicAdd(w + kTeamTimerTeams, 1ull);
+  const unsigned long long t = DeviceWideTimer();
+  atomicAdd(w + kTeamTimerStartSum, t);
+  atomicMax(w + kTeamTimerFirstStartNot, ~t);
+  atomicMax(w + kTeamTimerLastStart, t);
+  atomicAdd(w + kTeamTimerStarted, 1ull);
+}
+__device__ void RecordTeamEnd(uint64_t* words) {
+  auto* w = reinterpret_cast<unsigned long long*>(words);
+  const unsigned long long t = DeviceWideTimer();
+  atomicAdd(w + kTeamTimerEndSum, t);
+  atomicMax(w + kTeamTimerFirstEndNot, ~t);
+  atomicMax(w + kTeamTimerLastEnd, t);
+  atomicAdd(w + kTeamTimerEnded, 1ull);
 }
 
 // One team per block: derive the chunks' material, then the program one super-step at a time,
@@ -120,8 +126,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads, kFillMinBlocks[kFormat]) Fill
   const Team team = MakeTeam(a, blockIdx.x, shared, threadIdx.x);
   const bool clock_probe = a.clock_out != nullptr && blockIdx.x == 0 && threadIdx.x == 0;
   if (clock_probe) a.clock_out[0] = clock64();
-  const bool team_timed = a.team_timer != nullptr && threadIdx.x == 0;
-  const unsigned long long team_start = team_timed ? DeviceWideTimer() : 0;
+  if (a.team_timer != nullptr && threadIdx.x == 0) RecordTeamStart(a.team_timer);
   TeamPrologue(a, blockIdx.x, team, threadIdx.x, blockDim.x);
   __syncthreads();
   for (uint32_t s = 0; s < team.steps; ++s) {
@@ -129,7 +134,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads, kFillMinBlocks[kFormat]) Fill
     __syncthreads();
   }
   if (clock_probe) a.clock_out[1] = clock64();
-  if (team_timed) RecordTeamSpan(a.team_timer, team_start, DeviceWideTimer());
+  if (a.team_timer != nullptr && threadIdx.x == 0) RecordTeamEnd(a.team_timer);
 }
 
 __global__ void BuildCv0Kernel(const Cv0BuildArgs a) {

@@ -375,7 +375,8 @@ WP_HOST_DEVICE uint64_t LookupHalfAddress(const LookupArgs& a, uint64_t k, int h
   uint64_t slot[2];
   uint32_t byte_offset[2];
   LocateHalves(a.places, a.indices[k], slot, byte_offset);
-  return SlotAddress(a.places, slot[h], byte_offset[h]);
+  // (Selects, not slot[h]: a run-time index would put the arrays in local memory.)
+  return h == 0 ? SlotAddress(a.places, slot[0], byte_offset[0]) : SlotAddress(a.places, slot[1], byte_offset[1]);
 }
 
 // The lookup kernel's item k: two 16-byte loads, two 16-byte stores into mapped host memory

@@ -564,12 +564,14 @@ std::string Block0Span(const LaunchStats& l) {
   return buf;
 }
 
-// " (teams ran 0.62 of the launch on average, 0.31-0.99)", or "" without a team timer.
+// " (teams ran 0.60 of the launch on average; the first ended at 0.23, the last started at 0.00)",
+// or "" without a team timer.
 std::string TeamSpansText(const LaunchStats& l) {
   if (l.team_spans.teams == 0) return "";
-  char buf[96];
-  std::snprintf(buf, sizeof buf, " (teams ran %.2f of the launch on average, %.2f-%.2f)", l.team_spans.mean_share,
-                l.team_spans.shortest_share, l.team_spans.longest_share);
+  char buf[128];
+  std::snprintf(buf, sizeof buf,
+                " (teams ran %.2f of the launch on average; the first ended at %.2f, the last started at %.2f)",
+                l.team_spans.mean_share, l.team_spans.first_end_share, l.team_spans.last_start_share);
   return buf;
 }
 
@@ -608,8 +610,8 @@ Json LaunchJson(size_t index, const LaunchStats& l) {
   if (l.team_spans.teams > 0) {  // fill_plan.h TeamSpans: shares of the launch's span
     j.Int("teams_timed", l.team_spans.teams)
         .Num("team_span_mean_share", l.team_spans.mean_share)
-        .Num("team_span_shortest_share", l.team_spans.shortest_share)
-        .Num("team_span_longest_share", l.team_spans.longest_share);
+        .Num("first_team_end_share", l.team_spans.first_end_share)
+        .Num("last_team_start_share", l.team_spans.last_start_share);
   }
   return j;
 }

@@ -136,13 +136,14 @@ Json LookupModelJson(uint32_t labels_per_stream) {
       .Num("submit_s", a.submit_s)
       .Num("start_latency_s", a.start_latency_s)
       .Num("host_read_latency_s", a.host_read_latency_s)
+      .Num("place_latency_s", a.place_latency_s)
       .Num("memory_latency_s", a.memory_latency_s)
       .Num("host_write_s", a.host_write_s)
       .Num("completion_s", a.completion_s)
       .Num("copy_bytes_per_s", a.copy_bytes_per_s)
       .Str("source",
-           "assumed latencies, the same for every shape; the staging measured on the CPU "
-           "(prover/backends/gpu/lookup_model.h)");
+           "assumed latencies, the same for every shape; the staging and the placement measured on "
+           "one H200 (prover/backends/gpu/lookup_model.h)");
   std::vector<Json> rows;
   for (int streams : {1, 8}) {
     const LookupModel m = ModelLookups(a, labels_per_stream, streams);

@@ -161,24 +161,31 @@ TEST(FillPlanTest, A192BlockZeroTableInTheRegionDefersTheChunksUnderIt) {
 }
 
 // A launch's team timer words (kernel_args.h kTeamTimer*) as shares of the launch's span: three
-// teams starting at 100 and ending at 200, 150 and 140 (spans 100, 50, 40) in a launch from 100
-// to 200 ran 0.63 of it on average, 0.40 to 1.00. No team recorded, or no span: no figures.
+// teams starting at T+100, T+100, T+110 and ending at T+200, T+150, T+140 (spans 100, 50, 30) in a
+// launch from T+100 to T+200 ran 0.60 of it on average; the first ended at 0.40, the last started
+// at 0.10. T is near 2^64, so the sums of three wrap (a device timer read in nanoseconds may). No team
+// recorded, a team that started but did not end, or no span: no figures.
 TEST(FillPlanTest, TeamSpansAreSharesOfTheLaunch) {
+  const uint64_t T = ~uint64_t{0} - 300;
   LaunchWords words;
   uint64_t* w = words.team_timer;
-  w[kTeamTimerSpanSum] = 190;
-  w[kTeamTimerFirstStartNot] = ~uint64_t{100};
-  w[kTeamTimerLastEnd] = 200;
-  w[kTeamTimerLongestSpan] = 100;
-  w[kTeamTimerShortestSpanNot] = ~uint64_t{40};
-  w[kTeamTimerTeams] = 3;
+  for (uint64_t s : {100, 100, 110}) w[kTeamTimerStartSum] += T + s;
+  for (uint64_t e : {200, 150, 140}) w[kTeamTimerEndSum] += T + e;
+  w[kTeamTimerFirstStartNot] = ~(T + 100);
+  w[kTeamTimerLastStart] = T + 110;
+  w[kTeamTimerFirstEndNot] = ~(T + 140);
+  w[kTeamTimerLastEnd] = T + 200;
+  w[kTeamTimerStarted] = w[kTeamTimerEnded] = 3;
   const TeamSpans t = TeamSpansFrom(words);
   EXPECT_EQ(t.teams, 3u);
-  EXPECT_DOUBLE_EQ(t.mean_share, 190.0 / 3 / 100);
-  EXPECT_DOUBLE_EQ(t.shortest_share, 0.40);
-  EXPECT_DOUBLE_EQ(t.longest_share, 1.00);
+  EXPECT_DOUBLE_EQ(t.mean_share, 0.60);
+  EXPECT_DOUBLE_EQ(t.first_end_share, 0.40);
+  EXPECT_DOUBLE_EQ(t.last_start_share, 0.10);
   EXPECT_EQ(TeamSpansFrom(LaunchWords{}).teams, 0u) << "zeroed words (no timer) read as no figures";
-  w[kTeamTimerLastEnd] = 100;  // a launch of no span
+  LaunchWords unfinished = words;
+  unfinished.team_timer[kTeamTimerStarted] = 4;
+  EXPECT_EQ(TeamSpansFrom(unfinished).teams, 0u);
+  w[kTeamTimerLastEnd] = T + 100;  // a launch of no span
   EXPECT_EQ(TeamSpansFrom(words).teams, 0u);
 }
 

@@ -245,12 +245,13 @@ TeamSpans TeamSpansFrom(const LaunchWords& words) {
   const uint64_t* w = words.team_timer;
   const uint64_t first_start = ~w[kTeamTimerFirstStartNot];
   const uint64_t last_end = w[kTeamTimerLastEnd];
-  if (w[kTeamTimerTeams] == 0 || last_end <= first_start) return t;
+  const uint64_t teams = w[kTeamTimerEnded];
+  if (teams == 0 || w[kTeamTimerStarted] != teams || last_end <= first_start) return t;
   const double launch = static_cast<double>(last_end - first_start);
-  t.teams = w[kTeamTimerTeams];
-  t.mean_share = static_cast<double>(w[kTeamTimerSpanSum]) / static_cast<double>(t.teams) / launch;
-  t.shortest_share = static_cast<double>(~w[kTeamTimerShortestSpanNot]) / launch;
-  t.longest_share = static_cast<double>(w[kTeamTimerLongestSpan]) / launch;
+  t.teams = teams;
+  t.mean_share = static_cast<double>(w[kTeamTimerEndSum] - w[kTeamTimerStartSum]) / static_cast<double>(teams) / launch;
+  t.first_end_share = static_cast<double>(~w[kTeamTimerFirstEndNot] - first_start) / launch;
+  t.last_start_share = static_cast<double>(w[kTeamTimerLastStart] - first_start) / launch;
   return t;
 }
 

@@ -38,14 +38,14 @@ struct LaunchWords {
 };
 
 // How far apart the teams of a launch ran, from its team timer words (a device-wide timer, so
-// only ratios): each team's span as a share of the launch's (earliest team start to latest team
-// end). All teams of a launch start at once when they fit (ResidentTeams), so a mean share well
-// below 1 is the launch's tail: slots that sat idle while the last teams finished.
+// only ratios), as shares of the launch's span (earliest team start to latest team end). All teams
+// of a launch start at once when they fit (ResidentTeams), so a mean share well below 1 is the
+// launch's tail: slots that sat idle while the last teams finished.
 struct TeamSpans {
-  uint64_t teams = 0;         // teams that recorded a span (0: the runtime has no team timer)
-  double mean_share = 0;      // mean team span / launch span
-  double shortest_share = 0;  // shortest team span / launch span
-  double longest_share = 0;   // longest team span / launch span
+  uint64_t teams = 0;           // teams that recorded both ends (0: the runtime has no team timer)
+  double mean_share = 0;        // the teams' mean span
+  double first_end_share = 0;   // when the first team ended
+  double last_start_share = 0;  // when the last team started
 };
 TeamSpans TeamSpansFrom(const LaunchWords& words);
 
