@@ -14,7 +14,8 @@
 //            --launch-seconds=S (launches of about S seconds: wave chunks from the raw rate)
 //            On a GPU the model's prediction for the same plan is printed beside the measurement
 //            when the device resembles a named shape (or --gpu names one).
-//   lookup:  --gib=G --m=M --iterations=N
+//   lookup:  --gib=G --m=M --iterations=N --lookup-threads-per-label=1|8 --lookup-places=host|device
+//            (end-to-end latency, every mode in parts, the kernel alone in each buffer placement)
 //   parity:  --max-m=M, --min-m=M (skip larger or smaller m; the emulated runtime is slow)
 //   compress: --seconds=S --warps-per-subpartition=1,2,4,8 (CompressChain at each occupancy; 0: full)
 //   model:   --gpu=h200|h100|mi300x|all: issue 12's cases planned and modelled (dry run, no device);
