@@ -21,7 +21,8 @@
 //   model:   --gpu=h200|h100|mi300x|all: issue 12's cases planned and modelled (dry run, no device);
 //            --issue-efficiency --instructions-per-item --step-latency-cycles override assumptions
 //   tuning (fill, lookup, parity): --team-threads --max-chunks-per-team --threads-per-chunk
-//            --target-threads --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib --scratch-teams
+//            --target-threads --teams-per-slot --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib
+//            --scratch-teams
 //
 // Flags are parsed here, not with gflags as the two main binaries do: this tool must build on a bare
 // GPU machine from the label engine alone (scripts/gpu-check.sh's plain nvcc fallback links no
@@ -109,6 +110,7 @@ constexpr char kUsage[] =
     "  compress: --seconds=S (per run, default 1) --warps-per-subpartition=LIST (0: full occupancy)\n"
     "  model:    --gpu=h200|h100|mi300x|all --issue-efficiency=E --instructions-per-item=N --step-latency-cycles=N\n"
     "  tuning (fill, lookup, parity): --team-threads --max-chunks-per-team --threads-per-chunk --target-threads\n"
+    "            --teams-per-slot (launch N x the teams that fit; default 1)\n"
     "            --side-scratch-mib --wave-chunks --reserve-mib --max-piece-mib --scratch-teams\n"
     "Exit status: 0 passed (or no device), 1 a check failed, 2 bad usage, 3 a device, runtime or file error.\n";
 
@@ -152,6 +154,7 @@ const std::map<std::string, NumberRange>& NumberFlags() {
       {"max-chunks-per-team", {1, 1 << 20, true}},
       {"threads-per-chunk", {0, 1024, true}},
       {"target-threads", {0, kMaxCount, true}},
+      {"teams-per-slot", {1, 64, true}},
       {"side-scratch-mib", {0, 1 << 20, true}},
       {"wave-chunks", {0, kMaxCount, true}},
       {"reserve-mib", {0, 1 << 20, true}},
@@ -227,6 +230,7 @@ FillTuning TuningFrom(const Flags& f) {
   if (f.Has("max-chunks-per-team")) t.max_chunks_per_team = static_cast<uint32_t>(f.Num("max-chunks-per-team", 16));
   t.threads_per_chunk = static_cast<uint32_t>(f.Num("threads-per-chunk", 0));
   t.target_threads = static_cast<uint64_t>(f.Num("target-threads", 0));
+  t.teams_per_slot = static_cast<uint32_t>(f.Num("teams-per-slot", 1));
   if (f.Has("side-scratch-mib")) t.side_scratch_bytes = static_cast<uint64_t>(f.Num("side-scratch-mib", 256)) << 20;
   t.max_wave_chunks = static_cast<uint64_t>(f.Num("wave-chunks", 0));
   t.in_place = !f.Has("scratch-teams");
@@ -239,6 +243,7 @@ Json TuningJson(const FillTuning& t) {
       .Int("max_chunks_per_team", t.max_chunks_per_team)
       .Int("threads_per_chunk", t.threads_per_chunk)
       .Int("target_threads", t.target_threads)
+      .Int("teams_per_slot", t.teams_per_slot)
       .Int("side_scratch_bytes", t.side_scratch_bytes)
       .Int("max_wave_chunks", t.max_wave_chunks)
       .Bool("in_place", t.in_place);

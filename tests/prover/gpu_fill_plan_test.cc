@@ -103,6 +103,27 @@ TEST(FillPlanTest, EveryChunkIsLabelledOnceWithPartialChunksInTheFirstLaunch) {
   EXPECT_EQ(in_runs, plan->budget.whole_chunks);
 }
 
+// FillTuning::teams_per_slot: a launch of N times the teams that fit (8 here: 4 multiprocessors x 2),
+// each as many chunks as before, so N times fewer launches; still every chunk once, 192 too.
+TEST(FillPlanTest, MoreTeamsPerSlotMeanFewerLaunchesOfMoreTeams) {
+  for (const LabelFormat format : {LabelFormat::kC1, LabelFormat::k192}) {
+    const uint32_t m = 256;
+    const RegionSpec spec = Spec(format, m, 0, 8 * 16 * 4 * m);  // 4 full waves of 8 teams of 16 chunks
+    const SlotMap slots = Pieces(spec.count);
+    FillTuning one, four;
+    four.teams_per_slot = 4;
+    auto plan1 = Plan(spec, Device(slots, one), one);
+    auto plan4 = Plan(spec, Device(slots, four), four);
+    ASSERT_TRUE(plan1.ok() && plan4.ok()) << plan4.status().ToString();
+    ExpectCovered(*plan4, spec, slots);
+    ASSERT_EQ(plan1->launches.size(), 4u);
+    ASSERT_EQ(plan4->launches.size(), 1u);
+    EXPECT_EQ(plan1->launches[0].teams.size(), 8u);
+    EXPECT_EQ(plan4->launches[0].teams.size(), 32u);
+    for (const TeamDesc& d : plan4->launches[0].teams) EXPECT_EQ(d.chunks, 16u);
+  }
+}
+
 TEST(FillPlanTest, TheLeastSideScratchStillLabelsEverythingInMoreLaunches) {
   const uint32_t m = 1000;  // not a power of two: every in-place chunk has work labels outside its slots
   const RegionSpec spec = Spec(LabelFormat::kC1, m, 0, 64 * m);

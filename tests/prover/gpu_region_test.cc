@@ -99,6 +99,22 @@ TEST_P(RegionParity, FillThenLookupEqualsTheCpuEngine) {
   EXPECT_EQ(runtime.live_lookup_queues(), 0);
 }
 
+// A fill of more teams per launch than fit (FillTuning::teams_per_slot) labels the same bytes, in
+// place, and lookups find them, both formats.
+TEST(DeviceRegion, MoreTeamsPerSlotLabelTheSameBytes) {
+  for (const LabelFormat format : {LabelFormat::kC1, LabelFormat::k192}) {
+    EmulatedRuntime runtime(SmallGpu());
+    const RegionSpec spec = Spec(format, 256, 77, 256 * 80);
+    auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, 96 << 10));
+    ASSERT_TRUE(region.ok());
+    FillTuning t = SmallTuning();
+    t.teams_per_slot = 3;
+    FillStats stats;
+    ASSERT_TRUE((*region)->Fill(spec, t, {}, &stats).ok());
+    EXPECT_EQ(Reference(spec), LookupRange(**region, spec.first, spec.count)) << stats.plan;
+  }
+}
+
 // The runtime runs the two lookup shapes (1 and 8 threads a label) to the same bytes and refuses
 // any other shape before it touches a buffer.
 TEST(RuntimeLookup, RunsBothShapesAndRefusesOthers) {

@@ -45,6 +45,8 @@ struct FillTuning {
   uint32_t threads_per_chunk = 0;            // > 0: C = team_threads / threads_per_chunk exactly (sweeps)
   uint32_t max_team_threads = 256;           // G cap for waves with fewer chunks than resident teams
   uint64_t target_threads = 0;               // > 0: caps resident threads per wave (sweeps); 0: occupancy decides
+  uint32_t teams_per_slot = 1;               // a launch's teams per resident team slot: > 1 launches more teams
+                                             // than fit, and the device starts each as another ends (sweeps)
   bool in_place = true;                      // false: every chunk in a scratch team (tests, comparisons)
   bool cv0_in_region = true;                 // 192: the block-0 table may defer chunks (see the file comment)
   uint64_t side_scratch_bytes = 256 * kMiB;  // cap on the only memory outside the plan's label slots

@@ -33,14 +33,15 @@ class SideLayout {
   uint64_t base_, bytes_, used_ = 0;
 };
 
-// Resident teams per launch for a team size: the occupancy times the multiprocessors, capped by
-// tuning.target_threads.
+// Teams per launch for a team size: the occupancy times the multiprocessors, capped by
+// tuning.target_threads, times tuning.teams_per_slot (teams beyond the resident ones start as
+// others end).
 uint64_t ResidentTeams(const FillDevice& device, const FillTuning& tune, uint32_t threads) {
   auto it = device.teams_per_multiprocessor.find(threads);
   const int per_mp = it == device.teams_per_multiprocessor.end() ? 1 : std::max(it->second, 1);
   uint64_t n = static_cast<uint64_t>(per_mp) * std::max<uint64_t>(1, device.multiprocessors);
   if (tune.target_threads > 0) n = std::max<uint64_t>(1, std::min(n, tune.target_threads / threads));
-  return n;
+  return n * std::max<uint32_t>(1, tune.teams_per_slot);
 }
 
 LaunchStats StatsOf(const PlannedWave& wave, const RegionChunks& rc, uint64_t cv0_nodes) {
