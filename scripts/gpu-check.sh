@@ -29,8 +29,9 @@
 # Steps (NN-name.json, in this order, each with its cap in seconds): 00-build, 01-info (30),
 # 02-compress (40: CompressChain at 1/2/4/8 warps per SM sub-partition and full), 03-parity (90:
 # m <= 2^14, both formats), 04-fill-c1-m17 (150: all memory), 05-lookup (45), 06-fill-192-m17
-# (90: all memory, the launches that fit), 07-fill-c1-m14 (90: all memory), 08-parity-m17 (90);
-# then summary.json and model-vs-measured.txt.
+# (90: all memory, the launches that fit), 07-fill-c1-m14 (90: all memory), 08-parity-m17 (90),
+# 09-fill-c1-m17-slots2 (150) and 10-fill-192-m17-slots2 (90): 04 and 06 with launches of twice the
+# teams that fit (--teams-per-slot=2); then summary.json and model-vs-measured.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-gpu-check-out}}
@@ -367,4 +368,8 @@ if [[ $runtime != emulated ]]; then
   step 07-fill-c1-m14 90 40 -- "${fill[@]}" --m=16384 --format=c1 --samples=24
 fi
 [[ $cpu_runtime == 0 ]] && step 08-parity-m17 90 45 -- parity --min-m=131072
+if [[ $runtime != emulated ]]; then  # launches of twice the teams that fit (docs/benchmarks.md "Lookup placement")
+  step 09-fill-c1-m17-slots2 150 60 -- "${fill[@]}" --m=131072 --format=c1 --samples=8 --teams-per-slot=2
+  step 10-fill-192-m17-slots2 90 45 -- "${fill[@]}" --m=131072 --format=192 --samples=4 --teams-per-slot=2
+fi
 finish

@@ -75,14 +75,14 @@ check "the script exits 0 whatever its steps did" [ $rc -eq 0 ]
 check "it stays within its budget (took $took s)" [ $took -le 12 ]
 order=$(grep -o '"step": "[0-9a-z-]*"' "$summary" | sed 's/"step": //; s/"//g' | tr '\n' ' ')
 check "the steps run cheapest first, lookup before the second full fill ($order)" \
-  [ "$order" == "build 01-info 02-compress 03-parity 04-fill-c1-m17 05-lookup 06-fill-192-m17 07-fill-c1-m14 08-parity-m17 " ]
+  [ "$order" == "build 01-info 02-compress 03-parity 04-fill-c1-m17 05-lookup 06-fill-192-m17 07-fill-c1-m14 08-parity-m17 09-fill-c1-m17-slots2 10-fill-192-m17-slots2 " ]
 check "info ok" [ "$(step_status 01-info "$summary")" == ok ]
 check "compress ok" [ "$(step_status 02-compress "$summary")" == ok ]
 check "a step that crashes without JSON is an error" [ "$(step_status 03-parity "$summary")" == error ]
 check "and gets a JSON with the stderr tail" grep -q 'parity crashed' "$tmp/out/03-parity.json"
 check "a fill killed mid-run is timeout_partial" [ "$(step_status 04-fill-c1-m17 "$summary")" == timeout_partial ]
 check "the killed fill's partial JSON is kept" grep -q '"launches"' "$tmp/out/04-fill-c1-m17.json"
-for s in 05-lookup 06-fill-192-m17 07-fill-c1-m14 08-parity-m17; do
+for s in 05-lookup 06-fill-192-m17 07-fill-c1-m14 08-parity-m17 09-fill-c1-m17-slots2 10-fill-192-m17-slots2; do
   check "$s, which the spent budget cannot hold, is skipped" [ "$(step_status $s "$summary")" == skipped ]
 done
 check "each step runs under its cap (info 30 s, compress 40 s, parity 90 s, scaled by 0.05)" \
