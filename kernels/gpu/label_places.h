@@ -31,6 +31,7 @@ struct LabelPlaces {
   // The layout: the region's first global index, its chunk size m (m_shift = log2 m when m is a
   // power of two, else -1), and its runs in increasing chunk order.
   uint64_t first = 0;
+  uint64_t count = 0;  // the region's labels: [first, first + count)
   uint32_t m = 1;
   int32_t m_shift = 0;
   const PlaceRun* runs = nullptr;
@@ -104,6 +105,11 @@ WP_HOST_DEVICE uint64_t SlotAddress(const LabelPlaces& p, uint64_t slot, uint32_
   const uint32_t piece = LocatePiece(p, slot);
   return p.bases[piece] + (slot - p.slot_begin[piece]) * 32 + byte_offset;
 }
+
+// Whether global index g is one of the region's. The host checks every index before a lookup;
+// the lookup kernel checks again, and answers an index outside with zeros rather than follow the
+// tables past their ends.
+WP_HOST_DEVICE bool InRegion(const LabelPlaces& p, uint64_t g) { return g >= p.first && g - p.first < p.count; }
 
 // The device addresses of global index g's two halves. REQUIRES: as LocateHalves.
 WP_HOST_DEVICE void PlaceLabel(const LabelPlaces& p, uint64_t g, uint64_t address[2]) {

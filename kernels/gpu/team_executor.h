@@ -369,12 +369,15 @@ WP_HOST_DEVICE void Cv0Entry(const Cv0BuildArgs& a, uint64_t node) {
 }
 
 // The device address of half h of lookup label k (kernel_args.h LookupArgs: the host's address,
-// or the kernel's own placement of the label's global index).
+// or the kernel's own placement of the label's global index); 0 for an index outside the region
+// (label_places.h InRegion).
 WP_HOST_DEVICE uint64_t LookupHalfAddress(const LookupArgs& a, uint64_t k, int h) {
   if (a.indices == nullptr) return a.addresses[2 * k + h];
+  const uint64_t g = a.indices[k];
+  if (!InRegion(a.places, g)) return 0;
   uint64_t slot[2];
   uint32_t byte_offset[2];
-  LocateHalves(a.places, a.indices[k], slot, byte_offset);
+  LocateHalves(a.places, g, slot, byte_offset);
   // (Selects, not slot[h]: a run-time index would put the arrays in local memory.)
   return h == 0 ? SlotAddress(a.places, slot[0], byte_offset[0]) : SlotAddress(a.places, slot[1], byte_offset[1]);
 }
@@ -386,11 +389,13 @@ WP_HOST_DEVICE void LookupOne(const LookupArgs& a, uint32_t k) {
   if (a.indices == nullptr) {
     LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k]), w);
     LoadHalf(reinterpret_cast<const uint32_t*>(a.addresses[2 * k + 1]), w + 4);
-  } else {
+  } else if (InRegion(a.places, a.indices[k])) {
     uint64_t address[2];
     PlaceLabel(a.places, a.indices[k], address);
     LoadHalf(reinterpret_cast<const uint32_t*>(address[0]), w);
     LoadHalf(reinterpret_cast<const uint32_t*>(address[1]), w + 4);
+  } else {
+    for (int i = 0; i < 8; ++i) w[i] = 0;
   }
   StoreHalf(a.out + static_cast<uint64_t>(k) * 8, w);
   StoreHalf(a.out + static_cast<uint64_t>(k) * 8 + 4, w + 4);
@@ -402,8 +407,8 @@ WP_HOST_DEVICE void LookupOne(const LookupArgs& a, uint32_t k) {
 WP_HOST_DEVICE void LookupWord(const LookupArgs& a, uint64_t t) {
   const uint64_t k = t >> 3;
   const uint32_t word = static_cast<uint32_t>(t & 7);
-  const auto* half = reinterpret_cast<const uint32_t*>(LookupHalfAddress(a, k, static_cast<int>(word >> 2)));
-  a.out[t] = half[word & 3];
+  const uint64_t address = LookupHalfAddress(a, k, static_cast<int>(word >> 2));
+  a.out[t] = address != 0 ? reinterpret_cast<const uint32_t*>(address)[word & 3] : 0;
 }
 
 }  // namespace gpu

@@ -76,6 +76,47 @@ TEST(Lookup, EightThreadsALabelWriteTheSameBytesAsOne) {
   }
 }
 
+// The kernel places indices itself (LookupArgs::indices) and checks them again: an index outside
+// the region is answered with zeros, in both shapes, and never followed through the tables (here
+// the tables are empty arrays: following them would read out of bounds, which ASan/UBSan builds
+// of this test would report).
+TEST(Lookup, AnIndexOutsideTheRegionIsAnsweredWithZeros) {
+  const uint64_t slot_begin[2] = {0, 4};
+  std::vector<uint32_t> piece(4 * 8);
+  for (uint32_t i = 0; i < piece.size(); ++i) piece[i] = 1000 + i;
+  const uint64_t bases[1] = {reinterpret_cast<uint64_t>(piece.data())};
+  const uint32_t buckets[1] = {0};
+  LookupArgs a;
+  a.places.first = 10;
+  a.places.count = 4;  // global indices 10..13, natural layout (no runs), one piece
+  a.places.m = 4;
+  a.places.m_shift = 2;
+  a.places.slot_begin = slot_begin;
+  a.places.bases = bases;
+  a.places.bucket_piece = buckets;
+  a.places.bucket_shift = 2;
+  const uint64_t indices[5] = {9, 10, 13, 14, ~uint64_t{0}};
+  a.indices = indices;
+  a.n = 5;
+  for (const uint32_t threads : {1u, 8u}) {
+    std::vector<uint32_t> out(5 * 8, 7);
+    a.out = out.data();
+    a.threads_per_label = threads;
+    if (threads == 1) {
+      for (uint32_t k = 0; k < a.n; ++k) LookupOne(a, k);
+    } else {
+      for (uint64_t t = 0; t < a.n * 8ull; ++t) LookupWord(a, t);
+    }
+    for (int w = 0; w < 8; ++w) {
+      EXPECT_EQ(out[0 * 8 + w], 0u) << threads;                // 9: before the region
+      EXPECT_EQ(out[1 * 8 + w], piece[0 * 8 + w]) << threads;  // 10: slot 0
+      EXPECT_EQ(out[2 * 8 + w], piece[3 * 8 + w]) << threads;  // 13: slot 3
+      EXPECT_EQ(out[3 * 8 + w], 0u) << threads;                // 14: past it
+      EXPECT_EQ(out[4 * 8 + w], 0u) << threads;
+    }
+  }
+}
+
 TEST(DeviceChunkWords, EqualHostDerivationBothFormats) {
   uint8_t seed[kSeedBytes];
   for (int i = 0; i < kSeedBytes; ++i) seed[i] = static_cast<uint8_t>(i * 13 + 1);

@@ -122,6 +122,11 @@ TEST(FillPlanTest, MoreTeamsPerSlotMeanFewerLaunchesOfMoreTeams) {
     EXPECT_EQ(plan4->launches[0].teams.size(), 32u);
     for (const TeamDesc& d : plan4->launches[0].teams) EXPECT_EQ(d.chunks, 16u);
   }
+  FillTuning huge;
+  huge.teams_per_slot = 1u << 30;  // clamped, not a team table of 2^33 entries
+  EXPECT_EQ(ClampTuning(huge).teams_per_slot, kMaxTeamsPerSlot);
+  huge.teams_per_slot = 0;
+  EXPECT_EQ(ClampTuning(huge).teams_per_slot, 1u);
 }
 
 TEST(FillPlanTest, TheLeastSideScratchStillLabelsEverythingInMoreLaunches) {

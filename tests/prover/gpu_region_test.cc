@@ -115,6 +115,29 @@ TEST(DeviceRegion, MoreTeamsPerSlotLabelTheSameBytes) {
   }
 }
 
+// A fill while a started lookup is not finished is refused (its kernel reads the placement tables
+// and the labels the fill would free and overwrite); once finished, the fill runs.
+TEST(DeviceRegion, AFillWaitsForNoStartedLookup) {
+  EmulatedRuntime runtime(SmallGpu());
+  const RegionSpec spec = Spec(LabelFormat::kC1, 256, 0, 256 * 16);
+  auto region = DeviceRegion::Acquire(&runtime, 0, Pieces(spec.count * 32, 64 << 10));
+  ASSERT_TRUE(region.ok());
+  ASSERT_TRUE((*region)->Fill(spec, SmallTuning(), {}, nullptr).ok());
+  const uint64_t idx[2] = {3, 4000};
+  std::vector<uint8_t> out(64);
+  ASSERT_TRUE((*region)->StartLookup(idx, 2, out.data()).ok());
+  const uint64_t tables = runtime.allocated_bytes();
+  const Status refill = (*region)->Fill(spec, SmallTuning(), {}, nullptr);
+  EXPECT_EQ(refill.code(), StatusCode::kFailedPrecondition) << refill.ToString();
+  EXPECT_EQ(runtime.allocated_bytes(), tables) << "the refused fill freed something";
+  ASSERT_TRUE((*region)->FinishLookup().ok());
+  const std::vector<uint8_t> want = Reference(spec);
+  EXPECT_EQ(0, std::memcmp(out.data(), want.data() + 3 * 32, 32));
+  EXPECT_EQ(0, std::memcmp(out.data() + 32, want.data() + 4000 * 32, 32));
+  EXPECT_TRUE((*region)->Fill(spec, SmallTuning(), {}, nullptr).ok());
+  EXPECT_EQ(want, LookupRange(**region, spec.first, spec.count));
+}
+
 // The runtime runs the two lookup shapes (1 and 8 threads a label) to the same bytes and refuses
 // any other shape before it touches a buffer.
 TEST(RuntimeLookup, RunsBothShapesAndRefusesOthers) {
@@ -501,17 +524,19 @@ TEST(DeviceRegion, SideScratchIsFreedAfterTheFill) {
 }
 
 // With the tables kept off the device (DeviceRegionOptions::lookup_places_on_device), or when the
-// device has no memory left for them (their allocation, the fill's last, is RESOURCE_EXHAUSTED),
-// the host places the halves: nothing stays outside the label slots, and lookups give the same
-// labels, one by one (Lookup) and started (StartLookup).
+// device has no memory left for them (their allocation, the fill's last, is RESOURCE_EXHAUSTED) or
+// that allocation fails otherwise, the host places the halves: the fill succeeds, nothing stays
+// outside the label slots, and lookups give the same labels, one by one (Lookup) and started
+// (StartLookup).
 TEST(DeviceRegion, WithoutDeviceTablesTheHostPlacesTheHalves) {
   const RegionSpec spec = Spec(LabelFormat::kC1, 256, 100, 256 * 64);
   int calls_with_tables = 0;
-  for (const char* why : {"tables", "option", "no room"}) {
+  for (const char* why : {"tables", "option", "no room", "allocation error"}) {
     EmulatedGpuConfig config = SmallGpu();
     DeviceRegionOptions options = Pieces(spec.count * 32, 64 << 10);
     if (std::string(why) == "option") options.lookup_places_on_device = false;
     if (std::string(why) == "no room") config.exhaust_allocation_number = calls_with_tables - 1;
+    if (std::string(why) == "allocation error") config.fail_allocation_number = calls_with_tables - 1;
     EmulatedRuntime runtime(config);
     auto region = DeviceRegion::Acquire(&runtime, 0, options);
     ASSERT_TRUE(region.ok()) << region.status().ToString();

@@ -200,6 +200,12 @@ Status DeviceRegion::Fill(const RegionSpec& spec, const FillTuning& tuning, cons
   FillStats local;
   FillStats* st = stats != nullptr ? stats : &local;
   *st = FillStats();
+  {
+    // A started lookup's kernel reads the placement tables freed below and the labels about to be
+    // overwritten: finish it first.
+    std::lock_guard<std::mutex> lock(lookup_mu_);
+    if (started_out_ != nullptr) return FailedPreconditionError("a lookup is in flight on " + props_.id);
+  }
   filled_ = false;
   FreePlaces();
   const auto start = std::chrono::steady_clock::now();
@@ -358,7 +364,8 @@ DeviceRegion::LookupMode DeviceRegion::lookup_mode() const {
 // The tables packed in one allocation, each part 16-byte aligned: runs, slot_begin, bases, buckets.
 Status DeviceRegion::UploadPlaces() {
   FreePlaces();
-  if (!lookup_places_on_device_) return Status::Ok();
+  // (Host memory a GPU filled is released after its fill and read by the host: gpu_host_fill.cc.)
+  if (!lookup_places_on_device_ || adopted_host_ != nullptr) return Status::Ok();
   const LabelPlaces host = HostPlaces();
   const uint64_t pieces = map_.pieces();
   const uint64_t sizes[4] = {host.run_count * sizeof(PlaceRun), (pieces + 1) * 8, pieces * 8,
@@ -375,13 +382,15 @@ Status DeviceRegion::UploadPlaces() {
   }
   void* dev = nullptr;
   total = std::max<uint64_t>(total, 16);
+  // The tables are an optimisation: when they cannot be had, the host places the halves, and only
+  // a lost device (every later call would fail too) fails the fill.
   Status st = runtime_->Allocate(ordinal_, total, &dev);
-  if (st.code() == StatusCode::kResourceExhausted) return Status::Ok();  // the host places the halves
-  WP_RETURN_IF_ERROR(st);
-  st = runtime_->CopyToDevice(ordinal_, dev, blob.data(), total);
+  if (st.ok()) {
+    st = runtime_->CopyToDevice(ordinal_, dev, blob.data(), total);
+    if (!st.ok()) runtime_->Free(ordinal_, dev);
+  }
   if (!st.ok()) {
-    runtime_->Free(ordinal_, dev);
-    return st;
+    return runtime_->Health();  // (lookup_tables_bytes() 0 and lookup_mode() say so)
   }
   places_dev_ = dev;
   places_bytes_ = total;
@@ -404,6 +413,11 @@ void DeviceRegion::FreePlaces() {
 Status DeviceRegion::StageLookupLocked(const uint64_t* global_indices, size_t n, LookupMode mode) const {
   if (released_) return FailedPreconditionError("device memory was released");
   if (!filled_) return FailedPreconditionError("no completed fill on " + props_.id);
+  // Each index is read once from the caller's memory and checked in the copy the kernel or the
+  // placement reads, so a caller that changes its buffer meanwhile cannot slip an unchecked one in.
+  auto* staged = static_cast<uint64_t*>(lookup_host_);
+  const bool indices = mode.places_on_device;  // the kernel places them (kernel_args.h LookupArgs::indices)
+  const LabelPlaces places = HostPlaces();
   for (size_t i = 0; i < n; ++i) {
     const uint64_t g = global_indices[i];
     if (g < filled_first_ || g - filled_first_ >= filled_count_) {
@@ -411,14 +425,12 @@ Status DeviceRegion::StageLookupLocked(const uint64_t* global_indices, size_t n,
                                   std::to_string(filled_first_) + ", " + std::to_string(filled_first_ + filled_count_) +
                                   ")");
     }
+    if (indices) {
+      staged[i] = g;
+    } else {
+      PlaceLabel(places, g, staged + 2 * i);
+    }
   }
-  auto* staged = static_cast<uint64_t*>(lookup_host_);
-  if (mode.places_on_device) {  // the kernel places them (kernel_args.h LookupArgs::indices)
-    std::memcpy(staged, global_indices, n * 8);
-    return Status::Ok();
-  }
-  const LabelPlaces places = HostPlaces();
-  for (size_t i = 0; i < n; ++i) PlaceLabel(places, global_indices[i], staged + 2 * i);
   return Status::Ok();
 }
 

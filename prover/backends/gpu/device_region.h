@@ -8,9 +8,10 @@
 // reports as managed or compressible, and pinned, device-mapped host buffers for lookups. Fill
 // labels whole chunks in their own label slots (fill_passes.h) and adds only the side scratch
 // (<= 256 MiB: programs, tables, partial chunks' work labels; FillStats says how much), which it
-// frees before returning, so between fills no device memory outside the pieces is held, and when
-// Fill returns OK every byte of the pieces up to the plan's count holds a label (label_layout.h
-// says which). Release frees everything; so does the destructor, and every error path.
+// frees before returning, so between fills no device memory outside the pieces is held but the
+// lookup's placement tables (a few KiB, at most ~0.3 MiB: lookup_tables_bytes), and when Fill
+// returns OK every byte of the pieces up to the plan's count holds a label (label_layout.h says
+// which). Release frees everything; so does the destructor, and every error path.
 //
 // Thread-safety: Fill and Release need exclusive access; Lookup calls may run concurrently with
 // each other (they serialise on the pinned buffers).
@@ -112,12 +113,14 @@ class DeviceRegion {
   // Where the last completed fill put each label.
   const LabelLayout& layout() const { return layout_; }
   const SlotMap& slot_map() const { return map_; }
-  // Device memory outside the proof held now: the side scratch during Fill, else 0.
+  // Device memory outside the proof held now for the fill: the side scratch during Fill, else 0
+  // (after a fill the lookup's placement tables stay: lookup_tables_bytes()).
   uint64_t scratch_bytes() const { return scratch_now_.load(); }
 
   // Labels `spec` into slots 0 .. spec.count-1 (label g in the slot layout() names).
   // Errors: INVALID_ARGUMENT (bad spec, or more labels than capacity), FAILED_PRECONDITION
-  // (released, or cancelled: the region then holds a partial fill and Lookup refuses),
+  // (released, a started lookup not finished, or cancelled: the region then holds a partial fill
+  // and Lookup refuses),
   // RESOURCE_EXHAUSTED (no room for the side scratch), INTERNAL (device error).
   Status Fill(const RegionSpec& spec, const FillTuning& tuning = {}, const FillControl& control = {},
               FillStats* stats = nullptr);

@@ -139,6 +139,7 @@ FillTuning ClampTuning(const FillTuning& tuning) {
   tune.team_threads = std::clamp<uint32_t>(tune.team_threads, 1, 256);
   tune.max_team_threads = std::clamp<uint32_t>(tune.max_team_threads, tune.team_threads, 256);
   tune.max_chunks_per_team = std::clamp<uint32_t>(tune.max_chunks_per_team, 1, kMaxTeamChunks);
+  tune.teams_per_slot = std::clamp<uint32_t>(tune.teams_per_slot, 1, kMaxTeamsPerSlot);
   return tune;
 }
 

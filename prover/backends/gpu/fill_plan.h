@@ -38,9 +38,10 @@ struct LaunchWords {
 };
 
 // How far apart the teams of a launch ran, from its team timer words (a device-wide timer, so
-// only ratios), as shares of the launch's span (earliest team start to latest team end). All teams
-// of a launch start at once when they fit (ResidentTeams), so a mean share well below 1 is the
-// launch's tail: slots that sat idle while the last teams finished.
+// only ratios), as shares of the launch's span (earliest team start to latest team end). With
+// teams_per_slot 1 all teams of a launch start at once (last_start_share ~0), so a mean share well
+// below 1 is the launch's tail: slots that sat idle while the last teams finished. With more teams
+// than fit, teams start as others end, and the mean share is smaller by design.
 struct TeamSpans {
   uint64_t teams = 0;           // teams that recorded both ends (0: the runtime has no team timer)
   double mean_share = 0;        // the teams' mean span
@@ -102,7 +103,10 @@ struct FillDevice {
   const SlotMap* slots = nullptr;     // the pieces the labels go in
 };
 
-// The tuning with its ranges applied (team threads 1..256, C 1..kMaxTeamChunks).
+// FillTuning::teams_per_slot at most (a launch's team table grows with it).
+constexpr uint32_t kMaxTeamsPerSlot = 64;
+// The tuning with its ranges applied (team threads 1..256, C 1..kMaxTeamChunks, teams per slot
+// 1..kMaxTeamsPerSlot).
 FillTuning ClampTuning(const FillTuning& tuning);
 // Team sizes whose occupancy a plan may ask: team_threads doubled up to max_team_threads.
 std::vector<uint32_t> PlannedTeamSizes(const FillTuning& clamped);

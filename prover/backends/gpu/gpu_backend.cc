@@ -100,6 +100,7 @@ class GpuMemory final : public DeviceMemory {
            ", \"chunks_in_flight\": " + std::to_string(s.main_chunks_in_flight) +
            ", \"side_scratch_bytes\": " + std::to_string(s.side_scratch_bytes) +
            ", \"bytes_outside_label_slots_peak\": " + std::to_string(s.bytes_outside_label_slots_peak) +
+           ", \"lookup_tables_bytes\": " + std::to_string(region_->lookup_tables_bytes()) +
            ", \"region_scratch_peak_bytes\": " + std::to_string(s.region_scratch_peak_bytes) +
            ", \"cv0_table_nodes\": " + std::to_string(s.cv0_table_nodes) +
            ", \"deferred_chunks\": " + std::to_string(s.deferred_chunks) +

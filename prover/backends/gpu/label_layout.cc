@@ -25,6 +25,7 @@ LabelLayout::LabelLayout(uint64_t first, uint64_t count, uint32_t m)
 
 void LabelLayout::SetPlaces(LabelPlaces* p) const {
   p->first = first_;
+  p->count = count_;
   p->m = m_;
   p->m_shift = m_shift_;
   p->runs = runs_.data();

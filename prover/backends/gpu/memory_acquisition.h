@@ -69,7 +69,8 @@ class SlotMap {
   uint64_t slots() const { return slot_begin_.empty() ? 0 : slot_begin_.back(); }
   uint32_t pieces() const { return static_cast<uint32_t>(bases_.size()); }
   // REQUIRES: slot < slots(). Constant time for pieces of similar sizes (a bucket table, then a
-  // scan of the pieces one bucket spans): the host side of every lookup calls it twice a label.
+  // scan of the pieces one bucket spans; kernels/gpu/label_places.h LocatePiece, which the lookup
+  // kernel runs twice a label, or the host when it places the halves).
   Place Locate(uint64_t slot) const;
   // Sets the slot map's part of `p` (slot_begin, bases, buckets), pointing into this object: valid
   // until it changes or goes.
