@@ -1295,7 +1295,7 @@ int Main(int argc, char** argv) {
     std::ofstream f(flags.Get("json", ""));
     f << j.Str("status", "partial").Dump() << "\n";
   };
-  out.Str("runtime", runtime->name());
+  out.Str("runtime", runtime_name == "dry-run" ? "dry-run" : runtime->name());  // (a dry run is an emulation)
   Status st = runtime->Properties(c.device, &c.props);
   if (!st.ok()) {
     out.Str("error", st.ToString());

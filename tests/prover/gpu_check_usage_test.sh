@@ -47,6 +47,18 @@ out=$("$bin" --help); rc=$?
 if [ "$rc" -ne 0 ] || ! printf '%s' "$out" | grep -q '^usage: wipeproof-gpu-check'; then
   echo "FAIL: --help -> exit $rc"; fails=$((fails + 1))
 fi
+# A dry run says it is one (not the emulation it runs on), and times the host's share of a lookup
+# in both placements (docs/benchmarks.md "Lookup staging").
+out=$("$bin" --runtime=dry-run --gpu=h200 fill --gib=0 --m=16384 2>/dev/null); rc=$?
+if [ "$rc" -ne 0 ] || ! printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["runtime"] == "dry-run" and j["status"] == "ok", (j["runtime"], j["status"])
+rows = j["host_lookup"]
+assert sorted((r["q"], r["halves_placed_by"]) for r in rows) == [(256, "device"), (256, "host"), (4096, "device"), (4096, "host")], rows
+'; then
+  echo "FAIL: a dry-run fill -> exit $rc, or not labelled dry-run, or no host_lookup in both placements"; fails=$((fails + 1))
+fi
 out=$("$bin" model --gpu=h200 2>/dev/null); rc=$?
 if [ "$rc" -ne 0 ] || ! printf '%s' "$out" | grep -q '"status": "ok"'; then
   echo "FAIL: model --gpu=h200 -> exit $rc"; fails=$((fails + 1))
