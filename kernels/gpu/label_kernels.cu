@@ -94,22 +94,16 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Kernels.
 
-// Adds one team's start, then its end (DeviceWideTimer ticks), to a launch's team timer words.
-__device__ void RecordTeamStart(uint64_t* words) {
+// Adds the device-wide timer's reading now (DeviceWideTimer ticks) to a launch's team timer words:
+// to their sum, their extremes and their count, whose kTeamTimer* indices say whether this is a
+// team's start or its end.
+__device__ void RecordTeamTime(uint64_t* words, int sum, int first_not, int last, int count) {
   auto* w = reinterpret_cast<unsigned long long*>(words);
   const unsigned long long t = DeviceWideTimer();
-  atomicAdd(w + kTeamTimerStartSum, t);
-  atomicMax(w + kTeamTimerFirstStartNot, ~t);
-  atomicMax(w + kTeamTimerLastStart, t);
-  atomicAdd(w + kTeamTimerStarted, 1ull);
-}
-__device__ void RecordTeamEnd(uint64_t* words) {
-  auto* w = reinterpret_cast<unsigned long long*>(words);
-  const unsigned long long t = DeviceWideTimer();
-  atomicAdd(w + kTeamTimerEndSum, t);
-  atomicMax(w + kTeamTimerFirstEndNot, ~t);
-  atomicMax(w + kTeamTimerLastEnd, t);
-  atomicAdd(w + kTeamTimerEnded, 1ull);
+  atomicAdd(w + sum, t);
+  atomicMax(w + first_not, ~t);
+  atomicMax(w + last, t);
+  atomicAdd(w + count, 1ull);
 }
 
 // One team per block: derive the chunks' material, then the program one super-step at a time,
@@ -126,7 +120,9 @@ __global__ void __launch_bounds__(kMaxTeamThreads, kFillMinBlocks[kFormat]) Fill
   const Team team = MakeTeam(a, blockIdx.x, shared, threadIdx.x);
   const bool clock_probe = a.clock_out != nullptr && blockIdx.x == 0 && threadIdx.x == 0;
   if (clock_probe) a.clock_out[0] = clock64();
-  if (a.team_timer != nullptr && threadIdx.x == 0) RecordTeamStart(a.team_timer);
+  if (a.team_timer != nullptr && threadIdx.x == 0) {
+    RecordTeamTime(a.team_timer, kTeamTimerStartSum, kTeamTimerFirstStartNot, kTeamTimerLastStart, kTeamTimerStarted);
+  }
   TeamPrologue(a, blockIdx.x, team, threadIdx.x, blockDim.x);
   __syncthreads();
   for (uint32_t s = 0; s < team.steps; ++s) {
@@ -134,7 +130,9 @@ __global__ void __launch_bounds__(kMaxTeamThreads, kFillMinBlocks[kFormat]) Fill
     __syncthreads();
   }
   if (clock_probe) a.clock_out[1] = clock64();
-  if (a.team_timer != nullptr && threadIdx.x == 0) RecordTeamEnd(a.team_timer);
+  if (a.team_timer != nullptr && threadIdx.x == 0) {
+    RecordTeamTime(a.team_timer, kTeamTimerEndSum, kTeamTimerFirstEndNot, kTeamTimerLastEnd, kTeamTimerEnded);
+  }
 }
 
 __global__ void BuildCv0Kernel(const Cv0BuildArgs a) {

@@ -256,9 +256,8 @@ DeviceRegionOptions RegionOptionsFrom(const Flags& f, uint64_t bytes) {
   if (f.Has("reserve-mib")) o.reserve_bytes = static_cast<uint64_t>(f.Num("reserve-mib", 0)) << 20;
   if (f.Has("max-piece-mib")) o.policy.max_piece_bytes = static_cast<uint64_t>(f.Num("max-piece-mib", 2048)) << 20;
   if (f.Has("lookup-places")) o.lookup_places_on_device = f.Get("lookup-places", "") == "device";
-  o.lookup_threads_per_label = f.Get("lookup-threads-per-label", "") == "8"   ? 8u
-                               : f.Get("lookup-threads-per-label", "") == "1" ? 1u
-                                                                              : kLookupThreadsPerLabelDefault;
+  if (f.Has("lookup-threads-per-label"))
+    o.lookup_threads_per_label = f.Get("lookup-threads-per-label", "") == "8" ? 8 : 1;
   return o;
 }
 
