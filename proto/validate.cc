@@ -135,6 +135,12 @@ Status ValidateShape(WipeOrder::Reader order) {
     if (d.getFirstLabel() > UINT64_MAX - d.getLabelCount()) {
       return InvalidArgumentError(where + ": label range overflows");
     }
+    // The label engine's index space (label-spec.md): refused here, before the agent holds any
+    // memory for the order, not when its fill starts.
+    if (d.getFirstLabel() + d.getLabelCount() > kLabelIndexLimit) {
+      return InvalidArgumentError(where + ": label range [" + std::to_string(d.getFirstLabel()) + ", +" +
+                                  std::to_string(d.getLabelCount()) + ") exceeds the index space (2^62)");
+    }
     // Each round challenges labelsPerRound distinct chunks of the device's range.
     const uint64_t chunks = (d.getFirstLabel() + d.getLabelCount() - 1) / m - d.getFirstLabel() / m + 1;
     if (d.getLabelsPerRound() > chunks) {

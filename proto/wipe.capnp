@@ -604,8 +604,8 @@ interface ProverAgent {
   #   ready --finish--> releasing --> idle      (transcript returned, memory freed)
   #   filling|ready --abort | disconnect | sessionTimeoutUs--> releasing --> idle
   #
-  # startSession while not idle fails with FAILED_PRECONDITION and leaves the running session
-  # alone. Any call that fails carries a wipeproof Status in the exception description
+  # startSession while not idle fails with BUSY (the challenger's nodeBusy) and leaves the running
+  # session alone. Any call that fails carries a wipeproof Status in the exception description
   # ("wipeproof:CODE: message", proto/rpc_status.h); a refused order leaves no memory held.
 
   startSession @0 (order :Envelope) -> (report :Envelope);

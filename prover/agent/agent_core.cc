@@ -136,6 +136,7 @@ void AgentCore::ReleaseSessionLocked(const Status& why, bool completed) {
   const uint64_t bytes = ReleaseSlots(s.slots);
   const int64_t release_us = clock_.MonotonicMicros() - t0;
   if (config_.metrics != nullptr) config_.metrics->OnSessionEnded(completed, s.verdict_pass, why, clock_.UnixMicros());
+  last_ended_id_ = s.id;
   if (completed) {
     last_ended_ = s.name + " finished";
     LOG(INFO) << s.name << ": finished after " << s.rounds_answered << " rounds; released " << bytes << " bytes in "
@@ -332,9 +333,11 @@ void AgentCore::AwaitDeviceFilled(ConnectionId from, proto::ByteView session_id,
                                   NoticeCallback done) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!session_ || !SameBytes(session_id, session_->id)) {
+    // Why it ended only for the session that ended last, never another's.
+    const bool ended_last = !last_ended_.empty() && SameBytes(session_id, last_ended_id_);
     done(FailedPreconditionError("no session " +
                                  HexEncode(session_id.begin(), std::min<size_t>(session_id.size(), 64)) + " running" +
-                                 (last_ended_.empty() ? "" : " (" + last_ended_ + ")")));
+                                 (ended_last ? " (" + last_ended_ + ")" : "")));
     return;
   }
   Session& s = *session_;

@@ -259,6 +259,7 @@ class AgentCore {
   uint64_t sessions_completed_ = 0;   // guarded by mu_
   std::string last_error_;            // guarded by mu_
   std::string last_ended_;            // guarded by mu_: "session <id> ended: <why>"
+  SessionId last_ended_id_{};         // guarded by mu_: that session's id (all zero: none yet)
 };
 
 }  // namespace wipeproof

@@ -201,6 +201,17 @@ TEST_F(ProtoOrderShapeTest, EachBadFieldNamed) {
   EXPECT_EQ(Check(), "devices[1]: labelsPerRound 3 exceeds the 2 chunks of its range");
   order().getDevices()[1].setLabelsPerRound(2);
   EXPECT_TRUE(ValidateShape(order().asReader()).ok()) << Check();
+  // The label engine's index space ends at 2^62: a range past it is refused with the order, before
+  // an agent holds memory for it. Ending exactly at 2^62 is the largest allowed.
+  const uint64_t limit = uint64_t{1} << 62;
+  order().getDevices()[1].setFirstLabel(limit - 2048);
+  EXPECT_TRUE(ValidateShape(order().asReader()).ok()) << Check();
+  order().getDevices()[1].setFirstLabel(limit - 1024);
+  EXPECT_EQ(Check(), "devices[1]: label range [4611686018427386880, +2048) exceeds the index space (2^62)");
+  order().getDevices()[1].setFirstLabel(uint64_t{1} << 63);
+  EXPECT_EQ(Check(), "devices[1]: label range [9223372036854775808, +2048) exceeds the index space (2^62)");
+  order().getDevices()[1].setFirstLabel(4096);
+  EXPECT_TRUE(ValidateShape(order().asReader()).ok()) << Check();
 }
 
 TEST(ProtoMessageKindTest, NamesAndLimits) {

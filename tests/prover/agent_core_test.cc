@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/hex.h"
 #include "kernels/gpu/emulated_runtime.h"
 #include "proto/transcript.h"
 #include "prover/backends/gpu/gpu_backend.h"
@@ -185,6 +186,19 @@ TEST_F(AgentCoreTest, HonestSessionEndToEnd) {
   OrderSpec next;
   next.session_id = SessionIdOf(2);
   ASSERT_TRUE(core.StartSession(SignedOrder(next, clock_), kOwner, kAsChallenger).ok());
+  // A fill notice asked for another session names why that one ended only when it is the session
+  // that ended last; a session id never seen gets no other session's story.
+  auto notice_status = [&](const proto::Bytes& id) {
+    Status out = InternalError("never called");
+    core.AwaitDeviceFilled(kOwner, proto::AsView(id), 0, [&](StatusOr<proto::SignedEnvelope> n) { out = n.status(); });
+    return out;
+  };
+  const Status stranger_id = notice_status(SessionIdOf(7));
+  EXPECT_EQ(stranger_id.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(stranger_id.message(), "no session " + HexEncode(SessionIdOf(7)) + " running");
+  const Status first_id = notice_status(spec.session_id);
+  EXPECT_EQ(first_id.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(first_id.message().find(" finished)"), std::string::npos) << first_id.message();
   EXPECT_TRUE(core.Abort(kOwner, proto::AsView(next.session_id), "test done").ok());
   ExpectNothingHeld();
 }
