@@ -74,8 +74,6 @@ int RunBenchRounds(BenchSetup& setup) {
     if (results.status().code() == StatusCode::kInvalidArgument) return UsageError(kName, results.status().message());
     return Failure(kName, results.status());
   }
-  double load[3] = {-1, -1, -1};
-  if (getloadavg(load, 3) != 3) load[0] = load[1] = load[2] = -1;
   setup.chunk_labels = options.chunk_labels;
   for (const RoundPathResult& r : *results) {
     nlohmann::ordered_json j = BenchHeader("rounds", setup);
@@ -99,6 +97,7 @@ int RunBenchRounds(BenchSetup& setup) {
     j["p99_us"] = Sig(r.round.p99_us, 3);
     j["p999_us"] = Sig(r.round.p999_us, 3);
     j["max_us"] = Sig(r.round.max_us, 3);
+    const std::array<double, 3>& load = r.load_average;  // as this path started
     j["load_average"] = {Sig(load[0], 3), Sig(load[1], 3), Sig(load[2], 3)};
     nlohmann::ordered_json stages;
     if (r.path != "floor-raw-in-process") stages["client_build"] = Json(r.client_build, false);  // (it builds none)

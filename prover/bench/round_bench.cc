@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <memory>
@@ -540,6 +541,8 @@ StatusOr<std::vector<RoundPathResult>> RunRoundBench(const RoundBenchOptions& op
   std::unique_ptr<LoopbackAgent> loopback;
   std::vector<RoundPathResult> out;
   for (const std::string& path : options.paths) {
+    std::array<double, 3> load{-1, -1, -1};
+    if (getloadavg(load.data(), 3) != 3) load = {-1, -1, -1};
     StatusOr<RoundPathResult> result = InternalError("not run");
     if (IsBlockingFloorPath(path)) {
       result = MeasureBlockingFloor(options, path, bench.keys().node, bench.keys().challenger);
@@ -558,6 +561,7 @@ StatusOr<std::vector<RoundPathResult>> RunRoundBench(const RoundBenchOptions& op
           MeasureLoopback(bench, *loopback, path.find("tls13") != std::string::npos, path.rfind("channel-", 0) == 0);
     }
     if (!result.ok()) return result.status().WithContext(path);
+    result->load_average = load;
     out.push_back(std::move(result).value());
   }
   return out;

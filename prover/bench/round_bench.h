@@ -22,6 +22,7 @@
 
 #include <time.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -83,6 +84,8 @@ struct RoundPathResult {
   double client_cpu_us = -1, agent_cpu_us = -1;
   std::string instructions_unavailable;  // why they are not counted, or empty
   double tls_handshake_p50_us = -1;      // tcp-loopback-tls13: connect to a completed handshake, 20 times
+  // The 1-, 5- and 15-minute load averages (getloadavg) read as this path started; -1 when unreadable.
+  std::array<double, 3> load_average{-1, -1, -1};
 };
 
 // Runs the paths of `options` in order. Errors: INVALID_ARGUMENT for an unknown path or a size out
