@@ -118,6 +118,15 @@ StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPo
   r.honest_p999_us = honest_p999_us;
   WP_ASSIGN_OR_RETURN(const uint64_t deadline, CeilScaled(honest_p999_us, 1.0 + policy.round_margin));
   r.round_deadline_us = std::max<uint64_t>(1, deadline);
+  if (policy.max_round_deadline_us > 0 && r.round_deadline_us > policy.max_round_deadline_us) {
+    return FailedPreconditionError(
+        "round deadline " + std::to_string(r.round_deadline_us) + " us (the honest p99.9 " +
+        std::to_string(honest_p999_us) + " us * (1 + margin " + FormatFixed(policy.round_margin, 2) +
+        ")) is above the authority's cap " + std::to_string(policy.max_round_deadline_us) +
+        " us (--max_round_deadline_us): labels kept on any machine within that round trip would answer in time, "
+        "a reach the wave and storage declarations do not cover. Calibrate over the real path when it is not "
+        "loaded, or find what slows the node's rounds");
+  }
   const AdversaryClass& a = policy.adversary;
   for (uint32_t m = 1; m <= policy.max_chunk_labels; m *= 2) {
     DeadlineRuleResult rule =
@@ -275,6 +284,13 @@ StatusOr<CalibrationResult> DeriveCalibratedProfile(const CalibrationInputs& in,
                            " measured " + FormatPicoseconds(in.claims.sequential_compression_ps) +
                            " ps: the class does not rule out this node's own hardware; the authority should lower "
                            "t_min in its classes file");
+  }
+  if (policy.max_round_deadline_us == 0) {
+    out.warnings.push_back(
+        "no cap on the round deadline (--max_round_deadline_us): its " + std::to_string(out.round.round_deadline_us) +
+        " us are also the reach of a relocation (labels kept on any machine within that round trip answer in time), "
+        "so the wave and storage declarations must cover every memory that near; a cap at the reach they were made "
+        "for refuses a node (or network) that is slow only while it is calibrated");
   }
   if (!out.sampling.reaches_target) {
     uint64_t all_chunks = 0;

@@ -99,6 +99,11 @@ struct CalibrationPolicy {
   uint32_t labels_per_round = 64;                         // q: most labels per device per round
   uint32_t max_chunk_labels = kMaxChunkLabels;  // cap on m, a power of two <= 2^20
   uint64_t max_fill_deadline_us = 0;                      // cap on the fill deadline; 0 = none
+  // Cap on the round deadline, microseconds; 0 = none. The deadline is also the reach of a
+  // relocation: labels kept on any machine within that round trip answer in time, so the wave and
+  // storage declarations (wave-complete, no-nvme-in-reach) must cover every memory that near. A
+  // node (or its network) slow only while calibrated would widen that reach; this refuses it.
+  uint64_t max_round_deadline_us = 0;
   uint64_t order_ttl_us = 300'000'000;                    // copied into the profile
 };
 // Errors: INVALID_ARGUMENT naming the field.
@@ -122,9 +127,10 @@ struct RoundRule {
   DeadlineRuleResult rule;    // at m: satisfied
 };
 // Errors: INVALID_ARGUMENT (p99.9 of 0 or above kMaxHonestRoundP999Us, bad policy, a deadline
-// overflow); FAILED_PRECONDITION when no power-of-two m up
-// to policy.max_chunk_labels satisfies the rule, saying what the largest m allows and what it
-// would take (a smaller margin, a closer challenger, a slower class).
+// overflow); FAILED_PRECONDITION when the deadline is above policy.max_round_deadline_us (naming
+// the cap), or when no power-of-two m up to policy.max_chunk_labels satisfies the rule, saying
+// what the largest m allows and what it would take (a smaller margin, a closer challenger, a
+// slower class).
 StatusOr<RoundRule> ChooseRoundRule(uint64_t honest_p999_us, const CalibrationPolicy& policy);
 
 // Step 2.

@@ -21,6 +21,7 @@
 #include "common/file_write.h"
 #include "common/numbers.h"
 #include "common/terminal_text.h"
+#include "proto/delegation.h"
 #include "proto/signed_document.h"
 
 namespace wipeproof {
@@ -70,7 +71,8 @@ nlohmann::ordered_json ReportJson(const CalibrationRun& run, const CalibrationRe
                  {"confidence", p.confidence},
                  {"labels_per_round", p.labels_per_round},
                  {"max_chunk_labels", p.max_chunk_labels},
-                 {"max_fill_deadline_us", p.max_fill_deadline_us}};
+                 {"max_fill_deadline_us", p.max_fill_deadline_us},
+                 {"max_round_deadline_us", p.max_round_deadline_us}};
   j["round_probe"] = {{"chunk_labels", run.round_probe.chunk_labels},
                       {"rounds", run.round_probe.rounds_run},
                       {"labels_per_round", p.labels_per_round},
@@ -130,7 +132,7 @@ nlohmann::ordered_json ReportJson(const CalibrationRun& run, const CalibrationRe
 
 std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req, const std::string& address,
                        const NodeProfile* node_profile, const std::vector<std::string>& selectors,
-                       const proto::PublicKey& authority_public) {
+                       const proto::PublicKey& authority_public, bool signed_here) {
   const CalibrationPolicy& p = req.policy;
   const CalibrationResult& r = run.result;
   const RoundTimeStats& s = run.rounds;
@@ -199,8 +201,10 @@ std::string ReportText(const CalibrationRun& run, const CalibrationRequest& req,
   t += "profile " + TerminalSafe(r.profile.name) + ": m = " + std::to_string(r.profile.chunk_labels) +
        ", R = " + std::to_string(r.profile.rounds) + ", q = " + std::to_string(r.profile.labels_per_round) +
        ", round deadline " + std::to_string(r.profile.round_deadline_us) + " us, fill deadline " +
-       std::to_string(r.profile.fill_deadline_us / 1000) + " ms, calibrated, signed by authority key " +
-       proto::KeyIdHex(proto::KeyIdOf(authority_public)) + "\n";
+       std::to_string(r.profile.fill_deadline_us / 1000) + " ms, calibrated, " +
+       (signed_here ? "signed by authority key " + proto::KeyIdHex(proto::KeyIdOf(authority_public))
+                    : std::string("unsigned: the authority reviews it and signs it offline (sign --what=profile)")) +
+       "\n";
   return t;
 }
 
@@ -215,6 +219,19 @@ int RunCalibrate() {
   if (node == nullptr) return ConfigError(kSub, "node '" + FLAGS_node + "' is not in " + FLAGS_inventory);
   auto keys = KeysFromFlags();
   if (!keys.ok()) return ConfigError(kSub, keys.status());
+  // Under a delegation (the standing challenger: the authority's key stays offline) the probe
+  // orders are the challenger's, and the profile is written unsigned for the authority to sign.
+  const bool authority_here = keys->authority.secret_key != decltype(keys->authority.secret_key){};
+  if (!authority_here) {
+    auto delegation = proto::VerifyDelegation(proto::AsView(keys->delegation), keys->authority.public_key);
+    if (!delegation.ok()) return ConfigError(kSub, delegation.status().WithContext("--delegation"));
+    if (!delegation->root().getAllowUnsignedProfiles()) {
+      return ConfigError(kSub, "--delegation: the " + proto::DescribeDelegation(delegation->root()) +
+                                   " does not allow unsigned profiles, and calibrate's probe sessions run under "
+                                   "profiles it makes itself: the authority delegates with --allow_unsigned_profiles "
+                                   "(those sessions state no bound)");
+    }
+  }
   auto classes = SignedClassesFromFlag(keys->authority.public_key);
   if (!classes.ok()) return ConfigError(kSub, classes.status());
   auto adversary = classes->Find(FLAGS_class);
@@ -294,12 +311,18 @@ int RunCalibrate() {
                  static_cast<unsigned long long>(run->result.profile.honest_round_p999_us));
     return kExitFailed;
   }
-  // The profile is written signed by the authority key (proto/signed_document.h), so wipe and serve
-  // can tell it is the authority's.
-  auto signed_profile = proto::SignDocument(proto::DocumentType::kParameterProfile,
-                                            ProfileToJson(run->result.profile).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", keys->authority);
-  if (!signed_profile.ok()) return ConfigError(kSub, signed_profile.status());
-  Status written = WriteFileReplacing(FLAGS_out, *signed_profile);
+  // With the authority's key here the profile is written signed (proto/signed_document.h), so wipe
+  // and serve can tell it is the authority's; under a delegation it is written unsigned, for the
+  // authority to review and sign offline (`sign --what=profile`, byte for byte).
+  const std::string profile_text =
+      ProfileToJson(run->result.profile).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string document = profile_text;
+  if (authority_here) {
+    auto signed_profile = proto::SignDocument(proto::DocumentType::kParameterProfile, profile_text, keys->authority);
+    if (!signed_profile.ok()) return ConfigError(kSub, signed_profile.status());
+    document = *signed_profile;
+  }
+  Status written = WriteFileReplacing(FLAGS_out, document);
   if (!written.ok()) return ConfigError(kSub, written);
 
   std::vector<std::string> selectors;
@@ -308,8 +331,8 @@ int RunCalibrate() {
   if (FLAGS_json) {
     std::cout << ReportJson(*run, request, node->address, np, selectors).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
-    std::cout << ReportText(*run, request, node->address, np, selectors, keys->authority.public_key) << "wrote "
-              << FLAGS_out << std::endl;
+    std::cout << ReportText(*run, request, node->address, np, selectors, keys->authority.public_key, authority_here)
+              << "wrote " << FLAGS_out << std::endl;
   }
   return kExitOk;
 }
@@ -325,14 +348,18 @@ const CliSubcommand& CalibrateSubcommand() {
    "1.5*m*c_node*t_min/safety >= deadline; R and labels per round from --target_fraction and\n"
    "--confidence for the node statement (all planned devices together); fill deadline = measured fill *\n"
    "(1 + --fill_slack), at least 1.2 x the measured fill. The node's signed profile (--node_profile,\n"
-   "verified under the inventory's node key) can only make parameters stricter. Writes --out, signed\n"
-   "by --authority_key, only on success. Exit 0 written, 1 refused (no m up to --max_chunk_labels fits,\n"
-   "the planned statement misses --target_fraction, the class's safety factor is below 1.5, the node is\n"
-   "too slow, or a probe failed: nothing written, the reason on stderr), 2 bad command line or\n"
-   "configuration.",
+   "verified under the inventory's node key) can only make parameters stricter. Writes --out, only on\n"
+   "success: signed by --authority_key (on a machine of the authority's), or, from the standing\n"
+   "challenger with --delegation and --authority_pub (the authority's key stays offline), unsigned, for\n"
+   "the authority to review and sign offline (wipeproof-challenger sign). Exit 0 written, 1 refused (no m\n"
+   "up to --max_chunk_labels fits, the deadline is above --max_round_deadline_us, the planned statement\n"
+   "misses --target_fraction, the class's safety factor is below 1.5, the node is too slow, or a probe\n"
+   "failed: nothing written, the reason on stderr), 2 bad command line or configuration.",
    {"node",
     "inventory",
     "authority_key",
+    "authority_pub",
+    "delegation",
     "challenger_key",
     "out",
     "class",
@@ -345,6 +372,7 @@ const CliSubcommand& CalibrateSubcommand() {
     "labels_per_round",
     "max_chunk_labels",
     "max_fill_s",
+    "max_round_deadline_us",
     "node_profile",
     "probe_chunk_labels",
     "probe_rounds",
@@ -358,10 +386,16 @@ const CliSubcommand& CalibrateSubcommand() {
     "connect_timeout_s", "round_channel"},
    &RunCalibrate,
    {{"node", "inventory name of the node to calibrate (required)"},
-    {"out", "the parameter profile file to write, signed by --authority_key (required)"},
+    {"out",
+     "the parameter profile file to write (required): signed by --authority_key, or unsigned under --delegation "
+     "(the authority signs it offline: wipeproof-challenger sign)"},
     {"authority_key",
-     "authority secret key file (PREFIX-authority.key, mode 0600): signs the probe orders and the profile written "
-     "(required)"},
+     "authority secret key file (PREFIX-authority.key, mode 0600): signs the probe orders' delegation and the "
+     "profile written; only on a machine of the authority's (or a lab). Or give --delegation and --authority_pub"},
+    {"delegation",
+     "the authority's delegation to --challenger_key, allowing unsigned profiles (the probe sessions' own): "
+     "calibrate from the standing challenger without the authority's secret key"},
+    {"authority_pub", "the authority's public key file (PREFIX-authority.pub), with --delegation"},
     {"challenger_key", kChallengerKeyHelp},
     {"class", "the adversary class to rule out (a name from --classes)"},
     {"ledger", "ledger database file (SQLite) to record the probe sessions in; optional (default: not recorded)"},

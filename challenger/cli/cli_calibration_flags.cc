@@ -35,6 +35,10 @@ DEFINE_double(confidence, 0.999,
 DEFINE_uint32(labels_per_round, 64, "most labels challenged per device per round (q); default 64");
 DEFINE_uint32(max_chunk_labels, 1048576, "largest m the authority accepts, a power of two <= 2^20; default 2^20");
 DEFINE_double(max_fill_s, 0, "calibrate: refuse a fill deadline above this many seconds, in [0, 1e6]; 0 = no cap");
+DEFINE_uint64(max_round_deadline_us, 0,
+              "calibrate: refuse a round deadline above this many microseconds, in [0, 1e9]: the reach "
+              "(round trip) within which the wave and storage declarations cover every memory, since "
+              "labels kept that near answer in time; 0 = no cap (calibrate then warns)");
 DEFINE_string(node_profile, "",
               "the node's signed profile (wipeproof-prover bench --what=all --out=FILE). calibrate: verified under "
               "the inventory's node key; optional, it can only tighten the parameters. plan: verified under "
@@ -151,6 +155,10 @@ StatusOr<CalibrationPolicy> PolicyFromFlags(const AdversaryClass& adversary) {
     return InvalidArgumentError("--max_chunk_labels must be a power of two <= 1048576");
   }
   WP_RETURN_IF_ERROR(InRange("--max_fill_s", FLAGS_max_fill_s, 0, kMaxFlagFillSeconds));
+  if (FLAGS_max_round_deadline_us > kMaxFlagRoundDeadlineUs) {
+    return InvalidArgumentError("--max_round_deadline_us must be in [0, 1e9], got " +
+                                std::to_string(FLAGS_max_round_deadline_us));
+  }
   p.round_margin = FLAGS_margin;
   p.fill_slack = FLAGS_fill_slack;
   p.target_fraction = FLAGS_target_fraction;
@@ -158,6 +166,7 @@ StatusOr<CalibrationPolicy> PolicyFromFlags(const AdversaryClass& adversary) {
   p.labels_per_round = FLAGS_labels_per_round;
   p.max_chunk_labels = FLAGS_max_chunk_labels;
   p.max_fill_deadline_us = static_cast<uint64_t>(FLAGS_max_fill_s * 1e6);
+  p.max_round_deadline_us = FLAGS_max_round_deadline_us;
   return p;
 }
 

@@ -26,6 +26,7 @@ DECLARE_double(confidence);
 DECLARE_uint32(labels_per_round);
 DECLARE_uint32(max_chunk_labels);
 DECLARE_double(max_fill_s);
+DECLARE_uint64(max_round_deadline_us);
 DECLARE_string(node_profile);
 DECLARE_string(node_pub);
 DECLARE_uint32(probe_chunk_labels);
@@ -59,6 +60,7 @@ namespace wipeproof {
 // an integer overflows. --margin and --fill_slack: calibration_rule.h kMaxRoundMargin and
 // kMaxFillSlack; --round_p999_us: kMaxHonestRoundP999Us.
 inline constexpr double kMaxFlagFillSeconds = 1e6;     // --max_fill_s, --probe_fill_deadline_s
+inline constexpr uint64_t kMaxFlagRoundDeadlineUs = 1'000'000'000;  // --max_round_deadline_us
 inline constexpr double kMaxHostMemoryGib = 1048576;   // --host_memory_gib: 1 PiB
 inline constexpr double kMinFillGibPerS = 1e-3;        // --gpu_fill_gib_per_s, --host_fill_gib_per_s
 inline constexpr double kMaxFillGibPerS = 1e6;

@@ -263,6 +263,17 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
     return results;
   }
   const bool whole = prepared.whole && members.size() == prepared.nodes.size();
+  if (!whole) {
+    // A member left out after planning (its session could not be prepared, or its drain failed or
+    // found it out of service): it is not wiped and may hold the others' labels, so no member's
+    // verdict may say the whole wave was in session. The orders are signed when the sessions run,
+    // after this; plan-time omissions were already marked by PlanWave.
+    for (auto& session : prepared.sessions) {
+      if (!session || !session->status.ok()) continue;
+      session->plan.wave.whole_wave_in_session = false;
+      session->plan.wave_complete = false;
+    }
+  }
   WaveSync sync(members);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < prepared.sessions.size(); ++i) {

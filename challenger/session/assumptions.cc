@@ -62,8 +62,9 @@ AssumptionResult WaveCompleteness(const SessionPlan& plan, const WaveRunResult& 
   }
   if (!w.whole_wave_in_session) {
     return {kWaveComplete, false,
-            "only this node of wave " + w.name + "'s " + std::to_string(w.wave_nodes) +
-                " nodes was wiped; the others' memory was free during the rounds"};
+            "not every one of wave " + w.name + "'s " + std::to_string(w.wave_nodes) +
+                " nodes was wiped in this session's run (a lone session, or a member left out: not planned, not "
+                "drained or out of service); the memory of those left out was free during the rounds"};
   }
   if (run.synchronized && !run.nodes_not_held.empty()) {
     std::string names;

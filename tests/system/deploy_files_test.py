@@ -4,7 +4,11 @@ dashboard (deploy/grafana/wipeproof-dashboard.json) or the alert rules
 (deploy/prometheus/wipeproof-alerts.yml) use is documented in docs/metrics.md and registered by a
 binary (prover/agent/agent_metrics.cc, challenger/fleet/fleet_metrics.cc), every documented metric
 is registered and every registered one documented; none announces the next run; the dashboard is
-well-formed (unique panel ids, a query in every panel, the datasource variable it refers to).
+well-formed (unique panel ids, a query in every panel, the datasource variable it refers to); and
+every selector of a wipeproof_* metric in the dashboard and the alert rules names the job that
+serves it, and the example scrape keeps only the agent's own series from the agents (an agent's
+endpoint is the inspected party's: series it serves under the challenger's names must not reach an
+alert or a panel).
 
 Usage: deploy_files_test.py SOURCE_ROOT        Exit status: 0 when all agree.
 """
@@ -60,6 +64,24 @@ for panel in dashboard["panels"]:
             used.setdefault(base(n), "dashboard panel '%s'" % panel["title"])
 for n in NAME.findall(read("deploy/prometheus/wipeproof-alerts.yml")):
     used.setdefault(base(n), "deploy/prometheus/wipeproof-alerts.yml")
+
+# threat-model: T-METRICS-FORGED
+JOB_OF = {"wipeproof_challenger_": "wipeproof-challenger", "wipeproof_agent_": "wipeproof-agent"}
+SELECTOR = re.compile(r"\b(wipeproof_(?:challenger|agent)_[a-z0-9_]+)(\{[^}]*\})?")
+queries = [("dashboard panel '%s'" % p["title"], t.get("expr", "")) for p in dashboard["panels"]
+           for t in p.get("targets", [])]
+queries += [("deploy/prometheus/wipeproof-alerts.yml", line)
+            for line in read("deploy/prometheus/wipeproof-alerts.yml").splitlines()]
+for where, expr in queries:
+    for m in SELECTOR.finditer(expr):
+        job = next(j for prefix, j in JOB_OF.items() if m.group(1).startswith(prefix))
+        if 'job="%s"' % job not in (m.group(2) or ""):
+            problems.append("%s: %s selects no job=\"%s\": another job's series (an agent's) would count"
+                            % (where, m.group(1), job))
+scrape = read("deploy/prometheus/scrape-example.yml")
+agent_job = scrape.split("job_name: wipeproof-agent", 1)[-1].split("- job_name:", 1)[0]
+if not re.search(r"regex: '?wipeproof_agent_\.\*'?\s*\n\s*action: keep", agent_job):
+    problems.append("scrape-example.yml: the wipeproof-agent job does not keep only wipeproof_agent_.* series")
 for name, where in sorted(used.items()):
     if name not in documented or name not in registered:
         problems.append("%s (%s) is not a documented, registered metric" % (name, where))

@@ -456,6 +456,64 @@ TEST_F(CalibrationCliTest, CalibrateWritesASignedProfileOverTcpAboveTheDelayAndB
   EXPECT_NE(none.err.find("warning: verdicts will state no bound"), std::string::npos) << none.err;
 }
 
+// calibrate from the standing challenger: no authority secret key there, only the challenger's key,
+// the authority's public key and a delegation the authority made offline. The probe orders run
+// under that delegation (it must allow unsigned profiles: calibrate refuses one that does not,
+// before connecting); the profile is written unsigned, states no bound as it is, and the authority
+// signs it offline with `sign`, byte for byte, after which it is the authority's.
+// threat-model: T-CALIBRATE-KEY-OFFLINE
+TEST_F(CalibrationCliTest, CalibrateUnderADelegationWritesAProfileTheAuthoritySignsOffline) {
+  constexpr uint64_t kCapacity = uint64_t{131072} * 32;
+  auto agents = ServeSlowAgents(/*fill_ms=*/200, /*round_ms=*/1);
+  WriteInventory(agents->address(), kCapacity);
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/a.pub", testing::TestKeyPublic(0x11)).ok());
+  ASSERT_TRUE(proto::WritePublicKeyFile(dir_ + "/c.pub", testing::TestKeyPublic(0x22)).ok());
+  std::ofstream(dir_ + "/classes.json")
+      << R"({"classes": [{"name": "test-slow", "t_min_ps": 48000000, "safety_factor": 1.5}]})";
+  ASSERT_EQ(
+      Challenger("sign --what=classes --in=classes.json --out=classes.signed.json --authority_key=a.key").exit_code, 0);
+  // The authority, offline: a short delegation that allows unsigned profiles, for the calibration.
+  const std::string delegate = "delegate --authority_key=a.key --challenger_pub=c.pub --classes=classes.signed.json ";
+  CliRun lab = Challenger(delegate + "--allow_unsigned_profiles --valid_days=1 --out=calibration.delegation");
+  ASSERT_EQ(lab.exit_code, 0) << lab.err;
+  const std::string calibrate =
+      "calibrate --node=n1 --inventory=inventory.json --authority_pub=a.pub --challenger_key=c.key "
+      "--classes=classes.signed.json --class=test-slow --probe_chunk_labels=64 --probe_rounds=40 "
+      "--labels_per_round=2 --target_fraction=0.5 --confidence=0.9 --margin=9 --fill_slack=2 --threads=1 ";
+  CliRun r = Challenger(calibrate + "--delegation=calibration.delegation --out=profile.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(agents->connections(), 2);
+  EXPECT_NE(r.out.find("calibrated, unsigned: the authority reviews it and signs it offline"), std::string::npos)
+      << r.out;
+  AuthorityKey key;
+  key.public_key = testing::TestKeyPublic(0x11);
+  auto classes = LoadAdversaryClassesDocument(dir_ + "/classes.signed.json", &key);
+  ASSERT_TRUE(classes.ok()) << classes.status().ToString();
+  auto as_written = LoadProfileDocument(dir_ + "/profile.json", &key, *classes);
+  ASSERT_TRUE(as_written.ok()) << as_written.status().ToString();
+  EXPECT_TRUE(as_written->calibrated);
+  EXPECT_NE(ProfileEndorsementProblem(*as_written), "");  // not the authority's until it signs it
+
+  CliRun sign = Challenger("sign --what=profile --in=profile.json --out=profile.signed.json --authority_key=a.key");
+  ASSERT_EQ(sign.exit_code, 0) << sign.err;
+  auto endorsed = LoadProfileDocument(dir_ + "/profile.signed.json", &key, *classes);
+  ASSERT_TRUE(endorsed.ok()) << endorsed.status().ToString();
+  EXPECT_EQ(ProfileEndorsementProblem(*endorsed), "");
+  EXPECT_EQ(endorsed->chunk_labels, as_written->chunk_labels);
+  EXPECT_EQ(endorsed->round_deadline_us, as_written->round_deadline_us);
+  EXPECT_EQ(endorsed->adversary.name, "test-slow");
+
+  // The standing delegation, for the signed profile only, cannot run the probes: refused before
+  // any connection, nothing written.
+  CliRun standing = Challenger(delegate + "--profile=profile.signed.json --out=standing.delegation");
+  ASSERT_EQ(standing.exit_code, 0) << standing.err;
+  CliRun refused = Challenger(calibrate + "--delegation=standing.delegation --out=again.json");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("does not allow unsigned profiles"), std::string::npos) << refused.err;
+  EXPECT_EQ(agents->connections(), 2);
+  EXPECT_FALSE(Exists(dir_ + "/again.json"));
+}
+
 // The issue's loopback calibration: too few chunks for the statement asked for (here 4 MiB at the
 // chosen m against N = 688). calibrate explains why and exits 1; nothing is written.
 // threat-model: T-SAFETY-LOW

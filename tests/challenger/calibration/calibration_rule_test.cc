@@ -233,6 +233,41 @@ CalibrationInputs Inputs(uint64_t p999_us, uint64_t fill_us) {
   return in;
 }
 
+// The round deadline is also how far away a relocated label may sit and still answer in time. A
+// node (or its network) slow only while calibrated would widen that reach: the authority's cap
+// refuses it, naming the cap; without a cap, the derivation warns.
+// threat-model: T-CALIBRATION-SLOWED
+TEST(CalibrationRuleTest, TheAuthorityCapsTheRoundDeadline) {
+  CalibrationPolicy capped = Policy(kAsic);  // margin 1
+  capped.max_round_deadline_us = 400;
+  auto at_cap = ChooseRoundRule(200, capped);  // 200 * 2 = 400: at the cap
+  ASSERT_TRUE(at_cap.ok()) << at_cap.status().ToString();
+  EXPECT_EQ(at_cap->round_deadline_us, 400u);
+  auto over = ChooseRoundRule(201, capped);  // 402 us
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(over.status().message().find("round deadline 402 us"), std::string::npos) << over.status().message();
+  EXPECT_NE(over.status().message().find("above the authority's cap 400 us"), std::string::npos)
+      << over.status().message();
+  // An inflated probe (10 ms added to every round, as a delaying proxy would) is refused whole.
+  EXPECT_EQ(ChooseRoundRule(10'200, capped).status().code(), StatusCode::kFailedPrecondition);
+
+  auto warns_of_reach = [](const CalibrationResult& r) {
+    for (const std::string& w : r.warnings) {
+      if (w.find("reach of a relocation") != std::string::npos) return true;
+    }
+    return false;
+  };
+  CalibrationPolicy open = Policy(kAsic);
+  auto uncapped = DeriveCalibratedProfile(Inputs(200, 60'000'000), open);
+  ASSERT_TRUE(uncapped.ok()) << uncapped.status().ToString();
+  EXPECT_TRUE(warns_of_reach(*uncapped));
+  auto with_cap = DeriveCalibratedProfile(Inputs(200, 60'000'000), capped);
+  ASSERT_TRUE(with_cap.ok()) << with_cap.status().ToString();
+  EXPECT_FALSE(warns_of_reach(*with_cap));
+  EXPECT_EQ(DeriveCalibratedProfile(Inputs(250, 60'000'000), capped).status().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST(CalibrationRuleTest, DerivedProfileMeetsTheRuleAndLoadsBack) {
   auto r = DeriveCalibratedProfile(Inputs(200, 40'000'000), Policy(kCpu));
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -324,12 +324,11 @@ TEST_F(ChallengerCliTest, EachSubcommandHelpListsOnlyItsOwnFlags) {
       << plan;
   EXPECT_NE(plan.find("confidence is used instead) type: double default: 0.999\n"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("built-in uncalibrated profile"), std::string::npos) << plan;
-  // Every flag wipe, serve and calibrate cannot run without is marked (required); wipe and serve
-  // take --delegation (deployment) or --authority_key (lab), one of them.
+  // Every flag wipe, serve and calibrate cannot run without is marked (required); the three take
+  // --delegation (deployment) or --authority_key (lab), one of them.
   for (const std::string sub : {"wipe", "serve", "calibrate"}) {
     const std::string help = Challenger(sub + " --help").out;
     std::vector<std::string> flags = {"inventory", "challenger_key"};
-    if (sub == "calibrate") flags.push_back("authority_key");
     for (const std::string& flag : flags) {
       const size_t at = help.find("    -" + flag + " (");
       ASSERT_NE(at, std::string::npos) << sub << " " << flag;

@@ -21,12 +21,13 @@
 #include "challenger/fleet/slurm_lifecycle.h"
 #include "challenger/fleet/wave_drain.h"
 #include "challenger/fleet/wave_run.h"
-#include "challenger/session/assumptions.h"
 #include "challenger/fleet/wave_shard.h"
 #include "challenger/parameters/parameter_profile.h"
+#include "challenger/session/assumptions.h"
 #include "challenger/session/session_plan.h"
 #include "common/json_fields.h"
 #include "common/subprocess.h"
+#include "proto/codec.h"
 #include "tests/support/challenger_fixtures.h"
 
 namespace wipeproof {
@@ -208,6 +209,25 @@ TEST(WaveLifecycleTest, APassThatDidNotReachTheLedgerIsNotResumed) {
   EXPECT_EQ(kept, 2);
 }
 
+// A member left out of the run after planning (its drain failed, or it was out of service) is
+// not wiped and may hold the others' labels: the members that ran say their wave was not whole, in
+// the order they were sent and in their verdict's wave-complete.
+void ExpectWaveNotWhole(const SessionOutcome& outcome) {
+  auto order = proto::ParseMessage<proto::WipeOrder>(proto::AsView(outcome.order.payload));
+  ASSERT_TRUE(order.ok()) << order.status().ToString();
+  EXPECT_TRUE(order->root().getWaveName() == "wave-1");
+  EXPECT_FALSE(order->root().getWaveComplete());
+  int found = 0;
+  for (const AssumptionResult& a : outcome.summary.assumptions) {
+    if (a.name != kWaveComplete) continue;
+    ++found;
+    EXPECT_FALSE(a.held) << a.detail;
+    EXPECT_NE(a.detail.find("not every one of wave wave-1's 2 nodes was wiped"), std::string::npos) << a.detail;
+  }
+  EXPECT_EQ(found, 1);
+}
+
+// threat-model: T-MEMBER-LEFT-OUT
 TEST(WaveLifecycleTest, AMemberThatCannotBeDrainedIsNotWiped) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33));
   auto b = testing::ServeTestAgent(testing::TestKey(0x44));
@@ -224,6 +244,7 @@ TEST(WaveLifecycleTest, AMemberThatCannotBeDrainedIsNotWiped) {
   ASSERT_EQ(results.size(), 2u);
   ASSERT_TRUE(results[0].outcome.ok()) << results[0].outcome.status().ToString();
   EXPECT_TRUE(results[0].outcome->pass);
+  ExpectWaveNotWhole(*results[0].outcome);
   ASSERT_FALSE(results[1].outcome.ok());
   EXPECT_EQ(results[1].outcome.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(results[1].outcome.status().message().find("drain failed: UNAVAILABLE: scontrol: node busy"),
@@ -240,6 +261,7 @@ TEST(WaveLifecycleTest, AMemberThatCannotBeDrainedIsNotWiped) {
 }
 
 // threat-model: T-DRAIN-OTHERS
+// threat-model: T-MEMBER-LEFT-OUT
 // A node drained by its operator (fan failure) is not ours: the wave neither drains it (its reason
 // would be overwritten) nor wipes it (its work may still run) nor resumes it; the other runs on.
 TEST(WaveLifecycleTest, ANodeOutOfServiceAlreadyIsLeftAsItIs) {
@@ -258,6 +280,7 @@ TEST(WaveLifecycleTest, ANodeOutOfServiceAlreadyIsLeftAsItIs) {
   ASSERT_EQ(results.size(), 2u);
   ASSERT_TRUE(results[0].outcome.ok()) << results[0].outcome.status().ToString();
   EXPECT_TRUE(results[0].outcome->pass);
+  ExpectWaveNotWhole(*results[0].outcome);
   ASSERT_FALSE(results[1].outcome.ok());
   EXPECT_EQ(results[1].outcome.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(results[1].outcome.status().message(),
@@ -580,6 +603,39 @@ TEST_F(CommandLifecycleTest, RunsTheHookWithActionNodeAndReason) {
   EXPECT_TRUE(hook.Resume("n1").ok());
   EXPECT_TRUE(hook.KeepDrained("n2", "wipe FAILED: lateRound").ok());
   EXPECT_EQ(Read("calls"), "drain n1 wipe in progress\nresume n1\nfail n2 wipe FAILED: lateRound\n");
+}
+
+// The hook runs as the challenger's user, beside its keys: a hook file, or its folder, that another
+// user could change is refused at every action (it never runs), and so is one another user owns.
+// threat-model: T-HOOK-WRITABLE
+TEST_F(CommandLifecycleTest, AHookOthersCouldChangeIsRefused) {
+  LifecycleSpec spec = CommandSpec();
+  spec.command = Script("hook", "echo \"$@\" >> \"$(dirname \"$0\")/calls\"\necho in-service\n");
+  CommandLifecycle hook(spec);
+  ASSERT_TRUE(hook.ReadState("n1").ok());
+  ASSERT_EQ(chmod(spec.command.c_str(), 0775), 0);
+  auto state = hook.ReadState("n1");
+  EXPECT_EQ(state.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(state.status().message(), "command hook " + spec.command +
+                                          " is writable by group or others (mode 0775): it runs as the challenger's "
+                                          "user; chmod go-w");
+  EXPECT_EQ(hook.Drain("n1", "wipe in progress").code(), StatusCode::kPermissionDenied);
+  ASSERT_EQ(chmod(spec.command.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
+  const Status folder = hook.Resume("n1");
+  EXPECT_EQ(folder.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(folder.message().find("its folder " + dir_ + "/ is writable by group or others (mode 0777)"),
+            std::string::npos)
+      << folder.message();
+  ASSERT_EQ(chmod(dir_.c_str(), 0700), 0);
+  EXPECT_TRUE(hook.Resume("n1").ok());
+  EXPECT_EQ(Read("calls"), "state n1\nresume n1\n");  // the refused actions never ran
+  if (geteuid() == 0) {  // only root can give the file away
+    ASSERT_EQ(chown(spec.command.c_str(), 65534, 65534), 0);
+    const Status foreign = hook.Resume("n1");
+    EXPECT_EQ(foreign.code(), StatusCode::kPermissionDenied);
+    EXPECT_NE(foreign.message().find("is owned by uid 65534"), std::string::npos) << foreign.message();
+  }
 }
 
 TEST_F(CommandLifecycleTest, StateIsInServiceOutOfServiceOrAnError) {
