@@ -225,6 +225,11 @@ int RunCalibrate() {
   if (!authority_here) {
     auto delegation = proto::VerifyDelegation(proto::AsView(keys->delegation), keys->authority.public_key);
     if (!delegation.ok()) return ConfigError(kSub, delegation.status().WithContext("--delegation"));
+    const int64_t now_us = SystemClock().UnixMicros();
+    if (now_us < delegation->root().getNotBeforeUnixUs() || now_us >= delegation->root().getNotAfterUnixUs()) {
+      return ConfigError(kSub, "--delegation: the " + proto::DescribeDelegation(delegation->root()) +
+                                   " is not in force now: ask the authority for a calibration delegation (`delegate`)");
+    }
     if (!delegation->root().getAllowUnsignedProfiles()) {
       return ConfigError(kSub, "--delegation: the " + proto::DescribeDelegation(delegation->root()) +
                                    " does not allow unsigned profiles, and calibrate's probe sessions run under "

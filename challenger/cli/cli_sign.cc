@@ -5,12 +5,14 @@
 #include <cstdio>
 
 #include "challenger/cli/cli.h"
+#include "challenger/cli/cli_calibration_flags.h"
 #include "challenger/cli/cli_flags.h"
 #include "challenger/parameters/adversary_classes.h"
 #include "challenger/parameters/parameter_profile.h"
 #include "common/file_write.h"
 #include "common/hex.h"
 #include "common/json_fields.h"
+#include "common/terminal_text.h"
 #include "proto/key_files.h"
 #include "proto/signed_document.h"
 
@@ -46,10 +48,32 @@ int RunSign() {
                                    " document: sign the document inside it, not the wrapper");
     }
   }
+  if (FLAGS_max_round_deadline_us > kMaxFlagRoundDeadlineUs) {
+    return ConfigError(kSub, "--max_round_deadline_us must be in [0, 1e9], got " +
+                                 std::to_string(FLAGS_max_round_deadline_us));
+  }
   std::string note;
   if (type == proto::DocumentType::kParameterProfile) {
     auto profile = ParseProfileJson(*text, FLAGS_in);
     if (!profile.ok()) return ConfigError(kSub, profile.status());
+    // What the signature will vouch for, read before it is given: the round deadline is also the
+    // reach of a relay (labels kept on any machine within that round trip answer in time).
+    const Profile& p = *profile;
+    std::printf("profile %s: class %s, m = %u, R = %u, q = %u, round deadline %llu us (honest p99.9 %llu us: the "
+                "reach of a relay), fill deadline %llu ms%s\n",
+                TerminalSafe(p.name).c_str(), TerminalSafe(p.adversary.name).c_str(), p.chunk_labels, p.rounds,
+                p.labels_per_round, static_cast<unsigned long long>(p.round_deadline_us),
+                static_cast<unsigned long long>(p.honest_round_p999_us),
+                static_cast<unsigned long long>(p.fill_deadline_us / 1000), p.calibrated ? ", calibrated" : "");
+    if (FLAGS_max_round_deadline_us > 0 && p.round_deadline_us > FLAGS_max_round_deadline_us) {
+      std::fprintf(stderr,
+                   "wipeproof-challenger %s: refused, nothing written: the profile's round deadline %llu us is above "
+                   "--max_round_deadline_us %llu: labels kept on any machine within that round trip would answer in "
+                   "time, a reach the wave and storage declarations do not cover\n",
+                   kSub, static_cast<unsigned long long>(p.round_deadline_us),
+                   static_cast<unsigned long long>(FLAGS_max_round_deadline_us));
+      return kExitFailed;
+    }
     if (!profile->calibrated) note = " (note: the profile is not calibrated: verdicts under it state no bound)";
     if (profile->adversary.safety_factor < kMinStatedSafetyFactor) {
       note = " (note: safety factor below 1.5: verdicts under it state no bound)";
@@ -84,13 +108,19 @@ const CliSubcommand& SignSubcommand() {
    "Ed25519 signature over it added (proto/signed_document.h). wipe and serve verify both under the\n"
    "authority key; a verdict states a bound only under a signed profile whose class, t_min and safety\n"
    "factor are those of the signed class file. The input is checked first: a document that would not\n"
-   "load is refused. calibrate signs the profiles it writes itself.",
-   {"what", "in", "out", "authority_key"},
+   "load is refused. A profile's parameters are printed before it is signed (its round deadline is the\n"
+   "reach of a relay); one whose round deadline is above --max_round_deadline_us is refused (exit 1).\n"
+   "calibrate signs the profiles it writes when it holds the authority key; under a delegation it writes\n"
+   "them unsigned, for this command.",
+   {"what", "in", "out", "authority_key", "max_round_deadline_us"},
    &RunSign,
    {{"what", "what --in is: profile (a parameter profile) or classes (an adversary-class file) (required)"},
     {"in", "the document to sign (JSON, as written by hand or by `calibrate`) (required)"},
     {"out", "the signed document to write (required)"},
-    {"authority_key", "authority secret key file (PREFIX-authority.key, mode 0600) that signs --in (required)"}}};
+    {"authority_key", "authority secret key file (PREFIX-authority.key, mode 0600) that signs --in (required)"},
+    {"max_round_deadline_us",
+     "with --what=profile: refuse a profile whose round deadline is above this many microseconds (the relay "
+     "reach the wave and storage declarations cover); 0 = no cap"}}};
   return kSubcommand;
 }
 

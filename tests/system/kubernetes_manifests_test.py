@@ -325,6 +325,23 @@ def check(docs):
             for svc in selected:
                 if ep["port"] not in {p.get("name") for p in svc["spec"]["ports"]}:
                     errors.append(f"{where}: Service {svc['metadata']['name']} has no port {ep['port']}")
+        # The alert rules and the dashboard select job="wipeproof-agent" / "wipeproof-challenger":
+        # the job is the Service label jobLabel names (else the Service's name, which may differ).
+        # threat-model: T-METRICS-FORGED
+        job_label = mon["spec"].get("jobLabel")
+        for svc in selected:
+            job = svc["metadata"].get("labels", {}).get(job_label) if job_label else svc["metadata"]["name"]
+            if job not in ("wipeproof-agent", "wipeproof-challenger"):
+                errors.append(f"{where}: Service {svc['metadata']['name']} is scraped as job {job!r}, which no alert "
+                              "rule selects (set jobLabel: app.kubernetes.io/name)")
+            if job == "wipeproof-agent":
+                for ep in mon["spec"]["endpoints"]:
+                    keep = [r for r in ep.get("metricRelabelings", [])
+                            if r.get("action") == "keep" and r.get("sourceLabels") == ["__name__"]
+                            and r.get("regex") == "wipeproof_agent_.*"]
+                    if not keep:
+                        errors.append(f"{where}: the agents' endpoint keeps more than wipeproof_agent_.* series "
+                                      "(metricRelabelings keep rule)")
 
     rules = [r for w, d in by_kind.get("ClusterRole", []) if cluster_of(w) == "inspected-cluster"
              for r in d.get("rules", [])]

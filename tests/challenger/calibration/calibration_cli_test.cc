@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -494,8 +495,23 @@ TEST_F(CalibrationCliTest, CalibrateUnderADelegationWritesAProfileTheAuthoritySi
   EXPECT_TRUE(as_written->calibrated);
   EXPECT_NE(ProfileEndorsementProblem(*as_written), "");  // not the authority's until it signs it
 
-  CliRun sign = Challenger("sign --what=profile --in=profile.json --out=profile.signed.json --authority_key=a.key");
+  // sign shows what it vouches for, the round deadline (a relay's reach) first, and refuses a
+  // deadline above the authority's cap.
+  const std::string deadline = std::to_string(as_written->round_deadline_us);
+  const std::string sign_profile =
+      "sign --what=profile --in=profile.json --out=profile.signed.json --authority_key=a.key ";
+  CliRun too_wide =
+      Challenger(sign_profile + "--max_round_deadline_us=" + std::to_string(as_written->round_deadline_us - 1));
+  EXPECT_EQ(too_wide.exit_code, 1) << too_wide.err;
+  EXPECT_NE(too_wide.err.find("round deadline " + deadline + " us is above --max_round_deadline_us"), std::string::npos)
+      << too_wide.err;
+  EXPECT_FALSE(Exists(dir_ + "/profile.signed.json"));
+  CliRun sign = Challenger(sign_profile + "--max_round_deadline_us=" + deadline);
   ASSERT_EQ(sign.exit_code, 0) << sign.err;
+  EXPECT_NE(sign.out.find("round deadline " + deadline + " us (honest p99.9 " +
+                          std::to_string(as_written->honest_round_p999_us) + " us: the reach of a relay)"),
+            std::string::npos)
+      << sign.out;
   auto endorsed = LoadProfileDocument(dir_ + "/profile.signed.json", &key, *classes);
   ASSERT_TRUE(endorsed.ok()) << endorsed.status().ToString();
   EXPECT_EQ(ProfileEndorsementProblem(*endorsed), "");
@@ -510,6 +526,13 @@ TEST_F(CalibrationCliTest, CalibrateUnderADelegationWritesAProfileTheAuthoritySi
   CliRun refused = Challenger(calibrate + "--delegation=standing.delegation --out=again.json");
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("does not allow unsigned profiles"), std::string::npos) << refused.err;
+  // So is a calibration delegation no longer in force (0.00001 days: 0.86 s).
+  CliRun brief = Challenger(delegate + "--allow_unsigned_profiles --valid_days=0.00001 --out=brief.delegation");
+  ASSERT_EQ(brief.exit_code, 0) << brief.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  CliRun expired = Challenger(calibrate + "--delegation=brief.delegation --out=again.json");
+  EXPECT_EQ(expired.exit_code, 2) << expired.err;
+  EXPECT_NE(expired.err.find("is not in force now"), std::string::npos) << expired.err;
   EXPECT_EQ(agents->connections(), 2);
   EXPECT_FALSE(Exists(dir_ + "/again.json"));
 }

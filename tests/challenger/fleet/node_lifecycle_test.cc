@@ -624,12 +624,34 @@ TEST_F(CommandLifecycleTest, AHookOthersCouldChangeIsRefused) {
   ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
   const Status folder = hook.Resume("n1");
   EXPECT_EQ(folder.code(), StatusCode::kPermissionDenied);
-  EXPECT_NE(folder.message().find("its folder " + dir_ + "/ is writable by group or others (mode 0777)"),
-            std::string::npos)
+  EXPECT_NE(folder.message().find("folder " + dir_ + " is writable by group or others (mode 0777)"), std::string::npos)
       << folder.message();
   ASSERT_EQ(chmod(dir_.c_str(), 0700), 0);
   EXPECT_TRUE(hook.Resume("n1").ok());
   EXPECT_EQ(Read("calls"), "state n1\nresume n1\n");  // the refused actions never ran
+  // A folder above the hook's that others may write is refused unless it is sticky (as /tmp); so is
+  // a link whose target lies below such a folder.
+  const std::string open_dir = dir_ + "/open", inner = open_dir + "/inner";
+  ASSERT_EQ(mkdir(open_dir.c_str(), 0700), 0);
+  ASSERT_EQ(mkdir(inner.c_str(), 0700), 0);
+  LifecycleSpec deep = CommandSpec();
+  deep.command = inner + "/hook";
+  std::ofstream(deep.command) << "#!/bin/sh\necho in-service\n";
+  ASSERT_EQ(chmod(deep.command.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);
+  CommandLifecycle deep_hook(deep);
+  const Status above = deep_hook.ReadState("n1").status();
+  EXPECT_EQ(above.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(above.message().find("folder " + open_dir + " is writable by group or others (mode 0777)"),
+            std::string::npos)
+      << above.message();
+  LifecycleSpec linked = CommandSpec();
+  linked.command = dir_ + "/link";
+  ASSERT_EQ(symlink(deep.command.c_str(), linked.command.c_str()), 0);
+  EXPECT_EQ(CommandLifecycle(linked).ReadState("n1").status().code(), StatusCode::kPermissionDenied);
+  ASSERT_EQ(chmod(open_dir.c_str(), 01777), 0);  // sticky: others cannot rename inner
+  EXPECT_TRUE(deep_hook.ReadState("n1").ok());
+  EXPECT_TRUE(CommandLifecycle(linked).ReadState("n1").ok());
   if (geteuid() == 0) {  // only root can give the file away
     ASSERT_EQ(chown(spec.command.c_str(), 65534, 65534), 0);
     const Status foreign = hook.Resume("n1");
