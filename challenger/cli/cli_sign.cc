@@ -59,8 +59,8 @@ int RunSign() {
     // What the signature will vouch for, read before it is given: the round deadline is also the
     // reach of a relay (labels kept on any machine within that round trip answer in time).
     const Profile& p = *profile;
-    std::printf("profile %s: class %s, m = %u, R = %u, q = %u, round deadline %llu us (honest p99.9 %llu us: the "
-                "reach of a relay), fill deadline %llu ms%s\n",
+    std::printf("profile %s: class %s, m = %u, R = %u, q = %u, round deadline %llu us (the reach of a relay; "
+                "honest p99.9 %llu us), fill deadline %llu ms%s\n",
                 TerminalSafe(p.name).c_str(), TerminalSafe(p.adversary.name).c_str(), p.chunk_labels, p.rounds,
                 p.labels_per_round, static_cast<unsigned long long>(p.round_deadline_us),
                 static_cast<unsigned long long>(p.honest_round_p999_us),
