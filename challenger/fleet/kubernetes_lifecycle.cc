@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "challenger/fleet/trusted_file.h"
 #include "common/subprocess.h"
 
 namespace wipeproof {
@@ -48,6 +49,11 @@ StatusOr<std::string> KubernetesLifecycle::KubectlOutput(std::vector<std::string
     argv.push_back(spec_.kubeconfig);
   }
   argv.insert(argv.end(), args.begin(), args.end());
+  // Run or read with the challenger's rights (a kubeconfig's `exec` user runs code): no other user
+  // may be able to change them.
+  WP_RETURN_IF_ERROR(CheckTrustedFile(argv.front(), "kubernetes bin_dir's", TrustedFileUse::kRun));
+  if (!spec_.kubeconfig.empty())
+    WP_RETURN_IF_ERROR(CheckTrustedFile(spec_.kubeconfig, "kubeconfig", TrustedFileUse::kRead));
   return RunProcessChecked(argv, static_cast<uint64_t>(timeout_s * 1e6));
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "challenger/fleet/trusted_file.h"
 #include "common/credential_file.h"
 #include "common/subprocess.h"
 
@@ -91,6 +92,10 @@ StatusOr<std::vector<std::string>> SlurmLifecycle::Environment() const {
 }
 
 StatusOr<std::string> SlurmLifecycle::Run(const std::vector<std::string>& argv) const {
+  // Run or read with the challenger's rights: no other user may be able to change them.
+  WP_RETURN_IF_ERROR(CheckTrustedFile(argv.front(), "slurm bin_dir's", TrustedFileUse::kRun));
+  if (!spec_.slurm_conf.empty())
+    WP_RETURN_IF_ERROR(CheckTrustedFile(spec_.slurm_conf, "slurm_conf", TrustedFileUse::kRead));
   WP_ASSIGN_OR_RETURN(std::vector<std::string> env, Environment());
   return RunProcessChecked(argv, Micros(spec_.command_timeout_s), env);
 }

@@ -617,8 +617,8 @@ TEST_F(CommandLifecycleTest, AHookOthersCouldChangeIsRefused) {
   auto state = hook.ReadState("n1");
   EXPECT_EQ(state.status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(state.status().message(), "command hook " + spec.command +
-                                          " is writable by group or others (mode 0775): it runs as the challenger's "
-                                          "user; chmod go-w");
+                                          " is writable by group or others (mode 0775): the challenger's user runs "
+                                          "or reads it; chmod go-w");
   EXPECT_EQ(hook.Drain("n1", "wipe in progress").code(), StatusCode::kPermissionDenied);
   ASSERT_EQ(chmod(spec.command.c_str(), 0755), 0);
   ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
@@ -861,6 +861,36 @@ TEST_F(SlurmLifecycleTest, ATokenAndClientConfigurationReachEveryTool) {
   EXPECT_EQ(Read("calls").find("state=resume"), std::string::npos);  // no tool ran without its token
 }
 
+// scontrol from a lifecycle's bin_dir and slurm_conf run or are read with the challenger's rights:
+// one another user could change is refused before any tool runs.
+// threat-model: T-HOOK-WRITABLE
+TEST_F(SlurmLifecycleTest, ToolsAndConfigurationOthersCouldChangeAreRefused) {
+  Script("scontrol", "echo called >> \"$(dirname \"$0\")/calls\"\necho 'NodeName=c1 State=IDLE Reason=(null)'\n");
+  const std::string conf = dir_ + "/slurm.conf";
+  std::ofstream(conf) << "ClusterName=test\n";
+  ASSERT_EQ(::chmod(conf.c_str(), 0644), 0);
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kSlurm;
+  spec.bin_dir = dir_;
+  spec.slurm_conf = conf;
+  SlurmLifecycle slurm(spec);
+  ASSERT_TRUE(slurm.ReadState("c1").ok());
+  ASSERT_EQ(::chmod((dir_ + "/scontrol").c_str(), 0777), 0);
+  const Status tool = slurm.ReadState("c1").status();
+  EXPECT_EQ(tool.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(tool.message().find("slurm bin_dir's " + dir_ + "/scontrol is writable by group or others (mode 0777)"),
+            std::string::npos)
+      << tool.ToString();
+  ASSERT_EQ(::chmod((dir_ + "/scontrol").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(conf.c_str(), 0664), 0);
+  const Status config = slurm.ReadState("c1").status();
+  EXPECT_EQ(config.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(config.message().find("slurm_conf " + conf + " is writable by group or others (mode 0664)"),
+            std::string::npos)
+      << config.ToString();
+  EXPECT_EQ(Read("calls"), "called\n");  // the refused reads never ran scontrol
+}
+
 using KubernetesLifecycleTest = ScriptDir;
 
 TEST(KubernetesNodeStateTest, CordonedAnnotatedOrNotReadyIsOutOfService) {
@@ -894,6 +924,30 @@ TEST_F(KubernetesLifecycleTest, ReadsTheNodesStateThroughKubectl) {
             "kubectl get node gpu-1 -o jsonpath={.spec.unschedulable}{\"\\n\"}"
             "{.metadata.annotations.wipeproof\\.io/drain-reason}{\"\\n\"}"
             "{range .spec.taints[*]}{.key}{\" \"}{end}\n");
+}
+
+// A kubeconfig runs code as the challenger's user (its `exec` users): one another user could change
+// is refused before kubectl runs.
+// threat-model: T-HOOK-WRITABLE
+TEST_F(KubernetesLifecycleTest, AKubeconfigOthersCouldChangeIsRefused) {
+  Script("kubectl", "echo called >> \"$(dirname \"$0\")/calls\"\nprintf '\\n\\n\\n'\n");
+  const std::string kubeconfig = dir_ + "/kubeconfig";
+  std::ofstream(kubeconfig) << "apiVersion: v1\n";
+  ASSERT_EQ(::chmod(kubeconfig.c_str(), 0600), 0);
+  LifecycleSpec spec;
+  spec.kind = LifecycleKind::kKubernetes;
+  spec.bin_dir = dir_;
+  spec.kubeconfig = kubeconfig;
+  KubernetesLifecycle kube(spec);
+  auto first = kube.ReadState("gpu-1");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(::chmod(kubeconfig.c_str(), 0660), 0);
+  const Status refused = kube.ReadState("gpu-1").status();
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(refused.message().find("kubeconfig " + kubeconfig + " is writable by group or others (mode 0660)"),
+            std::string::npos)
+      << refused.ToString();
+  EXPECT_EQ(Read("calls"), "called\n");
 }
 
 TEST_F(KubernetesLifecycleTest, CordonsDrainsAndUncordonsThroughKubectl) {
