@@ -4,18 +4,13 @@
 #include <unistd.h>
 
 #include <climits>
-#include <cstdio>
 #include <cstdlib>
+
+#include "common/file_mode.h"
 
 namespace wipeproof {
 
 namespace {
-
-std::string Octal(mode_t mode) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-  return text;
-}
 
 // Whether a user other than this process's (or root) may write in a folder: others' write bit, or
 // the group's for a group other than this process's or root's (a Secret volume's fsGroup is ours).
@@ -41,7 +36,7 @@ Status CheckFolders(const std::string& shown, const std::string& what, const std
     const bool sticky = (st.st_mode & S_ISVTX) != 0;
     if (StrangersCanWrite(st) && (!sticky || (own_folder && use == TrustedFileUse::kRun))) {
       return PermissionDeniedError(what + " " + shown + ": folder " + folder +
-                                   " is writable by group or others (mode " + Octal(st.st_mode) +
+                                   " is writable by group or others (mode " + FileModeText(st.st_mode) +
                                    "), so the file could be replaced or another put beside it");
     }
     if (folder == "/") return Status::Ok();
@@ -62,8 +57,8 @@ Status CheckTrustedFile(const std::string& path, const std::string& what, Truste
                                  ": the challenger's user runs or reads it, so only root or that user may own it");
   }
   if ((file.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return PermissionDeniedError(what + " " + path + " is writable by group or others (mode " + Octal(file.st_mode) +
-                                 "): the challenger's user runs or reads it; chmod go-w");
+    return PermissionDeniedError(what + " " + path + " is writable by group or others (mode " +
+                                 FileModeText(file.st_mode) + "): the challenger's user runs or reads it; chmod go-w");
   }
   std::string given = path;
   if (given[0] != '/') {

@@ -2,19 +2,12 @@
 
 #include <sys/stat.h>
 
-#include <cstdio>
-
+#include "common/file_mode.h"
 #include "proto/key_files.h"
 #include "proto/tls_certificate.h"
 
 namespace wipeproof {
 namespace {
-
-std::string ModeText(mode_t mode) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-  return text;
-}
 
 CheckResult Missing(const char* check, const char* flag) {
   return {check, CheckStatus::kFail, std::string("not given (--") + flag + ")",
@@ -31,7 +24,7 @@ CheckResult NodeKey(const std::string& path, uid_t user) {
   }
   if (!S_ISREG(st.st_mode))
     return {"node key", CheckStatus::kFail, path + ": not a regular file", "give the .key file"};
-  const std::string mode = ModeText(st.st_mode);
+  const std::string mode = FileModeText(st.st_mode);
   // Read as serve reads it: the file's kind first (a .pub given here is named as such), then its mode.
   auto key = proto::ReadSecretKeyFile(path);
   if (!key.ok()) {
