@@ -61,8 +61,14 @@ struct AgentConfig {
   // Where the core reports refusals, session ends and rounds (--metrics_listen); null: nowhere.
   // Not owned; must outlive the core.
   AgentMetrics* metrics = nullptr;
+  // Each session's rounds hashed into its transcript on a thread of its own, so the next round
+  // never waits for the hash (session_transcript.h); false: on the answering thread after the
+  // answer went out. `serve --transcript_thread` (auto: with at least 8 hardware threads).
+  bool transcript_thread = true;
+
   // Where the core reports each answered round's stages (round_stages.h; the round benchmark);
-  // empty: not measured. Called under the core's lock, after the answer went out: must be quick
+  // empty: not measured. Called after the answer went out, once the round is hashed: on the
+  // transcript's thread (transcript_thread), else under the core's lock. Must be quick, thread-safe
   // and must not call the core.
   RoundStagesSink round_stages;
 };

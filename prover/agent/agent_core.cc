@@ -17,13 +17,13 @@
 #include "proto/label_wire.h"
 #include "proto/node_messages.h"
 #include "proto/session_rules.h"
-#include "proto/transcript.h"
 #include "prover/agent/agent_metrics.h"
 #include "prover/agent/device_fill.h"
 #include "prover/agent/device_match.h"
 #include "prover/agent/fill_progress.h"
 #include "prover/agent/fill_report.h"
 #include "prover/agent/order_checks.h"
+#include "prover/agent/session_transcript.h"
 
 namespace wipeproof {
 
@@ -44,18 +44,13 @@ struct AgentCore::Session {
   // challenged, while other devices still fill), and the deviceFilled calls waiting for it.
   std::vector<std::optional<proto::SignedEnvelope>> notices;
   std::vector<std::vector<NoticeCallback>> waiters;
-  proto::TranscriptHasher hasher;
+  // Order, notices and report as they come; rounds hashed on its own thread (session_transcript.h).
+  std::unique_ptr<SessionTranscript> transcript;
   uint32_t rounds_answered = 0;
-  // The last answered round, until HashAnsweredRound adds it to the transcript (after its answer
-  // went out): the round's canonical bytes and the answer's fields.
-  struct AnsweredRound {
-    bool pending = false;
-    proto::Bytes round_canonical;
-    std::vector<uint8_t> labels;
-    uint32_t round_index = 0;
-    uint32_t agent_micros = 0;
-    RoundStages stages;  // filled only when config.round_stages is set
-  } answered;
+  // The last answered round, until HashAnsweredRound hands it to the transcript (after its answer
+  // went out).
+  bool answered_pending = false;
+  AnsweredRound answered;
   // Reused by every round (no allocation per round once the first has sized them).
   std::vector<proto::ChallengedLabel> asked;
   std::vector<uint64_t> indices;
@@ -226,7 +221,8 @@ StatusOr<AgentCore::Admitted> AgentCore::AdmitSession(const proto::SignedEnvelop
   for (MatchedDevice& p : *planned) s->slots.push_back(std::make_unique<DeviceSlot>(std::move(p)));
   s->notices.resize(s->slots.size());
   s->waiters.resize(s->slots.size());
-  CHECK(s->hasher.AddOrder(s->order.bytes()).ok());  // a fresh hasher takes its order
+  s->transcript = std::make_unique<SessionTranscript>(id, config_.transcript_thread, config_.round_stages);
+  CHECK(s->transcript->AddOrder(s->order.bytes()).ok());  // a fresh transcript takes its order
   s->arrived_us = clock_.MonotonicMicros();
   const uint64_t asked = s->order.root().getSessionTimeoutUs();
   s->timeout_us = asked == 0 ? config_.session_timeout_us : std::min(asked, config_.session_timeout_us);
@@ -299,7 +295,7 @@ StatusOr<proto::SignedEnvelope> AgentCore::FillSession(Admitted admitted) {
   }
   auto report =
       SignFillReport(s->order.bytes(), proto::AsView(s->id), s->slots, fill_us, clock_.UnixMicros(), config_.node_key);
-  Status hashed = report.ok() ? s->hasher.AddReport(proto::AsView(report->payload)) : report.status();
+  Status hashed = report.ok() ? s->transcript->AddReport(proto::AsView(report->payload)) : report.status();
   s->filled = true;
   if (!hashed.ok()) {
     ReleaseSessionLocked(hashed.WithContext("signing the fill report"), /*completed=*/false);
@@ -317,7 +313,7 @@ void AgentCore::OnDeviceFilled(Session& s, size_t i) {
   auto notice = proto::SignDeviceFillNotice(s.order.bytes(), proto::AsView(s.id), static_cast<uint16_t>(i),
                                             DeviceFillFactsOf(*s.slots[i]), clock_.UnixMicros(), config_.node_key);
   Status hashed =
-      notice.ok() ? s.hasher.AddNotice(static_cast<uint16_t>(i), proto::AsView(notice->payload)) : notice.status();
+      notice.ok() ? s.transcript->AddNotice(static_cast<uint16_t>(i), proto::AsView(notice->payload)) : notice.status();
   if (!hashed.ok()) {
     EndSessionLocked(hashed.WithContext("signing the fill notice of device '" + s.slots[i]->plan.selector + "'"));
     return;
@@ -482,13 +478,13 @@ Status AgentCore::AnswerRoundLocked(Session& s, proto::ChallengeRound::Reader ro
 
   // What HashAnsweredRound needs once the answer went out (the answer's memory is the RPC
   // layer's then): the round's bytes and a copy of the labels (q = 256: 8 KiB).
-  Session::AnsweredRound& a = s.answered;
+  AnsweredRound& a = s.answered;
   a.round_canonical = std::move(bytes);
   auto labels = answer.getLabels();
   a.labels.assign(labels.begin(), labels.end());
   a.round_index = r.getRoundIndex();
   a.agent_micros = agent_micros;
-  a.pending = true;
+  s.answered_pending = true;
   ++s.rounds_answered;
   last_round_micros_ = agent_micros;
   if (staged) {
@@ -544,35 +540,21 @@ Status AgentCore::LookUpRoundLocked(Session& s, proto::ChallengeRound::Reader r,
 
 void AgentCore::HashAnsweredRound() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!session_ || !session_->answered.pending) return;
+  if (!session_ || !session_->answered_pending) return;
   Status hashed = HashAnsweredRoundLocked(*session_);
   if (!hashed.ok()) EndSessionLocked(hashed.WithContext("adding a round to the transcript"));
 }
 
 Status AgentCore::HashAnsweredRoundLocked(Session& s) {
-  Session::AnsweredRound& a = s.answered;
-  if (!a.pending) return Status::Ok();
-  a.pending = false;
-  const bool staged = static_cast<bool>(config_.round_stages);
-  const int64_t t0 = staged ? NowNs() : 0;
-  // The answer as AnswerRound wrote it, rebuilt: its canonical encoding is the one the challenger
-  // hashes from the answer it received.
-  capnp::MallocMessageBuilder message(static_cast<unsigned>(a.labels.size() / 8 + 64));
-  auto answer = message.initRoot<proto::RoundAnswer>();
-  answer.setSessionId(proto::AsView(s.id));
-  answer.setRoundIndex(a.round_index);
-  answer.setLabels(kj::arrayPtr(a.labels.data(), a.labels.size()));
-  answer.setAgentMicros(a.agent_micros);
-  WP_ASSIGN_OR_RETURN(proto::Bytes answer_bytes, proto::EncodeCanonical(answer.asReader()));
-  WP_RETURN_IF_ERROR(s.hasher.AddRoundBytes(proto::AsView(a.round_canonical), proto::AsView(answer_bytes)));
-  if (config_.metrics != nullptr) config_.metrics->OnRoundAnswered(a.agent_micros);
-  VLOG(1) << s.name << ": round " << a.round_index << " answered, " << a.labels.size() / proto::kLabelBytes
-          << " labels in " << a.agent_micros << " us";
-  if (staged) {
-    a.stages.transcript_ns = NowNs() - t0;
-    config_.round_stages(a.stages);
+  if (s.answered_pending) {
+    s.answered_pending = false;
+    if (config_.metrics != nullptr) config_.metrics->OnRoundAnswered(s.answered.agent_micros);
+    VLOG(1) << s.name << ": round " << s.answered.round_index << " answered, "
+            << s.answered.labels.size() / proto::kLabelBytes << " labels in " << s.answered.agent_micros << " us";
+    s.transcript->AddRound(s.answered);  // leaves buffers to reuse in s.answered
   }
-  return Status::Ok();
+  // A round hashed earlier may have failed (a bug, session_transcript.h): the session ends now.
+  return s.transcript->Error();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -616,14 +598,16 @@ StatusOr<proto::SignedEnvelope> AgentCore::FinishLocked(Session& s, const proto:
     return InvalidArgumentError("verdict names a different order (orderDigest differs)");
   }
   WP_RETURN_IF_ERROR(HashAnsweredRoundLocked(s));
-  WP_ASSIGN_OR_RETURN(proto::Digest digest, s.hasher.Finish());
+  // Waits for the transcript's thread to hash the last rounds (at most a few, session_transcript.h).
+  WP_ASSIGN_OR_RETURN(auto digest_and_rounds, s.transcript->Finish());
+  const auto& [digest, round_count] = digest_and_rounds;
   WP_ASSIGN_OR_RETURN(proto::SignedEnvelope transcript,
-                      proto::SignTranscriptDigest(proto::AsView(s.id), digest, s.hasher.round_count(), verdict.bytes(),
+                      proto::SignTranscriptDigest(proto::AsView(s.id), digest, round_count, verdict.bytes(),
                                                   clock_.UnixMicros(), config_.node_key));
   const bool pass = verdict.root().getPass();
   LOG(INFO) << s.name << ": verdict " << (pass ? "pass" : "FAIL")
             << (pass ? "" : " (" + TerminalSafe(verdict.root().getFailure().getText().cStr()) + ")")
-            << "; transcript signed over " << s.hasher.round_count() << " rounds";
+            << "; transcript signed over " << round_count << " rounds";
   ++sessions_completed_;
   s.verdict_pass = pass;
   ReleaseSessionLocked(Status::Ok(), /*completed=*/true);

@@ -153,13 +153,14 @@ class AgentCore {
   // The cheap path (issue "Fast rounds"): the round is copied, parsed and checked once; every
   // device's lookup is started before any is waited for (DeviceMemory::StartLookup), so a round
   // over d devices takes about the slowest device's lookup, not the sum; the round and its answer
-  // are added to the transcript (and the round counted in the metrics) only by HashAnsweredRound,
-  // after the answer went out.
+  // are handed to the transcript (and the round counted in the metrics) only by HashAnsweredRound,
+  // after the answer went out, and hashed on the transcript's own thread (session_transcript.h).
   Status AnswerRound(ConnectionId from, proto::ChallengeRound::Reader round, proto::RoundAnswer::Builder answer);
-  // Adds the last answered round and its answer to the transcript, once (a no-op when there is
-  // none pending). The RPC layer calls it after the answer is on its way; AnswerRound and Finish
-  // call it first themselves, so no round is ever missing from a transcript. A hashing error ends
-  // the session.
+  // Hands the last answered round and its answer to the session's transcript, once (a no-op when
+  // there is none pending), whose thread hashes them. The RPC layer calls it after the answer is on
+  // its way; AnswerRound and Finish call it first themselves, so no round is ever missing from a
+  // transcript (Finish waits until every round is hashed). A hashing error (a bug) ends the session
+  // here, at the round after the one whose hash failed.
   void HashAnsweredRound();
 
   // The round channel (round_channel.h; wipe.capnp RoundChannelHello): rounds of the session on a

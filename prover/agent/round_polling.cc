@@ -14,24 +14,6 @@ int64_t NowUs() {
 
 }  // namespace
 
-bool RoundPollingModeFromName(const std::string& name, RoundPollingMode* mode) {
-  if (name == "auto") {
-    *mode = RoundPollingMode::kAuto;
-  } else if (name == "on") {
-    *mode = RoundPollingMode::kOn;
-  } else if (name == "off") {
-    *mode = RoundPollingMode::kOff;
-  } else {
-    return false;
-  }
-  return true;
-}
-
-bool RoundPollingEnabled(RoundPollingMode mode, unsigned hardware_threads) {
-  if (mode == RoundPollingMode::kAuto) return hardware_threads >= kRoundPollingAutoMinThreads;
-  return mode == RoundPollingMode::kOn;
-}
-
 void RunAgentEventLoop(kj::Promise<void> done, kj::WaitScope& wait_scope, kj::Timer& timer, const AgentCore& core,
                        const RoundPollingOptions& options, RoundPollingStats* stats) {
   RoundPollingStats local;

@@ -13,7 +13,8 @@
 // first proof-shaped round on, with a budget of their own, so that a long holding phase never
 // leaves the proof rounds, the ones the verdict counts, unpolled beyond the first). Its CPU cost:
 // one core at 100% while it polls, at most 2 x max_poll_us per session (60 s by default; the proof
-// rounds themselves take milliseconds).
+// rounds themselves take milliseconds). It wants a core of its own: `serve --round_polling=auto`
+// polls only where one is likely (spare_core.h).
 //
 // Thread-safety: RunAgentEventLoop runs on the event loop's thread; `stats` may be read from others.
 #pragma once
@@ -26,22 +27,9 @@
 #include <string>
 
 #include "prover/agent/agent_core.h"
+#include "prover/agent/spare_core.h"
 
 namespace wipeproof {
-
-// Polling needs a core nothing else wants: on a machine with few hardware threads the polling
-// thread and the others preempt each other, and a round then waits a scheduler tick (4 ms at
-// HZ = 250) instead of a wake-up (docs/benchmarks.md "Rounds": on the 2-core reference VM it raised
-// the honest p99.9 to about 4 ms in every calibrate run while lowering the median by 76 us).
-// `auto` polls only with at least this many hardware threads.
-inline constexpr unsigned kRoundPollingAutoMinThreads = 8;
-
-// on, off, or auto (on with at least kRoundPollingAutoMinThreads hardware threads).
-enum class RoundPollingMode { kAuto, kOn, kOff };
-// "auto", "on", "off"; false for any other text.
-bool RoundPollingModeFromName(const std::string& name, RoundPollingMode* mode);
-// Whether `mode` polls on a machine with `hardware_threads` (std::thread::hardware_concurrency()).
-bool RoundPollingEnabled(RoundPollingMode mode, unsigned hardware_threads);
 
 struct RoundPollingOptions {
   bool enabled = true;                   // false: always sleep in epoll (the loop before polling)

@@ -184,14 +184,15 @@ const CliSubcommand& BenchSubcommand() {
    "  same messages as flat Cap'n Proto on the same streams, without the RPC system or the agent\n"
    "  (floor-raw-in-process: their bytes alone on a blocking socketpair), what the transport alone\n"
    "  costs here. The TCP paths' agent runs\n"
-   "  serve's event loop, polling during rounds as --round_polling says (auto|on|off). m is 256\n"
+   "  serve's event loop, polling during rounds as --round_polling says (auto|on|off); every path's\n"
+   "  agent hashes its transcript as --transcript_thread says (auto|on|off). m is 256\n"
    "  (the round time does not depend on it; --chunk_labels is not used).\n"
    "Every run first checks the SHA-256 of a labels-public.json case computed by the same path and\n"
    "prints no rates when it does not match (exit 1). A backend that cannot start exits 3 with\n"
    "\"disabled: <reason>\". docs/benchmarks.md explains the fields.",
    {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
     "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "rounds", "paths",
-    "round_polling", "node_key", "out"},
+    "round_polling", "transcript_thread", "node_key", "out"},
    &RunBench,
    {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576]", "16384"},
     {"out", "--what=all: the file the signed node profile is written to (with --node_key)"},

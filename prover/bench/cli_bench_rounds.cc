@@ -18,7 +18,8 @@ DEFINE_string(paths, wipeproof::kRoundBenchPaths,
               "bench --what=rounds: the paths to measure, comma-separated, in order (channel-*: the rounds on a "
               "round channel; floor-*: the same messages without the RPC system and without the agent)");
 DECLARE_uint32(lookup_labels);
-DECLARE_string(round_polling);  // serve's (prover/cli/cli_serve.cc): the TCP paths' agent runs as serve
+DECLARE_string(round_polling);      // serve's (prover/cli/cli_serve.cc): the TCP paths' agent runs as serve
+DECLARE_string(transcript_thread);  // serve's too: every path's agent hashes its transcript as serve would
 
 namespace wipeproof {
 namespace {
@@ -42,9 +43,13 @@ int RunBenchRounds(BenchSetup& setup) {
   RoundBenchOptions options;
   options.rounds = FLAGS_rounds;
   options.labels_per_round = FLAGS_lookup_labels;
-  RoundPollingMode polling_mode;
-  if (!RoundPollingModeFromName(FLAGS_round_polling, &polling_mode)) {
+  SpareCoreMode polling_mode;
+  if (!SpareCoreModeFromName(FLAGS_round_polling, &polling_mode)) {
     return UsageError(kName, "--round_polling must be auto, on or off, got '" + FLAGS_round_polling + "'");
+  }
+  SpareCoreMode transcript_mode;
+  if (!SpareCoreModeFromName(FLAGS_transcript_thread, &transcript_mode)) {
+    return UsageError(kName, "--transcript_thread must be auto, on or off, got '" + FLAGS_transcript_thread + "'");
   }
   // The flags' own words before anything runs (RunRoundBench checks the same, in its terms).
   if (FLAGS_rounds < 1 || FLAGS_rounds > 1'000'000) {
@@ -54,7 +59,8 @@ int RunBenchRounds(BenchSetup& setup) {
     return UsageError(
         kName, "--what=rounds: --lookup_labels must be in [1, 4096], got " + std::to_string(FLAGS_lookup_labels));
   }
-  options.polling.enabled = RoundPollingEnabled(polling_mode, std::thread::hardware_concurrency());
+  options.polling.enabled = SpareCoreEnabled(polling_mode, std::thread::hardware_concurrency());
+  options.transcript_thread = SpareCoreEnabled(transcript_mode, std::thread::hardware_concurrency());
   options.paths.clear();
   std::stringstream paths(FLAGS_paths);
   for (std::string path; std::getline(paths, path, ',');) {
@@ -82,6 +88,7 @@ int RunBenchRounds(BenchSetup& setup) {
     const bool one_thread = r.path == "in-process" || r.path == "channel-in-process" || r.path == "floor-in-process" ||
                             r.path == "floor-raw-in-process";
     if (!one_thread && !floor) j["round_polling"] = options.polling.enabled;
+    if (!floor) j["transcript_thread"] = options.transcript_thread;
     if (floor) {
       j["floor"] = r.path == "floor-raw-in-process"
                        ? "the two messages' byte counts on a blocking socketpair, one thread: no event loop, no "

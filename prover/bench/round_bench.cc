@@ -136,6 +136,7 @@ class RoundBench {
     config.node_key = keys_.node;
     config.node_name = kNodeName;
     config.fill_progress = ProgressMode::kNever;
+    config.transcript_thread = options_.transcript_thread;
     config.round_stages = [this](const RoundStages& s) {
       std::lock_guard<std::mutex> lock(stages_mu_);
       stages_.push_back(s);

@@ -39,6 +39,7 @@ struct RoundBenchOptions {
   uint32_t chunk_labels = 256;        // m of the session (the round time does not depend on it)
   std::vector<std::string> paths = {"in-process", "tcp-loopback-plaintext", "tcp-loopback-tls13"};
   RoundPollingOptions polling;  // the TCP paths' agent loop, as `serve --round_polling` runs it
+  bool transcript_thread = true;  // the agent hashes rounds on a thread of their own (`serve --transcript_thread`)
 };
 
 // Percentiles of one quantity over the rounds, microseconds.

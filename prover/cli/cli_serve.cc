@@ -95,6 +95,12 @@ DEFINE_string(round_polling, "auto",
               "bounded per session) so a round is read the moment it arrives: on, off, or auto (default: on with "
               "at least 8 hardware threads; with fewer, the polling thread and the others preempt each other and "
               "the slowest rounds get slower: prover/agent/round_polling.h); the round benchmark's agent too");
+DEFINE_string(transcript_thread, "auto",
+              "each session's rounds are hashed into its transcript on a thread of their own, so the next round "
+              "never waits for the hash (a second core busy while rounds run): on, off (hash on the answering "
+              "thread after each answer), or auto (default: on with at least 8 hardware threads; with fewer, the "
+              "extra thread slows rounds over TCP: prover/agent/session_transcript.h); the round benchmark's agent "
+              "too");
 DEFINE_double(round_polling_max_s, 60,
               "serve: most seconds of round polling per session phase (its holding rounds, then its proof rounds), "
               "in [0.001, 3600]; then the agent sleeps between that phase's rounds; default 60");
@@ -131,6 +137,7 @@ const std::vector<std::string>& ServeFlagNames() {
                                                   "handshake_timeout_s",
                                                   "round_polling",
                                                   "round_polling_max_s",
+                                                  "transcript_thread",
                                                   "threads",
                                                   "simd",
                                                   "metrics_listen",
@@ -209,9 +216,13 @@ int RunServe() {
     return UsageError(kSub, "--idle_timeout_s must be >= 0 (0: never)");
   }
   if (FLAGS_max_handshakes == 0) return UsageError(kSub, "--max_handshakes must be > 0");
-  RoundPollingMode polling_mode;
-  if (!RoundPollingModeFromName(FLAGS_round_polling, &polling_mode)) {
+  SpareCoreMode polling_mode;
+  if (!SpareCoreModeFromName(FLAGS_round_polling, &polling_mode)) {
     return UsageError(kSub, "--round_polling must be auto, on or off, got '" + FLAGS_round_polling + "'");
+  }
+  SpareCoreMode transcript_mode;
+  if (!SpareCoreModeFromName(FLAGS_transcript_thread, &transcript_mode)) {
+    return UsageError(kSub, "--transcript_thread must be auto, on or off, got '" + FLAGS_transcript_thread + "'");
   }
   if (!(FLAGS_round_polling_max_s >= 0.001) || FLAGS_round_polling_max_s > 3600) {
     return UsageError(kSub, "--round_polling_max_s must be in [0.001, 3600]");
@@ -253,6 +264,7 @@ int RunServe() {
   config.clock_skew_us = FLAGS_clock_skew_us;
   config.max_order_lifetime_us = FLAGS_max_order_lifetime_us;
   config.session_timeout_us = FLAGS_session_timeout_us;
+  config.transcript_thread = SpareCoreEnabled(transcript_mode, std::thread::hardware_concurrency());
   config.host_budget_bytes = *budget;
   config.host_reserve_bytes = FLAGS_host_reserve_bytes;
   config.host_fill_threads = *threads;
@@ -338,12 +350,13 @@ int RunServe() {
             << proto::KeyIdHex(proto::KeyIdOf(config.node_key.public_key)) << ") listening on " << listen_host << ":"
             << port << " (TLS 1.3 as " << server_options.tls->own_name() << ", accepting only "
             << server_options.tls->peer().name << "); devices: " << device_list << "; round polling "
-            << (RoundPollingEnabled(polling_mode, std::thread::hardware_concurrency()) ? "on" : "off") << " ("
-            << FLAGS_round_polling << ", " << std::thread::hardware_concurrency() << " hardware threads)";
+            << (SpareCoreEnabled(polling_mode, std::thread::hardware_concurrency()) ? "on" : "off") << " ("
+            << FLAGS_round_polling << "), transcript thread " << (config.transcript_thread ? "on" : "off") << " ("
+            << FLAGS_transcript_thread << "; " << std::thread::hardware_concurrency() << " hardware threads)";
 
   siginfo_t signal{};
   RoundPollingOptions polling;
-  polling.enabled = RoundPollingEnabled(polling_mode, std::thread::hardware_concurrency());
+  polling.enabled = SpareCoreEnabled(polling_mode, std::thread::hardware_concurrency());
   polling.max_poll_us = static_cast<int64_t>(FLAGS_round_polling_max_s * 1e6);
   RunAgentEventLoop(io.unixEventPort.onSignal(SIGINT)
                         .exclusiveJoin(io.unixEventPort.onSignal(SIGTERM))

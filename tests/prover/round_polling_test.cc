@@ -190,20 +190,20 @@ TEST(RoundPollingTest, NeverPollsWhenDisabledAndReturnsWhenDone) {
 namespace wipeproof {
 namespace {
 
-TEST(RoundPollingModeTest, AutoPollsOnlyWithEnoughHardwareThreads) {
-  RoundPollingMode mode;
-  ASSERT_TRUE(RoundPollingModeFromName("auto", &mode));
-  EXPECT_EQ(mode, RoundPollingMode::kAuto);
-  EXPECT_FALSE(RoundPollingEnabled(mode, 2));  // the reference VM: polling raised its p99.9
-  EXPECT_FALSE(RoundPollingEnabled(mode, kRoundPollingAutoMinThreads - 1));
-  EXPECT_TRUE(RoundPollingEnabled(mode, kRoundPollingAutoMinThreads));
-  EXPECT_TRUE(RoundPollingEnabled(mode, 192));  // a GPU node
-  ASSERT_TRUE(RoundPollingModeFromName("on", &mode));
-  EXPECT_TRUE(RoundPollingEnabled(mode, 2));
-  ASSERT_TRUE(RoundPollingModeFromName("off", &mode));
-  EXPECT_FALSE(RoundPollingEnabled(mode, 192));
-  EXPECT_FALSE(RoundPollingModeFromName("true", &mode));
-  EXPECT_FALSE(RoundPollingModeFromName("", &mode));
+TEST(SpareCoreModeTest, AutoPollsOnlyWithEnoughHardwareThreads) {
+  SpareCoreMode mode;
+  ASSERT_TRUE(SpareCoreModeFromName("auto", &mode));
+  EXPECT_EQ(mode, SpareCoreMode::kAuto);
+  EXPECT_FALSE(SpareCoreEnabled(mode, 2));  // the reference VM: polling raised its p99.9
+  EXPECT_FALSE(SpareCoreEnabled(mode, kSpareCoreMinThreads - 1));
+  EXPECT_TRUE(SpareCoreEnabled(mode, kSpareCoreMinThreads));
+  EXPECT_TRUE(SpareCoreEnabled(mode, 192));  // a GPU node
+  ASSERT_TRUE(SpareCoreModeFromName("on", &mode));
+  EXPECT_TRUE(SpareCoreEnabled(mode, 2));
+  ASSERT_TRUE(SpareCoreModeFromName("off", &mode));
+  EXPECT_FALSE(SpareCoreEnabled(mode, 192));
+  EXPECT_FALSE(SpareCoreModeFromName("true", &mode));
+  EXPECT_FALSE(SpareCoreModeFromName("", &mode));
 }
 
 }  // namespace
