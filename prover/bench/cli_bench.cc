@@ -162,41 +162,61 @@ int RunBench() {
 }
 
 const CliSubcommand& BenchSubcommand() {
-  static const CliSubcommand kSubcommand = {"bench",
-   "measure labeler, verifier or fill rates, the signed node profile, or round latency (JSON on stdout)",
-   "--what=labeler: repeated fills of whole chunks through the backend for --seconds; labels/s,\n"
-   "  bytes/s, node hashes/s and compressions/s in total and per core.\n"
-   "--what=verify: RecomputeChunk (the challenger's check) on one core; ms per chunk.\n"
-   "--what=fill: acquire --gib of device memory, fill it, spot-check --samples chunks against\n"
-   "  RecomputeChunk; bytes, seconds, GB/s, labels/s.\n"
-   "--what=all: the node profile for calibration, on every device of every backend: fill rates at\n"
-   "  --fill_chunk_labels, lookup latency percentiles, one-chunk latency, the host core's sequential\n"
-   "  compression time, RecomputeChunk per m; JSON on stdout, signed with --node_key into --out.\n"
-   "--what=rounds: --rounds rounds of --lookup_labels labels against the real agent (host memory,\n"
-   "  keys made for the run) on each of --paths (in-process, tcp-loopback-plaintext,\n"
-   "  tcp-loopback-tls13; the same three as channel-*, rounds on a round channel; and the floors\n"
-   "  floor-raw-in-process, floor-in-process, floor-tcp-loopback-plaintext, floor-tcp-loopback-tls13,\n"
-   "  floor-blocking-in-process, floor-blocking-tcp-loopback-plaintext,\n"
-   "  floor-blocking-tcp-loopback-tls13; --lookup_labels in [1, 4096]):\n"
-   "  round time percentiles, where the time goes (agent checks, lookups,\n"
-   "  transport, client build and check, the transcript hash after the answer) and instructions\n"
-   "  per round where the machine counts them; one JSON line per path. The floor-* paths send the\n"
-   "  same messages as flat Cap'n Proto on the same streams, without the RPC system or the agent\n"
-   "  (floor-raw-in-process: their bytes alone on a blocking socketpair), what the transport alone\n"
-   "  costs here. The TCP paths' agent runs\n"
-   "  serve's event loop, polling during rounds as --round_polling says (auto|on|off); every path's\n"
-   "  agent hashes its transcript as --transcript_thread says (auto|on|off). m is 256\n"
-   "  (the round time does not depend on it; --chunk_labels is not used).\n"
-   "Every run first checks the SHA-256 of a labels-public.json case computed by the same path and\n"
-   "prints no rates when it does not match (exit 1). A backend that cannot start exits 3 with\n"
-   "\"disabled: <reason>\". docs/benchmarks.md explains the fields.",
-   {"what", "backend", "device", "format", "chunk_labels", "seconds", "threads", "simd", "gib", "reserve_gib",
-    "samples", "progress", "fill_chunk_labels", "fill_gib", "lookup_labels", "lookup_samples", "rounds", "paths",
-    "round_polling", "transcript_thread", "node_key", "out"},
-   &RunBench,
-   {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576]", "16384"},
-    {"out", "--what=all: the file the signed node profile is written to (with --node_key)"},
-    {"node_key", "--what=all: this node's secret key file (PREFIX.key, mode 0600) that signs the node profile"}}};
+  static const CliSubcommand kSubcommand = {
+      "bench",
+      "measure labeler, verifier or fill rates, the signed node profile, or round latency (JSON on stdout)",
+      "--what=labeler: repeated fills of whole chunks through the backend for --seconds; labels/s,\n"
+      "  bytes/s, node hashes/s and compressions/s in total and per core.\n"
+      "--what=verify: RecomputeChunk (the challenger's check) on one core; ms per chunk.\n"
+      "--what=fill: acquire --gib of device memory, fill it, spot-check --samples chunks against\n"
+      "  RecomputeChunk; bytes, seconds, GB/s, labels/s.\n"
+      "--what=all: the node profile for calibration, on every device of every backend: fill rates at\n"
+      "  --fill_chunk_labels, lookup latency percentiles, one-chunk latency, the host core's sequential\n"
+      "  compression time, RecomputeChunk per m; JSON on stdout, signed with --node_key into --out.\n"
+      "--what=rounds: --rounds rounds of --lookup_labels labels against the real agent (host memory,\n"
+      "  keys made for the run) on each of --paths (in-process, tcp-loopback-plaintext,\n"
+      "  tcp-loopback-tls13; the same three as channel-*, rounds on a round channel; and the floors\n"
+      "  floor-raw-in-process, floor-in-process, floor-tcp-loopback-plaintext, floor-tcp-loopback-tls13,\n"
+      "  floor-blocking-in-process, floor-blocking-tcp-loopback-plaintext,\n"
+      "  floor-blocking-tcp-loopback-tls13; --lookup_labels in [1, 4096]):\n"
+      "  round time percentiles, where the time goes (agent checks, lookups,\n"
+      "  transport, client build and check, the transcript hash after the answer) and instructions\n"
+      "  per round where the machine counts them; one JSON line per path. The floor-* paths send the\n"
+      "  same messages as flat Cap'n Proto on the same streams, without the RPC system or the agent\n"
+      "  (floor-raw-in-process: their bytes alone on a blocking socketpair), what the transport alone\n"
+      "  costs here. The TCP paths' agent runs\n"
+      "  serve's event loop, polling during rounds as --round_polling says (auto|on|off); every path's\n"
+      "  agent hashes its transcript as --transcript_thread says (auto|on|off). m is 256\n"
+      "  (the round time does not depend on it; --chunk_labels is not used).\n"
+      "Every run first checks the SHA-256 of a labels-public.json case computed by the same path and\n"
+      "prints no rates when it does not match (exit 1). A backend that cannot start exits 3 with\n"
+      "\"disabled: <reason>\". docs/benchmarks.md explains the fields.",
+      {"what",
+       "backend",
+       "device",
+       "format",
+       "chunk_labels",
+       "seconds",
+       "threads",
+       "simd",
+       "gib",
+       "reserve_gib",
+       "samples",
+       "progress",
+       "fill_chunk_labels",
+       "fill_gib",
+       "lookup_labels",
+       "lookup_samples",
+       "rounds",
+       "paths",
+       "round_polling",
+       "transcript_thread",
+       "node_key",
+       "out"},
+      &RunBench,
+      {{"chunk_labels", "m, labels per chunk (graph outputs), in [1, 1048576]", "16384"},
+       {"out", "--what=all: the file the signed node profile is written to (with --node_key)"},
+       {"node_key", "--what=all: this node's secret key file (PREFIX.key, mode 0600) that signs the node profile"}}};
   return kSubcommand;
 }
 
