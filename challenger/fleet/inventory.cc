@@ -377,8 +377,14 @@ StatusOr<Wave> ParseWave(const nlohmann::json& value, const std::string& path, c
 
 Status ParseInventoryInto(const nlohmann::json& doc, const std::string& base_dir, InventoryFiles files, Inventory* inv) {
   WP_ASSIGN_OR_RETURN(JsonObject root, JsonObject::Of(doc, ""));
-  WP_RETURN_IF_ERROR(root.CheckKnownKeys({"nodes", "waves", "reserves", "label_rates"}));
+  WP_RETURN_IF_ERROR(root.CheckKnownKeys({"nodes", "waves", "reserves", "label_rates", "reach_round_deadline_us"}));
   WP_RETURN_IF_ERROR(ParseLabelRates(root, inv));
+  WP_RETURN_IF_ERROR(root.OptionalUint64("reach_round_deadline_us", &inv->reach_round_deadline_us));
+  if (root.Has("reach_round_deadline_us") &&
+      (inv->reach_round_deadline_us == 0 || inv->reach_round_deadline_us > kMaxReachRoundDeadlineUs)) {
+    return InvalidArgumentError("reach_round_deadline_us: want microseconds in [1, 2^40], got " +
+                                std::to_string(inv->reach_round_deadline_us));
+  }
   if (!root.Has("nodes")) return InvalidArgumentError("nodes: missing");
   const nlohmann::json& nodes = root.Get("nodes");
   if (!nodes.is_array() || nodes.empty()) return InvalidArgumentError("nodes: want a non-empty array");
@@ -600,6 +606,7 @@ std::string InventoryJson(const Inventory& inventory) {
     }
     doc["label_rates"] = std::move(rates);
   }
+  if (inventory.reach_round_deadline_us != 0) doc["reach_round_deadline_us"] = inventory.reach_round_deadline_us;
   return doc.dump(1) + "\n";
 }
 
@@ -636,6 +643,7 @@ StatusOr<NodeDeclarations> DeclarationsOf(const Inventory& inventory, const std:
   out.name = n->name;
   out.public_key = n->public_key;
   out.no_nvme_in_reach = n->no_nvme_in_reach;
+  out.reach_round_deadline_us = inventory.reach_round_deadline_us;
   out.reach = n->reach;
   out.host_physical_memory_bytes = n->host_physical_memory_bytes;
   out.compute = NodeComputeRate(inventory, *n);

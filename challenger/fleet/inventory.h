@@ -75,6 +75,14 @@
 //     "label_rates": {"NVIDIA H200": {"compressions_per_s": 4e11, "source": "..."}}   optional: per
 //                   model, its fastest label rate in (0, 1e16] and where the figure comes from (1 to
 //                   1024 bytes); with the node's cpu rate, the compute statement's R
+//     "reach_round_deadline_us": 20000            optional, in [1, 2^40]: the longest round deadline,
+//                                                 microseconds, for which the authority established
+//                                                 what lies within reach (no_nvme_in_reach, every
+//                                                 wave's complete): a longer deadline gives memory
+//                                                 farther away time to answer, so a session whose
+//                                                 round deadline exceeds it states neither
+//                                                 assumption (assumptions.h); absent = no deadline
+//                                                 stated, and each held one's detail says so
 //   }
 // No key may appear twice in one object (json_fields.h ParseJsonText).
 //
@@ -110,6 +118,7 @@ inline constexpr size_t kMaxOtherMemoryEntries = 256;
 inline constexpr uint32_t kMaxPartitions = 256;
 inline constexpr double kMaxLabelCompressionsPerS = 1e16;
 inline constexpr size_t kMaxLabelRateSourceBytes = 1024;
+inline constexpr uint64_t kMaxReachRoundDeadlineUs = uint64_t{1} << 40;
 
 // A device model's fastest label rate, as the authority established it (label_rates).
 struct LabelRate {
@@ -172,6 +181,8 @@ struct Inventory {
   std::vector<Wave> waves;
   std::map<std::string, uint64_t> reserve_bytes_by_model;
   std::map<std::string, LabelRate> label_rates_by_model;  // optional table (label_rates)
+  // reach_round_deadline_us, microseconds; 0 = not declared.
+  uint64_t reach_round_deadline_us = 0;
 
   // nullptr when absent.
   const InventoryNode* FindNode(const std::string& name) const;

@@ -50,6 +50,27 @@ AssumptionResult HostMemory(const SessionPlan& plan) {
   return {kHostMemoryInPlan, true, detail};
 }
 
+// What is within reach depends on the time it has to answer: the inventory's reach declarations
+// speak of round deadlines up to its reach_round_deadline_us. "" when the session's deadline is
+// within it; else why a reach declaration says nothing about this session.
+std::string ReachDeadlineExceeded(const SessionPlan& plan) {
+  if (plan.reach_round_deadline_us == 0 || plan.profile.round_deadline_us <= plan.reach_round_deadline_us) return "";
+  return "the round deadline of " + std::to_string(plan.profile.round_deadline_us) +
+         " us is longer than the inventory's reach_round_deadline_us of " +
+         std::to_string(plan.reach_round_deadline_us) +
+         " us, the longest for which the authority established what lies within reach: memory farther away may "
+         "answer in time";
+}
+
+// How a held reach declaration's detail ends: the deadline it was established for, or that none is stated.
+std::string ReachDeadlineNote(const SessionPlan& plan) {
+  if (plan.reach_round_deadline_us == 0) {
+    return " (for no stated round deadline: the inventory has no reach_round_deadline_us)";
+  }
+  return " (for round deadlines up to " + std::to_string(plan.reach_round_deadline_us) + " us; this session's is " +
+         std::to_string(plan.profile.round_deadline_us) + " us)";
+}
+
 AssumptionResult WaveCompleteness(const SessionPlan& plan, const WaveRunResult& run) {
   const WaveContext& w = plan.wave;
   if (w.name.empty()) {
@@ -59,6 +80,9 @@ AssumptionResult WaveCompleteness(const SessionPlan& plan, const WaveRunResult& 
   if (!w.declared_complete) {
     return {kWaveComplete, false,
             "wave " + w.name + " is not declared complete: nodes outside it may reach this node's memory"};
+  }
+  if (std::string exceeded = ReachDeadlineExceeded(plan); !exceeded.empty()) {
+    return {kWaveComplete, false, "wave " + w.name + " is declared complete, but " + exceeded};
   }
   if (!w.whole_wave_in_session) {
     return {kWaveComplete, false,
@@ -74,17 +98,24 @@ AssumptionResult WaveCompleteness(const SessionPlan& plan, const WaveRunResult& 
                 " of this wave run did not fill or did not pass every round they were sent"};
   }
   if (w.wave_nodes <= 1) {
-    return {kWaveComplete, true, "wave " + w.name + " is declared complete and has no other node"};
+    return {kWaveComplete, true,
+            "wave " + w.name + " is declared complete" + ReachDeadlineNote(plan) + " and has no other node"};
   }
   return {kWaveComplete, true,
-          "wave " + w.name + " is declared complete and its " + std::to_string(w.wave_nodes - 1) +
+          "wave " + w.name + " is declared complete" + ReachDeadlineNote(plan) + " and its " +
+              std::to_string(w.wave_nodes - 1) +
               " other node(s) ran in the same wave run, each filled and passed every round it was sent, and every "
               "member's proof rounds were sent only after every member's fill"};
 }
 
 AssumptionResult Nvme(const SessionPlan& plan) {
   if (plan.no_nvme_in_reach) {
-    return {kNoNvmeInReach, true, "the inventory declares no NVMe drive within reach of node " + plan.node_name};
+    if (std::string exceeded = ReachDeadlineExceeded(plan); !exceeded.empty()) {
+      return {kNoNvmeInReach, false,
+              "the inventory declares no NVMe drive within reach of node " + plan.node_name + ", but " + exceeded};
+    }
+    return {kNoNvmeInReach, true,
+            "the inventory declares no NVMe drive within reach of node " + plan.node_name + ReachDeadlineNote(plan)};
   }
   return {kNoNvmeInReach, false,
           "unknown: the inventory does not declare that no NVMe drive is within reach of node " + plan.node_name +

@@ -16,6 +16,11 @@
 //                                round it was sent, proof rounds going to every member only after
 //                                every member's fill (wave_sync.h)
 //   no-nvme-in-reach             the inventory declares no NVMe drive within reach (else unknown)
+//                                Both rest on what lies within reach, which depends on the time
+//                                memory has to answer: neither holds when the session's round
+//                                deadline exceeds the inventory's reach_round_deadline_us (the
+//                                longest for which the authority established them); a held one's
+//                                detail names that deadline, or says the inventory states none
 //   physical-binding             never established in protocol v1: no attestation binds the
 //                                answers to the node's physical GPUs
 //   device-capacity-as-declared  every device's reported total is at most its declared capacity

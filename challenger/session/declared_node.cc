@@ -65,6 +65,7 @@ Status CheckOrderDeclarations(proto::WipeOrder::Reader order, const NodeDeclarat
 
 void ApplyDeclarations(const NodeDeclarations& node, SessionPlan* plan) {
   plan->no_nvme_in_reach = node.no_nvme_in_reach;
+  plan->reach_round_deadline_us = node.reach_round_deadline_us;
   plan->reach = node.reach;
   plan->host_physical_memory_bytes = node.host_physical_memory_bytes;
   plan->compute = node.compute;

@@ -43,6 +43,9 @@ struct NodeDeclarations {
   std::string name;
   proto::PublicKey public_key{};
   bool no_nvme_in_reach = false;
+  // The longest round deadline (us) for which the inventory's reach declarations (no_nvme_in_reach,
+  // the wave's completeness) were established; 0 = not declared.
+  uint64_t reach_round_deadline_us = 0;
   NodeReach reach;
   uint64_t host_physical_memory_bytes = 0;  // 0 = not declared
   DeclaredCompute compute;                  // the node's fastest label rate
@@ -64,9 +67,10 @@ struct SignedInventory {
 // Errors: DATA_LOSS naming the first field that differs.
 Status CheckOrderDeclarations(proto::WipeOrder::Reader order, const NodeDeclarations& node);
 
-// Puts into `plan` (one built by PlanFromOrder) what no order carries: the reach, NVMe and physical
-// memory declarations, each device's partition, the wave's declared completeness and size (the
-// whole wave in the run as the order's waveComplete says).
+// Puts into `plan` (one built by PlanFromOrder) what no order carries: the reach (and the round
+// deadline it was established for), NVMe and physical memory declarations, each device's
+// partition, the wave's declared completeness and size (the whole wave in the run as the order's
+// waveComplete says).
 void ApplyDeclarations(const NodeDeclarations& node, SessionPlan* plan);
 
 }  // namespace wipeproof

@@ -86,6 +86,9 @@ struct SessionPlan {
   proto::KeyId node_key_id{};
   proto::PinnedCertificate node_certificate;  // the inventory's; empty: the session cannot connect
   bool no_nvme_in_reach = false;
+  // The longest round deadline, us, for which the inventory's reach declarations hold (no NVMe in
+  // reach, the wave complete); 0 = not declared. Not in the order: PlanFromOrder leaves it 0.
+  uint64_t reach_round_deadline_us = 0;
   NodeReach reach;  // egress and memory outside the plan, as the inventory declares them
   std::array<uint8_t, proto::kSessionIdBytes> session_id{};
   std::array<uint8_t, proto::kSessionSeedBytes> seed{};

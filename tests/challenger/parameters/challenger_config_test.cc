@@ -109,6 +109,29 @@ TEST(InventoryTest, ParsesReachDeclarations) {
   EXPECT_EQ(inv->FindNode("gpu-02")->devices[0].partitions, 0u);
 }
 
+// The round deadline the reach declarations were established for: read, carried into every node's
+// declarations (so into the plan's assumptions and the audits' recheck), and written back.
+TEST(InventoryTest, ParsesTheReachRoundDeadline) {
+  nlohmann::json doc = GoodInventory();
+  auto inv = ParseInventoryJson(doc.dump(), "");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(inv->reach_round_deadline_us, 0u);  // not declared
+  EXPECT_EQ(DeclarationsOf(*inv, "gpu-01")->reach_round_deadline_us, 0u);
+  doc["reach_round_deadline_us"] = 20'000;
+  inv = ParseInventoryJson(doc.dump(), "");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(inv->reach_round_deadline_us, 20'000u);
+  auto declared = DeclarationsOf(*inv, "gpu-02");
+  ASSERT_TRUE(declared.ok());
+  EXPECT_EQ(declared->reach_round_deadline_us, 20'000u);
+  SessionPlan plan;
+  ApplyDeclarations(*declared, &plan);
+  EXPECT_EQ(plan.reach_round_deadline_us, 20'000u);
+  auto back = ParseInventoryJson(InventoryJson(*inv), "");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->reach_round_deadline_us, 20'000u);
+}
+
 // The compute declarations (challenger/session/compute_statement.h): ingress, the CPUs' rate and the
 // per-model label rates sum to the node's R; anything missing is named; the document round-trips.
 TEST(InventoryTest, ParsesComputeDeclarations) {
@@ -312,6 +335,12 @@ TEST(InventoryTest, MalformedFilesNameTheField) {
          d["nodes"][0]["other_memory"] = {{{"kind", "cxl"}, {"name", "x"}, {"bytes", 10}, {"size", 1}}};
        },
        "nodes[0].other_memory[0]: unknown field 'size'"},
+      {"reach deadline zero", [](nlohmann::json& d) { d["reach_round_deadline_us"] = 0; },
+       "reach_round_deadline_us: want microseconds in [1, 2^40], got 0"},
+      {"reach deadline too long", [](nlohmann::json& d) { d["reach_round_deadline_us"] = (uint64_t{1} << 40) + 1; },
+       "reach_round_deadline_us: want microseconds in [1, 2^40], got 1099511627777"},
+      {"reach deadline as text", [](nlohmann::json& d) { d["reach_round_deadline_us"] = "20ms"; },
+       "reach_round_deadline_us: want an unsigned integer"},
   };
   for (const BadCase& c : cases) {
     Status s;

@@ -119,7 +119,8 @@ TEST(AssumptionsTest, WaveCompleteSaysWhatTheWaveRunChecked) {
   AssumptionResult a = Find(EvaluateAssumptions(in), kWaveComplete);
   EXPECT_TRUE(a.held);
   EXPECT_EQ(a.detail,
-            "wave w3 is declared complete and its 2 other node(s) ran in the same wave run, each filled and passed "
+            "wave w3 is declared complete (for no stated round deadline: the inventory has no "
+            "reach_round_deadline_us) and its 2 other node(s) ran in the same wave run, each filled and passed "
             "every round it was sent, and every member's proof rounds were sent only after every member's fill");
   in.wave_run.nodes_not_held = {"gpu-02"};
   a = Find(EvaluateAssumptions(in), kWaveComplete);
@@ -266,6 +267,49 @@ TEST(AssumptionsTest, NoneHoldsUnlessTheDelegationNamesTheInventory) {
     EXPECT_FALSE(unsigned_results[i].held) << unsigned_results[i].name;
     EXPECT_EQ(unsigned_results[i].detail, std::string(kInventoryNotSigned) + "; " + signed_results[i].detail);
   }
+}
+
+// What lies within reach depends on the time memory has to answer: the inventory's reach
+// declarations hold only for round deadlines up to its reach_round_deadline_us.
+// threat-model: T-REACH-DEADLINE
+TEST(AssumptionsTest, ReachDeclarationsHoldOnlyWithinTheirRoundDeadline) {
+  SessionPlan plan = GpuNode();
+  plan.wave = WaveContext{"w3", true, 3, true, 0};
+  plan.no_nvme_in_reach = true;
+  plan.reach_round_deadline_us = 20'000;
+  plan.profile.round_deadline_us = 20'000;
+  AssumptionInputs in;
+  in.inventory_signed = true;
+  in.plan = &plan;
+  in.wave_run.synchronized = true;
+
+  AssumptionResult wave = Find(EvaluateAssumptions(in), kWaveComplete);
+  AssumptionResult nvme = Find(EvaluateAssumptions(in), kNoNvmeInReach);
+  EXPECT_TRUE(wave.held) << wave.detail;
+  EXPECT_TRUE(nvme.held) << nvme.detail;
+  EXPECT_NE(wave.detail.find("(for round deadlines up to 20000 us; this session's is 20000 us)"), std::string::npos)
+      << wave.detail;
+  EXPECT_NE(nvme.detail.find("(for round deadlines up to 20000 us; this session's is 20000 us)"), std::string::npos)
+      << nvme.detail;
+
+  plan.profile.round_deadline_us = 20'001;  // one microsecond more than the reach was established for
+  wave = Find(EvaluateAssumptions(in), kWaveComplete);
+  nvme = Find(EvaluateAssumptions(in), kNoNvmeInReach);
+  EXPECT_FALSE(wave.held);
+  EXPECT_FALSE(nvme.held);
+  const std::string exceeded =
+      "the round deadline of 20001 us is longer than the inventory's reach_round_deadline_us of 20000 us";
+  EXPECT_NE(wave.detail.find("wave w3 is declared complete, but " + exceeded), std::string::npos) << wave.detail;
+  EXPECT_NE(nvme.detail.find("declares no NVMe drive within reach of node " + plan.node_name + ", but " + exceeded),
+            std::string::npos)
+      << nvme.detail;
+
+  plan.reach_round_deadline_us = 0;  // not declared: held, and the detail says for no stated deadline
+  wave = Find(EvaluateAssumptions(in), kWaveComplete);
+  nvme = Find(EvaluateAssumptions(in), kNoNvmeInReach);
+  EXPECT_TRUE(wave.held);
+  EXPECT_TRUE(nvme.held);
+  EXPECT_NE(nvme.detail.find("for no stated round deadline"), std::string::npos) << nvme.detail;
 }
 
 }  // namespace
