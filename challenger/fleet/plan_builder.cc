@@ -33,6 +33,7 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
   plan.node_key_id = proto::KeyIdOf(declared.public_key);
   plan.node_certificate = n->certificate;
   plan.no_nvme_in_reach = declared.no_nvme_in_reach;
+  plan.reach_round_deadline_us = declared.reach_round_deadline_us;
   plan.reach = declared.reach;
   plan.host_physical_memory_bytes = declared.host_physical_memory_bytes;
   plan.compute = declared.compute;

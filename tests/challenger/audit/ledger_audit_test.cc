@@ -5,7 +5,6 @@
 // the node key (a colluding node) or another authority key; what it cannot forge without a key is
 // what the audit leans on.
 #include "challenger/audit/ledger_audit.h"
-#include "challenger/session/occupancy_bound.h"
 
 #include <capnp/message.h>
 #include <gmock/gmock.h>
@@ -22,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "challenger/audit/verdict_recheck.h"
 #include "challenger/cli/cli_ledger.h"
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/ledger/ledger.h"
@@ -29,8 +29,9 @@
 #include "challenger/ledger/ledger_record_json.h"
 #include "challenger/ledger/ledger_record_sink.h"
 #include "challenger/ledger/wipe_schema.h"
+#include "challenger/session/assumptions.h"
+#include "challenger/session/occupancy_bound.h"
 #include "challenger/session/session_runner.h"
-#include "challenger/audit/verdict_recheck.h"
 #include "common/hex.h"
 #include "proto/codec.h"
 #include "proto/key_files.h"
@@ -617,6 +618,42 @@ TEST_F(LedgerAuditTest, DeclarationsComeFromTheSignedInventory) {
   EXPECT_THAT(FirstFailure(dropped).message(),
               HasSubstr("stands under a delegation that names inventory " + HexEncode(inventory_.digest->data(), 32) +
                         ", which the export does not carry"));
+}
+
+// An inventory whose reach was established for round deadlines one microsecond shorter than the
+// profile's: the verdict states neither reach assumption, and the audit, recomputing them from the
+// signed inventory, agrees (the plan the challenger builds and the one the audit rebuilds both
+// carry the bound) and refuses a verdict claiming one.
+// threat-model: T-REACH-DEADLINE
+class ReachDeadlineAuditTest : public LedgerAuditTest {
+ protected:
+  void SetUp() override {
+    for (InventoryNode& n : inventory_.nodes) n.no_nvme_in_reach = true;
+    inventory_.reach_round_deadline_us = testing::TestProfile().round_deadline_us - 1;
+    SealInventory(&inventory_);
+    LedgerAuditTest::SetUp();
+  }
+};
+
+TEST_F(ReachDeadlineAuditTest, AReachShorterThanTheRoundDeadlineHoldsNeitherAssumption) {
+  SessionOutcome outcome = RunSession();
+  ASSERT_TRUE(outcome.pass) << outcome.failure.text;
+  const std::string exceeded = "the round deadline of " + std::to_string(testing::TestProfile().round_deadline_us) +
+                               " us is longer than the inventory's reach_round_deadline_us of " +
+                               std::to_string(inventory_.reach_round_deadline_us) + " us";
+  bool nvme_seen = false;
+  for (const AssumptionResult& a : outcome.summary.assumptions) {
+    if (a.name != kNoNvmeInReach) continue;
+    nvme_seen = true;
+    EXPECT_FALSE(a.held);
+    EXPECT_THAT(a.detail, HasSubstr(exceeded));
+  }
+  EXPECT_TRUE(nvme_seen);
+  Json document = Export(*ledger_, false);
+  EXPECT_TRUE(FirstFailure(document).ok()) << FirstFailure(document).ToString();
+  Status status = AuditForged([](Forgery& f) { f.Verdict().getAssumptions()[2].setHeld(true); });
+  EXPECT_THAT(status.message(), HasSubstr("assumption no-nvme-in-reach reads held, and recomputed from the "
+                                          "authority's signed declarations it does not"));
 }
 
 // ---------------------------------------------------------------------------------------------
