@@ -216,8 +216,11 @@ def allowed_assumptions(order, node, inventory, report):
     host_ok = bool(order.get("hostMemoryInPlan")) and bool(host) and physical > 0 and \
         physical - min(physical, 32 * int(host[0]["labelCount"]) + int(host[0].get("allowedReserveBytes", "0"))) \
         < max(1, chunk_bytes)
+    # The reach declarations speak of round deadlines up to reach_round_deadline_us (absent: any).
+    reach = int(inventory.get("reach_round_deadline_us", 0))
+    within_reach = reach == 0 or int(order.get("roundDeadlineUs", "0")) <= reach
     wave = next((w for w in inventory.get("waves", []) if node["name"] in w.get("nodes", [])), None)
-    wave_ok = wave is not None and bool(wave.get("complete")) and bool(order.get("waveComplete"))
+    wave_ok = wave is not None and bool(wave.get("complete")) and bool(order.get("waveComplete")) and within_reach
     slices = {}
     for d in node["devices"]:
         if d.get("partition_of"):
@@ -228,7 +231,7 @@ def allowed_assumptions(order, node, inventory, report):
         len(totals) == len(devices) and \
         all(0 < t <= int(d.get("capacityBytes", "0")) for t, d in zip(totals, devices))
     return {"host-memory-in-plan": host_ok, "wave-complete": wave_ok,
-            "no-nvme-in-reach": bool(node.get("no_nvme_in_reach")), "physical-binding": False,
+            "no-nvme-in-reach": bool(node.get("no_nvme_in_reach")) and within_reach, "physical-binding": False,
             "device-capacity-as-declared": capacity_ok,
             "no-egress-during-session": bool(node.get("network_isolated_during_wipe")),
             "no-uncovered-memory": False}
