@@ -26,7 +26,11 @@ size_t BytesOf(const AnsweredRound& round) { return round.round_canonical.size()
 }  // namespace
 
 SessionTranscript::SessionTranscript(const SessionId& session_id, bool use_thread, RoundStagesSink stages)
-    : session_id_(session_id), stages_(std::move(stages)), no_thread_(!use_thread) {}
+    : session_id_(session_id), stages_(std::move(stages)), no_thread_(!use_thread) {
+  // Started with the session, so that its first rounds never wait for a thread to start.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!no_thread_) StartWorkerLocked();
+}
 
 SessionTranscript::~SessionTranscript() {
   {
@@ -55,7 +59,6 @@ Status SessionTranscript::AddReport(proto::ByteView report_payload) {
 void SessionTranscript::AddRound(AnsweredRound& round) {
   std::unique_lock<std::mutex> lock(mu_);
   ++rounds_queued_;
-  if (!no_thread_ && !worker_.joinable()) StartWorkerLocked();
   if (no_thread_) {
     lock.unlock();
     Status hashed = Hash(round);  // `round` keeps its buffers
@@ -132,6 +135,17 @@ void SessionTranscript::Work() {
 }
 
 Status SessionTranscript::Hash(AnsweredRound& round) {
+  // An exception (out of memory) is this round's hashing error: on the worker it would end the process.
+  try {
+    return HashOrThrow(round);
+  } catch (const std::exception& e) {
+    return InternalError("round " + std::to_string(round.round_index) + ": hashing: " + e.what());
+  } catch (const kj::Exception& e) {
+    return InternalError("round " + std::to_string(round.round_index) + ": hashing: " + e.getDescription().cStr());
+  }
+}
+
+Status SessionTranscript::HashOrThrow(AnsweredRound& round) {
   const int64_t t0 = stages_ ? NowNs() : 0;
   {
     // The answer as AnswerRound wrote it, rebuilt: its canonical encoding is the one the challenger

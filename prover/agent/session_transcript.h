@@ -26,8 +26,13 @@
 // so the session ends at its next round or its finish (agent_core.h), one round later than when
 // the hash ran on the answering thread.
 //
-// Thread-safety: thread-safe. The worker is started by the first AddRound and stopped by the
-// destructor, which drops rounds not yet hashed (their session ended without a finish).
+// Memory: the queue holds at most kMaxQueuedBytes of rounds and one more round, besides the round
+// being hashed and the buffers of two hashed rounds kept for reuse; a round is at most
+// proto::kMaxRoundAnswerBytes of labels plus its indices, so about 130 MiB at the very worst (an order
+// with q near 2^17 per device), a few hundred KiB for an 8-GPU node at q = 256.
+//
+// Thread-safety: thread-safe. The worker is started with the transcript (use_thread) and stopped by
+// the destructor, which drops rounds not yet hashed (their session ended without a finish).
 #pragma once
 
 #include <condition_variable>
@@ -92,7 +97,9 @@ class SessionTranscript {
  private:
   void Work();
   // Rebuilds the answer, puts it in canonical form and adds the round; hash_mu_ must not be held.
+  // An exception (out of memory) comes back as INTERNAL.
   Status Hash(AnsweredRound& round);
+  Status HashOrThrow(AnsweredRound& round);
   void StartWorkerLocked();
 
   const SessionId session_id_;

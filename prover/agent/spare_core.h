@@ -19,7 +19,12 @@ inline constexpr unsigned kSpareCoreMinThreads = 8;
 enum class SpareCoreMode { kAuto, kOn, kOff };
 // "auto", "on", "off"; false for any other text.
 bool SpareCoreModeFromName(const std::string& name, SpareCoreMode* mode);
-// Whether `mode` is on for a machine with `hardware_threads` (std::thread::hardware_concurrency()).
+// Whether `mode` is on for a machine with `hardware_threads` (UsableHardwareThreads()).
 bool SpareCoreEnabled(SpareCoreMode mode, unsigned hardware_threads);
+
+// The hardware threads this process may run on: its CPU affinity mask's count (sched_getaffinity:
+// taskset, a systemd CPUAffinity=, a Kubernetes static CPU policy), else
+// std::thread::hardware_concurrency(). A cgroup CPU quota (cpu.max) is not seen.
+unsigned UsableHardwareThreads();
 
 }  // namespace wipeproof

@@ -59,8 +59,8 @@ int RunBenchRounds(BenchSetup& setup) {
     return UsageError(
         kName, "--what=rounds: --lookup_labels must be in [1, 4096], got " + std::to_string(FLAGS_lookup_labels));
   }
-  options.polling.enabled = SpareCoreEnabled(polling_mode, std::thread::hardware_concurrency());
-  options.transcript_thread = SpareCoreEnabled(transcript_mode, std::thread::hardware_concurrency());
+  options.polling.enabled = SpareCoreEnabled(polling_mode, UsableHardwareThreads());
+  options.transcript_thread = SpareCoreEnabled(transcript_mode, UsableHardwareThreads());
   options.paths.clear();
   std::stringstream paths(FLAGS_paths);
   for (std::string path; std::getline(paths, path, ',');) {

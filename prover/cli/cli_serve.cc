@@ -264,7 +264,7 @@ int RunServe() {
   config.clock_skew_us = FLAGS_clock_skew_us;
   config.max_order_lifetime_us = FLAGS_max_order_lifetime_us;
   config.session_timeout_us = FLAGS_session_timeout_us;
-  config.transcript_thread = SpareCoreEnabled(transcript_mode, std::thread::hardware_concurrency());
+  config.transcript_thread = SpareCoreEnabled(transcript_mode, UsableHardwareThreads());
   config.host_budget_bytes = *budget;
   config.host_reserve_bytes = FLAGS_host_reserve_bytes;
   config.host_fill_threads = *threads;
@@ -350,13 +350,13 @@ int RunServe() {
             << proto::KeyIdHex(proto::KeyIdOf(config.node_key.public_key)) << ") listening on " << listen_host << ":"
             << port << " (TLS 1.3 as " << server_options.tls->own_name() << ", accepting only "
             << server_options.tls->peer().name << "); devices: " << device_list << "; round polling "
-            << (SpareCoreEnabled(polling_mode, std::thread::hardware_concurrency()) ? "on" : "off") << " ("
-            << FLAGS_round_polling << "), transcript thread " << (config.transcript_thread ? "on" : "off") << " ("
-            << FLAGS_transcript_thread << "; " << std::thread::hardware_concurrency() << " hardware threads)";
+            << (SpareCoreEnabled(polling_mode, UsableHardwareThreads()) ? "on" : "off") << " (" << FLAGS_round_polling
+            << "), transcript thread " << (config.transcript_thread ? "on" : "off") << " (" << FLAGS_transcript_thread
+            << "; " << UsableHardwareThreads() << " usable hardware threads)";
 
   siginfo_t signal{};
   RoundPollingOptions polling;
-  polling.enabled = SpareCoreEnabled(polling_mode, std::thread::hardware_concurrency());
+  polling.enabled = SpareCoreEnabled(polling_mode, UsableHardwareThreads());
   polling.max_poll_us = static_cast<int64_t>(FLAGS_round_polling_max_s * 1e6);
   RunAgentEventLoop(io.unixEventPort.onSignal(SIGINT)
                         .exclusiveJoin(io.unixEventPort.onSignal(SIGTERM))

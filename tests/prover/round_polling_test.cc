@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <kj/async-io.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -204,6 +205,30 @@ TEST(SpareCoreModeTest, AutoPollsOnlyWithEnoughHardwareThreads) {
   EXPECT_FALSE(SpareCoreEnabled(mode, 192));
   EXPECT_FALSE(SpareCoreModeFromName("true", &mode));
   EXPECT_FALSE(SpareCoreModeFromName("", &mode));
+}
+
+// `auto` counts the hardware threads the process may run on (its affinity: taskset, a pod's CPU
+// set), not the machine's: a thread confined to one CPU sees one.
+TEST(SpareCoreTest, UsableThreadsFollowTheAffinity) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(UsableHardwareThreads(), static_cast<unsigned>(CPU_COUNT(&all)));
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c) {
+    if (CPU_ISSET(c, &all)) first = c;
+  }
+  ASSERT_GE(first, 0);
+  unsigned confined = 0;
+  std::thread([&] {  // affinity is per thread: this one is confined, the test's is not
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) == 0) confined = UsableHardwareThreads();
+  })
+      .join();
+  EXPECT_EQ(confined, 1u);
+  SpareCoreMode mode = SpareCoreMode::kAuto;
+  EXPECT_FALSE(SpareCoreEnabled(mode, confined));
 }
 
 }  // namespace
