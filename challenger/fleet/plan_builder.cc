@@ -40,7 +40,8 @@ StatusOr<SessionPlan> BuildPlan(const Inventory& inventory, const std::string& n
   plan.inventory_digest = inventory.digest;
   plan.profile = profile;
   plan.wave = wave;
-  plan.wave_complete = wave.declared_complete && wave.whole_wave_in_session;
+  // Beyond the deadline the wave's completeness was established for, nodes outside it may reach.
+  plan.wave_complete = wave.declared_complete && wave.whole_wave_in_session && RoundDeadlineWithinReach(plan);
 
   const uint32_t m = profile.chunk_labels;
   uint64_t next_label = 0;

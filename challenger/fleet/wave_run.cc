@@ -121,7 +121,7 @@ WavePlans PlanWave(const Inventory& inventory, const Wave& wave, const Profile& 
     if (!plan) continue;
     plan->wave.wave_fill_deadline_us = wave_fill_deadline;
     plan->wave.whole_wave_in_session = out.whole;
-    plan->wave_complete = plan->wave.declared_complete && out.whole;
+    plan->wave_complete = plan->wave.declared_complete && out.whole && RoundDeadlineWithinReach(*plan);
     SetHoldingSchedule(&*plan, wave_fill_deadline);
   }
   if (wave.hold && hold_close_us > 0) {
@@ -274,6 +274,12 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
       session->plan.wave_complete = false;
     }
   }
+  // The wave verdict says complete only when every member's order does (each within the reach the
+  // wave's completeness was established for: RoundDeadlineWithinReach).
+  bool members_complete = true;
+  for (const auto& session : prepared.sessions) {
+    if (session && session->status.ok()) members_complete = members_complete && session->plan.wave_complete;
+  }
   WaveSync sync(members);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < prepared.sessions.size(); ++i) {
@@ -317,8 +323,8 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
     LOG(WARNING) << "wave " << wave.name << ": no member was wiped in this run: no wave verdict";
     return results;
   }
-  auto signed_wave =
-      SignWaveVerdict(wave.name, wave.complete && whole, verdicts, keys.challenger, options.clock->UnixMicros());
+  auto signed_wave = SignWaveVerdict(wave.name, wave.complete && whole && members_complete, verdicts, keys.challenger,
+                                     options.clock->UnixMicros());
   if (!signed_wave.ok()) {
     LOG(ERROR) << "wave " << wave.name << ": no wave verdict: " << signed_wave.status().ToString();
     return results;

@@ -54,7 +54,7 @@ AssumptionResult HostMemory(const SessionPlan& plan) {
 // speak of round deadlines up to its reach_round_deadline_us. "" when the session's deadline is
 // within it; else why a reach declaration says nothing about this session.
 std::string ReachDeadlineExceeded(const SessionPlan& plan) {
-  if (plan.reach_round_deadline_us == 0 || plan.profile.round_deadline_us <= plan.reach_round_deadline_us) return "";
+  if (RoundDeadlineWithinReach(plan)) return "";
   return "the round deadline of " + std::to_string(plan.profile.round_deadline_us) +
          " us is longer than the inventory's reach_round_deadline_us of " +
          std::to_string(plan.reach_round_deadline_us) +

@@ -60,6 +60,13 @@ Status CheckOrderDeclarations(proto::WipeOrder::Reader order, const NodeDeclarat
   if (order.getWaveComplete() && !node.wave.complete) {
     return Differs("waveComplete", "true", "wave '" + node.wave.name + "' not complete");
   }
+  if (order.getWaveComplete() && node.reach_round_deadline_us != 0 &&
+      order.getRoundDeadlineUs() > node.reach_round_deadline_us) {
+    return Differs("waveComplete", "true",
+                   "wave '" + node.wave.name + "' complete only for round deadlines up to " +
+                       std::to_string(node.reach_round_deadline_us) + " us (reach_round_deadline_us), the order's is " +
+                       std::to_string(order.getRoundDeadlineUs()) + " us");
+  }
   return Status::Ok();
 }
 

@@ -62,9 +62,10 @@ struct SignedInventory {
 // OK when the order restates `node`'s declarations: its nodeKeyId is the key's id, its devices are
 // the declared ones in the declared order with the declared model, capacityBytes and
 // allowedReserveBytes, each planning exactly the whole chunks its capacity less its reserve holds
-// (labelCount = floor((capacity - reserve) / (32 m)) * m: labels never planned into the reserve), hostMemoryInPlan says whether a "host" device is among them, waveName is
-// the declared wave's (or empty), and waveComplete is set only for a wave declared complete.
-// Errors: DATA_LOSS naming the first field that differs.
+// (labelCount = floor((capacity - reserve) / (32 m)) * m: labels never planned into the reserve), hostMemoryInPlan says
+// whether a "host" device is among them, waveName is the declared wave's (or empty), and waveComplete is set only for a
+// wave declared complete and a roundDeadlineUs within the inventory's reach_round_deadline_us (when declared). Errors:
+// DATA_LOSS naming the first field that differs.
 Status CheckOrderDeclarations(proto::WipeOrder::Reader order, const NodeDeclarations& node);
 
 // Puts into `plan` (one built by PlanFromOrder) what no order carries: the reach (and the round

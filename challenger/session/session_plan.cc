@@ -199,6 +199,10 @@ void WriteOrder(const SessionPlan& plan, const proto::KeyId& challenger, proto::
   out.setOccupancyShortfallBytes(plan.occupancy_shortfall_bytes);
 }
 
+bool RoundDeadlineWithinReach(const SessionPlan& plan) {
+  return plan.reach_round_deadline_us == 0 || plan.profile.round_deadline_us <= plan.reach_round_deadline_us;
+}
+
 uint64_t PlannedLabelCount(uint64_t capacity_bytes, uint64_t reserve_bytes, uint32_t chunk_labels) {
   if (reserve_bytes >= capacity_bytes || chunk_labels == 0) return 0;
   const uint64_t labels = (capacity_bytes - reserve_bytes) / proto::kLabelBytes;

@@ -143,6 +143,11 @@ struct SessionPlan {
 // that is less than one chunk. The plan's (plan_builder.h) and the audits' (declared_node.h) rule.
 uint64_t PlannedLabelCount(uint64_t capacity_bytes, uint64_t reserve_bytes, uint32_t chunk_labels);
 
+// Whether the plan's round deadline is within the inventory's reach_round_deadline_us (true when
+// none is declared): only then do its reach declarations (no NVMe in reach, the wave complete)
+// speak of this session (assumptions.h), and only then may its order say waveComplete.
+bool RoundDeadlineWithinReach(const SessionPlan& plan);
+
 // Most labels one session challenges over all rounds and devices: the challenger holds every
 // expected label (32 bytes each) during the session, 512 MiB at this limit.
 inline constexpr uint64_t kMaxLabelsPerSession = uint64_t{1} << 24;

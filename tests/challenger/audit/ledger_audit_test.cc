@@ -654,6 +654,12 @@ TEST_F(ReachDeadlineAuditTest, AReachShorterThanTheRoundDeadlineHoldsNeitherAssu
   Status status = AuditForged([](Forgery& f) { f.Verdict().getAssumptions()[2].setHeld(true); });
   EXPECT_THAT(status.message(), HasSubstr("assumption no-nvme-in-reach reads held, and recomputed from the "
                                           "authority's signed declarations it does not"));
+  // An order saying its wave was complete beyond the reach that completeness was established for.
+  status = AuditForged([](Forgery& f) { f.Order().setWaveComplete(true); });
+  EXPECT_THAT(status.message(),
+              HasSubstr("waveComplete is true, the signed inventory declares wave 'wave-1' complete only for round "
+                        "deadlines up to " +
+                        std::to_string(inventory_.reach_round_deadline_us) + " us (reach_round_deadline_us)"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -149,6 +149,35 @@ TEST(TcpSessionTest, UnreachableAgentIsRecordedAsDisconnected) {
   EXPECT_EQ(sink.records()[2].kind, proto::LedgerRecordKind::VERDICT);
 }
 
+// A wave whose members' round deadline is longer than the inventory's reach_round_deadline_us:
+// both members pass, but neither order says waveComplete and the wave verdict is not complete.
+// threat-model: T-REACH-DEADLINE
+TEST(TcpSessionTest, AWaveRunBeyondItsReachIsNotComplete) {
+  auto a = testing::ServeTestAgent(testing::TestKey(0x33));
+  auto b = testing::ServeTestAgent(testing::TestKey(0x44));
+  Inventory inventory = testing::TestInventoryAt(*a, *b);
+  ASSERT_TRUE(inventory.waves[0].complete);
+  inventory.reach_round_deadline_us = TcpProfile().round_deadline_us - 1;
+  testing::MemoryRecordSink sink;
+  std::optional<proto::SignedEnvelope> wave_verdict;
+  auto results =
+      RunWave(inventory, inventory.waves[0], TcpProfile(), SessionKeys{testing::TestKey(0x11), testing::TestKey(0x22)},
+              sink, testing::TcpTestOptions(), &wave_verdict);
+  ASSERT_EQ(results.size(), 2u);
+  for (const WaveMemberResult& r : results) {
+    ASSERT_TRUE(r.outcome.ok()) << r.outcome.status().ToString();
+    EXPECT_TRUE(r.outcome->pass) << r.node << ": " << r.outcome->failure.Describe();
+    auto order = proto::ParseMessage<proto::WipeOrder>(proto::AsView(r.outcome->order.payload));
+    ASSERT_TRUE(order.ok());
+    EXPECT_FALSE(order->root().getWaveComplete()) << r.node;
+  }
+  ASSERT_TRUE(wave_verdict.has_value());
+  auto wave = proto::VerifyAndParse<proto::WaveVerdict>(*wave_verdict, testing::TestKey(0x22).public_key);
+  ASSERT_TRUE(wave.ok()) << wave.status().ToString();
+  EXPECT_FALSE(wave->root().getComplete());
+  EXPECT_TRUE(wave->root().getPass());
+}
+
 // threat-model: T-WAVE-VERDICT
 TEST(TcpSessionTest, WaveRunWipesAllNodesTogether) {
   auto a = testing::ServeTestAgent(testing::TestKey(0x33));

@@ -723,6 +723,53 @@ TEST(WaveSessionTest, WholeHonestWaveHoldsTheAssumption) {
   }
 }
 
+// A whole, honest wave whose round deadline is longer than the one the inventory's reach (so the
+// wave's completeness) was established for: neither order says waveComplete, both pass, and neither
+// verdict states wave-complete.
+// threat-model: T-REACH-DEADLINE
+TEST(WaveSessionTest, AWaveBeyondItsReachIsNotComplete) {
+  Inventory inventory = testing::TestInventory();
+  inventory.reach_round_deadline_us = testing::TestProfile().round_deadline_us - 1;
+  const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
+  testing::MemoryRecordSink sink;
+  WaveSync wave({"node-a", "node-b"});
+  FakeClock clock;
+  WaveContext context{"wave-1", true, 2, true, 0};
+  std::optional<SessionOutcome> outcomes[2];
+  auto run = [&](int i, const std::string& node, uint8_t key) {
+    kj::AsyncIoContext io = kj::setupAsyncIo();
+    auto agent =
+        testing::TestAgent({}, nullptr, nullptr, testing::TestKey(key), authority.public_key, challenger.public_key);
+    testing::PipeConnector pipe(io, kj::mv(agent));
+    auto plan = BuildPlan(inventory, node, testing::TestProfile(), context, clock);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_FALSE(plan->wave_complete);  // the order's waveComplete
+    SessionEnv env{&clock, &io.provider->getTimer(), &io.waitScope, &sink, &wave, 1};
+    SessionRunner runner(*plan, SessionKeys{authority, challenger}, env);
+    auto outcome = runner.Run(pipe);
+    ASSERT_TRUE(outcome.ok());
+    outcomes[i] = std::move(outcome).value();
+  };
+  std::thread a(run, 0, "node-a", 0x33);
+  std::thread b(run, 1, "node-b", 0x44);
+  a.join();
+  b.join();
+  for (const auto& o : outcomes) {
+    ASSERT_TRUE(o && o->pass);
+    bool found = false;
+    for (const AssumptionResult& a : o->summary.assumptions) {
+      if (a.name != kWaveComplete) continue;
+      found = true;
+      EXPECT_FALSE(a.held);
+      EXPECT_NE(a.detail.find("is longer than the inventory's reach_round_deadline_us of " +
+                              std::to_string(inventory.reach_round_deadline_us) + " us"),
+                std::string::npos)
+          << a.detail;
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
 // The wave's end wakes a member at once, even when it comes just after the member last looked at
 // the wave and before it sleeps (session_run.cc Drive: the WaveDone check, ReportProgress, then
 // WaitUntil, which arms the wave's wake whenever the session is in a wave, so a wake that fired in
