@@ -206,6 +206,14 @@ ASSUMPTIONS = ("host-memory-in-plan", "wave-complete", "no-nvme-in-reach", "phys
                "device-capacity-as-declared", "no-egress-during-session", "no-uncovered-memory")
 
 
+def within_reach(order, inventory):
+    """Whether the order's round deadline is within the inventory's reach_round_deadline_us (True without one):
+    only then do its reach declarations (no NVMe in reach, a wave complete) speak of the session, and only then
+    may the order say waveComplete (session/session_plan.h RoundDeadlineWithinReach)."""
+    reach = int(inventory.get("reach_round_deadline_us", 0))
+    return reach == 0 or int(order.get("roundDeadlineUs", "0")) <= reach
+
+
 def allowed_assumptions(order, node, inventory, report):
     """Per assumption (ASSUMPTIONS), whether the authority's signed declarations let it hold
     (challenger/session/assumptions.h): the verdict may say held only where this says True."""
@@ -216,11 +224,9 @@ def allowed_assumptions(order, node, inventory, report):
     host_ok = bool(order.get("hostMemoryInPlan")) and bool(host) and physical > 0 and \
         physical - min(physical, 32 * int(host[0]["labelCount"]) + int(host[0].get("allowedReserveBytes", "0"))) \
         < max(1, chunk_bytes)
-    # The reach declarations speak of round deadlines up to reach_round_deadline_us (absent: any).
-    reach = int(inventory.get("reach_round_deadline_us", 0))
-    within_reach = reach == 0 or int(order.get("roundDeadlineUs", "0")) <= reach
+    reach_ok = within_reach(order, inventory)
     wave = next((w for w in inventory.get("waves", []) if node["name"] in w.get("nodes", [])), None)
-    wave_ok = wave is not None and bool(wave.get("complete")) and bool(order.get("waveComplete")) and within_reach
+    wave_ok = wave is not None and bool(wave.get("complete")) and bool(order.get("waveComplete")) and reach_ok
     slices = {}
     for d in node["devices"]:
         if d.get("partition_of"):
@@ -231,7 +237,7 @@ def allowed_assumptions(order, node, inventory, report):
         len(totals) == len(devices) and \
         all(0 < t <= int(d.get("capacityBytes", "0")) for t, d in zip(totals, devices))
     return {"host-memory-in-plan": host_ok, "wave-complete": wave_ok,
-            "no-nvme-in-reach": bool(node.get("no_nvme_in_reach")) and within_reach, "physical-binding": False,
+            "no-nvme-in-reach": bool(node.get("no_nvme_in_reach")) and reach_ok, "physical-binding": False,
             "device-capacity-as-declared": capacity_ok,
             "no-egress-during-session": bool(node.get("network_isolated_during_wipe")),
             "no-uncovered-memory": False}
@@ -1768,7 +1774,8 @@ class Recipe:
         """When the order's delegation names an inventory (the authority's findings: node keys, capacities,
         reserves, physical memory, reach, waves): the export carries it, it lists the order's node, and the order
         restates it (node key id; devices with model, capacity and the model's reserve, in order; hostMemoryInPlan;
-        waveName; waveComplete only for a complete wave), as session/declared_node.h checks. Returns (node,
+        waveName; waveComplete only for a complete wave and within the reach deadline), as session/declared_node.h
+        checks. Returns (node,
         inventory), or None when the delegation names none."""
         digest = named_inventory(self.schema, order)
         if digest is None:
@@ -1814,6 +1821,10 @@ class Recipe:
                  f"'{wave['name'] if wave else ''}'")
         if order.get("waveComplete") and not (wave and wave.get("complete")):
             fail(f"{where}: the order says its wave is complete, the signed inventory does not")
+        if order.get("waveComplete") and not within_reach(order, inventory):
+            fail(f"{where}: the order says its wave is complete with a round deadline of {order.get('roundDeadlineUs')}"
+                 f" us, the signed inventory declares waves complete only up to "
+                 f"{inventory.get('reach_round_deadline_us')} us (reach_round_deadline_us)")
         return node, inventory
 
     def check_wave_claims(self, listed):

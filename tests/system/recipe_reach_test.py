@@ -2,7 +2,9 @@
 """The recipe's reach rule against the verdict's (challenger/session/assumptions.cc): with an
 inventory's reach_round_deadline_us, docs/audit_recipe.py's allowed_assumptions lets
 `no-nvme-in-reach` and `wave-complete` hold only for an order whose roundDeadlineUs is within it
-(equal included), and for any deadline without one; the other assumptions do not depend on it.
+(equal included), and for any deadline without one; the other assumptions do not depend on it. Its
+declarations check (Recipe.declarations) refuses an order saying waveComplete beyond it, by the same
+rule (within_reach), as session/declared_node.cc CheckOrderDeclarations does.
 The C++ side of the same rule: tests/challenger/session/assumptions_test.cc
 ReachDeclarationsHoldOnlyWithinTheirRoundDeadline and tests/challenger/audit/ledger_audit_test.cc
 ReachDeadlineAuditTest.
@@ -44,6 +46,9 @@ def main():
         if reach is not None:
             inventory["reach_round_deadline_us"] = reach
         allowed = audit_recipe.allowed_assumptions(order, node, inventory, None)
+        if audit_recipe.within_reach(order, inventory) != expected:
+            print(f"FAIL: {name}: within_reach is {not expected}, want {expected}")
+            failures += 1
         got = (allowed["no-nvme-in-reach"], allowed["wave-complete"], allowed["no-egress-during-session"])
         want = (expected, expected, True)
         if got == want:
