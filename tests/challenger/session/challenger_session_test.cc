@@ -690,14 +690,20 @@ TEST(WaveSessionTest, FailedMemberMakesWaveIncomplete) {
   EXPECT_TRUE(found);
 }
 
-TEST(WaveSessionTest, WholeHonestWaveHoldsTheAssumption) {
-  const Inventory inventory = testing::TestInventory();
+// Both members of wave-1 (node-a, node-b) honest, each session on its own thread and event loop
+// kept in step by WaveSync: their outcomes, and whether each plan's order said waveComplete.
+struct TwoMemberWave {
+  std::optional<SessionOutcome> outcomes[2];
+  bool orders_complete[2] = {false, false};
+};
+
+TwoMemberWave RunHonestTwoMemberWave(const Inventory& inventory) {
   const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
   testing::MemoryRecordSink sink;
   WaveSync wave({"node-a", "node-b"});
   FakeClock clock;
   WaveContext context{"wave-1", true, 2, true, 0};
-  std::optional<SessionOutcome> outcomes[2];
+  TwoMemberWave out;
   auto run = [&](int i, const std::string& node, uint8_t key) {
     kj::AsyncIoContext io = kj::setupAsyncIo();
     auto agent =
@@ -705,18 +711,26 @@ TEST(WaveSessionTest, WholeHonestWaveHoldsTheAssumption) {
     testing::PipeConnector pipe(io, kj::mv(agent));
     auto plan = BuildPlan(inventory, node, testing::TestProfile(), context, clock);
     ASSERT_TRUE(plan.ok());
+    out.orders_complete[i] = plan->wave_complete;
     SessionEnv env{&clock, &io.provider->getTimer(), &io.waitScope, &sink, &wave, 1};
     SessionRunner runner(*plan, SessionKeys{authority, challenger}, env);
     auto outcome = runner.Run(pipe);
     ASSERT_TRUE(outcome.ok());
-    outcomes[i] = std::move(outcome).value();
+    out.outcomes[i] = std::move(outcome).value();
   };
   std::thread a(run, 0, "node-a", 0x33);
   std::thread b(run, 1, "node-b", 0x44);
   a.join();
   b.join();
-  for (const auto& o : outcomes) {
+  return out;
+}
+
+TEST(WaveSessionTest, WholeHonestWaveHoldsTheAssumption) {
+  TwoMemberWave wave = RunHonestTwoMemberWave(testing::TestInventory());
+  for (int i = 0; i < 2; ++i) {
+    const auto& o = wave.outcomes[i];
     ASSERT_TRUE(o && o->pass);
+    EXPECT_TRUE(wave.orders_complete[i]);
     for (const AssumptionResult& a : o->summary.assumptions) {
       if (a.name == kWaveComplete) EXPECT_TRUE(a.held) << a.detail;
     }
@@ -730,32 +744,11 @@ TEST(WaveSessionTest, WholeHonestWaveHoldsTheAssumption) {
 TEST(WaveSessionTest, AWaveBeyondItsReachIsNotComplete) {
   Inventory inventory = testing::TestInventory();
   inventory.reach_round_deadline_us = testing::TestProfile().round_deadline_us - 1;
-  const proto::KeyPair authority = testing::TestKey(0x11), challenger = testing::TestKey(0x22);
-  testing::MemoryRecordSink sink;
-  WaveSync wave({"node-a", "node-b"});
-  FakeClock clock;
-  WaveContext context{"wave-1", true, 2, true, 0};
-  std::optional<SessionOutcome> outcomes[2];
-  auto run = [&](int i, const std::string& node, uint8_t key) {
-    kj::AsyncIoContext io = kj::setupAsyncIo();
-    auto agent =
-        testing::TestAgent({}, nullptr, nullptr, testing::TestKey(key), authority.public_key, challenger.public_key);
-    testing::PipeConnector pipe(io, kj::mv(agent));
-    auto plan = BuildPlan(inventory, node, testing::TestProfile(), context, clock);
-    ASSERT_TRUE(plan.ok());
-    EXPECT_FALSE(plan->wave_complete);  // the order's waveComplete
-    SessionEnv env{&clock, &io.provider->getTimer(), &io.waitScope, &sink, &wave, 1};
-    SessionRunner runner(*plan, SessionKeys{authority, challenger}, env);
-    auto outcome = runner.Run(pipe);
-    ASSERT_TRUE(outcome.ok());
-    outcomes[i] = std::move(outcome).value();
-  };
-  std::thread a(run, 0, "node-a", 0x33);
-  std::thread b(run, 1, "node-b", 0x44);
-  a.join();
-  b.join();
-  for (const auto& o : outcomes) {
+  TwoMemberWave wave = RunHonestTwoMemberWave(inventory);
+  for (int i = 0; i < 2; ++i) {
+    const auto& o = wave.outcomes[i];
     ASSERT_TRUE(o && o->pass);
+    EXPECT_FALSE(wave.orders_complete[i]);  // the order's waveComplete
     bool found = false;
     for (const AssumptionResult& a : o->summary.assumptions) {
       if (a.name != kWaveComplete) continue;
