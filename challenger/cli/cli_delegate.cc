@@ -58,6 +58,7 @@ int RunDelegate() {
 
   DelegationTerms terms;
   size_t inventory_nodes = 0;
+  uint64_t reach_round_deadline_us = 0;  // the inventory's (every node's declarations carry it)
   terms.challenger = *challenger;
   terms.issued_at_unix_us = SystemClock().UnixMicros();
   terms.not_before_unix_us = terms.issued_at_unix_us;
@@ -77,6 +78,9 @@ int RunDelegate() {
     if (!signed_inventory.ok()) return ConfigError(kSub, signed_inventory.status().WithContext("--inventory"));
     terms.inventory_digest = signed_inventory->digest;
     inventory_nodes = signed_inventory->nodes.size();
+    if (!signed_inventory->nodes.empty()) {
+      reach_round_deadline_us = signed_inventory->nodes.begin()->second.reach_round_deadline_us;
+    }
   }
   auto envelope = SignDelegation(terms, *authority);
   if (!envelope.ok()) return ConfigError(kSub, envelope.status());
@@ -99,6 +103,21 @@ int RunDelegate() {
     std::printf("  inventory %s: %zu node(s), digest %s: the challenger plans only from this file\n",
                 FLAGS_inventory.c_str(), inventory_nodes,
                 HexEncode(terms.inventory_digest->data(), terms.inventory_digest->size()).c_str());
+    if (reach_round_deadline_us == 0) {
+      std::printf("  reach: for no stated round deadline (the inventory has no reach_round_deadline_us)\n");
+    } else {
+      std::printf("  reach: round deadlines up to %llu us (reach_round_deadline_us)\n",
+                  static_cast<unsigned long long>(reach_round_deadline_us));
+    }
+    for (const Profile& p : terms.profiles) {
+      if (reach_round_deadline_us == 0 || p.round_deadline_us <= reach_round_deadline_us) continue;
+      std::fprintf(stderr,
+                   "warning: profile %s's round deadline of %llu us is longer than the inventory's "
+                   "reach_round_deadline_us of %llu us: its verdicts will hold neither wave-complete nor "
+                   "no-nvme-in-reach\n",
+                   p.name.c_str(), static_cast<unsigned long long>(p.round_deadline_us),
+                   static_cast<unsigned long long>(reach_round_deadline_us));
+    }
   } else {
     std::printf("  no inventory named (--inventory): verdicts under this delegation state no bound\n");
   }

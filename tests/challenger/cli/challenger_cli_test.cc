@@ -607,6 +607,23 @@ TEST_F(ChallengerCliTest, WipeRunsUnderTheAuthoritysDelegationWithoutItsSecretKe
   ASSERT_EQ(signed_only.exit_code, 0) << signed_only.out << signed_only.err;
   EXPECT_NE(signed_only.out.find("profile cli-test: class commodity-cpu, t_min 40000 ps"), std::string::npos)
       << signed_only.out;
+  // With an inventory whose reach is shorter than the profile's round deadline: delegated, with a
+  // warning that its verdicts will hold neither reach assumption (this test's inventory, plus a reach).
+  nlohmann::json short_reach = nlohmann::json::parse(std::ifstream(dir_ + "/inventory.json"));
+  short_reach["reach_round_deadline_us"] = 1;
+  std::ofstream(dir_ + "/short-reach.json") << short_reach.dump(2);
+  CliRun reach_warned = Challenger(
+      "delegate --authority_key=a-authority.key --challenger_pub=k-challenger.pub --profile=profile.signed.json "
+      "--classes=classes.signed.json --inventory=short-reach.json --out=reach.delegation");
+  ASSERT_EQ(reach_warned.exit_code, 0) << reach_warned.out << reach_warned.err;
+  EXPECT_NE(reach_warned.out.find("reach: round deadlines up to 1 us (reach_round_deadline_us)"), std::string::npos)
+      << reach_warned.out;
+  EXPECT_NE(reach_warned.err.find("warning: profile cli-test's round deadline of "), std::string::npos)
+      << reach_warned.err;
+  EXPECT_NE(reach_warned.err.find("its verdicts will hold neither wave-complete nor no-nvme-in-reach"),
+            std::string::npos)
+      << reach_warned.err;
+  EXPECT_EQ(signed_only.err.find("warning"), std::string::npos) << signed_only.err;  // no inventory, no warning
   CliRun unlisted = Challenger("wipe --node=n1 " + flags + "--delegation=signed.delegation");
   EXPECT_EQ(unlisted.exit_code, 2) << unlisted.err;
   EXPECT_NE(unlisted.err.find("does not list profile 'cli-test' as loaded here (unsigned, and it allows no unsigned "
