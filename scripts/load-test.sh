@@ -28,6 +28,8 @@
 #                     Every member's TLS handshake starts together: with ~500 agents on 2 cores some
 #                     take longer than 10 s, and the agent closes them as it would a slow stranger
 #   --challenger-threads=T  serve --threads (expected-label threads per session); default 1
+#   --session-loops=L serve --session_loops: the wave's sessions as fibers on L event loops; default 0
+#                     (a thread per member)
 #   --challenger-nofile=F   run the challenger under `ulimit -n F`, soft and hard (serve refuses a wave
 #                     that cannot fit: challenger/fleet/open_files.h)
 #   --progress=MODE   while the challenger runs, a line on stderr with verdicts so far, rate and ETA:
@@ -51,6 +53,7 @@ rounds=4
 labels_per_round=8
 round_deadline_ms=30000
 challenger_threads=1
+session_loops=0
 challenger_nofile=
 period_s=2
 timeout_s=1800
@@ -77,6 +80,7 @@ for arg in "$@"; do
     --timeout-s=*) timeout_s=${arg#*=} ;;
     --agent-handshake-timeout-s=*) agent_handshake_timeout_s=${arg#*=} ;;
     --challenger-threads=*) challenger_threads=${arg#*=} ;;
+    --session-loops=*) session_loops=${arg#*=} ;;
     --challenger-nofile=*) challenger_nofile=${arg#*=} ;;
     --keep) keep=1 ;;
     --progress=*) progress=${arg#*=} ;;
@@ -92,6 +96,8 @@ for v in agents agent_kib chunk_labels rounds labels_per_round round_deadline_ms
 done
 [[ "$challenger_threads" =~ ^(0|[1-9][0-9]{0,3})$ ]] ||
   die_usage "--challenger-threads must be a whole number in [0, 9999] (0 = all cores; got '$challenger_threads')"
+[[ "$session_loops" =~ ^(0|[1-9][0-9]{0,3})$ && "$session_loops" -le 4096 ]] ||
+  die_usage "--session-loops must be a whole number in [0, 4096] (0 = a thread per member; got '$session_loops')"
 [[ -z "$challenger_nofile" || "$challenger_nofile" =~ ^[1-9][0-9]{0,8}$ ]] ||
   die_usage "--challenger-nofile must be a whole number in [1, 999999999] (got '$challenger_nofile')"
 [[ "$agents" -le 5000 ]] || die_usage "--agents at most 5000"
@@ -331,7 +337,7 @@ export NOFILE="$challenger_nofile"
 bash -c '[[ -z "$NOFILE" ]] || ulimit -n "$NOFILE" || exit 2; "$@" & echo $! >"$W/challenger.pid"; wait $!; rc=$?; times >"$W/challenger.times"; exit $rc' wrapper \
   "$challenger" serve --inventory="$dir/inventory.json" --profile="$dir/profile.json" \
   --authority_key="$dir/inspect-authority.key" --challenger_key="$dir/inspect-challenger.key" \
-  --ledger="$dir/ledger.db" --threads="$challenger_threads" --max_sessions="$agents" --json \
+  --ledger="$dir/ledger.db" --threads="$challenger_threads" --session_loops="$session_loops" --max_sessions="$agents" --json \
   --round_costs="$dir/round-costs.json" \
   >"$dir/serve.jsonl" 2>"$dir/serve.log" &
 wrapper_pid=$!
@@ -453,6 +459,9 @@ check_p99=$(cost check p99_us)
 send_p99=$(cost send p99_us)
 transcript_p99=$(cost transcript p99_us)
 wave_report_max=$(cost wave_report max_us)
+round_p50=$(cost round p50_us)
+round_p99=$(cost round p99_us)
+round_p999=$(cost round p999_us)
 session_cpu_per_round=$(cost "" session_thread_cpu_us_per_round)
 cpu_per_round=null
 [[ "$rounds_total" =~ ^[1-9][0-9]*$ ]] && cpu_per_round=$(calc "($cpu_user_s + $cpu_sys_s) * 1e6 / $rounds_total")
@@ -465,13 +474,14 @@ result=$(cat <<JSON
  "agents_passed": $passed, "agents_failed": $failed, "ledger_entries": $entries, "ledger_sessions": $sessions,
  "wall_s": $wall_s, "scheduled_delay_s": $delay_s, "wave_run_s": $wave_run_s, "agents_start_s": $agents_start_s,
  "challenger_cpu_user_s": $cpu_user_s, "challenger_cpu_sys_s": $cpu_sys_s, "challenger_peak_rss_kib": $peak_rss_kib, "challenger_peak_fds": $peak_fds,
- "challenger_threads": $challenger_threads, "agents_cpu_s": $agents_cpu_s,
+ "challenger_threads": $challenger_threads, "session_loops": $session_loops, "agents_cpu_s": $agents_cpu_s,
  "max_fill_us": $max_fill_us, "max_round_us": $max_round_us, "cores": $(nproc),
  "challenger_rounds": $rounds_total, "challenger_round_added_p50_us": $added_p50, "challenger_round_added_p99_us": $added_p99,
  "challenger_round_added_p999_us": $added_p999, "challenger_round_added_cpu_p50_us": $added_cpu_p50,
  "challenger_round_added_cpu_p99_us": $added_cpu_p99, "challenger_round_build_p99_us": $build_p99,
  "challenger_round_check_p99_us": $check_p99, "challenger_round_send_p99_us": $send_p99,
- "challenger_round_transcript_p99_us": $transcript_p99, "challenger_wave_report_max_us": $wave_report_max,
+ "challenger_round_transcript_p99_us": $transcript_p99,
+ "round_p50_us": $round_p50, "round_p99_us": $round_p99, "round_p999_us": $round_p999, "challenger_wave_report_max_us": $wave_report_max,
  "challenger_cpu_us_per_round": $cpu_per_round, "challenger_session_cpu_us_per_round": $session_cpu_per_round,
  "challenger_round_costs": $round_costs,
  "load_at_start": "$load_at_start", "ok": $([[ ${#problems[@]} -eq 0 ]] && echo true || echo false)}
@@ -487,7 +497,8 @@ load test: $agents agents (${agent_kib} KiB host memory each) in one scheduled w
   wall: ${wall_s} s: scheduled delay ${delay_s} s, wave run (first order to last receipt) ${wave_run_s} s
   agents started in ${agents_start_s} s; load average at start $load_at_start on $(nproc) cores
   challenger CPU: user ${cpu_user_s} s, sys ${cpu_sys_s} s; peak RSS $((peak_rss_kib / 1024)) MiB, $peak_fds open files; agents' CPU ${agents_cpu_s} s
-  slowest fill: $((max_fill_us / 1000)) ms; slowest round: $((max_round_us / 1000)) ms
+  slowest fill: $((max_fill_us / 1000)) ms; slowest round: $((max_round_us / 1000)) ms; rounds (send to answer read) p50 $round_p50 us, p99 $round_p99 us, p99.9 $round_p999 us
+  sessions: $([[ "$session_loops" -eq 0 ]] && echo "a thread per member" || echo "fibers on $session_loops event loop(s)")
   challenger's share of a round ($rounds_total rounds): added (build + check) p50 $added_p50 us, p99 $added_p99 us, p99.9 $added_p999 us;
     its thread CPU p50 $added_cpu_p50 us, p99 $added_cpu_p99 us (build p99 $build_p99 us, check p99 $check_p99 us; RPC send call p99 $send_p99 us)
     off the critical path: transcript hash p99 $transcript_p99 us; wave report (once per session) max $wave_report_max us

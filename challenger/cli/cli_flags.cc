@@ -56,6 +56,10 @@ DEFINE_bool(round_channel, true,
             "system (docs/protocol.md \"The round channel\"; an agent without one gets them over RPC); false: over "
             "RPC always, some 25-40 us slower a round (calibrate measures rounds the same way: run wipe and serve "
             "as the profile was calibrated); default true");
+DEFINE_int32(session_loops, 0,
+             "serve: run a wave's sessions on this many event loops (threads), each member's session a fiber on "
+             "one of them, instead of a thread for every member: for waves of many more members than the "
+             "challenger has cores (docs/operations.md \"Session loops\"); 0 = a thread per member; default 0");
 DEFINE_string(progress, "auto",
               "progress on stderr, per node, of each step that takes more than a second: the expected-label "
               "precompute, the wait for the node's fill and the proof rounds: auto (only when stderr is a "
@@ -278,6 +282,10 @@ StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
   if (!(FLAGS_connect_timeout_s > 0) || !std::isfinite(FLAGS_connect_timeout_s)) {
     return InvalidArgumentError("--connect_timeout_s must be > 0");
   }
+  if (FLAGS_session_loops < 0 || FLAGS_session_loops > kMaxSessionLoops) {
+    return InvalidArgumentError("--session_loops must be in [0, " + std::to_string(kMaxSessionLoops) + "], got " +
+                                std::to_string(FLAGS_session_loops));
+  }
   auto progress = ParseProgressMode(FLAGS_progress);
   if (!progress.ok()) return progress.status();
   TcpSessionOptions options;
@@ -295,6 +303,7 @@ StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags() {
   options.threads = static_cast<int>(FLAGS_threads);
   options.connect_timeout_us = static_cast<uint64_t>(FLAGS_connect_timeout_s * 1e6);
   options.round_channel = FLAGS_round_channel;
+  options.session_loops = static_cast<int>(FLAGS_session_loops);
   return options;
 }
 

@@ -35,6 +35,7 @@ DECLARE_bool(json);
 DECLARE_double(capacity_over_s);
 DECLARE_double(connect_timeout_s);
 DECLARE_bool(round_channel);
+DECLARE_int32(session_loops);
 DECLARE_string(progress);
 DECLARE_string(wave);
 DECLARE_uint64(max_sessions);
@@ -106,8 +107,11 @@ void WarnIfLabAuthorityKey(const char* subcommand, const SessionKeys& keys);
 // be named (a key by file): verdicts then state no bound and no assumption holds.
 void WarnIfInventoryNotDelegated(const char* subcommand, const SessionKeys& keys, const Inventory& inventory);
 
-// --threads (>= 0: expected-label threads per session), --connect_timeout_s (> 0) and
-// --round_channel as the options of sessions over TCP on the system clock.
+// The most event loops --session_loops may ask for.
+constexpr int kMaxSessionLoops = 4096;
+
+// --threads (>= 0: expected-label threads per session), --connect_timeout_s (> 0), --round_channel
+// and --session_loops ([0, kMaxSessionLoops]) as the options of sessions over TCP on the system clock.
 StatusOr<TcpSessionOptions> TcpSessionOptionsFromFlags();
 
 }  // namespace wipeproof

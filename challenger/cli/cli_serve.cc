@@ -185,7 +185,7 @@ const CliSubcommand& ServeSubcommand() {
    "run of every wave (started immediately). Exit 0 if every session passed, 1 if any failed.\n"
    "--metrics_listen=HOST:PORT serves Prometheus metrics on /metrics and /healthz (docs/metrics.md).",
    {"inventory", "delegation", "authority_pub", "authority_key", "challenger_key", "ledger", "profile", "classes", "threads", "json",
-    "connect_timeout_s", "round_channel", "wave", "max_sessions", "once", "metrics_listen", "shard", "progress", "round_costs"},
+    "connect_timeout_s", "round_channel", "session_loops", "wave", "max_sessions", "once", "metrics_listen", "shard", "progress", "round_costs"},
    &RunServe,
    {{"delegation", kDelegationHelp},
     {"authority_pub", kAuthorityPubForDelegationHelp},

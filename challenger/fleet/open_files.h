@@ -5,7 +5,8 @@
 // near 190 nodes: the sessions beyond it
 // fail as `disconnected` ("Too many open files") or do not start at all. So `serve` raises the
 // soft limit at start (up to the hard one) to what all its waves need together, and refuses a wave
-// that still cannot fit (docs/operations.md "Load test").
+// that still cannot fit (docs/operations.md "Load test"). Members on shared event loops (serve
+// --session_loops) hold only their two connections; the count stays the larger one.
 //
 // Thread-safety: RaiseOpenFileLimit changes process state; call it once at start, before threads.
 // The others are pure.

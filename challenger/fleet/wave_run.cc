@@ -13,6 +13,8 @@
 #include "challenger/fleet/plan_builder.h"
 #include "challenger/fleet/wave_drain.h"
 #include "challenger/session/challenges.h"
+#include "challenger/session/loop_barrier_wait.h"
+#include "challenger/session/session_loops.h"
 #include "challenger/session/tcp_agent_connector.h"
 #include "challenger/session/wave_verdict.h"
 #include "kernels/chunk_verifier.h"
@@ -23,10 +25,10 @@ namespace wipeproof {
 namespace {
 
 StatusOr<SessionOutcome> RunTcpSessionOn(kj::AsyncIoContext& io, SessionRunner& runner, const SessionKeys& keys,
-                                         const TcpSessionOptions& options) {
+                                         const TcpSessionOptions& options, kj::WaitScope* fiber_scope = nullptr) {
   const SessionPlan& plan = runner.plan();
   TcpAgentConnector connector(io, plan.address, plan.node_certificate, keys.challenger, options.connect_timeout_us,
-                              options.round_channel);
+                              options.round_channel, fiber_scope);
   return runner.Run(connector);
 }
 
@@ -60,6 +62,34 @@ StatusOr<SessionOutcome> RunPreparedTcpSession(PreparedSession prepared, const S
     return InternalError(std::string("event loop: ") + e.getDescription().cStr());
   } catch (const std::exception& e) {
     return InternalError(std::string("event loop: ") + e.what());
+  }
+}
+
+// One prepared member as a fiber on `io`'s loop, shared with other members (session_loops.h).
+StatusOr<SessionOutcome> RunPreparedTcpSessionInFiber(PreparedSession prepared, const SessionKeys& keys,
+                                                      RecordSink& records, WaveSync& wave,
+                                                      const TcpSessionOptions& options, kj::AsyncIoContext& io,
+                                                      kj::WaitScope& fiber_scope, LoopBarrierWait& barrier) {
+  const std::string node = prepared.plan.node_name;
+  SessionEnv env = EnvOn(io, records, &wave, options, node);
+  env.wait_scope = &fiber_scope;
+  env.barrier_wait = &barrier;
+  env.thread_shared = true;
+  SessionRunner runner(std::move(prepared), keys, env);
+  return RunTcpSessionOn(io, runner, keys, options, &fiber_scope);
+}
+
+// One wave member's session: one node's session never ends the others' (nor the process), so
+// whatever escapes `run` is that member's error, named after `where`.
+StatusOr<SessionOutcome> MemberOutcome(const char* where, const std::function<StatusOr<SessionOutcome>()>& run) {
+  try {
+    return run();
+  } catch (const kj::Exception& e) {
+    return InternalError(std::string(where) + ": " + e.getDescription().cStr());
+  } catch (const std::exception& e) {
+    return InternalError(std::string(where) + ": " + e.what());
+  } catch (...) {
+    return InternalError(std::string(where) + ": unknown exception");
   }
 }
 
@@ -281,22 +311,44 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
     if (session && session->status.ok()) members_complete = members_complete && session->plan.wave_complete;
   }
   WaveSync sync(members);
-  std::vector<std::thread> threads;
+  std::vector<size_t> running;  // members whose sessions run, by index into prepared.nodes
   for (size_t i = 0; i < prepared.sessions.size(); ++i) {
-    if (!prepared.sessions[i] || !prepared.sessions[i]->status.ok()) continue;
-    // One node's session never ends the others' (nor the process): whatever escapes is its error.
-    threads.emplace_back([&, i] {
-      try {
-        results[i].outcome = RunPreparedTcpSession(std::move(*prepared.sessions[i]), keys, records, &sync, options);
-      } catch (const std::exception& e) {
-        results[i].outcome = InternalError(std::string("session thread: ") + e.what());
-      } catch (...) {
-        results[i].outcome = InternalError("session thread: unknown exception");
-      }
-      sync.Leave(prepared.nodes[i]);  // no-op when the session runner arrived at both barriers
-    });
+    if (prepared.sessions[i] && prepared.sessions[i]->status.ok()) running.push_back(i);
   }
-  for (std::thread& t : threads) t.join();
+  if (options.session_loops > 0) {
+    RunOnSessionLoops(
+        running.size(), options.session_loops,
+        [&](size_t k, kj::AsyncIoContext& io, kj::WaitScope& fiber_scope) {
+          const size_t i = running[k];
+          LoopBarrierWait barrier(sync, fiber_scope, io.provider->getTimer());
+          results[i].outcome = MemberOutcome("session fiber", [&] {
+            return RunPreparedTcpSessionInFiber(std::move(*prepared.sessions[i]), keys, records, sync, options, io,
+                                                fiber_scope, barrier);
+          });
+          try {
+            sync.Leave(prepared.nodes[i], &barrier);  // no-op when the session runner arrived at both barriers
+          } catch (...) {
+            // The loop could not wait (it is going away): arrive without waiting, so that no other
+            // member waits for this one, and never block the loop's thread.
+            struct ArriveOnly final : WaveSync::BarrierWait {
+              void Until(const std::function<bool()>&) override {}
+            } arrive_only;
+            sync.Leave(prepared.nodes[i], &arrive_only);
+          }
+        },
+        options.round_costs);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t i : running) {
+      threads.emplace_back([&, i] {
+        results[i].outcome = MemberOutcome("session thread", [&] {
+          return RunPreparedTcpSession(std::move(*prepared.sessions[i]), keys, records, &sync, options);
+        });
+        sync.Leave(prepared.nodes[i]);  // no-op when the session runner arrived at both barriers
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
 
   // Give back only the members that passed; the others stay drained with their failure's reason.
   std::vector<MemberEnd> ends(results.size());

@@ -46,6 +46,9 @@ struct TcpSessionOptions {
   std::function<void(const std::string& node, const SessionProgress&)> session_progress;
   // Gathers every session's own share of its rounds (SessionEnv::round_costs); null = none. Not owned.
   RoundCostStats* round_costs = nullptr;
+  // Wave runs: the event loops the members' sessions share (session_loops.h: each member a fiber
+  // on loop i % session_loops); 0 = a thread and a loop of its own for every member.
+  int session_loops = 0;
 };
 
 // One session of `plan` against the agent at plan.address. `wave` is null outside wave runs.

@@ -102,10 +102,18 @@ void RoundCostStats::Add(const SessionCosts& session) {
     s_.check_cpu.Add(r.check_cpu_ns);
     s_.added.Add(r.build_ns + r.check_ns);
     s_.added_cpu.Add(r.build_cpu_ns + r.check_cpu_ns);
+    s_.round.Add(r.round_ns);
     s_.transcript.Add(r.transcript_ns);
     if (r.wave_report_ns > 0) s_.wave_report.Add(r.wave_report_ns);
   }
-  if (!session.rounds.empty()) s_.session_cpu_per_round.Add(session.thread_cpu_ns / session.rounds.size());
+  if (!session.rounds.empty() && session.thread_cpu_ns > 0) {
+    s_.session_cpu_per_round.Add(session.thread_cpu_ns / session.rounds.size());
+  }
+}
+
+void RoundCostStats::AddSharedThreadCpu(uint64_t cpu_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  s_.thread_cpu_ns += cpu_ns;
 }
 
 RoundCostStats::Summary RoundCostStats::Snapshot() const {
@@ -121,6 +129,7 @@ std::string RoundCostStats::Json(uint64_t process_cpu_ns) const {
   out += ", \"build\": " + Figure(s.build) + ", \"build_cpu\": " + Figure(s.build_cpu);
   out += ", \"send\": " + Figure(s.send);
   out += ", \"check\": " + Figure(s.check) + ", \"check_cpu\": " + Figure(s.check_cpu);
+  out += ", \"round\": " + Figure(s.round);
   out += ", \"transcript\": " + Figure(s.transcript) + ", \"wave_report\": " + Figure(s.wave_report);
   out += ", \"session_thread_cpu_us\": " + Us(s.thread_cpu_ns);
   out += ", \"session_thread_cpu_us_per_round\": " + Us(s.rounds == 0 ? 0 : s.thread_cpu_ns / s.rounds);

@@ -26,8 +26,14 @@
 // figures include any time the thread was not running (preemption); the CPU figures do not, and
 // include the measurement's own clock reads (CLOCK_THREAD_CPUTIME_ID, ~0.5 us each on a VM).
 //
+// And the round itself (round): from the round's send to its answer's receipt by the session, what
+// the node sees of the challenger's queue too (an answer that waits for a core, or for the other
+// sessions on its event loop, before its continuation runs), which build and check do not.
+//
 // Per session (SessionCosts): the session thread's CPU time (getrusage RUSAGE_THREAD) from the order
 // sent to the last round, and the turns of its wait loop in that span (each a wake-up of the thread).
+// Sessions that share a thread's event loop count none; that thread's CPU is added whole
+// (AddSharedThreadCpu).
 //
 // RoundCostStats gathers sessions over a process (serve --round_costs=FILE writes its Json()):
 // log-linear histograms (32 steps per power of two), so a percentile reads at most ~3% above the
@@ -54,6 +60,7 @@ struct RoundCost {
   bool answered = false;  // check_* are set (an answer arrived and was checked)
   uint64_t transcript_ns = 0;
   uint64_t wave_report_ns = 0;  // 0: no report after this round
+  uint64_t round_ns = 0;        // the round's own time, sent to its answer's receipt (answered rounds)
 };
 
 struct SessionCosts {
@@ -98,6 +105,9 @@ class CostHistogram {
 class RoundCostStats {
  public:
   void Add(const SessionCosts& session);
+  // The CPU of a thread that ran several sessions on one event loop (SessionEnv::thread_shared),
+  // whose sessions add none of their own: counted in thread_cpu_ns, not per session.
+  void AddSharedThreadCpu(uint64_t cpu_ns);
 
   struct Summary {
     uint64_t sessions = 0;
@@ -107,7 +117,8 @@ class RoundCostStats {
     uint64_t loop_turns = 0;
     CostHistogram build, build_cpu, send, check, check_cpu, added, added_cpu, transcript;
     CostHistogram wave_report;            // rounds followed by the session's wave report only
-    CostHistogram session_cpu_per_round;  // each session's thread CPU / its rounds, ns
+    CostHistogram session_cpu_per_round;  // each session's thread CPU / its rounds, ns (own threads only)
+    CostHistogram round;                  // each answered round's time, send to receipt, ns
   };
   Summary Snapshot() const;
 

@@ -171,7 +171,8 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent, AgentConnector& connec
     }
   }
   s_.occupancy = occupancy_;
-  s_.out.costs.thread_cpu_ns = ThreadRusageCpuNs() - cpu_start_ns;
+  // On a loop shared with other sessions the thread's CPU is theirs too: its owner counts it.
+  if (!s_.env.thread_shared) s_.out.costs.thread_cpu_ns = ThreadRusageCpuNs() - cpu_start_ns;
   LOG(INFO) << s_.name << ": " << s_.out.rounds.size() << " rounds (" << s_.plan.profile.rounds
             << " proof rounds per device)";
 }
@@ -347,6 +348,7 @@ void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer, int64_t answered_us
   RoundCost* cost = round.index < s_.out.costs.rounds.size() ? &s_.out.costs.rounds[round.index] : nullptr;
   if (cost != nullptr) {
     cost->check_ns = SteadyNowNs() - received_ns;
+    cost->round_ns = record.elapsed_us * 1000;
     if (measure_cpu_) cost->check_cpu_ns = ThreadCpuNs() - cpu_start_ns;
     cost->answered = true;
   }

@@ -81,7 +81,7 @@ StatusOr<SessionOutcome> SessionRunner::Run(AgentConnector& connector) {
     Status prepared = Prepare();
     if (!prepared.ok()) {
       // No order exists yet; a wave's other members must not wait for this one.
-      if (env_.wave != nullptr) env_.wave->Leave(plan_.node_name);
+      if (env_.wave != nullptr) env_.wave->Leave(plan_.node_name, env_.barrier_wait);
       return prepared;
     }
     // The order's validity starts when it is signed, after the preparation (which may take tens of

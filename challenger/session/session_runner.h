@@ -114,6 +114,13 @@ struct SessionEnv {
   // Gathers each session's own share of its rounds (round_costs.h) when it ends; may be null. Never
   // recorded in the ledger.
   RoundCostStats* round_costs = nullptr;
+  // When this session runs as a fiber on an event loop shared with other sessions (wave_run.h
+  // TcpSessionOptions::session_loops): `wait_scope` is the fiber's; `barrier_wait` waits for the
+  // wave's barriers on the loop (loop_barrier_wait.h; null: this thread blocks there); and
+  // `thread_shared`: the thread's CPU is not this session's alone (SessionCosts::thread_cpu_ns
+  // stays 0; the loop's owner adds the thread's: RoundCostStats::AddSharedThreadCpu). Not owned.
+  WaveSync::BarrierWait* barrier_wait = nullptr;
+  bool thread_shared = false;
 };
 
 // An environment on `io`'s event loop and timer: everything timed by `clock`, records to `records`,

@@ -13,9 +13,8 @@ SessionState::SessionState(const SessionPlan& plan_in, const SessionKeys& keys_i
     : plan(plan_in),
       keys(keys_in),
       env(env_in),
-      name("session " + HexEncode(plan_in.session_id.data(), plan_in.session_id.size()) + " node " +
-           plan_in.node_name),
-      wave(env_in.wave, plan_in.node_name),
+      name("session " + HexEncode(plan_in.session_id.data(), plan_in.session_id.size()) + " node " + plan_in.node_name),
+      wave(env_in.wave, plan_in.node_name, env_in.barrier_wait),
       facts{&plan_in, proto::WipeOrder::Reader(), {}},
       fills(facts, &transcript) {
   out.node_name = plan.node_name;

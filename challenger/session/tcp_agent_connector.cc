@@ -12,13 +12,14 @@ namespace wipeproof {
 
 TcpAgentConnector::TcpAgentConnector(kj::AsyncIoContext& io, std::string address,
                                      proto::PinnedCertificate node_certificate, const proto::KeyPair& own,
-                                     uint64_t connect_timeout_us, bool round_channel)
+                                     uint64_t connect_timeout_us, bool round_channel, kj::WaitScope* fiber_scope)
     : io_(io),
       address_(std::move(address)),
       node_certificate_(std::move(node_certificate)),
       own_(own),
       connect_timeout_us_(connect_timeout_us),
-      round_channel_(round_channel) {}
+      round_channel_(round_channel),
+      fiber_scope_(fiber_scope) {}
 
 TcpAgentConnector::~TcpAgentConnector() noexcept(false) {}
 
@@ -36,10 +37,12 @@ StatusOr<proto::ProverAgent::Client> TcpAgentConnector::Connect() {
   try {
     // The event loop may have sat idle for long (the session's challenges and expected labels are
     // computed before it connects): poll it once so the timer reads the time now, not the time the
-    // loop last turned, before the connect timeout is measured from it.
-    io_.waitScope.poll();
+    // loop last turned, before the connect timeout is measured from it. (A fiber cannot poll; its
+    // loop turned at the wave's first barrier, just before.)
+    kj::WaitScope& scope = fiber_scope_ != nullptr ? *fiber_scope_ : io_.waitScope;
+    if (fiber_scope_ == nullptr) io_.waitScope.poll();
     kj::Own<kj::NetworkAddress> addr =
-        io_.provider->getNetwork().parseAddress(kj::StringPtr(address_.c_str())).wait(io_.waitScope);
+        io_.provider->getNetwork().parseAddress(kj::StringPtr(address_.c_str())).wait(scope);
     auto handshaken = addr->connect().then([this, &tcp_connected](kj::Own<kj::AsyncIoStream> tcp) {
       tcp_connected = true;
       int one = 1;
@@ -50,9 +53,8 @@ StatusOr<proto::ProverAgent::Client> TcpAgentConnector::Connect() {
       }
       return tls_->Connect(kj::mv(tcp));
     });
-    stream_ = io_.provider->getTimer()
-                  .timeoutAfter(connect_timeout_us_ * kj::MICROSECONDS, kj::mv(handshaken))
-                  .wait(io_.waitScope);
+    stream_ =
+        io_.provider->getTimer().timeoutAfter(connect_timeout_us_ * kj::MICROSECONDS, kj::mv(handshaken)).wait(scope);
     network_ =
         kj::heap<capnp::TwoPartyVatNetwork>(*stream_, capnp::rpc::twoparty::Side::CLIENT, proto::RpcReaderOptions());
     rpc_ = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(capnp::makeRpcClient(*network_));

@@ -9,7 +9,7 @@
 // and the session is recorded as failed (disconnected) with that text. ConnectRoundChannel opens a
 // second connection the same way, with the same timeout (unless `round_channel` is false).
 //
-// Thread-safety: use on the thread that owns `io`.
+// Thread-safety: use on the thread that owns `io` (in the session's fiber, when it has one).
 #pragma once
 
 #include <capnp/rpc-twoparty.h>
@@ -30,9 +30,12 @@ class TcpAgentConnector final : public AgentConnector {
   // `address`: host:port. `node_certificate`: the certificate pinned for the agent (empty: none,
   // Connect() fails). `own`: the challenger's key pair, presented to the agent. `connect_timeout_us`:
   // how long Connect() waits for the TCP and TLS handshakes together. `round_channel`: whether
-  // ConnectRoundChannel opens one (false: it rejects, and rounds go over RPC).
+  // ConnectRoundChannel opens one (false: it rejects, and rounds go over RPC). `fiber_scope`: the
+  // WaitScope of the fiber the session runs in, on `io`'s loop shared with other sessions (Connect
+  // waits there; null: on `io`'s own, the thread's top level).
   TcpAgentConnector(kj::AsyncIoContext& io, std::string address, proto::PinnedCertificate node_certificate,
-                    const proto::KeyPair& own, uint64_t connect_timeout_us, bool round_channel = true);
+                    const proto::KeyPair& own, uint64_t connect_timeout_us, bool round_channel = true,
+                    kj::WaitScope* fiber_scope = nullptr);
   ~TcpAgentConnector() noexcept(false) override;
 
   // Errors: UNAVAILABLE "cannot connect to the agent at ADDRESS: ..." naming why (no pinned
@@ -50,6 +53,7 @@ class TcpAgentConnector final : public AgentConnector {
   const proto::KeyPair own_;
   const uint64_t connect_timeout_us_;
   const bool round_channel_;
+  kj::WaitScope* const fiber_scope_;
   // Destroyed in reverse order: RPC system, network, the TLS stream, then its context.
   std::unique_ptr<proto::TlsChannel> tls_;
   kj::Own<kj::AsyncIoStream> stream_;

@@ -3,6 +3,9 @@
 // failed), so the other members never wait for a session that ended. Outside wave runs (no
 // WaveSync) every call does nothing and the wave counts as filled and done.
 //
+// A session that shares its event loop with other members waits at the barriers through
+// `barrier_wait` (wave_sync.h BarrierWait; null: on its own thread).
+//
 // Thread-safety: one per session, used on the session's thread.
 #pragma once
 
@@ -18,7 +21,8 @@ namespace wipeproof {
 
 class WaveGuard {
  public:
-  WaveGuard(WaveSync* sync, std::string member) : sync_(sync), member_(std::move(member)) {}
+  WaveGuard(WaveSync* sync, std::string member, WaveSync::BarrierWait* barrier_wait = nullptr)
+      : sync_(sync), member_(std::move(member)), barrier_wait_(barrier_wait) {}
   ~WaveGuard() {
     if (sync_ == nullptr) return;
     Ready(false);
@@ -31,7 +35,7 @@ class WaveGuard {
   void Ready(bool ok) {
     if (sync_ == nullptr || ready_) return;
     ready_ = true;
-    sync_->ArriveReady(member_, ok);
+    sync_->ArriveReady(member_, ok, barrier_wait_);
   }
   void Filled(bool ok) {
     if (sync_ == nullptr || filled_) return;
@@ -62,12 +66,13 @@ class WaveGuard {
     if (sync_ == nullptr || released_) return {};
     Ready(held);
     released_ = true;
-    return sync_->ArriveReleasing(member_, held);
+    return sync_->ArriveReleasing(member_, held, barrier_wait_);
   }
 
  private:
   WaveSync* sync_;
   std::string member_;
+  WaveSync::BarrierWait* barrier_wait_;
   bool ready_ = false;
   bool filled_ = false;
   bool proof_done_ = false;

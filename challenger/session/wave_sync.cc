@@ -11,10 +11,15 @@ WaveSync::WaveSync(std::vector<std::string> members) : members_(std::move(member
 std::vector<std::function<void()>> WaveSync::UpdateLocked() {
   const bool filled = filled_.size() >= members_.size();
   const bool done = filled && proof_done_.size() >= members_.size();
-  const bool turned =
-      (filled && !all_filled_.load(std::memory_order_relaxed)) || (done && !wave_done_.load(std::memory_order_relaxed));
+  const bool ready = ready_.size() >= members_.size();
+  const bool released = released_.size() >= members_.size();
+  const bool turned = (filled && !all_filled_.load(std::memory_order_relaxed)) ||
+                      (done && !wave_done_.load(std::memory_order_relaxed)) || (ready && !all_ready_) ||
+                      (released && !all_released_);
   if (filled) all_filled_.store(true, std::memory_order_release);
   if (done) wave_done_.store(true, std::memory_order_release);
+  all_ready_ = all_ready_ || ready;
+  all_released_ = all_released_ || released;
   std::vector<std::function<void()>> to_call;
   if (!turned) return to_call;
   to_call.reserve(listeners_.size());
@@ -46,18 +51,33 @@ void WaveSync::MarkFailedLocked(const std::string& member) {
   proof_done_.insert(member);
 }
 
-void WaveSync::ArriveReady(const std::string& member, bool ok) {
+void WaveSync::WaitAtBarrier(std::unique_lock<std::mutex>& lock, const std::vector<std::function<void()>>& turned,
+                             BarrierWait* wait, const std::function<bool()>& open) {
+  cv_.notify_all();
+  if (wait == nullptr) {
+    if (!turned.empty()) {
+      lock.unlock();
+      Notify(turned);
+      lock.lock();
+    }
+    cv_.wait(lock, open);
+    return;
+  }
+  lock.unlock();
+  Notify(turned);
+  wait->Until([this, &open] {
+    std::lock_guard<std::mutex> relock(mu_);
+    return open();
+  });
+  lock.lock();
+}
+
+void WaveSync::ArriveReady(const std::string& member, bool ok, BarrierWait* wait) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!ok) MarkFailedLocked(member);
   ready_.insert(member);
   const auto turned = UpdateLocked();
-  cv_.notify_all();
-  if (!turned.empty()) {
-    lock.unlock();
-    Notify(turned);
-    lock.lock();
-  }
-  cv_.wait(lock, [this] { return ready_.size() >= members_.size(); });
+  WaitAtBarrier(lock, turned, wait, [this] { return ready_.size() >= members_.size(); });
 }
 
 void WaveSync::ReportFilled(const std::string& member, bool ok) {
@@ -87,7 +107,7 @@ void WaveSync::ReportProofDone(const std::string& member, bool ok) {
   Notify(turned);
 }
 
-std::vector<std::string> WaveSync::ArriveReleasing(const std::string& member, bool held) {
+std::vector<std::string> WaveSync::ArriveReleasing(const std::string& member, bool held, BarrierWait* wait) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!held) MarkFailedLocked(member);
   ready_.insert(member);  // releasing implies past the earlier steps
@@ -95,13 +115,7 @@ std::vector<std::string> WaveSync::ArriveReleasing(const std::string& member, bo
   proof_done_.insert(member);
   released_.insert(member);
   const auto turned = UpdateLocked();
-  cv_.notify_all();
-  if (!turned.empty()) {
-    lock.unlock();
-    Notify(turned);
-    lock.lock();
-  }
-  cv_.wait(lock, [this] { return released_.size() >= members_.size(); });
+  WaitAtBarrier(lock, turned, wait, [this] { return released_.size() >= members_.size(); });
   std::vector<std::string> not_held;
   for (const std::string& m : members_) {
     if (m != member && !ok_[m]) not_held.push_back(m);
@@ -109,12 +123,12 @@ std::vector<std::string> WaveSync::ArriveReleasing(const std::string& member, bo
   return not_held;
 }
 
-void WaveSync::Leave(const std::string& member) {
+void WaveSync::Leave(const std::string& member, BarrierWait* wait) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (released_.count(member) != 0) return;
   }
-  ArriveReleasing(member, false);
+  ArriveReleasing(member, false, wait);
 }
 
 }  // namespace wipeproof

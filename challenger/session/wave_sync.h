@@ -16,9 +16,12 @@
 // failed rounds); its verdict's wave-complete assumption then does not hold.
 //
 // Each member calls ArriveReady once, ReportFilled and ReportProofDone at most once each, then
-// ArriveReleasing once, from its own thread; every member must arrive at both barriers (the session
-// runner guarantees it on every path; Leave covers a member that never ran). Barrier waits are
-// bounded by the slowest member's own deadlines.
+// ArriveReleasing once; every member must arrive at both barriers (the session runner guarantees it
+// on every path; Leave covers a member that never ran). Barrier waits are bounded by the slowest
+// member's own deadlines. A member on a thread of its own blocks there on the wave's condition
+// variable; members that share an event loop (wave runs with session loops: each member a fiber on
+// one of a few loops) pass a BarrierWait that keeps the loop running while they wait
+// (loop_barrier_wait.h), or the first to arrive would stop the others on its loop from arriving.
 //
 // A member's rounds read AllFilled and WaveDone at every turn of its event loop: both are read
 // without the lock (each only ever turns true, under it), so a wave's members never wait on one
@@ -44,10 +47,22 @@ namespace wipeproof {
 
 class WaveSync {
  public:
+  // How a member waits at a barrier without blocking its thread: Until returns once `done()` holds
+  // (`done` takes the wave's lock itself; Until is called without it). The wave's listeners
+  // (AddListener) are called when either barrier opens, so an implementation may sleep until then.
+  // One that returns before (a member that only arrives, as its loop ends) gets a partial answer
+  // from ArriveReleasing.
+  class BarrierWait {
+   public:
+    virtual ~BarrierWait() = default;
+    virtual void Until(const std::function<bool()>& done) = 0;
+  };
+
   explicit WaveSync(std::vector<std::string> members);
 
-  // Barrier 1. `ok`: this member is prepared and will send its order.
-  void ArriveReady(const std::string& member, bool ok);
+  // Barrier 1. `ok`: this member is prepared and will send its order. `wait`: how to wait for the
+  // others (null: block this thread).
+  void ArriveReady(const std::string& member, bool ok, BarrierWait* wait = nullptr);
   // This member's node reported filled (or failed before: ok false).
   void ReportFilled(const std::string& member, bool ok);
   // This member's proof rounds are over (ok: all passed).
@@ -56,7 +71,8 @@ class WaveSync {
   bool WaveDone() const { return wave_done_.load(std::memory_order_acquire); }
   // Every member reported its fill (or failed). Lock-free.
   bool AllFilled() const { return all_filled_.load(std::memory_order_acquire); }
-  // `on_change` is called each time AllFilled() or WaveDone() turns true (at most twice), until
+  // `on_change` is called each time AllFilled() or WaveDone() turns true, and when barrier 1 or 3
+  // opens (every member arrived: at most four calls in all), until
   // removed; returns the id RemoveListener takes. It runs on the reporting member's thread, outside
   // the wave's lock, from a copy taken under it: it may still run once just after RemoveListener
   // returned, so whatever it touches must be kept alive by the function itself (shared ownership).
@@ -64,20 +80,25 @@ class WaveSync {
   void RemoveListener(uint64_t id);
   // Barrier 3. `held`: this member filled and passed every round. Returns the members (others than
   // `member`) that did not hold labels throughout, in member order.
-  std::vector<std::string> ArriveReleasing(const std::string& member, bool held);
+  // `wait` as in ArriveReady.
+  std::vector<std::string> ArriveReleasing(const std::string& member, bool held, BarrierWait* wait = nullptr);
   // For a member whose session ended without arriving (an error before or outside the session
   // runner): arrives wherever it has not, as not held, and waits like ArriveReleasing. No-op for a
   // member that arrived at barrier 3.
-  void Leave(const std::string& member);
+  void Leave(const std::string& member, BarrierWait* wait = nullptr);
 
   size_t size() const { return members_.size(); }
 
  private:
   void MarkFailedLocked(const std::string& member);
-  // Publishes AllFilled and WaveDone after a change of the sets; on a turn, returns the listeners
-  // to call once the lock is released (Notify).
+  // Publishes AllFilled and WaveDone (and the barriers' state) after a change of the sets; on a
+  // turn, returns the listeners to call once the lock is released (Notify).
   std::vector<std::function<void()>> UpdateLocked();
   static void Notify(const std::vector<std::function<void()>>& listeners);
+  // After this member's arrival (lock held by `lock`): notifies the blocked members and the
+  // listeners, then waits until `open()` holds, on `wait` or on the condition variable.
+  void WaitAtBarrier(std::unique_lock<std::mutex>& lock, const std::vector<std::function<void()>>& turned,
+                     BarrierWait* wait, const std::function<bool()>& open);
 
   const std::vector<std::string> members_;
   mutable std::mutex mu_;
@@ -86,6 +107,8 @@ class WaveSync {
   std::set<std::string> ready_, filled_, proof_done_, released_;
   std::atomic<bool> all_filled_{false};
   std::atomic<bool> wave_done_{false};
+  bool all_ready_ = false;     // barrier 1 open (under mu_)
+  bool all_released_ = false;  // barrier 3 open (under mu_)
   std::map<uint64_t, std::function<void()>> listeners_;
   uint64_t next_listener_ = 1;
 };

@@ -764,6 +764,23 @@ TEST_F(ChallengerCliTest, ServeOnceRunsEveryWave) {
   EXPECT_NE(run.err.find(" s: 1 passed, 0 failed, 0 busy, 0 without a session\n"), std::string::npos) << run.err;
 }
 
+// serve --session_loops: the wave's sessions as fibers on shared event loops pass as on threads;
+// a count outside [0, 4096] is refused before anything runs, and wipe (one node) does not take it.
+TEST_F(ChallengerCliTest, ServeRunsAWaveOnSessionLoopsAndRefusesABadCount) {
+  ASSERT_EQ(Challenger("keygen --out=k").exit_code, 0);
+  auto agent = testing::ServeTestAgent(testing::TestKey(0x33), {}, Pub("k-authority.pub"), ChallengerCertificate());
+  WriteInventory(agent->address());
+  CliRun run = Challenger("serve --once --json --session_loops=2 " + SessionFlags());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["pass"], true);
+  for (const std::string bad : {"-1", "4097"}) {
+    CliRun refused = Challenger("serve --once --session_loops=" + bad + " " + SessionFlags());
+    EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused.err;
+    EXPECT_NE(refused.err.find("--session_loops must be in [0, 4096], got " + bad), std::string::npos) << refused.err;
+  }
+  EXPECT_EQ(Challenger("wipe --node=n1 --session_loops=2 " + SessionFlags()).exit_code, 2);
+}
+
 // SIGTERM before the first run: serve says at once that it stops and that no run is in progress,
 // and exits 0. (The wave's period is a year: its first run, uniform in the period, is not due.)
 // plan --authority_pub says whether --classes and --profile verified under the authority key, and

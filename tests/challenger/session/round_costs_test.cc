@@ -56,13 +56,13 @@ TEST(CostHistogramTest, QuantilesOfKnownValues) {
 TEST(RoundCostStatsTest, SumsSessionsAndCountsUnansweredRoundsAsSentOnly) {
   SessionCosts a;
   a.rounds.push_back({/*build*/ 10, /*build_cpu*/ 8, /*send*/ 5, /*check*/ 20, /*check_cpu*/ 15, true,
-                      /*transcript*/ 4, /*wave_report*/ 0});
-  a.rounds.push_back({30, 25, 6, 40, 35, true, 6, 900});  // its last proof round: the wave report
+                      /*transcript*/ 4, /*wave_report*/ 0, /*round*/ 400});
+  a.rounds.push_back({30, 25, 6, 40, 35, true, 6, 900, 600});  // its last proof round: the wave report
   a.rounds.push_back({50, 45, 7, 0, 0, false});           // no answer: late, or the agent failed
   a.thread_cpu_ns = 3000;
   a.loop_turns = 7;
   SessionCosts b;
-  b.rounds.push_back({2, 2, 1, 3, 3, true});
+  b.rounds.push_back({2, 2, 1, 3, 3, true, 0, 0, 100});
   b.thread_cpu_ns = 500;
   b.loop_turns = 2;
   SessionCosts empty;  // a session that sent no round
@@ -90,6 +90,9 @@ TEST(RoundCostStatsTest, SumsSessionsAndCountsUnansweredRoundsAsSentOnly) {
   EXPECT_EQ(s.loop_turns, 9u);
   EXPECT_EQ(s.session_cpu_per_round.count(), 2u);  // per session with rounds: 3000/3 and 500/1
   EXPECT_EQ(s.session_cpu_per_round.sum(), 1000u + 500u);
+  EXPECT_EQ(s.round.count(), 3u);  // answered rounds only
+  EXPECT_EQ(s.round.sum(), 400u + 600u + 100u);
+  EXPECT_EQ(s.round.max(), 600u);
 
   const std::string json = stats.Json(/*process_cpu_ns=*/8'000'000);
   EXPECT_NE(json.find("\"sessions\": 3, \"rounds\": 4, \"answered\": 3"), std::string::npos) << json;
@@ -102,6 +105,24 @@ TEST(RoundCostStatsTest, SumsSessionsAndCountsUnansweredRoundsAsSentOnly) {
   EXPECT_NE(json.find("\"process_cpu_us\": 8000.000, \"process_cpu_us_per_round\": 2000.000"), std::string::npos)
       << json;
   EXPECT_EQ(stats.Json().find("process_cpu"), std::string::npos);  // not given: not stated
+  EXPECT_NE(json.find("\"round\": {\"count\": 3, \"p50_us\": 0.407, \"p99_us\": 0.600"), std::string::npos) << json;
+}
+
+// Sessions on a shared event loop count no thread CPU of their own (SessionEnv::thread_shared); the
+// loop's thread is added whole, once, and per-session figures leave them out.
+TEST(RoundCostStatsTest, ASharedLoopThreadIsCountedOnceNotPerSession) {
+  SessionCosts a;
+  a.rounds.push_back({10, 8, 5, 20, 15, true, 4, 0, 300});
+  SessionCosts b = a;
+  RoundCostStats stats;
+  stats.Add(a);
+  stats.Add(b);
+  stats.AddSharedThreadCpu(7000);
+  const RoundCostStats::Summary s = stats.Snapshot();
+  EXPECT_EQ(s.sessions, 2u);
+  EXPECT_EQ(s.thread_cpu_ns, 7000u);
+  EXPECT_EQ(s.session_cpu_per_round.count(), 0u);
+  EXPECT_NE(stats.Json().find("\"session_thread_cpu_us_per_round\": 3.500"), std::string::npos) << stats.Json();
 }
 
 }  // namespace
