@@ -127,8 +127,9 @@ int RunServe() {
       for (const NodeStatus& n : fleet->nodes) {
         if (n.last_pass_unix_us != 0) {
           metrics->SeedLastPass(n.node, n.last_pass_unix_us);
-        } else if (n.first_verdict_unix_us != 0) {
-          metrics->SeedNeverPassed(n.node, n.first_verdict_unix_us);  // due since its first try
+        } else if (n.due_from_unix_us != 0) {
+          // Due since its first try, or since the first inventory that named it (not since this start).
+          metrics->SeedNeverPassed(n.node, n.due_from_unix_us);
         }
       }
     } else {

@@ -145,10 +145,10 @@ void FleetMetrics::SeedLastPass(const std::string& node, int64_t at_unix_us) {
   pass_due_.WithLabels({node}).Set(static_cast<double>(PassDueUnixUs(wave->second, at_unix_us)) / 1e6);
 }
 
-void FleetMetrics::SeedNeverPassed(const std::string& node, int64_t first_verdict_unix_us) {
+void FleetMetrics::SeedNeverPassed(const std::string& node, int64_t due_from_unix_us) {
   auto wave = wave_of_.find(node);
   if (wave == wave_of_.end() || last_pass_.WithLabels({node}).Value() > 0) return;
-  const double due_s = static_cast<double>(PassDueUnixUs(wave->second, first_verdict_unix_us)) / 1e6;
+  const double due_s = static_cast<double>(PassDueUnixUs(wave->second, due_from_unix_us)) / 1e6;
   Gauge& due = pass_due_.WithLabels({node});
   if (due_s < due.Value()) due.Set(due_s);
 }

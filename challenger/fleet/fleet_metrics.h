@@ -20,9 +20,10 @@
 //                                                                       next pass is due (alert when
 //                                                                       time() is past it): fleet_status.h
 //                                                                       PassDueUnixUs from the last pass
-//                                                                       (before one: from the node's first
-//                                                                       verdict in the ledger, else the
-//                                                                       start): period + jitter + 10 min
+//                                                                       (before one: from NodeStatus::
+//                                                                       due_from_unix_us of the ledger,
+//                                                                       else the start): period + jitter
+//                                                                       + 10 min
 //   wipeproof_challenger_round_seconds{node}                            histogram: send to answer
 //   wipeproof_challenger_fill_seconds{node}                             gauge: order to fill report,
 //                                                                       last session; NaN before one
@@ -77,10 +78,10 @@ class FleetMetrics {
   // A pass recorded before this process started (from the ledger), so a restart does not reset
   // the last pass; ignored when older than what is known.
   void SeedLastPass(const std::string& node, int64_t at_unix_us);
-  // The first verdict of a node that never passed (from the ledger): its pass has been due since
-  // then, so a restart does not push a never-passing node's due time out again. Moves the due time
-  // earlier only; ignored for a node with a known pass.
-  void SeedNeverPassed(const std::string& node, int64_t first_verdict_unix_us);
+  // Since when a node that never passed has been due (from the ledger: fleet_status.h
+  // NodeStatus::due_from_unix_us), so a restart does not push its due time out again. Moves the due
+  // time earlier only; ignored for a node with a known pass.
+  void SeedNeverPassed(const std::string& node, int64_t due_from_unix_us);
 
   // One member's result of a wave run (`now_unix_us`: when it was reported).
   void OnMemberResult(const WaveMemberResult& result, int64_t now_unix_us);

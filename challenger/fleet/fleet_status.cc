@@ -96,6 +96,29 @@ std::string FormatAge(int64_t micros) {
   return buf;
 }
 
+namespace {
+
+// The earliest time `n` is known to have been due to be wiped (NodeStatus::due_from_unix_us).
+void DueFrom(NodeStatus& n, int64_t at_unix_us) {
+  if (at_unix_us <= 0) return;
+  if (n.due_from_unix_us == 0 || at_unix_us < n.due_from_unix_us) n.due_from_unix_us = at_unix_us;
+}
+
+// The node names of a recorded inventory's JSON (nodes[].name); none when it does not parse as one.
+std::vector<std::string> NodeNamesOf(const std::string& inventory_json) {
+  std::vector<std::string> names;
+  const nlohmann::json doc = nlohmann::json::parse(inventory_json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array()) return names;
+  for (const nlohmann::json& node : doc["nodes"]) {
+    if (node.is_object() && node.contains("name") && node["name"].is_string()) {
+      names.push_back(node["name"].get<std::string>());
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
 StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicKey& challenger_pub,
                                       const Inventory& inventory, int64_t now_unix_us, uint64_t capacity_over_us) {
   WP_ASSIGN_OR_RETURN(LedgerHead head, ledger.Verify(challenger_pub));
@@ -144,6 +167,7 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
       const uint64_t timeout_us = std::min<uint64_t>(o.getSessionTimeoutUs(), uint64_t{1} << 62);
       without_verdict[row.session_id] = {o.getNodeName().cStr(), o.getIssuedAtUnixUs(),
                                          o.getExpiresAtUnixUs() + static_cast<int64_t>(timeout_us)};
+      DueFrom(node_at(o.getNodeName().cStr()), o.getIssuedAtUnixUs());
       return Status::Ok();
     }
     if (row.kind != static_cast<int64_t>(proto::LedgerRecordKind::VERDICT)) return Status::Ok();
@@ -169,6 +193,7 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
     // A session's last verdict decides what it proves (a failure may supersede its pass).
     proven_by_session[row.session_id] = {v.getNodeName().cStr(), ProvenCapacityOf(v)};
     if (n.first_verdict_unix_us == 0) n.first_verdict_unix_us = last.at_unix_us;
+    DueFrom(n, last.at_unix_us);
     if (last.pass) {
       n.last_pass_unix_us = last.at_unix_us;
     } else {
@@ -204,6 +229,15 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
     n.unfinished_at_unix_us = ordered.at_unix_us;
     n.unfinished_until_unix_us = ordered.until_unix_us;
   }
+  // The inventories serve recorded: a node of the inventory shown is due from the first that named it.
+  WP_ASSIGN_OR_RETURN(std::vector<LedgerDocument> documents, ledger.Documents());
+  for (const LedgerDocument& d : documents) {
+    if (d.kind != "inventory") continue;
+    for (const std::string& name : NodeNamesOf(d.body)) {
+      auto it = index.find(name);
+      if (it != index.end()) DueFrom(out.nodes[it->second], d.recorded_at_unix_us);
+    }
+  }
   for (NodeStatus& n : out.nodes) {
     if (!n.unfinished_session.empty()) {
       n.state = now_unix_us < n.unfinished_until_unix_us ? NodeState::kRunning : NodeState::kInterrupted;
@@ -211,7 +245,7 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
       n.state = n.last->pass ? NodeState::kPass : (n.last->busy ? NodeState::kBusy : NodeState::kFail);
     }
     const Wave* w = inventory.WaveOf(n.node);
-    const int64_t since = n.last_pass_unix_us != 0 ? n.last_pass_unix_us : n.first_verdict_unix_us;
+    const int64_t since = n.last_pass_unix_us != 0 ? n.last_pass_unix_us : n.due_from_unix_us;
     if (w != nullptr && since != 0) n.next_due_unix_us = PassDueUnixUs(*w, since);
   }
   return out;

@@ -27,7 +27,7 @@ inline constexpr double kPassDueSlackS = 600;
 // the wave's period_s + jitter_s + kPassDueSlackS, in Unix microseconds. The one rule for both
 // `status` (NEXT DUE, OVERDUE) and the metric wipeproof_challenger_pass_due_timestamp_seconds
 // (its alert WipeproofNoPassWithinPeriod). For a node that never passed, pass the time its clock
-// starts from (serve: its start, or the node's first verdict in the ledger).
+// starts from (NodeStatus::due_from_unix_us; serve: its start when the ledger knows nothing of it).
 int64_t PassDueUnixUs(const Wave& wave, int64_t last_pass_unix_us);
 
 struct NodeVerdictStatus {
@@ -70,8 +70,14 @@ struct NodeStatus {
   uint64_t busy = 0;                      // of which refused as busy (nodeBusy)
   int64_t last_pass_unix_us = 0;          // 0: never passed
   int64_t first_verdict_unix_us = 0;      // the node's first verdict's issuedAt; 0: none
-  // PassDueUnixUs from the last pass; when the node never passed, from its first verdict (it has
-  // been due since: OVERDUE once that is past); 0 when the node is in no wave or has no verdict.
+  // Since when a node that never passed has been due: the earliest of its first verdict, its first
+  // recorded order (with a verdict or not) and the first inventory recorded in the ledger that names
+  // it (serve records its inventory as it starts), so a node kept from its wipes (never ordered:
+  // always "out of service", never drained) still falls due, and a restart of serve does not move
+  // it. 0: the ledger knows nothing of the node.
+  int64_t due_from_unix_us = 0;
+  // PassDueUnixUs from the last pass; when the node never passed, from due_from_unix_us (OVERDUE
+  // once that is past); 0 when the node is in no wave or the ledger knows nothing of it.
   int64_t next_due_unix_us = 0;
   // The node's newest session whose order is recorded but that has no verdict, when newer than its
   // last verdict (a challenger killed mid-wipe, or a session running now): session id as 32 hex

@@ -531,13 +531,69 @@ TEST(PassDueTest, StatusShowsTheSameDueTimeAsTheMetric) {
   FleetMetrics metrics(registry, "test", {&wave}, now);
   for (const NodeStatus& n : status.nodes) {
     if (n.last_pass_unix_us != 0) metrics.SeedLastPass(n.node, n.last_pass_unix_us);
-    if (n.last_pass_unix_us == 0) metrics.SeedNeverPassed(n.node, n.first_verdict_unix_us);
+    if (n.last_pass_unix_us == 0) metrics.SeedNeverPassed(n.node, n.due_from_unix_us);
   }
   const std::string text = registry.Render();
   EXPECT_EQ(Sample(text, R"(wipeproof_challenger_pass_due_timestamp_seconds{node="gpu-01"})"),
             static_cast<double>(status.nodes[0].next_due_unix_us) / 1e6);
   EXPECT_EQ(Sample(text, R"(wipeproof_challenger_pass_due_timestamp_seconds{node="gpu-02"})"),
             static_cast<double>(status.nodes[1].next_due_unix_us) / 1e6);
+}
+
+// A node the operator keeps from its wipes (always "out of service", so never ordered) has no verdict
+// and no order, yet it falls due from the first inventory recorded in the ledger that names it: status
+// shows it OVERDUE once that is a period (+ jitter + slack) old, a later inventory does not move it,
+// and the metric of a serve started later says the same (a restart does not restart its clock).
+// threat-model: T-NEVER-WIPED
+TEST(PassDueTest, ANodeNeverOrderedFallsDueFromTheFirstInventoryNamingIt) {
+  Keys keys;
+  TempDir dir;
+  FakeClock clock{1'800'000'000'000'000};
+  auto ledger = Must(Ledger::Open(dir.File("ledger.db"), keys.challenger, clock));
+  const Wave wave = TestWave();
+  const int64_t named = clock.UnixMicros();
+  const std::string both = R"({"nodes": [{"name": "gpu-01"}, {"name": "gpu-02"}], "waves": []})";
+  ASSERT_TRUE(ledger->RecordDocument("inventory", both).ok());
+  clock.Advance(3'000'000'000);  // a later, changed inventory, and gpu-01's pass
+  ASSERT_TRUE(ledger->RecordDocument("inventory", R"({"nodes": [{"name": "gpu-02"}, {"name": "gpu-01"}]})").ok());
+  const int64_t passed = clock.UnixMicros();
+  AppendVerdict(*ledger, SessionId(1), "gpu-01", true, passed, keys.challenger);
+  Inventory inventory;
+  for (const std::string& name : {std::string("gpu-01"), std::string("gpu-02"), std::string("gpu-03")}) {
+    InventoryNode node;
+    node.name = name;
+    inventory.nodes.push_back(node);
+  }
+  Wave three = wave;
+  three.nodes = {"gpu-01", "gpu-02", "gpu-03"};
+  inventory.waves.push_back(three);
+
+  const int64_t now = PassDueUnixUs(three, named) + 1'000'000;
+  FleetStatus status = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, now));
+  ASSERT_EQ(status.nodes.size(), 3u);
+  EXPECT_EQ(status.nodes[0].next_due_unix_us, PassDueUnixUs(three, passed));  // from its pass
+  EXPECT_EQ(status.nodes[1].due_from_unix_us, named);                         // the first inventory, not the later one
+  EXPECT_EQ(status.nodes[1].next_due_unix_us, PassDueUnixUs(three, named));
+  EXPECT_EQ(status.nodes[2].next_due_unix_us, 0);  // no recorded inventory names gpu-03
+  const auto json = FleetStatusJson(status);
+  EXPECT_EQ(json["nodes"][0]["overdue"], false);
+  EXPECT_EQ(json["nodes"][1]["overdue"], true);
+  EXPECT_NE(FleetStatusTable(status).find("(OVERDUE)"), std::string::npos) << FleetStatusTable(status);
+  auto before = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, now - 2'000'000));
+  EXPECT_EQ(FleetStatusJson(before)["nodes"][1]["overdue"], false);
+
+  // A serve started now seeds the metric from the ledger, as cli_serve.cc does: the same due time.
+  MetricsRegistry registry;
+  FleetMetrics metrics(registry, "test", {&three}, now);
+  for (const NodeStatus& n : status.nodes) {
+    if (n.last_pass_unix_us != 0) {
+      metrics.SeedLastPass(n.node, n.last_pass_unix_us);
+    } else if (n.due_from_unix_us != 0) {
+      metrics.SeedNeverPassed(n.node, n.due_from_unix_us);
+    }
+  }
+  EXPECT_EQ(Sample(registry.Render(), R"(wipeproof_challenger_pass_due_timestamp_seconds{node="gpu-02"})"),
+            static_cast<double>(PassDueUnixUs(three, named)) / 1e6);
 }
 
 // A session whose order is recorded but that has no verdict (a challenger killed mid-wipe) is shown
