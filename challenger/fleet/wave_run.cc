@@ -330,11 +330,16 @@ std::vector<WaveMemberResult> RunPreparedWave(PreparedWave prepared, const Wave&
           } catch (...) {
             // The loop could not wait (it is going away): arrive without waiting, so that no other
             // member waits for this one, and never block the loop's thread.
-            struct ArriveOnly final : WaveSync::BarrierWait {
-              void Until(const std::function<bool()>&) override {}
-            } arrive_only;
+            WaveSync::ArriveOnlyWait arrive_only;
             sync.Leave(prepared.nodes[i], &arrive_only);
           }
+        },
+        [&](size_t k, const std::string& why) {
+          // Its loop failed before its session started: no order went out; the others must not wait.
+          const size_t i = running[k];
+          results[i].outcome = InternalError("session loop: " + why + "; no session ran");
+          WaveSync::ArriveOnlyWait arrive_only;
+          sync.Leave(prepared.nodes[i], &arrive_only);
         },
         options.round_costs);
   } else {

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 
 #include "challenger/session/round_costs.h"
 
@@ -33,8 +34,15 @@ constexpr size_t kSessionFiberStackBytes = size_t{1} << 20;
 // Session `index` of RunOnSessionLoops, run on `io`'s loop inside its fiber (`fiber_scope`).
 using SessionOnLoop = std::function<void(size_t index, kj::AsyncIoContext& io, kj::WaitScope& fiber_scope)>;
 
+// A session whose loop failed before its fiber ran (`why`: the loop's error); called on the loop's
+// thread, outside any fiber, after the loop is gone: it must not wait for the other sessions.
+using SessionNotRun = std::function<void(size_t index, const std::string& why)>;
+
 // Runs sessions 0..count-1 on min(loops, count) threads (loops >= 1) and returns once all ended.
-// `costs` (may be null) gets each loop thread's CPU (RoundCostStats::AddSharedThreadCpu).
-void RunOnSessionLoops(size_t count, int loops, const SessionOnLoop& run, RoundCostStats* costs);
+// A loop that fails (it cannot be set up, or a fiber's stack cannot be had) reports each of its
+// sessions that never started to `not_run` (may be empty). `costs` (may be null) gets each loop
+// thread's CPU (RoundCostStats::AddSharedThreadCpu).
+void RunOnSessionLoops(size_t count, int loops, const SessionOnLoop& run, const SessionNotRun& not_run,
+                       RoundCostStats* costs);
 
 }  // namespace wipeproof

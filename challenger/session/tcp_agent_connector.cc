@@ -37,10 +37,14 @@ StatusOr<proto::ProverAgent::Client> TcpAgentConnector::Connect() {
   try {
     // The event loop may have sat idle for long (the session's challenges and expected labels are
     // computed before it connects): poll it once so the timer reads the time now, not the time the
-    // loop last turned, before the connect timeout is measured from it. (A fiber cannot poll; its
-    // loop turned at the wave's first barrier, just before.)
+    // loop last turned, before the connect timeout is measured from it. (A fiber cannot poll: it
+    // waits for a timer due at once, which fires only once the loop has read the time anew.)
     kj::WaitScope& scope = fiber_scope_ != nullptr ? *fiber_scope_ : io_.waitScope;
-    if (fiber_scope_ == nullptr) io_.waitScope.poll();
+    if (fiber_scope_ == nullptr) {
+      io_.waitScope.poll();
+    } else {
+      io_.provider->getTimer().afterDelay(0 * kj::MICROSECONDS).wait(scope);
+    }
     kj::Own<kj::NetworkAddress> addr =
         io_.provider->getNetwork().parseAddress(kj::StringPtr(address_.c_str())).wait(scope);
     auto handshaken = addr->connect().then([this, &tcp_connected](kj::Own<kj::AsyncIoStream> tcp) {

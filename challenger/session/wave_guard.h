@@ -25,8 +25,14 @@ class WaveGuard {
       : sync_(sync), member_(std::move(member)), barrier_wait_(barrier_wait) {}
   ~WaveGuard() {
     if (sync_ == nullptr) return;
-    Ready(false);
-    Releasing(false);
+    try {
+      Ready(false);
+      Releasing(false);
+    } catch (...) {
+      // A wait on the loop failed (the loop is going away): arrive without waiting, never throw.
+      WaveSync::ArriveOnlyWait arrive_only;
+      if (!released_) sync_->ArriveReleasing(member_, false, &arrive_only);
+    }
   }
   WaveGuard(const WaveGuard&) = delete;
   WaveGuard& operator=(const WaveGuard&) = delete;

@@ -58,6 +58,13 @@ class WaveSync {
     virtual void Until(const std::function<bool()>& done) = 0;
   };
 
+  // For a member that can no longer wait (its event loop is going away, or its wait failed): it
+  // arrives and returns at once, so no other member waits for it.
+  class ArriveOnlyWait final : public BarrierWait {
+   public:
+    void Until(const std::function<bool()>&) override {}
+  };
+
   explicit WaveSync(std::vector<std::string> members);
 
   // Barrier 1. `ok`: this member is prepared and will send its order. `wait`: how to wait for the

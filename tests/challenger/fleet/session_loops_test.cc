@@ -253,7 +253,7 @@ TEST(SessionLoopsTest, ALoopHeldUpByAnotherSessionMakesTheRoundLateNeverOnTime) 
         outcome = runner.Run(connector);
         session_over = true;
       },
-      nullptr);
+      {}, nullptr);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_FALSE(outcome->pass);
   EXPECT_EQ(outcome->failure.reason, proto::FailureReason::LATE_ROUND) << outcome->failure.Describe();
@@ -285,13 +285,24 @@ TEST(SessionLoopsTest, BarrierWaitsOnALoopOpenOnlyOnceEveryMemberArrived) {
         if (arrived.load() < 3) passed_ready_early.fetch_add(1);
         not_held[i] = wave.ArriveReleasing(member, /*held=*/i != 2, &barrier);
       },
-      nullptr);
+      {}, nullptr);
   EXPECT_EQ(arrived.load(), 3);
   EXPECT_EQ(passed_ready_early.load(), 0);
   EXPECT_EQ(not_held[0], std::vector<std::string>{"c"});
   EXPECT_EQ(not_held[1], std::vector<std::string>{"c"});
   EXPECT_TRUE(not_held[2].empty());
   EXPECT_TRUE(wave.WaveDone());
+}
+
+// A member that can no longer wait (its loop is going away) arrives without waiting: it returns at
+// once, and the others' barriers open with it counted as not held.
+TEST(SessionLoopsTest, AMemberThatCanOnlyArriveHoldsNoOneUp) {
+  Watchdog watchdog(kRunLimit);
+  WaveSync wave({"a", "b"});
+  WaveSync::ArriveOnlyWait arrive_only;
+  wave.Leave("b", &arrive_only);  // returns although "a" has not arrived
+  wave.ArriveReady("a", true);    // a thread of its own: blocks only if "b" were not counted
+  EXPECT_EQ(wave.ArriveReleasing("a", true), std::vector<std::string>{"b"});
 }
 
 // Members on loops and members on threads of their own wait at the same barriers together.
@@ -314,7 +325,7 @@ TEST(SessionLoopsTest, MembersOnALoopAndOnThreadsShareTheBarriers) {
         EXPECT_TRUE(wave.ArriveReleasing(member, true, &barrier).empty());
         released.fetch_add(1);
       },
-      nullptr);
+      {}, nullptr);
   own.join();
   EXPECT_EQ(released.load(), 3);
 }
