@@ -13,7 +13,7 @@ namespace {
 
 // One loop thread: its sessions started as fibers together, then the loop runs until all ended.
 void RunLoop(const std::vector<size_t>& sessions, const SessionOnLoop& run, const SessionNotRun& not_run,
-             RoundCostStats* costs) {
+             RoundCostStats* costs, size_t stack_bytes) {
   const uint64_t cpu_start_ns = ThreadRusageCpuNs();
   std::vector<char> started(sessions.size(), 0);
   std::string error;
@@ -21,7 +21,7 @@ void RunLoop(const std::vector<size_t>& sessions, const SessionOnLoop& run, cons
     kj::AsyncIoContext io = kj::setupAsyncIo();
     kj::Vector<kj::Promise<void>> fibers(sessions.size());
     for (size_t k = 0; k < sessions.size(); ++k) {
-      fibers.add(kj::startFiber(kSessionFiberStackBytes, [&run, &io, &started, &sessions, k](kj::WaitScope& scope) {
+      fibers.add(kj::startFiber(stack_bytes, [&run, &io, &started, &sessions, k](kj::WaitScope& scope) {
         started[k] = 1;
         run(sessions[k], io, scope);
       }));
@@ -44,14 +44,15 @@ void RunLoop(const std::vector<size_t>& sessions, const SessionOnLoop& run, cons
 }  // namespace
 
 void RunOnSessionLoops(size_t count, int loops, const SessionOnLoop& run, const SessionNotRun& not_run,
-                       RoundCostStats* costs) {
+                       RoundCostStats* costs, size_t fiber_stack_bytes) {
   if (count == 0) return;
   const size_t threads = std::min(count, static_cast<size_t>(std::max(1, loops)));
   std::vector<std::vector<size_t>> share(threads);
   for (size_t i = 0; i < count; ++i) share[i % threads].push_back(i);
   std::vector<std::thread> workers;
   workers.reserve(threads);
-  for (size_t t = 0; t < threads; ++t) workers.emplace_back([&, t] { RunLoop(share[t], run, not_run, costs); });
+  for (size_t t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] { RunLoop(share[t], run, not_run, costs, fiber_stack_bytes); });
   for (std::thread& w : workers) w.join();
 }
 

@@ -41,8 +41,9 @@ using SessionNotRun = std::function<void(size_t index, const std::string& why)>;
 // Runs sessions 0..count-1 on min(loops, count) threads (loops >= 1) and returns once all ended.
 // A loop that fails (it cannot be set up, or a fiber's stack cannot be had) reports each of its
 // sessions that never started to `not_run` (may be empty). `costs` (may be null) gets each loop
-// thread's CPU (RoundCostStats::AddSharedThreadCpu).
+// thread's CPU (RoundCostStats::AddSharedThreadCpu). `fiber_stack_bytes`: each fiber's stack (tests
+// ask for one no machine can give, to see a loop fail).
 void RunOnSessionLoops(size_t count, int loops, const SessionOnLoop& run, const SessionNotRun& not_run,
-                       RoundCostStats* costs);
+                       RoundCostStats* costs, size_t fiber_stack_bytes = kSessionFiberStackBytes);
 
 }  // namespace wipeproof

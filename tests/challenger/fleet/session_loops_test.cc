@@ -305,6 +305,27 @@ TEST(SessionLoopsTest, AMemberThatCanOnlyArriveHoldsNoOneUp) {
   EXPECT_EQ(wave.ArriveReleasing("a", true), std::vector<std::string>{"b"});
 }
 
+// A loop that cannot start its fibers (here: a stack no machine can give) runs none of its sessions
+// and reports each as not run, so its caller can make them leave their wave; none is half-run.
+TEST(SessionLoopsTest, ALoopThatCannotStartReportsEverySessionAsNotRun) {
+  Watchdog watchdog(kRunLimit);
+  std::atomic<int> ran{0};
+  std::mutex mu;
+  std::vector<size_t> not_run;
+  std::string why;
+  RunOnSessionLoops(
+      3, 1, [&](size_t, kj::AsyncIoContext&, kj::WaitScope&) { ran.fetch_add(1); },
+      [&](size_t index, const std::string& error) {
+        std::lock_guard<std::mutex> lock(mu);
+        not_run.push_back(index);
+        why = error;
+      },
+      nullptr, /*fiber_stack_bytes=*/size_t{1} << 62);
+  EXPECT_EQ(ran.load(), 0);
+  EXPECT_EQ(not_run, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_FALSE(why.empty());
+}
+
 // Members on loops and members on threads of their own wait at the same barriers together.
 TEST(SessionLoopsTest, MembersOnALoopAndOnThreadsShareTheBarriers) {
   Watchdog watchdog(kRunLimit);
