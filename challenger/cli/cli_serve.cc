@@ -124,14 +124,8 @@ int RunServe() {
     // The ledger's verdicts seed each node's last pass, so a restart does not hide an overdue node.
     auto fleet = ReadFleetStatus(**ledger, challenger_pub, inventory, SystemClock().UnixMicros());
     if (fleet.ok()) {
-      for (const NodeStatus& n : fleet->nodes) {
-        if (n.last_pass_unix_us != 0) {
-          metrics->SeedLastPass(n.node, n.last_pass_unix_us);
-        } else if (n.due_from_unix_us != 0) {
-          // Due since its first try, or since the first inventory that named it (not since this start).
-          metrics->SeedNeverPassed(n.node, n.due_from_unix_us);
-        }
-      }
+      // A node that never passed is due since its first try, or the first inventory naming it.
+      metrics->SeedFromLedger(*fleet);
     } else {
       std::cerr << "wipeproof-challenger serve: ledger does not verify: " << CliErrorText(fleet.status()) << "\n";
     }

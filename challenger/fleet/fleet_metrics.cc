@@ -153,6 +153,16 @@ void FleetMetrics::SeedNeverPassed(const std::string& node, int64_t due_from_uni
   if (due_s < due.Value()) due.Set(due_s);
 }
 
+void FleetMetrics::SeedFromLedger(const FleetStatus& status) {
+  for (const NodeStatus& n : status.nodes) {
+    if (n.last_pass_unix_us != 0) {
+      SeedLastPass(n.node, n.last_pass_unix_us);
+    } else if (n.due_from_unix_us != 0) {
+      SeedNeverPassed(n.node, n.due_from_unix_us);
+    }
+  }
+}
+
 void FleetMetrics::OnWaveRun(const std::string& wave, bool pass) {
   wave_runs_.WithLabels({wave, pass ? "pass" : "fail"}).Increment();
 }

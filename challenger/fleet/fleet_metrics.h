@@ -62,6 +62,7 @@
 #include <string>
 #include <vector>
 
+#include "challenger/fleet/fleet_status.h"
 #include "challenger/fleet/inventory.h"
 #include "challenger/fleet/wave_run.h"
 #include "common/metrics_registry.h"
@@ -82,6 +83,9 @@ class FleetMetrics {
   // NodeStatus::due_from_unix_us), so a restart does not push its due time out again. Moves the due
   // time earlier only; ignored for a node with a known pass.
   void SeedNeverPassed(const std::string& node, int64_t due_from_unix_us);
+  // Both seeds for every node of a status read from the ledger (ReadFleetStatus): its last pass,
+  // or, for a node that never passed, since when it has been due. What serve does as it starts.
+  void SeedFromLedger(const FleetStatus& status);
 
   // One member's result of a wave run (`now_unix_us`: when it was reported).
   void OnMemberResult(const WaveMemberResult& result, int64_t now_unix_us);

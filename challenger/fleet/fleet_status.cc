@@ -26,6 +26,25 @@ std::string Gib(uint64_t bytes) {
 
 std::string TimeOrDash(int64_t unix_us) { return unix_us == 0 ? "-" : FormatUnixMicrosUtc(unix_us); }
 
+// The earliest time `n` is known to have been due to be wiped (NodeStatus::due_from_unix_us).
+void DueFrom(NodeStatus& n, int64_t at_unix_us) {
+  if (at_unix_us <= 0) return;
+  if (n.due_from_unix_us == 0 || at_unix_us < n.due_from_unix_us) n.due_from_unix_us = at_unix_us;
+}
+
+// The node names of a recorded inventory's JSON (nodes[].name); none when it does not parse as one.
+std::vector<std::string> NodeNamesOf(const std::string& inventory_json) {
+  std::vector<std::string> names;
+  const nlohmann::json doc = nlohmann::json::parse(inventory_json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array()) return names;
+  for (const nlohmann::json& node : doc["nodes"]) {
+    if (node.is_object() && node.contains("name") && node["name"].is_string()) {
+      names.push_back(node["name"].get<std::string>());
+    }
+  }
+  return names;
+}
+
 // Whether `order`'s delegation names the inventory `digest` (Delegation.inventoryDigest). An order
 // whose delegation does not parse names none. The challenger signed the order; whether the authority
 // signed the delegation is the audit's check, not this view's.
@@ -95,29 +114,6 @@ std::string FormatAge(int64_t micros) {
   }
   return buf;
 }
-
-namespace {
-
-// The earliest time `n` is known to have been due to be wiped (NodeStatus::due_from_unix_us).
-void DueFrom(NodeStatus& n, int64_t at_unix_us) {
-  if (at_unix_us <= 0) return;
-  if (n.due_from_unix_us == 0 || at_unix_us < n.due_from_unix_us) n.due_from_unix_us = at_unix_us;
-}
-
-// The node names of a recorded inventory's JSON (nodes[].name); none when it does not parse as one.
-std::vector<std::string> NodeNamesOf(const std::string& inventory_json) {
-  std::vector<std::string> names;
-  const nlohmann::json doc = nlohmann::json::parse(inventory_json, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array()) return names;
-  for (const nlohmann::json& node : doc["nodes"]) {
-    if (node.is_object() && node.contains("name") && node["name"].is_string()) {
-      names.push_back(node["name"].get<std::string>());
-    }
-  }
-  return names;
-}
-
-}  // namespace
 
 StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicKey& challenger_pub,
                                       const Inventory& inventory, int64_t now_unix_us, uint64_t capacity_over_us) {

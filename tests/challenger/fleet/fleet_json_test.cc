@@ -529,10 +529,7 @@ TEST(PassDueTest, StatusShowsTheSameDueTimeAsTheMetric) {
   // The metric of a challenger started now, seeded from the ledger as serve seeds it, says the same.
   MetricsRegistry registry;
   FleetMetrics metrics(registry, "test", {&wave}, now);
-  for (const NodeStatus& n : status.nodes) {
-    if (n.last_pass_unix_us != 0) metrics.SeedLastPass(n.node, n.last_pass_unix_us);
-    if (n.last_pass_unix_us == 0) metrics.SeedNeverPassed(n.node, n.due_from_unix_us);
-  }
+  metrics.SeedFromLedger(status);
   const std::string text = registry.Render();
   EXPECT_EQ(Sample(text, R"(wipeproof_challenger_pass_due_timestamp_seconds{node="gpu-01"})"),
             static_cast<double>(status.nodes[0].next_due_unix_us) / 1e6);
@@ -582,16 +579,10 @@ TEST(PassDueTest, ANodeNeverOrderedFallsDueFromTheFirstInventoryNamingIt) {
   auto before = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, now - 2'000'000));
   EXPECT_EQ(FleetStatusJson(before)["nodes"][1]["overdue"], false);
 
-  // A serve started now seeds the metric from the ledger, as cli_serve.cc does: the same due time.
+  // A serve started now seeds the metric from the ledger as serve does: the same due time.
   MetricsRegistry registry;
   FleetMetrics metrics(registry, "test", {&three}, now);
-  for (const NodeStatus& n : status.nodes) {
-    if (n.last_pass_unix_us != 0) {
-      metrics.SeedLastPass(n.node, n.last_pass_unix_us);
-    } else if (n.due_from_unix_us != 0) {
-      metrics.SeedNeverPassed(n.node, n.due_from_unix_us);
-    }
-  }
+  metrics.SeedFromLedger(status);
   EXPECT_EQ(Sample(registry.Render(), R"(wipeproof_challenger_pass_due_timestamp_seconds{node="gpu-02"})"),
             static_cast<double>(PassDueUnixUs(three, named)) / 1e6);
 }
