@@ -63,32 +63,34 @@ int RunStatus() {
 }
 
 const CliSubcommand& StatusSubcommand() {
-  static const CliSubcommand kSubcommand = {"status",
-   "the fleet at a glance from the ledger and the inventory",
-   "Per inventory node (and any other node the ledger names): its last verdict (PASS, FAIL, or BUSY\n"
-   "when the agent was running another session) and that verdict's age, the bound it stated, its\n"
-   "failed sessions (an order without a verdict whose session can no longer run, e.g. a challenger\n"
-   "killed mid-wipe, is INTERRUPTED and counted as failed; RUNNING while it still may run), its last\n"
-   "pass, and when the next pass is due: the last pass (never passed: its first verdict; no verdict\n"
-   "yet: not shown) + its wave's period + jitter + 600 s for the run itself\n"
-   "(OVERDUE when past). Below the table, for a node held between runs (its wave's hold) or with\n"
-   "stated occupancy or compute statements: the share of the last --capacity_over_s its stated\n"
-   "occupancy windows prove it held (each window less its T* + U) and the least compute time its\n"
-   "stated compute statements prove fills took. Then whether the ledger's orders ran under this inventory\n"
-   "(their delegation names its digest): when none did, the nodes, waves and holds shown are the file's\n"
-   "word, unchecked. The ledger is opened read-only and its whole chain verified first;\n"
-   "--challenger_key takes the challenger's PREFIX.pub (or its .key). A table on stdout, or --json.\n"
-   "Exit 0 shown (whatever the nodes' verdicts), 1 the ledger does not verify, 2 bad command line,\n"
-   "inventory, key or ledger file.",
-   {"inventory", "ledger", "challenger_key", "json", "capacity_over_s"},
-   &RunStatus,
-   {{"inventory", "inventory JSON file: the nodes and waves to show (required)"},
-    {"challenger_key",
-     "the challenger's public key file (PREFIX-challenger.pub, or its .key) the ledger is verified under "
-     "(required)"},
-    {"ledger", "ledger database file (SQLite), opened read-only (required)"},
-    {"json", "print the fleet as JSON on stdout instead of the table"},
-    {"capacity_over_s", "the span, in seconds before now, of each node's proven capacity (default a week)"}}};
+  static const CliSubcommand kSubcommand = {
+      "status",
+      "the fleet at a glance from the ledger and the inventory",
+      "Per inventory node (and any other node the ledger names): its last verdict (PASS, FAIL, or BUSY\n"
+      "when the agent was running another session) and that verdict's age, the bound it stated, its\n"
+      "failed sessions (an order without a verdict whose session can no longer run, e.g. a challenger\n"
+      "killed mid-wipe, is INTERRUPTED and counted as failed; RUNNING while it still may run), its last\n"
+      "pass, and when the next pass is due: the last pass (never passed: the earliest of its first verdict,\n"
+      "its first order and the first inventory in the ledger naming it or its key; none of these: not\n"
+      "shown) + its wave's period + jitter + 600 s for the run itself\n"
+      "(OVERDUE when past). Below the table, for a node held between runs (its wave's hold) or with\n"
+      "stated occupancy or compute statements: the share of the last --capacity_over_s its stated\n"
+      "occupancy windows prove it held (each window less its T* + U) and the least compute time its\n"
+      "stated compute statements prove fills took. Then whether the ledger's orders ran under this inventory\n"
+      "(their delegation names its digest): when none did, the nodes, waves and holds shown are the file's\n"
+      "word, unchecked. The ledger is opened read-only and its whole chain verified first;\n"
+      "--challenger_key takes the challenger's PREFIX.pub (or its .key). A table on stdout, or --json.\n"
+      "Exit 0 shown (whatever the nodes' verdicts), 1 the ledger does not verify, 2 bad command line,\n"
+      "inventory, key or ledger file.",
+      {"inventory", "ledger", "challenger_key", "json", "capacity_over_s"},
+      &RunStatus,
+      {{"inventory", "inventory JSON file: the nodes and waves to show (required)"},
+       {"challenger_key",
+        "the challenger's public key file (PREFIX-challenger.pub, or its .key) the ledger is verified under "
+        "(required)"},
+       {"ledger", "ledger database file (SQLite), opened read-only (required)"},
+       {"json", "print the fleet as JSON on stdout instead of the table"},
+       {"capacity_over_s", "the span, in seconds before now, of each node's proven capacity (default a week)"}}};
   return kSubcommand;
 }
 

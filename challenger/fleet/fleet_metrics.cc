@@ -37,8 +37,9 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
       last_pass_(registry.AddGauge("wipeproof_challenger_last_pass_timestamp_seconds",
                                    "Unix time of the node's last passing verdict (0: none yet).", {"node"})),
       pass_due_(registry.AddGauge("wipeproof_challenger_pass_due_timestamp_seconds",
-                                  "Unix time by which the node's next pass is due: its last pass (before one, its "
-                                  "first verdict, else the challenger's start) plus its wave's period + jitter + "
+                                  "Unix time by which the node's next pass is due: its last pass (before one, the "
+                                  "earliest of its first verdict, its first order and the first inventory in the "
+                                  "ledger naming it, else the challenger's start) plus its wave's period + jitter + "
                                   "600 s.",
                                   {"node"})),
       rounds_(registry.AddHistogram("wipeproof_challenger_round_seconds",
@@ -49,8 +50,7 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
       wave_runs_(registry.AddCounter("wipeproof_challenger_wave_runs_total",
                                      "Wave runs by the wave verdict: pass, fail.", {"wave", "outcome"})),
       held_(registry.AddGauge("wipeproof_challenger_node_held",
-                              "1 when the node's wave is held between runs (the inventory's hold), else 0.",
-                              {"node"})),
+                              "1 when the node's wave is held between runs (the inventory's hold), else 0.", {"node"})),
       occupied_proven_(registry.AddCounter("wipeproof_challenger_occupied_proven_seconds_total",
                                            "Seconds stated occupancy windows prove the node's planned memory held "
                                            "(each window less its T* + U), added at each verdict.",
@@ -71,8 +71,7 @@ FleetMetrics::FleetMetrics(MetricsRegistry& registry, const std::string& version
                               .WithLabels({})),
       backlog_bytes_(registry
                          .AddGauge("wipeproof_challenger_precompute_backlog_bytes",
-                                   "Expected labels held by wave runs under way (from each run's time on).",
-                                   {})
+                                   "Expected labels held by wave runs under way (from each run's time on).", {})
                          .WithLabels({})),
       waves_preparing_(registry
                            .AddGauge("wipeproof_challenger_precompute_waves",

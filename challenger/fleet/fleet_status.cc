@@ -1,6 +1,7 @@
 #include "challenger/fleet/fleet_status.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -32,17 +33,29 @@ void DueFrom(NodeStatus& n, int64_t at_unix_us) {
   if (n.due_from_unix_us == 0 || at_unix_us < n.due_from_unix_us) n.due_from_unix_us = at_unix_us;
 }
 
-// The node names of a recorded inventory's JSON (nodes[].name); none when it does not parse as one.
-std::vector<std::string> NodeNamesOf(const std::string& inventory_json) {
-  std::vector<std::string> names;
+// A node as a recorded inventory's JSON names it: its name and its key (nodes[].public_key, hex,
+// lower case; empty when absent).
+struct RecordedNode {
+  std::string name;
+  std::string public_key_hex;
+};
+
+// The nodes of a recorded inventory's JSON; none when it does not parse as one.
+std::vector<RecordedNode> NodesOf(const std::string& inventory_json) {
+  std::vector<RecordedNode> nodes;
   const nlohmann::json doc = nlohmann::json::parse(inventory_json, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array()) return names;
+  if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array()) return nodes;
   for (const nlohmann::json& node : doc["nodes"]) {
-    if (node.is_object() && node.contains("name") && node["name"].is_string()) {
-      names.push_back(node["name"].get<std::string>());
+    if (!node.is_object() || !node.contains("name") || !node["name"].is_string()) continue;
+    RecordedNode r{node["name"].get<std::string>(), ""};
+    if (node.contains("public_key") && node["public_key"].is_string()) {
+      r.public_key_hex = node["public_key"].get<std::string>();
+      std::transform(r.public_key_hex.begin(), r.public_key_hex.end(), r.public_key_hex.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     }
+    nodes.push_back(std::move(r));
   }
-  return names;
+  return nodes;
 }
 
 // Whether `order`'s delegation names the inventory `digest` (Delegation.inventoryDigest). An order
@@ -225,13 +238,21 @@ StatusOr<FleetStatus> ReadFleetStatus(const Ledger& ledger, const proto::PublicK
     n.unfinished_at_unix_us = ordered.at_unix_us;
     n.unfinished_until_unix_us = ordered.until_unix_us;
   }
-  // The inventories serve recorded: a node of the inventory shown is due from the first that named it.
+  // The inventories serve recorded: a node of the inventory shown is due from the first that named
+  // it, by its name or by its key (a node renamed keeps its key, and so its due time).
+  std::map<std::string, size_t> by_key;
+  for (const InventoryNode& node : inventory.nodes) {
+    if (index.count(node.name) != 0)
+      by_key[HexEncode(node.public_key.data(), node.public_key.size())] = index[node.name];
+  }
   WP_ASSIGN_OR_RETURN(std::vector<LedgerDocument> documents, ledger.Documents());
   for (const LedgerDocument& d : documents) {
     if (d.kind != "inventory") continue;
-    for (const std::string& name : NodeNamesOf(d.body)) {
-      auto it = index.find(name);
-      if (it != index.end()) DueFrom(out.nodes[it->second], d.recorded_at_unix_us);
+    for (const RecordedNode& recorded : NodesOf(d.body)) {
+      auto named = index.find(recorded.name);
+      if (named != index.end()) DueFrom(out.nodes[named->second], d.recorded_at_unix_us);
+      auto keyed = recorded.public_key_hex.empty() ? by_key.end() : by_key.find(recorded.public_key_hex);
+      if (keyed != by_key.end()) DueFrom(out.nodes[keyed->second], d.recorded_at_unix_us);
     }
   }
   for (NodeStatus& n : out.nodes) {

@@ -72,7 +72,8 @@ struct NodeStatus {
   int64_t first_verdict_unix_us = 0;      // the node's first verdict's issuedAt; 0: none
   // Since when a node that never passed has been due: the earliest of its first verdict, its first
   // recorded order (with a verdict or not) and the first inventory recorded in the ledger that names
-  // it (serve records its inventory as it starts), so a node kept from its wipes (never ordered:
+  // it, by its name or by its public key (serve records its inventory as it starts; a node renamed
+  // keeps its key), so a node kept from its wipes (never ordered:
   // always "out of service", never drained) still falls due, and a restart of serve does not move
   // it. 0: the ledger knows nothing of the node.
   int64_t due_from_unix_us = 0;

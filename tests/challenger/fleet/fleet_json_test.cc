@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -585,6 +586,48 @@ TEST(PassDueTest, ANodeNeverOrderedFallsDueFromTheFirstInventoryNamingIt) {
   metrics.SeedFromLedger(status);
   EXPECT_EQ(Sample(registry.Render(), R"(wipeproof_challenger_pass_due_timestamp_seconds{node="gpu-02"})"),
             static_cast<double>(PassDueUnixUs(three, named)) / 1e6);
+}
+
+// Renaming a node keeps its key: an inventory that names a never-ordered node's key under a new name
+// does not restart its due clock (a host renamed each period would otherwise never fall due).
+// threat-model: T-NEVER-WIPED
+TEST(PassDueTest, ARenamedNodeKeepsItsDueTimeByItsKey) {
+  Keys keys;
+  TempDir dir;
+  FakeClock clock{1'800'000'000'000'000};
+  auto ledger = Must(Ledger::Open(dir.File("ledger.db"), keys.challenger, clock));
+  proto::PublicKey key{};
+  key.fill(0xAB);
+  const std::string key_hex = HexEncode(key.data(), key.size());
+  const int64_t named = clock.UnixMicros();
+  ASSERT_TRUE(
+      ledger->RecordDocument("inventory", R"({"nodes": [{"name": "gpu-02", "public_key": ")" + key_hex + R"("}]})")
+          .ok());
+  clock.Advance(3'000'000'000);
+  // The renamed inventory, recorded later (the key in upper case: the same key).
+  std::string upper = key_hex;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  ASSERT_TRUE(
+      ledger->RecordDocument("inventory", R"({"nodes": [{"name": "gpu-02b", "public_key": ")" + upper + R"("}]})")
+          .ok());
+  const int64_t renamed = clock.UnixMicros();
+  Inventory inventory;
+  InventoryNode node;
+  node.name = "gpu-02b";
+  node.public_key = key;
+  inventory.nodes.push_back(node);
+  InventoryNode other;  // another key, named nowhere before: due from nothing
+  other.name = "gpu-03";
+  other.public_key.fill(0xCD);
+  inventory.nodes.push_back(other);
+  Wave wave = TestWave();
+  wave.nodes = {"gpu-02b", "gpu-03"};
+  inventory.waves.push_back(wave);
+  FleetStatus status = Must(ReadFleetStatus(*ledger, keys.challenger.public_key, inventory, renamed));
+  ASSERT_EQ(status.nodes.size(), 2u);
+  EXPECT_EQ(status.nodes[0].due_from_unix_us, named);
+  EXPECT_EQ(status.nodes[0].next_due_unix_us, PassDueUnixUs(wave, named));
+  EXPECT_EQ(status.nodes[1].due_from_unix_us, 0);
 }
 
 // A session whose order is recorded but that has no verdict (a challenger killed mid-wipe) is shown
