@@ -1,7 +1,6 @@
 #include "prover/agent/round_channel.h"
 
 #include <capnp/message.h>
-#include <capnp/serialize-async.h>
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -20,6 +19,9 @@ namespace {
 // characters in the refusal, in `closed_because()` and in log lines.
 constexpr size_t kMaxReasonChars = 300;
 
+// A reply's first segment: a q = 256 answer (8 KiB of labels) fits; larger ones add segments.
+constexpr size_t kReplySegmentWords = 1280;
+
 std::string Capped(std::string text) {
   if (text.size() > kMaxReasonChars) text.resize(kMaxReasonChars);
   return text;
@@ -33,10 +35,14 @@ RoundChannel::RoundChannel(AgentCore& core, kj::Timer& timer, kj::Own<kj::AsyncI
     : core_(core),
       timer_(timer),
       stream_(kj::mv(stream)),
+      messages_(*stream_, proto::RpcReaderOptions()),
+      reply_segment_(kj::heapArray<capnp::word>(kReplySegmentWords)),
       authenticated_as_(authenticated_as),
       options_(options),
       on_bound_(kj::mv(on_bound)),
-      opened_(timer.now()) {}
+      opened_(timer.now()) {
+  std::memset(reply_segment_.begin(), 0, reply_segment_.size() * sizeof(capnp::word));
+}
 
 kj::Promise<void> RoundChannel::Serve() {
   return ReadRequests().exclusiveJoin(Watch()).catch_([this](kj::Exception&& e) {
@@ -45,41 +51,38 @@ kj::Promise<void> RoundChannel::Serve() {
 }
 
 kj::Promise<void> RoundChannel::ReadRequests() {
-  return capnp::tryReadMessage(*stream_, proto::RpcReaderOptions())
-      .then(
-          [this](kj::Maybe<kj::Own<capnp::MessageReader>> maybe) -> kj::Promise<void> {
-            KJ_IF_MAYBE (reader, maybe) {
-              kj::Own<capnp::MessageReader> request = kj::mv(*reader);
-              capnp::MessageReader& r = *request;
-              return Reply(r).attach(kj::mv(request)).then([this]() -> kj::Promise<void> {
-                if (!closed_because_.empty()) return kj::READY_NOW;
-                return ReadRequests();
-              });
-            }
-            closed_because_ = "the peer closed the channel";
-            return kj::READY_NOW;
-          },
-          [this](kj::Exception&& e) -> kj::Promise<void> {
-            if (e.getType() == kj::Exception::Type::DISCONNECTED) {
-              closed_because_ = "the peer closed the channel";
-              return kj::READY_NOW;
-            }
-            // A frame over the bounds or a malformed header: refused like a malformed request.
-            const Status why = InvalidArgumentError(std::string("malformed message: ") + e.getDescription().cStr());
-            if (owner_)
-              core_.Abort(*owner_, proto::ByteView(session_.data(), session_.size()), why.ToString()).IgnoreError();
-            closed_because_ = Capped(why.ToString());
-            refused_ = true;
-            LOG_EVERY_T(WARNING, 1) << "round channel: closing (at most one such line a second): "
-                                    << TerminalSafe(closed_because_);
-            return kj::READY_NOW;
+  return messages_.Read().then(
+      [this](kj::Maybe<capnp::MessageReader&> maybe) -> kj::Promise<void> {
+        KJ_IF_MAYBE (request, maybe) {
+          // The request stays valid until the next Read(), after its reply.
+          return Reply(*request).then([this]() -> kj::Promise<void> {
+            if (!closed_because_.empty()) return kj::READY_NOW;
+            return ReadRequests();
           });
+        }
+        closed_because_ = "the peer closed the channel";
+        return kj::READY_NOW;
+      },
+      [this](kj::Exception&& e) -> kj::Promise<void> {
+        if (e.getType() == kj::Exception::Type::DISCONNECTED) {
+          closed_because_ = "the peer closed the channel";
+          return kj::READY_NOW;
+        }
+        // A frame over the bounds or a malformed header: refused like a malformed request.
+        const Status why = InvalidArgumentError(std::string("malformed message: ") + e.getDescription().cStr());
+        if (owner_)
+          core_.Abort(*owner_, proto::ByteView(session_.data(), session_.size()), why.ToString()).IgnoreError();
+        closed_because_ = Capped(why.ToString());
+        refused_ = true;
+        LOG_EVERY_T(WARNING, 1) << "round channel: closing (at most one such line a second): "
+                                << TerminalSafe(closed_because_);
+        return kj::READY_NOW;
+      });
 }
 
 kj::Promise<void> RoundChannel::Reply(capnp::MessageReader& request) {
-  // One first segment big enough for a q = 256 answer (8 KiB of labels); larger ones grow it.
-  auto message = kj::heap<capnp::MallocMessageBuilder>(1280u);
-  auto reply = message->initRoot<proto::RoundChannelReply>();
+  capnp::MallocMessageBuilder message(reply_segment_);
+  auto reply = message.initRoot<proto::RoundChannelReply>();
   Status status;
   bool answered = false;
   try {
@@ -139,7 +142,7 @@ kj::Promise<void> RoundChannel::Reply(capnp::MessageReader& request) {
                             << TerminalSafe(closed_because_);
     reply.setRefused(std::string(proto::kStatusExceptionPrefix) + closed_because_);
   }
-  auto written = capnp::writeMessage(*stream_, *message).attach(kj::mv(message));
+  auto written = messages_.Write(message);  // copies the message: the builder may go
   if (!answered) return written;
   ++rounds_answered_;
   // After the answer went out (issue "Fast rounds"), once the event loop has nothing else ready

@@ -18,7 +18,10 @@
 //     malformed or oversized message) ends the session, as a bad round call does (the
 //     protocol-error policy): `refused`, the session's memory freed, the channel closed;
 //   - every message is read with the RPC connection's bounds (proto::RpcReaderOptions: at most
-//     kMaxRpcMessageBytes, fewer than 512 segments).
+//     kMaxRpcMessageBytes, fewer than 512 segments), checked on its segment table before the rest
+//     is read; messages go through a proto::FlatMessageStream (each reply in one piece, each
+//     request in as few reads as the stream allows), and replies are built in a kept first segment:
+//     no allocation per round at q = 256.
 // The channel closes when the peer closes it, after a refusal, when its session no longer runs for
 // its owner (checked every `watch_interval_us`), or when the server closes it (a newer channel of
 // the same owner, the server's end). Closing it between messages never ends the session (the
@@ -27,6 +30,7 @@
 // Thread-safety: the event loop thread of `stream` and `timer`; the core is thread-safe.
 #pragma once
 
+#include <capnp/common.h>
 #include <kj/async-io.h>
 #include <kj/function.h>
 #include <kj/timer.h>
@@ -35,6 +39,7 @@
 #include <optional>
 #include <string>
 
+#include "proto/flat_message_stream.h"
 #include "prover/agent/agent_core.h"
 
 namespace wipeproof {
@@ -74,6 +79,10 @@ class RoundChannel {
   AgentCore& core_;
   kj::Timer& timer_;
   kj::Own<kj::AsyncIoStream> stream_;
+  proto::FlatMessageStream messages_;
+  // A reply's first segment, all zeros between replies (capnp::MallocMessageBuilder's rule: it
+  // zeroes what it used when it goes).
+  kj::Array<capnp::word> reply_segment_;
   const PeerKeyId authenticated_as_;
   const RoundChannelOptions options_;
   kj::Function<void(ConnectionId)> on_bound_;

@@ -104,6 +104,30 @@ void AgentSide() {
     }
   }
   Write("fuzz_challenge_round", "rounds-0-1", rounds);
+  // The same two rounds on a round channel, after its hello, read whole and 3 bytes at a time.
+  {
+    capnp::MallocMessageBuilder hello;
+    auto body = hello.initRoot<proto::RoundChannelRequest>().initHello();
+    body.setSessionId(proto::AsView(SessionId()));
+    body.setToken(proto::AsView(SessionId()));
+    proto::Bytes channel = Framed(hello);
+    for (uint32_t r = 0; r < 2; ++r) {
+      capnp::MallocMessageBuilder m;
+      auto round = m.getRoot<proto::RoundChannelRequest>().initRound();
+      round.setSessionId(proto::AsView(SessionId()));
+      round.setRoundIndex(r);
+      auto devices = round.initDevices(2);
+      for (unsigned d = 0; d < 2; ++d) {
+        devices[d].setDeviceIndex(static_cast<uint16_t>(d));
+        auto indices = devices[d].initLabelIndices(4);
+        for (unsigned k = 0; k < 4; ++k) indices.set(k, d * 64 + k * 16 + r);
+      }
+      const proto::Bytes framed = Framed(m);
+      channel.insert(channel.end(), framed.begin(), framed.end());
+    }
+    Write("fuzz_round_channel_stream", "hello-rounds-0-1-whole", With(255, channel));
+    Write("fuzz_round_channel_stream", "hello-rounds-0-1-by-3", With(2, channel));
+  }
   // Finish and abort.
   const proto::SignedEnvelope verdict = agent_test::SignedVerdict(order, true);
   Write("fuzz_agent_finish", "verdict-pass", With(0, verdict.payload));
