@@ -55,14 +55,18 @@ std::string MessageKindName(MessageKind kind) {
   return "kind(" + std::to_string(index) + ")";
 }
 
-StatusOr<Bytes> EncodeCanonical(capnp::AnyStruct::Reader reader) {
+StatusOr<kj::Array<capnp::word>> CanonicalWords(capnp::AnyStruct::Reader reader) {
   try {
-    kj::Array<capnp::word> words = reader.canonicalize();
-    kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
-    return Bytes(bytes.begin(), bytes.end());
+    return reader.canonicalize();
   } catch (const kj::Exception& e) {
     return InvalidArgumentError("cannot canonicalize a malformed message: " + Describe(e));
   }
+}
+
+StatusOr<Bytes> EncodeCanonical(capnp::AnyStruct::Reader reader) {
+  WP_ASSIGN_OR_RETURN(kj::Array<capnp::word> words, CanonicalWords(reader));
+  kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
+  return Bytes(bytes.begin(), bytes.end());
 }
 
 StatusOr<std::unique_ptr<PayloadReader>> PayloadReader::Open(ByteView bytes, size_t max_bytes,

@@ -101,6 +101,8 @@ template <typename Reader>
 StatusOr<Bytes> EncodeCanonical(Reader reader) {
   return EncodeCanonical(capnp::AnyStruct::Reader(reader));
 }
+// The same canonical bytes as capnp's words, for a caller that copies them where it chooses.
+StatusOr<kj::Array<capnp::word>> CanonicalWords(capnp::AnyStruct::Reader reader);
 
 // The owner of one parsed message's words and reader. Use Parsed<T> instead.
 class PayloadReader {

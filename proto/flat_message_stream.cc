@@ -29,7 +29,10 @@ FlatMessageStream::FlatMessageStream(kj::AsyncIoStream& stream, capnp::ReaderOpt
     : stream_(stream),
       options_(options),
       in_(kj::heapArray<capnp::word>(kInitialBufferBytes / kWordBytes)),
-      out_(kj::heapArray<capnp::word>(kInitialBufferBytes / kWordBytes)) {}
+      out_(kj::heapArray<capnp::word>(kInitialBufferBytes / kWordBytes)) {
+  std::memset(in_.begin(), 0, in_.size() * kWordBytes);
+  std::memset(out_.begin(), 0, out_.size() * kWordBytes);
+}
 
 kj::Promise<kj::Maybe<capnp::MessageReader&>> FlatMessageStream::Read() {
   reader_.reset();

@@ -91,6 +91,7 @@ void RoundCostStats::Add(const SessionCosts& session) {
   ++s_.sessions;
   s_.thread_cpu_ns += session.thread_cpu_ns;
   s_.loop_turns += session.loop_turns;
+  bool first = true;
   for (const RoundCost& r : session.rounds) {
     ++s_.rounds;
     s_.build.Add(r.build_ns);
@@ -102,6 +103,8 @@ void RoundCostStats::Add(const SessionCosts& session) {
     s_.check_cpu.Add(r.check_cpu_ns);
     s_.added.Add(r.build_ns + r.check_ns);
     s_.added_cpu.Add(r.build_cpu_ns + r.check_cpu_ns);
+    (first ? s_.added_first : s_.added_after_first).Add(r.build_ns + r.check_ns);
+    first = false;
     s_.round.Add(r.round_ns);
     s_.transcript.Add(r.transcript_ns);
     if (r.wave_report_ns > 0) s_.wave_report.Add(r.wave_report_ns);
@@ -126,6 +129,8 @@ std::string RoundCostStats::Json(uint64_t process_cpu_ns) const {
   std::string out = "{\"sessions\": " + std::to_string(s.sessions) + ", \"rounds\": " + std::to_string(s.rounds) +
                     ", \"answered\": " + std::to_string(s.answered);
   out += ", \"added\": " + Figure(s.added) + ", \"added_cpu\": " + Figure(s.added_cpu);
+  out += ", \"added_first_round\": " + Figure(s.added_first) +
+         ", \"added_after_first_round\": " + Figure(s.added_after_first);
   out += ", \"build\": " + Figure(s.build) + ", \"build_cpu\": " + Figure(s.build_cpu);
   out += ", \"send\": " + Figure(s.send);
   out += ", \"check\": " + Figure(s.check) + ", \"check_cpu\": " + Figure(s.check_cpu);

@@ -22,9 +22,10 @@
 //   - transcript: the round and its answer added to the transcript hash (proto/transcript.h), off
 //     the critical path: after the next round went out (or none was due), before its answer is
 //     read. Not part of the added time (it overlaps the agent's work on the next round).
-// The sum build + check is the challenger's added time per round. On a loaded machine the wall
-// figures include any time the thread was not running (preemption); the CPU figures do not, and
-// include the measurement's own clock reads (CLOCK_THREAD_CPUTIME_ID, ~0.5 us each on a VM).
+// The sum build + check is the challenger's added time per round; it is also split into each
+// session's first answered round (cold: its first request, on the RPC connection) and the rest. On a loaded machine the
+// wall figures include any time the thread was not running (preemption); the CPU figures do not, and include the
+// measurement's own clock reads (CLOCK_THREAD_CPUTIME_ID, ~0.5 us each on a VM).
 //
 // And the round itself (round): from the round's send to its answer's receipt by the session, what
 // the node sees of the challenger's queue too (an answer that waits for a core, or for the other
@@ -119,6 +120,9 @@ class RoundCostStats {
     CostHistogram wave_report;            // rounds followed by the session's wave report only
     CostHistogram session_cpu_per_round;  // each session's thread CPU / its rounds, ns (own threads only)
     CostHistogram round;                  // each answered round's time, send to receipt, ns
+    // `added` split: each session's first answered round (its code and data cold on the thread)
+    // and the rounds after it.
+    CostHistogram added_first, added_after_first;
   };
   Summary Snapshot() const;
 

@@ -123,6 +123,65 @@ Status SessionRun::RecordOrder() {
 // ---------------------------------------------------------------------------------------------
 // The events.
 
+namespace {
+
+// Grows `v`'s capacity to `n` and writes every element's memory once, leaving its contents as
+// they were: a later push_back within the capacity writes no fresh page.
+template <typename T>
+void ReserveWritten(std::vector<T>& v, size_t n) {
+  const size_t had = v.size();
+  if (n <= had) return;
+  v.reserve(n);
+  v.resize(n);
+  v.resize(had);
+}
+
+// Words of a round's message with `parts` parts of `indices` indices in all: the root, the session
+// id, one entry and one list per part, with room to spare (SendRound's first segment; an upper
+// bound of the round's canonical size).
+size_t RoundWordsBound(size_t parts, size_t indices) { return 16 + 4 * parts + indices + 2 * parts; }
+// Bytes of an answer's canonical form with `labels` labels: the root, the session id, the round
+// index and the time, 32 bytes per label, with room to spare.
+size_t AnswerBytesBound(size_t labels) { return 128 + labels * proto::kLabelBytes; }
+// The most each session's log buffers may take (per kind: rounds, answers); past it, rounds
+// allocate their copies as they come.
+constexpr size_t kLogBytesBudget = size_t{64} << 20;
+
+}  // namespace
+
+// A page fault costs a round 20-40 us on the reference VM (benchmarks.md "Page faults in the
+// challenger's rounds"), and each round's stores grow the log: so its memory is written now.
+void SessionRun::PrepareRoundStorage() {
+  // At most one round per batch of each device (occupancy rounds: one per batch).
+  const size_t most_rounds = size_t{challenges_.batches() - challenges_.occupancy_batches()} * devices_.size() +
+                             challenges_.occupancy_batches();
+  ReserveWritten(s_.out.costs.rounds, most_rounds);
+  ReserveWritten(s_.out.rounds, most_rounds);
+  ReserveWritten(s_.out.exchanges, most_rounds);
+  ReserveWritten(transcript_pending_, most_rounds);
+  // One buffer per batch index of each kind, sized for a round of that batch on every device
+  // (only the batch's size is read here: its indices stay unread until the round is sent).
+  struct Kind {
+    uint32_t first_batch, batches;
+  };
+  const Kind kinds[] = {{0, challenges_.proof_batches()},
+                        {challenges_.proof_batches(), challenges_.holding_batches()},
+                        {challenges_.first_occupancy_batch(), challenges_.occupancy_batches()}};
+  for (const Kind& kind : kinds) {
+    if (kind.batches == 0) continue;
+    size_t indices = 0;
+    for (size_t d = 0; d < devices_.size(); ++d) indices += challenges_.Indices(d, kind.first_batch).size();
+    log_bytes_.Reserve(kind.batches, RoundWordsBound(devices_.size(), indices) * sizeof(capnp::word), kLogBytesBudget);
+    log_bytes_.Reserve(kind.batches, AnswerBytesBound(indices), 2 * kLogBytesBudget);
+  }
+}
+
+StatusOr<proto::Bytes> SessionRun::LogCopy(capnp::AnyStruct::Reader reader) {
+  WP_ASSIGN_OR_RETURN(kj::Array<capnp::word> words, proto::CanonicalWords(reader));
+  const kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
+  return log_bytes_.CopyOf(bytes.begin(), bytes.size());
+}
+
 void SessionRun::Drive(proto::ProverAgent::Client& agent, AgentConnector& connector) {
   agent_ = &agent;
   s_.sent.monotonic_us = s_.env.clock->MonotonicMicros();
@@ -134,11 +193,7 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent, AgentConnector& connec
   // The session thread's CPU from here to the last round (round_costs.h), and every round's cost
   // without a reallocation: at most one round per batch of each device.
   const uint64_t cpu_start_ns = ThreadRusageCpuNs();
-  const size_t most_rounds = size_t{challenges_.batches() - challenges_.occupancy_batches()} * devices_.size() +
-                            challenges_.occupancy_batches();
-  s_.out.costs.rounds.reserve(most_rounds);
-  s_.out.rounds.reserve(most_rounds);
-  s_.out.exchanges.reserve(most_rounds);
+  PrepareRoundStorage();
   // The wave's fill and end wake this loop from the member that completes them.
   struct Listening {
     WaveGuard& wave;
@@ -319,7 +374,7 @@ void SessionRun::OnAnswer(proto::RoundAnswer::Reader answer, int64_t answered_us
   const uint64_t cpu_start_ns = measure_cpu_ ? ThreadCpuNs() : 0;
   InFlight round = std::move(*in_flight_);
   in_flight_.reset();
-  auto received = proto::EncodeCanonical(answer);
+  auto received = LogCopy(answer);
   Status received_status = received.ok() ? Status::Ok() : received.status();
   RoundRecord& record = EndRound(round, received.ok() ? *std::move(received) : proto::Bytes(), answered_us);
   const uint64_t deadline = s_.plan.profile.round_deadline_us;
@@ -574,8 +629,9 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
   round.parts = planned.parts;
   // One first segment that holds the whole round (root, session id, one entry and one index list
   // per part; words, with room to spare): no second segment, no zeroed 8 KiB for a small round.
-  size_t words = 16 + 4 * round.parts.size();
-  for (const auto& [d, b] : round.parts) words += challenges_.Indices(d, b).size() + 2;
+  size_t indices = 0;
+  for (const auto& [d, b] : round.parts) indices += challenges_.Indices(d, b).size();
+  const size_t words = RoundWordsBound(round.parts.size(), indices);
   // On the channel only once the fill report is in: until then startSession's outcome (a refused or
   // failed fill) and deviceFilled's share the RPC connection with the rounds, whose order on it
   // decides which failure the session is recorded with (a round refused because the fill failed
@@ -595,7 +651,7 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
     auto list = devices[static_cast<unsigned>(i)].initLabelIndices(static_cast<unsigned>(idx.size()));
     for (size_t k = 0; k < idx.size(); ++k) list.set(static_cast<unsigned>(k), idx[k]);
   }
-  auto sent = proto::EncodeCanonical(msg.asReader());
+  auto sent = LogCopy(msg.asReader());
   if (sent.ok()) {
     round.round = *std::move(sent);
   } else {
@@ -604,7 +660,8 @@ void SessionRun::SendRound(const PlannedRound& planned, uint64_t decided_ns, uin
   // Over RPC the round is copied into the call's request; on the channel it is sent as built.
   std::optional<capnp::Request<proto::ProverAgent::RoundParams, proto::ProverAgent::RoundResults>> request;
   if (!round.on_channel) {
-    request.emplace(agent_->roundRequest());
+    // The round's size as the request's (its first segment then holds it, as the channel's does).
+    request.emplace(agent_->roundRequest(capnp::MessageSize{words + 4, 0}));
     request->setRound(msg.asReader());
   }
   RoundCost cost;

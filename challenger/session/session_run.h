@@ -37,6 +37,7 @@
 #include "challenger/session/loop_wake.h"
 #include "challenger/session/round_planner.h"
 #include "challenger/session/session_state.h"
+#include "challenger/session/touched_byte_pool.h"
 #include "proto/round_channel_client.h"
 
 namespace wipeproof {
@@ -76,6 +77,11 @@ class SessionRun {
   };
 
   Status RecordOrder();
+  // Before the first round: the round log's containers at their largest, and a buffer for each
+  // round's and each answer's canonical bytes, written once (touched_byte_pool.h).
+  void PrepareRoundStorage();
+  // The canonical bytes of `reader` for the round log, in a buffer of log_bytes_.
+  StatusOr<proto::Bytes> LogCopy(capnp::AnyStruct::Reader reader);
   void Drive(proto::ProverAgent::Client& agent, AgentConnector& connector);
   void SendRequests(proto::ProverAgent::Client& agent);
   void OpenRoundChannel(proto::ProverAgent::Client& agent, AgentConnector& connector);
@@ -156,6 +162,8 @@ class SessionRun {
   std::vector<DeviceRounds> rounds_scratch_;      // MaybeSendRound's plan input, reused
   std::vector<const uint8_t*> expected_scratch_;  // CheckAnswer's expected labels, reused
   std::vector<size_t> transcript_pending_;        // exchanges of rounds checked, not yet hashed, in order
+  // The round log's copies of rounds and answers, in buffers written before the rounds (Drive).
+  TouchedBytePool log_bytes_;
   bool report_arrived_ = false;  // any answer to startSession, even a refusal
   // A round refused before the report (OnRoundError): recorded when the report arrives, unless
   // startSession's own failure (why the session ended) comes first.

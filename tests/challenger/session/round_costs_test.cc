@@ -82,6 +82,10 @@ TEST(RoundCostStatsTest, SumsSessionsAndCountsUnansweredRoundsAsSentOnly) {
   EXPECT_EQ(s.added.sum(), 30u + 70u + 5u);  // build + check of each answered round
   EXPECT_EQ(s.added_cpu.sum(), 23u + 60u + 5u);
   EXPECT_EQ(s.added.max(), 70u);  // neither the transcript nor the wave report is added time
+  EXPECT_EQ(s.added_first.count(), 2u);  // each session's first answered round: a's and b's
+  EXPECT_EQ(s.added_first.sum(), 30u + 5u);
+  EXPECT_EQ(s.added_after_first.count(), 1u);
+  EXPECT_EQ(s.added_after_first.sum(), 70u);
   EXPECT_EQ(s.transcript.count(), 3u);
   EXPECT_EQ(s.transcript.sum(), 10u);
   EXPECT_EQ(s.wave_report.count(), 1u);
