@@ -38,9 +38,15 @@ kj::Promise<kj::Maybe<capnp::MessageReader&>> FlatMessageStream::Read() {
   reader_.reset();
   begin_ += last_message_bytes_;
   last_message_bytes_ = 0;
-  if (begin_ == end_) {
-    begin_ = end_ = 0;
-    if (in_.size() * kWordBytes > kKeptBufferBytes) in_ = kj::heapArray<capnp::word>(kInitialBufferBytes / kWordBytes);
+  const size_t unread = end_ - begin_;
+  if (unread == 0) begin_ = end_ = 0;
+  if (in_.size() * kWordBytes > kKeptBufferBytes && unread <= kInitialBufferBytes) {
+    // Given back, also when a peer keeps a few bytes of its next message unread after each one.
+    auto kept = kj::heapArray<capnp::word>(kInitialBufferBytes / kWordBytes);
+    std::memcpy(kept.begin(), reinterpret_cast<const kj::byte*>(in_.begin()) + begin_, unread);
+    in_ = kj::mv(kept);
+    begin_ = 0;
+    end_ = unread;
   }
   return kj::evalNow([this]() { return ParseBuffered(); });  // a table over the bounds rejects
 }
@@ -67,7 +73,10 @@ void FlatMessageStream::ReserveWords(size_t words) {
   if (in_.size() >= words) {
     std::memmove(base, base + begin_, have);
   } else {
-    auto grown = kj::heapArray<capnp::word>(std::max(words, in_.size() * 2));
+    // Doubling, but never past the largest message the bounds let in.
+    const size_t most_words = static_cast<size_t>(std::min<uint64_t>(options_.traversalLimitInWords, SIZE_MAX / 16)) +
+                              TableWords(kMaxSegments);
+    auto grown = kj::heapArray<capnp::word>(std::max(words, std::min(in_.size() * 2, most_words)));
     std::memcpy(grown.begin(), base + begin_, have);
     in_ = kj::mv(grown);
   }

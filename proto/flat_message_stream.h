@@ -15,9 +15,12 @@
 //   - fewer than kMaxSegments segments (capnp's readMessage refuses 512 and more);
 //   - at most `options.traversalLimitInWords` words of segments ("too large"), as readMessage;
 //   - the reader gets `options` (traversal and nesting limits) for its own checks.
-// An input buffer grown past kKeptBufferBytes is given back (to kInitialBufferBytes) at the next
-// Read() that finds no unread byte in it; an output buffer, at the next Write() of a message of at
-// most kKeptBufferBytes.
+// The input buffer grows by doubling, never past the largest message the bounds let in; grown
+// past kKeptBufferBytes, it is given back (to kInitialBufferBytes) at the next Read() that finds at
+// most kInitialBufferBytes unread in it. The output buffer, at the next Write() of a message of at
+// most kKeptBufferBytes. (A table that announces a message within the bounds has its buffer
+// allocated before the body arrives, as capnp's readMessage does; its pages are written only as
+// bytes arrive.)
 //
 // Errors: Read() rejects with kj FAILED on a table over the bounds, with DISCONNECTED when the
 // stream ends inside a message, and with the stream's own exception; it resolves to null when the

@@ -125,14 +125,14 @@ Status SessionRun::RecordOrder() {
 
 namespace {
 
-// Grows `v`'s capacity to `n` and writes every element's memory once, leaving its contents as
-// they were: a later push_back within the capacity writes no fresh page.
+// Grows `v`'s capacity to `n` and writes the memory of its first `written` elements once, leaving
+// its contents as they were: a later push_back within them writes no fresh page.
 template <typename T>
-void ReserveWritten(std::vector<T>& v, size_t n) {
+void ReserveWritten(std::vector<T>& v, size_t n, size_t written) {
   const size_t had = v.size();
   if (n <= had) return;
   v.reserve(n);
-  v.resize(n);
+  v.resize(std::max(had, std::min(n, written)));
   v.resize(had);
 }
 
@@ -143,22 +143,31 @@ size_t RoundWordsBound(size_t parts, size_t indices) { return 16 + 4 * parts + i
 // Bytes of an answer's canonical form with `labels` labels: the root, the session id, the round
 // index and the time, 32 bytes per label, with room to spare.
 size_t AnswerBytesBound(size_t labels) { return 128 + labels * proto::kLabelBytes; }
-// The most each session's log buffers may take (per kind: rounds, answers); past it, rounds
-// allocate their copies as they come.
+// The rounds' buffers are reserved within the first kLogBytesBudget bytes of a session's pool, the
+// answers' within twice that (128 MiB in all); past it, rounds allocate their copies as they come.
+// A session that runs every batch keeps as many bytes in its log anyway.
 constexpr size_t kLogBytesBudget = size_t{64} << 20;
+// Rounds whose log slots (timing row, exchange, cost, transcript entry: ~170 bytes) are written
+// ahead: ~11 MiB at most.
+constexpr size_t kLogSlotsWritten = 65536;
 
 }  // namespace
 
 // A page fault costs a round 20-40 us on the reference VM (benchmarks.md "Page faults in the
 // challenger's rounds"), and each round's stores grow the log: so its memory is written now.
 void SessionRun::PrepareRoundStorage() {
-  // At most one round per batch of each device (occupancy rounds: one per batch).
+  // At most one round per batch of each device (occupancy rounds: one per batch): reserved. Written:
+  // the rounds a session runs when its proof rounds go to every device at once (round_planner.h)
+  // and its holding rounds one device at a time, at most kLogSlotsWritten.
   const size_t most_rounds = size_t{challenges_.batches() - challenges_.occupancy_batches()} * devices_.size() +
                              challenges_.occupancy_batches();
-  ReserveWritten(s_.out.costs.rounds, most_rounds);
-  ReserveWritten(s_.out.rounds, most_rounds);
-  ReserveWritten(s_.out.exchanges, most_rounds);
-  ReserveWritten(transcript_pending_, most_rounds);
+  const size_t likely_rounds = std::min<size_t>(
+      kLogSlotsWritten, size_t{challenges_.proof_batches()} + size_t{challenges_.holding_batches()} * devices_.size() +
+                            challenges_.occupancy_batches());
+  ReserveWritten(s_.out.costs.rounds, most_rounds, likely_rounds);
+  ReserveWritten(s_.out.rounds, most_rounds, likely_rounds);
+  ReserveWritten(s_.out.exchanges, most_rounds, likely_rounds);
+  ReserveWritten(transcript_pending_, most_rounds, likely_rounds);
   // One buffer per batch index of each kind, sized for a round of that batch on every device
   // (only the batch's size is read here: its indices stay unread until the round is sent).
   struct Kind {
@@ -183,6 +192,8 @@ StatusOr<proto::Bytes> SessionRun::LogCopy(capnp::AnyStruct::Reader reader) {
 }
 
 void SessionRun::Drive(proto::ProverAgent::Client& agent, AgentConnector& connector) {
+  // Before the order's time is taken: the fill's time does not include it.
+  PrepareRoundStorage();
   agent_ = &agent;
   s_.sent.monotonic_us = s_.env.clock->MonotonicMicros();
   s_.sent.unix_us = s_.env.clock->UnixMicros();
@@ -190,10 +201,8 @@ void SessionRun::Drive(proto::ProverAgent::Client& agent, AgentConnector& connec
   s_.out.order_sent_unix_us = s_.sent.unix_us;
   s_.out.order_sent_monotonic_us = s_.sent.monotonic_us;
   next_round_at_ = s_.sent.real;
-  // The session thread's CPU from here to the last round (round_costs.h), and every round's cost
-  // without a reallocation: at most one round per batch of each device.
+  // The session thread's CPU from here to the last round (round_costs.h).
   const uint64_t cpu_start_ns = ThreadRusageCpuNs();
-  PrepareRoundStorage();
   // The wave's fill and end wake this loop from the member that completes them.
   struct Listening {
     WaveGuard& wave;

@@ -257,6 +257,29 @@ TEST_F(FlatMessageStreamTest, ABufferGrownForALargeMessageIsGivenBack) {
   EXPECT_TRUE(ReadWithin(stream) != nullptr);
   EXPECT_EQ(stream.input_buffer_bytes(), FlatMessageStream::kInitialBufferBytes);
 
+  // A peer that leaves the first bytes of its next message unread after a large one: the buffer
+  // is given back all the same, and those bytes stay.
+  // 600 KiB (kept: below kKeptBufferBytes), then 1 MiB, for which the buffer doubles to 1.2 MiB,
+  // then 3 bytes of the next message, read with it into the room left.
+  const std::vector<kj::byte> medium = OneSegmentFrame((600u << 10) / 8, /*with_body=*/true);
+  written = pipe_.ends[0]->write(medium.data(), medium.size());
+  EXPECT_TRUE(ReadWithin(stream) != nullptr);
+  written.wait(io_.waitScope);
+  std::vector<kj::byte> large_and_a_start = OneSegmentFrame((1u << 20) / 8, /*with_body=*/true);
+  const std::vector<kj::byte> next = OneSegmentFrame(2, /*with_body=*/true);
+  large_and_a_start.insert(large_and_a_start.end(), next.begin(), next.begin() + 3);
+  written = pipe_.ends[0]->write(large_and_a_start.data(), large_and_a_start.size());
+  EXPECT_TRUE(ReadWithin(stream) != nullptr);
+  written.wait(io_.waitScope);
+  EXPECT_GT(stream.input_buffer_bytes(), FlatMessageStream::kKeptBufferBytes);
+  pipe_.ends[0]->write(next.data() + 3, next.size() - 3).wait(io_.waitScope);
+  KJ_IF_MAYBE (reader, ReadWithin(stream)) {
+    EXPECT_EQ((*reader).getRoot<capnp::AnyPointer>().targetSize().wordCount, 0u);  // the 2-word frame, all zeros
+  } else {
+    FAIL() << "the message whose start was buffered";
+  }
+  EXPECT_EQ(stream.input_buffer_bytes(), FlatMessageStream::kInitialBufferBytes);
+
   capnp::MallocMessageBuilder big;
   big.initRoot<RoundAnswer>().initLabels(3u << 20);
   auto drained = pipe_.ends[0]->readAllBytes();
