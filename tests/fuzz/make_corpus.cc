@@ -69,6 +69,17 @@ proto::Bytes SessionId() {
   id.back() = 1;
   return id;
 }
+// Round `r` of the fixed order's session: 4 labels on each of its two devices.
+void BuildSeedRound(proto::ChallengeRound::Builder round, uint32_t r) {
+  round.setSessionId(proto::AsView(SessionId()));
+  round.setRoundIndex(r);
+  auto devices = round.initDevices(2);
+  for (unsigned d = 0; d < 2; ++d) {
+    devices[d].setDeviceIndex(static_cast<uint16_t>(d));
+    auto indices = devices[d].initLabelIndices(4);
+    for (unsigned k = 0; k < 4; ++k) indices.set(k, d * 64 + k * 16 + r);
+  }
+}
 
 void AgentSide() {
   const proto::SignedEnvelope& order = FuzzOrder();
@@ -87,14 +98,8 @@ void AgentSide() {
   for (uint32_t r = 0; r < 2; ++r) {
     capnp::MallocMessageBuilder m;
     auto round = m.initRoot<proto::ChallengeRound>();
-    round.setSessionId(proto::AsView(SessionId()));
-    round.setRoundIndex(r);
-    auto devices = round.initDevices(2);
-    for (unsigned d = 0; d < 2; ++d) {
-      devices[d].setDeviceIndex(static_cast<uint16_t>(d));
-      auto indices = devices[d].initLabelIndices(4);
-      for (unsigned k = 0; k < 4; ++k) indices.set(k, d * 64 + k * 16 + r);
-    }
+    BuildSeedRound(round, r);
+    auto devices = round.getDevices();
     const proto::Bytes framed = Framed(m);
     rounds.insert(rounds.end(), framed.begin(), framed.end());
     if (r == 0) {
@@ -113,15 +118,7 @@ void AgentSide() {
     proto::Bytes channel = Framed(hello);
     for (uint32_t r = 0; r < 2; ++r) {
       capnp::MallocMessageBuilder m;
-      auto round = m.getRoot<proto::RoundChannelRequest>().initRound();
-      round.setSessionId(proto::AsView(SessionId()));
-      round.setRoundIndex(r);
-      auto devices = round.initDevices(2);
-      for (unsigned d = 0; d < 2; ++d) {
-        devices[d].setDeviceIndex(static_cast<uint16_t>(d));
-        auto indices = devices[d].initLabelIndices(4);
-        for (unsigned k = 0; k < 4; ++k) indices.set(k, d * 64 + k * 16 + r);
-      }
+      BuildSeedRound(m.getRoot<proto::RoundChannelRequest>().initRound(), r);
       const proto::Bytes framed = Framed(m);
       channel.insert(channel.end(), framed.begin(), framed.end());
     }
